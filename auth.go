@@ -1,0 +1,90 @@
+package crtx
+
+import (
+	"strings"
+	"time"
+)
+
+// Token prefixes. An API key's prefix fixes its environment (seed
+// "Authentication"); session tokens act for a wallet in the dashboards.
+const (
+	LiveKeyPrefix  = "crtx_live_"
+	TestKeyPrefix  = "crtx_test_"
+	SessionPrefix  = "crtx_sess_"
+	secretLen      = 32
+	SessionTTL     = 24 * time.Hour
+	ChallengeTTL   = 5 * time.Minute
+	keyTouchPeriod = time.Minute
+)
+
+// Nonce is a one-time sign-in challenge.
+type Nonce struct {
+	Nonce     string
+	Wallet    string
+	ExpiresAt time.Time
+}
+
+// Session lets a wallet manage keys, funds and listings. Only the hash of
+// its token is stored.
+type Session struct {
+	Hash      string
+	Wallet    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// APIKey is a caller's credential for one environment (CONTRACT §4). Only the
+// hash of the secret is stored; the secret is shown once, at creation.
+type APIKey struct {
+	ID             string      `json:"id"`
+	Name           string      `json:"name"`
+	Environment    Environment `json:"environment"`
+	Prefix         string      `json:"prefix"`
+	CreatedAt      time.Time   `json:"created_at"`
+	LastUsedAt     *time.Time  `json:"last_used_at"`
+	ExecutionCount int64       `json:"execution_count"`
+	TotalSpent     USDC        `json:"total_spent_usdc"`
+	SpendLimit     *USDC       `json:"spend_limit_usdc"`
+	RevokedAt      *time.Time  `json:"revoked_at"`
+	Wallet         string      `json:"-"`
+	Hash           string      `json:"-"`
+}
+
+// Principal is who a request acts for: a wallet through a session, or a
+// wallet in one environment through an API key.
+type Principal struct {
+	Wallet string
+	// Key is set when the credential was an API key.
+	Key *APIKey
+}
+
+// Environment of an API key principal; empty for a session.
+func (p Principal) Environment() Environment {
+	if p.Key == nil {
+		return ""
+	}
+	return p.Key.Environment
+}
+
+// newKeySecret returns a fresh API key for env: its prefix and 32 base62 characters.
+func newKeySecret(env Environment) string {
+	if env == Mainnet {
+		return LiveKeyPrefix + RandomBase62(secretLen)
+	}
+	return TestKeyPrefix + RandomBase62(secretLen)
+}
+
+// keyEnvironment checks an API key's shape and returns its environment.
+func keyEnvironment(key string) (Environment, bool) {
+	var env Environment
+	var rest string
+	switch {
+	case strings.HasPrefix(key, LiveKeyPrefix):
+		env, rest = Mainnet, key[len(LiveKeyPrefix):]
+	case strings.HasPrefix(key, TestKeyPrefix):
+		env, rest = Devnet, key[len(TestKeyPrefix):]
+	default:
+		return "", false
+	}
+	return env, len(rest) == secretLen && isBase62(rest)
+}

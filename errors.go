@@ -1,0 +1,81 @@
+package crtx
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes of the REST interface (seed "Errors", CONTRACT §13). The http
+// package maps each to its HTTP status.
+const (
+	CodeInvalidRequest         = "invalid_request"
+	CodeAuthenticationRequired = "authentication_required"
+	CodeInvalidAPIKey          = "invalid_api_key"
+	CodeInvalidSession         = "invalid_session"
+	CodeInvalidSignature       = "invalid_signature"
+	CodeInsufficientBalance    = "insufficient_balance"
+	CodeSpendLimitExceeded     = "spend_limit_exceeded"
+	CodeNotFound               = "not_found"
+	CodeKeyNotFound            = "key_not_found"
+	CodeAccountNotFound        = "account_not_found"
+	CodeTransactionNotFound    = "transaction_not_found"
+	CodeBlockNotFound          = "block_not_found"
+	CodeAgentNotFound          = "agent_not_found"
+	CodeExecutionNotFound      = "execution_not_found"
+	CodeMethodNotAllowed       = "method_not_allowed"
+	CodeNotSealed              = "not_sealed"
+	CodeRequestTooLarge        = "request_too_large"
+	CodeUnsupportedMediaType   = "unsupported_media_type"
+	CodeRateLimited            = "rate_limited"
+	CodeInternal               = "internal_error"
+	CodeUnavailable            = "unavailable"
+	CodeIdempotencyKeyReused   = "idempotency_key_reused"
+	CodeIdempotencyInProgress  = "idempotency_in_progress"
+	CodeAgentPaused            = "agent_paused"
+	CodeEndpointUnreachable    = "endpoint_unreachable"
+	CodeExecutionTimeout       = "execution_timeout"
+	CodeExecutionFailed        = "execution_failed"
+	CodeInvalidAgentResponse   = "invalid_agent_response"
+	CodePriceChanged           = "price_changed"
+	CodeNotCancellable         = "not_cancellable"
+	CodeDisputeWindowClosed    = "dispute_window_closed"
+)
+
+// Error is an error a caller can act on: a code from the list above, a
+// message in words, and the execution it concerns, if any. Anything else that
+// reaches the edge is an internal error and is never shown raw.
+type Error struct {
+	Code        string
+	Message     string
+	ExecutionID string
+	// RetryAfter, when positive, is how many seconds a rate-limited caller waits.
+	RetryAfter int
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or
+// CodeInternal when there is none.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// Sentinels returned by stores; the domain turns them into *Error values.
+var (
+	// ErrNotFound: no row matched.
+	ErrNotFound = errors.New("not found")
+	// ErrInsufficientFunds: a posting would take an account below zero, which
+	// the database refuses.
+	ErrInsufficientFunds = errors.New("insufficient funds")
+	// ErrConflict: a unique constraint refused a row.
+	ErrConflict = errors.New("conflict")
+)

@@ -1,0 +1,148 @@
+package crtx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Balance is one wallet's money in one environment.
+type Balance struct {
+	Available USDC `json:"available_usdc"`
+	Escrowed  USDC `json:"escrowed_usdc"`
+}
+
+// Balances returns wallet's balances in each of envs.
+func (m *Market) Balances(ctx context.Context, wallet string, envs ...Environment) (map[Environment]Balance, error) {
+	out := make(map[Environment]Balance, len(envs))
+	err := m.store.View(ctx, func(tx Tx) error {
+		for _, env := range envs {
+			b, err := balance(ctx, tx, env, wallet)
+			if err != nil {
+				return err
+			}
+			out[env] = b
+		}
+		return nil
+	})
+	return out, internal("balances", err)
+}
+
+func balance(ctx context.Context, tx Tx, env Environment, wallet string) (Balance, error) {
+	var b Balance
+	var err error
+	if b.Available, err = tx.OwnerBalance(ctx, env, wallet, AccountWallet); err != nil {
+		return b, err
+	}
+	b.Escrowed, err = tx.OwnerBalance(ctx, env, wallet, AccountEscrow)
+	return b, err
+}
+
+// Funding is the outcome of a deposit, withdrawal or airdrop.
+type Funding struct {
+	Transaction LedgerTx
+	Balance     Balance
+}
+
+// Airdrop credits devnet funds to wallet, at most AirdropMax a call and
+// AirdropsPerHour calls a wallet in any rolling hour.
+func (m *Market) Airdrop(ctx context.Context, wallet string, amount USDC) (Funding, error) {
+	if _, err := ParseAddress("wallet", wallet); err != nil {
+		return Funding{}, err
+	}
+	if amount <= 0 || amount > m.cfg.AirdropMax {
+		return Funding{}, Errorf(CodeInvalidRequest, "amount_usdc must be more than 0 and at most %s", m.cfg.AirdropMax)
+	}
+	var f Funding
+	err := m.store.Update(ctx, func(tx Tx) error {
+		now := m.now()
+		recent, err := tx.TransactionsSince(ctx, Devnet, TxAirdrop, "wallet", wallet, now.Add(-time.Hour))
+		if err != nil {
+			return err
+		}
+		if len(recent) >= m.cfg.AirdropsPerHour {
+			wait := recent[len(recent)-m.cfg.AirdropsPerHour].CreatedAt.Add(time.Hour).Sub(now)
+			e := Errorf(CodeRateLimited, "this wallet had %d airdrops in the last hour; try again in %d seconds",
+				len(recent), int(wait.Seconds())+1)
+			e.RetryAfter = int(wait.Seconds()) + 1
+			return e
+		}
+		f, err = m.fund(ctx, tx, Devnet, TxAirdrop, wallet, amount)
+		return err
+	})
+	return f, internal("airdrop", err)
+}
+
+// Deposit credits mainnet or devnet funds that arrived outside crtx.
+func (m *Market) Deposit(ctx context.Context, env Environment, wallet string, amount USDC) (Funding, error) {
+	return m.operatorFunding(ctx, env, TxDeposit, wallet, amount)
+}
+
+// Withdraw debits funds that the operator pays out outside crtx.
+func (m *Market) Withdraw(ctx context.Context, env Environment, wallet string, amount USDC) (Funding, error) {
+	return m.operatorFunding(ctx, env, TxWithdrawal, wallet, amount)
+}
+
+func (m *Market) operatorFunding(ctx context.Context, env Environment, kind TxKind, wallet string, amount USDC) (Funding, error) {
+	if !env.Valid() {
+		return Funding{}, Errorf(CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
+	}
+	if _, err := ParseAddress("wallet", wallet); err != nil {
+		return Funding{}, err
+	}
+	if amount <= 0 {
+		return Funding{}, Errorf(CodeInvalidRequest, "amount_usdc must be more than 0")
+	}
+	var f Funding
+	err := m.store.Update(ctx, func(tx Tx) (err error) {
+		f, err = m.fund(ctx, tx, env, kind, wallet, amount)
+		return err
+	})
+	return f, internal(string(kind), err)
+}
+
+// fund moves amount between issuance and wallet's account: in for deposits
+// and airdrops, out for withdrawals.
+func (m *Market) fund(ctx context.Context, tx Tx, env Environment, kind TxKind, wallet string, amount USDC) (Funding, error) {
+	issuance := NewAccount(env, AccountIssuance, IssuanceID, "")
+	acct := NewAccount(env, AccountWallet, wallet, wallet)
+	p := Posting{From: issuance.Address, To: acct.Address, Amount: amount}
+	if kind == TxWithdrawal {
+		p.From, p.To = p.To, p.From
+	}
+	lt, err := m.post(ctx, tx, env, kind, map[string]string{"wallet": wallet}, []Posting{p}, issuance, acct)
+	if errors.Is(err, ErrInsufficientFunds) {
+		b, berr := balance(ctx, tx, env, wallet)
+		if berr != nil {
+			return Funding{}, berr
+		}
+		return Funding{}, Errorf(CodeInsufficientBalance, "the wallet has %s USDC available on %s; the withdrawal needs %s USDC",
+			b.Available, env, amount)
+	}
+	if err != nil {
+		return Funding{}, err
+	}
+	b, err := balance(ctx, tx, env, wallet)
+	return Funding{Transaction: lt, Balance: b}, err
+}
+
+// post records one ledger transaction inside tx, creating the accounts it
+// names if they are new. It is the only way money moves.
+func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, data map[string]string, postings []Posting, accounts ...Account) (LedgerTx, error) {
+	now := m.now()
+	for _, a := range accounts {
+		a.CreatedAt = now
+		if err := tx.EnsureAccount(ctx, a); err != nil {
+			return LedgerTx{}, fmt.Errorf("account %s: %w", a.Address, err)
+		}
+	}
+	if data == nil {
+		data = map[string]string{}
+	}
+	lt := LedgerTx{ID: newTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, CreatedAt: now}
+	if err := tx.InsertTransaction(ctx, &lt); err != nil {
+		return LedgerTx{}, err
+	}
+	return lt, nil
+}

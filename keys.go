@@ -1,0 +1,59 @@
+package crtx
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// CreateKey makes an API key for wallet in env. The secret is returned only here.
+func (m *Market) CreateKey(ctx context.Context, wallet, name string, env Environment, limit *USDC) (APIKey, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 100 {
+		return APIKey{}, "", Errorf(CodeInvalidRequest, "name must be 1 to 100 characters")
+	}
+	if !env.Valid() {
+		return APIKey{}, "", Errorf(CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
+	}
+	if limit != nil && *limit <= 0 {
+		return APIKey{}, "", Errorf(CodeInvalidRequest, "spend_limit_usdc must be more than 0 (leave it out for no limit)")
+	}
+	secret := newKeySecret(env)
+	prefixLen := len(LiveKeyPrefix) + 4
+	k := APIKey{ID: newID("key_"), Name: name, Environment: env, Prefix: secret[:prefixLen],
+		CreatedAt: m.now(), SpendLimit: limit, Wallet: wallet, Hash: HashSecret(secret)}
+	if err := m.store.Update(ctx, func(tx Tx) error { return tx.InsertKey(ctx, k) }); err != nil {
+		return APIKey{}, "", internal("create key", err)
+	}
+	return k, secret, nil
+}
+
+// Keys lists wallet's keys, revoked ones included, oldest first.
+func (m *Market) Keys(ctx context.Context, wallet string) ([]APIKey, error) {
+	var keys []APIKey
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		keys, err = tx.KeysByWallet(ctx, wallet)
+		return err
+	})
+	return keys, internal("list keys", err)
+}
+
+// RevokeKey revokes one of wallet's keys at once. Another wallet's key is
+// reported as not found, so key ids reveal nothing.
+func (m *Market) RevokeKey(ctx context.Context, wallet, id string) (APIKey, error) {
+	var k APIKey
+	err := m.store.Update(ctx, func(tx Tx) (err error) {
+		k, err = tx.KeyByID(ctx, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && k.Wallet != wallet) {
+			return Errorf(CodeKeyNotFound, "no API key %q belongs to this wallet", id)
+		}
+		if err != nil || k.RevokedAt != nil {
+			return err
+		}
+		now := m.now()
+		k.RevokedAt = &now
+		return tx.RevokeKey(ctx, id, now)
+	})
+	return k, internal("revoke key", err)
+}

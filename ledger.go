@@ -1,0 +1,162 @@
+package crtx
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"time"
+
+	"github.com/crtx-market/crtx/merkle"
+	"github.com/mr-tron/base58"
+)
+
+// AccountKind says what a ledger account holds.
+type AccountKind string
+
+const (
+	AccountWallet     AccountKind = "wallet"     // a wallet's available funds
+	AccountEscrow     AccountKind = "escrow"     // one execution's escrow
+	AccountCollateral AccountKind = "collateral" // a listing's CreatorCollateral
+	AccountTreasury   AccountKind = "treasury"   // the platform's fees
+	AccountIssuance   AccountKind = "issuance"   // where deposits come from; the only account below zero
+	AccountListing    AccountKind = "listing"    // an agent's listing (data, no funds)
+	AccountExecution  AccountKind = "execution"  // an ExecutionRecord (data, no funds)
+)
+
+// TxKind names a ledger transaction (CONTRACT §11).
+type TxKind string
+
+const (
+	TxDeposit            TxKind = "Deposit"
+	TxWithdrawal         TxKind = "Withdrawal"
+	TxAirdrop            TxKind = "Airdrop"
+	TxAgentListed        TxKind = "AgentListed"
+	TxListingUpdated     TxKind = "ListingUpdated"
+	TxAgentDelisted      TxKind = "AgentDelisted"
+	TxCollateralLocked   TxKind = "CollateralLocked"
+	TxCollateralSlashed  TxKind = "CollateralSlashed"
+	TxCollateralReleased TxKind = "CollateralReleased"
+	TxEscrowOpened       TxKind = "EscrowOpened"
+	TxExecutionRecord    TxKind = "ExecutionRecord"
+	TxEscrowRefunded     TxKind = "EscrowRefunded"
+	TxDisputeOpened      TxKind = "DisputeOpened"
+	TxDisputeResolved    TxKind = "DisputeResolved"
+)
+
+// AccountAddress derives an account's address as base58 of SHA-256 over its
+// kind and id, like a program-derived address: anyone can recompute it.
+func AccountAddress(kind AccountKind, id string) string {
+	sum := sha256.Sum256([]byte("crtx:" + string(kind) + ":" + id))
+	return base58.Encode(sum[:])
+}
+
+// Well-known ids of the singleton accounts.
+const (
+	TreasuryID = "platform"
+	IssuanceID = "usdc"
+)
+
+// Account is one ledger account of one environment.
+type Account struct {
+	Address     string      `json:"address"`
+	Environment Environment `json:"environment"`
+	Kind        AccountKind `json:"kind"`
+	// Ref is the id the address was derived from (a wallet address, an
+	// execution id, an agent id).
+	Ref string `json:"ref"`
+	// Owner is the wallet the funds belong to, if any.
+	Owner     string    `json:"owner,omitempty"`
+	Balance   USDC      `json:"balance_usdc"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// NewAccount returns the account of kind and ref, with its derived address.
+func NewAccount(env Environment, kind AccountKind, ref, owner string) Account {
+	return Account{Address: AccountAddress(kind, ref), Environment: env, Kind: kind, Ref: ref, Owner: owner}
+}
+
+// MayGoNegative reports whether the database lets this account's balance go
+// below zero. Only issuance does: it is the mirror of all money in circulation.
+func (a Account) MayGoNegative() bool { return a.Kind == AccountIssuance }
+
+// Posting moves Amount (> 0) from one account to another.
+type Posting struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Amount USDC   `json:"amount_usdc"`
+}
+
+// LedgerTx is one ledger transaction: postings that all apply or none do,
+// with data committed alongside (a result hash, a signature, a wallet).
+type LedgerTx struct {
+	ID          string            `json:"id"`
+	Environment Environment       `json:"environment"`
+	Seq         int64             `json:"seq"`
+	Kind        TxKind            `json:"kind"`
+	Data        map[string]string `json:"data"`
+	Postings    []Posting         `json:"postings"`
+	CreatedAt   time.Time         `json:"created_at"`
+	// BlockHeight is 0 until the transaction is sealed into a block.
+	BlockHeight int64 `json:"block_height"`
+}
+
+// Hash is the transaction's leaf in its block's Merkle tree: SHA-256 of a
+// canonical encoding of everything the transaction says. Seq and BlockHeight
+// are placement, not content, and are left out.
+func (t LedgerTx) Hash() merkle.Hash {
+	type posting struct {
+		From   string `json:"from"`
+		To     string `json:"to"`
+		Amount int64  `json:"amount"`
+	}
+	ps := make([]posting, len(t.Postings))
+	for i, p := range t.Postings {
+		ps[i] = posting{p.From, p.To, int64(p.Amount)}
+	}
+	b, _ := json.Marshal(struct {
+		ID          string            `json:"id"`
+		Environment Environment       `json:"environment"`
+		Kind        TxKind            `json:"kind"`
+		Data        map[string]string `json:"data"` // maps marshal with sorted keys
+		Postings    []posting         `json:"postings"`
+		CreatedAt   int64             `json:"created_at_us"`
+	}{t.ID, t.Environment, t.Kind, t.Data, ps, t.CreatedAt.UnixMicro()})
+	return sha256.Sum256(b)
+}
+
+// Block seals transactions: their Merkle root, the previous block's hash and
+// the ledger authority's signature over the block's own hash.
+type Block struct {
+	Environment Environment `json:"environment"`
+	Height      int64       `json:"height"`
+	PrevHash    string      `json:"prev_hash"`
+	MerkleRoot  string      `json:"merkle_root"`
+	TxCount     int         `json:"tx_count"`
+	SealedAt    time.Time   `json:"sealed_at"`
+	Hash        string      `json:"hash"`
+	Signature   string      `json:"signature"`
+}
+
+// GenesisPrevHash is the PrevHash of block 1.
+var GenesisPrevHash = merkle.Hash{}.String()
+
+// ComputeHash is SHA-256 over the block's header fields.
+func (b Block) ComputeHash() merkle.Hash {
+	h, _ := json.Marshal(struct {
+		Environment Environment `json:"environment"`
+		Height      int64       `json:"height"`
+		PrevHash    string      `json:"prev_hash"`
+		MerkleRoot  string      `json:"merkle_root"`
+		TxCount     int         `json:"tx_count"`
+		SealedAt    int64       `json:"sealed_at_us"`
+	}{b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, b.SealedAt.UnixMicro()})
+	return sha256.Sum256(h)
+}
+
+// TxLeaves returns the Merkle leaves of txs in order.
+func TxLeaves(txs []LedgerTx) []merkle.Hash {
+	out := make([]merkle.Hash, len(txs))
+	for i, t := range txs {
+		out[i] = t.Hash()
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package crtx
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/mr-tron/base58"
+)
+
+// Config holds what the marketplace core needs to know; cmd/crtxd fills it
+// from flags and CRTX_* variables.
+type Config struct {
+	// PublicURL is the absolute base of every URL field, without a trailing slash.
+	PublicURL string
+	// FeeBps is the platform's share of each execution, in basis points.
+	FeeBps int
+	// AirdropMax is the most one devnet airdrop gives.
+	AirdropMax USDC
+	// AirdropsPerHour is how many airdrops one wallet gets in a rolling hour.
+	AirdropsPerHour int
+	// Authority signs ledger blocks; Signer signs requests to creators.
+	Authority ed25519.PrivateKey
+	Signer    ed25519.PrivateKey
+	// Now is the clock; tests inject their own.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Market is the marketplace's domain core. Its public methods each own one
+// store transaction.
+type Market struct {
+	store  Store
+	cfg    Config
+	domain string
+}
+
+// New returns a Market over store. Zero config fields take their defaults.
+func New(store Store, cfg Config) (*Market, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AirdropMax == 0 {
+		cfg.AirdropMax = 1000 * MicroPerUSDC
+	}
+	if cfg.AirdropsPerHour == 0 {
+		cfg.AirdropsPerHour = 5
+	}
+	if cfg.FeeBps < 0 || cfg.FeeBps > 10000 {
+		return nil, fmt.Errorf("crtx: platform fee %d bps is outside 0–10000", cfg.FeeBps)
+	}
+	if len(cfg.Authority) != ed25519.PrivateKeySize || len(cfg.Signer) != ed25519.PrivateKeySize {
+		return nil, errors.New("crtx: the ledger authority and marketplace signing keys are required")
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("crtx: public URL %q must be an absolute http(s) URL", cfg.PublicURL)
+	}
+	return &Market{store: store, cfg: cfg, domain: u.Host}, nil
+}
+
+// Config returns the market's configuration.
+func (m *Market) Config() Config { return m.cfg }
+
+// Store returns the store the market runs on.
+func (m *Market) Store() Store { return m.store }
+
+// now is the clock at the precision the store keeps (microseconds, UTC), so a
+// time hashed before a write is the time read back after it.
+func (m *Market) now() time.Time { return m.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// AuthorityPublicKey is the key that signs ledger blocks.
+func (m *Market) AuthorityPublicKey() ed25519.PublicKey {
+	return m.cfg.Authority.Public().(ed25519.PublicKey)
+}
+
+// SigningPublicKey is the key that signs requests to creators, published at
+// /.well-known/crtx.json.
+func (m *Market) SigningPublicKey() ed25519.PublicKey {
+	return m.cfg.Signer.Public().(ed25519.PublicKey)
+}
+
+// ExplorerURL is where the explorer shows an account.
+func (m *Market) ExplorerURL(env Environment, address string) string {
+	return fmt.Sprintf("%s/explorer/account/%s?cluster=%s", m.cfg.PublicURL, address, env)
+}
+
+// internal wraps an unexpected failure with what was being done; the edge
+// logs it and answers 500 internal_error.
+func internal(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func newID(prefix string) string { return prefix + RandomBase62(24) }
+
+func newTxID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return base58.Encode(b[:])
+}

@@ -1,0 +1,128 @@
+package crtx
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Challenge issues a one-time sign-in message for wallet, valid for five minutes.
+func (m *Market) Challenge(ctx context.Context, wallet string) (SignInMessage, error) {
+	if _, err := ParseAddress("wallet", wallet); err != nil {
+		return SignInMessage{}, err
+	}
+	now := m.now().Truncate(time.Second)
+	msg := SignInMessage{Domain: m.domain, Wallet: wallet, URI: m.cfg.PublicURL, Nonce: RandomBase62(16),
+		IssuedAt: now, ExpirationTime: now.Add(ChallengeTTL)}
+	err := m.store.Update(ctx, func(tx Tx) error {
+		return tx.InsertNonce(ctx, Nonce{Nonce: msg.Nonce, Wallet: wallet, ExpiresAt: msg.ExpirationTime})
+	})
+	if err != nil {
+		return SignInMessage{}, internal("challenge", err)
+	}
+	return msg, nil
+}
+
+// SignIn checks a signed challenge and opens a 24-hour session. It returns
+// the session token, which is shown only here.
+func (m *Market) SignIn(ctx context.Context, wallet, message, signature string) (string, Session, error) {
+	pub, err := ParseAddress("wallet", wallet)
+	if err != nil {
+		return "", Session{}, err
+	}
+	msg, err := ParseSignInMessage(message)
+	if err != nil {
+		return "", Session{}, Errorf(CodeInvalidRequest, "message is not a sign-in message from POST /v1/auth/challenge")
+	}
+	now := m.now()
+	refuse := func(why string) (string, Session, error) {
+		return "", Session{}, Errorf(CodeInvalidSignature, "%s", why)
+	}
+	switch {
+	case msg.Wallet != wallet:
+		return refuse("the message was issued to another wallet")
+	case msg.Domain != m.domain || msg.URI != m.cfg.PublicURL:
+		return refuse("the message was issued by another service")
+	case !now.Before(msg.ExpirationTime):
+		return refuse("the challenge has expired; ask for a new one")
+	case !VerifyBase58(pub, []byte(message), signature):
+		return refuse("the signature does not verify against the wallet's public key")
+	}
+	token := SessionPrefix + RandomBase62(secretLen)
+	s := Session{Hash: HashSecret(token), Wallet: wallet, CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
+	err = m.store.Update(ctx, func(tx Tx) error {
+		ok, err := tx.UseNonce(ctx, msg.Nonce, wallet, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Errorf(CodeInvalidSignature, "the challenge was already used or never issued; ask for a new one")
+		}
+		return tx.InsertSession(ctx, s)
+	})
+	if err != nil {
+		return "", Session{}, internal("sign in", err)
+	}
+	return token, s, nil
+}
+
+// SignOut ends the session of token.
+func (m *Market) SignOut(ctx context.Context, token string) error {
+	return internal("sign out", m.store.Update(ctx, func(tx Tx) error {
+		return tx.DeleteSession(ctx, HashSecret(token))
+	}))
+}
+
+// Authenticate resolves a bearer token to the wallet it acts for: a session
+// token, or an API key that is well-formed, known and not revoked.
+func (m *Market) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" {
+		return Principal{}, Errorf(CodeAuthenticationRequired, "send Authorization: Bearer <API key or session token>")
+	}
+	now := m.now()
+	if strings.HasPrefix(token, SessionPrefix) {
+		var s Session
+		err := m.store.View(ctx, func(tx Tx) (err error) {
+			s, err = tx.SessionByHash(ctx, HashSecret(token))
+			return err
+		})
+		if errors.Is(err, ErrNotFound) || (err == nil && !now.Before(s.ExpiresAt)) {
+			return Principal{}, Errorf(CodeInvalidSession, "the session token is unknown, expired or signed out; sign in again")
+		}
+		if err != nil {
+			return Principal{}, internal("session", err)
+		}
+		return Principal{Wallet: s.Wallet}, nil
+	}
+	invalid := Errorf(CodeInvalidAPIKey, "the API key is not valid: it is malformed, unknown or revoked")
+	if _, ok := keyEnvironment(token); !ok {
+		return Principal{}, invalid
+	}
+	hash := HashSecret(token)
+	var k APIKey
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		k, err = tx.KeyByHash(ctx, hash)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, invalid
+	}
+	if err != nil {
+		return Principal{}, internal("api key", err)
+	}
+	// The lookup was by hash; compare again in constant time so that no
+	// index behaviour can leak how close a guess came.
+	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || k.RevokedAt != nil {
+		return Principal{}, invalid
+	}
+	// last_used_at is kept to the minute, so reads do not each cost a write.
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchPeriod {
+		if err := m.store.Update(ctx, func(tx Tx) error { return tx.TouchKey(ctx, k.ID, now) }); err != nil {
+			return Principal{}, internal("touch api key", err)
+		}
+		k.LastUsedAt = &now
+	}
+	return Principal{Wallet: k.Wallet, Key: &k}, nil
+}

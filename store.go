@@ -1,0 +1,74 @@
+package crtx
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps the marketplace's state. Each engine (SQLite, PostgreSQL)
+// implements it and passes the same conformance suite (store/storetest).
+//
+// Public methods of Market own their transaction: they call Update or View
+// once and do all their reads and writes through the Tx it hands them, so a
+// money movement commits together with the state change that causes it.
+type Store interface {
+	// Update runs fn in a read-write transaction, committed when fn returns
+	// nil and rolled back otherwise.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is what a transaction can do. Lookups that find nothing return an error
+// wrapping ErrNotFound.
+type Tx interface {
+	Meta(ctx context.Context, key string) (string, error)
+	SetMeta(ctx context.Context, key, value string) error
+
+	InsertNonce(ctx context.Context, n Nonce) error
+	// UseNonce marks an unexpired, unused nonce of wallet as used and reports
+	// whether it was there to use.
+	UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error)
+	InsertSession(ctx context.Context, s Session) error
+	SessionByHash(ctx context.Context, hash string) (Session, error)
+	DeleteSession(ctx context.Context, hash string) error
+
+	InsertKey(ctx context.Context, k APIKey) error
+	KeyByHash(ctx context.Context, hash string) (APIKey, error)
+	KeyByID(ctx context.Context, id string) (APIKey, error)
+	KeysByWallet(ctx context.Context, wallet string) ([]APIKey, error)
+	RevokeKey(ctx context.Context, id string, at time.Time) error
+	TouchKey(ctx context.Context, id string, at time.Time) error
+
+	// EnsureAccount creates the account if it does not exist yet.
+	EnsureAccount(ctx context.Context, a Account) error
+	Account(ctx context.Context, env Environment, address string) (Account, error)
+	Accounts(ctx context.Context, env Environment) ([]Account, error)
+	// OwnerBalance sums the balances of the owner's accounts of one kind.
+	OwnerBalance(ctx context.Context, env Environment, owner string, kind AccountKind) (USDC, error)
+	// InsertTransaction stores t with its postings and applies them to the
+	// balances; it assigns t.Seq. A posting that would take an account the
+	// database keeps non-negative below zero fails with ErrInsufficientFunds.
+	InsertTransaction(ctx context.Context, t *LedgerTx) error
+	Transaction(ctx context.Context, env Environment, id string) (LedgerTx, error)
+	// AccountTransactions lists the newest transactions that touch address.
+	AccountTransactions(ctx context.Context, env Environment, address string, limit int) ([]LedgerTx, error)
+	// TransactionsSince lists transactions of kind whose data[key] is value,
+	// created at or after since, oldest first.
+	TransactionsSince(ctx context.Context, env Environment, kind TxKind, key, value string, since time.Time) ([]LedgerTx, error)
+	// Transactions lists the environment's transactions in seq order after
+	// afterSeq, at most limit of them.
+	Transactions(ctx context.Context, env Environment, afterSeq int64, limit int) ([]LedgerTx, error)
+	// UnsealedTransactions lists transactions in no block yet, in seq order.
+	UnsealedTransactions(ctx context.Context, env Environment, limit int) ([]LedgerTx, error)
+	// LastBlock returns the highest block, or ErrNotFound before the first.
+	LastBlock(ctx context.Context, env Environment) (Block, error)
+	Block(ctx context.Context, env Environment, height int64) (Block, error)
+	// InsertBlock stores b and marks the transactions as sealed in it.
+	InsertBlock(ctx context.Context, b Block, txIDs []string) error
+	// BlockTransactions lists a block's transactions in seq order.
+	BlockTransactions(ctx context.Context, env Environment, height int64) ([]LedgerTx, error)
+}

@@ -1,0 +1,416 @@
+// Package storetest is the conformance suite every crtx.Store engine passes
+// unchanged, run against a real database.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Run runs the suite; open returns a fresh, empty, migrated store.
+func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, crtx.Store)
+	}{
+		{"Rollback", testRollback},
+		{"Meta", testMeta},
+		{"Nonces", testNonces},
+		{"Sessions", testSessions},
+		{"Keys", testKeys},
+		{"Postings", testPostings},
+		{"NonNegative", testNonNegative},
+		{"Queries", testQueries},
+		{"Blocks", testBlocks},
+		{"EnvironmentsApart", testEnvironmentsApart},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+}
+
+var t0 = time.Date(2026, 11, 22, 9, 0, 0, 123456000, time.UTC)
+
+func update(t *testing.T, s crtx.Store, fn func(context.Context, crtx.Tx) error) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Update(ctx, func(tx crtx.Tx) error { return fn(ctx, tx) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func view(t *testing.T, s crtx.Store, fn func(context.Context, crtx.Tx) error) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.View(ctx, func(tx crtx.Tx) error { return fn(ctx, tx) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testRollback(t *testing.T, s crtx.Store) {
+	boom := errors.New("boom")
+	err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		if err := tx.SetMeta(context.Background(), "k", "v"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update returned %v, want the callback's error", err)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.Meta(ctx, "k"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("rolled-back write is visible: %v", err)
+		}
+		return nil
+	})
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testMeta(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.SetMeta(ctx, "a", "1"); err != nil {
+			return err
+		}
+		return tx.SetMeta(ctx, "a", "2")
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		v, err := tx.Meta(ctx, "a")
+		if v != "2" {
+			t.Errorf("meta a = %q, %v; want 2", v, err)
+		}
+		return nil
+	})
+}
+
+func testNonces(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: "n1", Wallet: "w1", ExpiresAt: t0.Add(time.Minute)})
+	})
+	use := func(nonce, wallet string, at time.Time) (ok bool) {
+		update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+			ok, err = tx.UseNonce(ctx, nonce, wallet, at)
+			return err
+		})
+		return ok
+	}
+	if use("n1", "w2", t0) {
+		t.Error("another wallet used the nonce")
+	}
+	if use("n1", "w1", t0.Add(time.Minute)) {
+		t.Error("an expired nonce was used")
+	}
+	if !use("n1", "w1", t0) {
+		t.Error("a fresh nonce was refused")
+	}
+	if use("n1", "w1", t0) {
+		t.Error("a nonce was used twice")
+	}
+	if use("unknown", "w1", t0) {
+		t.Error("an unknown nonce was used")
+	}
+}
+
+func testSessions(t *testing.T, s crtx.Store) {
+	sess := crtx.Session{Hash: "h1", Wallet: "w1", CreatedAt: t0, ExpiresAt: t0.Add(crtx.SessionTTL)}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertSession(ctx, sess) })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.SessionByHash(ctx, "h1")
+		if err != nil || got != sess {
+			t.Errorf("SessionByHash = %+v, %v; want %+v", got, err, sess)
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.DeleteSession(ctx, "h1") })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.SessionByHash(ctx, "h1"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("deleted session: %v", err)
+		}
+		return nil
+	})
+}
+
+func testKeys(t *testing.T, s crtx.Store) {
+	limit := crtx.USDC(5_000_000)
+	k := crtx.APIKey{ID: "key_1", Name: "ci", Environment: crtx.Devnet, Prefix: "crtx_test_abcd", CreatedAt: t0,
+		SpendLimit: &limit, Wallet: "w1", Hash: "hash1"}
+	k2 := crtx.APIKey{ID: "key_2", Name: "prod", Environment: crtx.Mainnet, Prefix: "crtx_live_wxyz",
+		CreatedAt: t0.Add(time.Second), Wallet: "w1", Hash: "hash2"}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.InsertKey(ctx, k); err != nil {
+			return err
+		}
+		return tx.InsertKey(ctx, k2)
+	})
+	err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		dup := k2
+		dup.ID = "key_3"
+		return tx.InsertKey(context.Background(), dup)
+	})
+	if !errors.Is(err, crtx.ErrConflict) {
+		t.Errorf("a second key with the same hash: %v, want ErrConflict", err)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.KeyByHash(ctx, "hash1")
+		if err != nil || got.ID != "key_1" || got.SpendLimit == nil || *got.SpendLimit != limit || !got.CreatedAt.Equal(t0) {
+			t.Errorf("KeyByHash = %+v, %v", got, err)
+		}
+		if _, err := tx.KeyByHash(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("unknown hash: %v", err)
+		}
+		keys, err := tx.KeysByWallet(ctx, "w1")
+		if err != nil || len(keys) != 2 || keys[0].ID != "key_1" || keys[1].SpendLimit != nil {
+			t.Errorf("KeysByWallet = %+v, %v", keys, err)
+		}
+		if keys, _ := tx.KeysByWallet(ctx, "w2"); len(keys) != 0 {
+			t.Errorf("another wallet sees %d keys", len(keys))
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.TouchKey(ctx, "key_1", t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		return tx.RevokeKey(ctx, "key_1", t0.Add(2*time.Hour))
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.KeyByID(ctx, "key_1")
+		if err != nil || got.LastUsedAt == nil || !got.LastUsedAt.Equal(t0.Add(time.Hour)) ||
+			got.RevokedAt == nil || !got.RevokedAt.Equal(t0.Add(2*time.Hour)) {
+			t.Errorf("after touch and revoke: %+v, %v", got, err)
+		}
+		return nil
+	})
+}
+
+func accounts(env crtx.Environment) (issuance, alice, bob crtx.Account) {
+	issuance = crtx.NewAccount(env, crtx.AccountIssuance, crtx.IssuanceID, "")
+	alice = crtx.NewAccount(env, crtx.AccountWallet, "alice", "alice")
+	bob = crtx.NewAccount(env, crtx.AccountWallet, "bob", "bob")
+	for _, a := range []*crtx.Account{&issuance, &alice, &bob} {
+		a.CreatedAt = t0
+	}
+	return
+}
+
+func insert(ctx context.Context, tx crtx.Tx, env crtx.Environment, id string, kind crtx.TxKind, at time.Time, data map[string]string, ps ...crtx.Posting) (crtx.LedgerTx, error) {
+	lt := crtx.LedgerTx{ID: id, Environment: env, Kind: kind, Data: data, Postings: ps, CreatedAt: at}
+	err := tx.InsertTransaction(ctx, &lt)
+	return lt, err
+}
+
+// fund creates the three accounts and gives alice 10 USDC.
+func fund(t *testing.T, s crtx.Store, env crtx.Environment) (issuance, alice, bob crtx.Account) {
+	issuance, alice, bob = accounts(env)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for _, a := range []crtx.Account{issuance, alice, bob, alice} { // twice: EnsureAccount is idempotent
+			if err := tx.EnsureAccount(ctx, a); err != nil {
+				return err
+			}
+		}
+		_, err := insert(ctx, tx, env, string(env)+"-fund", crtx.TxDeposit, t0, map[string]string{"wallet": "alice"},
+			crtx.Posting{From: issuance.Address, To: alice.Address, Amount: 10_000_000})
+		return err
+	})
+	return
+}
+
+func balances(t *testing.T, s crtx.Store, env crtx.Environment, accts ...crtx.Account) []crtx.USDC {
+	t.Helper()
+	out := make([]crtx.USDC, len(accts))
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for i, a := range accts {
+			got, err := tx.Account(ctx, env, a.Address)
+			if err != nil {
+				return err
+			}
+			out[i] = got.Balance
+		}
+		return nil
+	})
+	return out
+}
+
+func testPostings(t *testing.T, s crtx.Store) {
+	issuance, alice, bob := fund(t, s, crtx.Mainnet)
+	var lt crtx.LedgerTx
+	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+		lt, err = insert(ctx, tx, crtx.Mainnet, "tx2", crtx.TxDeposit, t0.Add(time.Second), map[string]string{"note": "ü ✓"},
+			crtx.Posting{From: alice.Address, To: bob.Address, Amount: 3_000_000},
+			crtx.Posting{From: bob.Address, To: alice.Address, Amount: 1})
+		return err
+	})
+	if lt.Seq == 0 {
+		t.Error("InsertTransaction did not assign a seq")
+	}
+	got := balances(t, s, crtx.Mainnet, issuance, alice, bob)
+	if want := []crtx.USDC{-10_000_000, 7_000_001, 2_999_999}; !equal(got, want) {
+		t.Fatalf("balances = %v, want %v", got, want)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		back, err := tx.Transaction(ctx, crtx.Mainnet, "tx2")
+		if err != nil {
+			return err
+		}
+		if back.Hash() != lt.Hash() || back.Seq != lt.Seq || back.BlockHeight != 0 || len(back.Postings) != 2 {
+			t.Errorf("transaction read back differs: %+v vs %+v", back, lt)
+		}
+		if _, err := tx.Transaction(ctx, crtx.Mainnet, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("unknown transaction: %v", err)
+		}
+		sum, err := tx.OwnerBalance(ctx, crtx.Mainnet, "alice", crtx.AccountWallet)
+		if err != nil || sum != 7_000_001 {
+			t.Errorf("OwnerBalance = %v, %v", sum, err)
+		}
+		return nil
+	})
+}
+
+func testNonNegative(t *testing.T, s crtx.Store) {
+	issuance, alice, bob := fund(t, s, crtx.Mainnet)
+	err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		_, err := insert(context.Background(), tx, crtx.Mainnet, "over", crtx.TxWithdrawal, t0, nil,
+			crtx.Posting{From: alice.Address, To: bob.Address, Amount: 4_000_000},
+			crtx.Posting{From: alice.Address, To: issuance.Address, Amount: 6_000_001})
+		return err
+	})
+	if !errors.Is(err, crtx.ErrInsufficientFunds) {
+		t.Fatalf("overdraft: %v, want ErrInsufficientFunds", err)
+	}
+	if got := balances(t, s, crtx.Mainnet, issuance, alice, bob); !equal(got, []crtx.USDC{-10_000_000, 10_000_000, 0}) {
+		t.Fatalf("a refused transaction moved money: %v", got)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.Transaction(ctx, crtx.Mainnet, "over"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("refused transaction was kept: %v", err)
+		}
+		return nil
+	})
+	// Exactly to zero is fine.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		_, err := insert(ctx, tx, crtx.Mainnet, "all", crtx.TxWithdrawal, t0, nil,
+			crtx.Posting{From: alice.Address, To: issuance.Address, Amount: 10_000_000})
+		return err
+	})
+}
+
+func testQueries(t *testing.T, s crtx.Store) {
+	issuance, alice, bob := fund(t, s, crtx.Devnet)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for i, at := range []time.Time{t0.Add(time.Minute), t0.Add(2 * time.Minute)} {
+			if _, err := insert(ctx, tx, crtx.Devnet, "air"+string(rune('a'+i)), crtx.TxAirdrop, at, map[string]string{"wallet": "bob"},
+				crtx.Posting{From: issuance.Address, To: bob.Address, Amount: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.TransactionsSince(ctx, crtx.Devnet, crtx.TxAirdrop, "wallet", "bob", t0.Add(90*time.Second))
+		if err != nil || len(got) != 1 || got[0].ID != "airb" {
+			t.Errorf("TransactionsSince = %+v, %v", got, err)
+		}
+		got, _ = tx.TransactionsSince(ctx, crtx.Devnet, crtx.TxAirdrop, "wallet", "alice", t0)
+		if len(got) != 0 {
+			t.Errorf("TransactionsSince matched another wallet: %+v", got)
+		}
+		txs, err := tx.AccountTransactions(ctx, crtx.Devnet, alice.Address, 10)
+		if err != nil || len(txs) != 1 {
+			t.Errorf("AccountTransactions(alice) = %d, %v", len(txs), err)
+		}
+		txs, _ = tx.AccountTransactions(ctx, crtx.Devnet, issuance.Address, 2)
+		if len(txs) != 2 || txs[0].ID != "airb" {
+			t.Errorf("AccountTransactions(issuance, 2) is not newest first: %+v", txs)
+		}
+		all, err := tx.Transactions(ctx, crtx.Devnet, 0, 10)
+		if err != nil || len(all) != 3 {
+			t.Fatalf("Transactions = %d, %v", len(all), err)
+		}
+		rest, _ := tx.Transactions(ctx, crtx.Devnet, all[0].Seq, 10)
+		if len(rest) != 2 || rest[0].ID != all[1].ID {
+			t.Errorf("Transactions after seq: %+v", rest)
+		}
+		accts, err := tx.Accounts(ctx, crtx.Devnet)
+		if err != nil || len(accts) != 3 {
+			t.Errorf("Accounts = %d, %v", len(accts), err)
+		}
+		return nil
+	})
+}
+
+func testBlocks(t *testing.T, s crtx.Store) {
+	fund(t, s, crtx.Mainnet)
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.LastBlock(ctx, crtx.Mainnet); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("LastBlock before any: %v", err)
+		}
+		un, err := tx.UnsealedTransactions(ctx, crtx.Mainnet, 10)
+		if err != nil || len(un) != 1 {
+			t.Errorf("UnsealedTransactions = %d, %v", len(un), err)
+		}
+		return nil
+	})
+	b := crtx.Block{Environment: crtx.Mainnet, Height: 1, PrevHash: crtx.GenesisPrevHash, MerkleRoot: "root",
+		TxCount: 1, SealedAt: t0, Hash: "hash", Signature: "sig"}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertBlock(ctx, b, []string{"mainnet-fund"}) })
+	err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		b2 := b
+		b2.Height = 2
+		return tx.InsertBlock(context.Background(), b2, []string{"mainnet-fund"})
+	})
+	if !errors.Is(err, crtx.ErrConflict) {
+		t.Errorf("sealing a transaction twice: %v, want ErrConflict", err)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		last, err := tx.LastBlock(ctx, crtx.Mainnet)
+		if err != nil || last != b {
+			t.Errorf("LastBlock = %+v, %v; want %+v", last, err, b)
+		}
+		if _, err := tx.Block(ctx, crtx.Mainnet, 2); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("block 2 after a refused insert: %v", err)
+		}
+		txs, err := tx.BlockTransactions(ctx, crtx.Mainnet, 1)
+		if err != nil || len(txs) != 1 || txs[0].BlockHeight != 1 {
+			t.Errorf("BlockTransactions = %+v, %v", txs, err)
+		}
+		if un, _ := tx.UnsealedTransactions(ctx, crtx.Mainnet, 10); len(un) != 0 {
+			t.Errorf("%d transactions still unsealed", len(un))
+		}
+		return nil
+	})
+}
+
+func testEnvironmentsApart(t *testing.T, s crtx.Store) {
+	fund(t, s, crtx.Mainnet)
+	_, alice, _ := fund(t, s, crtx.Devnet)
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for _, env := range crtx.Environments {
+			a, err := tx.Account(ctx, env, alice.Address)
+			if err != nil || a.Balance != 10_000_000 {
+				t.Errorf("%s alice = %+v, %v", env, a, err)
+			}
+		}
+		if _, err := tx.Transaction(ctx, crtx.Mainnet, "devnet-fund"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("mainnet reads a devnet transaction: %v", err)
+		}
+		return nil
+	})
+}
+
+func equal(a, b []crtx.USDC) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
