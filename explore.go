@@ -63,3 +63,16 @@ func (m *Market) Block(ctx context.Context, env Environment, height int64) (Bloc
 	})
 	return v, internal("block", err)
 }
+
+// LatestBlock returns the environment's highest block; ErrNotFound before the first.
+func (m *Market) LatestBlock(ctx context.Context, env Environment) (Block, error) {
+	var b Block
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		b, err = tx.LastBlock(ctx, env)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return b, err
+	}
+	return b, internal("latest block", err)
+}

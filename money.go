@@ -1,7 +1,9 @@
 package crtx
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"fmt"
 	"strconv"
 	"strings"
@@ -140,10 +142,25 @@ func (u USDC) MarshalJSON() ([]byte, error) { return []byte(u.String()), nil }
 
 // UnmarshalJSON reads a JSON number in USDC; strings, booleans and null are refused.
 func (u *USDC) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && (b[0] == '"' || b[0] == 't' || b[0] == 'f' || b[0] == '{' || b[0] == '[') {
+		return &json.UnmarshalTypeError{Value: jsonKind(b[0]), Type: reflect.TypeFor[USDC]()}
+	}
 	v, err := ParseUSDC(string(b))
 	if err != nil {
 		return err
 	}
 	*u = v
 	return nil
+}
+
+func jsonKind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "bool"
 }

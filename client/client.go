@@ -1,0 +1,281 @@
+// Package client is the Go SDK of the crtx REST interface: typed requests and
+// responses, and typed errors that carry the error code.
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Client talks to one crtx marketplace with one credential.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a client for the marketplace at baseURL (for example
+// "http://127.0.0.1:8080"). token is an API key, a session token, an admin
+// token, or empty.
+func New(baseURL, token string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, http: &http.Client{Timeout: 5 * time.Minute}}
+}
+
+// WithToken returns a copy of c that sends another credential.
+func (c *Client) WithToken(token string) *Client {
+	cp := *c
+	cp.token = token
+	return &cp
+}
+
+// Error is an error answered by the marketplace.
+type Error struct {
+	Status      int
+	Code        string
+	Message     string
+	ExecutionID *string
+	RequestID   string
+	// RetryAfter is the Retry-After header of a 429, in seconds as sent.
+	RetryAfter string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("crtx: %d %s: %s (request %s)", e.Status, e.Code, e.Message, e.RequestID)
+}
+
+// Code returns the error code of err if the marketplace answered it, else "".
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// Do sends a request with a raw body and content type and decodes a 2xx JSON
+// answer into out (when out is not nil). Any other answer is an *Error.
+func (c *Client) Do(ctx context.Context, method, path, contentType string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return c.DoRequest(req, out)
+}
+
+// DoRequest sends a prepared request (for headers of its own) with the
+// client's credential, unless it carries an Authorization header already,
+// and handles the answer as Do does.
+func (c *Client) DoRequest(req *http.Request, out any) error {
+	if c.token != "" && req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	req.Header.Set("Accept", "application/json")
+	method, path := req.Method, req.URL.Path
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var eb crtx.ErrorBody
+		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+			return &Error{Status: resp.StatusCode, Code: "unexpected_response", RequestID: resp.Header.Get("X-Request-Id"),
+				Message: fmt.Sprintf("not an error body: %.200q", data)}
+		}
+		return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message,
+			ExecutionID: eb.Error.ExecutionID, RequestID: resp.Header.Get("X-Request-Id"),
+			RetryAfter: resp.Header.Get("Retry-After")}
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("crtx: decode %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	ct := ""
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+		ct = "application/json"
+	}
+	return c.Do(ctx, method, path, ct, body, out)
+}
+
+// Challenge asks for a sign-in message for wallet.
+func (c *Client) Challenge(ctx context.Context, wallet string) (crtx.ChallengeResponse, error) {
+	var out crtx.ChallengeResponse
+	err := c.call(ctx, "POST", "/v1/auth/challenge", map[string]string{"wallet": wallet}, &out)
+	return out, err
+}
+
+// CreateSession exchanges a signed challenge for a session.
+func (c *Client) CreateSession(ctx context.Context, wallet, message, signature string) (crtx.SessionResponse, error) {
+	var out crtx.SessionResponse
+	err := c.call(ctx, "POST", "/v1/auth/session",
+		map[string]string{"wallet": wallet, "message": message, "signature": signature}, &out)
+	return out, err
+}
+
+// SignIn runs the whole sign-in with a wallet key and returns a client that
+// acts with the new session.
+func (c *Client) SignIn(ctx context.Context, key ed25519.PrivateKey) (*Client, crtx.SessionResponse, error) {
+	wallet := crtx.Address(key.Public().(ed25519.PublicKey))
+	ch, err := c.Challenge(ctx, wallet)
+	if err != nil {
+		return nil, crtx.SessionResponse{}, err
+	}
+	s, err := c.CreateSession(ctx, wallet, ch.Message, crtx.SignBase58(key, []byte(ch.Message)))
+	if err != nil {
+		return nil, s, err
+	}
+	return c.WithToken(s.SessionToken), s, nil
+}
+
+// SignOut ends the client's session.
+func (c *Client) SignOut(ctx context.Context) error {
+	return c.call(ctx, "DELETE", "/v1/auth/session", nil, nil)
+}
+
+// KeyParams create an API key.
+type KeyParams struct {
+	Name        string           `json:"name"`
+	Environment crtx.Environment `json:"environment"`
+	SpendLimit  *crtx.USDC       `json:"spend_limit_usdc,omitempty"`
+}
+
+// CreateKey makes an API key (session required).
+func (c *Client) CreateKey(ctx context.Context, p KeyParams) (crtx.CreatedKey, error) {
+	var out crtx.CreatedKey
+	err := c.call(ctx, "POST", "/v1/keys", p, &out)
+	return out, err
+}
+
+// Keys lists the wallet's API keys (session required).
+func (c *Client) Keys(ctx context.Context) ([]crtx.APIKey, error) {
+	var out crtx.KeyList
+	err := c.call(ctx, "GET", "/v1/keys", nil, &out)
+	return out.Keys, err
+}
+
+// RevokeKey revokes an API key at once (session required).
+func (c *Client) RevokeKey(ctx context.Context, id string) (crtx.APIKey, error) {
+	var out crtx.APIKey
+	err := c.call(ctx, "DELETE", "/v1/keys/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// Wallet returns the balances of the client's wallet.
+func (c *Client) Wallet(ctx context.Context) (crtx.WalletResponse, error) {
+	var out crtx.WalletResponse
+	err := c.call(ctx, "GET", "/v1/wallet", nil, &out)
+	return out, err
+}
+
+// Airdrop credits devnet funds to wallet (no credential needed).
+func (c *Client) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
+	var out crtx.FundingResponse
+	err := c.call(ctx, "POST", "/v1/devnet/airdrop", map[string]any{"wallet": wallet, "amount_usdc": amount}, &out)
+	return out, err
+}
+
+// Deposit credits funds through the admin API (admin token required).
+func (c *Client) Deposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
+	return c.adminFunding(ctx, "/v1/admin/deposits", env, wallet, amount)
+}
+
+// Withdraw debits funds through the admin API (admin token required).
+func (c *Client) Withdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
+	return c.adminFunding(ctx, "/v1/admin/withdrawals", env, wallet, amount)
+}
+
+func (c *Client) adminFunding(ctx context.Context, path string, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
+	var out crtx.FundingResponse
+	err := c.call(ctx, "POST", path, map[string]any{"environment": env, "wallet": wallet, "amount_usdc": amount}, &out)
+	return out, err
+}
+
+// Account reads a ledger account and its newest transactions.
+func (c *Client) Account(ctx context.Context, env crtx.Environment, address string) (crtx.AccountView, error) {
+	var out crtx.AccountView
+	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/accounts/"+url.PathEscape(address), nil, &out)
+	return out, err
+}
+
+// Transaction reads a ledger transaction.
+func (c *Client) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
+	var out crtx.LedgerTx
+	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/transactions/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// Proof reads the inclusion proof of a sealed transaction.
+func (c *Client) Proof(ctx context.Context, env crtx.Environment, id string) (crtx.Proof, error) {
+	var out crtx.Proof
+	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/transactions/"+url.PathEscape(id)+"/proof", nil, &out)
+	return out, err
+}
+
+// Block reads a sealed block and its transactions.
+func (c *Client) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.BlockView, error) {
+	var out crtx.BlockView
+	err := c.call(ctx, "GET", fmt.Sprintf("/v1/ledger/%s/blocks/%d", env, height), nil, &out)
+	return out, err
+}
+
+// WellKnown reads /.well-known/crtx.json.
+func (c *Client) WellKnown(ctx context.Context) (crtx.WellKnown, error) {
+	var out crtx.WellKnown
+	err := c.call(ctx, "GET", "/.well-known/crtx.json", nil, &out)
+	return out, err
+}
+
+// VerifyTransaction fetches a transaction and its proof and checks them
+// against the ledger authority key published by the marketplace.
+func (c *Client) VerifyTransaction(ctx context.Context, env crtx.Environment, id string) error {
+	wk, err := c.WellKnown(ctx)
+	if err != nil {
+		return err
+	}
+	authority, err := crtx.ParseAddress("ledger_authority_public_key", wk.AuthorityPublicKey)
+	if err != nil {
+		return err
+	}
+	t, err := c.Transaction(ctx, env, id)
+	if err != nil {
+		return err
+	}
+	p, err := c.Proof(ctx, env, id)
+	if err != nil {
+		return err
+	}
+	return crtx.VerifyProof(p, t, authority)
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/crtx-market/crtx/daemon"
+)
+
+// newFlags returns a flag set for one command with the store flags every
+// command shares, bound to cfg.
+func newFlags(name string, cfg *daemon.Config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Data, "data", cfg.Data, "directory for the SQLite file and the keys")
+	fs.StringVar(&cfg.DB, "db", cfg.DB, "postgres://… selects PostgreSQL; empty means SQLite in --data")
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
+	return fs
+}
+
+// serveFlags adds the flags of crtxd serve (CONTRACT §0).
+func serveFlags(fs *flag.FlagSet, cfg *daemon.Config) {
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "absolute base of every URL field (default http://<addr>)")
+	fs.StringVar(&cfg.AdminTokenFile, "admin-token-file", cfg.AdminTokenFile, "file holding the admin API token; the admin API is off when unset")
+	fs.BoolVar(&cfg.AllowPrivateEndpoints, "allow-private-endpoints", cfg.AllowPrivateEndpoints, "let creator endpoints and webhooks resolve to loopback or private addresses")
+	fs.IntVar(&cfg.PlatformFeeBps, "platform-fee-bps", cfg.PlatformFeeBps, "platform fee in basis points")
+	fs.DurationVar(&cfg.BlockInterval, "block-interval", cfg.BlockInterval, "how often ledger blocks are sealed")
+	fs.IntVar(&cfg.AirdropsPerHour, "airdrops-per-hour", cfg.AirdropsPerHour, "devnet airdrops one wallet gets in a rolling hour")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for in-flight requests")
+}
+
+// parse parses args, then fills every flag not given on the command line
+// from its CRTX_<FLAG> variable (--addr ⇔ CRTX_ADDR), so flags win over the
+// environment and the environment over defaults.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := "CRTX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if serr := f.Value.Set(v); serr != nil {
+				err = fmt.Errorf("%s=%q: %w", env, v, serr)
+			}
+		}
+	})
+	return err
+}
+

@@ -1,0 +1,246 @@
+// Package daemon assembles crtxd from its parts (store, keys, market, HTTP
+// server, background jobs) and runs it until its context ends. cmd/crtxd and
+// the end-to-end tests start the marketplace the same way, through here.
+package daemon
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	crtxhttp "github.com/crtx-market/crtx/http"
+	"github.com/crtx-market/crtx/store/sqlite"
+)
+
+// Config is crtxd's configuration; cmd/crtxd fills it from flags and CRTX_*.
+type Config struct {
+	Addr                  string
+	Data                  string
+	DB                    string
+	PublicURL             string
+	AdminTokenFile        string
+	AllowPrivateEndpoints bool
+	PlatformFeeBps        int
+	BlockInterval         time.Duration
+	AirdropsPerHour       int
+	ShutdownTimeout       time.Duration
+	LogFormat             string
+	LogLevel              string
+
+	// Now and Logger are for tests; nil means the real clock and a logger
+	// built from LogFormat and LogLevel on LogOutput (stderr when nil).
+	Now       func() time.Time
+	Logger    *slog.Logger
+	LogOutput io.Writer
+}
+
+// Defaults returns the configuration of CONTRACT §0.
+func Defaults() Config {
+	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", PlatformFeeBps: 100,
+		BlockInterval: 2 * time.Second, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
+		LogFormat: "text", LogLevel: "info"}
+}
+
+// Logger builds the logger the configuration asks for.
+func (c Config) logger() (*slog.Logger, error) {
+	if c.Logger != nil {
+		return c.Logger, nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
+	}
+	out := c.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.LogFormat {
+	case "json":
+		return slog.New(slog.NewJSONHandler(out, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(out, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", c.LogFormat)
+}
+
+// Keys are the two keys crtxd keeps in --data.
+type Keys struct {
+	Authority ed25519.PrivateKey // signs ledger blocks
+	Signer    ed25519.PrivateKey // signs requests to creators
+}
+
+// LoadKeys reads the keys in dir, creating them on first start.
+func LoadKeys(dir string) (Keys, error) {
+	var k Keys
+	var err error
+	if k.Authority, err = LoadOrCreateKey(filepath.Join(dir, "authority.json")); err != nil {
+		return k, fmt.Errorf("ledger authority key: %w", err)
+	}
+	if k.Signer, err = LoadOrCreateKey(filepath.Join(dir, "marketplace.json")); err != nil {
+		return k, fmt.Errorf("marketplace signing key: %w", err)
+	}
+	return k, nil
+}
+
+// OpenStore opens the store the configuration names: PostgreSQL for a
+// postgres:// DSN, else SQLite in --data.
+func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
+	if strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://") {
+		return nil, errors.New("the PostgreSQL engine is not built yet; leave --db empty for SQLite")
+	}
+	if cfg.DB != "" {
+		return nil, fmt.Errorf("--db %q: use a postgres:// DSN, or leave it empty for SQLite in --data", cfg.DB)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, filepath.Join(cfg.Data, "crtx.db"))
+}
+
+const authorityMeta = "ledger_authority_public_key"
+
+// OpenMarket opens the store and keys and returns the market over them. It
+// refuses to start with an authority key other than the one that signed the
+// store's blocks, since every later block would fail verification.
+func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market, error) {
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, err
+	}
+	keys, err := LoadKeys(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	store, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pub := crtx.Address(keys.Authority.Public().(ed25519.PublicKey))
+	err = store.Update(ctx, func(tx crtx.Tx) error {
+		have, err := tx.Meta(ctx, authorityMeta)
+		switch {
+		case errors.Is(err, crtx.ErrNotFound):
+			return tx.SetMeta(ctx, authorityMeta, pub)
+		case err != nil:
+			return err
+		case have != pub:
+			return fmt.Errorf("the ledger was signed by authority %s, but %s holds %s", have,
+				filepath.Join(cfg.Data, "authority.json"), pub)
+		}
+		return nil
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	m, err := crtx.New(store, crtx.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
+		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Now: cfg.Now, Logger: log})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Daemon is a running crtxd.
+type Daemon struct {
+	Market *crtx.Market
+	URL    string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start listens on cfg.Addr, opens everything and serves in the background
+// until ctx ends or Close is called.
+func Start(ctx context.Context, cfg Config) (*Daemon, error) {
+	log, err := cfg.logger()
+	if err != nil {
+		return nil, err
+	}
+	token := ""
+	if cfg.AdminTokenFile != "" {
+		b, err := os.ReadFile(cfg.AdminTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--admin-token-file: %w", err)
+		}
+		if token = strings.TrimSpace(string(b)); len(token) < 16 {
+			return nil, errors.New("--admin-token-file: the token must be at least 16 characters")
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://" + ln.Addr().String()
+	}
+	m, err := OpenMarket(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:           crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	d := &Daemon{Market: m, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
+	var jobs sync.WaitGroup
+	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("crtxd serving", "addr", ln.Addr().String(), "public_url", d.URL, "admin_api", token != "")
+	go func() {
+		var err error
+		select {
+		case <-ctx.Done():
+		case err = <-serveErr:
+		}
+		// Stop accepting, let in-flight requests finish up to the timeout,
+		// then stop the background jobs and close the store.
+		sctx, scancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+			err = serr
+		}
+		scancel()
+		cancel()
+		jobs.Wait()
+		if cerr := m.Store().Close(); err == nil {
+			err = cerr
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		log.Info("crtxd stopped")
+		d.done <- err
+	}()
+	return d, nil
+}
+
+// Wait blocks until the daemon has stopped and returns why.
+func (d *Daemon) Wait() error {
+	err := <-d.done
+	d.done <- err
+	return err
+}
+
+// Close stops the daemon gracefully and waits for it.
+func (d *Daemon) Close() error {
+	d.cancel()
+	return d.Wait()
+}

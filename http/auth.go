@@ -1,0 +1,56 @@
+package http
+
+import (
+	"github.com/crtx-market/crtx"
+	"net/http"
+)
+
+type challengeRequest struct {
+	Wallet string `json:"wallet"`
+}
+
+func (s *Server) challenge(w http.ResponseWriter, r *http.Request) error {
+	var req challengeRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	msg, err := s.market.Challenge(r.Context(), req.Wallet)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, crtx.ChallengeResponse{Message: msg.String(), ExpiresAt: msg.ExpirationTime})
+	return nil
+}
+
+type sessionRequest struct {
+	Wallet    string `json:"wallet"`
+	Message   string `json:"message"`
+	Signature string `json:"signature"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+	var req sessionRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Message == "" || req.Signature == "" {
+		return invalid("wallet, message and signature are required")
+	}
+	token, sess, err := s.market.SignIn(r.Context(), req.Wallet, req.Message, req.Signature)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, crtx.SessionResponse{SessionToken: token, Wallet: sess.Wallet, ExpiresAt: sess.ExpiresAt})
+	return nil
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.session(r); err != nil {
+		return err
+	}
+	if err := s.market.SignOut(r.Context(), bearer(r)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

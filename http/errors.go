@@ -1,0 +1,90 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/crtx-market/crtx"
+)
+
+// statuses maps each error code to its HTTP status (CONTRACT §8, §13).
+var statuses = map[string]int{
+	crtx.CodeInvalidRequest:         http.StatusBadRequest,
+	crtx.CodeAuthenticationRequired: http.StatusUnauthorized,
+	crtx.CodeInvalidAPIKey:          http.StatusUnauthorized,
+	crtx.CodeInvalidSession:         http.StatusUnauthorized,
+	crtx.CodeInvalidSignature:       http.StatusUnauthorized,
+	crtx.CodeInsufficientBalance:    http.StatusPaymentRequired,
+	crtx.CodeSpendLimitExceeded:     http.StatusPaymentRequired,
+	crtx.CodeNotFound:               http.StatusNotFound,
+	crtx.CodeKeyNotFound:            http.StatusNotFound,
+	crtx.CodeAccountNotFound:        http.StatusNotFound,
+	crtx.CodeTransactionNotFound:    http.StatusNotFound,
+	crtx.CodeBlockNotFound:          http.StatusNotFound,
+	crtx.CodeAgentNotFound:          http.StatusNotFound,
+	crtx.CodeExecutionNotFound:      http.StatusNotFound,
+	crtx.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
+	crtx.CodeExecutionTimeout:       http.StatusRequestTimeout,
+	crtx.CodeIdempotencyKeyReused:   http.StatusConflict,
+	crtx.CodeIdempotencyInProgress:  http.StatusConflict,
+	crtx.CodePriceChanged:           http.StatusConflict,
+	crtx.CodeNotCancellable:         http.StatusConflict,
+	crtx.CodeDisputeWindowClosed:    http.StatusConflict,
+	crtx.CodeNotSealed:              http.StatusConflict,
+	crtx.CodeRequestTooLarge:        http.StatusRequestEntityTooLarge,
+	crtx.CodeUnsupportedMediaType:   http.StatusUnsupportedMediaType,
+	crtx.CodeAgentPaused:            http.StatusUnprocessableEntity,
+	crtx.CodeEndpointUnreachable:    http.StatusUnprocessableEntity,
+	crtx.CodeRateLimited:            http.StatusTooManyRequests,
+	crtx.CodeInternal:               http.StatusInternalServerError,
+	crtx.CodeExecutionFailed:        http.StatusInternalServerError,
+	crtx.CodeInvalidAgentResponse:   http.StatusBadGateway,
+	crtx.CodeUnavailable:            http.StatusServiceUnavailable,
+}
+
+// statusOf is the HTTP status of an error. A creator's bad signature on an
+// execution is the creator's fault (502); a caller's bad sign-in signature is 401.
+func statusOf(e *crtx.Error) int {
+	if e.Code == crtx.CodeInvalidSignature && e.ExecutionID != "" {
+		return http.StatusBadGateway
+	}
+	if s, ok := statuses[e.Code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError is the one place an error becomes a response. Anything that is
+// not a *crtx.Error is logged with the request id and answered 500 without
+// its text.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *crtx.Error
+	if !errors.As(err, &e) {
+		id := requestID(r)
+		s.log.ErrorContext(r.Context(), "internal error", "request_id", id, "err", err)
+		e = &crtx.Error{Code: crtx.CodeInternal, Message: "internal error; quote request id " + id + " when reporting it"}
+	}
+	body := crtx.ErrorBody{Error: crtx.ErrorDetail{Code: e.Code, Message: e.Message}}
+	if e.ExecutionID != "" {
+		body.Error.ExecutionID = &e.ExecutionID
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	writeJSON(w, statusOf(e), body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a programming error gets here: every response type marshals.
+		slog.Error("marshal response", "err", err)
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal_error","message":"internal error","execution_id":null}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

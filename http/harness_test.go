@@ -1,0 +1,184 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"crypto/ed25519"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+const adminToken = "admin-token-for-tests-0123456789"
+
+// clock is a settable clock shared by the daemon and the test.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// env is one running crtxd on 127.0.0.1 with its own data folder.
+type env struct {
+	t     *testing.T
+	d     *daemon.Daemon
+	data  string
+	clock *clock
+	anon  *client.Client // no credential
+	admin *client.Client
+}
+
+// start runs crtxd on a free port of 127.0.0.1. After the test, both ledgers
+// must verify and sum to zero.
+func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
+	t.Helper()
+	data := t.TempDir()
+	tokenFile := filepath.Join(data, "admin-token")
+	if err := os.WriteFile(tokenFile, []byte(adminToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{now: time.Now().UTC()}
+	cfg := daemon.Defaults()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Data = data
+	cfg.AdminTokenFile = tokenFile
+	cfg.BlockInterval = 20 * time.Millisecond
+	cfg.Now = clk.Now
+	cfg.LogOutput = testWriter{t}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	d, err := daemon.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, d: d, data: data, clock: clk, anon: client.New(d.URL, ""), admin: client.New(d.URL, adminToken)}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("daemon close: %v", err)
+		}
+	})
+	t.Cleanup(e.checkLedger)
+	return e
+}
+
+// checkLedger asserts the money invariants: every account of each
+// environment sums to zero and the whole ledger verifies.
+func (e *env) checkLedger() {
+	e.t.Helper()
+	for _, environment := range crtx.Environments {
+		r, err := crtx.VerifyLedger(context.Background(), e.d.Market.Store(), environment, e.d.Market.AuthorityPublicKey())
+		if err != nil {
+			e.t.Fatalf("verify %s: %v", environment, err)
+		}
+		if r.Sum != 0 || !r.OK() {
+			e.t.Errorf("%s ledger: sum %s, problems %v", environment, r.Sum, r.Problems)
+		}
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s", p)
+	return len(p), nil
+}
+
+// wallet is a fresh Ed25519 wallet.
+type wallet struct {
+	key     ed25519.PrivateKey
+	address string
+}
+
+func newWallet(t *testing.T) wallet {
+	pub, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wallet{key: key, address: crtx.Address(pub)}
+}
+
+// signIn returns a client acting with a new session of w.
+func (e *env) signIn(w wallet) *client.Client {
+	e.t.Helper()
+	c, _, err := e.anon.SignIn(context.Background(), w.key)
+	if err != nil {
+		e.t.Fatalf("sign in: %v", err)
+	}
+	return c
+}
+
+// wantCode asserts that err is an API error with this status and code.
+func wantCode(t *testing.T, err error, status int, code string) *client.Error {
+	t.Helper()
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a %d %s error", err, status, code)
+	}
+	if ce.Status != status || ce.Code != code {
+		t.Fatalf("got %d %s (%s), want %d %s", ce.Status, ce.Code, ce.Message, status, code)
+	}
+	if ce.RequestID == "" {
+		t.Errorf("%s: no X-Request-Id", code)
+	}
+	if ce.Message == "" {
+		t.Errorf("%s: empty message", code)
+	}
+	return ce
+}
+
+func usdc(s string) crtx.USDC {
+	v, err := crtx.ParseUSDC(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+var ctx = context.Background()
+
+// rawRequest sends a request with headers of the test's choosing through
+// the client's error handling.
+func rawRequest(e *env, method, path string, headers map[string]string, body []byte) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.d.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return e.anon.DoRequest(req, nil)
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,57 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+)
+
+type createKeyRequest struct {
+	Name        string           `json:"name"`
+	Environment crtx.Environment `json:"environment"`
+	SpendLimit  *crtx.USDC       `json:"spend_limit_usdc"`
+}
+
+func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req createKeyRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	k, secret, err := s.market.CreateKey(r.Context(), p.Wallet, req.Name, req.Environment, req.SpendLimit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, crtx.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
+		Prefix: k.Prefix, CreatedAt: k.CreatedAt, SpendLimit: k.SpendLimit})
+	return nil
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	keys, err := s.market.Keys(r.Context(), p.Wallet)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, crtx.KeyList{Keys: keys})
+	return nil
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	k, err := s.market.RevokeKey(r.Context(), p.Wallet, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, k)
+	return nil
+}

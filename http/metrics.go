@@ -1,0 +1,49 @@
+package http
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics live in a registry of their own, so two servers in one process
+// (as in tests) never share counters.
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crtx_http_requests_total", Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "crtx_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"route", "method", "status"}),
+	}
+	reg.MustRegister(m.requests, m.duration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observe(method, route string, status int, d time.Duration) {
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s := strconv.Itoa(status)
+	m.requests.WithLabelValues(route, method, s).Inc()
+	m.duration.WithLabelValues(route, method, s).Observe(d.Seconds())
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
+	promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}

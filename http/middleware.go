@@ -1,0 +1,103 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+type ctxKey struct{}
+
+func requestID(r *http.Request) string {
+	id, _ := r.Context().Value(ctxKey{}).(string)
+	return id
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// serve gives every request an id, a body limit, panic recovery, metrics and
+// a log line, and answers unknown routes and methods with the error body.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := "req_" + crtx.RandomBase62(20)
+	w.Header().Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	sw := &statusWriter{ResponseWriter: w}
+
+	// Handler only reports the pattern; ServeHTTP must dispatch, since it is
+	// what sets the path values.
+	var h http.Handler = s.mux
+	_, route := s.mux.Handler(r)
+	if route == "" {
+		route = "unmatched"
+		h = http.HandlerFunc(s.noRoute)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.Error("panic", "request_id", id, "panic", p, "stack", string(debug.Stack()))
+			if sw.status == 0 {
+				s.writeError(sw, r, crtx.Errorf(crtx.CodeInternal, "internal error; quote request id %s when reporting it", id))
+			}
+		}
+		elapsed := time.Since(start)
+		s.metrics.observe(r.Method, route, sw.status, elapsed)
+		// The path is logged without its query; tokens travel only in headers.
+		s.log.Info("request", "request_id", id, "method", r.Method, "route", route,
+			"path", r.URL.Path, "status", sw.status, "duration_ms", elapsed.Milliseconds())
+	}()
+	h.ServeHTTP(sw, r)
+}
+
+// noRoute answers a request that matched no pattern: 405 when the path
+// exists under other methods, else 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		s.writeError(w, r, crtx.Errorf(crtx.CodeMethodNotAllowed, "%s is not allowed on %s; use %s",
+			r.Method, r.URL.Path, strings.Join(allowed, " or ")))
+		return
+	}
+	s.writeError(w, r, crtx.Errorf(crtx.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+}

@@ -1,0 +1,140 @@
+// Package http serves the crtx REST interface, the ledger explorer and the
+// operational endpoints. Handlers return errors; writeError alone turns them
+// into the seed's error body.
+package http
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options configure a Server.
+type Options struct {
+	// AdminToken enables the admin API; empty turns it off.
+	AdminToken string
+	Logger     *slog.Logger
+}
+
+// Server is the http.Handler of crtxd.
+type Server struct {
+	market     *crtx.Market
+	log        *slog.Logger
+	adminToken string
+	mux        *http.ServeMux
+	metrics    *metrics
+	routes     []Route
+}
+
+// Route is one endpoint: the method and path pattern it is registered under.
+type Route struct {
+	Method, Path string
+	handle       func(w http.ResponseWriter, r *http.Request) error
+}
+
+// New returns the handler for market.
+func New(market *crtx.Market, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, mux: http.NewServeMux()}
+	s.metrics = newMetrics(prometheus.NewRegistry())
+	s.routes = []Route{
+		{"GET", "/healthz", s.healthz},
+		{"GET", "/readyz", s.readyz},
+		{"GET", "/metrics", s.serveMetrics},
+		{"GET", "/.well-known/crtx.json", s.wellKnown},
+		{"GET", "/v1/openapi.json", s.openAPI},
+
+		{"POST", "/v1/auth/challenge", s.challenge},
+		{"POST", "/v1/auth/session", s.createSession},
+		{"DELETE", "/v1/auth/session", s.deleteSession},
+
+		{"POST", "/v1/keys", s.createKey},
+		{"GET", "/v1/keys", s.listKeys},
+		{"DELETE", "/v1/keys/{id}", s.revokeKey},
+
+		{"GET", "/v1/wallet", s.wallet},
+		{"POST", "/v1/devnet/airdrop", s.airdrop},
+		{"POST", "/v1/admin/deposits", s.adminDeposit},
+		{"POST", "/v1/admin/withdrawals", s.adminWithdraw},
+
+		{"GET", "/v1/ledger/{environment}/accounts/{address}", s.ledgerAccount},
+		{"GET", "/v1/ledger/{environment}/transactions/{id}", s.ledgerTransaction},
+		{"GET", "/v1/ledger/{environment}/transactions/{id}/proof", s.ledgerProof},
+		{"GET", "/v1/ledger/{environment}/blocks/{height}", s.ledgerBlock},
+
+		{"GET", "/explorer/{$}", s.explorerHome},
+		{"GET", "/explorer/account/{address}", s.explorerAccount},
+		{"GET", "/explorer/tx/{id}", s.explorerTransaction},
+		{"GET", "/explorer/block/{height}", s.explorerBlock},
+	}
+	for _, rt := range s.routes {
+		h := rt.handle
+		s.mux.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, r *http.Request) {
+			if err := h(w, r); err != nil {
+				s.writeError(w, r, err)
+			}
+		})
+	}
+	return s
+}
+
+// Routes lists every endpoint the server answers.
+func (s *Server) Routes() []Route { return s.routes }
+
+// ServeHTTP runs the middleware and dispatches to the route.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r)
+}
+
+// bearer returns the token of an Authorization: Bearer header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// principal authenticates the request with a session or an API key.
+func (s *Server) principal(r *http.Request) (crtx.Principal, error) {
+	if r.Header.Get("Authorization") != "" && bearer(r) == "" {
+		return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "the Authorization header must be \"Bearer <token>\"")
+	}
+	return s.market.Authenticate(r.Context(), bearer(r))
+}
+
+// session authenticates the request with a wallet session only: API keys
+// never manage keys or act as creators.
+func (s *Server) session(r *http.Request) (crtx.Principal, error) {
+	p, err := s.principal(r)
+	if err != nil {
+		return p, err
+	}
+	if p.Key != nil {
+		return crtx.Principal{}, crtx.Errorf(crtx.CodeInvalidSession,
+			"this endpoint needs a wallet session (Bearer crtx_sess_…); an API key cannot use it")
+	}
+	return p, nil
+}
+
+// admin checks the operator's token. With no token configured the admin
+// API does not exist.
+func (s *Server) admin(r *http.Request) error {
+	if s.adminToken == "" {
+		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
+	}
+	tok := bearer(r)
+	if tok == "" {
+		return crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <admin token>")
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.adminToken)) != 1 {
+		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the admin token is not valid")
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package http
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+)
+
+func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	envs := crtx.Environments
+	if p.Key != nil {
+		envs = []crtx.Environment{p.Key.Environment}
+	}
+	b, err := s.market.Balances(r.Context(), p.Wallet, envs...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, crtx.WalletResponse{Wallet: p.Wallet, Balances: b})
+	return nil
+}
+
+type fundingRequest struct {
+	Environment crtx.Environment `json:"environment"`
+	Wallet      string           `json:"wallet"`
+	Amount      *crtx.USDC       `json:"amount_usdc"`
+}
+
+func (s *Server) fundingResponse(w http.ResponseWriter, status int, req fundingRequest, f crtx.Funding) {
+	t := f.Transaction
+	writeJSON(w, status, crtx.FundingResponse{TransactionID: t.ID, Kind: t.Kind, Environment: t.Environment,
+		Wallet: req.Wallet, Amount: *req.Amount, Balance: f.Balance,
+		ExplorerURL: s.market.ExplorerURL(t.Environment, crtx.AccountAddress(crtx.AccountWallet, req.Wallet))})
+}
+
+func (s *Server) decodeFunding(r *http.Request, withEnv bool) (fundingRequest, error) {
+	var req fundingRequest
+	if err := decode(r, &req); err != nil {
+		return req, err
+	}
+	if !withEnv && req.Environment != "" {
+		return req, invalid("unknown parameter: environment (airdrops are devnet only)")
+	}
+	if req.Amount == nil {
+		return req, invalid("amount_usdc is required")
+	}
+	return req, nil
+}
+
+func (s *Server) airdrop(w http.ResponseWriter, r *http.Request) error {
+	req, err := s.decodeFunding(r, false)
+	if err != nil {
+		return err
+	}
+	f, err := s.market.Airdrop(r.Context(), req.Wallet, *req.Amount)
+	if err != nil {
+		return err
+	}
+	s.fundingResponse(w, http.StatusOK, req, f)
+	return nil
+}
+
+func (s *Server) adminDeposit(w http.ResponseWriter, r *http.Request) error {
+	return s.adminFunding(w, r, s.market.Deposit)
+}
+
+func (s *Server) adminWithdraw(w http.ResponseWriter, r *http.Request) error {
+	return s.adminFunding(w, r, s.market.Withdraw)
+}
+
+func (s *Server) adminFunding(w http.ResponseWriter, r *http.Request,
+	move func(context.Context, crtx.Environment, string, crtx.USDC) (crtx.Funding, error)) error {
+	if err := s.admin(r); err != nil {
+		return err
+	}
+	req, err := s.decodeFunding(r, true)
+	if err != nil {
+		return err
+	}
+	if req.Environment == "" {
+		return invalid("environment is required")
+	}
+	f, err := move(r.Context(), req.Environment, req.Wallet, *req.Amount)
+	if err != nil {
+		return err
+	}
+	s.fundingResponse(w, http.StatusCreated, req, f)
+	return nil
+}
