@@ -3,8 +3,8 @@ package crtx
 import (
 	"encoding/json"
 	"errors"
-	"reflect"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 )

@@ -3,11 +3,11 @@ package http_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
-	"crypto/ed25519"
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"

@@ -149,4 +149,3 @@ func TestCredentials(t *testing.T) {
 }
 
 func fmtJSON(v any) string { return strings.TrimSpace(mustJSON(v)) }
-

@@ -57,4 +57,3 @@ func parse(fs *flag.FlagSet, args []string) error {
 	})
 	return err
 }
-
