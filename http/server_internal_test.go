@@ -1,0 +1,143 @@
+package http
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/store/sqlite"
+)
+
+func newServer(t *testing.T) *Server {
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "crtx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	_, a, _ := ed25519.GenerateKey(nil)
+	_, b, _ := ed25519.GenerateKey(nil)
+	m, err := crtx.New(store, crtx.Config{PublicURL: "http://127.0.0.1", Authority: a, Signer: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(m, Options{})
+}
+
+// A panic in a handler answers 500 internal_error with the error body, and
+// the server goes on serving.
+func TestPanicAnswers500(t *testing.T) {
+	s := newServer(t)
+	s.mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	s.mux.HandleFunc("GET /fail", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errors.New("database on fire: secret detail"))
+	})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c := client.New(srv.URL, "")
+	for _, path := range []string{"/boom", "/fail"} {
+		err := c.Do(context.Background(), "GET", path, "", nil, nil)
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Status != 500 || ce.Code != "internal_error" {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if strings.Contains(ce.Message, "fire") || !strings.Contains(ce.Message, ce.RequestID) {
+			t.Errorf("%s: message %q shows the cause or lacks the request id", path, ce.Message)
+		}
+	}
+	if err := c.Do(context.Background(), "GET", "/healthz", "", nil, nil); err != nil {
+		t.Fatalf("server stopped serving after a panic: %v", err)
+	}
+}
+
+// The OpenAPI document describes exactly the routes the server has.
+func TestOpenAPICoversEveryRoute(t *testing.T) {
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Errorf("openapi = %q, want 3.1.x", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			if method != "parameters" {
+				documented[strings.ToUpper(method)+" "+path] = true
+			}
+		}
+	}
+	for _, r := range newServer(t).Routes() {
+		key := r.Method + " " + strings.TrimSuffix(r.Path, "{$}")
+		if !documented[key] {
+			t.Errorf("%s is not in openapi.json", key)
+		}
+		delete(documented, key)
+	}
+	for key := range documented {
+		t.Errorf("openapi.json documents %s, which the server does not have", key)
+	}
+}
+
+type allTypes struct {
+	S string            `json:"s"`
+	B bool              `json:"b"`
+	N int               `json:"n"`
+	A *crtx.USDC        `json:"a"`
+	E crtx.Environment  `json:"e"`
+	M map[string]any    `json:"m"`
+	L []string          `json:"l"`
+	R json.RawMessage   `json:"r"`
+	X map[string]string `json:"x"`
+}
+
+func TestDecode(t *testing.T) {
+	var v allTypes
+	err := decodeBytes([]byte(`{"s":"é","b":true,"n":3,"a":0.5,"e":"devnet","m":{"k":[1]},"l":["x"],"r":{"z":null}}`), &v)
+	if err != nil || v.S != "é" || !v.B || v.N != 3 || *v.A != 500_000 || v.E != crtx.Devnet || len(v.L) != 1 {
+		t.Fatalf("decode = %+v, %v", v, err)
+	}
+	for body, field := range map[string]string{
+		`{"s":1}`: "s", `{"b":"yes"}`: "b", `{"a":"1"}`: "a", `{"a":1.0000001}`: "a", `{"n":1.5}`: "n",
+		`{"l":{}}`: "l", `{"zz":1}`: "zz", `{"m":[]}`: "m",
+	} {
+		var v allTypes
+		err := decodeBytes([]byte(body), &v)
+		var e *crtx.Error
+		if !errors.As(err, &e) || e.Code != crtx.CodeInvalidRequest || !strings.Contains(e.Message, field) {
+			t.Errorf("%s: %v, want invalid_request naming %q", body, err, field)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{}`, `{"s":"x","a":1.5}`, `{"m":{"a":[1,2,{"b":null}]}}`, `[`, `{"a":1e999}`,
+		`{"wallet":"x","amount_usdc":0.000001}`, "{\"s\":\"\xff\"}", `{"s":"\ud800"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var v allTypes
+		err := decodeBytes(body, &v)
+		if err == nil {
+			if v.A != nil && (*v.A < 0 || *v.A > crtx.MaxUSDC) {
+				t.Fatalf("decoded amount %d out of range", *v.A)
+			}
+			return
+		}
+		// Every refusal is a clean invalid_request, never an internal error.
+		var e *crtx.Error
+		if !errors.As(err, &e) || e.Code != crtx.CodeInvalidRequest {
+			t.Fatalf("decode(%q) = %v", body, err)
+		}
+	})
+}
