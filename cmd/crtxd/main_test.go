@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
+	_ "modernc.org/sqlite"
+)
+
+var ctx = context.Background()
+
+func crtxd(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code := run(ctx, args, &out, &out)
+	return code, out.String()
+}
+
+// withTraffic returns a data folder whose ledgers hold deposits, airdrops
+// and a withdrawal, all sealed.
+func withTraffic(t *testing.T) string {
+	data := t.TempDir()
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.BlockInterval = "127.0.0.1:0", data, 10*time.Millisecond
+	cfg.LogOutput = &bytes.Buffer{}
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(d.URL, "")
+	for i := range 5 {
+		_, pub, _ := ed25519.GenerateKey(nil)
+		if _, err := c.Airdrop(ctx, crtx.Address(pub.Public().(ed25519.PublicKey)), crtx.USDC(i+1)*250_000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := crtx.Address(must(ed25519.GenerateKey(nil)))
+	if code, out := crtxd(t, "ledger", "deposit", "--data", data, "--environment", "mainnet", "--wallet", w, "--amount", "10.5"); code != 0 {
+		t.Fatalf("deposit: %d %s", code, out)
+	}
+	if code, out := crtxd(t, "ledger", "withdraw", "--data", data, "--environment", "mainnet", "--wallet", w, "--amount", "0.5"); code != 0 || !strings.Contains(out, "available 10 USDC") {
+		t.Fatalf("withdraw: %d %s", code, out)
+	}
+	code, out := crtxd(t, "ledger", "withdraw", "--data", data, "--environment", "mainnet", "--wallet", w, "--amount", "10.000001")
+	if code == 0 || !strings.Contains(out, "insufficient_balance") {
+		t.Fatalf("overdraft: %d %s", code, out)
+	}
+	// Wait for the sealer to pick up the CLI's transactions, then stop.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var unsealed int
+		d.Market.Store().View(ctx, func(tx crtx.Tx) error {
+			for _, env := range crtx.Environments {
+				u, _ := tx.UnsealedTransactions(ctx, env, 10)
+				unsealed += len(u)
+			}
+			return nil
+		})
+		if unsealed == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("transactions stay unsealed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func must(pub ed25519.PublicKey, _ ed25519.PrivateKey, err error) ed25519.PublicKey {
+	if err != nil {
+		panic(err)
+	}
+	return pub
+}
+
+func TestLedgerVerifyPasses(t *testing.T) {
+	data := withTraffic(t)
+	code, out := crtxd(t, "ledger", "verify", "--data", data)
+	if code != 0 || !strings.Contains(out, "mainnet: ok") || !strings.Contains(out, "devnet: ok") {
+		t.Fatalf("verify: %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "summing to 0") {
+		t.Errorf("verify does not report the zero sum:\n%s", out)
+	}
+}
+
+// tamper runs SQL on the store by hand, as someone with the database file
+// could, first dropping the triggers that keep the ledger append-only.
+func tamper(t *testing.T, data string, stmts ...string) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "crtx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, trg := range []string{"postings_append_only_update", "blocks_append_only_update", "ledger_txs_seal_once"} {
+		stmts = append([]string{"DROP TRIGGER " + trg}, stmts...)
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestLedgerVerifyFindsTampering(t *testing.T) {
+	cases := []struct {
+		name  string
+		stmts []string
+		want  []string
+	}{
+		{"posting amount", []string{
+			`UPDATE postings SET amount = amount + 1 WHERE tx_seq = (SELECT min(seq) FROM ledger_txs WHERE environment = 'devnet')`},
+			[]string{"devnet: FAILED", "Merkle root", "balance"}},
+		{"posting and balance together", []string{
+			`UPDATE postings SET amount = amount + 1 WHERE tx_seq = (SELECT min(seq) FROM ledger_txs WHERE environment = 'mainnet')`,
+			`UPDATE accounts SET balance = balance + 1 WHERE environment = 'mainnet' AND kind = 'wallet'`,
+			`UPDATE accounts SET balance = balance - 1 WHERE environment = 'mainnet' AND kind = 'issuance'`},
+			[]string{"mainnet: FAILED", "block 1: transactions give Merkle root"}},
+		{"balance alone", []string{`UPDATE accounts SET balance = balance + 5 WHERE environment = 'devnet' AND kind = 'wallet' AND rowid = (SELECT min(rowid) FROM accounts WHERE environment = 'devnet' AND kind = 'wallet')`},
+			[]string{"devnet: FAILED", "but its postings give", "not zero"}},
+		{"transaction data", []string{`UPDATE ledger_txs SET data = '{"wallet":"someone else"}' WHERE seq = (SELECT min(seq) FROM ledger_txs)`},
+			[]string{"FAILED", "Merkle root"}},
+		{"block merkle root", []string{`UPDATE blocks SET merkle_root = '00' || substr(merkle_root, 3) WHERE environment = 'devnet' AND height = 1`},
+			[]string{"devnet: FAILED", "block 1: header hashes to"}},
+		{"block signature", []string{`UPDATE blocks SET signature = (SELECT signature FROM blocks WHERE environment = 'mainnet' AND height = 1) WHERE environment = 'devnet' AND height = 1`},
+			[]string{"devnet: FAILED", "block 1: signature does not verify"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := withTraffic(t)
+			tamper(t, data, tc.stmts...)
+			code, out := crtxd(t, "ledger", "verify", "--data", data)
+			if code == 0 {
+				t.Fatalf("verify passed a tampered ledger:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("verify output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	t.Run("another authority key", func(t *testing.T) {
+		data := withTraffic(t)
+		os.Remove(filepath.Join(data, "authority.json"))
+		code, out := crtxd(t, "ledger", "verify", "--data", data, "--environment", "devnet")
+		if code == 0 || !strings.Contains(out, "signature does not verify") {
+			t.Fatalf("verify with another key: %d\n%s", code, out)
+		}
+	})
+}
+
+// The ledger is append-only in the database itself.
+func TestLedgerRowsAreAppendOnly(t *testing.T) {
+	data := withTraffic(t)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "crtx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range []string{
+		`UPDATE postings SET amount = 1`, `DELETE FROM postings`, `UPDATE blocks SET signature = 'x'`,
+		`DELETE FROM blocks`, `DELETE FROM ledger_txs`, `UPDATE ledger_txs SET data = '{}'`,
+		`UPDATE ledger_txs SET block_height = NULL`,
+	} {
+		if _, err := db.Exec(s); err == nil {
+			t.Errorf("%s was allowed", s)
+		}
+	}
+}
+
+func TestConfigFromEnvironment(t *testing.T) {
+	cfg := daemon.Defaults()
+	fs := newFlags("serve", &cfg, &bytes.Buffer{})
+	serveFlags(fs, &cfg)
+	t.Setenv("CRTX_ADDR", "127.0.0.1:9999")
+	t.Setenv("CRTX_PLATFORM_FEE_BPS", "250")
+	t.Setenv("CRTX_ALLOW_PRIVATE_ENDPOINTS", "true")
+	t.Setenv("CRTX_DATA", "/from/env")
+	if err := parse(fs, []string{"--data", "/from/flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:9999" || cfg.PlatformFeeBps != 250 || !cfg.AllowPrivateEndpoints || cfg.Data != "/from/flag" {
+		t.Errorf("config = %+v", cfg)
+	}
+	t.Setenv("CRTX_PLATFORM_FEE_BPS", "lots")
+	cfg = daemon.Defaults()
+	fs = newFlags("serve", &cfg, &bytes.Buffer{})
+	serveFlags(fs, &cfg)
+	if err := parse(fs, nil); err == nil || !strings.Contains(err.Error(), "CRTX_PLATFORM_FEE_BPS") {
+		t.Errorf("a bad variable: %v", err)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	if code, _ := crtxd(t); code != 2 {
+		t.Errorf("no command: exit %d", code)
+	}
+	if code, _ := crtxd(t, "frobnicate"); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	data := t.TempDir()
+	if code, out := crtxd(t, "migrate", "--data", data); code != 0 || !strings.Contains(out, "migrations applied") {
+		t.Errorf("migrate: %d %s", code, out)
+	}
+	if code, out := crtxd(t, "serve", "--db", "postgres://127.0.0.1/none", "--data", data, "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "PostgreSQL") {
+		t.Errorf("serve on PostgreSQL: %d %s", code, out)
+	}
+	for _, args := range [][]string{
+		{"ledger", "deposit", "--data", data, "--environment", "mainnet", "--wallet", "x", "--amount", "1"},
+		{"ledger", "deposit", "--data", data, "--environment", "moon", "--wallet", "x", "--amount", "1"},
+		{"ledger", "deposit", "--data", data, "--environment", "mainnet", "--wallet", "x", "--amount", "-1"},
+	} {
+		if code, _ := crtxd(t, args...); code == 0 {
+			t.Errorf("%v succeeded", args)
+		}
+	}
+	// Key files are private.
+	for _, f := range []string{"authority.json", "marketplace.json"} {
+		crtxd(t, "ledger", "verify", "--data", data)
+		st, err := os.Stat(filepath.Join(data, f))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v", f, st.Mode(), err)
+		}
+	}
+}
+
+// SIGTERM (here: the context ending) stops crtxd cleanly.
+func TestServeStopsOnSignal(t *testing.T) {
+	c, cancel := context.WithCancel(ctx)
+	done := make(chan int)
+	var out bytes.Buffer
+	go func() { done <- run(c, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, &out, &out) }()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
