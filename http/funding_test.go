@@ -158,4 +158,3 @@ func TestAdminAPIOff(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
