@@ -39,6 +39,9 @@ func (c *Client) WithToken(token string) *Client {
 	return &cp
 }
 
+// Token returns the credential the client sends.
+func (c *Client) Token() string { return c.token }
+
 // Error is an error answered by the marketplace.
 type Error struct {
 	Status      int

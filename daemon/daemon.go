@@ -20,6 +20,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	crtxhttp "github.com/crtx-market/crtx/http"
+	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/store/sqlite"
 )
 
@@ -85,10 +86,10 @@ type Keys struct {
 func LoadKeys(dir string) (Keys, error) {
 	var k Keys
 	var err error
-	if k.Authority, err = LoadOrCreateKey(filepath.Join(dir, "authority.json")); err != nil {
+	if k.Authority, err = keyfile.LoadOrCreate(filepath.Join(dir, "authority.json")); err != nil {
 		return k, fmt.Errorf("ledger authority key: %w", err)
 	}
-	if k.Signer, err = LoadOrCreateKey(filepath.Join(dir, "marketplace.json")); err != nil {
+	if k.Signer, err = keyfile.LoadOrCreate(filepath.Join(dir, "marketplace.json")); err != nil {
 		return k, fmt.Errorf("marketplace signing key: %w", err)
 	}
 	return k, nil

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +46,7 @@ type env struct {
 	d     *daemon.Daemon
 	data  string
 	clock *clock
+	logs  testWriter
 	anon  *client.Client // no credential
 	admin *client.Client
 }
@@ -65,7 +67,9 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	cfg.AdminTokenFile = tokenFile
 	cfg.BlockInterval = 20 * time.Millisecond
 	cfg.Now = clk.Now
-	cfg.LogOutput = testWriter{t}
+	logs := testWriter{t: t, mu: &sync.Mutex{}, buf: &bytes.Buffer{}}
+	cfg.LogOutput = logs
+	cfg.LogLevel = "debug"
 	for _, f := range adjust {
 		f(&cfg)
 	}
@@ -73,7 +77,7 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, d: d, data: data, clock: clk, anon: client.New(d.URL, ""), admin: client.New(d.URL, adminToken)}
+	e := &env{t: t, d: d, data: data, clock: clk, logs: logs, anon: client.New(d.URL, ""), admin: client.New(d.URL, adminToken)}
 	t.Cleanup(func() {
 		if err := d.Close(); err != nil {
 			t.Errorf("daemon close: %v", err)
@@ -98,11 +102,33 @@ func (e *env) checkLedger() {
 	}
 }
 
-type testWriter struct{ t *testing.T }
+// testWriter sends the daemon's log to the test log and keeps a copy.
+type testWriter struct {
+	t   *testing.T
+	mu  *sync.Mutex
+	buf *bytes.Buffer
+}
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("%s", p)
-	return len(p), nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// logsLack asserts that nothing the daemon logged holds any of secrets.
+func (e *env) logsLack(secrets ...string) {
+	e.t.Helper()
+	e.logs.mu.Lock()
+	defer e.logs.mu.Unlock()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(e.logs.buf.String(), s) {
+			e.t.Errorf("the log holds a secret: %.14s…", s)
+		}
+	}
+	if e.logs.buf.Len() == 0 {
+		e.t.Error("the daemon logged nothing, so the check proves nothing")
+	}
 }
 
 // wallet is a fresh Ed25519 wallet.

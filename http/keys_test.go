@@ -111,6 +111,10 @@ func TestKeys(t *testing.T) {
 		wantCode(t, err, 404, "key_not_found")
 	})
 
+	t.Run("logs hold no secrets", func(t *testing.T) {
+		e.logsLack(live.Key, test.Key, sess.Token(), adminToken)
+	})
+
 	t.Run("bad input", func(t *testing.T) {
 		for _, p := range []client.KeyParams{{Name: "", Environment: crtx.Mainnet}, {Name: "x", Environment: "testnet"},
 			{Name: strings.Repeat("n", 101), Environment: crtx.Devnet}} {

@@ -1,4 +1,6 @@
-package daemon
+// Package keyfile reads and writes Ed25519 keys in the Solana CLI's format:
+// a JSON array of the 64 bytes of seed and public key, in a file of mode 0600.
+package keyfile
 
 import (
 	"crypto/ed25519"
@@ -10,11 +12,11 @@ import (
 	"path/filepath"
 )
 
-// LoadOrCreateKey reads an Ed25519 key file in the Solana CLI's format (a
+// LoadOrCreate reads an Ed25519 key file in the Solana CLI's format (a
 // JSON array of the 64 bytes of seed and public key) or, when it does not
 // exist yet, creates one with mode 0600.
-func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
-	key, err := LoadKey(path)
+func LoadOrCreate(path string) (ed25519.PrivateKey, error) {
+	key, err := Load(path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
@@ -22,11 +24,11 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return key, WriteKey(path, key)
+	return key, Write(path, key)
 }
 
-// LoadKey reads a key file written by WriteKey or by `solana-keygen`.
-func LoadKey(path string) (ed25519.PrivateKey, error) {
+// Load reads a key file written by Write or by `solana-keygen`.
+func Load(path string) (ed25519.PrivateKey, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -50,9 +52,9 @@ func LoadKey(path string) (ed25519.PrivateKey, error) {
 	return k, nil
 }
 
-// WriteKey writes key in the Solana CLI's format with mode 0600, never
+// Write writes key in the Solana CLI's format with mode 0600, never
 // replacing an existing file.
-func WriteKey(path string, key ed25519.PrivateKey) error {
+func Write(path string, key ed25519.PrivateKey) error {
 	raw := make([]int, len(key))
 	for i, b := range key {
 		raw[i] = int(b)

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx/daemon"
+)
+
+func TestWalletAirdropKeys(t *testing.T) {
+	ctx := context.Background()
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.BlockInterval = "127.0.0.1:0", t.TempDir(), time.Second
+	cfg.LogOutput = &bytes.Buffer{}
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	t.Setenv("CRTX_URL", d.URL)
+	t.Setenv("CRTX_API_KEY", "")
+	kp := filepath.Join(t.TempDir(), "id.json")
+	crtx := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(ctx, append([]string{"--keypair", kp}, args...), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	if code, _, errOut := crtx("balance"); code == 0 || !strings.Contains(errOut, "crtx wallet new") {
+		t.Errorf("balance without a wallet: %d %s", code, errOut)
+	}
+	if code, out, _ := crtx("wallet", "new"); code != 0 || !strings.Contains(out, "written to") {
+		t.Fatalf("wallet new: %d %s", code, out)
+	}
+	if code, _, _ := crtx("wallet", "new"); code == 0 {
+		t.Error("wallet new replaced an existing wallet")
+	}
+	if code, out, _ := crtx("airdrop", "12.5"); code != 0 || !strings.Contains(out, "available 12.5 USDC") {
+		t.Fatalf("airdrop: %d %s", code, out)
+	}
+	code, out, _ := crtx("--json", "keys", "create", "ci", "devnet", "--spend-limit", "5")
+	var k struct {
+		ID, Key string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &k) != nil || !strings.HasPrefix(k.Key, "crtx_test_") {
+		t.Fatalf("keys create: %d %s", code, out)
+	}
+	t.Setenv("CRTX_API_KEY", k.Key)
+	if code, out, _ := crtx("balance"); code != 0 || !strings.Contains(out, "devnet   12.5 USDC available") || strings.Contains(out, "mainnet") {
+		t.Errorf("balance with a devnet key: %d %q", code, out)
+	}
+	if code, out, _ := crtx("keys", "revoke", k.ID); code != 0 || !strings.Contains(out, "revoked") {
+		t.Errorf("revoke: %d %s", code, out)
+	}
+	if code, _, errOut := crtx("balance"); code == 0 || !strings.Contains(errOut, "invalid_api_key") {
+		t.Errorf("balance with a revoked key: %d %s", code, errOut)
+	}
+	if code, _, errOut := crtx("airdrop", "0.0000001"); code == 0 || !strings.Contains(errOut, "6 decimals") {
+		t.Errorf("over-precise airdrop: %d %s", code, errOut)
+	}
+}
