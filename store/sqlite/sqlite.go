@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,13 @@ func dsn(path string, readOnly bool) string {
 // Open opens (creating if needed) the database at path and applies every
 // migration it has not seen.
 func Open(ctx context.Context, path string) (*Store, error) {
+	// Create the file private first: SQLite gives its -wal and -shm files
+	// the database file's permissions.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("sqlite: create %s: %w", path, err)
+	} else {
+		f.Close()
+	}
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -30,5 +31,10 @@ func TestReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Close()
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if st, err := os.Stat(f); err == nil && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
+		}
 	}
 }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx/client"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// crtxdBinary builds crtxd once per test run, for tests that need a real
+// process to signal.
+func crtxdBinary(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crtxd-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "crtxd")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// A real crtxd process stops cleanly, exit 0, on SIGTERM.
+func TestSIGTERM(t *testing.T) {
+	cmd := exec.Command(crtxdBinary(t), "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	addr := regexp.MustCompile(`"public_url":"(http://127\.0\.0\.1:\d+)"`)
+	var url string
+	var log strings.Builder
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+			break
+		}
+	}
+	if url == "" {
+		t.Fatalf("crtxd did not report its address:\n%s", log.String())
+	}
+	if err := client.New(url, "").Do(ctx, "GET", "/healthz", "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error)
+	go func() {
+		for lines.Scan() {
+			log.WriteString(lines.Text() + "\n")
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, log.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("crtxd did not stop on SIGTERM")
+	}
+	if !strings.Contains(log.String(), `"msg":"crtxd stopped"`) {
+		t.Errorf("no clean stop in the log:\n%s", log.String())
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary != "" {
+		os.RemoveAll(filepath.Dir(binary))
+	}
+	os.Exit(code)
+}
