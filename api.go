@@ -1,6 +1,9 @@
 package crtx
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Wire shapes of REST responses that are not domain types themselves. The
 // http package writes them and the client package reads them.
@@ -71,4 +74,97 @@ type WellKnown struct {
 	PublicURL          string        `json:"public_url"`
 	PlatformFeeBps     int           `json:"platform_fee_bps"`
 	Environments       []Environment `json:"environments"`
+}
+
+// CreatorSummary is the creator of an agent in lists.
+type CreatorSummary struct {
+	Pubkey   string `json:"pubkey"`
+	Verified bool   `json:"verified"`
+}
+
+// CreatorInfo is the creator of an agent in its full listing.
+type CreatorInfo struct {
+	Pubkey      string `json:"pubkey"`
+	DisplayName string `json:"display_name"`
+	Verified    bool   `json:"verified"`
+}
+
+// AgentSummary is an item of GET /v1/agents (seed "Agent summary").
+type AgentSummary struct {
+	AgentID            string         `json:"agent_id"`
+	Name               string         `json:"name"`
+	Tagline            string         `json:"tagline"`
+	Tags               []string       `json:"tags"`
+	Price              USDC           `json:"price_per_call_usdc"`
+	TotalExecutions    int64          `json:"total_executions"`
+	SuccessRate        float64        `json:"success_rate"`
+	AvgExecutionTimeMS int64          `json:"avg_execution_time_ms"`
+	Creator            CreatorSummary `json:"creator"`
+	Status             AgentStatus    `json:"status"`
+}
+
+// AgentPage is the answer of GET /v1/agents.
+type AgentPage struct {
+	Agents []AgentSummary `json:"agents"`
+	Total  int            `json:"total"`
+	Limit  int            `json:"limit"`
+	Offset int            `json:"offset"`
+}
+
+// AgentListing is the full listing of GET /v1/agents/{id} (seed "Agent").
+// Statistics are those of Environment.
+type AgentListing struct {
+	AgentID              string          `json:"agent_id"`
+	Name                 string          `json:"name"`
+	Tagline              string          `json:"tagline"`
+	Tags                 []string        `json:"tags"`
+	Price                USDC            `json:"price_per_call_usdc"`
+	TotalExecutions      int64           `json:"total_executions"`
+	SuccessRate          float64         `json:"success_rate"`
+	AvgExecutionTimeMS   int64           `json:"avg_execution_time_ms"`
+	Creator              CreatorInfo     `json:"creator"`
+	Status               AgentStatus     `json:"status"`
+	Description          string          `json:"description"`
+	InputSchema          json.RawMessage `json:"input_schema"`
+	OutputSchema         json.RawMessage `json:"output_schema"`
+	SuccessfulExecutions int64           `json:"successful_executions"`
+	DisputeCount         int64           `json:"dispute_count"`
+	OnChainListing       string          `json:"on_chain_listing"`
+	CreatedAt            time.Time       `json:"created_at"`
+	PricingModel         string          `json:"pricing_model"`
+	TimeoutSeconds       int             `json:"timeout_seconds"`
+	Environment          Environment     `json:"environment"`
+}
+
+// CreatorAgent is a listing as its creator sees it: the full listing and
+// what only the creator may read.
+type CreatorAgent struct {
+	AgentListing
+	EndpointURL      string    `json:"endpoint_url"`
+	SigningPublicKey string    `json:"signing_public_key"`
+	Collateral       USDC      `json:"collateral_usdc"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+// CreatorAgentList is the answer of GET /v1/creator/agents.
+type CreatorAgentList struct {
+	Agents []CreatorAgent `json:"agents"`
+}
+
+// CreatorProfile is the answer of PUT /v1/creator/profile.
+type CreatorProfile struct {
+	Wallet      string `json:"wallet"`
+	DisplayName string `json:"display_name"`
+	Verified    bool   `json:"verified"`
+}
+
+// TestReport is the answer of POST /v1/creator/test-execution and what the
+// reachability test of a listing found.
+type TestReport struct {
+	Reachable   bool     `json:"reachable"`
+	LatencyMS   int64    `json:"latency_ms"`
+	ShapeOK     bool     `json:"shape_ok"`
+	SignatureOK bool     `json:"signature_ok"`
+	Status      string   `json:"status"`
+	Problems    []string `json:"problems"`
 }

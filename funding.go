@@ -128,7 +128,8 @@ func (m *Market) fund(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 }
 
 // post records one ledger transaction inside tx, creating the accounts it
-// names if they are new. It is the only way money moves.
+// names if they are new. It is the only way money moves. Accounts that no
+// posting names are recorded as the transaction's referenced accounts.
 func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, data map[string]string, postings []Posting, accounts ...Account) (LedgerTx, error) {
 	now := m.now()
 	for _, a := range accounts {
@@ -140,7 +141,20 @@ func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 	if data == nil {
 		data = map[string]string{}
 	}
-	lt := LedgerTx{ID: newTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, CreatedAt: now}
+	named := map[string]bool{}
+	for _, p := range postings {
+		named[p.From], named[p.To] = true, true
+	}
+	refs := []string{}
+	for _, a := range accounts {
+		if !named[a.Address] {
+			refs = append(refs, a.Address)
+		}
+	}
+	if postings == nil {
+		postings = []Posting{}
+	}
+	lt := LedgerTx{ID: newTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, Accounts: refs, CreatedAt: now}
 	if err := tx.InsertTransaction(ctx, &lt); err != nil {
 		return LedgerTx{}, err
 	}

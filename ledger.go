@@ -94,7 +94,10 @@ type LedgerTx struct {
 	Kind        TxKind            `json:"kind"`
 	Data        map[string]string `json:"data"`
 	Postings    []Posting         `json:"postings"`
-	CreatedAt   time.Time         `json:"created_at"`
+	// Accounts the transaction concerns besides those its postings name,
+	// such as the listing an AgentListed creates.
+	Accounts  []string  `json:"accounts"`
+	CreatedAt time.Time `json:"created_at"`
 	// BlockHeight is 0 until the transaction is sealed into a block.
 	BlockHeight int64 `json:"block_height"`
 }
@@ -108,6 +111,15 @@ func (t LedgerTx) Hash() merkle.Hash {
 		To     string `json:"to"`
 		Amount int64  `json:"amount"`
 	}
+	// nil and empty hash alike, so a transaction hashes the same before it
+	// is stored and after it is read back.
+	accounts, data := t.Accounts, t.Data
+	if accounts == nil {
+		accounts = []string{}
+	}
+	if data == nil {
+		data = map[string]string{}
+	}
 	ps := make([]posting, len(t.Postings))
 	for i, p := range t.Postings {
 		ps[i] = posting{p.From, p.To, int64(p.Amount)}
@@ -118,8 +130,9 @@ func (t LedgerTx) Hash() merkle.Hash {
 		Kind        TxKind            `json:"kind"`
 		Data        map[string]string `json:"data"` // maps marshal with sorted keys
 		Postings    []posting         `json:"postings"`
+		Accounts    []string          `json:"accounts"`
 		CreatedAt   int64             `json:"created_at_us"`
-	}{t.ID, t.Environment, t.Kind, t.Data, ps, t.CreatedAt.UnixMicro()})
+	}{t.ID, t.Environment, t.Kind, data, ps, accounts, t.CreatedAt.UnixMicro()})
 	return sha256.Sum256(b)
 }
 

@@ -23,6 +23,10 @@ type Config struct {
 	AirdropMax USDC
 	// AirdropsPerHour is how many airdrops one wallet gets in a rolling hour.
 	AirdropsPerHour int
+	// CollateralTiers price listings' collateral; nil means DefaultCollateralTiers.
+	CollateralTiers []CollateralTier
+	// Caller reaches creators' services.
+	Caller Caller
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
@@ -52,6 +56,9 @@ func New(store Store, cfg Config) (*Market, error) {
 	}
 	if cfg.AirdropsPerHour == 0 {
 		cfg.AirdropsPerHour = 5
+	}
+	if cfg.CollateralTiers == nil {
+		cfg.CollateralTiers = DefaultCollateralTiers
 	}
 	if cfg.FeeBps < 0 || cfg.FeeBps > 10000 {
 		return nil, fmt.Errorf("crtx: platform fee %d bps is outside 0–10000", cfg.FeeBps)

@@ -71,4 +71,53 @@ type Tx interface {
 	InsertBlock(ctx context.Context, b Block, txIDs []string) error
 	// BlockTransactions lists a block's transactions in seq order.
 	BlockTransactions(ctx context.Context, env Environment, height int64) ([]LedgerTx, error)
+
+	// EnsureCreator creates the creator's profile if it does not exist yet.
+	EnsureCreator(ctx context.Context, wallet string, at time.Time) error
+	Creator(ctx context.Context, wallet string) (Creator, error)
+	SetCreatorName(ctx context.Context, wallet, displayName string) error
+	SetCreatorVerified(ctx context.Context, wallet string, verified bool) error
+
+	InsertAgent(ctx context.Context, a Agent) error
+	// UpdateAgent writes every field of a but its id, creator and created_at.
+	UpdateAgent(ctx context.Context, a Agent) error
+	Agent(ctx context.Context, id string) (Agent, error)
+	AgentsByCreator(ctx context.Context, wallet string) ([]Agent, error)
+	// AgentListing returns an agent with its creator and its statistics in env.
+	AgentListing(ctx context.Context, id string, env Environment) (AgentListItem, error)
+	// ListAgents returns a page of active agents and how many match in all.
+	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, int, error)
+	// AddAgentStats adds delta to an agent's statistics in env.
+	AddAgentStats(ctx context.Context, id string, env Environment, delta AgentStats) error
+}
+
+// AgentListItem is an agent with what a listing shows beside it.
+type AgentListItem struct {
+	Agent   Agent
+	Creator Creator
+	Stats   AgentStats
+}
+
+// Sorts of GET /v1/agents (CONTRACT §7); ties break by agent id ascending.
+const (
+	SortTotalExecutions = "total_executions"
+	SortSuccessRate     = "success_rate"
+	SortPriceAsc        = "price_asc"
+	SortPriceDesc       = "price_desc"
+	SortCreatedAt       = "created_at"
+	// SortRelevance ranks full-text matches, weighted by reliability; it is
+	// what a query with q and no sort gets.
+	SortRelevance = "relevance"
+)
+
+// AgentQuery selects active agents (CONTRACT §7).
+type AgentQuery struct {
+	Environment    Environment
+	Tags           []string // all of them
+	MinSuccessRate *float64
+	MinExecutions  *int64
+	VerifiedOnly   bool
+	Q              string
+	Sort           string
+	Limit, Offset  int
 }

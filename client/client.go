@@ -282,3 +282,71 @@ func (c *Client) VerifyTransaction(ctx context.Context, env crtx.Environment, id
 	}
 	return crtx.VerifyProof(p, t, authority)
 }
+
+// Agents lists active agents; q holds the query parameters of GET /v1/agents
+// (limit, offset, tags, min_success_rate, min_executions, verified_only,
+// sort, q, environment).
+func (c *Client) Agents(ctx context.Context, q url.Values) (crtx.AgentPage, error) {
+	var out crtx.AgentPage
+	path := "/v1/agents"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	err := c.call(ctx, "GET", path, nil, &out)
+	return out, err
+}
+
+// Agent reads an agent's full listing with its statistics in env (mainnet
+// when empty).
+func (c *Client) Agent(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListing, error) {
+	var out crtx.AgentListing
+	path := "/v1/agents/" + url.PathEscape(id)
+	if env != "" {
+		path += "?environment=" + string(env)
+	}
+	err := c.call(ctx, "GET", path, nil, &out)
+	return out, err
+}
+
+// CreateListing lists an agent (creator session required).
+func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (crtx.CreatorAgent, error) {
+	var out crtx.CreatorAgent
+	err := c.call(ctx, "POST", "/v1/creator/agents", p, &out)
+	return out, err
+}
+
+// UpdateListing changes a listing; nil fields stay as they are.
+func (c *Client) UpdateListing(ctx context.Context, id string, p crtx.ListingParams) (crtx.CreatorAgent, error) {
+	var out crtx.CreatorAgent
+	err := c.call(ctx, "PATCH", "/v1/creator/agents/"+url.PathEscape(id), p, &out)
+	return out, err
+}
+
+// Delist takes an agent out of the catalog.
+func (c *Client) Delist(ctx context.Context, id string) (crtx.CreatorAgent, error) {
+	var out crtx.CreatorAgent
+	err := c.call(ctx, "DELETE", "/v1/creator/agents/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// CreatorAgents lists the creator's own agents, every status included.
+func (c *Client) CreatorAgents(ctx context.Context) ([]crtx.CreatorAgent, error) {
+	var out crtx.CreatorAgentList
+	err := c.call(ctx, "GET", "/v1/creator/agents", nil, &out)
+	return out.Agents, err
+}
+
+// SetDisplayName sets the creator's public name.
+func (c *Client) SetDisplayName(ctx context.Context, name string) (crtx.CreatorProfile, error) {
+	var out crtx.CreatorProfile
+	err := c.call(ctx, "PUT", "/v1/creator/profile", map[string]string{"display_name": name}, &out)
+	return out, err
+}
+
+// TestExecution runs the Test Execution tool against an endpoint.
+func (c *Client) TestExecution(ctx context.Context, endpoint, publicKey string) (crtx.TestReport, error) {
+	var out crtx.TestReport
+	err := c.call(ctx, "POST", "/v1/creator/test-execution",
+		map[string]string{"endpoint_url": endpoint, "signing_public_key": publicKey}, &out)
+	return out, err
+}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/dispatch"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/store/sqlite"
@@ -38,6 +40,9 @@ type Config struct {
 	ShutdownTimeout       time.Duration
 	LogFormat             string
 	LogLevel              string
+
+	// LookupIP replaces the resolver of creator endpoints (tests).
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	// Now and Logger are for tests; nil means the real clock and a logger
 	// built from LogFormat and LogLevel on LogOutput (stderr when nil).
@@ -145,8 +150,11 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 		store.Close()
 		return nil, err
 	}
+	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
+		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := crtx.New(store, crtx.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
-		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Now: cfg.Now, Logger: log})
+		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller,
+		Now: cfg.Now, Logger: log})
 	if err != nil {
 		store.Close()
 		return nil, err

@@ -58,6 +58,16 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"GET", "/v1/keys", s.listKeys},
 		{"DELETE", "/v1/keys/{id}", s.revokeKey},
 
+		{"GET", "/v1/agents", s.listAgents},
+		{"GET", "/v1/agents/{agent_id}", s.getAgent},
+
+		{"PUT", "/v1/creator/profile", s.setProfile},
+		{"POST", "/v1/creator/agents", s.createListing},
+		{"GET", "/v1/creator/agents", s.creatorAgents},
+		{"PATCH", "/v1/creator/agents/{id}", s.updateListing},
+		{"DELETE", "/v1/creator/agents/{id}", s.delist},
+		{"POST", "/v1/creator/test-execution", s.testExecution},
+
 		{"GET", "/v1/wallet", s.wallet},
 		{"POST", "/v1/devnet/airdrop", s.airdrop},
 		{"POST", "/v1/admin/deposits", s.adminDeposit},

@@ -224,6 +224,12 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 	if lt.Seq, err = r.LastInsertId(); err != nil {
 		return err
 	}
+	for i, addr := range lt.Accounts {
+		if _, err := t.exec(ctx, `INSERT INTO ledger_refs (environment, address, tx_seq, idx) VALUES (?, ?, ?, ?)`,
+			lt.Environment, addr, lt.Seq, i); err != nil {
+			return fmt.Errorf("account reference %d: %w", i, err)
+		}
+	}
 	for i, p := range lt.Postings {
 		if _, err := t.exec(ctx, `INSERT INTO postings (tx_seq, idx, environment, from_address, to_address, amount)
 			VALUES (?, ?, ?, ?, ?, ?)`, lt.Seq, i, lt.Environment, p.From, p.To, p.Amount); err != nil {
@@ -280,25 +286,43 @@ func (t *tx) queryTxs(ctx context.Context, q string, args ...any) ([]crtx.Ledger
 	bySeq := make(map[int64]*crtx.LedgerTx, len(out))
 	seqs := make([]any, len(out))
 	for i := range out {
-		out[i].Postings = []crtx.Posting{}
+		out[i].Postings, out[i].Accounts = []crtx.Posting{}, []string{}
 		bySeq[out[i].Seq] = &out[i]
 		seqs[i] = out[i].Seq
 	}
+	in := `(?` + strings.Repeat(",?", len(seqs)-1) + `)`
 	prow, err := t.tx.QueryContext(ctx, `SELECT tx_seq, from_address, to_address, amount FROM postings
-		WHERE tx_seq IN (?`+strings.Repeat(",?", len(seqs)-1)+`) ORDER BY tx_seq, idx`, seqs...)
+		WHERE tx_seq IN `+in+` ORDER BY tx_seq, idx`, seqs...)
 	if err != nil {
 		return nil, err
 	}
-	defer prow.Close()
 	for prow.Next() {
 		var seq int64
 		var p crtx.Posting
 		if err := prow.Scan(&seq, &p.From, &p.To, &p.Amount); err != nil {
+			prow.Close()
 			return nil, err
 		}
 		bySeq[seq].Postings = append(bySeq[seq].Postings, p)
 	}
-	return out, prow.Err()
+	prow.Close()
+	if err := prow.Err(); err != nil {
+		return nil, err
+	}
+	rrow, err := t.tx.QueryContext(ctx, `SELECT tx_seq, address FROM ledger_refs WHERE tx_seq IN `+in+` ORDER BY tx_seq, idx`, seqs...)
+	if err != nil {
+		return nil, err
+	}
+	defer rrow.Close()
+	for rrow.Next() {
+		var seq int64
+		var addr string
+		if err := rrow.Scan(&seq, &addr); err != nil {
+			return nil, err
+		}
+		bySeq[seq].Accounts = append(bySeq[seq].Accounts, addr)
+	}
+	return out, rrow.Err()
 }
 
 func (t *tx) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
@@ -315,8 +339,9 @@ func (t *tx) Transaction(ctx context.Context, env crtx.Environment, id string) (
 func (t *tx) AccountTransactions(ctx context.Context, env crtx.Environment, address string, limit int) ([]crtx.LedgerTx, error) {
 	return t.queryTxs(ctx, `WHERE seq IN (
 		SELECT tx_seq FROM postings WHERE environment = ? AND from_address = ?
-		UNION SELECT tx_seq FROM postings WHERE environment = ? AND to_address = ?)
-		ORDER BY seq DESC LIMIT ?`, env, address, env, address, limit)
+		UNION SELECT tx_seq FROM postings WHERE environment = ? AND to_address = ?
+		UNION SELECT tx_seq FROM ledger_refs WHERE environment = ? AND address = ?)
+		ORDER BY seq DESC LIMIT ?`, env, address, env, address, env, address, limit)
 }
 
 func (t *tx) TransactionsSince(ctx context.Context, env crtx.Environment, kind crtx.TxKind, key, value string, since time.Time) ([]crtx.LedgerTx, error) {

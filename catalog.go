@@ -1,0 +1,72 @@
+package crtx
+
+import (
+	"context"
+	"errors"
+)
+
+func (m *Market) listingView(it AgentListItem, env Environment) AgentListing {
+	a, s := it.Agent, it.Stats
+	return AgentListing{
+		AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
+		Creator: CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
+		Status:  a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
+		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
+		OnChainListing: m.ExplorerURL(Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
+		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
+	}
+}
+
+func (m *Market) creatorView(it AgentListItem) CreatorAgent {
+	return CreatorAgent{AgentListing: m.listingView(it, Mainnet), EndpointURL: it.Agent.EndpointURL,
+		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt}
+}
+
+// Agents returns a page of the catalog (CONTRACT §7). The query must be
+// valid; the http package checks each parameter and names the bad one.
+func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
+	if q.Environment == "" {
+		q.Environment = Mainnet
+	}
+	if q.Sort == "" {
+		q.Sort = SortTotalExecutions
+		if q.Q != "" {
+			q.Sort = SortRelevance
+		}
+	}
+	var items []AgentListItem
+	var total int
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		items, total, err = tx.ListAgents(ctx, q)
+		return err
+	})
+	if err != nil {
+		return AgentPage{}, internal("list agents", err)
+	}
+	page := AgentPage{Agents: make([]AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}
+	for i, it := range items {
+		a, s := it.Agent, it.Stats
+		page.Agents[i] = AgentSummary{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+			TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
+			Creator: CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
+	}
+	return page, nil
+}
+
+// Agent returns the full listing of an active or paused agent with its
+// statistics in env; delisted or unknown agents are agent_not_found.
+func (m *Market) Agent(ctx context.Context, id string, env Environment) (AgentListing, error) {
+	var it AgentListItem
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		it, err = tx.AgentListing(ctx, id, env)
+		if errors.Is(err, ErrNotFound) || (err == nil && it.Agent.Status == AgentDelisted) {
+			return Errorf(CodeAgentNotFound, "no agent %q", id)
+		}
+		return err
+	})
+	if err != nil {
+		return AgentListing{}, internal("agent", err)
+	}
+	return m.listingView(it, env), nil
+}

@@ -1,0 +1,253 @@
+// Package creator is the Go SDK for a creator's execution service: an
+// http.Handler for POST /execute that runs your function, hashes and signs
+// its result exactly as the marketplace verifies it, answers "failed" before
+// the marketplace's deadline, answers a repeated execution_id with its first
+// answer, and can refuse requests the marketplace did not sign.
+//
+//	key, _ := keyfile.LoadOrCreate("agent-key.json")
+//	h := creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
+//		return strings.ToUpper(r.Task), 0, nil
+//	}, creator.Options{})
+//	http.Handle("POST /execute", h)
+package creator
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Request is one task from the marketplace.
+type Request struct {
+	ExecutionID    string
+	Task           string
+	Parameters     json.RawMessage
+	UserPubkey     string
+	TimeoutSeconds int
+	// Environment is "mainnet" or "devnet" (X-Crtx-Environment).
+	Environment string
+	// Test is true for the marketplace's reachability and test requests
+	// (X-Crtx-Test: true), which no caller pays for.
+	Test bool
+}
+
+// Func does the work. A nil error means completed with result; an error
+// means failed, with the error's text as the description. tokens is
+// reported to the caller when it is above zero.
+type Func func(ctx context.Context, req Request) (result string, tokens int, err error)
+
+// Options tune a Handler; the zero value works.
+type Options struct {
+	// MarketplaceKey, when set, makes the handler refuse (401) requests
+	// whose X-Crtx-Signature does not verify against it. FetchMarketplaceKey
+	// reads it from the marketplace.
+	MarketplaceKey ed25519.PublicKey
+	// MaxSkew is how far X-Crtx-Timestamp may be from now when signatures
+	// are checked; 0 means 5 minutes.
+	MaxSkew time.Duration
+	// Margin is how long before timeout_seconds runs out the handler gives
+	// up and answers failed; 0 means a tenth of the timeout, between 200 ms
+	// and 2 s.
+	Margin time.Duration
+	// Remember is how many answers are kept to answer repeated execution
+	// ids; 0 means 10,000.
+	Remember int
+	Now      func() time.Time
+}
+
+// Handler serves POST /execute.
+type Handler struct {
+	key  ed25519.PrivateKey
+	fn   Func
+	opts Options
+
+	mu      sync.Mutex
+	answers map[string]*answer
+	order   []string
+}
+
+type answer struct {
+	done chan struct{}
+	body []byte
+}
+
+// NewHandler returns the handler that runs fn and signs with key.
+func NewHandler(key ed25519.PrivateKey, fn Func, opts Options) *Handler {
+	if opts.MaxSkew == 0 {
+		opts.MaxSkew = 5 * time.Minute
+	}
+	if opts.Remember == 0 {
+		opts.Remember = 10_000
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Handler{key: key, fn: fn, opts: opts, answers: map[string]*answer{}}
+}
+
+// PublicKey is the base58 signing public key to register in the listing.
+func (h *Handler) PublicKey() string { return crtx.Address(h.key.Public().(ed25519.PublicKey)) }
+
+const maxBody = 1 << 20
+
+func refuse(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		refuse(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		refuse(w, http.StatusRequestEntityTooLarge, "the request is too large")
+		return
+	}
+	if h.opts.MarketplaceKey != nil {
+		if err := h.checkSignature(r, body); err != nil {
+			refuse(w, http.StatusUnauthorized, err.Error())
+			return
+		}
+	}
+	var in crtx.CreatorRequest
+	if err := json.Unmarshal(body, &in); err != nil || in.ExecutionID == "" {
+		refuse(w, http.StatusBadRequest, "the body is not a creator execution request")
+		return
+	}
+	a, first := h.claim(in.ExecutionID)
+	if first {
+		a.body = h.run(r.Context(), in, r.Header)
+		close(a.done)
+	} else {
+		select {
+		case <-a.done:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(a.body)
+}
+
+func (h *Handler) checkSignature(r *http.Request, body []byte) error {
+	ts := r.Header.Get(crtx.HeaderTimestamp)
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return errors.New("missing or malformed " + crtx.HeaderTimestamp)
+	}
+	if d := h.opts.Now().Sub(time.Unix(sec, 0)); d > h.opts.MaxSkew || d < -h.opts.MaxSkew {
+		return errors.New(crtx.HeaderTimestamp + " is too far from now")
+	}
+	if !crtx.VerifyRequestSignature(h.opts.MarketplaceKey, ts, body, r.Header.Get(crtx.HeaderSignature)) {
+		return errors.New(crtx.HeaderSignature + " does not verify against the marketplace key")
+	}
+	return nil
+}
+
+// claim returns the answer slot of an execution id and whether this
+// request is the first to ask, forgetting the oldest answers past Remember.
+func (h *Handler) claim(id string) (*answer, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a, ok := h.answers[id]; ok {
+		return a, false
+	}
+	a := &answer{done: make(chan struct{})}
+	h.answers[id] = a
+	h.order = append(h.order, id)
+	for len(h.order) > h.opts.Remember {
+		delete(h.answers, h.order[0])
+		h.order = h.order[1:]
+	}
+	return a, true
+}
+
+func (h *Handler) margin(timeout time.Duration) time.Duration {
+	if h.opts.Margin > 0 {
+		return h.opts.Margin
+	}
+	return min(max(timeout/10, 200*time.Millisecond), 2*time.Second)
+}
+
+// run calls fn with a deadline just short of the marketplace's and builds
+// the signed reply.
+func (h *Handler) run(ctx context.Context, in crtx.CreatorRequest, hdr http.Header) []byte {
+	timeout := time.Duration(in.TimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	// The work outlives this request if the marketplace hangs up, so that a
+	// retry with the same execution id finds the answer.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout-h.margin(timeout))
+	defer cancel()
+	req := Request{ExecutionID: in.ExecutionID, Task: in.Task, Parameters: in.Parameters, UserPubkey: in.UserPubkey,
+		TimeoutSeconds: in.TimeoutSeconds, Environment: hdr.Get(crtx.HeaderEnvironment), Test: hdr.Get(crtx.HeaderTest) == "true"}
+	type outcome struct {
+		result string
+		tokens int
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: fmt.Errorf("the agent crashed: %v", p)}
+			}
+		}()
+		res, tokens, err := h.fn(ctx, req)
+		done <- outcome{res, tokens, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		o.err = fmt.Errorf("the agent did not finish within %s", timeout-h.margin(timeout))
+	}
+	reply := crtx.CreatorReply{ExecutionID: in.ExecutionID}
+	if o.err != nil {
+		msg := o.err.Error()
+		reply.Status, reply.Error = "failed", &msg
+	} else {
+		hash := crtx.ResultHash(o.result)
+		sig := crtx.SignResult(h.key, hash)
+		reply.Status, reply.Result, reply.ResultHash, reply.Signature = "completed", &o.result, &hash, &sig
+		if o.tokens > 0 {
+			t := int64(o.tokens)
+			reply.TokensUsed = &t
+		}
+	}
+	b, _ := json.Marshal(reply)
+	return b
+}
+
+// FetchMarketplaceKey reads the marketplace's request-signing key from its
+// /.well-known/crtx.json.
+func FetchMarketplaceKey(ctx context.Context, marketplaceURL string) (ed25519.PublicKey, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, marketplaceURL+"/.well-known/crtx.json", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var wk crtx.WellKnown
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&wk); err != nil {
+		return nil, fmt.Errorf("creator: %s/.well-known/crtx.json: %w", marketplaceURL, err)
+	}
+	return crtx.ParseAddress("signing_public_key", wk.SigningPublicKey)
+}

@@ -1,0 +1,240 @@
+// Package dispatch makes the marketplace's calls to creators' services:
+// requests signed with the marketplace key, dialled only to public addresses
+// (checked on the address actually dialled, so a DNS answer that changes
+// between check and dial gains nothing), no redirects, capped replies.
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Options configure a Caller.
+type Options struct {
+	// Signer signs every request (X-Crtx-Signature).
+	Signer ed25519.PrivateKey
+	// AllowPrivate lets endpoints be plain http and reach any address
+	// (--allow-private-endpoints, for development and tests).
+	AllowPrivate bool
+	// LookupIP resolves host names; nil uses the system resolver.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// MaxReplyBytes caps a reply body; 0 means 8 MiB (a 4 MiB result, JSON-escaped).
+	MaxReplyBytes int64
+	Now           func() time.Time
+}
+
+// Caller calls creators' services. It implements crtx.Caller.
+type Caller struct {
+	opts   Options
+	client *http.Client
+}
+
+var _ crtx.Caller = (*Caller)(nil)
+
+// ErrBlocked is wrapped when an address is refused.
+var ErrBlocked = errors.New("address is not public")
+
+// New returns a Caller.
+func New(opts Options) *Caller {
+	if opts.LookupIP == nil {
+		opts.LookupIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if opts.MaxReplyBytes == 0 {
+		opts.MaxReplyBytes = 8 << 20
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := &Caller{opts: opts}
+	transport := &http.Transport{
+		Proxy:                  nil, // never through a proxy: it would dial for us, unchecked
+		DialContext:            c.dial,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+		MaxIdleConnsPerHost:    16,
+		IdleConnTimeout:        90 * time.Second,
+		ForceAttemptHTTP2:      true,
+	}
+	c.client = &http.Client{
+		Transport: transport,
+		// A redirect is answered as it is and then refused by the status check.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return c
+}
+
+// control runs on the socket right before connect: the address here is
+// the one really dialled.
+func (c *Caller) control(network, address string, _ syscall.RawConn) error {
+	if c.opts.AllowPrivate {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", address, ErrBlocked)
+	}
+	if !Public(ap.Addr()) {
+		return fmt.Errorf("dial %s: %w", ap.Addr(), ErrBlocked)
+	}
+	return nil
+}
+
+// dial resolves the host itself and dials each address in turn through a
+// dialer whose Control refuses private addresses.
+func (c *Caller) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	d := &net.Dialer{Timeout: 10 * time.Second, Control: c.control}
+	ips, err := c.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var first error
+	for _, ip := range ips {
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+func (c *Caller) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	ips, err := c.opts.LookupIP(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	return ips, nil
+}
+
+// CheckURL checks an endpoint or webhook URL before it is stored: https (or
+// http with AllowPrivate), no user info, a host, and — unless AllowPrivate —
+// only public addresses, as a literal or as what the name resolves to now.
+func (c *Caller) CheckURL(ctx context.Context, field, raw string) error {
+	bad := func(format string, args ...any) error {
+		return crtx.Errorf(crtx.CodeInvalidRequest, "%s: "+format, append([]any{field}, args...)...)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Opaque != "" {
+		return bad("must be an absolute URL")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && c.opts.AllowPrivate:
+	case u.Scheme == "http":
+		return bad("must use https (plain http only with --allow-private-endpoints)")
+	default:
+		return bad("scheme %q is not supported; use https", u.Scheme)
+	}
+	if u.User != nil {
+		return bad("must not carry a user name or password")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return bad("has no host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return bad("port %q is not valid", p)
+		}
+	}
+	if c.opts.AllowPrivate {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if !Public(ip) {
+			return bad("%s is not a public address", ip)
+		}
+		return nil
+	}
+	ips, err := c.resolve(ctx, host)
+	if err != nil {
+		return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %v", field, err)
+	}
+	for _, ip := range ips {
+		if !Public(ip) {
+			return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %s resolves to %s, which is not a public address", field, host, ip)
+		}
+	}
+	return nil
+}
+
+// Call POSTs req to endpoint, signed, and returns the decoded reply. The
+// deadline is ctx's. It does not judge the reply's content (crtx.CheckReply
+// does); it fails only when there is no JSON object to judge.
+func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment, test bool, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
+	var reply crtx.CreatorReply
+	body, err := json.Marshal(req)
+	if err != nil {
+		return reply, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Err: err}
+	}
+	ts := strconv.FormatInt(c.opts.Now().Unix(), 10)
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("User-Agent", "crtx-marketplace/1")
+	hreq.Header.Set(crtx.HeaderEnvironment, string(env))
+	hreq.Header.Set(crtx.HeaderTimestamp, ts)
+	hreq.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
+	if test {
+		hreq.Header.Set(crtx.HeaderTest, "true")
+	}
+	resp, err := c.client.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Err: fmt.Errorf("no reply before the deadline: %w", ctx.Err())}
+		}
+		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		loc := ""
+		if l := resp.Header.Get("Location"); l != "" {
+			loc = " (a redirect to " + l + ", which is not followed)"
+		}
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("the endpoint answered HTTP %d%s", resp.StatusCode, loc)}
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Err: fmt.Errorf("the reply did not finish before the deadline: %w", ctx.Err())}
+		}
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("reading the reply: %w", err)}
+	}
+	if int64(len(data)) > c.opts.MaxReplyBytes {
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("the reply is larger than %d bytes", c.opts.MaxReplyBytes)}
+	}
+	if err := json.Unmarshal(data, &reply); err != nil {
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("the reply is not a JSON object of the creator protocol: %v", err)}
+	}
+	return reply, nil
+}

@@ -1,0 +1,176 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+func TestPublic(t *testing.T) {
+	blocked := []string{
+		"127.0.0.1", "127.255.0.1", "::1", "10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.254",
+		"192.168.0.1", "169.254.169.254", "169.254.0.1", "0.0.0.0", "::", "100.64.0.1", "224.0.0.1", "239.1.1.1",
+		"255.255.255.255", "240.0.0.1", "fc00::1", "fd00:ec2::254", "fe80::1", "ff02::1",
+		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "2002:7f00:1::",
+		"2001:0:4136:e378::1", "::127.0.0.1", "192.0.2.1", "198.18.0.1",
+	}
+	for _, s := range blocked {
+		if Public(netip.MustParseAddr(s)) {
+			t.Errorf("%s counts as public", s)
+		}
+	}
+	public := []string{"93.184.216.34", "8.8.8.8", "1.1.1.1", "172.32.0.1", "172.15.255.255", "2606:4700::1111",
+		"::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::"}
+	for _, s := range public {
+		if !Public(netip.MustParseAddr(s)) {
+			t.Errorf("%s counts as private", s)
+		}
+	}
+	if Public(netip.Addr{}) {
+		t.Error("the zero address counts as public")
+	}
+}
+
+func newCaller(allowPrivate bool, names map[string][]string) *Caller {
+	_, key, _ := ed25519.GenerateKey(nil)
+	return New(Options{Signer: key, AllowPrivate: allowPrivate, LookupIP: func(_ context.Context, host string) ([]netip.Addr, error) {
+		var out []netip.Addr
+		for _, s := range names[host] {
+			out = append(out, netip.MustParseAddr(s))
+		}
+		if len(out) == 0 {
+			return nil, errors.New("no such host")
+		}
+		return out, nil
+	}})
+}
+
+func TestCheckURL(t *testing.T) {
+	c := newCaller(false, map[string][]string{"agent.example": {"93.184.216.34"}, "inside.example": {"93.184.216.34", "10.0.0.7"}})
+	ctx := context.Background()
+	for raw, code := range map[string]string{
+		"https://agent.example/execute":          "",
+		"https://93.184.216.34:8443/execute":     "",
+		"http://agent.example/execute":           crtx.CodeInvalidRequest,
+		"ftp://agent.example/execute":            crtx.CodeInvalidRequest,
+		"https://user:pw@agent.example/":         crtx.CodeInvalidRequest,
+		"https:///execute":                       crtx.CodeInvalidRequest,
+		"/execute":                               crtx.CodeInvalidRequest,
+		"https://127.0.0.1/execute":              crtx.CodeInvalidRequest,
+		"https://[::ffff:127.0.0.1]/execute":     crtx.CodeInvalidRequest,
+		"https://169.254.169.254/latest":         crtx.CodeInvalidRequest,
+		"https://inside.example/execute":         crtx.CodeEndpointUnreachable,
+		"https://nowhere.example/execute":        crtx.CodeEndpointUnreachable,
+		"https://agent.example:99999/execute":    crtx.CodeInvalidRequest,
+		"https://[fe80::1%25eth0]:443/execute":   crtx.CodeInvalidRequest,
+		"https://agent.example/execute?x=1#frag": "",
+	} {
+		err := c.CheckURL(ctx, "endpoint_url", raw)
+		if code == "" && err != nil || code != "" && crtx.ErrorCode(err) != code {
+			t.Errorf("%s: %v, want %q", raw, err, code)
+		}
+		if err != nil && !strings.Contains(crtx.ErrorMessage(err), "endpoint_url") {
+			t.Errorf("%s: message %q does not name the field", raw, crtx.ErrorMessage(err))
+		}
+	}
+	if err := newCaller(true, nil).CheckURL(ctx, "endpoint_url", "http://127.0.0.1:9/execute"); err != nil {
+		t.Errorf("private endpoints allowed: %v", err)
+	}
+}
+
+func callErr(t *testing.T, err error) *crtx.CallError {
+	t.Helper()
+	var ce *crtx.CallError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v, want a CallError", err)
+	}
+	return ce
+}
+
+// Dial-time refusal: even when the URL check is skipped, a private address
+// is never connected to.
+func TestDialRefusesPrivateAddresses(t *testing.T) {
+	hit := false
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	c := newCaller(false, map[string][]string{"rebind.example": {"127.0.0.1"}})
+	for _, u := range []string{srv.URL, "http://rebind.example:" + port} {
+		_, err := c.Call(context.Background(), u, crtx.Mainnet, true, crtx.CreatorRequest{ExecutionID: "x"})
+		ce := callErr(t, err)
+		if !errors.Is(err, ErrBlocked) || !ce.NoResponse {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	if hit {
+		t.Fatal("a private address was reached")
+	}
+}
+
+func TestCallFailures(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusFound)
+	})
+	mux.HandleFunc("/500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
+	mux.HandleFunc("/junk", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>")) })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"result":"`))
+		w.Write([]byte(strings.Repeat("a", 9<<20)))
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	var got http.Header
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Write([]byte(`{"execution_id":"x","status":"failed","error":"no"}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := newCaller(true, nil)
+	ctx := context.Background()
+	call := func(path string, timeout time.Duration) error {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		_, err := c.Call(cctx, srv.URL+path, crtx.Devnet, false, crtx.CreatorRequest{ExecutionID: "x"})
+		return err
+	}
+	for path, code := range map[string]string{
+		"/redirect": crtx.CodeInvalidAgentResponse, "/500": crtx.CodeInvalidAgentResponse,
+		"/junk": crtx.CodeInvalidAgentResponse, "/big": crtx.CodeInvalidAgentResponse,
+	} {
+		if ce := callErr(t, call(path, 5*time.Second)); ce.Code != code || ce.NoResponse {
+			t.Errorf("%s: %+v", path, ce)
+		}
+	}
+	if ce := callErr(t, call("/slow", 200*time.Millisecond)); ce.Code != crtx.CodeExecutionTimeout {
+		t.Errorf("slow: %+v", ce)
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	if ce := callErr(t, func() error {
+		_, err := c.Call(ctx, closed.URL, crtx.Devnet, false, crtx.CreatorRequest{ExecutionID: "x"})
+		return err
+	}()); !ce.NoResponse {
+		t.Errorf("closed port: %+v", ce)
+	}
+	if err := call("/ok", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get(crtx.HeaderEnvironment) != "devnet" || got.Get(crtx.HeaderTest) != "" ||
+		!strings.HasPrefix(got.Get(crtx.HeaderSignature), "ed25519:") || got.Get(crtx.HeaderTimestamp) == "" {
+		t.Errorf("request headers: %v", got)
+	}
+}

@@ -1,0 +1,256 @@
+package http
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+)
+
+// query reads query parameters strictly: each at most once, none unknown.
+type query struct {
+	v url.Values
+}
+
+func newQuery(r *http.Request, known ...string) (query, error) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return query{}, invalid("the query string is malformed")
+	}
+	for k, vals := range v {
+		if !slices.Contains(known, k) {
+			return query{}, invalid("unknown parameter: %s", k)
+		}
+		if len(vals) > 1 {
+			return query{}, invalid("%s: give it once", k)
+		}
+	}
+	return query{v}, nil
+}
+
+func (q query) has(k string) bool { return q.v.Has(k) }
+
+func (q query) int(k string, def, min, max int) (int, error) {
+	if !q.has(k) {
+		return def, nil
+	}
+	n, err := strconv.Atoi(q.v.Get(k))
+	if err != nil || n < min || n > max {
+		return 0, invalid("%s must be a whole number from %d to %d", k, min, max)
+	}
+	return n, nil
+}
+
+func (q query) env() (crtx.Environment, error) {
+	if !q.has("environment") {
+		return crtx.Mainnet, nil
+	}
+	return crtx.ParseEnvironment("environment", q.v.Get("environment"))
+}
+
+var sorts = []string{crtx.SortTotalExecutions, crtx.SortSuccessRate, crtx.SortPriceAsc, crtx.SortPriceDesc, crtx.SortCreatedAt}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	q, err := newQuery(r, "limit", "offset", "tags", "min_success_rate", "min_executions", "verified_only", "sort", "q", "environment")
+	if err != nil {
+		return err
+	}
+	aq := crtx.AgentQuery{}
+	if aq.Limit, err = q.int("limit", 20, 1, 100); err != nil {
+		return err
+	}
+	if aq.Offset, err = q.int("offset", 0, 0, 1<<30); err != nil {
+		return err
+	}
+	if aq.Environment, err = q.env(); err != nil {
+		return err
+	}
+	if q.has("tags") {
+		for _, t := range strings.Split(q.v.Get("tags"), ",") {
+			t = strings.TrimSpace(t)
+			if t == "" || len(t) > 32 {
+				return invalid("tags must be a comma-separated list of tags")
+			}
+			if !slices.Contains(aq.Tags, t) {
+				aq.Tags = append(aq.Tags, t)
+			}
+		}
+		if len(aq.Tags) > 10 {
+			return invalid("tags: at most 10")
+		}
+	}
+	if q.has("min_success_rate") {
+		f, err := strconv.ParseFloat(q.v.Get("min_success_rate"), 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return invalid("min_success_rate must be a number from 0.0 to 1.0")
+		}
+		aq.MinSuccessRate = &f
+	}
+	if q.has("min_executions") {
+		n, err := strconv.ParseInt(q.v.Get("min_executions"), 10, 64)
+		if err != nil || n < 0 {
+			return invalid("min_executions must be a whole number of at least 0")
+		}
+		aq.MinExecutions = &n
+	}
+	if q.has("verified_only") {
+		switch q.v.Get("verified_only") {
+		case "true":
+			aq.VerifiedOnly = true
+		case "false":
+		default:
+			return invalid("verified_only must be true or false")
+		}
+	}
+	if q.has("sort") {
+		aq.Sort = q.v.Get("sort")
+		if !slices.Contains(sorts, aq.Sort) {
+			return invalid("sort must be one of %s", strings.Join(sorts, ", "))
+		}
+	}
+	if q.has("q") {
+		aq.Q = q.v.Get("q")
+		if len(aq.Q) > 200 {
+			return invalid("q: at most 200 characters")
+		}
+	}
+	page, err := s.market.Agents(r.Context(), aq)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	q, err := newQuery(r, "environment")
+	if err != nil {
+		return err
+	}
+	env, err := q.env()
+	if err != nil {
+		return err
+	}
+	a, err := s.market.Agent(r.Context(), r.PathValue("agent_id"), env)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req crtx.ListingParams
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	a, err := s.market.CreateListing(r.Context(), p.Wallet, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, crtx.CreatorAgentList{Agents: agents})
+	return nil
+}
+
+func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req crtx.ListingParams
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	a, err := s.market.UpdateListing(r.Context(), p.Wallet, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	a, err := s.market.Delist(r.Context(), p.Wallet, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+type profileRequest struct {
+	DisplayName *string `json:"display_name"`
+}
+
+func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req profileRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.DisplayName == nil {
+		return invalid("display_name is required")
+	}
+	prof, err := s.market.SetDisplayName(r.Context(), p.Wallet, *req.DisplayName)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, prof)
+	return nil
+}
+
+type testExecutionRequest struct {
+	EndpointURL      string `json:"endpoint_url"`
+	SigningPublicKey string `json:"signing_public_key"`
+	TimeoutSeconds   *int   `json:"timeout_seconds"`
+}
+
+func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var req testExecutionRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.EndpointURL == "" || req.SigningPublicKey == "" {
+		return invalid("endpoint_url and signing_public_key are required")
+	}
+	timeout := 30
+	if req.TimeoutSeconds != nil {
+		if *req.TimeoutSeconds < 1 || *req.TimeoutSeconds > 300 {
+			return invalid("timeout_seconds must be 1 to 300")
+		}
+		timeout = *req.TimeoutSeconds
+	}
+	writeJSON(w, http.StatusOK, s.market.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout))
+	return nil
+}

@@ -1,0 +1,119 @@
+package http_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+// service is a creator's execution service on 127.0.0.1, built on the
+// creator package and signing with its own key.
+type service struct {
+	URL    string
+	Key    ed25519.PrivateKey
+	PubKey string
+}
+
+func newService(t *testing.T, fn creator.Func) service {
+	t.Helper()
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, fn, creator.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("POST /execute", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return service{URL: srv.URL + "/execute", Key: key, PubKey: h.PublicKey()}
+}
+
+func echo(_ context.Context, r creator.Request) (string, int, error) { return "echo: " + r.Task, 3, nil }
+
+// private lets creator endpoints live on 127.0.0.1, as tests need.
+func private(c *daemon.Config) { c.AllowPrivateEndpoints = true }
+
+type listingReq map[string]any
+
+func params(s service, price string) listingReq {
+	return listingReq{
+		"name": "Word counter", "tagline": "Counts words in a text.", "description": "Counts words, lines and characters.",
+		"tags":         []string{"writing", "data"},
+		"input_schema": json.RawMessage(`{"type":"object","properties":{"lang":{"type":"string"}},"required":[]}`),
+		"output_schema": json.RawMessage(`{"type":"object"}`), "pricing_model": "pay_per_use",
+		"price_per_call_usdc": json.Number(price), "endpoint_url": s.URL, "signing_public_key": s.PubKey,
+	}
+}
+
+func (p listingReq) with(k string, v any) listingReq {
+	out := listingReq{}
+	for kk, vv := range p {
+		out[kk] = vv
+	}
+	if v == nil {
+		delete(out, k)
+	} else {
+		out[k] = v
+	}
+	return out
+}
+
+// creatorOf signs in a new wallet holding amount USDC on mainnet.
+func (e *env) creatorOf(amount string) (wallet, *client.Client) {
+	e.t.Helper()
+	w := newWallet(e.t)
+	if amount != "0" {
+		if _, err := e.admin.Deposit(ctx, crtx.Mainnet, w.address, usdc(amount)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return w, e.signIn(w)
+}
+
+func list(c *client.Client, p listingReq) (crtx.CreatorAgent, error) {
+	var a crtx.CreatorAgent
+	body, _ := json.Marshal(p)
+	err := c.Do(ctx, "POST", "/v1/creator/agents", "application/json", body, &a)
+	return a, err
+}
+
+func patch(c *client.Client, id string, p map[string]any) (crtx.CreatorAgent, error) {
+	var a crtx.CreatorAgent
+	body, _ := json.Marshal(p)
+	err := c.Do(ctx, "PATCH", "/v1/creator/agents/"+id, "application/json", body, &a)
+	return a, err
+}
+
+func mainnetBalance(t *testing.T, c *client.Client) crtx.USDC {
+	t.Helper()
+	w, err := c.Wallet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Balances[crtx.Mainnet].Available
+}
+
+func accountTxKinds(t *testing.T, e *env, addr string) []string {
+	t.Helper()
+	v, err := e.anon.Account(ctx, crtx.Mainnet, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for i := len(v.Transactions) - 1; i >= 0; i-- {
+		kinds = append(kinds, string(v.Transactions[i].Kind))
+	}
+	return kinds
+}
+
+func joined(s []string) string { return strings.Join(s, ",") }
+
+func clientKey(name string, env crtx.Environment) client.KeyParams {
+	return client.KeyParams{Name: name, Environment: env}
+}

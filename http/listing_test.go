@@ -1,0 +1,174 @@
+package http_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/creator"
+)
+
+func TestListingCollateralByTier(t *testing.T) {
+	e := start(t, private)
+	svc := newService(t, echo)
+	for price, collateral := range map[string]string{
+		"0.05": "10", "0.1": "10", "0.100001": "50", "1": "50", "1.5": "250", "10": "250", "10.01": "1000", "10000": "1000",
+	} {
+		t.Run(price, func(t *testing.T) {
+			w, c := e.creatorOf("1500")
+			a, err := list(c, params(svc, price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Status != "active" || a.Collateral != usdc(collateral) || a.Price != usdc(price) || a.Creator.Pubkey != w.address ||
+				a.Creator.DisplayName != crtx.DefaultDisplayName(w.address) || a.TimeoutSeconds != 60 || a.EndpointURL != svc.URL {
+				t.Errorf("listing = %+v", a)
+			}
+			if got, want := mainnetBalance(t, c), usdc("1500")-usdc(collateral); got != want {
+				t.Errorf("creator balance %s, want %s", got, want)
+			}
+			coll, err := e.anon.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountCollateral, a.AgentID))
+			if err != nil || coll.Account.Balance != usdc(collateral) || coll.Account.Owner != w.address {
+				t.Errorf("collateral account = %+v, %v", coll.Account, err)
+			}
+			listing := crtx.AccountAddress(crtx.AccountListing, a.AgentID)
+			if a.OnChainListing != e.d.URL+"/explorer/account/"+listing+"?cluster=mainnet" {
+				t.Errorf("on_chain_listing = %s", a.OnChainListing)
+			}
+			if kinds := accountTxKinds(t, e, listing); joined(kinds) != "AgentListed" {
+				t.Errorf("listing account transactions = %v", kinds)
+			}
+			pub, err := e.anon.Agent(ctx, a.AgentID, "")
+			if err != nil || pub.Name != "Word counter" || pub.Status != "active" {
+				t.Errorf("public listing = %+v, %v", pub, err)
+			}
+		})
+	}
+}
+
+func TestListingRefusals(t *testing.T) {
+	e := start(t, private)
+	good := newService(t, echo)
+	impostor := newService(t, echo)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	w, c := e.creatorOf("100")
+	walletAcct := crtx.AccountAddress(crtx.AccountWallet, w.address)
+	p := params(good, "0.5")
+	cases := []struct {
+		name   string
+		body   listingReq
+		status int
+		code   string
+	}{
+		{"no tags", p.with("tags", []string{}), 400, "invalid_request"},
+		{"six tags", p.with("tags", []string{"a", "b", "c", "d", "e", "f"}), 400, "invalid_request"},
+		{"uppercase tag", p.with("tags", []string{"Writing"}), 400, "invalid_request"},
+		{"repeated tag", p.with("tags", []string{"data", "data"}), 400, "invalid_request"},
+		{"empty name", p.with("name", " "), 400, "invalid_request"},
+		{"long name", p.with("name", strings.Repeat("n", 65)), 400, "invalid_request"},
+		{"long tagline", p.with("tagline", strings.Repeat("t", 161)), 400, "invalid_request"},
+		{"no description", p.with("description", nil), 400, "invalid_request"},
+		{"price precision", p.with("price_per_call_usdc", json.Number("0.0000001")), 400, "invalid_request"},
+		{"price zero", p.with("price_per_call_usdc", json.Number("0")), 400, "invalid_request"},
+		{"price too high", p.with("price_per_call_usdc", json.Number("10000.000001")), 400, "invalid_request"},
+		{"price as string", p.with("price_per_call_usdc", "0.5"), 400, "invalid_request"},
+		{"pricing model", p.with("pricing_model", "subscription"), 400, "invalid_request"},
+		{"broken schema", p.with("output_schema", json.RawMessage(`{"type":5}`)), 400, "invalid_request"},
+		{"schema with a file ref", p.with("output_schema", json.RawMessage(`{"$ref":"file:///etc/passwd"}`)), 400, "invalid_request"},
+		{"input schema not an object", p.with("input_schema", json.RawMessage(`{"type":"string"}`)), 400, "invalid_request"},
+		{"bad key", p.with("signing_public_key", "not-a-key"), 400, "invalid_request"},
+		{"timeout", p.with("timeout_seconds", 301), 400, "invalid_request"},
+		{"unknown field", p.with("category", "x"), 400, "invalid_request"},
+		{"ftp endpoint", p.with("endpoint_url", "ftp://127.0.0.1/execute"), 400, "invalid_request"},
+		{"userinfo", p.with("endpoint_url", "http://u:p@127.0.0.1/execute"), 400, "invalid_request"},
+		{"unreachable endpoint", p.with("endpoint_url", closed.URL+"/execute"), 422, "endpoint_unreachable"},
+		{"signs with another key", p.with("endpoint_url", impostor.URL), 422, "endpoint_unreachable"},
+		{"no collateral", params(good, "10.5"), 402, "insufficient_balance"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := list(c, tc.body)
+			ce := wantCode(t, err, tc.status, tc.code)
+			if tc.code == "insufficient_balance" && (!strings.Contains(ce.Message, "1000") || !strings.Contains(ce.Message, "100 USDC")) {
+				t.Errorf("402 message %q names neither the collateral nor the balance", ce.Message)
+			}
+		})
+	}
+	t.Run("anonymous", func(t *testing.T) {
+		_, err := list(e.anon, p)
+		wantCode(t, err, 401, "authentication_required")
+	})
+	t.Run("API key", func(t *testing.T) {
+		k, _ := c.CreateKey(ctx, clientKey("k", crtx.Mainnet))
+		_, err := list(e.anon.WithToken(k.Key), p)
+		wantCode(t, err, 401, "invalid_session")
+	})
+
+	// Nothing of any refusal remains: no agent, no transaction but the
+	// deposit, no money moved.
+	var mine crtx.CreatorAgentList
+	if err := c.Do(ctx, "GET", "/v1/creator/agents", "", nil, &mine); err != nil || len(mine.Agents) != 0 {
+		t.Errorf("creator agents after refusals = %+v, %v", mine, err)
+	}
+	if page, _ := e.anon.Agents(ctx, nil); page.Total != 0 {
+		t.Errorf("catalog holds %d agents", page.Total)
+	}
+	if kinds := accountTxKinds(t, e, walletAcct); joined(kinds) != "Deposit" {
+		t.Errorf("wallet transactions = %v", kinds)
+	}
+	if got := mainnetBalance(t, c); got != usdc("100") {
+		t.Errorf("balance = %s", got)
+	}
+
+	// The same listing goes through once its problems are fixed.
+	if _, err := list(c, p); err != nil {
+		t.Fatalf("good listing after refusals: %v", err)
+	}
+}
+
+// An endpoint that answers failed passes the reachability test (CONTRACT
+// §6); one that answers nothing in time does not.
+func TestReachabilityReplies(t *testing.T) {
+	e := start(t, private)
+	_, c := e.creatorOf("100")
+	failing := newService(t, func(context.Context, creator.Request) (string, int, error) {
+		return "", 0, errNotNow
+	})
+	if _, err := list(c, params(failing, "0.01")); err != nil {
+		t.Errorf("an endpoint answering failed was refused: %v", err)
+	}
+	var seen creator.Request
+	slow := newService(t, func(ctx context.Context, r creator.Request) (string, int, error) {
+		seen = r
+		<-ctx.Done()
+		return "", 0, ctx.Err()
+	})
+	_, err := list(c, params(slow, "0.01").with("timeout_seconds", 1).with("name", "Slow"))
+	if err != nil {
+		t.Errorf("the creator SDK answers failed before the deadline, which passes: %v", err)
+	}
+	if !seen.Test || seen.Task != "crtx reachability test" || seen.Environment != "mainnet" || seen.TimeoutSeconds != 1 {
+		t.Errorf("reachability request = %+v", seen)
+	}
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}))
+	defer hang.Close()
+	_, err = list(c, params(newService(t, echo), "0.01").with("endpoint_url", hang.URL).with("timeout_seconds", 1))
+	wantCode(t, err, 422, "endpoint_unreachable")
+}
+
+type notNow struct{}
+
+func (notNow) Error() string { return "not now" }
+
+var errNotNow = notNow{}

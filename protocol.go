@@ -1,0 +1,154 @@
+package crtx
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// CreatorRequest is the body the marketplace POSTs to a creator's /execute
+// (seed "Creator execution service request").
+type CreatorRequest struct {
+	ExecutionID    string          `json:"execution_id"`
+	Task           string          `json:"task"`
+	Parameters     json.RawMessage `json:"parameters"`
+	UserPubkey     string          `json:"user_pubkey"`
+	TimeoutSeconds int             `json:"timeout_seconds"`
+}
+
+// CreatorReply is what a creator's /execute answers (seed "Creator
+// execution service response").
+type CreatorReply struct {
+	ExecutionID string          `json:"execution_id"`
+	Status      string          `json:"status"`
+	Result      *string         `json:"result"`
+	ResultHash  *string         `json:"result_hash"`
+	Signature   *string         `json:"signature"`
+	TokensUsed  *int64          `json:"tokens_used,omitempty"`
+	Steps       json.RawMessage `json:"steps,omitempty"`
+	Error       *string         `json:"error,omitempty"`
+}
+
+// Headers of requests to creators (CONTRACT §8).
+const (
+	HeaderEnvironment = "X-Crtx-Environment"
+	HeaderTimestamp   = "X-Crtx-Timestamp"
+	HeaderSignature   = "X-Crtx-Signature"
+	HeaderTest        = "X-Crtx-Test"
+)
+
+// MaxResultBytes is the largest result a creator may return (CONTRACT §8).
+const MaxResultBytes = 4 << 20
+
+// ResultHash is "sha256:" and the hex SHA-256 of the result's UTF-8 bytes.
+func ResultHash(result string) string {
+	sum := sha256.Sum256([]byte(result))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// SignResult returns the "ed25519:"-prefixed base58 signature over the UTF-8
+// bytes of the result hash string, as creators sign results.
+func SignResult(key ed25519.PrivateKey, resultHash string) string {
+	return "ed25519:" + SignBase58(key, []byte(resultHash))
+}
+
+// RequestSignature signs a request to a creator: Ed25519 over the bytes
+// "<timestamp>.<body>", base58 with the "ed25519:" prefix.
+func RequestSignature(key ed25519.PrivateKey, timestamp string, body []byte) string {
+	return "ed25519:" + SignBase58(key, append([]byte(timestamp+"."), body...))
+}
+
+// VerifyRequestSignature checks a request signature made by RequestSignature.
+func VerifyRequestSignature(pub ed25519.PublicKey, timestamp string, body []byte, sig string) bool {
+	if !strings.HasPrefix(sig, "ed25519:") {
+		return false
+	}
+	return VerifyBase58(pub, append([]byte(timestamp+"."), body...), sig)
+}
+
+// ReplyProblem says what is wrong with a creator's reply. Kind is the error
+// code an execution fails with: invalid_agent_response for a malformed reply,
+// invalid_signature for a hash or signature that does not hold.
+type ReplyProblem struct {
+	Kind    string
+	Message string
+}
+
+func (p *ReplyProblem) Error() string { return p.Message }
+
+// CheckReply checks a reply against the request it answers and the
+// listing's signing key: the shape of the seed, the execution id, and for a
+// completed reply the result's size, its hash and the Ed25519 signature.
+func CheckReply(req CreatorRequest, r CreatorReply, key ed25519.PublicKey) error {
+	malformed := func(format string, args ...any) error {
+		return &ReplyProblem{Kind: CodeInvalidAgentResponse, Message: fmt.Sprintf(format, args...)}
+	}
+	if r.ExecutionID != req.ExecutionID {
+		return malformed("the reply's execution_id %q is not the request's %q", r.ExecutionID, req.ExecutionID)
+	}
+	switch r.Status {
+	case "failed":
+		if r.Error == nil || *r.Error == "" {
+			return malformed("a failed reply must carry an error description")
+		}
+		if r.Result != nil || r.ResultHash != nil || r.Signature != nil {
+			return malformed("a failed reply must have null result, result_hash and signature")
+		}
+		return nil
+	case "completed":
+	default:
+		return malformed("status %q is neither \"completed\" nor \"failed\"", r.Status)
+	}
+	if r.Result == nil || r.ResultHash == nil || r.Signature == nil {
+		return malformed("a completed reply needs result, result_hash and signature")
+	}
+	if len(*r.Result) > MaxResultBytes {
+		return malformed("the result is %d bytes, over the limit of %d", len(*r.Result), MaxResultBytes)
+	}
+	if !utf8.ValidString(*r.Result) {
+		return malformed("the result is not valid UTF-8")
+	}
+	if r.TokensUsed != nil && *r.TokensUsed < 0 {
+		return malformed("tokens_used is negative")
+	}
+	bad := func(format string, args ...any) error {
+		return &ReplyProblem{Kind: CodeInvalidSignature, Message: fmt.Sprintf(format, args...)}
+	}
+	if want := ResultHash(*r.Result); *r.ResultHash != want {
+		return bad("result_hash %.80q is not the SHA-256 of the result (%s)", *r.ResultHash, want)
+	}
+	if !strings.HasPrefix(*r.Signature, "ed25519:") || !VerifyBase58(key, []byte(*r.ResultHash), *r.Signature) {
+		return bad("the signature does not verify against the listing's signing key")
+	}
+	return nil
+}
+
+// Caller reaches creators' services; the dispatch package implements it.
+type Caller interface {
+	// CheckURL checks an endpoint or webhook URL before it is stored; errors
+	// are *Error values naming field.
+	CheckURL(ctx context.Context, field, rawURL string) error
+	// Call sends req to endpoint and returns the reply, unjudged.
+	Call(ctx context.Context, endpoint string, env Environment, test bool, req CreatorRequest) (CreatorReply, error)
+}
+
+// CallError is a failed call: no reply, a reply that is not an answer, or
+// no answer in time.
+type CallError struct {
+	// Code is the execution error it maps to: execution_timeout when the
+	// deadline passed, invalid_agent_response for a reply that is no
+	// answer, endpoint_unreachable when nothing answered.
+	Code string
+	// NoResponse is true when not a byte came back (refused, reset, blocked):
+	// the only case a dispatch may be retried.
+	NoResponse bool
+	Err        error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }

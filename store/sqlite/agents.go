@@ -1,0 +1,254 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+func (t *tx) EnsureCreator(ctx context.Context, wallet string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO creators (wallet, created_at) VALUES (?, ?) ON CONFLICT (wallet) DO NOTHING`, wallet, us(at))
+	return err
+}
+
+func (t *tx) Creator(ctx context.Context, wallet string) (crtx.Creator, error) {
+	c := crtx.Creator{Wallet: wallet}
+	err := t.tx.QueryRowContext(ctx, `SELECT display_name, verified FROM creators WHERE wallet = ?`, wallet).Scan(&c.DisplayName, &c.Verified)
+	return c, notFound(err, "creator")
+}
+
+func (t *tx) SetCreatorName(ctx context.Context, wallet, name string) error {
+	_, err := t.exec(ctx, `UPDATE creators SET display_name = ? WHERE wallet = ?`, name, wallet)
+	return err
+}
+
+func (t *tx) SetCreatorVerified(ctx context.Context, wallet string, verified bool) error {
+	_, err := t.exec(ctx, `UPDATE creators SET verified = ? WHERE wallet = ?`, verified, wallet)
+	return err
+}
+
+const agentColumns = `a.id, a.creator, a.name, a.tagline, a.description, a.tags, a.input_schema, a.output_schema,
+	a.pricing_model, a.price, a.endpoint_url, a.signing_public_key, a.timeout_seconds, a.status, a.collateral,
+	a.created_at, a.updated_at`
+
+// agentTargets returns scan targets for agentColumns and a function that
+// finishes the agent after the scan.
+func agentTargets() (*crtx.Agent, []any, func() error) {
+	var a crtx.Agent
+	var tags, in, out string
+	var created, updated int64
+	targets := []any{&a.ID, &a.Creator, &a.Name, &a.Tagline, &a.Description, &tags, &in, &out,
+		&a.PricingModel, &a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.TimeoutSeconds, &a.Status, &a.Collateral,
+		&created, &updated}
+	return &a, targets, func() error {
+		a.InputSchema, a.OutputSchema = json.RawMessage(in), json.RawMessage(out)
+		a.CreatedAt, a.UpdatedAt = fromUS(created), fromUS(updated)
+		return json.Unmarshal([]byte(tags), &a.Tags)
+	}
+}
+
+func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
+	if _, err := t.exec(ctx, `DELETE FROM agent_tags WHERE agent_id = ?`, a.ID); err != nil {
+		return err
+	}
+	for _, tag := range a.Tags {
+		if _, err := t.exec(ctx, `INSERT INTO agent_tags (tag, agent_id) VALUES (?, ?)`, tag, a.ID); err != nil {
+			return err
+		}
+	}
+	var rowid int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT rowid FROM agents WHERE id = ?`, a.ID).Scan(&rowid); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, `DELETE FROM agents_fts WHERE rowid = ?`, rowid); err != nil {
+		return err
+	}
+	_, err := t.exec(ctx, `INSERT INTO agents_fts (rowid, name, tagline, description, tags) VALUES (?, ?, ?, ?, ?)`,
+		rowid, a.Name, a.Tagline, a.Description, strings.Join(a.Tags, " "))
+	return err
+}
+
+func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
+	tags, _ := json.Marshal(a.Tags)
+	if _, err := t.exec(ctx, `INSERT INTO agents (id, creator, name, tagline, description, tags, input_schema, output_schema,
+		pricing_model, price, endpoint_url, signing_public_key, timeout_seconds, status, collateral, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Creator, a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema),
+		a.PricingModel, a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral,
+		us(a.CreatedAt), us(a.UpdatedAt)); err != nil {
+		return err
+	}
+	return t.writeAgentIndexes(ctx, a)
+}
+
+func (t *tx) UpdateAgent(ctx context.Context, a crtx.Agent) error {
+	tags, _ := json.Marshal(a.Tags)
+	r, err := t.exec(ctx, `UPDATE agents SET name = ?, tagline = ?, description = ?, tags = ?, input_schema = ?,
+		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, timeout_seconds = ?,
+		status = ?, collateral = ?, updated_at = ? WHERE id = ?`,
+		a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema), a.PricingModel,
+		a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt), a.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("agent %s: %w", a.ID, crtx.ErrNotFound)
+	}
+	return t.writeAgentIndexes(ctx, a)
+}
+
+func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
+	a, targets, finish := agentTargets()
+	err := t.tx.QueryRowContext(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = ?`, id).Scan(targets...)
+	if err != nil {
+		return crtx.Agent{}, notFound(err, "agent")
+	}
+	return *a, finish()
+}
+
+func (t *tx) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.creator = ? ORDER BY a.created_at, a.id`, wallet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []crtx.Agent{}
+	for rows.Next() {
+		a, targets, finish := agentTargets()
+		if err := rows.Scan(targets...); err != nil {
+			return nil, err
+		}
+		if err := finish(); err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}
+
+const listingFrom = ` FROM agents a JOIN creators c ON c.wallet = a.creator
+	LEFT JOIN agent_stats s ON s.agent_id = a.id AND s.environment = ?`
+
+const listingColumns = agentColumns + `, c.display_name, c.verified,
+	coalesce(s.total, 0), coalesce(s.finished, 0), coalesce(s.successful, 0), coalesce(s.time_sum_ms, 0), coalesce(s.disputes, 0)`
+
+func scanListing(row interface{ Scan(...any) error }) (crtx.AgentListItem, error) {
+	a, targets, finish := agentTargets()
+	var it crtx.AgentListItem
+	targets = append(targets, &it.Creator.DisplayName, &it.Creator.Verified,
+		&it.Stats.Total, &it.Stats.Finished, &it.Stats.Successful, &it.Stats.TimeSumMS, &it.Stats.Disputes)
+	if err := row.Scan(targets...); err != nil {
+		return it, err
+	}
+	err := finish()
+	it.Agent = *a
+	it.Creator.Wallet = a.Creator
+	return it, err
+}
+
+func (t *tx) AgentListing(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListItem, error) {
+	it, err := scanListing(t.tx.QueryRowContext(ctx, `SELECT `+listingColumns+listingFrom+` WHERE a.id = ?`, env, id))
+	return it, notFound(err, "agent")
+}
+
+var words = regexp.MustCompile(`[\p{L}\p{N}]+`)
+
+// ftsQuery turns free text into an FTS5 query that cannot be a syntax
+// error: each word quoted, as a prefix, all required.
+func ftsQuery(q string) string {
+	ws := words.FindAllString(strings.ToLower(q), 16)
+	for i, w := range ws {
+		ws[i] = `"` + w + `"*`
+	}
+	return strings.Join(ws, " ")
+}
+
+const successRate = `(CASE WHEN coalesce(s.finished, 0) > 0 THEN CAST(s.successful AS REAL) / s.finished ELSE 0 END)`
+
+// relevance ranks matches by BM25 (name weighs most, then tags and
+// tagline), scaled by a smoothed success rate so that a record of failures
+// pulls a listing down. bm25 is negative: lower ranks first.
+const relevance = `bm25(agents_fts, 10.0, 4.0, 1.0, 6.0) *
+	(0.25 + 0.75 * (coalesce(s.successful, 0) + 1.0) / (coalesce(s.finished, 0) + 2.0))`
+
+var orders = map[string]string{
+	crtx.SortTotalExecutions: `coalesce(s.total, 0) DESC, a.id`,
+	crtx.SortSuccessRate:     successRate + ` DESC, a.id`,
+	crtx.SortPriceAsc:        `a.price ASC, a.id`,
+	crtx.SortPriceDesc:       `a.price DESC, a.id`,
+	crtx.SortCreatedAt:       `a.created_at DESC, a.id`,
+	crtx.SortRelevance:       relevance + `, a.id`,
+}
+
+func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
+	from := listingFrom
+	where := []string{`a.status = 'active'`}
+	args := []any{q.Environment}
+	sort := q.Sort
+	if match := ftsQuery(q.Q); match != "" {
+		from += ` JOIN agents_fts ON agents_fts.rowid = a.rowid`
+		where = append(where, `agents_fts MATCH ?`)
+		args = append(args, match)
+	} else if sort == crtx.SortRelevance {
+		sort = crtx.SortTotalExecutions
+	}
+	order, ok := orders[sort]
+	if !ok {
+		return nil, 0, fmt.Errorf("sort %q is unknown", q.Sort)
+	}
+	if len(q.Tags) > 0 {
+		where = append(where, `a.id IN (SELECT agent_id FROM agent_tags WHERE tag IN (?`+
+			strings.Repeat(",?", len(q.Tags)-1)+`) GROUP BY agent_id HAVING count(*) = ?)`)
+		for _, tag := range q.Tags {
+			args = append(args, tag)
+		}
+		args = append(args, len(q.Tags))
+	}
+	if q.MinSuccessRate != nil {
+		where = append(where, successRate+` >= ?`)
+		args = append(args, *q.MinSuccessRate)
+	}
+	if q.MinExecutions != nil {
+		where = append(where, `coalesce(s.total, 0) >= ?`)
+		args = append(args, *q.MinExecutions)
+	}
+	if q.VerifiedOnly {
+		where = append(where, `c.verified = 1`)
+	}
+	cond := ` WHERE ` + strings.Join(where, " AND ")
+	var total int
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*)`+from+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+listingColumns+from+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []crtx.AgentListItem{}
+	for rows.Next() {
+		it, err := scanListing(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, it)
+	}
+	return out, total, rows.Err()
+}
+
+func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment, d crtx.AgentStats) error {
+	_, err := t.exec(ctx, `INSERT INTO agent_stats (agent_id, environment, total, finished, successful, time_sum_ms, disputes)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, environment) DO UPDATE SET
+		total = total + excluded.total, finished = finished + excluded.finished,
+		successful = successful + excluded.successful, time_sum_ms = time_sum_ms + excluded.time_sum_ms,
+		disputes = disputes + excluded.disputes`,
+		id, env, d.Total, d.Finished, d.Successful, d.TimeSumMS, d.Disputes)
+	return err
+}
+
