@@ -34,7 +34,9 @@ func newService(t *testing.T, fn creator.Func) service {
 	return service{URL: srv.URL + "/execute", Key: key, PubKey: h.PublicKey()}
 }
 
-func echo(_ context.Context, r creator.Request) (string, int, error) { return "echo: " + r.Task, 3, nil }
+func echo(_ context.Context, r creator.Request) (string, int, error) {
+	return "echo: " + r.Task, 3, nil
+}
 
 // private lets creator endpoints live on 127.0.0.1, as tests need.
 func private(c *daemon.Config) { c.AllowPrivateEndpoints = true }
@@ -44,8 +46,8 @@ type listingReq map[string]any
 func params(s service, price string) listingReq {
 	return listingReq{
 		"name": "Word counter", "tagline": "Counts words in a text.", "description": "Counts words, lines and characters.",
-		"tags":         []string{"writing", "data"},
-		"input_schema": json.RawMessage(`{"type":"object","properties":{"lang":{"type":"string"}},"required":[]}`),
+		"tags":          []string{"writing", "data"},
+		"input_schema":  json.RawMessage(`{"type":"object","properties":{"lang":{"type":"string"}},"required":[]}`),
 		"output_schema": json.RawMessage(`{"type":"object"}`), "pricing_model": "pay_per_use",
 		"price_per_call_usdc": json.Number(price), "endpoint_url": s.URL, "signing_public_key": s.PubKey,
 	}

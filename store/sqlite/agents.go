@@ -251,4 +251,3 @@ func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment,
 		id, env, d.Total, d.Finished, d.Successful, d.TimeSumMS, d.Disputes)
 	return err
 }
-
