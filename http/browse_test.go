@@ -128,10 +128,12 @@ func TestBrowse(t *testing.T) {
 		"total_executions": func(a, b catalogAgent, env crtx.Environment) int {
 			return cmp.Compare(b.stats[env].Total, a.stats[env].Total)
 		},
-		"success_rate": func(a, b catalogAgent, env crtx.Environment) int { return cmp.Compare(rate(b.stats[env]), rate(a.stats[env])) },
-		"created_at":   func(a, b catalogAgent, _ crtx.Environment) int { return b.created.Compare(a.created) },
-		"price_asc":    func(a, b catalogAgent, _ crtx.Environment) int { return cmp.Compare(a.price, b.price) },
-		"price_desc":   func(a, b catalogAgent, _ crtx.Environment) int { return cmp.Compare(b.price, a.price) },
+		"success_rate": func(a, b catalogAgent, env crtx.Environment) int {
+			return cmp.Compare(rate(b.stats[env]), rate(a.stats[env]))
+		},
+		"created_at": func(a, b catalogAgent, _ crtx.Environment) int { return b.created.Compare(a.created) },
+		"price_asc":  func(a, b catalogAgent, _ crtx.Environment) int { return cmp.Compare(a.price, b.price) },
+		"price_desc": func(a, b catalogAgent, _ crtx.Environment) int { return cmp.Compare(b.price, a.price) },
 	}
 	for name, less := range sortCases {
 		for _, env := range crtx.Environments {
