@@ -37,6 +37,8 @@ commands:
   keys create NAME ENVIRONMENT [--spend-limit USDC]
   keys list
   keys revoke ID
+  creator test --endpoint URL --public-key KEY
+                                run the Test Execution tool on a creator endpoint
 
 CRTX_URL and CRTX_API_KEY set the marketplace and the API key.
 `
@@ -92,7 +94,7 @@ var errUsage = errors.New("wrong arguments; run crtx without arguments for help"
 
 func (c cli) dispatch(ctx context.Context, args []string) error {
 	cmd := args[0]
-	if len(args) > 1 && (cmd == "wallet" || cmd == "keys") {
+	if len(args) > 1 && (cmd == "wallet" || cmd == "keys" || cmd == "creator") {
 		cmd += " " + args[1]
 		args = args[1:]
 	}
@@ -213,8 +215,55 @@ func (c cli) dispatch(ctx context.Context, args []string) error {
 			return err
 		}
 		return c.print(k, "revoked %s\n", k.ID)
+	case "creator test":
+		return c.creatorTest(ctx, rest)
 	}
 	return errUsage
+}
+
+// errFailed ends a command that ran but found problems; its report is printed.
+var errFailed = errors.New("the endpoint did not pass")
+
+// creatorTest asks the marketplace to send a synthetic, signed request to
+// the endpoint and prints what came back. It exits 0 only when the reply
+// has the protocol's shape and a valid signature.
+func (c cli) creatorTest(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("creator test", flag.ContinueOnError)
+	fs.SetOutput(c.errOut)
+	endpoint := fs.String("endpoint", "", "the creator's POST /execute URL")
+	pub := fs.String("public-key", "", "the base58 Ed25519 key results must be signed with")
+	if err := fs.Parse(args); err != nil || *endpoint == "" || *pub == "" || fs.NArg() != 0 {
+		return errUsage
+	}
+	api, _, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := api.TestExecution(ctx, *endpoint, *pub)
+	if err != nil {
+		return err
+	}
+	mark := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "FAILED"
+	}
+	text := fmt.Sprintf("endpoint   %s\nreachable  %s (%d ms)\nshape      %s\nsignature  %s\n",
+		*endpoint, mark(rep.Reachable), rep.LatencyMS, mark(rep.ShapeOK), mark(rep.SignatureOK))
+	if rep.Status != "" {
+		text += "status     " + rep.Status + "\n"
+	}
+	for _, p := range rep.Problems {
+		text += "problem    " + p + "\n"
+	}
+	if err := c.print(rep, "%s", text); err != nil {
+		return err
+	}
+	if !rep.Reachable || !rep.ShapeOK || !rep.SignatureOK {
+		return errFailed
+	}
+	return nil
 }
 
 // session signs in with the wallet key file.

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/mr-tron/base58"
 )
 
 func TestWalletAirdropKeys(t *testing.T) {
@@ -61,5 +65,46 @@ func TestWalletAirdropKeys(t *testing.T) {
 	}
 	if code, _, errOut := crtx("airdrop", "0.0000001"); code == 0 || !strings.Contains(errOut, "6 decimals") {
 		t.Errorf("over-precise airdrop: %d %s", code, errOut)
+	}
+}
+
+func TestCreatorTest(t *testing.T) {
+	ctx := context.Background()
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, func(context.Context, creator.Request) (string, int, error) { return "hi", 0, nil }, creator.Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	t.Setenv("CRTX_URL", d.URL)
+	kp := filepath.Join(t.TempDir(), "id.json")
+	crtx := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(ctx, append([]string{"--keypair", kp}, args...), &out, &out)
+		return code, out.String()
+	}
+	crtx("wallet", "new")
+	code, out := crtx("creator", "test", "--endpoint", srv.URL, "--public-key", h.PublicKey())
+	if code != 0 || !strings.Contains(out, "signature  ok") || !strings.Contains(out, "status     completed") {
+		t.Errorf("good endpoint: %d\n%s", code, out)
+	}
+	_, other, _ := ed25519.GenerateKey(nil)
+	otherPub := base58.Encode(other.Public().(ed25519.PublicKey))
+	code, out = crtx("creator", "test", "--endpoint", srv.URL, "--public-key", otherPub)
+	if code == 0 || !strings.Contains(out, "signature  FAILED") || !strings.Contains(out, "problem") {
+		t.Errorf("another key: %d\n%s", code, out)
+	}
+	code, out = crtx("--json", "creator", "test", "--endpoint", "http://127.0.0.1:1/execute", "--public-key", h.PublicKey())
+	var rep struct{ Reachable bool }
+	if code == 0 || json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &rep) != nil || rep.Reachable {
+		t.Errorf("closed port: %d\n%s", code, out)
+	}
+	if code, _ := crtx("creator", "test", "--endpoint", srv.URL); code == 0 {
+		t.Error("missing --public-key accepted")
 	}
 }

@@ -1,0 +1,78 @@
+// Package serve runs an example agent: its key file, its flags and its
+// POST /execute on the creator SDK.
+package serve
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// Main parses the flags, loads or creates the key and serves fn until
+// SIGINT or SIGTERM. inputSchema and outputSchema are printed for listing.
+func Main(name string, fn creator.Func, inputSchema, outputSchema string) {
+	addr := flag.String("addr", "127.0.0.1:9101", "address to listen on")
+	keyPath := flag.String("key", name+"-key.json", "signing key file (created if missing, Solana CLI format)")
+	market := flag.String("marketplace", "", "marketplace URL; when set, requests it did not sign are refused")
+	flag.Parse()
+	key, err := keyfile.LoadOrCreate(*keyPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, *addr, key, *market, fn, func(url, pub string) {
+		fmt.Printf("%s listening at %s\n  signing_public_key: %s\n  input_schema:  %s\n  output_schema: %s\n",
+			name, url, pub, inputSchema, outputSchema)
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// Run serves fn on addr until ctx ends; ready is told the endpoint URL
+// and the signing public key once the listener is up.
+func Run(ctx context.Context, addr string, key ed25519.PrivateKey, marketplace string, fn creator.Func, ready func(url, pub string)) error {
+	opts := creator.Options{}
+	if marketplace != "" {
+		mkey, err := creator.FetchMarketplaceKey(ctx, marketplace)
+		if err != nil {
+			return err
+		}
+		opts.MarketplaceKey = mkey
+	}
+	h := creator.NewHandler(key, fn, opts)
+	mux := http.NewServeMux()
+	mux.Handle("POST /execute", h)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	ready("http://"+ln.Addr().String()+"/execute", h.PublicKey())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
