@@ -122,6 +122,14 @@ func TestListingRefusals(t *testing.T) {
 	if kinds := accountTxKinds(t, e, walletAcct); joined(kinds) != "Deposit" {
 		t.Errorf("wallet transactions = %v", kinds)
 	}
+	// The whole mainnet ledger holds the deposit and nothing else.
+	e.d.Market.Store().View(ctx, func(tx crtx.Tx) error {
+		all, err := tx.Transactions(ctx, crtx.Mainnet, 0, 100)
+		if err != nil || len(all) != 1 || all[0].Kind != crtx.TxDeposit {
+			t.Errorf("mainnet ledger after refusals: %d transactions, %v", len(all), err)
+		}
+		return nil
+	})
 	if got := mainnetBalance(t, c); got != usdc("100") {
 		t.Errorf("balance = %s", got)
 	}

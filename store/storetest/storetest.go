@@ -27,6 +27,9 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Queries", testQueries},
 		{"Blocks", testBlocks},
 		{"EnvironmentsApart", testEnvironmentsApart},
+		{"CreatorsAndAgents", testCreatorsAndAgents},
+		{"ListAgents", testListAgents},
+		{"LedgerRefs", testLedgerRefs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

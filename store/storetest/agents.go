@@ -1,0 +1,214 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+func agent(id, creator string, price crtx.USDC, tags []string, created time.Time) crtx.Agent {
+	return crtx.Agent{ID: id, Creator: creator, Name: "Agent " + id, Tagline: "Does " + id + ".", Description: "Description of " + id,
+		Tags: tags, InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"string"}`),
+		PricingModel: "pay_per_use", Price: price, EndpointURL: "https://" + id + ".example/execute",
+		SigningPublicKey: "key-" + id, TimeoutSeconds: 60, Status: crtx.AgentActive, Collateral: 10_000_000,
+		CreatedAt: created, UpdatedAt: created}
+}
+
+func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for _, w := range []string{"w1", "w1", "w2"} {
+			if err := tx.EnsureCreator(ctx, w, t0); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetCreatorName(ctx, "w1", "Ada"); err != nil {
+			return err
+		}
+		if err := tx.SetCreatorVerified(ctx, "w2", true); err != nil {
+			return err
+		}
+		if err := tx.InsertAgent(ctx, agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)); err != nil {
+			return err
+		}
+		return tx.InsertAgent(ctx, agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second)))
+	})
+	err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		return tx.InsertAgent(context.Background(), agent("a1", "w1", 1, []string{"x"}, t0))
+	})
+	if !errors.Is(err, crtx.ErrConflict) {
+		t.Errorf("a second agent a1: %v, want ErrConflict", err)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		c, err := tx.Creator(ctx, "w1")
+		if err != nil || c.DisplayName != "Ada" || c.Verified {
+			t.Errorf("creator w1 = %+v, %v", c, err)
+		}
+		if c, _ := tx.Creator(ctx, "w2"); !c.Verified || c.DisplayName != "" {
+			t.Errorf("creator w2 = %+v", c)
+		}
+		if _, err := tx.Creator(ctx, "w3"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("unknown creator: %v", err)
+		}
+		a, err := tx.Agent(ctx, "a1")
+		want := agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)
+		if err != nil || fmt.Sprint(a) != fmt.Sprint(want) {
+			t.Errorf("Agent(a1) =\n%+v, %v\nwant\n%+v", a, err, want)
+		}
+		if _, err := tx.Agent(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("unknown agent: %v", err)
+		}
+		mine, err := tx.AgentsByCreator(ctx, "w1")
+		if err != nil || len(mine) != 2 || mine[0].ID != "a1" {
+			t.Errorf("AgentsByCreator = %v, %v", mine, err)
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		a, _ := tx.Agent(ctx, "a1")
+		a.Tags, a.Status, a.Description, a.UpdatedAt = []string{"code"}, crtx.AgentPaused, "Changed", t0.Add(time.Hour)
+		if err := tx.UpdateAgent(ctx, a); err != nil {
+			return err
+		}
+		if err := tx.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 3, Finished: 2, Successful: 1, TimeSumMS: 40}); err != nil {
+			return err
+		}
+		return tx.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 1, Finished: 1, Successful: 1, TimeSumMS: 60, Disputes: 1})
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		it, err := tx.AgentListing(ctx, "a1", crtx.Devnet)
+		if err != nil || it.Agent.Status != crtx.AgentPaused || it.Agent.Description != "Changed" || it.Creator.DisplayName != "Ada" ||
+			it.Stats != (crtx.AgentStats{Total: 4, Finished: 3, Successful: 2, TimeSumMS: 100, Disputes: 1}) {
+			t.Errorf("AgentListing(a1, devnet) = %+v, %v", it, err)
+		}
+		it, _ = tx.AgentListing(ctx, "a1", crtx.Mainnet)
+		if it.Stats != (crtx.AgentStats{}) {
+			t.Errorf("mainnet stats of a1 = %+v", it.Stats)
+		}
+		return nil
+	})
+}
+
+func testListAgents(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		tx.EnsureCreator(ctx, "plain", t0)
+		tx.EnsureCreator(ctx, "verified", t0)
+		tx.SetCreatorVerified(ctx, "verified", true)
+		for i := range 12 {
+			id := fmt.Sprintf("a%02d", i)
+			owner := "plain"
+			if i%3 == 0 {
+				owner = "verified"
+			}
+			tags := []string{"data"}
+			if i%2 == 0 {
+				tags = append(tags, "sql")
+			}
+			a := agent(id, owner, crtx.USDC(10_000*(i%4+1)), tags, t0.Add(time.Duration(i/2)*time.Minute))
+			if i == 5 {
+				a.Name, a.Description = "Invoice reader", "Reads invoices and extracts totals"
+			}
+			if i == 11 {
+				a.Status = crtx.AgentPaused
+			}
+			if err := tx.InsertAgent(ctx, a); err != nil {
+				return err
+			}
+			if err := tx.AddAgentStats(ctx, id, crtx.Mainnet, crtx.AgentStats{Total: int64(i % 5), Finished: int64(i % 5), Successful: int64(min(i%3, i%5))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	list := func(q crtx.AgentQuery) ([]string, int) {
+		if q.Limit == 0 {
+			q.Limit = 100
+		}
+		if q.Sort == "" {
+			q.Sort = crtx.SortTotalExecutions
+		}
+		q.Environment = crtx.Mainnet
+		var ids []string
+		var total int
+		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+			items, n, err := tx.ListAgents(ctx, q)
+			total = n
+			for _, it := range items {
+				ids = append(ids, it.Agent.ID)
+			}
+			return err
+		})
+		return ids, total
+	}
+	ids, total := list(crtx.AgentQuery{})
+	if total != 11 || len(ids) != 11 || slices.Contains(ids, "a11") {
+		t.Fatalf("active agents = %v (%d)", ids, total)
+	}
+	// total = i%5 descending; ties by id.
+	if want := "[a04 a09 a03 a08 a02 a07 a01 a06 a00 a05 a10]"; fmt.Sprint(ids) != want {
+		t.Errorf("by total_executions = %v, want %s", ids, want)
+	}
+	if ids, _ := list(crtx.AgentQuery{Sort: crtx.SortPriceAsc, Limit: 4}); fmt.Sprint(ids) != "[a00 a04 a08 a01]" {
+		t.Errorf("price_asc page = %v", ids)
+	}
+	if ids, _ := list(crtx.AgentQuery{Sort: crtx.SortCreatedAt, Limit: 3, Offset: 1}); fmt.Sprint(ids) != "[a08 a09 a06]" {
+		t.Errorf("created_at page 2 = %v", ids)
+	}
+	if ids, total := list(crtx.AgentQuery{Tags: []string{"data", "sql"}}); total != 6 || slices.Contains(ids, "a01") {
+		t.Errorf("tags data+sql = %v (%d)", ids, total)
+	}
+	if _, total := list(crtx.AgentQuery{VerifiedOnly: true}); total != 4 {
+		t.Errorf("verified = %d", total)
+	}
+	three := int64(3)
+	if _, total := list(crtx.AgentQuery{MinExecutions: &three}); total != 4 {
+		t.Errorf("min_executions 3 = %d", total)
+	}
+	rate := 0.5
+	for _, id := range func() []string { ids, _ := list(crtx.AgentQuery{MinSuccessRate: &rate}); return ids }() {
+		var i int
+		fmt.Sscanf(id, "a%d", &i)
+		if i%5 == 0 || float64(min(i%3, i%5))/float64(i%5) < 0.5 {
+			t.Errorf("%s passes min_success_rate 0.5", id)
+		}
+	}
+	if ids, total := list(crtx.AgentQuery{Q: "invoices total", Sort: crtx.SortRelevance}); total != 1 || ids[0] != "a05" {
+		t.Errorf("search = %v", ids)
+	}
+	if ids, _ := list(crtx.AgentQuery{Q: `"*(`, Sort: crtx.SortRelevance, Limit: 2}); len(ids) != 2 {
+		t.Errorf("a query with no words lists everything: %v", ids)
+	}
+}
+
+func testLedgerRefs(t *testing.T, s crtx.Store) {
+	_, alice, _ := fund(t, s, crtx.Mainnet)
+	listing := crtx.NewAccount(crtx.Mainnet, crtx.AccountListing, "a1", "alice")
+	listing.CreatedAt = t0
+	var lt crtx.LedgerTx
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureAccount(ctx, listing); err != nil {
+			return err
+		}
+		lt = crtx.LedgerTx{ID: "listed", Environment: crtx.Mainnet, Kind: crtx.TxAgentListed, Data: map[string]string{"agent_id": "a1"},
+			Postings: []crtx.Posting{}, Accounts: []string{listing.Address, alice.Address}, CreatedAt: t0}
+		return tx.InsertTransaction(ctx, &lt)
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for _, addr := range []string{listing.Address, alice.Address} {
+			txs, err := tx.AccountTransactions(ctx, crtx.Mainnet, addr, 10)
+			if err != nil || len(txs) == 0 || txs[0].ID != "listed" {
+				t.Errorf("AccountTransactions(%s) = %v, %v", addr, txs, err)
+			}
+		}
+		back, err := tx.Transaction(ctx, crtx.Mainnet, "listed")
+		if err != nil || back.Hash() != lt.Hash() || fmt.Sprint(back.Accounts) != fmt.Sprint(lt.Accounts) {
+			t.Errorf("read back = %+v, %v", back, err)
+		}
+		return nil
+	})
+}
