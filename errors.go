@@ -76,6 +76,9 @@ var (
 	// ErrInsufficientFunds: a posting would take an account below zero, which
 	// the database refuses.
 	ErrInsufficientFunds = errors.New("insufficient funds")
+	// ErrSpendLimit: a key's spending would pass its limit, which the
+	// database refuses.
+	ErrSpendLimit = errors.New("spend limit exceeded")
 	// ErrConflict: a unique constraint refused a row.
 	ErrConflict = errors.New("conflict")
 )

@@ -1,12 +1,14 @@
 package crtx
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/mr-tron/base58"
@@ -27,6 +29,9 @@ type Config struct {
 	CollateralTiers []CollateralTier
 	// Caller reaches creators' services.
 	Caller Caller
+	// Lease is how long a process owns an execution's dispatch without
+	// renewing it; after that, any process may take it over. 0 means 15 s.
+	Lease time.Duration
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
@@ -41,6 +46,11 @@ type Market struct {
 	store  Store
 	cfg    Config
 	domain string
+
+	// bg is the context of background dispatches; stop ends it.
+	bg   context.Context
+	stop context.CancelFunc
+	jobs sync.WaitGroup
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -70,7 +80,11 @@ func New(store Store, cfg Config) (*Market, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("crtx: public URL %q must be an absolute http(s) URL", cfg.PublicURL)
 	}
-	return &Market{store: store, cfg: cfg, domain: u.Host}, nil
+	if cfg.Lease == 0 {
+		cfg.Lease = 15 * time.Second
+	}
+	bg, stop := context.WithCancel(context.Background())
+	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop}, nil
 }
 
 // Config returns the market's configuration.

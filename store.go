@@ -89,6 +89,30 @@ type Tx interface {
 	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, int, error)
 	// AddAgentStats adds delta to an agent's statistics in env.
 	AddAgentStats(ctx context.Context, id string, env Environment, delta AgentStats) error
+
+	InsertExecution(ctx context.Context, e Execution) error
+	// UpdateExecution writes every mutable field of e.
+	UpdateExecution(ctx context.Context, e Execution) error
+	Execution(ctx context.Context, id string) (Execution, error)
+	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
+	// ClaimExecutions takes up to limit executions that are not final and
+	// whose lease ran out before now, extending each lease to until and
+	// counting an attempt. Concurrent claimers never get the same execution.
+	ClaimExecutions(ctx context.Context, now, until time.Time, limit int) ([]Execution, error)
+	// RenewLease extends the lease of a non-final execution.
+	RenewLease(ctx context.Context, id string, until time.Time) error
+	// AddKeyUsage counts one execution and its cost against an API key.
+	AddKeyUsage(ctx context.Context, keyID string, cost USDC) error
+
+	// PutResult stores content under its CID once; a second put is a no-op.
+	PutResult(ctx context.Context, cid, content string, at time.Time) error
+	Result(ctx context.Context, cid string) (string, error)
+
+	// InsertIdempotency stores a new key; ErrConflict when it exists.
+	InsertIdempotency(ctx context.Context, i Idempotency) error
+	Idempotency(ctx context.Context, wallet, key string) (Idempotency, error)
+	CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error
+	DeleteIdempotency(ctx context.Context, wallet, key string) error
 }
 
 // AgentListItem is an agent with what a listing shows beside it.

@@ -350,3 +350,81 @@ func (c *Client) TestExecution(ctx context.Context, endpoint, publicKey string) 
 		map[string]string{"endpoint_url": endpoint, "signing_public_key": publicKey}, &out)
 	return out, err
 }
+
+// ExecuteOptions are the headers of an execute request.
+type ExecuteOptions struct {
+	// IdempotencyKey makes a retry answer the first response again.
+	IdempotencyKey string
+}
+
+// Execute runs an agent. A synchronous execution answers its final record
+// (an *Error carrying the execution id when it failed); an asynchronous one
+// answers a record with only ExecutionID and Status ("pending") set.
+func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecuteParams, o ExecuteOptions) (crtx.ExecutionRecord, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return crtx.ExecutionRecord{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/v1/agents/"+url.PathEscape(agentID)+"/execute", bytes.NewReader(body))
+	if err != nil {
+		return crtx.ExecutionRecord{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if o.IdempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", o.IdempotencyKey)
+	}
+	var out crtx.ExecutionRecord
+	err = c.DoRequest(req, &out)
+	return out, err
+}
+
+// Execution reads an execution record.
+func (c *Client) Execution(ctx context.Context, id string) (crtx.ExecutionRecord, error) {
+	var out crtx.ExecutionRecord
+	err := c.call(ctx, "GET", "/v1/executions/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// Executions lists the key's executions; q holds limit, offset, status,
+// agent_id, from and to.
+func (c *Client) Executions(ctx context.Context, q url.Values) (crtx.ExecutionPage, error) {
+	var out crtx.ExecutionPage
+	path := "/v1/executions"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	err := c.call(ctx, "GET", path, nil, &out)
+	return out, err
+}
+
+// Wait polls an execution until it is final or ctx ends.
+func (c *Client) Wait(ctx context.Context, id string, every time.Duration) (crtx.ExecutionRecord, error) {
+	for {
+		r, err := c.Execution(ctx, id)
+		if err != nil || r.Status.Final() {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
+
+// Content fetches the bytes at an ipfs_url.
+func (c *Client) Content(ctx context.Context, ipfsURL string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", ipfsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("crtx: GET %s: %s", ipfsURL, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+}

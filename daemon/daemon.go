@@ -38,6 +38,8 @@ type Config struct {
 	BlockInterval         time.Duration
 	AirdropsPerHour       int
 	ShutdownTimeout       time.Duration
+	Lease                 time.Duration
+	RecoveryInterval      time.Duration
 	LogFormat             string
 	LogLevel              string
 
@@ -55,6 +57,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", PlatformFeeBps: 100,
 		BlockInterval: 2 * time.Second, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
+		Lease: 15 * time.Second, RecoveryInterval: time.Second,
 		LogFormat: "text", LogLevel: "info"}
 }
 
@@ -153,7 +156,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := crtx.New(store, crtx.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
-		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller,
+		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
 		Now: cfg.Now, Logger: log})
 	if err != nil {
 		store.Close()
@@ -211,6 +214,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	d := &Daemon{Market: m, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
 	var jobs sync.WaitGroup
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
+	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("crtxd serving", "addr", ln.Addr().String(), "public_url", d.URL, "admin_api", token != "")
@@ -229,6 +233,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		scancel()
 		cancel()
 		jobs.Wait()
+		m.Stop()
 		if cerr := m.Store().Close(); err == nil {
 			err = cerr
 		}

@@ -31,6 +31,7 @@ func newService(t *testing.T, fn creator.Func) service {
 	mux.Handle("POST /execute", h)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	servers[srv.URL+"/execute"] = srv
 	return service{URL: srv.URL + "/execute", Key: key, PubKey: h.PublicKey()}
 }
 
@@ -118,4 +119,17 @@ func joined(s []string) string { return strings.Join(s, ",") }
 
 func clientKey(name string, env crtx.Environment) client.KeyParams {
 	return client.KeyParams{Name: name, Environment: env}
+}
+
+// closed services: newService registers the server for cleanup; closing it
+// early makes its port refuse connections.
+var servers = map[string]*httptest.Server{}
+
+func closeService(t *testing.T, s service) {
+	t.Helper()
+	srv, ok := servers[s.URL]
+	if !ok {
+		t.Fatal("unknown service")
+	}
+	srv.Close()
 }

@@ -77,8 +77,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, statusOf(e), body)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func jsonBytes(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
+	return append(b, '\n'), err
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := jsonBytes(v)
 	if err != nil {
 		// Only a programming error gets here: every response type marshals.
 		slog.Error("marshal response", "err", err)
@@ -86,5 +91,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(b)
 }

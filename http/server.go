@@ -60,6 +60,10 @@ func New(market *crtx.Market, opts Options) *Server {
 
 		{"GET", "/v1/agents", s.listAgents},
 		{"GET", "/v1/agents/{agent_id}", s.getAgent},
+		{"POST", "/v1/agents/{agent_id}/execute", s.execute},
+		{"GET", "/v1/executions", s.listExecutions},
+		{"GET", "/v1/executions/{id}", s.getExecution},
+		{"GET", "/ipfs/{cid}", s.ipfs},
 
 		{"PUT", "/v1/creator/profile", s.setProfile},
 		{"POST", "/v1/creator/agents", s.createListing},

@@ -187,6 +187,8 @@ func hasCode(err error, code int) bool {
 	return errors.As(err, &se) && se.Code() == code
 }
 
+func isCheck(err error) bool { return hasCode(err, sqlite3.SQLITE_CONSTRAINT_CHECK) }
+
 // mapErr turns unique violations into crtx.ErrConflict.
 func mapErr(err error) error {
 	if hasCode(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) || hasCode(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {

@@ -1,0 +1,289 @@
+package crtx
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+	"unicode/utf8"
+)
+
+// ExecuteParams is the execute request (seed "Execute request", CONTRACT §8).
+type ExecuteParams struct {
+	Task           string          `json:"task"`
+	Parameters     json.RawMessage `json:"parameters"`
+	Async          bool            `json:"async"`
+	TimeoutSeconds *int            `json:"timeout_seconds"`
+	MaxCost        *USDC           `json:"max_cost_usdc"`
+	WebhookURL     string          `json:"webhook_url"`
+}
+
+// MaxTaskBytes bounds the task (CONTRACT §8).
+const MaxTaskBytes = 32 << 10
+
+// IdempotencyTTL is how long an Idempotency-Key is remembered.
+const IdempotencyTTL = 24 * time.Hour
+
+// Replay is returned (as an error) when an Idempotency-Key was seen before
+// with the same request: the first answer is to be given again.
+type Replay struct {
+	Idempotency Idempotency
+	Execution   Execution
+}
+
+func (r *Replay) Error() string { return "idempotent replay of " + r.Idempotency.Key }
+
+// RequestHash identifies a request for idempotency: the agent and the body bytes.
+func RequestHash(agentID string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(agentID))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func escrowAccount(e Execution) Account {
+	return NewAccount(e.Environment, AccountEscrow, e.ID, e.Wallet)
+}
+
+func recordAccount(e Execution) Account {
+	return NewAccount(e.Environment, AccountExecution, e.ID, e.Wallet)
+}
+
+// RecordURL is the explorer page of an execution's ExecutionRecord account.
+func (m *Market) RecordURL(e Execution) string {
+	return m.ExplorerURL(e.Environment, recordAccount(e).Address)
+}
+
+// Execute starts a paid execution for the API key's wallet (CONTRACT §8):
+// the checks in the contract's order, then the execution row and its escrow
+// in one transaction. A synchronous execution is dispatched here and
+// returned final; an asynchronous one is returned pending and dispatched in
+// the background. idemKey and requestHash are empty without Idempotency-Key.
+func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in ExecuteParams, idemKey, requestHash string) (Execution, error) {
+	if p.Key == nil {
+		return Execution{}, Errorf(CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
+	}
+	if in.Task == "" || len(in.Task) > MaxTaskBytes {
+		return Execution{}, Errorf(CodeInvalidRequest, "task is required, at most %d bytes", MaxTaskBytes)
+	}
+	if len(in.Parameters) == 0 || string(in.Parameters) == "null" {
+		in.Parameters = json.RawMessage(`{}`)
+	}
+	if in.Parameters[0] != '{' {
+		return Execution{}, Errorf(CodeInvalidRequest, "parameters must be a JSON object")
+	}
+	if in.WebhookURL != "" {
+		if err := m.cfg.Caller.CheckURL(ctx, "webhook_url", in.WebhookURL); err != nil {
+			return Execution{}, err
+		}
+	}
+	var a Agent
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		a, err = tx.Agent(ctx, agentID)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) || (err == nil && a.Status == AgentDelisted) {
+		return Execution{}, Errorf(CodeAgentNotFound, "no agent %q", agentID)
+	}
+	if err != nil {
+		return Execution{}, internal("execute", err)
+	}
+	if a.Status == AgentPaused {
+		return Execution{}, Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID)
+	}
+	timeout := a.TimeoutSeconds
+	if in.TimeoutSeconds != nil {
+		if *in.TimeoutSeconds < 1 || *in.TimeoutSeconds > a.TimeoutSeconds {
+			return Execution{}, Errorf(CodeInvalidRequest, "timeout_seconds must be 1 to %d (the agent's)", a.TimeoutSeconds)
+		}
+		timeout = *in.TimeoutSeconds
+	}
+	if err := ValidateParameters(a.InputSchema, in.Parameters); err != nil {
+		return Execution{}, err
+	}
+
+	now := m.now()
+	e := Execution{ID: NewUUID(), Environment: p.Key.Environment, Wallet: p.Wallet, KeyID: p.Key.ID, AgentID: a.ID,
+		Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
+		WebhookURL: in.WebhookURL, Status: ExecPending, InitiatedAt: now,
+		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease)}
+	err = m.store.Update(ctx, func(tx Tx) error {
+		if idemKey != "" {
+			if err := m.claimIdempotency(ctx, tx, p.Wallet, idemKey, requestHash, e.ID, now); err != nil {
+				return err
+			}
+		}
+		// Read again inside the transaction: the price charged is the price
+		// checked, whatever an edit did in between.
+		cur, err := tx.Agent(ctx, agentID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cur.Status == AgentDelisted:
+			return Errorf(CodeAgentNotFound, "no agent %q", agentID)
+		case cur.Status == AgentPaused:
+			return Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID)
+		case in.MaxCost != nil && cur.Price > *in.MaxCost:
+			return Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", cur.Price, *in.MaxCost)
+		}
+		key, err := tx.KeyByID(ctx, p.Key.ID)
+		if err != nil {
+			return err
+		}
+		if key.RevokedAt != nil {
+			return Errorf(CodeInvalidAPIKey, "the API key was revoked")
+		}
+		if key.SpendLimit != nil && key.TotalSpent+cur.Price > *key.SpendLimit {
+			return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
+				key.TotalSpent, *key.SpendLimit, cur.Price)
+		}
+		e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey = cur.Name, cur.Creator, cur.EndpointURL, cur.SigningPublicKey
+		e.Cost = cur.Price
+		e.CreatorAmount, e.PlatformAmount = Split(e.Cost, m.cfg.FeeBps)
+		if err := tx.InsertExecution(ctx, e); err != nil {
+			return err
+		}
+		wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
+		_, err = m.post(ctx, tx, e.Environment, TxEscrowOpened,
+			map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
+			[]Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
+			wallet, escrowAccount(e), recordAccount(e))
+		if errors.Is(err, ErrInsufficientFunds) {
+			b, berr := balance(ctx, tx, e.Environment, e.Wallet)
+			if berr != nil {
+				return berr
+			}
+			return Errorf(CodeInsufficientBalance, "the wallet has %s USDC available on %s; this execution needs %s USDC",
+				b.Available, e.Environment, e.Cost)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.AddKeyUsage(ctx, key.ID, e.Cost); err != nil {
+			if errors.Is(err, ErrSpendLimit) {
+				return Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
+			}
+			return err
+		}
+		return tx.AddAgentStats(ctx, e.AgentID, e.Environment, AgentStats{Total: 1})
+	})
+	var replay *Replay
+	if errors.As(err, &replay) {
+		return replay.Execution, err
+	}
+	if err != nil {
+		return Execution{}, internal("execute", err)
+	}
+	if e.Async {
+		m.jobs.Go(func() { m.run(m.bg, e) })
+		return e, nil
+	}
+	return m.run(context.WithoutCancel(ctx), e), nil
+}
+
+// claimIdempotency records a new key with its execution, or answers what
+// the key was used for before (CONTRACT §8).
+func (m *Market) claimIdempotency(ctx context.Context, tx Tx, wallet, key, hash, execID string, now time.Time) error {
+	if len(key) > 255 || !utf8.ValidString(key) {
+		return Errorf(CodeInvalidRequest, "Idempotency-Key: at most 255 characters")
+	}
+	prev, err := tx.Idempotency(ctx, wallet, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return err
+	case now.Sub(prev.CreatedAt) >= IdempotencyTTL:
+		if err := tx.DeleteIdempotency(ctx, wallet, key); err != nil {
+			return err
+		}
+	case prev.RequestHash != hash:
+		return Errorf(CodeIdempotencyKeyReused, "Idempotency-Key %q was used with another request in the last 24 hours", key)
+	default:
+		e, err := tx.Execution(ctx, prev.ExecutionID)
+		if err != nil {
+			return err
+		}
+		if prev.Status == 0 && !e.Status.Final() && !e.Async {
+			return Errorf(CodeIdempotencyInProgress, "the first request with Idempotency-Key %q is still running", key)
+		}
+		return &Replay{Idempotency: prev, Execution: e}
+	}
+	return tx.InsertIdempotency(ctx, Idempotency{Wallet: wallet, Key: key, RequestHash: hash, ExecutionID: execID, CreatedAt: now})
+}
+
+// CompleteIdempotency stores the response given to the first request.
+func (m *Market) CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error {
+	return internal("idempotency", m.store.Update(ctx, func(tx Tx) error {
+		return tx.CompleteIdempotency(ctx, wallet, key, status, body)
+	}))
+}
+
+// GetExecution returns one of the principal's executions in its key's
+// environment; anything else is execution_not_found.
+func (m *Market) GetExecution(ctx context.Context, p Principal, id string) (Execution, string, error) {
+	var e Execution
+	var result string
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		e, err = tx.Execution(ctx, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
+			return Errorf(CodeExecutionNotFound, "no execution %q for this key", id)
+		}
+		if err != nil || e.ResultCID == "" {
+			return err
+		}
+		result, err = tx.Result(ctx, e.ResultCID)
+		return err
+	})
+	return e, result, internal("get execution", err)
+}
+
+// Executions lists the principal's executions (CONTRACT §9).
+func (m *Market) Executions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error) {
+	var out []Execution
+	var total int
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		out, total, err = tx.ListExecutions(ctx, q)
+		return err
+	})
+	return out, total, internal("list executions", err)
+}
+
+// ResultContent returns published result bytes by CID.
+func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) {
+	var s string
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		s, err = tx.Result(ctx, cid)
+		if errors.Is(err, ErrNotFound) {
+			return Errorf(CodeNotFound, "no result %s", cid)
+		}
+		return err
+	})
+	return s, internal("result", err)
+}
+
+
+// Record is the execution record callers read.
+func (m *Market) Record(e Execution, result string) ExecutionRecord {
+	r := ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,
+		Status: e.Status, Cost: e.Cost, CreatorAmount: e.CreatorAmount, PlatformAmount: e.PlatformAmount,
+		TokensUsed: e.TokensUsed, ExecutionTimeMS: e.ExecutionTimeMS, InitiatedAt: e.InitiatedAt,
+		CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e)}
+	if e.ResultCID != "" {
+		res, hash, url := result, e.ResultHash, m.cfg.PublicURL+"/ipfs/"+e.ResultCID
+		r.Result, r.ResultHash, r.IPFSURL = &res, &hash, &url
+	}
+	if e.ErrorCode != "" {
+		r.Error = &ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}
+	}
+	return r
+}
+
+// Summary is the list item of an execution.
+func (m *Market) Summary(e Execution) ExecutionSummary {
+	return ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
+		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e), Environment: e.Environment}
+}

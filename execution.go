@@ -1,0 +1,87 @@
+package crtx
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ExecStatus is where an execution stands (seed "Execution statuses").
+type ExecStatus string
+
+const (
+	ExecPending   ExecStatus = "pending"
+	ExecRunning   ExecStatus = "running"
+	ExecCompleted ExecStatus = "completed"
+	ExecFailed    ExecStatus = "failed"
+	ExecDisputed  ExecStatus = "disputed"
+)
+
+// Final reports whether the execution's money is settled or refunded.
+func (s ExecStatus) Final() bool { return s == ExecCompleted || s == ExecFailed || s == ExecDisputed }
+
+// Execution is one paid call to an agent. Its row is also its work item:
+// LeaseUntil says until when a process owns the dispatch; when the lease
+// runs out before the execution is final, any process may take it over.
+type Execution struct {
+	ID               string
+	Environment      Environment
+	Wallet           string
+	KeyID            string
+	AgentID          string
+	AgentName        string
+	Creator          string
+	EndpointURL      string // as listed when the execution began
+	SigningPublicKey string // likewise
+	Task             string
+	Parameters       json.RawMessage
+	TimeoutSeconds   int
+	Async            bool
+	WebhookURL       string
+	Cost             USDC
+	CreatorAmount    USDC
+	PlatformAmount   USDC
+	Status           ExecStatus
+	ErrorCode        string
+	ErrorMessage     string
+	ResultCID        string
+	ResultHash       string
+	Signature        string
+	TokensUsed       *int64
+	ExecutionTimeMS  *int64
+	InitiatedAt      time.Time
+	DispatchedAt     *time.Time
+	CompletedAt      *time.Time
+	Deadline         time.Time
+	LeaseUntil       time.Time
+	Attempts         int
+}
+
+// Split divides a cost between creator and platform (CONTRACT §1): the
+// platform takes floor(cost × bps / 10000), the creator the rest.
+func Split(cost USDC, bps int) (creator, platform USDC) {
+	platform = USDC(int64(cost) * int64(bps) / 10000)
+	return cost - platform, platform
+}
+
+// ExecutionQuery selects a wallet's executions in one environment (CONTRACT §9).
+type ExecutionQuery struct {
+	Wallet      string
+	Environment Environment
+	Status      ExecStatus
+	AgentID     string
+	From, To    *time.Time // initiated_at: from inclusive, to exclusive
+	Limit       int
+	Offset      int
+}
+
+// Idempotency remembers the first answer to an Idempotency-Key.
+type Idempotency struct {
+	Wallet      string
+	Key         string
+	RequestHash string
+	ExecutionID string
+	// Status and Body are the first response; Status 0 while it is in flight.
+	Status    int
+	Body      []byte
+	CreatedAt time.Time
+}

@@ -1,0 +1,193 @@
+package http
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// execResponse is the status and body an execute request is answered
+// with, for the first time or again for an idempotent replay.
+func (s *Server) execResponse(e crtx.Execution, result string) (int, any) {
+	if e.Async && !e.Status.Final() {
+		return http.StatusAccepted, crtx.Accepted{ExecutionID: e.ID, Status: e.Status}
+	}
+	if e.Async {
+		return http.StatusAccepted, crtx.Accepted{ExecutionID: e.ID, Status: crtx.ExecPending}
+	}
+	if e.Status == crtx.ExecFailed {
+		err := &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
+		msg := crtx.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
+		return statusOf(err), crtx.ErrorBody{Error: msg}
+	}
+	return http.StatusOK, s.market.Record(e, result)
+}
+
+func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	if p.Key == nil {
+		return crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
+	}
+	// The body is read once for decoding and for the idempotency hash.
+	raw, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return crtx.Errorf(crtx.CodeRequestTooLarge, "the body is larger than %d bytes", tooBig.Limit)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	var in crtx.ExecuteParams
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	agentID := r.PathValue("agent_id")
+	idem := r.Header.Get("Idempotency-Key")
+	hash := ""
+	if idem != "" {
+		hash = crtx.RequestHash(agentID, raw)
+	}
+	e, err := s.market.Execute(r.Context(), p, agentID, in, idem, hash)
+	var replay *crtx.Replay
+	if errors.As(err, &replay) {
+		w.Header().Set("Idempotent-Replayed", "true")
+		if replay.Idempotency.Status != 0 {
+			w.Header().Set("Content-Type", "application/json")
+			if replay.Idempotency.Status == http.StatusAccepted {
+				w.Header().Set("Location", "/v1/executions/"+replay.Execution.ID)
+			}
+			w.WriteHeader(replay.Idempotency.Status)
+			w.Write(replay.Idempotency.Body)
+			return nil
+		}
+		_, result, gerr := s.market.GetExecution(r.Context(), p, replay.Execution.ID)
+		if gerr != nil {
+			return gerr
+		}
+		status, body := s.execResponse(replay.Execution, result)
+		writeJSON(w, status, body)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	result := ""
+	if e.ResultCID != "" {
+		_, result, _ = s.market.GetExecution(r.Context(), p, e.ID)
+	}
+	status, body := s.execResponse(e, result)
+	if status == http.StatusAccepted {
+		w.Header().Set("Location", "/v1/executions/"+e.ID)
+	}
+	if idem != "" {
+		b, _ := jsonBytes(body)
+		if err := s.market.CompleteIdempotency(r.Context(), p.Wallet, idem, status, b); err != nil {
+			s.log.Error("complete idempotency", "request_id", requestID(r), "err", err)
+		}
+	}
+	writeJSON(w, status, body)
+	return nil
+}
+
+// apiKey authenticates with an API key only.
+func (s *Server) apiKey(r *http.Request) (crtx.Principal, error) {
+	p, err := s.principal(r)
+	if err == nil && p.Key == nil {
+		return p, crtx.Errorf(crtx.CodeInvalidAPIKey, "this endpoint needs an API key (Bearer crtx_live_… or crtx_test_…)")
+	}
+	return p, err
+}
+
+func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.apiKey(r)
+	if err != nil {
+		return err
+	}
+	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.market.Record(e, result))
+	return nil
+}
+
+var execStatuses = []string{"pending", "running", "completed", "failed", "disputed"}
+
+func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.apiKey(r)
+	if err != nil {
+		return err
+	}
+	q, err := newQuery(r, "limit", "offset", "status", "agent_id", "from", "to")
+	if err != nil {
+		return err
+	}
+	eq := crtx.ExecutionQuery{Wallet: p.Wallet, Environment: p.Environment()}
+	if eq.Limit, err = q.int("limit", 20, 1, 100); err != nil {
+		return err
+	}
+	if eq.Offset, err = q.int("offset", 0, 0, 1<<30); err != nil {
+		return err
+	}
+	if q.has("status") {
+		st := q.v.Get("status")
+		found := false
+		for _, v := range execStatuses {
+			found = found || v == st
+		}
+		if !found {
+			return invalid("status must be one of %s", strings.Join(execStatuses, ", "))
+		}
+		eq.Status = crtx.ExecStatus(st)
+	}
+	if q.has("agent_id") {
+		eq.AgentID = q.v.Get("agent_id")
+	}
+	for _, k := range []string{"from", "to"} {
+		if !q.has(k) {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, q.v.Get(k))
+		if err != nil {
+			return invalid("%s must be an ISO 8601 time such as 2026-11-22T09:00:00Z", k)
+		}
+		if k == "from" {
+			eq.From = &t
+		} else {
+			eq.To = &t
+		}
+	}
+	list, total, err := s.market.Executions(r.Context(), eq)
+	if err != nil {
+		return err
+	}
+	page := crtx.ExecutionPage{Executions: make([]crtx.ExecutionSummary, len(list)), Total: total, Limit: eq.Limit, Offset: eq.Offset}
+	for i, e := range list {
+		page.Executions[i] = s.market.Summary(e)
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// ipfs serves a result's exact bytes by CID; they never change.
+func (s *Server) ipfs(w http.ResponseWriter, r *http.Request) error {
+	cid := r.PathValue("cid")
+	if !crtx.ParseResultCID(cid) {
+		return crtx.Errorf(crtx.CodeNotFound, "%q is not a result CID (CIDv1, raw, sha2-256, base32)", cid)
+	}
+	content, err := s.market.ResultContent(r.Context(), cid)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	w.Header().Set("ETag", `"`+cid+`"`)
+	w.Write([]byte(content))
+	return nil
+}

@@ -1,0 +1,277 @@
+package crtx
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// run dispatches e to its creator until an answer, a definitive failure or
+// the deadline, then settles or refunds it. It holds e's lease, renewing
+// it, so no other process takes e over while this one works on it. It
+// returns the execution as it ended (or as it is, if another process
+// finished it first).
+func (m *Market) run(ctx context.Context, e Execution) Execution {
+	ctx, cancel := context.WithDeadline(ctx, e.Deadline)
+	defer cancel()
+	if !m.now().Before(e.Deadline) {
+		return m.finish(context.WithoutCancel(ctx), e, outcome{code: CodeExecutionTimeout,
+			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
+	}
+	started, err := m.markRunning(ctx, e)
+	if err != nil || started.Status.Final() {
+		if err != nil {
+			m.cfg.Logger.Error("mark running", "execution_id", e.ID, "err", err)
+		}
+		return started
+	}
+	e = started
+	stopRenew := m.renewLease(ctx, e.ID)
+	o := m.dispatch(ctx, e)
+	stopRenew()
+	return m.finish(context.WithoutCancel(ctx), e, o)
+}
+
+// markRunning records the dispatch (status running, dispatched_at once).
+func (m *Market) markRunning(ctx context.Context, e Execution) (Execution, error) {
+	var cur Execution
+	err := m.store.Update(ctx, func(tx Tx) (err error) {
+		cur, err = tx.Execution(ctx, e.ID)
+		if err != nil || cur.Status.Final() {
+			return err
+		}
+		now := m.now()
+		cur.Status = ExecRunning
+		if cur.DispatchedAt == nil {
+			cur.DispatchedAt = &now
+		}
+		cur.LeaseUntil = now.Add(m.cfg.Lease)
+		return tx.UpdateExecution(ctx, cur)
+	})
+	return cur, err
+}
+
+// renewLease extends e's lease every third of the lease until stopped.
+func (m *Market) renewLease(ctx context.Context, id string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(m.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				err := m.store.Update(ctx, func(tx Tx) error { return tx.RenewLease(ctx, id, m.now().Add(m.cfg.Lease)) })
+				if err != nil && ctx.Err() == nil {
+					m.cfg.Logger.Warn("renew lease", "execution_id", id, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// outcome is how a dispatch ended: a checked completed reply, or a failure
+// with the error code the execution fails with.
+type outcome struct {
+	reply   *CreatorReply
+	code    string
+	message string
+	elapsed time.Duration
+}
+
+// dispatch calls the creator, retrying only when no response came at all,
+// and judges the reply.
+func (m *Market) dispatch(ctx context.Context, e Execution) outcome {
+	req := CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
+		TimeoutSeconds: int(time.Until(e.Deadline).Round(time.Second) / time.Second)}
+	if req.TimeoutSeconds < 1 {
+		req.TimeoutSeconds = 1
+	}
+	start := time.Now()
+	backoff := 50 * time.Millisecond
+	for {
+		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL, e.Environment, false, req)
+		elapsed := time.Since(start)
+		var ce *CallError
+		switch {
+		case err == nil:
+			return m.judge(e, req, reply, elapsed)
+		case errors.As(err, &ce) && ce.NoResponse && ctx.Err() == nil:
+			select {
+			case <-time.After(backoff):
+				backoff = min(backoff*2, time.Second)
+				continue
+			case <-ctx.Done():
+			}
+			return outcome{code: CodeExecutionTimeout, message: fmt.Sprintf("the agent's endpoint did not answer within %d seconds (%v)", e.TimeoutSeconds, err)}
+		case errors.As(err, &ce) && ce.Code == CodeInvalidAgentResponse:
+			return outcome{code: CodeInvalidAgentResponse, message: ce.Error()}
+		default:
+			return outcome{code: CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
+		}
+	}
+}
+
+func (m *Market) judge(e Execution, req CreatorRequest, r CreatorReply, elapsed time.Duration) outcome {
+	pub, err := ParseAddress("signing_public_key", e.SigningPublicKey)
+	if err != nil {
+		return outcome{code: CodeInvalidSignature, message: "the listing's signing key is not valid"}
+	}
+	if err := CheckReply(req, r, ed25519.PublicKey(pub)); err != nil {
+		var p *ReplyProblem
+		if errors.As(err, &p) {
+			return outcome{code: p.Kind, message: p.Message}
+		}
+		return outcome{code: CodeInvalidAgentResponse, message: err.Error()}
+	}
+	if r.Status == "failed" {
+		return outcome{code: CodeExecutionFailed, message: "the agent failed: " + *r.Error, elapsed: elapsed}
+	}
+	return outcome{reply: &r, elapsed: elapsed}
+}
+
+// finish settles a completed execution or refunds a failed one, in the
+// transaction that makes it final. If the execution is final already
+// (another process got there first), nothing moves.
+func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
+	var out Execution
+	err := m.store.Update(ctx, func(tx Tx) error {
+		cur, err := tx.Execution(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		out = cur
+		if cur.Status.Final() {
+			return nil
+		}
+		now := m.now()
+		cur.CompletedAt = &now
+		if cur.DispatchedAt != nil && o.elapsed == 0 {
+			o.elapsed = now.Sub(*cur.DispatchedAt)
+		}
+		ms := o.elapsed.Milliseconds()
+		cur.ExecutionTimeMS = &ms
+		if o.reply == nil {
+			cur.Status, cur.ErrorCode, cur.ErrorMessage = ExecFailed, o.code, o.message
+			if err := m.refund(ctx, tx, cur); err != nil {
+				return err
+			}
+			stats := AgentStats{Finished: 1}
+			if err := tx.AddAgentStats(ctx, cur.AgentID, cur.Environment, stats); err != nil {
+				return err
+			}
+		} else {
+			r := o.reply
+			cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
+			cur.ResultCID = ResultCID(*r.Result)
+			if err := tx.PutResult(ctx, cur.ResultCID, *r.Result, now); err != nil {
+				return err
+			}
+			if err := m.settle(ctx, tx, cur); err != nil {
+				return err
+			}
+			stats := AgentStats{Finished: 1, Successful: 1, TimeSumMS: ms}
+			if err := tx.AddAgentStats(ctx, cur.AgentID, cur.Environment, stats); err != nil {
+				return err
+			}
+		}
+		out = cur
+		return tx.UpdateExecution(ctx, cur)
+	})
+	if err != nil {
+		// The row stays in flight; its lease runs out and recovery ends it.
+		m.cfg.Logger.Error("finish execution", "execution_id", e.ID, "err", err)
+		out = e
+	}
+	return out
+}
+
+// settle pays the creator and the platform from the escrow (ExecutionRecord),
+// committing the result hash and the creator's signature.
+func (m *Market) settle(ctx context.Context, tx Tx, e Execution) error {
+	creator := NewAccount(e.Environment, AccountWallet, e.Creator, e.Creator)
+	treasury := NewAccount(e.Environment, AccountTreasury, TreasuryID, "")
+	escrow := escrowAccount(e)
+	var ps []Posting
+	if e.CreatorAmount > 0 {
+		ps = append(ps, Posting{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount})
+	}
+	if e.PlatformAmount > 0 {
+		ps = append(ps, Posting{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount})
+	}
+	_, err := m.post(ctx, tx, e.Environment, TxExecutionRecord, map[string]string{
+		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
+		"signing_public_key": e.SigningPublicKey, "cid": e.ResultCID, "status": string(ExecCompleted),
+	}, ps, escrow, creator, treasury, recordAccount(e), listingAccountOf(e))
+	return err
+}
+
+// refund returns the escrow to the caller (EscrowRefunded).
+func (m *Market) refund(ctx context.Context, tx Tx, e Execution) error {
+	wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
+	escrow := escrowAccount(e)
+	_, err := m.post(ctx, tx, e.Environment, TxEscrowRefunded, map[string]string{
+		"execution_id": e.ID, "agent_id": e.AgentID, "error_code": e.ErrorCode, "status": string(ExecFailed),
+	}, []Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet, recordAccount(e))
+	return err
+}
+
+// listingAccountOf is the listing account an execution's record points at;
+// the listing lives on mainnet, so on devnet it is a reference only.
+func listingAccountOf(e Execution) Account {
+	return NewAccount(e.Environment, AccountListing, e.AgentID, e.Creator)
+}
+
+// RunWorker takes over executions whose lease ran out — after a crash, or
+// from a replica that stopped — every interval until ctx ends: while time
+// is left it dispatches them again with the same execution_id, else it
+// fails and refunds them.
+func (m *Market) RunWorker(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		m.recover(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (m *Market) recover(ctx context.Context) {
+	for {
+		var claimed []Execution
+		err := m.store.Update(ctx, func(tx Tx) (err error) {
+			now := m.now()
+			claimed, err = tx.ClaimExecutions(ctx, now, now.Add(m.cfg.Lease), 32)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				m.cfg.Logger.Error("claim executions", "err", err)
+			}
+			return
+		}
+		for _, e := range claimed {
+			m.cfg.Logger.Info("recovering execution", "execution_id", e.ID, "attempt", e.Attempts)
+			m.jobs.Go(func() { m.run(m.bg, e) })
+		}
+		if len(claimed) < 32 {
+			return
+		}
+	}
+}
+
+// Stop ends background dispatches and waits for them; their executions'
+// leases run out and the next start (or another replica) finishes them.
+func (m *Market) Stop() {
+	m.stop()
+	m.jobs.Wait()
+}

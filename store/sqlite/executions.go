@@ -1,0 +1,196 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+const execColumns = `id, environment, wallet, key_id, agent_id, agent_name, creator, endpoint_url, signing_public_key,
+	task, parameters, timeout_seconds, async, webhook_url, cost, creator_amount, platform_amount, status,
+	error_code, error_message, result_cid, result_hash, signature, tokens_used, execution_time_ms,
+	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts`
+
+func nullInt(p *int64) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: *p, Valid: true}
+}
+
+func execArgs(e crtx.Execution) []any {
+	return []any{e.ID, e.Environment, e.Wallet, e.KeyID, e.AgentID, e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey,
+		e.Task, string(e.Parameters), e.TimeoutSeconds, e.Async, e.WebhookURL, e.Cost, e.CreatorAmount, e.PlatformAmount, e.Status,
+		e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed), nullInt(e.ExecutionTimeMS),
+		us(e.InitiatedAt), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.Deadline), us(e.LeaseUntil), e.Attempts}
+}
+
+func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) {
+	var e crtx.Execution
+	var params string
+	var tokens, elapsed, dispatched, completed sql.NullInt64
+	var initiated, deadline, lease int64
+	err := row.Scan(&e.ID, &e.Environment, &e.Wallet, &e.KeyID, &e.AgentID, &e.AgentName, &e.Creator, &e.EndpointURL,
+		&e.SigningPublicKey, &e.Task, &params, &e.TimeoutSeconds, &e.Async, &e.WebhookURL, &e.Cost, &e.CreatorAmount,
+		&e.PlatformAmount, &e.Status, &e.ErrorCode, &e.ErrorMessage, &e.ResultCID, &e.ResultHash, &e.Signature,
+		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts)
+	e.Parameters = json.RawMessage(params)
+	if tokens.Valid {
+		e.TokensUsed = &tokens.Int64
+	}
+	if elapsed.Valid {
+		e.ExecutionTimeMS = &elapsed.Int64
+	}
+	e.InitiatedAt, e.Deadline, e.LeaseUntil = fromUS(initiated), fromUS(deadline), fromUS(lease)
+	e.DispatchedAt, e.CompletedAt = fromNullUS(dispatched), fromNullUS(completed)
+	return e, err
+}
+
+func (t *tx) InsertExecution(ctx context.Context, e crtx.Execution) error {
+	_, err := t.exec(ctx, `INSERT INTO executions (`+execColumns+`) VALUES (`+
+		strings.TrimSuffix(strings.Repeat("?, ", 31), ", ")+`)`, execArgs(e)...)
+	return err
+}
+
+func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
+	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
+		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, dispatched_at = ?, completed_at = ?,
+		lease_until = ?, attempts = ? WHERE id = ?`,
+		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
+		nullInt(e.ExecutionTimeMS), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.LeaseUntil), e.Attempts, e.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("execution %s: %w", e.ID, crtx.ErrNotFound)
+	}
+	return nil
+}
+
+func (t *tx) Execution(ctx context.Context, id string) (crtx.Execution, error) {
+	e, err := scanExecution(t.tx.QueryRowContext(ctx, `SELECT `+execColumns+` FROM executions WHERE id = ?`, id))
+	return e, notFound(err, "execution")
+}
+
+func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
+	where := []string{`wallet = ?`, `environment = ?`}
+	args := []any{q.Wallet, q.Environment}
+	if q.Status != "" {
+		where, args = append(where, `status = ?`), append(args, q.Status)
+	}
+	if q.AgentID != "" {
+		where, args = append(where, `agent_id = ?`), append(args, q.AgentID)
+	}
+	if q.From != nil {
+		where, args = append(where, `initiated_at >= ?`), append(args, us(*q.From))
+	}
+	if q.To != nil {
+		where, args = append(where, `initiated_at < ?`), append(args, us(*q.To))
+	}
+	cond := ` WHERE ` + strings.Join(where, " AND ")
+	var total int
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM executions`+cond, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+execColumns+` FROM executions`+cond+
+		` ORDER BY initiated_at DESC, id LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []crtx.Execution{}
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, e)
+	}
+	return out, total, rows.Err()
+}
+
+// ClaimExecutions needs no row locks on SQLite: the single writer
+// connection already serializes every claimer.
+func (t *tx) ClaimExecutions(ctx context.Context, now, until time.Time, limit int) ([]crtx.Execution, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+execColumns+` FROM executions
+		WHERE status IN ('pending', 'running') AND lease_until < ? ORDER BY lease_until LIMIT ?`, us(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []crtx.Execution
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].LeaseUntil = until
+		out[i].Attempts++
+		if _, err := t.exec(ctx, `UPDATE executions SET lease_until = ?, attempts = ? WHERE id = ?`,
+			us(until), out[i].Attempts, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) RenewLease(ctx context.Context, id string, until time.Time) error {
+	_, err := t.exec(ctx, `UPDATE executions SET lease_until = ? WHERE id = ? AND status IN ('pending', 'running')`, us(until), id)
+	return err
+}
+
+func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
+	_, err := t.exec(ctx, `UPDATE api_keys SET execution_count = execution_count + 1, total_spent = total_spent + ? WHERE id = ?`, cost, keyID)
+	if err != nil && isCheck(err) {
+		return fmt.Errorf("key %s: %w", keyID, crtx.ErrSpendLimit)
+	}
+	return err
+}
+
+func (t *tx) PutResult(ctx context.Context, cid, content string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO results (cid, content, created_at) VALUES (?, ?, ?) ON CONFLICT (cid) DO NOTHING`, cid, content, us(at))
+	return err
+}
+
+func (t *tx) Result(ctx context.Context, cid string) (string, error) {
+	var s string
+	err := t.tx.QueryRowContext(ctx, `SELECT content FROM results WHERE cid = ?`, cid).Scan(&s)
+	return s, notFound(err, "result")
+}
+
+func (t *tx) InsertIdempotency(ctx context.Context, i crtx.Idempotency) error {
+	_, err := t.exec(ctx, `INSERT INTO idempotency_keys (wallet, key, request_hash, execution_id, created_at) VALUES (?, ?, ?, ?, ?)`,
+		i.Wallet, i.Key, i.RequestHash, i.ExecutionID, us(i.CreatedAt))
+	return err
+}
+
+func (t *tx) Idempotency(ctx context.Context, wallet, key string) (crtx.Idempotency, error) {
+	i := crtx.Idempotency{Wallet: wallet, Key: key}
+	var created int64
+	err := t.tx.QueryRowContext(ctx, `SELECT request_hash, execution_id, status, body, created_at FROM idempotency_keys
+		WHERE wallet = ? AND key = ?`, wallet, key).Scan(&i.RequestHash, &i.ExecutionID, &i.Status, &i.Body, &created)
+	i.CreatedAt = fromUS(created)
+	return i, notFound(err, "idempotency key")
+}
+
+func (t *tx) CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error {
+	_, err := t.exec(ctx, `UPDATE idempotency_keys SET status = ?, body = ? WHERE wallet = ? AND key = ?`, status, body, wallet, key)
+	return err
+}
+
+func (t *tx) DeleteIdempotency(ctx context.Context, wallet, key string) error {
+	_, err := t.exec(ctx, `DELETE FROM idempotency_keys WHERE wallet = ? AND key = ?`, wallet, key)
+	return err
+}
