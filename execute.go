@@ -265,7 +265,6 @@ func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) 
 	return s, internal("result", err)
 }
 
-
 // Record is the execution record callers read.
 func (m *Market) Record(e Execution, result string) ExecutionRecord {
 	r := ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,
