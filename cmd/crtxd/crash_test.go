@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+)
+
+// proc is one crtxd child process.
+type proc struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startProc(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(crtxdBinary(t), append([]string{"serve", "--log-format", "json"}, args...)...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		var m map[string]any
+		json.Unmarshal(lines.Bytes(), &m)
+		if m["msg"] == "crtxd serving" {
+			go io.Copy(io.Discard, stderr)
+			return &proc{cmd: cmd, url: m["public_url"].(string)}
+		}
+	}
+	cmd.Wait()
+	t.Fatalf("crtxd did not start")
+	return nil
+}
+
+func (p *proc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Asynchronous and synchronous executions are in flight when crtxd is
+// killed with SIGKILL, again and again. After the last restart every
+// execution is final, no escrow holds money, the money adds up and the
+// ledger verifies.
+func TestCrashRecovery(t *testing.T) {
+	data := t.TempDir()
+	token := filepath.Join(data, "admin-token")
+	os.WriteFile(token, []byte("crash-test-admin-token-0123456789"), 0o600)
+	addr := freePort(t)
+	args := []string{"--addr", addr, "--data", data, "--admin-token-file", token, "--allow-private-endpoints",
+		"--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "100ms"}
+
+	_, ckey, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(ckey, func(ctx context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
+		}
+		return "done: " + r.Task, 0, nil
+	}, creator.Options{})
+	// Count deliveries per execution id: a second delivery is a takeover
+	// after a kill, answered from the creator SDK's memory.
+	var mu sync.Mutex
+	deliveries := map[string]int{}
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req crtx.CreatorRequest
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		deliveries[req.ExecutionID]++
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	defer svc.Close()
+
+	p := startProc(t, args...)
+	admin := client.New(p.url, "crash-test-admin-token-0123456789")
+	_, creatorKey, _ := ed25519.GenerateKey(nil)
+	_, callerKey, _ := ed25519.GenerateKey(nil)
+	creatorW := crtx.Address(creatorKey.Public().(ed25519.PublicKey))
+	callerW := crtx.Address(callerKey.Public().(ed25519.PublicKey))
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := admin.Deposit(ctx, crtx.Mainnet, creatorW, 100*crtx.MicroPerUSDC)
+	must(err)
+	_, err = admin.Deposit(ctx, crtx.Mainnet, callerW, 100*crtx.MicroPerUSDC)
+	must(err)
+	cs, _, err := client.New(p.url, "").SignIn(ctx, creatorKey)
+	must(err)
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price := crtx.USDC(100_000)
+	timeout := 5
+	tags := []string{"data"}
+	a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Slow"), Tagline: str("Slow."), Description: str("Slow."),
+		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: str(svc.URL + "/execute"), SigningPublicKey: str(h.PublicKey()), TimeoutSeconds: &timeout})
+	must(err)
+	ss, _, err := client.New(p.url, "").SignIn(ctx, callerKey)
+	must(err)
+	k, err := ss.CreateKey(ctx, client.KeyParams{Name: "crash", Environment: crtx.Mainnet})
+	must(err)
+
+	cycles := 4
+	if testing.Short() {
+		cycles = 2
+	}
+	for cycle := range cycles {
+		key := client.New(p.url, k.Key)
+		for i := range 12 {
+			params := crtx.ExecuteParams{Task: fmt.Sprintf("c%d-%d", cycle, i), Async: i%3 != 0}
+			if params.Async {
+				if _, err := key.Execute(ctx, a.AgentID, params, client.ExecuteOptions{}); err != nil {
+					t.Fatalf("cycle %d: %v", cycle, err)
+				}
+			} else {
+				go key.Execute(ctx, a.AgentID, params, client.ExecuteOptions{}) // cut off by the kill
+			}
+		}
+		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
+		p.kill()
+		p = startProc(t, args...)
+	}
+
+	key := client.New(p.url, k.Key)
+	deadline := time.Now().Add(30 * time.Second)
+	var page crtx.ExecutionPage
+	for {
+		page, err = key.Executions(ctx, url.Values{"limit": {"100"}})
+		must(err)
+		open := 0
+		for _, e := range page.Executions {
+			if !e.Status.Final() {
+				open++
+			}
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d executions still open", open)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if page.Total < cycles*8 {
+		t.Fatalf("only %d executions were recorded", page.Total)
+	}
+	var spent, earned crtx.USDC
+	completed := 0
+	for _, s := range page.Executions {
+		rec, err := key.Execution(ctx, s.ExecutionID)
+		must(err)
+		if rec.Status == "completed" {
+			completed++
+			spent += rec.Cost
+			earned += rec.CreatorAmount
+			content, err := key.Content(ctx, *rec.IPFSURL)
+			if err != nil || !strings.HasPrefix(string(content), "done: c") || crtx.ResultHash(string(content)) != *rec.ResultHash {
+				t.Errorf("%s: published %q, %v", rec.ExecutionID, content, err)
+			}
+		}
+	}
+	w, err := key.Wallet(ctx)
+	must(err)
+	if b := w.Balances[crtx.Mainnet]; b.Escrowed != 0 || b.Available != 100*crtx.MicroPerUSDC-spent {
+		t.Errorf("caller %+v; spent %s on %d completed", b, spent, completed)
+	}
+	cw, err := cs.Wallet(ctx)
+	must(err)
+	if got := cw.Balances[crtx.Mainnet].Available; got != 100*crtx.MicroPerUSDC-10*crtx.MicroPerUSDC+earned {
+		t.Errorf("creator %s, earned %s", got, earned)
+	}
+	redelivered := 0
+	mu.Lock()
+	for _, n := range deliveries {
+		if n > 1 {
+			redelivered++
+		}
+	}
+	mu.Unlock()
+	if redelivered == 0 {
+		t.Error("no execution was taken over after a kill; the test proved nothing")
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	code, out := crtxd(t, "ledger", "verify", "--data", data)
+	if code != 0 {
+		t.Fatalf("ledger verify after the crashes:\n%s", out)
+	}
+	t.Logf("%d executions, %d completed, %d taken over after a kill; %s", page.Total, completed, redelivered, strings.TrimSpace(out))
+}
+
