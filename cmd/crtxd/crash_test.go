@@ -223,4 +223,3 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	t.Logf("%d executions, %d completed, %d taken over after a kill; %s", page.Total, completed, redelivered, strings.TrimSpace(out))
 }
-
