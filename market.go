@@ -29,6 +29,9 @@ type Config struct {
 	CollateralTiers []CollateralTier
 	// Caller reaches creators' services.
 	Caller Caller
+	// MaxDispatches bounds the dispatches in flight in this process; an
+	// execution waits, pending and cancellable, for a free slot. 0 means 512.
+	MaxDispatches int
 	// Lease is how long a process owns an execution's dispatch without
 	// renewing it; after that, any process may take it over. 0 means 15 s.
 	Lease time.Duration
@@ -48,9 +51,10 @@ type Market struct {
 	domain string
 
 	// bg is the context of background dispatches; stop ends it.
-	bg   context.Context
-	stop context.CancelFunc
-	jobs sync.WaitGroup
+	bg    context.Context
+	stop  context.CancelFunc
+	jobs  sync.WaitGroup
+	slots chan struct{} // dispatch slots
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -83,8 +87,11 @@ func New(store Store, cfg Config) (*Market, error) {
 	if cfg.Lease == 0 {
 		cfg.Lease = 15 * time.Second
 	}
+	if cfg.MaxDispatches == 0 {
+		cfg.MaxDispatches = 512
+	}
 	bg, stop := context.WithCancel(context.Background())
-	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop}, nil
+	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches)}, nil
 }
 
 // Config returns the market's configuration.

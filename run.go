@@ -20,6 +20,15 @@ func (m *Market) run(ctx context.Context, e Execution) Execution {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: CodeExecutionTimeout,
 			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
 	}
+	// Wait for a dispatch slot; meanwhile the execution is pending and can
+	// be cancelled.
+	select {
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
+	case <-ctx.Done():
+		return m.finish(context.WithoutCancel(ctx), e, outcome{code: CodeExecutionTimeout,
+			message: "the marketplace had no free dispatch slot before the deadline"})
+	}
 	started, err := m.markRunning(ctx, e)
 	if err != nil || started.Status.Final() {
 		if err != nil {

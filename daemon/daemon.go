@@ -39,6 +39,7 @@ type Config struct {
 	AirdropsPerHour       int
 	ShutdownTimeout       time.Duration
 	Lease                 time.Duration
+	MaxDispatches         int
 	RecoveryInterval      time.Duration
 	LogFormat             string
 	LogLevel              string
@@ -157,7 +158,8 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := crtx.New(store, crtx.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
-		Now: cfg.Now, Logger: log})
+		MaxDispatches: cfg.MaxDispatches,
+		Now:           cfg.Now, Logger: log})
 	if err != nil {
 		store.Close()
 		return nil, err

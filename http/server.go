@@ -63,6 +63,8 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"POST", "/v1/agents/{agent_id}/execute", s.execute},
 		{"GET", "/v1/executions", s.listExecutions},
 		{"GET", "/v1/executions/{id}", s.getExecution},
+		{"POST", "/v1/executions/{id}/cancel", s.cancel},
+		{"GET", "/v1/executions/{id}/events", s.events},
 		{"GET", "/ipfs/{cid}", s.ipfs},
 
 		{"PUT", "/v1/creator/profile", s.setProfile},

@@ -1,0 +1,36 @@
+package crtx
+
+import (
+	"context"
+	"errors"
+)
+
+// CodeCancelled is the error code of an execution its caller cancelled.
+const CodeCancelled = "cancelled"
+
+// Cancel ends a pending execution that was not dispatched yet: failed,
+// with its escrow refunded (CONTRACT §8). Anything else is not_cancellable.
+func (m *Market) Cancel(ctx context.Context, p Principal, id string) (Execution, error) {
+	var out Execution
+	err := m.store.Update(ctx, func(tx Tx) error {
+		e, err := tx.Execution(ctx, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
+			return Errorf(CodeExecutionNotFound, "no execution %q for this key", id)
+		}
+		if err != nil {
+			return err
+		}
+		if e.Status != ExecPending || e.DispatchedAt != nil {
+			return &Error{Code: CodeNotCancellable, ExecutionID: id,
+				Message: "only a pending execution that was not dispatched yet can be cancelled; this one is " + string(e.Status)}
+		}
+		now := m.now()
+		e.Status, e.ErrorCode, e.ErrorMessage, e.CompletedAt = ExecFailed, CodeCancelled, "cancelled by the caller before dispatch", &now
+		if err := m.refund(ctx, tx, e); err != nil {
+			return err
+		}
+		out = e
+		return tx.UpdateExecution(ctx, e)
+	})
+	return out, internal("cancel", err)
+}

@@ -1,0 +1,106 @@
+package http_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+func TestCancel(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxDispatches = 1 })
+	agent := m.list(newService(t, slow(400*time.Millisecond)), "1")
+	busy, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "busy", Async: true}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the first takes the only dispatch slot
+	waiting, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "waiting", Async: true}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := m.balance(m.callerW, crtx.Devnet); b.Escrowed != usdc("2") {
+		t.Fatalf("escrowed %s", b.Escrowed)
+	}
+	var rec crtx.ExecutionRecord
+	if err := m.key.Do(ctx, "POST", "/v1/executions/"+waiting.ExecutionID+"/cancel", "", nil, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != "failed" || rec.Error == nil || rec.Error.Code != "cancelled" || rec.CompletedAt == nil {
+		t.Errorf("cancelled record = %+v", rec)
+	}
+	err = m.key.Do(ctx, "POST", "/v1/executions/"+busy.ExecutionID+"/cancel", "", nil, nil)
+	if ce := wantCode(t, err, 409, "not_cancellable"); ce.ExecutionID == nil || *ce.ExecutionID != busy.ExecutionID {
+		t.Errorf("409 without the execution id")
+	}
+	wantCode(t, m.key.Do(ctx, "POST", "/v1/executions/"+crtx.NewUUID()+"/cancel", "", nil, nil), 404, "execution_not_found")
+	wantCode(t, m.liveKey.Do(ctx, "POST", "/v1/executions/"+busy.ExecutionID+"/cancel", "", nil, nil), 404, "execution_not_found")
+	final, _ := m.key.Wait(ctx, busy.ExecutionID, 20*time.Millisecond)
+	if final.Status != "completed" {
+		t.Errorf("busy ended %s", final.Status)
+	}
+	// The cancelled one never reaches the creator, even once a slot frees.
+	time.Sleep(100 * time.Millisecond)
+	if r, _ := m.key.Execution(ctx, waiting.ExecutionID); r.Status != "failed" {
+		t.Errorf("cancelled execution is now %s", r.Status)
+	}
+	if b := m.balance(m.callerW, crtx.Devnet); b.Escrowed != 0 || b.Available != usdc("9") {
+		t.Errorf("balance %+v", b)
+	}
+	wantCode(t, m.key.Do(ctx, "POST", "/v1/executions/"+busy.ExecutionID+"/cancel", "", nil, nil), 409, "not_cancellable")
+}
+
+func TestEvents(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newService(t, slow(300*time.Millisecond)), "1")
+	acc, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "watch", Async: true}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", m.d.URL+"/v1/executions/"+acc.ExecutionID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+m.key.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
+	}
+	var events []string
+	var last crtx.ExecutionRecord
+	sc := bufio.NewScanner(resp.Body)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for sc.Scan() {
+			line := sc.Text()
+			if ev, ok := strings.CutPrefix(line, "event: "); ok {
+				events = append(events, ev)
+			}
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				json.Unmarshal([]byte(data), &last)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not close after the final event")
+	}
+	if len(events) < 2 || events[len(events)-1] != "completed" || last.Status != "completed" || *last.Result != "slow watch" {
+		t.Errorf("events %v, last %+v", events, last)
+	}
+	for i := 1; i < len(events); i++ {
+		if events[i] == events[i-1] {
+			t.Errorf("a status was sent twice: %v", events)
+		}
+	}
+	wantCode(t, m.liveKey.Do(ctx, "GET", "/v1/executions/"+acc.ExecutionID+"/events", "", nil, nil), 404, "execution_not_found")
+}
