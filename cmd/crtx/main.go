@@ -37,6 +37,7 @@ commands:
   keys create NAME ENVIRONMENT [--spend-limit USDC]
   keys list
   keys revoke ID
+  verify EXECUTION_ID           verify an execution's result, signature and ledger record (needs CRTX_API_KEY)
   creator test --endpoint URL --public-key KEY
                                 run the Test Execution tool on a creator endpoint
 
@@ -217,6 +218,29 @@ func (c cli) dispatch(ctx context.Context, args []string) error {
 		return c.print(k, "revoked %s\n", k.ID)
 	case "creator test":
 		return c.creatorTest(ctx, rest)
+	case "verify":
+		if len(rest) != 1 || c.apiKey == "" {
+			return fmt.Errorf("usage: CRTX_API_KEY=… crtx verify EXECUTION_ID")
+		}
+		rep, err := client.New(c.url, c.apiKey).Verify(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		text := ""
+		for _, ch := range rep.Checks {
+			mark := "ok    "
+			if !ch.OK {
+				mark = "FAILED"
+			}
+			text += fmt.Sprintf("%s %-18s %s\n", mark, ch.Name, ch.Detail)
+		}
+		if err := c.print(rep, "%s", text); err != nil {
+			return err
+		}
+		if !rep.OK() {
+			return errors.New("verification failed")
+		}
+		return nil
 	}
 	return errUsage
 }

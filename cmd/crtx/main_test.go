@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"database/sql"
 	"encoding/json"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	crtxpkg "github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
 	"github.com/mr-tron/base58"
+	_ "modernc.org/sqlite"
 )
 
 func TestWalletAirdropKeys(t *testing.T) {
@@ -106,5 +111,72 @@ func TestCreatorTest(t *testing.T) {
 	}
 	if code, _ := crtx("creator", "test", "--endpoint", srv.URL); code == 0 {
 		t.Error("missing --public-key accepted")
+	}
+}
+
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
+	cfg.BlockInterval = 50 * time.Millisecond
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) { return "résumé: " + r.Task, 0, nil }, creator.Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	t.Setenv("CRTX_URL", d.URL)
+	dir := t.TempDir()
+	crtx := func(kp string, args ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(ctx, append([]string{"--keypair", filepath.Join(dir, kp)}, args...), &out, &out)
+		return code, out.String()
+	}
+	// A creator lists an agent; a caller runs it with a devnet key.
+	crtx("creator.json", "wallet", "new")
+	ck, _ := keyfile.Load(filepath.Join(dir, "creator.json"))
+	cc, _, _ := client.New(d.URL, "").SignIn(ctx, ck)
+	creatorWallet := base58.Encode(ck.Public().(ed25519.PublicKey))
+	if _, err := d.Market.Deposit(ctx, crtxpkg.Mainnet, creatorWallet, 100*crtxpkg.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, tags := crtxpkg.USDC(10_000), []string{"writing"}
+	a, err := cc.CreateListing(ctx, crtxpkg.ListingParams{Name: str("Echo"), Tagline: str("Echoes."), Description: str("Echoes."),
+		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: str(srv.URL), SigningPublicKey: str(h.PublicKey())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crtx("caller.json", "wallet", "new")
+	crtx("caller.json", "airdrop", "5")
+	_, out := crtx("caller.json", "--json", "keys", "create", "v", "devnet")
+	var k struct{ Key string }
+	json.Unmarshal([]byte(out), &k)
+	rec, err := client.New(d.URL, k.Key).Execute(ctx, a.AgentID, crtxpkg.ExecuteParams{Task: "naïve ✓"}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CRTX_API_KEY", k.Key)
+	code, out := crtx("caller.json", "verify", rec.ExecutionID)
+	if code != 0 || strings.Count(out, "ok    ") != 6 || !strings.Contains(out, "sealed in a block") {
+		t.Fatalf("verify: %d\n%s", code, out)
+	}
+	// Published content that no longer matches the committed hash fails.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.Data, "crtx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE results SET content = 'forged'`); err != nil {
+		t.Fatal(err)
+	}
+	code, out = crtx("caller.json", "verify", rec.ExecutionID)
+	if code == 0 || !strings.Contains(out, "FAILED result hash") {
+		t.Errorf("verify of forged content: %d\n%s", code, out)
 	}
 }
