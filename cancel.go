@@ -30,6 +30,11 @@ func (m *Market) Cancel(ctx context.Context, p Principal, id string) (Execution,
 			return err
 		}
 		out = e
+		if e.WebhookURL != "" {
+			if err := tx.InsertWebhook(ctx, Webhook{ExecutionID: e.ID, URL: e.WebhookURL, NextAt: now, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
 		return tx.UpdateExecution(ctx, e)
 	})
 	return out, internal("cancel", err)

@@ -32,6 +32,9 @@ type Config struct {
 	// MaxDispatches bounds the dispatches in flight in this process; an
 	// execution waits, pending and cancellable, for a free slot. 0 means 512.
 	MaxDispatches int
+	// WebhookRetryBase is the first wait before a failed webhook is sent
+	// again; each failure doubles it, up to an hour. 0 means 1 s.
+	WebhookRetryBase time.Duration
 	// Lease is how long a process owns an execution's dispatch without
 	// renewing it; after that, any process may take it over. 0 means 15 s.
 	Lease time.Duration
@@ -86,6 +89,9 @@ func New(store Store, cfg Config) (*Market, error) {
 	}
 	if cfg.Lease == 0 {
 		cfg.Lease = 15 * time.Second
+	}
+	if cfg.WebhookRetryBase == 0 {
+		cfg.WebhookRetryBase = time.Second
 	}
 	if cfg.MaxDispatches == 0 {
 		cfg.MaxDispatches = 512

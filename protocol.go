@@ -135,6 +135,8 @@ type Caller interface {
 	CheckURL(ctx context.Context, field, rawURL string) error
 	// Call sends req to endpoint and returns the reply, unjudged.
 	Call(ctx context.Context, endpoint string, env Environment, test bool, req CreatorRequest) (CreatorReply, error)
+	// Deliver POSTs a signed webhook body and returns the HTTP status.
+	Deliver(ctx context.Context, url string, env Environment, body []byte) (int, error)
 }
 
 // CallError is a failed call: no reply, a reply that is not an answer, or

@@ -191,6 +191,11 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 			}
 		}
 		out = cur
+		if cur.WebhookURL != "" {
+			if err := tx.InsertWebhook(ctx, Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
 		return tx.UpdateExecution(ctx, cur)
 	})
 	if err != nil {

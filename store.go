@@ -113,6 +113,14 @@ type Tx interface {
 	Idempotency(ctx context.Context, wallet, key string) (Idempotency, error)
 	CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error
 	DeleteIdempotency(ctx context.Context, wallet, key string) error
+
+	InsertWebhook(ctx context.Context, w Webhook) error
+	// ClaimWebhooks takes undelivered webhooks due at now and created after
+	// since, counts an attempt and moves next_at to until so that no other
+	// claimer takes them meanwhile.
+	ClaimWebhooks(ctx context.Context, now, until, since time.Time, limit int) ([]Webhook, error)
+	UpdateWebhook(ctx context.Context, w Webhook) error
+	Webhook(ctx context.Context, executionID string) (Webhook, error)
 }
 
 // AgentListItem is an agent with what a listing shows beside it.

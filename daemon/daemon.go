@@ -40,6 +40,7 @@ type Config struct {
 	ShutdownTimeout       time.Duration
 	Lease                 time.Duration
 	MaxDispatches         int
+	WebhookRetryBase      time.Duration
 	RecoveryInterval      time.Duration
 	LogFormat             string
 	LogLevel              string
@@ -158,8 +159,8 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := crtx.New(store, crtx.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
-		MaxDispatches: cfg.MaxDispatches,
-		Now:           cfg.Now, Logger: log})
+		MaxDispatches: cfg.MaxDispatches, WebhookRetryBase: cfg.WebhookRetryBase,
+		Now: cfg.Now, Logger: log})
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -217,6 +218,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	var jobs sync.WaitGroup
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
+	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("crtxd serving", "addr", ln.Addr().String(), "public_url", d.URL, "admin_api", token != "")

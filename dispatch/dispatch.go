@@ -238,3 +238,25 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	}
 	return reply, nil
 }
+
+// Deliver POSTs a webhook body signed like a creator request, through the
+// same address checks, and returns the HTTP status.
+func (c *Caller) Deliver(ctx context.Context, url string, env crtx.Environment, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	ts := strconv.FormatInt(c.opts.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "crtx-marketplace/1")
+	req.Header.Set(crtx.HeaderEnvironment, string(env))
+	req.Header.Set(crtx.HeaderTimestamp, ts)
+	req.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

@@ -194,3 +194,61 @@ func (t *tx) DeleteIdempotency(ctx context.Context, wallet, key string) error {
 	_, err := t.exec(ctx, `DELETE FROM idempotency_keys WHERE wallet = ? AND key = ?`, wallet, key)
 	return err
 }
+
+func (t *tx) InsertWebhook(ctx context.Context, w crtx.Webhook) error {
+	_, err := t.exec(ctx, `INSERT INTO webhook_deliveries (execution_id, url, next_at, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (execution_id) DO NOTHING`, w.ExecutionID, w.URL, us(w.NextAt), us(w.CreatedAt))
+	return err
+}
+
+const webhookColumns = `execution_id, url, attempts, next_at, delivered_at, last_error, created_at`
+
+func scanWebhook(row interface{ Scan(...any) error }) (crtx.Webhook, error) {
+	var w crtx.Webhook
+	var next, created int64
+	var delivered sql.NullInt64
+	err := row.Scan(&w.ExecutionID, &w.URL, &w.Attempts, &next, &delivered, &w.LastError, &created)
+	w.NextAt, w.CreatedAt, w.DeliveredAt = fromUS(next), fromUS(created), fromNullUS(delivered)
+	return w, err
+}
+
+func (t *tx) ClaimWebhooks(ctx context.Context, now, until, since time.Time, limit int) ([]crtx.Webhook, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries
+		WHERE delivered_at IS NULL AND next_at <= ? AND created_at > ? ORDER BY next_at LIMIT ?`, us(now), us(since), limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []crtx.Webhook
+	for rows.Next() {
+		w, err := scanWebhook(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Attempts++
+		out[i].NextAt = until
+		if _, err := t.exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE execution_id = ?`,
+			out[i].Attempts, us(until), out[i].ExecutionID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (t *tx) UpdateWebhook(ctx context.Context, w crtx.Webhook) error {
+	_, err := t.exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, next_at = ?, delivered_at = ?, last_error = ? WHERE execution_id = ?`,
+		w.Attempts, us(w.NextAt), nullUS(w.DeliveredAt), w.LastError, w.ExecutionID)
+	return err
+}
+
+func (t *tx) Webhook(ctx context.Context, executionID string) (crtx.Webhook, error) {
+	w, err := scanWebhook(t.tx.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries WHERE execution_id = ?`, executionID))
+	return w, notFound(err, "webhook")
+}
