@@ -30,6 +30,10 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"CreatorsAndAgents", testCreatorsAndAgents},
 		{"ListAgents", testListAgents},
 		{"LedgerRefs", testLedgerRefs},
+		{"Executions", testExecutions},
+		{"KeyUsage", testKeyUsage},
+		{"ResultsAndIdempotency", testResultsAndIdempotency},
+		{"Webhooks", testWebhooks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -1,0 +1,209 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+func execution(id string, at time.Time) crtx.Execution {
+	return crtx.Execution{ID: id, Environment: crtx.Devnet, Wallet: "w1", KeyID: "key_1", AgentID: "a1", AgentName: "Agent a1",
+		Creator: "w1", EndpointURL: "https://a1.example/execute", SigningPublicKey: "key-a1", Task: "do " + id,
+		Parameters: json.RawMessage(`{"x":1}`), TimeoutSeconds: 30, Cost: 100_000, CreatorAmount: 99_000, PlatformAmount: 1_000,
+		Status: crtx.ExecPending, InitiatedAt: at, Deadline: at.Add(30 * time.Second), LeaseUntil: at.Add(10 * time.Second)}
+}
+
+func testExecutions(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+			return err
+		}
+		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+			return err
+		}
+		for i := range 4 {
+			e := execution(fmt.Sprintf("e%d", i), t0.Add(time.Duration(i)*time.Minute))
+			if i == 3 {
+				e.Environment = crtx.Mainnet
+			}
+			if err := tx.InsertExecution(ctx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.Execution(ctx, "e1")
+		if want := execution("e1", t0.Add(time.Minute)); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Execution(e1) =\n%+v, %v\nwant\n%+v", got, err, want)
+		}
+		if _, err := tx.Execution(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("unknown execution: %v", err)
+		}
+		return nil
+	})
+	// Finish e0 with everything set.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		e, _ := tx.Execution(ctx, "e0")
+		now, tokens, ms := t0.Add(time.Hour), int64(7), int64(1234)
+		e.Status, e.ResultCID, e.ResultHash, e.Signature, e.TokensUsed, e.ExecutionTimeMS = crtx.ExecCompleted, "cid", "sha256:x", "sig", &tokens, &ms
+		e.DispatchedAt, e.CompletedAt, e.Attempts = &now, &now, 2
+		return tx.UpdateExecution(ctx, e)
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		e, _ := tx.Execution(ctx, "e0")
+		if e.Status != crtx.ExecCompleted || *e.TokensUsed != 7 || *e.ExecutionTimeMS != 1234 || !e.CompletedAt.Equal(t0.Add(time.Hour)) || e.Attempts != 2 {
+			t.Errorf("updated e0 = %+v", e)
+		}
+		list, total, err := tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w1", Environment: crtx.Devnet, Limit: 10})
+		if err != nil || total != 3 || len(list) != 3 || list[0].ID != "e2" || list[2].ID != "e0" {
+			t.Errorf("ListExecutions = %v (%d), %v", list, total, err)
+		}
+		from, to := t0.Add(time.Minute), t0.Add(2*time.Minute)
+		list, total, _ = tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w1", Environment: crtx.Devnet, From: &from, To: &to, Limit: 10})
+		if total != 1 || list[0].ID != "e1" {
+			t.Errorf("from/to = %v", list)
+		}
+		_, total, _ = tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w1", Environment: crtx.Devnet, Status: crtx.ExecCompleted, Limit: 10})
+		if total != 1 {
+			t.Errorf("status filter total %d", total)
+		}
+		_, total, _ = tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w2", Environment: crtx.Devnet, Limit: 10})
+		if total != 0 {
+			t.Errorf("another wallet sees %d", total)
+		}
+		return nil
+	})
+	// Claims: only non-final executions whose lease ran out, once each.
+	var claimed []crtx.Execution
+	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+		claimed, err = tx.ClaimExecutions(ctx, t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), 10)
+		return err
+	})
+	if len(claimed) != 1 || claimed[0].ID != "e1" || claimed[0].Attempts != 1 || !claimed[0].LeaseUntil.Equal(t0.Add(time.Hour)) {
+		t.Errorf("claimed = %+v", claimed)
+	}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+		again, err := tx.ClaimExecutions(ctx, t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), 10)
+		if len(again) != 0 {
+			t.Errorf("claimed twice: %v", again)
+		}
+		return err
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RenewLease(ctx, "e2", t0.Add(2*time.Hour)) })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if e, _ := tx.Execution(ctx, "e2"); !e.LeaseUntil.Equal(t0.Add(2 * time.Hour)) {
+			t.Errorf("renewed lease = %v", e.LeaseUntil)
+		}
+		return nil
+	})
+}
+
+func testKeyUsage(t *testing.T, s crtx.Store) {
+	limit := crtx.USDC(250)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.InsertKey(ctx, crtx.APIKey{ID: "k", Name: "k", Environment: crtx.Devnet, Prefix: "p", CreatedAt: t0, SpendLimit: &limit, Wallet: "w", Hash: "h"})
+	})
+	for range 2 {
+		update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.AddKeyUsage(ctx, "k", 100) })
+	}
+	err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.AddKeyUsage(context.Background(), "k", 100) })
+	if !errors.Is(err, crtx.ErrSpendLimit) {
+		t.Errorf("past the limit: %v, want ErrSpendLimit", err)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		k, _ := tx.KeyByID(ctx, "k")
+		if k.ExecutionCount != 2 || k.TotalSpent != 200 {
+			t.Errorf("counters = %d, %s", k.ExecutionCount, k.TotalSpent)
+		}
+		return nil
+	})
+}
+
+func testResultsAndIdempotency(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.PutResult(ctx, "c1", "héllo", t0); err != nil {
+			return err
+		}
+		return tx.PutResult(ctx, "c1", "ignored", t0)
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if c, err := tx.Result(ctx, "c1"); err != nil || c != "héllo" {
+			t.Errorf("Result = %q, %v", c, err)
+		}
+		if _, err := tx.Result(ctx, "c2"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("unknown result: %v", err)
+		}
+		return nil
+	})
+	i := crtx.Idempotency{Wallet: "w", Key: "k", RequestHash: "h", ExecutionID: "e", CreatedAt: t0}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertIdempotency(ctx, i) })
+	if err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.InsertIdempotency(context.Background(), i) }); !errors.Is(err, crtx.ErrConflict) {
+		t.Errorf("a second insert: %v", err)
+	}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.CompleteIdempotency(ctx, "w", "k", 200, []byte(`{"a":1}`)) })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.Idempotency(ctx, "w", "k")
+		if err != nil || got.Status != 200 || string(got.Body) != `{"a":1}` || got.ExecutionID != "e" || !got.CreatedAt.Equal(t0) {
+			t.Errorf("Idempotency = %+v, %v", got, err)
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.DeleteIdempotency(ctx, "w", "k") })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.Idempotency(ctx, "w", "k"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("deleted key: %v", err)
+		}
+		return nil
+	})
+}
+
+func testWebhooks(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		tx.EnsureCreator(ctx, "w1", t0)
+		tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0))
+		for _, id := range []string{"e1", "e2"} {
+			if err := tx.InsertExecution(ctx, execution(id, t0)); err != nil {
+				return err
+			}
+		}
+		if err := tx.InsertWebhook(ctx, crtx.Webhook{ExecutionID: "e1", URL: "https://h/1", NextAt: t0, CreatedAt: t0}); err != nil {
+			return err
+		}
+		return tx.InsertWebhook(ctx, crtx.Webhook{ExecutionID: "e2", URL: "https://h/2", NextAt: t0.Add(time.Hour), CreatedAt: t0})
+	})
+	var due []crtx.Webhook
+	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+		due, err = tx.ClaimWebhooks(ctx, t0.Add(time.Second), t0.Add(time.Minute), t0.Add(-time.Hour), 10)
+		return err
+	})
+	if len(due) != 1 || due[0].ExecutionID != "e1" || due[0].Attempts != 1 {
+		t.Fatalf("due = %+v", due)
+	}
+	delivered := t0.Add(2 * time.Second)
+	due[0].DeliveredAt = &delivered
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdateWebhook(ctx, due[0]) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		again, err := tx.ClaimWebhooks(ctx, t0.Add(2*time.Hour), t0.Add(3*time.Hour), t0.Add(-time.Hour), 10)
+		if len(again) != 1 || again[0].ExecutionID != "e2" {
+			t.Errorf("second claim = %+v", again)
+		}
+		expired, _ := tx.ClaimWebhooks(ctx, t0.Add(4*time.Hour), t0.Add(5*time.Hour), t0.Add(time.Second), 10)
+		if len(expired) != 0 {
+			t.Errorf("a webhook past its window was claimed: %+v", expired)
+		}
+		return err
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		w, err := tx.Webhook(ctx, "e1")
+		if err != nil || w.DeliveredAt == nil || !w.DeliveredAt.Equal(delivered) {
+			t.Errorf("Webhook(e1) = %+v, %v", w, err)
+		}
+		return nil
+	})
+}
