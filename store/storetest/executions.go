@@ -146,7 +146,9 @@ func testResultsAndIdempotency(t *testing.T, s crtx.Store) {
 	if err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.InsertIdempotency(context.Background(), i) }); !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("a second insert: %v", err)
 	}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.CompleteIdempotency(ctx, "w", "k", 200, []byte(`{"a":1}`)) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.CompleteIdempotency(ctx, "w", "k", 200, []byte(`{"a":1}`))
+	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		got, err := tx.Idempotency(ctx, "w", "k")
 		if err != nil || got.Status != 200 || string(got.Body) != `{"a":1}` || got.ExecutionID != "e" || !got.CreatedAt.Equal(t0) {
