@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,8 +50,11 @@ func TestMarketplaceRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, key, _ := ed25519.GenerateKey(nil)
+	var mu sync.Mutex
 	var got creator.Request
 	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		got = r
 		return "done ✓", 7, nil
 	}, creator.Options{MarketplaceKey: mkey})
@@ -68,7 +72,10 @@ func TestMarketplaceRequest(t *testing.T) {
 	if !rep.Reachable || !rep.ShapeOK || !rep.SignatureOK || rep.Status != "completed" || len(rep.Problems) != 0 {
 		t.Fatalf("report = %+v", rep)
 	}
-	if !got.Test || got.Environment != "mainnet" || got.Task != "crtx reachability test" || got.ExecutionID == "" || string(got.Parameters) != "{}" {
+	mu.Lock()
+	seen := got
+	mu.Unlock()
+	if got := seen; !got.Test || got.Environment != "mainnet" || got.Task != "crtx reachability test" || got.ExecutionID == "" || string(got.Parameters) != "{}" {
 		t.Errorf("the function saw %+v", got)
 	}
 	// A key that does not match the results' signatures is reported.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,9 +152,12 @@ func TestReachabilityReplies(t *testing.T) {
 	if _, err := list(c, params(failing, "0.01")); err != nil {
 		t.Errorf("an endpoint answering failed was refused: %v", err)
 	}
+	var mu sync.Mutex
 	var seen creator.Request
 	slow := newService(t, func(ctx context.Context, r creator.Request) (string, int, error) {
+		mu.Lock()
 		seen = r
+		mu.Unlock()
 		<-ctx.Done()
 		return "", 0, ctx.Err()
 	})
@@ -161,7 +165,10 @@ func TestReachabilityReplies(t *testing.T) {
 	if err != nil {
 		t.Errorf("the creator SDK answers failed before the deadline, which passes: %v", err)
 	}
-	if !seen.Test || seen.Task != "crtx reachability test" || seen.Environment != "mainnet" || seen.TimeoutSeconds != 1 {
+	mu.Lock()
+	got := seen
+	mu.Unlock()
+	if seen := got; !seen.Test || seen.Task != "crtx reachability test" || seen.Environment != "mainnet" || seen.TimeoutSeconds != 1 {
 		t.Errorf("reachability request = %+v", seen)
 	}
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
