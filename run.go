@@ -14,7 +14,8 @@ import (
 // returns the execution as it ended (or as it is, if another process
 // finished it first).
 func (m *Market) run(ctx context.Context, e Execution) Execution {
-	ctx, cancel := context.WithDeadline(ctx, e.Deadline)
+	// The deadline is on the market's clock; the context counts what is left.
+	ctx, cancel := context.WithTimeout(ctx, e.Deadline.Sub(m.now()))
 	defer cancel()
 	if !m.now().Before(e.Deadline) {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: CodeExecutionTimeout,
@@ -98,7 +99,7 @@ type outcome struct {
 // and judges the reply.
 func (m *Market) dispatch(ctx context.Context, e Execution) outcome {
 	req := CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
-		TimeoutSeconds: int(time.Until(e.Deadline).Round(time.Second) / time.Second)}
+		TimeoutSeconds: int(e.Deadline.Sub(m.now()).Round(time.Second) / time.Second)}
 	if req.TimeoutSeconds < 1 {
 		req.TimeoutSeconds = 1
 	}
