@@ -40,6 +40,10 @@ type Agent struct {
 	Collateral       USDC // locked so far, before any slashing
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	// SuspendedAt is set while the operator suspends the agent: it is out of
+	// the catalog and cannot be executed, whatever its status.
+	SuspendedAt *time.Time
+	DelistedAt  *time.Time
 }
 
 // AgentStats are one environment's statistics of an agent.

@@ -144,6 +144,8 @@ type CreatorAgent struct {
 	SigningPublicKey string    `json:"signing_public_key"`
 	Collateral       USDC      `json:"collateral_usdc"`
 	UpdatedAt        time.Time `json:"updated_at"`
+	// Suspended is true while the operator keeps the agent out of the catalog.
+	Suspended bool `json:"suspended"`
 }
 
 // CreatorAgentList is the answer of GET /v1/creator/agents.
@@ -234,4 +236,29 @@ type ExecutionPage struct {
 type Accepted struct {
 	ExecutionID string     `json:"execution_id"`
 	Status      ExecStatus `json:"status"`
+}
+
+// DisputeInfo is a dispute as its parties and the operator read it.
+type DisputeInfo struct {
+	DisputeID    string          `json:"dispute_id"`
+	ExecutionID  string          `json:"execution_id"`
+	AgentID      string          `json:"agent_id"`
+	Environment  Environment     `json:"environment"`
+	Status       string          `json:"status"`
+	Reason       string          `json:"reason"`
+	Description  string          `json:"description"`
+	Evidence     json.RawMessage `json:"evidence"`
+	EvidenceHash string          `json:"evidence_hash"`
+	OpenedAt     time.Time       `json:"opened_at"`
+	RespondBy    time.Time       `json:"respond_by"`
+	Response     *string         `json:"response"`
+	RespondedAt  *time.Time      `json:"responded_at"`
+	ResolvedAt   *time.Time      `json:"resolved_at"`
+	Slashed      USDC            `json:"slashed_usdc"`
+	Refunded     USDC            `json:"refunded_usdc"`
+}
+
+// DisputeList is the answer of the dispute lists.
+type DisputeList struct {
+	Disputes []DisputeInfo `json:"disputes"`
 }

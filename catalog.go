@@ -19,8 +19,10 @@ func (m *Market) listingView(it AgentListItem, env Environment) AgentListing {
 }
 
 func (m *Market) creatorView(it AgentListItem) CreatorAgent {
-	return CreatorAgent{AgentListing: m.listingView(it, Mainnet), EndpointURL: it.Agent.EndpointURL,
-		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt}
+	v := CreatorAgent{AgentListing: m.listingView(it, Mainnet), EndpointURL: it.Agent.EndpointURL,
+		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt,
+		Suspended: it.Agent.SuspendedAt != nil}
+	return v
 }
 
 // Agents returns a page of the catalog (CONTRACT §7). The query must be
@@ -60,7 +62,7 @@ func (m *Market) Agent(ctx context.Context, id string, env Environment) (AgentLi
 	var it AgentListItem
 	err := m.store.View(ctx, func(tx Tx) (err error) {
 		it, err = tx.AgentListing(ctx, id, env)
-		if errors.Is(err, ErrNotFound) || (err == nil && it.Agent.Status == AgentDelisted) {
+		if errors.Is(err, ErrNotFound) || (err == nil && (it.Agent.Status == AgentDelisted || it.Agent.SuspendedAt != nil)) {
 			return Errorf(CodeAgentNotFound, "no agent %q", id)
 		}
 		return err

@@ -39,6 +39,10 @@ const (
 	CodePriceChanged           = "price_changed"
 	CodeNotCancellable         = "not_cancellable"
 	CodeDisputeWindowClosed    = "dispute_window_closed"
+	CodeDisputeExists          = "dispute_exists"
+	CodeNotDisputable          = "not_disputable"
+	CodeDisputeNotFound        = "dispute_not_found"
+	CodeDisputeClosed          = "dispute_closed"
 )
 
 // Error is an error a caller can act on: a code from the list above, a

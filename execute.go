@@ -85,7 +85,7 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		a, err = tx.Agent(ctx, agentID)
 		return err
 	})
-	if errors.Is(err, ErrNotFound) || (err == nil && a.Status == AgentDelisted) {
+	if errors.Is(err, ErrNotFound) || (err == nil && (a.Status == AgentDelisted || a.SuspendedAt != nil)) {
 		return Execution{}, Errorf(CodeAgentNotFound, "no agent %q", agentID)
 	}
 	if err != nil {
@@ -123,7 +123,7 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 			return err
 		}
 		switch {
-		case cur.Status == AgentDelisted:
+		case cur.Status == AgentDelisted || cur.SuspendedAt != nil:
 			return Errorf(CodeAgentNotFound, "no agent %q", agentID)
 		case cur.Status == AgentPaused:
 			return Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID)
@@ -232,8 +232,16 @@ func (m *Market) GetExecution(ctx context.Context, p Principal, id string) (Exec
 		if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
 			return Errorf(CodeExecutionNotFound, "no execution %q for this key", id)
 		}
-		if err != nil || e.ResultCID == "" {
+		if err != nil {
 			return err
+		}
+		if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
+			e.Dispute = &d
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if e.ResultCID == "" {
+			return nil
 		}
 		result, err = tx.Result(ctx, e.ResultCID)
 		return err
@@ -277,6 +285,9 @@ func (m *Market) Record(e Execution, result string) ExecutionRecord {
 	}
 	if e.ErrorCode != "" {
 		r.Error = &ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}
+	}
+	if e.Dispute != nil {
+		r.Dispute = e.Dispute.View()
 	}
 	return r
 }

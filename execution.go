@@ -54,6 +54,8 @@ type Execution struct {
 	Deadline         time.Time
 	LeaseUntil       time.Time
 	Attempts         int
+	// Dispute is attached by reads that show it; it is not part of the row.
+	Dispute *Dispute
 }
 
 // Split divides a cost between creator and platform (CONTRACT §1): the

@@ -287,7 +287,8 @@ func (m *Market) Delist(ctx context.Context, wallet, id string) (CreatorAgent, e
 		if err != nil {
 			return err
 		}
-		a.Status, a.UpdatedAt = AgentDelisted, m.now()
+		now := m.now()
+		a.Status, a.UpdatedAt, a.DelistedAt = AgentDelisted, now, &now
 		if err := tx.UpdateAgent(ctx, a); err != nil {
 			return err
 		}

@@ -87,6 +87,11 @@ type Tx interface {
 	AgentListing(ctx context.Context, id string, env Environment) (AgentListItem, error)
 	// ListAgents returns a page of active agents and how many match in all.
 	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, int, error)
+	// DelistedWithCollateral lists delisted agents whose mainnet collateral
+	// account still holds money.
+	DelistedWithCollateral(ctx context.Context, limit int) ([]Agent, error)
+	// LastCompletion is when the agent's last execution ended; nil if none did.
+	LastCompletion(ctx context.Context, agentID string) (*time.Time, error)
 	// AddAgentStats adds delta to an agent's statistics in env.
 	AddAgentStats(ctx context.Context, id string, env Environment, delta AgentStats) error
 
@@ -113,6 +118,15 @@ type Tx interface {
 	Idempotency(ctx context.Context, wallet, key string) (Idempotency, error)
 	CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error
 	DeleteIdempotency(ctx context.Context, wallet, key string) error
+
+	InsertDispute(ctx context.Context, d Dispute) error
+	UpdateDispute(ctx context.Context, d Dispute) error
+	Dispute(ctx context.Context, id string) (Dispute, error)
+	DisputeByExecution(ctx context.Context, executionID string) (Dispute, error)
+	// ListDisputes lists disputes, oldest first.
+	ListDisputes(ctx context.Context, q DisputeQuery) ([]Dispute, error)
+	// OpenDisputes counts an agent's open disputes.
+	OpenDisputes(ctx context.Context, agentID string) (int, error)
 
 	InsertWebhook(ctx context.Context, w Webhook) error
 	// ClaimWebhooks takes undelivered webhooks due at now and created after

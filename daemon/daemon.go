@@ -41,6 +41,7 @@ type Config struct {
 	Lease                 time.Duration
 	MaxDispatches         int
 	WebhookRetryBase      time.Duration
+	ReleaseInterval       time.Duration
 	RecoveryInterval      time.Duration
 	LogFormat             string
 	LogLevel              string
@@ -59,7 +60,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", PlatformFeeBps: 100,
 		BlockInterval: 2 * time.Second, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
-		Lease: 15 * time.Second, RecoveryInterval: time.Second,
+		Lease: 15 * time.Second, RecoveryInterval: time.Second, ReleaseInterval: time.Minute,
 		LogFormat: "text", LogLevel: "info"}
 }
 
@@ -219,6 +220,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
+	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("crtxd serving", "addr", ln.Addr().String(), "public_url", d.URL, "admin_api", token != "")

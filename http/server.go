@@ -65,6 +65,7 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"GET", "/v1/executions/{id}", s.getExecution},
 		{"POST", "/v1/executions/{id}/cancel", s.cancel},
 		{"GET", "/v1/executions/{id}/events", s.events},
+		{"POST", "/v1/executions/{id}/disputes", s.openDispute},
 		{"GET", "/ipfs/{cid}", s.ipfs},
 
 		{"PUT", "/v1/creator/profile", s.setProfile},
@@ -73,11 +74,19 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"PATCH", "/v1/creator/agents/{id}", s.updateListing},
 		{"DELETE", "/v1/creator/agents/{id}", s.delist},
 		{"POST", "/v1/creator/test-execution", s.testExecution},
+		{"GET", "/v1/creator/disputes", s.creatorDisputes},
+		{"POST", "/v1/creator/disputes/{id}/response", s.respondToDispute},
 
 		{"GET", "/v1/wallet", s.wallet},
 		{"POST", "/v1/devnet/airdrop", s.airdrop},
 		{"POST", "/v1/admin/deposits", s.adminDeposit},
 		{"POST", "/v1/admin/withdrawals", s.adminWithdraw},
+		{"GET", "/v1/admin/disputes", s.adminDisputes},
+		{"POST", "/v1/admin/disputes/{id}/resolve", s.resolveDispute},
+		{"POST", "/v1/admin/creators/{wallet}/verify", s.verifyCreator(true)},
+		{"POST", "/v1/admin/creators/{wallet}/unverify", s.verifyCreator(false)},
+		{"POST", "/v1/admin/agents/{id}/suspend", s.suspendAgent(true)},
+		{"POST", "/v1/admin/agents/{id}/unsuspend", s.suspendAgent(false)},
 
 		{"GET", "/v1/ledger/{environment}/accounts/{address}", s.ledgerAccount},
 		{"GET", "/v1/ledger/{environment}/transactions/{id}", s.ledgerTransaction},

@@ -34,6 +34,7 @@ func serveFlags(fs *flag.FlagSet, cfg *daemon.Config) {
 	fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "how long a replica owns an execution's dispatch without renewing it")
 	fs.IntVar(&cfg.MaxDispatches, "max-dispatches", cfg.MaxDispatches, "dispatches in flight at once in this process (0: 512)")
 	fs.DurationVar(&cfg.RecoveryInterval, "recovery-interval", cfg.RecoveryInterval, "how often executions whose lease ran out are taken over")
+	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for in-flight requests")
 }
 

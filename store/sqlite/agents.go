@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -34,7 +35,7 @@ func (t *tx) SetCreatorVerified(ctx context.Context, wallet string, verified boo
 
 const agentColumns = `a.id, a.creator, a.name, a.tagline, a.description, a.tags, a.input_schema, a.output_schema,
 	a.pricing_model, a.price, a.endpoint_url, a.signing_public_key, a.timeout_seconds, a.status, a.collateral,
-	a.created_at, a.updated_at`
+	a.created_at, a.updated_at, a.suspended_at, a.delisted_at`
 
 // agentTargets returns scan targets for agentColumns and a function that
 // finishes the agent after the scan.
@@ -42,12 +43,14 @@ func agentTargets() (*crtx.Agent, []any, func() error) {
 	var a crtx.Agent
 	var tags, in, out string
 	var created, updated int64
+	var suspended, delisted sql.NullInt64
 	targets := []any{&a.ID, &a.Creator, &a.Name, &a.Tagline, &a.Description, &tags, &in, &out,
 		&a.PricingModel, &a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.TimeoutSeconds, &a.Status, &a.Collateral,
-		&created, &updated}
+		&created, &updated, &suspended, &delisted}
 	return &a, targets, func() error {
 		a.InputSchema, a.OutputSchema = json.RawMessage(in), json.RawMessage(out)
 		a.CreatedAt, a.UpdatedAt = fromUS(created), fromUS(updated)
+		a.SuspendedAt, a.DelistedAt = fromNullUS(suspended), fromNullUS(delisted)
 		return json.Unmarshal([]byte(tags), &a.Tags)
 	}
 }
@@ -76,11 +79,12 @@ func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
 func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	if _, err := t.exec(ctx, `INSERT INTO agents (id, creator, name, tagline, description, tags, input_schema, output_schema,
-		pricing_model, price, endpoint_url, signing_public_key, timeout_seconds, status, collateral, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		pricing_model, price, endpoint_url, signing_public_key, timeout_seconds, status, collateral, created_at, updated_at,
+		suspended_at, delisted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Creator, a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema),
 		a.PricingModel, a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral,
-		us(a.CreatedAt), us(a.UpdatedAt)); err != nil {
+		us(a.CreatedAt), us(a.UpdatedAt), nullUS(a.SuspendedAt), nullUS(a.DelistedAt)); err != nil {
 		return err
 	}
 	return t.writeAgentIndexes(ctx, a)
@@ -90,9 +94,10 @@ func (t *tx) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	r, err := t.exec(ctx, `UPDATE agents SET name = ?, tagline = ?, description = ?, tags = ?, input_schema = ?,
 		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, timeout_seconds = ?,
-		status = ?, collateral = ?, updated_at = ? WHERE id = ?`,
+		status = ?, collateral = ?, updated_at = ?, suspended_at = ?, delisted_at = ? WHERE id = ?`,
 		a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema), a.PricingModel,
-		a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt), a.ID)
+		a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt),
+		nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.ID)
 	if err != nil {
 		return err
 	}
@@ -187,7 +192,7 @@ var orders = map[string]string{
 
 func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
 	from := listingFrom
-	where := []string{`a.status = 'active'`}
+	where := []string{`a.status = 'active'`, `a.suspended_at IS NULL`}
 	args := []any{q.Environment}
 	sort := q.Sort
 	if match := ftsQuery(q.Q); match != "" {
@@ -250,4 +255,32 @@ func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment,
 		disputes = disputes + excluded.disputes`,
 		id, env, d.Total, d.Finished, d.Successful, d.TimeSumMS, d.Disputes)
 	return err
+}
+
+func (t *tx) DelistedWithCollateral(ctx context.Context, limit int) ([]crtx.Agent, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+agentColumns+` FROM agents a
+		JOIN accounts c ON c.environment = 'mainnet' AND c.kind = 'collateral' AND c.ref = a.id
+		WHERE a.status = 'delisted' AND c.balance > 0 ORDER BY a.delisted_at, a.id LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []crtx.Agent
+	for rows.Next() {
+		a, targets, finish := agentTargets()
+		if err := rows.Scan(targets...); err != nil {
+			return nil, err
+		}
+		if err := finish(); err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) LastCompletion(ctx context.Context, agentID string) (*time.Time, error) {
+	var v sql.NullInt64
+	err := t.tx.QueryRowContext(ctx, `SELECT max(completed_at) FROM executions WHERE agent_id = ?`, agentID).Scan(&v)
+	return fromNullUS(v), err
 }

@@ -1,0 +1,132 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+)
+
+func disputeList(ds []crtx.Dispute) crtx.DisputeList {
+	out := crtx.DisputeList{Disputes: make([]crtx.DisputeInfo, len(ds))}
+	for i, d := range ds {
+		out.Disputes[i] = d.Info()
+	}
+	return out
+}
+
+func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.apiKey(r)
+	if err != nil {
+		return err
+	}
+	var in crtx.DisputeParams
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	d, err := s.market.OpenDispute(r.Context(), p, r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, d.Info())
+	return nil
+}
+
+type responseRequest struct {
+	Text string `json:"text"`
+}
+
+func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	var in responseRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	d, err := s.market.RespondToDispute(r.Context(), p.Wallet, r.PathValue("id"), in.Text)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d.Info())
+	return nil
+}
+
+func (s *Server) creatorDisputes(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	ds, err := s.market.Disputes(r.Context(), crtx.DisputeQuery{Creator: p.Wallet, Limit: 500})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, disputeList(ds))
+	return nil
+}
+
+func (s *Server) adminDisputes(w http.ResponseWriter, r *http.Request) error {
+	if err := s.admin(r); err != nil {
+		return err
+	}
+	q, err := newQuery(r, "status")
+	if err != nil {
+		return err
+	}
+	status := q.v.Get("status")
+	switch status {
+	case "", "open", "upheld", "rejected":
+	default:
+		return invalid("status must be open, upheld or rejected")
+	}
+	ds, err := s.market.Disputes(r.Context(), crtx.DisputeQuery{Status: status, Limit: 500})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, disputeList(ds))
+	return nil
+}
+
+func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
+	if err := s.admin(r); err != nil {
+		return err
+	}
+	var in crtx.ResolveParams
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	d, err := s.market.ResolveDispute(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d.Info())
+	return nil
+}
+
+func (s *Server) verifyCreator(verified bool) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.admin(r); err != nil {
+			return err
+		}
+		p, err := s.market.SetVerified(r.Context(), r.PathValue("wallet"), verified)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, p)
+		return nil
+	}
+}
+
+func (s *Server) suspendAgent(suspended bool) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.admin(r); err != nil {
+			return err
+		}
+		a, err := s.market.Suspend(r.Context(), r.PathValue("id"), suspended)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, a)
+		return nil
+	}
+}

@@ -1,0 +1,89 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/crtx-market/crtx"
+)
+
+const disputeColumns = `id, execution_id, environment, wallet, agent_id, creator, reason, description, evidence,
+	evidence_hash, status, opened_at, respond_by, response, responded_at, resolved_at, slashed, refunded`
+
+func scanDispute(row interface{ Scan(...any) error }) (crtx.Dispute, error) {
+	var d crtx.Dispute
+	var evidence string
+	var opened, respondBy int64
+	var responded, resolved sql.NullInt64
+	err := row.Scan(&d.ID, &d.ExecutionID, &d.Environment, &d.Wallet, &d.AgentID, &d.Creator, &d.Reason, &d.Description,
+		&evidence, &d.EvidenceHash, &d.Status, &opened, &respondBy, &d.Response, &responded, &resolved, &d.Slashed, &d.Refunded)
+	d.Evidence = json.RawMessage(evidence)
+	d.OpenedAt, d.RespondBy = fromUS(opened), fromUS(respondBy)
+	d.RespondedAt, d.ResolvedAt = fromNullUS(responded), fromNullUS(resolved)
+	return d, err
+}
+
+func (t *tx) InsertDispute(ctx context.Context, d crtx.Dispute) error {
+	_, err := t.exec(ctx, `INSERT INTO disputes (`+disputeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.ExecutionID, d.Environment, d.Wallet, d.AgentID, d.Creator, d.Reason, d.Description, string(d.Evidence),
+		d.EvidenceHash, d.Status, us(d.OpenedAt), us(d.RespondBy), d.Response, nullUS(d.RespondedAt), nullUS(d.ResolvedAt),
+		d.Slashed, d.Refunded)
+	return err
+}
+
+func (t *tx) UpdateDispute(ctx context.Context, d crtx.Dispute) error {
+	r, err := t.exec(ctx, `UPDATE disputes SET status = ?, response = ?, responded_at = ?, resolved_at = ?, slashed = ?, refunded = ?
+		WHERE id = ?`, d.Status, d.Response, nullUS(d.RespondedAt), nullUS(d.ResolvedAt), d.Slashed, d.Refunded, d.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("dispute %s: %w", d.ID, crtx.ErrNotFound)
+	}
+	return nil
+}
+
+func (t *tx) Dispute(ctx context.Context, id string) (crtx.Dispute, error) {
+	d, err := scanDispute(t.tx.QueryRowContext(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = ?`, id))
+	return d, notFound(err, "dispute")
+}
+
+func (t *tx) DisputeByExecution(ctx context.Context, executionID string) (crtx.Dispute, error) {
+	d, err := scanDispute(t.tx.QueryRowContext(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE execution_id = ?`, executionID))
+	return d, notFound(err, "dispute")
+}
+
+func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Dispute, error) {
+	where, args := ` WHERE 1 = 1`, []any{}
+	if q.Status != "" {
+		where, args = where+` AND status = ?`, append(args, q.Status)
+	}
+	if q.Creator != "" {
+		where, args = where+` AND creator = ?`, append(args, q.Creator)
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	rows, err := t.tx.QueryContext(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+` ORDER BY opened_at, id LIMIT ?`, append(args, q.Limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []crtx.Dispute{}
+	for rows.Next() {
+		d, err := scanDispute(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) OpenDisputes(ctx context.Context, agentID string) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM disputes WHERE agent_id = ? AND status = 'open'`, agentID).Scan(&n)
+	return n, err
+}
