@@ -45,6 +45,7 @@ type env struct {
 	t     *testing.T
 	d     *daemon.Daemon
 	data  string
+	cfg   daemon.Config
 	clock *clock
 	logs  testWriter
 	anon  *client.Client // no credential
@@ -77,14 +78,29 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, d: d, data: data, clock: clk, logs: logs, anon: client.New(d.URL, ""), admin: client.New(d.URL, adminToken)}
+	e := &env{t: t, d: d, cfg: cfg, data: data, clock: clk, logs: logs, anon: client.New(d.URL, ""), admin: client.New(d.URL, adminToken)}
 	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
+		if err := e.d.Close(); err != nil {
 			t.Errorf("daemon close: %v", err)
 		}
 	})
 	t.Cleanup(e.checkLedger)
 	return e
+}
+
+// restart stops crtxd and starts it again on the same data, as after a
+// deploy or a crash.
+func (e *env) restart() {
+	e.t.Helper()
+	if err := e.d.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	d, err := daemon.Start(context.Background(), e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.d = d
+	e.anon, e.admin = client.New(d.URL, ""), client.New(d.URL, adminToken)
 }
 
 // checkLedger asserts the money invariants: every account of each

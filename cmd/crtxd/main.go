@@ -4,6 +4,7 @@
 //	crtxd dev      run it for development, with a data folder of its own
 //	crtxd migrate  apply database migrations
 //	crtxd ledger   verify the ledger, deposit or withdraw funds
+//	crtxd admin    resolve disputes, verify creators, suspend agents
 package main
 
 import (
@@ -30,6 +31,8 @@ commands:
   ledger verify [--environment E]
   ledger deposit --environment E --wallet W --amount A
   ledger withdraw --environment E --wallet W --amount A
+  admin disputes list|resolve, admin creators verify|unverify, admin agents suspend|unsuspend,
+  admin collateral release       operator tools (run "crtxd admin" for details)
 
 Every flag can also be set as CRTX_<FLAG>, e.g. --addr as CRTX_ADDR.
 Run "crtxd <command> -h" for its flags.
@@ -51,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = migrate(ctx, args[1:], stdout, stderr)
 	case "ledger":
 		return ledger(ctx, args[1:], stdout, stderr)
+	case "admin":
+		err = admin(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
