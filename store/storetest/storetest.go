@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"KeyUsage", testKeyUsage},
 		{"ResultsAndIdempotency", testResultsAndIdempotency},
 		{"Webhooks", testWebhooks},
+		{"Disputes", testDisputes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
