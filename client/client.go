@@ -32,6 +32,13 @@ func New(baseURL, token string) *Client {
 	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, http: &http.Client{Timeout: 5 * time.Minute}}
 }
 
+// WithHTTPClient returns a copy of c that sends its requests through hc.
+func (c *Client) WithHTTPClient(hc *http.Client) *Client {
+	cp := *c
+	cp.http = hc
+	return &cp
+}
+
 // WithToken returns a copy of c that sends another credential.
 func (c *Client) WithToken(token string) *Client {
 	cp := *c

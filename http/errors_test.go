@@ -24,7 +24,7 @@ func TestErrorBodies(t *testing.T) {
 	})
 	t.Run("wrong method", func(t *testing.T) {
 		req, _ := http.NewRequest("PUT", e.d.URL+"/v1/keys", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestRequestIDEverywhere(t *testing.T) {
 		if r.ct != "" {
 			req.Header.Set("Content-Type", r.ct)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,7 +65,7 @@ func TestEvents(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", m.d.URL+"/v1/executions/"+acc.ExecutionID+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+m.key.Token())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := m.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

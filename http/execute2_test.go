@@ -31,7 +31,7 @@ func TestExecuteAsync(t *testing.T) {
 	req, _ := http.NewRequest("POST", m.d.URL+"/v1/agents/"+agent+"/execute", strings.NewReader(`{"task":"later","async":true}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+m.key.Token())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := m.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

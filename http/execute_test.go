@@ -142,7 +142,7 @@ func TestExecuteSync(t *testing.T) {
 	if err != nil || string(content) != want || crtx.ResultHash(string(content)) != *rec.ResultHash {
 		t.Errorf("content = %q, %v", content, err)
 	}
-	resp, _ := http.Get(*rec.IPFSURL)
+	resp, _ := m.http.Get(*rec.IPFSURL)
 	resp.Body.Close()
 	if resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
 		t.Errorf("content type %q", resp.Header.Get("Content-Type"))

@@ -48,6 +48,7 @@ type env struct {
 	cfg   daemon.Config
 	clock *clock
 	logs  testWriter
+	http  *http.Client   // checks every response against openapi.json
 	anon  *client.Client // no credential
 	admin *client.Client
 }
@@ -78,7 +79,8 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, d: d, cfg: cfg, data: data, clock: clk, logs: logs, anon: client.New(d.URL, ""), admin: client.New(d.URL, adminToken)}
+	e := &env{t: t, d: d, cfg: cfg, data: data, clock: clk, logs: logs}
+	e.connect()
 	t.Cleanup(func() {
 		if err := e.d.Close(); err != nil {
 			t.Errorf("daemon close: %v", err)
@@ -100,7 +102,15 @@ func (e *env) restart() {
 		e.t.Fatal(err)
 	}
 	e.d = d
-	e.anon, e.admin = client.New(d.URL, ""), client.New(d.URL, adminToken)
+	e.connect()
+}
+
+// connect makes the test's clients, all checking responses against the
+// OpenAPI document.
+func (e *env) connect() {
+	e.http = &http.Client{Transport: checking{t: e.t, base: e.d.URL}}
+	e.anon = client.New(e.d.URL, "").WithHTTPClient(e.http)
+	e.admin = e.anon.WithToken(adminToken)
 }
 
 // checkLedger asserts the money invariants: every account of each

@@ -2,7 +2,6 @@ package http_test
 
 import (
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +103,7 @@ func TestLedgerProofsAndExplorer(t *testing.T) {
 			"/explorer/account/" + addr + "?cluster=mainnet": "7.5 USDC",
 		}
 		for path, want := range pages {
-			resp, err := http.Get(e.d.URL + path)
+			resp, err := e.http.Get(e.d.URL + path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +144,7 @@ func TestOperations(t *testing.T) {
 	}
 
 	e.anon.Do(ctx, "GET", "/nope", "", nil, nil)
-	resp, err := http.Get(e.d.URL + "/metrics")
+	resp, err := e.http.Get(e.d.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
