@@ -67,7 +67,8 @@ func Split(cost USDC, bps int) (creator, platform USDC) {
 
 // ExecutionQuery selects a wallet's executions in one environment (CONTRACT §9).
 type ExecutionQuery struct {
-	Wallet      string
+	Wallet      string // the caller's executions; or
+	Creator     string // the executions of a creator's agents
 	Environment Environment
 	Status      ExecStatus
 	AgentID     string
@@ -86,4 +87,19 @@ type Idempotency struct {
 	Status    int
 	Body      []byte
 	CreatedAt time.Time
+}
+
+// DayEarnings is one UTC day of a creator's earnings.
+type DayEarnings struct {
+	Date       string `json:"date"`
+	Earned     USDC   `json:"earned_usdc"`
+	Executions int64  `json:"executions"`
+}
+
+// Earnings is the answer of GET /v1/creator/earnings.
+type Earnings struct {
+	Environment Environment   `json:"environment"`
+	Total       USDC          `json:"total_usdc"`
+	Executions  int64         `json:"executions"`
+	Days        []DayEarnings `json:"days"`
 }

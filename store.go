@@ -100,6 +100,8 @@ type Tx interface {
 	UpdateExecution(ctx context.Context, e Execution) error
 	Execution(ctx context.Context, id string) (Execution, error)
 	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
+	// CreatorEarnings sums a creator's share of settled executions per UTC day.
+	CreatorEarnings(ctx context.Context, creator string, env Environment) ([]DayEarnings, error)
 	// ClaimExecutions takes up to limit executions that are not final and
 	// whose lease ran out before now, extending each lease to until and
 	// counting an attempt. Concurrent claimers never get the same execution.

@@ -435,3 +435,22 @@ func (c *Client) Content(ctx context.Context, ipfsURL string) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }
+
+// CreatorEarnings reads the creator's earnings in env (creator session).
+func (c *Client) CreatorEarnings(ctx context.Context, env crtx.Environment) (crtx.Earnings, error) {
+	var out crtx.Earnings
+	err := c.call(ctx, "GET", "/v1/creator/earnings?environment="+string(env), nil, &out)
+	return out, err
+}
+
+// CreatorExecutions lists executions of the creator's agents; q holds the
+// filters of GET /v1/executions and environment.
+func (c *Client) CreatorExecutions(ctx context.Context, q url.Values) (crtx.ExecutionPage, error) {
+	var out crtx.ExecutionPage
+	path := "/v1/creator/executions"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	err := c.call(ctx, "GET", path, nil, &out)
+	return out, err
+}

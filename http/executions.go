@@ -128,7 +128,50 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	eq := crtx.ExecutionQuery{Wallet: p.Wallet, Environment: p.Environment()}
+	return s.executionPage(w, r, q, crtx.ExecutionQuery{Wallet: p.Wallet, Environment: p.Environment()})
+}
+
+// creatorExecutions lists the executions of the creator's agents, in one
+// environment (mainnet unless ?environment=devnet), without the callers' wallets.
+func (s *Server) creatorExecutions(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	q, err := newQuery(r, "limit", "offset", "status", "agent_id", "from", "to", "environment")
+	if err != nil {
+		return err
+	}
+	env, err := q.env()
+	if err != nil {
+		return err
+	}
+	return s.executionPage(w, r, q, crtx.ExecutionQuery{Creator: p.Wallet, Environment: env})
+}
+
+func (s *Server) creatorEarnings(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	q, err := newQuery(r, "environment")
+	if err != nil {
+		return err
+	}
+	env, err := q.env()
+	if err != nil {
+		return err
+	}
+	e, err := s.market.CreatorEarnings(r.Context(), p.Wallet, env)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, eq crtx.ExecutionQuery) error {
+	var err error
 	if eq.Limit, err = q.int("limit", 20, 1, 100); err != nil {
 		return err
 	}

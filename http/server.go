@@ -75,6 +75,8 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"DELETE", "/v1/creator/agents/{id}", s.delist},
 		{"POST", "/v1/creator/test-execution", s.testExecution},
 		{"GET", "/v1/creator/disputes", s.creatorDisputes},
+		{"GET", "/v1/creator/earnings", s.creatorEarnings},
+		{"GET", "/v1/creator/executions", s.creatorExecutions},
 		{"POST", "/v1/creator/disputes/{id}/response", s.respondToDispute},
 
 		{"GET", "/v1/wallet", s.wallet},

@@ -80,6 +80,9 @@ func (t *tx) Execution(ctx context.Context, id string) (crtx.Execution, error) {
 func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
 	where := []string{`wallet = ?`, `environment = ?`}
 	args := []any{q.Wallet, q.Environment}
+	if q.Creator != "" {
+		where[0], args[0] = `creator = ?`, q.Creator
+	}
 	if q.Status != "" {
 		where, args = append(where, `status = ?`), append(args, q.Status)
 	}
@@ -251,4 +254,25 @@ func (t *tx) UpdateWebhook(ctx context.Context, w crtx.Webhook) error {
 func (t *tx) Webhook(ctx context.Context, executionID string) (crtx.Webhook, error) {
 	w, err := scanWebhook(t.tx.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries WHERE execution_id = ?`, executionID))
 	return w, notFound(err, "webhook")
+}
+
+func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) ([]crtx.DayEarnings, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT completed_at / 86400000000 AS day, sum(creator_amount), count(*)
+		FROM executions WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed')
+		GROUP BY day ORDER BY day`, creator, env)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []crtx.DayEarnings{}
+	for rows.Next() {
+		var day int64
+		var d crtx.DayEarnings
+		if err := rows.Scan(&day, &d.Earned, &d.Executions); err != nil {
+			return nil, err
+		}
+		d.Date = time.Unix(day*86400, 0).UTC().Format("2006-01-02")
+		out = append(out, d)
+	}
+	return out, rows.Err()
 }
