@@ -160,3 +160,25 @@ func TestOperations(t *testing.T) {
 		}
 	}
 }
+
+func TestDocsPage(t *testing.T) {
+	e := start(t)
+	resp, err := e.http.Get(e.d.URL + "/docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("docs: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"/v1/agents/{agent_id}/execute", "Idempotency-Key", "ExecutionRecord", "apiKey", "/v1/admin/disputes/{id}/resolve"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the docs page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "https://") && strings.Contains(page, "src=") {
+		t.Error("the docs page loads something from elsewhere")
+	}
+}

@@ -49,6 +49,7 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"GET", "/metrics", s.serveMetrics},
 		{"GET", "/.well-known/crtx.json", s.wellKnown},
 		{"GET", "/v1/openapi.json", s.openAPI},
+		{"GET", "/docs", s.docs},
 
 		{"POST", "/v1/auth/challenge", s.challenge},
 		{"POST", "/v1/auth/session", s.createSession},

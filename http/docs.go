@@ -1,0 +1,175 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// The docs page renders /v1/openapi.json on the server: readable without
+// JavaScript and without a network.
+
+type docParam struct {
+	Name, In, Schema, Description string
+	Required                      bool
+}
+
+type docResponse struct{ Code, Description, Schema string }
+
+type docOp struct {
+	ID, Method, Path, Summary, Security, Request, Codes string
+	Params                                              []docParam
+	Responses                                           []docResponse
+}
+
+type docGroup struct {
+	Tag string
+	Ops []docOp
+}
+
+type docSchema struct{ Name, JSON string }
+
+type docPage struct {
+	Title, Version, Description, OpenAPI string
+	Tags                                 []string
+	Groups                               []docGroup
+	Schemas                              []docSchema
+}
+
+var (
+	docsOnce sync.Once
+	docsHTML []byte
+	docsErr  error
+)
+
+func pretty(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func buildDocs() ([]byte, error) {
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Info    struct {
+			Title, Version, Description string
+		} `json:"info"`
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		return nil, err
+	}
+	p := docPage{Title: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
+	groups := map[string]*docGroup{}
+	paths := make([]string, 0, len(doc.Paths))
+	for path := range doc.Paths {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
+			raw, ok := doc.Paths[path][method]
+			if !ok {
+				continue
+			}
+			var op struct {
+				Summary    string                            `json:"summary"`
+				Tags       []string                          `json:"tags"`
+				Security   []map[string][]string             `json:"security"`
+				Parameters []map[string]any                  `json:"parameters"`
+				Body       *struct{ Content map[string]any } `json:"requestBody"`
+				Responses  map[string]map[string]any         `json:"responses"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				return nil, err
+			}
+			o := docOp{ID: method + strings.ReplaceAll(path, "/", "-"), Method: strings.ToUpper(method), Path: path, Summary: op.Summary}
+			var sec []string
+			for _, s := range op.Security {
+				for k := range s {
+					sec = append(sec, k)
+				}
+			}
+			o.Security = strings.Join(sec, " or ")
+			for _, prm := range op.Parameters {
+				d := docParam{Name: str(prm["name"]), In: str(prm["in"]), Schema: compact(prm["schema"]), Description: str(prm["description"])}
+				d.Required, _ = prm["required"].(bool)
+				o.Params = append(o.Params, d)
+			}
+			if op.Body != nil {
+				o.Request = pretty(op.Body.Content)
+			}
+			codes := make([]string, 0, len(op.Responses))
+			for c := range op.Responses {
+				codes = append(codes, c)
+			}
+			slices.Sort(codes)
+			o.Codes = strings.Join(codes, " ")
+			for _, c := range codes {
+				r := op.Responses[c]
+				dr := docResponse{Code: c, Description: str(r["description"])}
+				if ref := str(r["$ref"]); ref != "" {
+					dr.Description = "the error body (" + ref[strings.LastIndex(ref, "/")+1:] + ")"
+				}
+				if content, ok := r["content"]; ok {
+					dr.Schema = pretty(content)
+				}
+				o.Responses = append(o.Responses, dr)
+			}
+			tag := "other"
+			if len(op.Tags) > 0 {
+				tag = op.Tags[0]
+			}
+			if groups[tag] == nil {
+				groups[tag] = &docGroup{Tag: tag}
+				p.Tags = append(p.Tags, tag)
+			}
+			groups[tag].Ops = append(groups[tag].Ops, o)
+		}
+	}
+	slices.Sort(p.Tags)
+	for _, t := range p.Tags {
+		p.Groups = append(p.Groups, *groups[t])
+	}
+	names := make([]string, 0, len(doc.Components.Schemas))
+	for n := range doc.Components.Schemas {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p.Schemas = append(p.Schemas, docSchema{Name: n, JSON: pretty(doc.Components.Schemas[n])})
+	}
+	tmpl, err := template.ParseFS(templateFS, "templates/docs.html")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = tmpl.ExecuteTemplate(&buf, "docs.html", p)
+	return buf.Bytes(), err
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (s *Server) docs(w http.ResponseWriter, r *http.Request) error {
+	docsOnce.Do(func() { docsHTML, docsErr = buildDocs() })
+	if docsErr != nil {
+		return docsErr
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(docsHTML)
+	return nil
+}
