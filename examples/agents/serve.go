@@ -1,6 +1,8 @@
-// Package serve runs an example agent: its key file, its flags and its
-// POST /execute on the creator SDK.
-package serve
+// Package agents holds the example agents (text statistics, JSON/CSV
+// conversion) and what runs one as a service. The programs under
+// examples/textstats and examples/jsoncsv run them alone; `crtxd dev` runs
+// both beside a marketplace.
+package agents
 
 import (
 	"context"
@@ -21,8 +23,8 @@ import (
 
 // Main parses the flags, loads or creates the key and serves fn until
 // SIGINT or SIGTERM. inputSchema and outputSchema are printed for listing.
-func Main(name string, fn creator.Func, inputSchema, outputSchema string) {
-	addr := flag.String("addr", "127.0.0.1:9101", "address to listen on")
+func Main(name, defaultAddr string, fn creator.Func, inputSchema, outputSchema string) {
+	addr := flag.String("addr", defaultAddr, "address to listen on")
 	keyPath := flag.String("key", name+"-key.json", "signing key file (created if missing, Solana CLI format)")
 	market := flag.String("marketplace", "", "marketplace URL; when set, requests it did not sign are refused")
 	flag.Parse()

@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 )
 
 func run(t *testing.T, task, params string) (string, error) {
-	out, _, err := convert(context.Background(), creator.Request{Task: task, Parameters: json.RawMessage(params)})
+	out, _, err := JSONCSV(context.Background(), creator.Request{Task: task, Parameters: json.RawMessage(params)})
 	return out, err
 }
 

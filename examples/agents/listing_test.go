@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
-	"github.com/crtx-market/crtx/examples/internal/serve"
 )
 
 // The example runs as a real service, checks the marketplace's signatures,
@@ -36,7 +35,7 @@ func TestListsOnAMarketplace(t *testing.T) {
 	ready := make(chan endpoint, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve.Run(ctx, "127.0.0.1:0", key, d.URL, stats, func(url, pub string) { ready <- endpoint{url, pub} })
+		done <- Run(ctx, "127.0.0.1:0", key, d.URL, TextStats, func(url, pub string) { ready <- endpoint{url, pub} })
 	}()
 	var ep endpoint
 	select {
@@ -60,7 +59,7 @@ func TestListsOnAMarketplace(t *testing.T) {
 	tags := []string{"writing", "data"}
 	a, err := c.CreateListing(ctx, crtx.ListingParams{Name: str("Text statistics"), Tagline: str("Counts words and sentences."),
 		Description: str("Words, sentences, lines, reading time and frequent words of a text."), Tags: &tags,
-		InputSchema: raw(inputSchema), OutputSchema: raw(`{"type":"object"}`), PricingModel: str("pay_per_use"),
+		InputSchema: raw(TextStatsInput), OutputSchema: raw(`{"type":"object"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: &ep.url, SigningPublicKey: &ep.pub})
 	if err != nil {
 		t.Fatal(err)

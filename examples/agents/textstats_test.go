@@ -1,4 +1,4 @@
-package main
+package agents
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 func TestStats(t *testing.T) {
 	text := "The cat sat. The cat ran!\nA dog barked at the cat?\n\nFin"
-	res, _, err := stats(context.Background(), creator.Request{Task: text, Parameters: json.RawMessage(`{"top":2}`)})
+	res, _, err := TextStats(context.Background(), creator.Request{Task: text, Parameters: json.RawMessage(`{"top":2}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestStats(t *testing.T) {
 	if len(s.TopWords) != 2 || s.TopWords[0] != (WordCount{"cat", 3}) || s.TopWords[1] != (WordCount{"barked", 1}) {
 		t.Errorf("top words = %+v", s.TopWords)
 	}
-	if _, _, err := stats(context.Background(), creator.Request{Task: "x", Parameters: json.RawMessage(`{"top":"many"}`)}); err == nil {
+	if _, _, err := TextStats(context.Background(), creator.Request{Task: "x", Parameters: json.RawMessage(`{"top":"many"}`)}); err == nil {
 		t.Error("a bad parameter was accepted")
 	}
 	empty := analyse("", 5)
