@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/examples/agents"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+type example struct {
+	name, title, tagline, description string
+	tags                              []string
+	price                             crtx.USDC
+	fn                                creator.Func
+	in, out                           string
+}
+
+var examples = []example{
+	{"textstats", "Text statistics", "Counts words, sentences and frequent words of a text.",
+		"Send any text as the task. Answers JSON: words, sentences, lines, characters, reading time and the most frequent words (parameter top, default 5).",
+		[]string{"writing", "data"}, 10_000, agents.TextStats, agents.TextStatsInput, agents.TextStatsOutput},
+	{"jsoncsv", "JSON/CSV converter", "Converts a JSON array of objects to CSV and back.",
+		"Send the data as the task and {\"direction\": \"json_to_csv\"} or {\"direction\": \"csv_to_json\"} as parameters; optional delimiter.",
+		[]string{"data"}, 20_000, agents.JSONCSV, agents.JSONCSVInput, agents.JSONCSVOutput},
+}
+
+// dev runs a marketplace for development: a data folder of its own, the
+// example agents running and listed, a funded devnet wallet and its API
+// key, and how to call it. A second run reuses the folder.
+func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg := daemon.Defaults()
+	cfg.Data = "./crtx-dev"
+	cfg.AllowPrivateEndpoints = true
+	cfg.BlockInterval = time.Second
+	cfg.LogOutput = stderr
+	cfg.LogLevel = "warn"
+	fs := newFlags("dev", &cfg, stderr)
+	serveFlags(fs, &cfg)
+	if err := parse(fs, args); err != nil {
+		return flagErr(err)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return err
+	}
+	if cfg.AdminTokenFile == "" {
+		cfg.AdminTokenFile = filepath.Join(cfg.Data, "admin-token")
+		if err := writeOnce(cfg.AdminTokenFile, crtx.RandomBase62(40)+"\n"); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var running sync.WaitGroup
+	setup, err := devSetup(ctx, d, cfg.Data, &running)
+	if err != nil {
+		cancel()
+		d.Wait()
+		running.Wait()
+		return err
+	}
+	first := setup.agents[0]
+	fmt.Fprintf(stdout, `crtx marketplace (development) at %[1]s
+  docs:         %[1]s/docs
+  data:         %[2]s (admin token in %[3]s)
+  demo wallet:  %[4]s, %[5]s USDC on devnet (keypair %[6]s)
+  API key:      %[7]s
+`, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, setup.balance, filepath.Join(cfg.Data, "demo-wallet.json"), setup.key)
+	for _, a := range setup.agents {
+		fmt.Fprintf(stdout, "  agent:        %s  %s (%s USDC a call)\n", a.id, a.title, a.price)
+	}
+	task := "The quick brown fox jumps over the lazy dog. It barked."
+	fmt.Fprintf(stdout, `
+Try:
+  curl -s -X POST %[1]s/v1/agents/%[2]s/execute -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' -d '{"task": "%[4]s"}'
+  CRTX_URL=%[1]s CRTX_API_KEY=%[3]s go run ./cmd/crtx run %[2]s '%[4]s'
+
+Ctrl-C stops it; a second run reuses %[5]s.
+`, d.URL, first.id, setup.key, task, cfg.Data)
+	err = d.Wait()
+	cancel()
+	running.Wait()
+	return err
+}
+
+type devAgent struct {
+	id, title string
+	price     crtx.USDC
+}
+
+type devState struct {
+	wallet, key string
+	balance     crtx.USDC
+	agents      []devAgent
+}
+
+func writeOnce(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.WaitGroup) (devState, error) {
+	m := d.Market
+	var st devState
+	// The example agents, each with its own signing key in the folder.
+	urls := map[string]string{}
+	keys := map[string]string{}
+	for _, ex := range examples {
+		key, err := keyfile.LoadOrCreate(filepath.Join(data, "agent-"+ex.name+".json"))
+		if err != nil {
+			return st, err
+		}
+		ready := make(chan struct{})
+		errc := make(chan error, 1)
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			errc <- agents.Run(ctx, "127.0.0.1:0", key, d.URL, ex.fn, func(url, pub string) {
+				urls[ex.name], keys[ex.name] = url, pub
+				close(ready)
+			})
+		}()
+		select {
+		case <-ready:
+		case err := <-errc:
+			return st, fmt.Errorf("example agent %s: %w", ex.name, err)
+		}
+	}
+	// Their creator, with mainnet funds for the collateral.
+	ckey, err := keyfile.LoadOrCreate(filepath.Join(data, "creator.json"))
+	if err != nil {
+		return st, err
+	}
+	cwallet := crtx.Address(ckey.Public().(ed25519.PublicKey))
+	if err := topUp(ctx, m, crtx.Mainnet, cwallet, 1000*crtx.MicroPerUSDC); err != nil {
+		return st, err
+	}
+	m.SetDisplayName(ctx, cwallet, "crtx examples")
+	listed, err := m.CreatorAgents(ctx, cwallet)
+	if err != nil {
+		return st, err
+	}
+	for _, ex := range examples {
+		var id string
+		for _, a := range listed {
+			if a.Name == ex.title && a.Status != crtx.AgentDelisted {
+				id = a.AgentID
+			}
+		}
+		url, pub := urls[ex.name], keys[ex.name]
+		if id == "" {
+			str := func(s string) *string { return &s }
+			raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+			tags, price := ex.tags, ex.price
+			a, err := m.CreateListing(ctx, cwallet, crtx.ListingParams{Name: str(ex.title), Tagline: str(ex.tagline),
+				Description: str(ex.description), Tags: &tags, InputSchema: raw(ex.in), OutputSchema: raw(ex.out),
+				PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &url, SigningPublicKey: &pub})
+			if err != nil {
+				return st, fmt.Errorf("list %s: %w", ex.name, err)
+			}
+			id = a.AgentID
+		} else if _, err := m.UpdateListing(ctx, cwallet, id, crtx.ListingParams{EndpointURL: &url, SigningPublicKey: &pub,
+			Status: ptr(crtx.AgentActive)}); err != nil {
+			return st, fmt.Errorf("update %s: %w", ex.name, err)
+		}
+		st.agents = append(st.agents, devAgent{id, ex.title, ex.price})
+	}
+	// The demo wallet, funded on devnet, and its API key, kept in the folder.
+	wkey, err := keyfile.LoadOrCreate(filepath.Join(data, "demo-wallet.json"))
+	if err != nil {
+		return st, err
+	}
+	st.wallet = crtx.Address(wkey.Public().(ed25519.PublicKey))
+	if err := topUp(ctx, m, crtx.Devnet, st.wallet, 100*crtx.MicroPerUSDC); err != nil {
+		return st, err
+	}
+	b, err := m.Balances(ctx, st.wallet, crtx.Devnet)
+	if err != nil {
+		return st, err
+	}
+	st.balance = b[crtx.Devnet].Available
+	keyPath := filepath.Join(data, "demo-api-key")
+	if raw, err := os.ReadFile(keyPath); err == nil {
+		st.key = strings.TrimSpace(string(raw))
+		if _, err := m.Authenticate(ctx, st.key); err != nil {
+			st.key = ""
+			os.Remove(keyPath)
+		}
+	}
+	if st.key == "" {
+		_, secret, err := m.CreateKey(ctx, st.wallet, "crtxd dev", crtx.Devnet, nil)
+		if err != nil {
+			return st, err
+		}
+		st.key = secret
+		if err := writeOnce(keyPath, secret+"\n"); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// topUp deposits what wallet lacks of want in env.
+func topUp(ctx context.Context, m *crtx.Market, env crtx.Environment, wallet string, want crtx.USDC) error {
+	b, err := m.Balances(ctx, wallet, env)
+	if err != nil {
+		return err
+	}
+	if have := b[env].Available; have < want {
+		_, err = m.Deposit(ctx, env, wallet, want-have)
+	}
+	return err
+}
