@@ -20,9 +20,10 @@ import (
 
 // Client talks to one crtx marketplace with one credential.
 type Client struct {
-	base  string
-	token string
-	http  *http.Client
+	base       string
+	token      string
+	http       *http.Client
+	onResponse func(status int, body []byte)
 }
 
 // New returns a client for the marketplace at baseURL (for example
@@ -36,6 +37,14 @@ func New(baseURL, token string) *Client {
 func (c *Client) WithHTTPClient(hc *http.Client) *Client {
 	cp := *c
 	cp.http = hc
+	return &cp
+}
+
+// OnResponse returns a copy of c that hands every response body, as
+// received, to fn (the crtx command prints them unchanged with --json).
+func (c *Client) OnResponse(fn func(status int, body []byte)) *Client {
+	cp := *c
+	cp.onResponse = fn
 	return &cp
 }
 
@@ -107,6 +116,9 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return err
+	}
+	if c.onResponse != nil {
+		c.onResponse(resp.StatusCode, data)
 	}
 	if resp.StatusCode >= 300 {
 		var eb crtx.ErrorBody
@@ -358,10 +370,25 @@ func (c *Client) TestExecution(ctx context.Context, endpoint, publicKey string) 
 	return out, err
 }
 
-// ExecuteOptions are the headers of an execute request.
+// ExecuteOptions are the headers of an execute request and its retries.
 type ExecuteOptions struct {
 	// IdempotencyKey makes a retry answer the first response again.
 	IdempotencyKey string
+	// Retries is how many times to send the request again when no answer
+	// came (a network error), the marketplace was unavailable (503), or the
+	// first attempt is still in flight (409 idempotency_in_progress). Every
+	// attempt carries the same Idempotency-Key — a random one if none was
+	// given — so a retry is never charged twice.
+	Retries int
+}
+
+// retryable reports whether an attempt may be sent again unchanged.
+func retryable(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return true // no answer at all
+	}
+	return e.Status == http.StatusServiceUnavailable || e.Code == "idempotency_in_progress"
 }
 
 // Execute runs an agent. A synchronous execution answers its final record
@@ -372,17 +399,31 @@ func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecutePara
 	if err != nil {
 		return crtx.ExecutionRecord{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/v1/agents/"+url.PathEscape(agentID)+"/execute", bytes.NewReader(body))
-	if err != nil {
-		return crtx.ExecutionRecord{}, err
+	if o.Retries > 0 && o.IdempotencyKey == "" {
+		o.IdempotencyKey = "crtx-go-" + crtx.NewUUID()
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if o.IdempotencyKey != "" {
-		req.Header.Set("Idempotency-Key", o.IdempotencyKey)
+	backoff := 200 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/v1/agents/"+url.PathEscape(agentID)+"/execute", bytes.NewReader(body))
+		if err != nil {
+			return crtx.ExecutionRecord{}, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if o.IdempotencyKey != "" {
+			req.Header.Set("Idempotency-Key", o.IdempotencyKey)
+		}
+		var out crtx.ExecutionRecord
+		err = c.DoRequest(req, &out)
+		if err == nil || attempt >= o.Retries || !retryable(err) || ctx.Err() != nil {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(backoff):
+			backoff = min(backoff*2, 5*time.Second)
+		}
 	}
-	var out crtx.ExecutionRecord
-	err = c.DoRequest(req, &out)
-	return out, err
 }
 
 // Execution reads an execution record.

@@ -1,0 +1,57 @@
+package http_test
+
+import (
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// losing delivers the first request and then loses its answer, as a
+// connection that drops at the worst moment would.
+type losing struct {
+	next  http.RoundTripper
+	calls atomic.Int32
+	keys  []string
+}
+
+func (l *losing) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.keys = append(l.keys, r.Header.Get("Idempotency-Key"))
+	resp, err := l.next.RoundTrip(r)
+	if l.calls.Add(1) == 1 && err == nil {
+		resp.Body.Close()
+		return nil, errors.New("connection reset by peer")
+	}
+	return resp, err
+}
+
+// A retried execution carries one Idempotency-Key, so the lost answer is
+// answered again and charged once.
+func TestClientRetriesReuseTheIdempotencyKey(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newService(t, echo), "1")
+	lt := &losing{next: m.http.Transport}
+	c := m.key.WithHTTPClient(&http.Client{Transport: lt})
+	rec, err := c.Execute(ctx, agent, run("once"), client.ExecuteOptions{Retries: 3})
+	if err != nil || rec.Status != "completed" {
+		t.Fatalf("retried execute = %+v, %v", rec, err)
+	}
+	if len(lt.keys) != 2 || lt.keys[0] == "" || lt.keys[0] != lt.keys[1] {
+		t.Errorf("attempts carried keys %q", lt.keys)
+	}
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9") {
+		t.Errorf("charged %s for one execution", usdc("10")-b.Available)
+	}
+	page, _ := m.key.Executions(ctx, nil)
+	if page.Total != 1 {
+		t.Errorf("%d executions for one call", page.Total)
+	}
+	// Without retries the lost answer is the caller's error.
+	lt2 := &losing{next: m.http.Transport}
+	if _, err := m.key.WithHTTPClient(&http.Client{Transport: lt2}).Execute(ctx, agent, run("x"), client.ExecuteOptions{}); err == nil {
+		t.Error("no error without retries")
+	}
+}
