@@ -1,6 +1,6 @@
-// Command crtx is the command line for callers and creators of a crtx
-// marketplace. It starts small: a wallet, sign-in, API keys, devnet funds
-// and balances.
+// Command crtx is the command line of a crtx marketplace for callers and
+// creators: wallets and sign-in, API keys, funds, browsing and running
+// agents, executions, verification, disputes, and listing agents.
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
@@ -26,37 +27,115 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: crtx [--url URL] [--keypair FILE] [--json] <command>
+const usage = `usage: crtx [--url URL] [--api-key KEY] [--keypair FILE] [--profile NAME] [--json] <command>
 
-commands:
-  wallet new                    create a wallet key file (Solana CLI format, mode 0600)
-  wallet show                   print the wallet address
-  login                         sign in with the wallet and print a session token
-  balance                       show balances (with CRTX_API_KEY: that key's environment)
-  airdrop AMOUNT                get devnet USDC for the wallet
-  keys create NAME ENVIRONMENT [--spend-limit USDC]
-  keys list
-  keys revoke ID
-  verify EXECUTION_ID           verify an execution's result, signature and ledger record (needs CRTX_API_KEY)
+wallet and funds
+  wallet new | import FILE | show     a wallet key file (Solana CLI format, mode 0600)
+  login                               sign in with the wallet; prints a session token
+  balance                             balances (with an API key: that key's environment)
+  airdrop AMOUNT                      devnet USDC for the wallet
+  keys create NAME ENVIRONMENT [--spend-limit USDC] | list | revoke ID
+
+callers
+  agents list [--tags a,b] [--q TEXT] [--sort S] [--min-success-rate R] [--min-executions N]
+              [--verified-only] [--environment E] [--limit N] [--offset N]
+  agents show AGENT_ID [--environment E]
+  run AGENT_ID TASK [--param k=v]... [--params-file F] [--async] [--timeout S] [--max-cost USDC]
+  executions list [--status S] [--agent AGENT_ID] [--from T] [--to T] [--limit N] [--offset N]
+  executions show ID | watch ID
+  verify EXECUTION_ID                 check result, signature and ledger record
+  dispute EXECUTION_ID --reason hash_mismatch|fraud|other --description TEXT [--evidence-file F]
+
+creators
+  creator keygen [--out FILE]         a new signing key for an agent
+  creator list | earnings [--environment E]
+  creator create --file LISTING.json
+  creator update AGENT_ID --file CHANGES.json | pause AGENT_ID | resume AGENT_ID | delist AGENT_ID
   creator test --endpoint URL --public-key KEY
-                                run the Test Execution tool on a creator endpoint
 
-CRTX_URL and CRTX_API_KEY set the marketplace and the API key.
+Settings come from flags, then CRTX_URL, CRTX_API_KEY, CRTX_KEYPAIR and CRTX_PROFILE, then the
+profile in ~/.config/crtx/config.json ({"profile": "dev", "profiles": {"dev": {"url", "api_key",
+"keypair"}}}). With --json a command prints the REST response body it received, unchanged.
 `
+
+// profile is one entry of the config file.
+type profile struct {
+	URL     string `json:"url"`
+	APIKey  string `json:"api_key"`
+	Keypair string `json:"keypair"`
+}
+
+type config struct {
+	Profile  string             `json:"profile"`
+	Profiles map[string]profile `json:"profiles"`
+}
+
+func configDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "."
+	}
+	return filepath.Join(dir, "crtx")
+}
+
+// loadProfile reads the named (or default) profile; a missing file is no profile.
+func loadProfile(name string) (profile, error) {
+	path := os.Getenv("CRTX_CONFIG")
+	if path == "" {
+		path = filepath.Join(configDir(), "config.json")
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if name != "" {
+			return profile{}, fmt.Errorf("profile %q: %s does not exist", name, path)
+		}
+		return profile{}, nil
+	}
+	if err != nil {
+		return profile{}, err
+	}
+	var c config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return profile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if name == "" {
+		name = c.Profile
+	}
+	if name == "" {
+		return profile{}, nil
+	}
+	p, ok := c.Profiles[name]
+	if !ok {
+		return profile{}, fmt.Errorf("%s has no profile %q", path, name)
+	}
+	return p, nil
+}
 
 type cli struct {
 	url, keypair, apiKey string
 	json                 bool
 	out, errOut          io.Writer
+	last                 []byte // the last response body, for --json
+}
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := cli{out: stdout, errOut: stderr, apiKey: os.Getenv("CRTX_API_KEY")}
+	c := &cli{out: stdout, errOut: stderr}
 	fs := flag.NewFlagSet("crtx", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	fs.StringVar(&c.url, "url", envOr("CRTX_URL", "http://127.0.0.1:8080"), "marketplace URL")
-	fs.StringVar(&c.keypair, "keypair", defaultKeypair(), "wallet key file")
+	urlFlag := fs.String("url", "", "marketplace URL (CRTX_URL)")
+	keyFlag := fs.String("api-key", "", "API key (CRTX_API_KEY)")
+	kpFlag := fs.String("keypair", "", "wallet key file (CRTX_KEYPAIR)")
+	profFlag := fs.String("profile", "", "profile of the config file (CRTX_PROFILE)")
 	fs.BoolVar(&c.json, "json", false, "print the REST response body")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -65,10 +144,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	p, err := loadProfile(firstOf(*profFlag, os.Getenv("CRTX_PROFILE")))
+	if err != nil {
+		fmt.Fprintf(stderr, "crtx: %v\n", err)
+		return 2
+	}
+	c.url = strings.TrimRight(firstOf(*urlFlag, os.Getenv("CRTX_URL"), p.URL, "http://127.0.0.1:8080"), "/")
+	c.apiKey = firstOf(*keyFlag, os.Getenv("CRTX_API_KEY"), p.APIKey)
+	c.keypair = firstOf(*kpFlag, os.Getenv("CRTX_KEYPAIR"), p.Keypair, filepath.Join(configDir(), "id.json"))
 	if err := c.dispatch(ctx, fs.Args()); err != nil {
-		if code := client.Code(err); code != "" {
-			fmt.Fprintf(stderr, "crtx: %s: %v\n", code, err)
-		} else {
+		var ce *client.Error
+		switch {
+		case errors.As(err, &ce):
+			fmt.Fprintf(stderr, "crtx: %s: %s", ce.Code, ce.Message)
+			if ce.ExecutionID != nil {
+				fmt.Fprintf(stderr, " (execution %s)", *ce.ExecutionID)
+			}
+			fmt.Fprintln(stderr)
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "crtx: %v\n\n%s", err, usage)
+			return 2
+		default:
 			fmt.Fprintf(stderr, "crtx: %v\n", err)
 		}
 		return 1
@@ -76,238 +172,81 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
+var errUsage = errors.New("wrong arguments")
+
+// api is a client for the marketplace with a credential, remembering each
+// response body for --json.
+func (c *cli) api(token string) *client.Client {
+	return client.New(c.url, token).OnResponse(func(_ int, body []byte) { c.last = body })
 }
 
-func defaultKeypair() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "crtx-wallet.json"
+// key is a client acting with the API key.
+func (c *cli) key() (*client.Client, error) {
+	if c.apiKey == "" {
+		return nil, errors.New("this command needs an API key: set CRTX_API_KEY or --api-key (create one with: crtx keys create NAME devnet)")
 	}
-	return filepath.Join(dir, "crtx", "id.json")
+	return c.api(c.apiKey), nil
 }
 
-var errUsage = errors.New("wrong arguments; run crtx without arguments for help")
-
-func (c cli) dispatch(ctx context.Context, args []string) error {
-	cmd := args[0]
-	if len(args) > 1 && (cmd == "wallet" || cmd == "keys" || cmd == "creator") {
-		cmd += " " + args[1]
-		args = args[1:]
-	}
-	rest := args[1:]
-	switch cmd {
-	case "wallet new":
-		_, key, err := ed25519.GenerateKey(nil)
-		if err != nil {
-			return err
-		}
-		if err := keyfile.Write(c.keypair, key); err != nil {
-			return err
-		}
-		return c.print(map[string]string{"wallet": crtx.Address(key.Public().(ed25519.PublicKey)), "keypair": c.keypair},
-			"wallet %s written to %s\n", crtx.Address(key.Public().(ed25519.PublicKey)), c.keypair)
-	case "wallet show":
-		key, err := keyfile.Load(c.keypair)
-		if err != nil {
-			return err
-		}
-		addr := crtx.Address(key.Public().(ed25519.PublicKey))
-		return c.print(map[string]string{"wallet": addr}, "%s\n", addr)
-	case "login":
-		_, s, err := c.session(ctx)
-		if err != nil {
-			return err
-		}
-		return c.print(s, "%s\n", s.SessionToken)
-	case "balance":
-		var api *client.Client
-		var err error
-		if c.apiKey != "" {
-			api = client.New(c.url, c.apiKey)
-		} else if api, _, err = c.session(ctx); err != nil {
-			return err
-		}
-		w, err := api.Wallet(ctx)
-		if err != nil {
-			return err
-		}
-		text := ""
-		for _, env := range crtx.Environments {
-			if b, ok := w.Balances[env]; ok {
-				text += fmt.Sprintf("%-8s %s USDC available, %s USDC in escrow\n", env, b.Available, b.Escrowed)
-			}
-		}
-		return c.print(w, "%s", text)
-	case "airdrop":
-		if len(rest) != 1 {
-			return errUsage
-		}
-		amount, err := crtx.ParseUSDC(rest[0])
-		if err != nil {
-			return err
-		}
-		key, err := keyfile.Load(c.keypair)
-		if err != nil {
-			return err
-		}
-		f, err := client.New(c.url, "").Airdrop(ctx, crtx.Address(key.Public().(ed25519.PublicKey)), amount)
-		if err != nil {
-			return err
-		}
-		return c.print(f, "airdropped %s USDC on devnet; available %s USDC\n", f.Amount, f.Balance.Available)
-	case "keys create":
-		fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
-		fs.SetOutput(c.errOut)
-		limit := fs.String("spend-limit", "", "most the key may spend, in USDC")
-		pos, err := parseInterleaved(fs, rest)
-		if err != nil || len(pos) != 2 {
-			return errUsage
-		}
-		p := client.KeyParams{Name: pos[0], Environment: crtx.Environment(pos[1])}
-		if *limit != "" {
-			l, err := crtx.ParseUSDC(*limit)
-			if err != nil {
-				return err
-			}
-			p.SpendLimit = &l
-		}
-		api, _, err := c.session(ctx)
-		if err != nil {
-			return err
-		}
-		k, err := api.CreateKey(ctx, p)
-		if err != nil {
-			return err
-		}
-		return c.print(k, "%s\n(shown only now; keep it in a secrets store)\n", k.Key)
-	case "keys list":
-		api, _, err := c.session(ctx)
-		if err != nil {
-			return err
-		}
-		keys, err := api.Keys(ctx)
-		if err != nil {
-			return err
-		}
-		text := ""
-		for _, k := range keys {
-			state := "active"
-			if k.RevokedAt != nil {
-				state = "revoked"
-			}
-			text += fmt.Sprintf("%s  %-8s %s…  %-7s %s\n", k.ID, k.Environment, k.Prefix, state, k.Name)
-		}
-		return c.print(crtx.KeyList{Keys: keys}, "%s", text)
-	case "keys revoke":
-		if len(rest) != 1 {
-			return errUsage
-		}
-		api, _, err := c.session(ctx)
-		if err != nil {
-			return err
-		}
-		k, err := api.RevokeKey(ctx, rest[0])
-		if err != nil {
-			return err
-		}
-		return c.print(k, "revoked %s\n", k.ID)
-	case "creator test":
-		return c.creatorTest(ctx, rest)
-	case "verify":
-		if len(rest) != 1 || c.apiKey == "" {
-			return fmt.Errorf("usage: CRTX_API_KEY=… crtx verify EXECUTION_ID")
-		}
-		rep, err := client.New(c.url, c.apiKey).Verify(ctx, rest[0])
-		if err != nil {
-			return err
-		}
-		text := ""
-		for _, ch := range rep.Checks {
-			mark := "ok    "
-			if !ch.OK {
-				mark = "FAILED"
-			}
-			text += fmt.Sprintf("%s %-18s %s\n", mark, ch.Name, ch.Detail)
-		}
-		if err := c.print(rep, "%s", text); err != nil {
-			return err
-		}
-		if !rep.OK() {
-			return errors.New("verification failed")
-		}
-		return nil
-	}
-	return errUsage
-}
-
-// errFailed ends a command that ran but found problems; its report is printed.
-var errFailed = errors.New("the endpoint did not pass")
-
-// creatorTest asks the marketplace to send a synthetic, signed request to
-// the endpoint and prints what came back. It exits 0 only when the reply
-// has the protocol's shape and a valid signature.
-func (c cli) creatorTest(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("creator test", flag.ContinueOnError)
-	fs.SetOutput(c.errOut)
-	endpoint := fs.String("endpoint", "", "the creator's POST /execute URL")
-	pub := fs.String("public-key", "", "the base58 Ed25519 key results must be signed with")
-	if err := fs.Parse(args); err != nil || *endpoint == "" || *pub == "" || fs.NArg() != 0 {
-		return errUsage
-	}
-	api, _, err := c.session(ctx)
-	if err != nil {
-		return err
-	}
-	rep, err := api.TestExecution(ctx, *endpoint, *pub)
-	if err != nil {
-		return err
-	}
-	mark := func(ok bool) string {
-		if ok {
-			return "ok"
-		}
-		return "FAILED"
-	}
-	text := fmt.Sprintf("endpoint   %s\nreachable  %s (%d ms)\nshape      %s\nsignature  %s\n",
-		*endpoint, mark(rep.Reachable), rep.LatencyMS, mark(rep.ShapeOK), mark(rep.SignatureOK))
-	if rep.Status != "" {
-		text += "status     " + rep.Status + "\n"
-	}
-	for _, p := range rep.Problems {
-		text += "problem    " + p + "\n"
-	}
-	if err := c.print(rep, "%s", text); err != nil {
-		return err
-	}
-	if !rep.Reachable || !rep.ShapeOK || !rep.SignatureOK {
-		return errFailed
-	}
-	return nil
-}
-
-// session signs in with the wallet key file.
-func (c cli) session(ctx context.Context) (*client.Client, crtx.SessionResponse, error) {
+// wallet loads the wallet key file.
+func (c *cli) wallet() (ed25519.PrivateKey, string, error) {
 	key, err := keyfile.Load(c.keypair)
 	if err != nil {
-		return nil, crtx.SessionResponse{}, fmt.Errorf("%w (create one with: crtx wallet new)", err)
+		return nil, "", fmt.Errorf("%w (create a wallet with: crtx wallet new)", err)
 	}
-	return client.New(c.url, "").SignIn(ctx, key)
+	return key, crtx.Address(key.Public().(ed25519.PublicKey)), nil
 }
 
-// print writes v as JSON with --json, else the formatted text.
-func (c cli) print(v any, format string, args ...any) error {
+// session signs in with the wallet key file and returns a client acting
+// with the new session.
+func (c *cli) session(ctx context.Context) (*client.Client, error) {
+	key, _, err := c.wallet()
+	if err != nil {
+		return nil, err
+	}
+	s, _, err := c.api("").SignIn(ctx, key)
+	return s, err
+}
+
+// print writes, with --json, the last response body as received (or v as
+// JSON for commands that ask nothing of the marketplace); else the text.
+func (c *cli) print(v any, format string, args ...any) error {
 	if c.json {
+		if c.last != nil {
+			_, err := c.out.Write(append(c.last[:len(c.last):len(c.last)], '\n'))
+			return err
+		}
 		enc := json.NewEncoder(c.out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
 	_, err := fmt.Fprintf(c.out, format, args...)
 	return err
+}
+
+type command func(ctx context.Context, args []string) error
+
+func (c *cli) dispatch(ctx context.Context, args []string) error {
+	commands := map[string]command{
+		"wallet new": c.walletNew, "wallet import": c.walletImport, "wallet show": c.walletShow,
+		"login": c.login, "balance": c.balance, "airdrop": c.airdrop,
+		"keys create": c.keysCreate, "keys list": c.keysList, "keys revoke": c.keysRevoke,
+		"agents list": c.agentsList, "agents show": c.agentsShow,
+		"run": c.run, "executions list": c.executionsList, "executions show": c.executionsShow,
+		"executions watch": c.executionsWatch, "verify": c.verify, "dispute": c.dispute,
+		"creator keygen": c.creatorKeygen, "creator list": c.creatorList, "creator create": c.creatorCreate,
+		"creator update": c.creatorUpdate, "creator pause": c.creatorStatus("paused"), "creator resume": c.creatorStatus("active"),
+		"creator delist": c.creatorDelist, "creator earnings": c.creatorEarnings, "creator test": c.creatorTest,
+	}
+	if len(args) > 1 {
+		if cmd, ok := commands[args[0]+" "+args[1]]; ok {
+			return cmd(ctx, args[2:])
+		}
+	}
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(ctx, args[1:])
+	}
+	return fmt.Errorf("%w: unknown command %q", errUsage, strings.Join(args, " "))
 }
 
 // parseInterleaved parses flags that may come after positional arguments
@@ -324,4 +263,23 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// flags returns a flag set for a sub-command that reports to stderr.
+func (c *cli) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.errOut)
+	return fs
+}
+
+// positional parses args and demands exactly n positionals.
+func (c *cli) positional(fs *flag.FlagSet, args []string, n int) ([]string, error) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(pos) != n {
+		return nil, fmt.Errorf("%w: %s takes %d argument(s)", errUsage, fs.Name(), n)
+	}
+	return pos, nil
 }

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	crtxpkg "github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+var bins string // folder of the built crtx and crtxd
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "crtx-bin")
+	if err != nil {
+		panic(err)
+	}
+	bins = dir
+	for _, b := range [][2]string{{"crtx", "."}, {"crtxd", "../crtxd"}} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1]).CombinedOutput(); err != nil {
+			os.Stderr.Write(out)
+			panic(err)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// bin runs the built crtx with env and returns exit code, stdout, stderr.
+func bin(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bins, "crtx"), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func mustJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, s)
+	}
+}
+
+func TestBinaryCallerAndCreator(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
+	cfg.BlockInterval = 50 * time.Millisecond
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	base := []string{"CRTX_URL=" + d.URL, "CRTX_CONFIG=" + filepath.Join(dir, "none.json"), "CRTX_API_KEY="}
+	as := func(who string) []string { return append(base[:len(base):len(base)], "CRTX_KEYPAIR="+filepath.Join(dir, who+".json")) }
+	ok := func(env []string, args ...string) string {
+		t.Helper()
+		code, out, errOut := bin(t, env, args...)
+		if code != 0 {
+			t.Fatalf("crtx %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		return out
+	}
+
+	// The creator: a wallet, mainnet funds for collateral, a signing key, a service.
+	ok(as("creator"), "wallet", "new")
+	var w struct{ Wallet string }
+	mustJSON(t, ok(as("creator"), "--json", "wallet", "show"), &w)
+	if _, err := d.Market.Deposit(ctx, crtxpkg.Mainnet, w.Wallet, 100*crtxpkg.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "agent-key.json")
+	var kg struct{ SigningPublicKey string `json:"signing_public_key"` }
+	mustJSON(t, ok(as("creator"), "--json", "creator", "keygen", "--out", keyPath), &kg)
+	key, err := keyfile.Load(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
+		return "hello, " + r.Task + " " + string(r.Parameters), 5, nil
+	}, creator.Options{})
+	svc := httptest.NewServer(h)
+	defer svc.Close()
+	if h.PublicKey() != kg.SigningPublicKey {
+		t.Fatal("keygen printed another key than it wrote")
+	}
+	ok(as("creator"), "creator", "test", "--endpoint", svc.URL, "--public-key", kg.SigningPublicKey)
+	listing := map[string]any{"name": "Greeter", "tagline": "Greets.", "description": "Greets whoever you name.",
+		"tags": []string{"writing"}, "input_schema": map[string]any{"type": "object"}, "output_schema": map[string]any{"type": "string"},
+		"pricing_model": "pay_per_use", "price_per_call_usdc": 0.25, "endpoint_url": svc.URL, "signing_public_key": kg.SigningPublicKey}
+	b, _ := json.Marshal(listing)
+	os.WriteFile(filepath.Join(dir, "listing.json"), b, 0o600)
+	var agent crtxpkg.CreatorAgent
+	mustJSON(t, ok(as("creator"), "--json", "creator", "create", "--file", filepath.Join(dir, "listing.json")), &agent)
+	if agent.Status != "active" || agent.Collateral != 50*crtxpkg.MicroPerUSDC {
+		t.Fatalf("created = %+v", agent)
+	}
+	if out := ok(as("creator"), "creator", "pause", agent.AgentID); !strings.Contains(out, "paused") {
+		t.Errorf("pause: %s", out)
+	}
+	ok(as("creator"), "creator", "resume", agent.AgentID)
+	var mine crtxpkg.CreatorAgentList
+	mustJSON(t, ok(as("creator"), "--json", "creator", "list"), &mine)
+	if len(mine.Agents) != 1 || mine.Agents[0].Status != "active" {
+		t.Errorf("creator list = %+v", mine)
+	}
+
+	// The caller: a wallet, devnet funds, a key, and the agent run three ways.
+	ok(as("caller"), "wallet", "new")
+	var s crtxpkg.SessionResponse
+	mustJSON(t, ok(as("caller"), "--json", "login"), &s)
+	if !strings.HasPrefix(s.SessionToken, "crtx_sess_") {
+		t.Errorf("login = %+v", s)
+	}
+	ok(as("caller"), "airdrop", "5")
+	var k crtxpkg.CreatedKey
+	mustJSON(t, ok(as("caller"), "--json", "keys", "create", "cli", "devnet"), &k)
+	var keys crtxpkg.KeyList
+	mustJSON(t, ok(as("caller"), "--json", "keys", "list"), &keys)
+	if len(keys.Keys) != 1 || keys.Keys[0].ID != k.ID {
+		t.Errorf("keys list = %+v", keys)
+	}
+	caller := append(as("caller"), "CRTX_API_KEY="+k.Key)
+	var page crtxpkg.AgentPage
+	mustJSON(t, ok(caller, "--json", "agents", "list", "--tags", "writing", "--sort", "price_asc"), &page)
+	if page.Total != 1 || page.Agents[0].AgentID != agent.AgentID {
+		t.Errorf("agents list = %+v", page)
+	}
+	if out := ok(caller, "agents", "show", agent.AgentID); !strings.Contains(out, "Greets whoever") {
+		t.Errorf("agents show: %s", out)
+	}
+	if out := ok(caller, "run", agent.AgentID, "Ada", "--param", "n=2", "--param", "lang=en"); out != `hello, Ada {"lang":"en","n":2}`+"\n" {
+		t.Errorf("run printed %q", out)
+	}
+	var rec crtxpkg.ExecutionRecord
+	mustJSON(t, ok(caller, "--json", "run", "--async", agent.AgentID, "Bob"), &rec)
+	if rec.Status != "completed" || *rec.Result != "hello, Bob {}" {
+		t.Errorf("async run = %+v", rec)
+	}
+	var list crtxpkg.ExecutionPage
+	mustJSON(t, ok(caller, "--json", "executions", "list", "--agent", agent.AgentID), &list)
+	if list.Total != 2 {
+		t.Errorf("executions list = %+v", list)
+	}
+	if out := ok(caller, "executions", "show", rec.ExecutionID); !strings.Contains(out, "completed") {
+		t.Errorf("executions show: %s", out)
+	}
+	if out := ok(caller, "executions", "watch", rec.ExecutionID); !strings.Contains(out, "completed") {
+		t.Errorf("executions watch: %s", out)
+	}
+	if out := ok(caller, "verify", rec.ExecutionID); strings.Count(out, "ok    ") != 6 {
+		t.Errorf("verify: %s", out)
+	}
+	var dsp crtxpkg.DisputeInfo
+	mustJSON(t, ok(caller, "--json", "dispute", rec.ExecutionID, "--reason", "other", "--description", "testing"), &dsp)
+	if dsp.Status != "open" {
+		t.Errorf("dispute = %+v", dsp)
+	}
+	var earned crtxpkg.Earnings
+	mustJSON(t, ok(as("creator"), "--json", "creator", "earnings", "--environment", "devnet"), &earned)
+	if earned.Executions != 2 || earned.Total != 495_000 {
+		t.Errorf("earnings = %+v", earned)
+	}
+	ok(as("creator"), "creator", "delist", agent.AgentID)
+
+	// Failures: a non-zero exit and the error code on stderr.
+	code, out, errOut := bin(t, caller, "run", agent.AgentID, "again")
+	if code == 0 || out != "" || !strings.Contains(errOut, "agent_not_found") {
+		t.Errorf("run of a delisted agent: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := bin(t, caller, "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: %d %q", code, errOut)
+	}
+
+	// A profile in the config file sets what flags and variables do not.
+	cfgPath := filepath.Join(dir, "config.json")
+	prof, _ := json.Marshal(map[string]any{"profile": "local", "profiles": map[string]any{
+		"local": map[string]string{"url": d.URL, "api_key": k.Key, "keypair": filepath.Join(dir, "caller.json")}}})
+	os.WriteFile(cfgPath, prof, 0o600)
+	var wl crtxpkg.WalletResponse
+	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "--json", "balance"), &wl)
+	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_500_000 {
+		t.Errorf("balance through the profile = %+v", wl)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// crtxd dev, as a newcomer runs it: the printed key runs an example agent
+// with crtx run, to a completed execution that verifies.
+func TestDevQuickStart(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "dev")
+	cmd := exec.Command(filepath.Join(bins, "crtxd"), "dev", "--addr", freeAddr(t), "--data", data, "--block-interval", "100ms")
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = &bytes.Buffer{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var url, key, agent string
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		f := strings.Fields(lines.Text())
+		switch {
+		case len(f) > 4 && f[0] == "crtx" && f[1] == "marketplace":
+			url = f[4]
+		case len(f) > 2 && f[0] == "API" && f[1] == "key:":
+			key = f[2]
+		case len(f) > 1 && f[0] == "agent:" && agent == "":
+			agent = f[1]
+		}
+		if strings.HasPrefix(lines.Text(), "Ctrl-C") {
+			break
+		}
+	}
+	if url == "" || key == "" || agent == "" {
+		t.Fatalf("crtxd dev printed no URL, key or agent (stderr: %s)", cmd.Stderr)
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	env := []string{"CRTX_URL=" + url, "CRTX_API_KEY=" + key, "CRTX_CONFIG=" + filepath.Join(data, "none.json")}
+	code, out, errOut := bin(t, env, "--json", "run", agent, "The quick brown fox jumps over the lazy dog.")
+	if code != 0 {
+		t.Fatalf("crtx run: %d %s %s", code, out, errOut)
+	}
+	var rec crtxpkg.ExecutionRecord
+	mustJSON(t, out, &rec)
+	var stats struct{ Words int }
+	json.Unmarshal([]byte(*rec.Result), &stats)
+	if rec.Status != "completed" || stats.Words != 9 {
+		t.Fatalf("execution = %+v", rec)
+	}
+	if code, out, errOut := bin(t, env, "verify", rec.ExecutionID); code != 0 {
+		t.Fatalf("crtx verify: %d\n%s%s", code, out, errOut)
+	}
+	if err := client.New(url, "").Do(context.Background(), "GET", "/healthz", "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("crtxd dev did not stop cleanly: %v (stderr: %s)", err, cmd.Stderr)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("crtxd dev did not stop on Ctrl-C")
+	}
+}
