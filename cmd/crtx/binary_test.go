@@ -77,7 +77,9 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	}
 	defer d.Close()
 	base := []string{"CRTX_URL=" + d.URL, "CRTX_CONFIG=" + filepath.Join(dir, "none.json"), "CRTX_API_KEY="}
-	as := func(who string) []string { return append(base[:len(base):len(base)], "CRTX_KEYPAIR="+filepath.Join(dir, who+".json")) }
+	as := func(who string) []string {
+		return append(base[:len(base):len(base)], "CRTX_KEYPAIR="+filepath.Join(dir, who+".json"))
+	}
 	ok := func(env []string, args ...string) string {
 		t.Helper()
 		code, out, errOut := bin(t, env, args...)
@@ -95,7 +97,9 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyPath := filepath.Join(dir, "agent-key.json")
-	var kg struct{ SigningPublicKey string `json:"signing_public_key"` }
+	var kg struct {
+		SigningPublicKey string `json:"signing_public_key"`
+	}
 	mustJSON(t, ok(as("creator"), "--json", "creator", "keygen", "--out", keyPath), &kg)
 	key, err := keyfile.Load(keyPath)
 	if err != nil {
