@@ -55,3 +55,41 @@ func TestClientRetriesReuseTheIdempotencyKey(t *testing.T) {
 		t.Error("no error without retries")
 	}
 }
+
+// The typed client reaches the dispute, admin, cancel and event endpoints.
+func TestClientCoversTheRest(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newService(t, echo), "1")
+	rec, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []crtx.ExecStatus
+	if err := m.liveKey.Events(ctx, rec.ExecutionID, func(r crtx.ExecutionRecord) { seen = append(seen, r.Status) }); err != nil || len(seen) != 1 || seen[0] != "completed" {
+		t.Errorf("events of a final execution = %v, %v", seen, err)
+	}
+	_, err = m.liveKey.Cancel(ctx, rec.ExecutionID)
+	wantCode(t, err, 409, "not_cancellable")
+	d, err := m.liveKey.OpenDispute(ctx, rec.ExecutionID, crtx.DisputeParams{Reason: "other", Description: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := m.creatorC.CreatorDisputes(ctx); err != nil || len(ds) != 1 {
+		t.Errorf("creator disputes = %v, %v", ds, err)
+	}
+	if _, err := m.creatorC.RespondToDispute(ctx, d.DisputeID, "fine"); err != nil {
+		t.Error(err)
+	}
+	if ds, err := m.admin.AdminDisputes(ctx, "open"); err != nil || len(ds) != 1 {
+		t.Errorf("admin disputes = %v, %v", ds, err)
+	}
+	if r, err := m.admin.ResolveDispute(ctx, d.DisputeID, crtx.ResolveParams{Outcome: "rejected"}); err != nil || r.Status != "rejected" {
+		t.Errorf("resolve = %+v, %v", r, err)
+	}
+	if p, err := m.admin.SetVerified(ctx, m.creatorW.address, true); err != nil || !p.Verified {
+		t.Errorf("verify = %+v, %v", p, err)
+	}
+	if a, err := m.admin.Suspend(ctx, agent, true); err != nil || !a.Suspended {
+		t.Errorf("suspend = %+v, %v", a.Suspended, err)
+	}
+}
