@@ -9,28 +9,18 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/store/sqldb"
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
-
-// Store is a crtx.Store on one SQLite file.
-type Store struct {
-	write *sql.DB
-	read  *sql.DB
-}
-
-var _ crtx.Store = (*Store)(nil)
 
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
@@ -50,14 +40,14 @@ func dsn(path string, readOnly bool) string {
 
 // Open opens (creating if needed) the database at path and applies every
 // migration it has not seen.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string) (*sqldb.DB, error) {
 	// Create the file private first: SQLite gives its -wal and -shm files
 	// the database file's permissions.
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: create %s: %w", path, err)
-	} else {
-		f.Close()
 	}
+	f.Close()
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -65,10 +55,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{write: w}
-	if err := s.migrate(ctx); err != nil {
+	if err := sqldb.Migrate(ctx, w, migrations, "migrations", ""); err != nil {
 		w.Close()
-		return nil, err
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
@@ -77,122 +66,62 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	s.read = r
-	return s, nil
+	return &sqldb.DB{Write: w, Read: r, Dialect: dialect{}}, nil
 }
 
-// migrate applies the embedded migrations in order, each in its own
-// transaction together with its row in schema_migrations.
-func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)`); err != nil {
-		return fmt.Errorf("sqlite: migrations table: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		num, _, _ := strings.Cut(base, "_")
-		version, err := strconv.Atoi(num)
-		if err != nil {
-			return fmt.Errorf("sqlite: migration %s: name must start with a number", base)
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		tx, err := s.write.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", base, err)
-		}
-		var seen int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&seen); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("sqlite: migration %s: %w", base, err)
-		}
-		if seen > 0 {
-			tx.Rollback()
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("sqlite: migration %s: %w", base, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, version, base); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("sqlite: migration %s: %w", base, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", base, err)
-		}
-	}
-	return nil
-}
+type dialect struct{}
 
-// Update runs fn in a write transaction on the single writer connection.
-func (s *Store) Update(ctx context.Context, fn func(crtx.Tx) error) error {
-	return s.run(ctx, s.write, false, fn)
-}
+func (dialect) Rebind(q string) string { return q }
 
-// View runs fn in a read transaction on the reader pool.
-func (s *Store) View(ctx context.Context, fn func(crtx.Tx) error) error {
-	db := s.read
-	if db == nil { // during migration
-		db = s.write
-	}
-	return s.run(ctx, db, true, fn)
-}
-
-func (s *Store) run(ctx context.Context, db *sql.DB, readOnly bool, fn func(crtx.Tx) error) (err error) {
-	sqlTx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
-	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			sqlTx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := fn(&tx{tx: sqlTx}); err != nil {
-		sqlTx.Rollback()
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
-	}
-	return nil
-}
-
-// Ping checks that both pools answer a query.
-func (s *Store) Ping(ctx context.Context) error {
-	var one int
-	if err := s.read.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
-		return fmt.Errorf("sqlite: ping: %w", err)
-	}
-	return nil
-}
-
-// Close closes both pools.
-func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
-}
-
-// hasCode reports whether err is a SQLite error with the extended code.
-func hasCode(err error, code int) bool {
+func code(err error) int {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code() == code
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
 }
 
-func isCheck(err error) bool { return hasCode(err, sqlite3.SQLITE_CONSTRAINT_CHECK) }
+func (dialect) IsCheck(err error) bool { return code(err) == sqlite3.SQLITE_CONSTRAINT_CHECK }
 
-// mapErr turns unique violations into crtx.ErrConflict.
-func mapErr(err error) error {
-	if hasCode(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) || hasCode(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
-		return fmt.Errorf("%w: %v", crtx.ErrConflict, err)
+func (dialect) IsUnique(err error) bool {
+	c := code(err)
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// IsRetryable is false: the single writer connection never conflicts.
+func (dialect) IsRetryable(error) bool { return false }
+
+func (dialect) JSONField(column, key string) string {
+	return "json_extract(" + column + ", '$." + strings.ReplaceAll(key, "'", "") + "')"
+}
+
+// Search matches with FTS5, each word quoted as a prefix.
+func (dialect) Search(words []string) (string, string, any) {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = `"` + w + `"*`
 	}
+	return ` JOIN agents_fts ON agents_fts.rowid = a.rowid`, `agents_fts MATCH ?`, strings.Join(q, " ")
+}
+
+// SearchRank is BM25 (name weighs most, then tags, tagline, description);
+// it is negative, lower first.
+func (dialect) SearchRank() string {
+	return `bm25(agents_fts, 10.0, 4.0, 1.0, 6.0) * ` + sqldb.Reliability
+}
+
+func (dialect) IndexText(ctx context.Context, tx *sql.Tx, a crtx.Agent) error {
+	var rowid int64
+	if err := tx.QueryRowContext(ctx, `SELECT rowid FROM agents WHERE id = ?`, a.ID).Scan(&rowid); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM agents_fts WHERE rowid = ?`, rowid); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO agents_fts (rowid, name, tagline, description, tags) VALUES (?, ?, ?, ?, ?)`,
+		rowid, a.Name, a.Tagline, a.Description, strings.Join(a.Tags, " "))
 	return err
 }
+
+// SkipLocked is empty: the single writer already serializes claimers.
+func (dialect) SkipLocked() string { return "" }

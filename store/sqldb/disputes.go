@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -46,12 +46,12 @@ func (t *tx) UpdateDispute(ctx context.Context, d crtx.Dispute) error {
 }
 
 func (t *tx) Dispute(ctx context.Context, id string) (crtx.Dispute, error) {
-	d, err := scanDispute(t.tx.QueryRowContext(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = ?`, id))
+	d, err := scanDispute(t.queryRow(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = ?`, id))
 	return d, notFound(err, "dispute")
 }
 
 func (t *tx) DisputeByExecution(ctx context.Context, executionID string) (crtx.Dispute, error) {
-	d, err := scanDispute(t.tx.QueryRowContext(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE execution_id = ?`, executionID))
+	d, err := scanDispute(t.queryRow(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE execution_id = ?`, executionID))
 	return d, notFound(err, "dispute")
 }
 
@@ -66,7 +66,7 @@ func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Disp
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+` ORDER BY opened_at, id LIMIT ?`, append(args, q.Limit)...)
+	rows, err := t.query(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+` ORDER BY opened_at, id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +84,6 @@ func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Disp
 
 func (t *tx) OpenDisputes(ctx context.Context, agentID string) (int, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM disputes WHERE agent_id = ? AND status = 'open'`, agentID).Scan(&n)
+	err := t.queryRow(ctx, `SELECT count(*) FROM disputes WHERE agent_id = ? AND status = 'open'`, agentID).Scan(&n)
 	return n, err
 }

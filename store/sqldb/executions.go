@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 }
 
 func (t *tx) Execution(ctx context.Context, id string) (crtx.Execution, error) {
-	e, err := scanExecution(t.tx.QueryRowContext(ctx, `SELECT `+execColumns+` FROM executions WHERE id = ?`, id))
+	e, err := scanExecution(t.queryRow(ctx, `SELECT `+execColumns+` FROM executions WHERE id = ?`, id))
 	return e, notFound(err, "execution")
 }
 
@@ -97,10 +97,10 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 	}
 	cond := ` WHERE ` + strings.Join(where, " AND ")
 	var total int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM executions`+cond, args...).Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*) FROM executions`+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+execColumns+` FROM executions`+cond+
+	rows, err := t.query(ctx, `SELECT `+execColumns+` FROM executions`+cond+
 		` ORDER BY initiated_at DESC, id LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -120,8 +120,8 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 // ClaimExecutions needs no row locks on SQLite: the single writer
 // connection already serializes every claimer.
 func (t *tx) ClaimExecutions(ctx context.Context, now, until time.Time, limit int) ([]crtx.Execution, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+execColumns+` FROM executions
-		WHERE status IN ('pending', 'running') AND lease_until < ? ORDER BY lease_until LIMIT ?`, us(now), limit)
+	rows, err := t.query(ctx, `SELECT `+execColumns+` FROM executions
+		WHERE status IN ('pending', 'running') AND lease_until < ? ORDER BY lease_until LIMIT ?`+t.d.SkipLocked(), us(now), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (t *tx) RenewLease(ctx context.Context, id string, until time.Time) error {
 
 func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
 	_, err := t.exec(ctx, `UPDATE api_keys SET execution_count = execution_count + 1, total_spent = total_spent + ? WHERE id = ?`, cost, keyID)
-	if err != nil && isCheck(err) {
+	if err != nil && t.d.IsCheck(err) {
 		return fmt.Errorf("key %s: %w", keyID, crtx.ErrSpendLimit)
 	}
 	return err
@@ -169,7 +169,7 @@ func (t *tx) PutResult(ctx context.Context, cid, content string, at time.Time) e
 
 func (t *tx) Result(ctx context.Context, cid string) (string, error) {
 	var s string
-	err := t.tx.QueryRowContext(ctx, `SELECT content FROM results WHERE cid = ?`, cid).Scan(&s)
+	err := t.queryRow(ctx, `SELECT content FROM results WHERE cid = ?`, cid).Scan(&s)
 	return s, notFound(err, "result")
 }
 
@@ -182,7 +182,7 @@ func (t *tx) InsertIdempotency(ctx context.Context, i crtx.Idempotency) error {
 func (t *tx) Idempotency(ctx context.Context, wallet, key string) (crtx.Idempotency, error) {
 	i := crtx.Idempotency{Wallet: wallet, Key: key}
 	var created int64
-	err := t.tx.QueryRowContext(ctx, `SELECT request_hash, execution_id, status, body, created_at FROM idempotency_keys
+	err := t.queryRow(ctx, `SELECT request_hash, execution_id, status, body, created_at FROM idempotency_keys
 		WHERE wallet = ? AND key = ?`, wallet, key).Scan(&i.RequestHash, &i.ExecutionID, &i.Status, &i.Body, &created)
 	i.CreatedAt = fromUS(created)
 	return i, notFound(err, "idempotency key")
@@ -216,8 +216,8 @@ func scanWebhook(row interface{ Scan(...any) error }) (crtx.Webhook, error) {
 }
 
 func (t *tx) ClaimWebhooks(ctx context.Context, now, until, since time.Time, limit int) ([]crtx.Webhook, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries
-		WHERE delivered_at IS NULL AND next_at <= ? AND created_at > ? ORDER BY next_at LIMIT ?`, us(now), us(since), limit)
+	rows, err := t.query(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries
+		WHERE delivered_at IS NULL AND next_at <= ? AND created_at > ? ORDER BY next_at LIMIT ?`+t.d.SkipLocked(), us(now), us(since), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -252,12 +252,12 @@ func (t *tx) UpdateWebhook(ctx context.Context, w crtx.Webhook) error {
 }
 
 func (t *tx) Webhook(ctx context.Context, executionID string) (crtx.Webhook, error) {
-	w, err := scanWebhook(t.tx.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries WHERE execution_id = ?`, executionID))
+	w, err := scanWebhook(t.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries WHERE execution_id = ?`, executionID))
 	return w, notFound(err, "webhook")
 }
 
 func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) ([]crtx.DayEarnings, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT completed_at / 86400000000 AS day, sum(creator_amount), count(*)
+	rows, err := t.query(ctx, `SELECT completed_at / 86400000000 AS day, CAST(sum(creator_amount) AS BIGINT), count(*)
 		FROM executions WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed')
 		GROUP BY day ORDER BY day`, creator, env)
 	if err != nil {

@@ -1,4 +1,8 @@
-package sqlite
+// Package sqldb implements crtx.Store over database/sql for every engine:
+// the SQL is shared, and a Dialect holds what differs (placeholders,
+// full-text search, row locks, error codes). store/sqlite and
+// store/postgres open their databases and hand them to it.
+package sqldb
 
 import (
 	"context"
@@ -10,10 +14,12 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
-type tx struct{ tx *sql.Tx }
+type tx struct {
+	tx *sql.Tx
+	d  Dialect
+}
 
 func us(t time.Time) int64 { return t.UnixMicro() }
 
@@ -42,13 +48,24 @@ func notFound(err error, what string) error {
 }
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	r, err := t.tx.ExecContext(ctx, q, args...)
-	return r, mapErr(err)
+	r, err := t.tx.ExecContext(ctx, t.d.Rebind(q), args...)
+	if err != nil && t.d.IsUnique(err) {
+		return r, fmt.Errorf("%w: %v", crtx.ErrConflict, err)
+	}
+	return r, err
+}
+
+func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.d.Rebind(q), args...)
+}
+
+func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.d.Rebind(q), args...)
 }
 
 func (t *tx) Meta(ctx context.Context, key string) (string, error) {
 	var v string
-	err := t.tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := t.queryRow(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	return v, notFound(err, "meta "+key)
 }
 
@@ -87,7 +104,7 @@ func (t *tx) InsertSession(ctx context.Context, s crtx.Session) error {
 func (t *tx) SessionByHash(ctx context.Context, hash string) (crtx.Session, error) {
 	s := crtx.Session{Hash: hash}
 	var created, expires int64
-	err := t.tx.QueryRowContext(ctx, `SELECT wallet, created_at, expires_at FROM sessions WHERE hash = ?`, hash).
+	err := t.queryRow(ctx, `SELECT wallet, created_at, expires_at FROM sessions WHERE hash = ?`, hash).
 		Scan(&s.Wallet, &created, &expires)
 	s.CreatedAt, s.ExpiresAt = fromUS(created), fromUS(expires)
 	return s, notFound(err, "session")
@@ -128,17 +145,17 @@ func (t *tx) InsertKey(ctx context.Context, k crtx.APIKey) error {
 }
 
 func (t *tx) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {
-	k, err := scanKey(t.tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 	return k, notFound(err, "api key")
 }
 
 func (t *tx) KeyByID(ctx context.Context, id string) (crtx.APIKey, error) {
-	k, err := scanKey(t.tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
+	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
 	return k, notFound(err, "api key")
 }
 
 func (t *tx) KeysByWallet(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE wallet = ? ORDER BY created_at, id`, wallet)
+	rows, err := t.query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE wallet = ? ORDER BY created_at, id`, wallet)
 	if err != nil {
 		return nil, err
 	}
@@ -182,13 +199,13 @@ func scanAccount(row interface{ Scan(...any) error }) (crtx.Account, error) {
 }
 
 func (t *tx) Account(ctx context.Context, env crtx.Environment, address string) (crtx.Account, error) {
-	a, err := scanAccount(t.tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts
+	a, err := scanAccount(t.queryRow(ctx, `SELECT `+accountColumns+` FROM accounts
 		WHERE environment = ? AND address = ?`, env, address))
 	return a, notFound(err, "account")
 }
 
 func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE environment = ? ORDER BY address`, env)
+	rows, err := t.query(ctx, `SELECT `+accountColumns+` FROM accounts WHERE environment = ? ORDER BY address`, env)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +223,7 @@ func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account
 
 func (t *tx) OwnerBalance(ctx context.Context, env crtx.Environment, owner string, kind crtx.AccountKind) (crtx.USDC, error) {
 	var sum crtx.USDC
-	err := t.tx.QueryRowContext(ctx, `SELECT coalesce(sum(balance), 0) FROM accounts
+	err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(balance), 0) AS BIGINT) FROM accounts
 		WHERE environment = ? AND owner = ? AND kind = ?`, env, owner, kind).Scan(&sum)
 	return sum, err
 }
@@ -216,12 +233,12 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 	if err != nil {
 		return err
 	}
-	r, err := t.exec(ctx, `INSERT INTO ledger_txs (id, environment, kind, data, created_at) VALUES (?, ?, ?, ?, ?)`,
-		lt.ID, lt.Environment, lt.Kind, string(data), us(lt.CreatedAt))
+	err = t.queryRow(ctx, `INSERT INTO ledger_txs (id, environment, kind, data, created_at) VALUES (?, ?, ?, ?, ?) RETURNING seq`,
+		lt.ID, lt.Environment, lt.Kind, string(data), us(lt.CreatedAt)).Scan(&lt.Seq)
 	if err != nil {
-		return err
-	}
-	if lt.Seq, err = r.LastInsertId(); err != nil {
+		if t.d.IsUnique(err) {
+			return fmt.Errorf("%w: %v", crtx.ErrConflict, err)
+		}
 		return err
 	}
 	for i, addr := range lt.Accounts {
@@ -241,7 +258,7 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 		}{{p.From, -p.Amount}, {p.To, p.Amount}} {
 			_, err := t.exec(ctx, `UPDATE accounts SET balance = balance + ? WHERE environment = ? AND address = ?`,
 				move.delta, lt.Environment, move.addr)
-			if hasCode(err, sqlite3.SQLITE_CONSTRAINT_CHECK) {
+			if t.d.IsCheck(err) {
 				return fmt.Errorf("account %s: %w", move.addr, crtx.ErrInsufficientFunds)
 			}
 			if err != nil {
@@ -256,7 +273,7 @@ const txColumns = `seq, id, environment, kind, data, created_at, coalesce(block_
 
 // queryTxs runs a query over ledger_txs and fills in each transaction's postings.
 func (t *tx) queryTxs(ctx context.Context, q string, args ...any) ([]crtx.LedgerTx, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+txColumns+` FROM ledger_txs `+q, args...)
+	rows, err := t.query(ctx, `SELECT `+txColumns+` FROM ledger_txs `+q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +308,7 @@ func (t *tx) queryTxs(ctx context.Context, q string, args ...any) ([]crtx.Ledger
 		seqs[i] = out[i].Seq
 	}
 	in := `(?` + strings.Repeat(",?", len(seqs)-1) + `)`
-	prow, err := t.tx.QueryContext(ctx, `SELECT tx_seq, from_address, to_address, amount FROM postings
+	prow, err := t.query(ctx, `SELECT tx_seq, from_address, to_address, amount FROM postings
 		WHERE tx_seq IN `+in+` ORDER BY tx_seq, idx`, seqs...)
 	if err != nil {
 		return nil, err
@@ -309,7 +326,7 @@ func (t *tx) queryTxs(ctx context.Context, q string, args ...any) ([]crtx.Ledger
 	if err := prow.Err(); err != nil {
 		return nil, err
 	}
-	rrow, err := t.tx.QueryContext(ctx, `SELECT tx_seq, address FROM ledger_refs WHERE tx_seq IN `+in+` ORDER BY tx_seq, idx`, seqs...)
+	rrow, err := t.query(ctx, `SELECT tx_seq, address FROM ledger_refs WHERE tx_seq IN `+in+` ORDER BY tx_seq, idx`, seqs...)
 	if err != nil {
 		return nil, err
 	}
@@ -345,8 +362,8 @@ func (t *tx) AccountTransactions(ctx context.Context, env crtx.Environment, addr
 }
 
 func (t *tx) TransactionsSince(ctx context.Context, env crtx.Environment, kind crtx.TxKind, key, value string, since time.Time) ([]crtx.LedgerTx, error) {
-	return t.queryTxs(ctx, `WHERE environment = ? AND kind = ? AND created_at >= ? AND json_extract(data, ?) = ?
-		ORDER BY seq`, env, kind, us(since), "$."+key, value)
+	return t.queryTxs(ctx, `WHERE environment = ? AND kind = ? AND created_at >= ? AND `+t.d.JSONField("data", key)+` = ?
+		ORDER BY seq`, env, kind, us(since), value)
 }
 
 func (t *tx) Transactions(ctx context.Context, env crtx.Environment, afterSeq int64, limit int) ([]crtx.LedgerTx, error) {
@@ -368,13 +385,13 @@ func scanBlock(row interface{ Scan(...any) error }) (crtx.Block, error) {
 }
 
 func (t *tx) LastBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
-	b, err := scanBlock(t.tx.QueryRowContext(ctx, `SELECT `+blockColumns+` FROM blocks
+	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
 		WHERE environment = ? ORDER BY height DESC LIMIT 1`, env))
 	return b, notFound(err, "block")
 }
 
 func (t *tx) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.Block, error) {
-	b, err := scanBlock(t.tx.QueryRowContext(ctx, `SELECT `+blockColumns+` FROM blocks
+	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
 		WHERE environment = ? AND height = ?`, env, height))
 	return b, notFound(err, "block")
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqldb
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func (t *tx) EnsureCreator(ctx context.Context, wallet string, at time.Time) err
 
 func (t *tx) Creator(ctx context.Context, wallet string) (crtx.Creator, error) {
 	c := crtx.Creator{Wallet: wallet}
-	err := t.tx.QueryRowContext(ctx, `SELECT display_name, verified FROM creators WHERE wallet = ?`, wallet).Scan(&c.DisplayName, &c.Verified)
+	err := t.queryRow(ctx, `SELECT display_name, verified FROM creators WHERE wallet = ?`, wallet).Scan(&c.DisplayName, &c.Verified)
 	return c, notFound(err, "creator")
 }
 
@@ -64,16 +64,7 @@ func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
 			return err
 		}
 	}
-	var rowid int64
-	if err := t.tx.QueryRowContext(ctx, `SELECT rowid FROM agents WHERE id = ?`, a.ID).Scan(&rowid); err != nil {
-		return err
-	}
-	if _, err := t.exec(ctx, `DELETE FROM agents_fts WHERE rowid = ?`, rowid); err != nil {
-		return err
-	}
-	_, err := t.exec(ctx, `INSERT INTO agents_fts (rowid, name, tagline, description, tags) VALUES (?, ?, ?, ?, ?)`,
-		rowid, a.Name, a.Tagline, a.Description, strings.Join(a.Tags, " "))
-	return err
+	return t.d.IndexText(ctx, t.tx, a)
 }
 
 func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
@@ -109,7 +100,7 @@ func (t *tx) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 
 func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
 	a, targets, finish := agentTargets()
-	err := t.tx.QueryRowContext(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = ?`, id).Scan(targets...)
+	err := t.queryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = ?`, id).Scan(targets...)
 	if err != nil {
 		return crtx.Agent{}, notFound(err, "agent")
 	}
@@ -117,7 +108,7 @@ func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
 }
 
 func (t *tx) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.creator = ? ORDER BY a.created_at, a.id`, wallet)
+	rows, err := t.query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.creator = ? ORDER BY a.created_at, a.id`, wallet)
 	if err != nil {
 		return nil, err
 	}
@@ -157,29 +148,21 @@ func scanListing(row interface{ Scan(...any) error }) (crtx.AgentListItem, error
 }
 
 func (t *tx) AgentListing(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListItem, error) {
-	it, err := scanListing(t.tx.QueryRowContext(ctx, `SELECT `+listingColumns+listingFrom+` WHERE a.id = ?`, env, id))
+	it, err := scanListing(t.queryRow(ctx, `SELECT `+listingColumns+listingFrom+` WHERE a.id = ?`, env, id))
 	return it, notFound(err, "agent")
 }
 
 var words = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
-// ftsQuery turns free text into an FTS5 query that cannot be a syntax
-// error: each word quoted, as a prefix, all required.
-func ftsQuery(q string) string {
-	ws := words.FindAllString(strings.ToLower(q), 16)
-	for i, w := range ws {
-		ws[i] = `"` + w + `"*`
-	}
-	return strings.Join(ws, " ")
-}
+// Words splits free text into at most 16 lowercase words, so that no
+// input is a query syntax error.
+func Words(q string) []string { return words.FindAllString(strings.ToLower(q), 16) }
 
-const successRate = `(CASE WHEN coalesce(s.finished, 0) > 0 THEN CAST(s.successful AS REAL) / s.finished ELSE 0 END)`
+const successRate = `(CASE WHEN coalesce(s.finished, 0) > 0 THEN CAST(s.successful AS DOUBLE PRECISION) / s.finished ELSE 0 END)`
 
-// relevance ranks matches by BM25 (name weighs most, then tags and
-// tagline), scaled by a smoothed success rate so that a record of failures
-// pulls a listing down. bm25 is negative: lower ranks first.
-const relevance = `bm25(agents_fts, 10.0, 4.0, 1.0, 6.0) *
-	(0.25 + 0.75 * (coalesce(s.successful, 0) + 1.0) / (coalesce(s.finished, 0) + 2.0))`
+// Reliability scales text relevance by a smoothed success rate, so that a
+// record of failures pulls a listing down and a new one starts midway.
+const Reliability = `(0.25 + 0.75 * (coalesce(s.successful, 0) + 1.0) / (coalesce(s.finished, 0) + 2.0))`
 
 var orders = map[string]string{
 	crtx.SortTotalExecutions: `coalesce(s.total, 0) DESC, a.id`,
@@ -187,7 +170,6 @@ var orders = map[string]string{
 	crtx.SortPriceAsc:        `a.price ASC, a.id`,
 	crtx.SortPriceDesc:       `a.price DESC, a.id`,
 	crtx.SortCreatedAt:       `a.created_at DESC, a.id`,
-	crtx.SortRelevance:       relevance + `, a.id`,
 }
 
 func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
@@ -195,14 +177,18 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 	where := []string{`a.status = 'active'`, `a.suspended_at IS NULL`}
 	args := []any{q.Environment}
 	sort := q.Sort
-	if match := ftsQuery(q.Q); match != "" {
-		from += ` JOIN agents_fts ON agents_fts.rowid = a.rowid`
-		where = append(where, `agents_fts MATCH ?`)
-		args = append(args, match)
+	if ws := Words(q.Q); len(ws) > 0 {
+		join, cond, arg := t.d.Search(ws)
+		from += join
+		where = append(where, cond)
+		args = append(args, arg)
 	} else if sort == crtx.SortRelevance {
 		sort = crtx.SortTotalExecutions
 	}
 	order, ok := orders[sort]
+	if sort == crtx.SortRelevance {
+		order, ok = t.d.SearchRank()+`, a.id`, true
+	}
 	if !ok {
 		return nil, 0, fmt.Errorf("sort %q is unknown", q.Sort)
 	}
@@ -227,10 +213,10 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 	}
 	cond := ` WHERE ` + strings.Join(where, " AND ")
 	var total int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*)`+from+cond, args...).Scan(&total); err != nil {
+	if err := t.queryRow(ctx, `SELECT count(*)`+from+cond, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+listingColumns+from+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+	rows, err := t.query(ctx, `SELECT `+listingColumns+from+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 		append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -258,7 +244,7 @@ func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment,
 }
 
 func (t *tx) DelistedWithCollateral(ctx context.Context, limit int) ([]crtx.Agent, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT `+agentColumns+` FROM agents a
+	rows, err := t.query(ctx, `SELECT `+agentColumns+` FROM agents a
 		JOIN accounts c ON c.environment = 'mainnet' AND c.kind = 'collateral' AND c.ref = a.id
 		WHERE a.status = 'delisted' AND c.balance > 0 ORDER BY a.delisted_at, a.id LIMIT ?`, limit)
 	if err != nil {
@@ -281,6 +267,6 @@ func (t *tx) DelistedWithCollateral(ctx context.Context, limit int) ([]crtx.Agen
 
 func (t *tx) LastCompletion(ctx context.Context, agentID string) (*time.Time, error) {
 	var v sql.NullInt64
-	err := t.tx.QueryRowContext(ctx, `SELECT max(completed_at) FROM executions WHERE agent_id = ?`, agentID).Scan(&v)
+	err := t.queryRow(ctx, `SELECT max(completed_at) FROM executions WHERE agent_id = ?`, agentID).Scan(&v)
 	return fromNullUS(v), err
 }

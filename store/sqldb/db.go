@@ -1,0 +1,172 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Dialect is what differs between SQL engines.
+type Dialect interface {
+	// Rebind turns ? placeholders into the engine's own.
+	Rebind(query string) string
+	// IsCheck, IsUnique and IsRetryable read the engine's error codes.
+	IsCheck(err error) bool
+	IsUnique(err error) bool
+	// IsRetryable reports a transaction that may succeed if run again
+	// (a serialization failure or a deadlock).
+	IsRetryable(err error) bool
+	// JSONField is an SQL expression for the string field key of a JSON
+	// text column.
+	JSONField(column, key string) string
+	// Search returns, for full-text words, a join onto the listing query,
+	// a condition, and the one argument of either.
+	Search(words []string) (join, cond string, arg any)
+	// SearchRank is an ORDER BY expression for a search, best first.
+	SearchRank() string
+	// IndexText updates the full-text index of an agent, where the engine
+	// does not keep it by itself.
+	IndexText(ctx context.Context, tx *sql.Tx, a crtx.Agent) error
+	// SkipLocked is appended to a SELECT that claims work rows, so
+	// concurrent claimers skip each other's rows.
+	SkipLocked() string
+}
+
+// DB is a crtx.Store on one database.
+type DB struct {
+	// Write runs read-write transactions and Read read-only ones; they
+	// may be the same pool.
+	Write, Read *sql.DB
+	Dialect     Dialect
+	// WriteOptions are the options of read-write transactions.
+	WriteOptions *sql.TxOptions
+}
+
+var _ crtx.Store = (*DB)(nil)
+
+// Update runs fn in a read-write transaction. A transaction the engine
+// refuses as a serialization failure or deadlock runs again, a few times,
+// so callers see what they would on a single writer.
+func (d *DB) Update(ctx context.Context, fn func(crtx.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		err = d.run(ctx, d.Write, d.WriteOptions, fn)
+		if err == nil || !d.Dialect.IsRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+// View runs fn in a read-only transaction.
+func (d *DB) View(ctx context.Context, fn func(crtx.Tx) error) error {
+	return d.run(ctx, d.Read, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+func (d *DB) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(crtx.Tx) error) error {
+	sqlTx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			sqlTx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(&tx{tx: sqlTx, d: d.Dialect}); err != nil {
+		sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers a query.
+func (d *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := d.Read.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pools.
+func (d *DB) Close() error {
+	if d.Read == d.Write {
+		return d.Write.Close()
+	}
+	return errors.Join(d.Read.Close(), d.Write.Close())
+}
+
+// Migrate applies the migrations in dir of files, in the order of their
+// leading numbers, each in its own transaction with its row in
+// schema_migrations. lock, when not empty, runs first in each transaction
+// (PostgreSQL takes an advisory lock, so replicas starting together do not
+// apply a migration twice).
+func Migrate(ctx context.Context, db *sql.DB, files fs.FS, dir, lock string) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)`); err != nil {
+		return fmt.Errorf("migrations table: %w", err)
+	}
+	names, err := fs.Glob(files, dir+"/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := strings.TrimPrefix(name, dir+"/")
+		num, _, _ := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		body, err := fs.ReadFile(files, name)
+		if err != nil {
+			return err
+		}
+		if err := apply(ctx, db, version, base, string(body), lock); err != nil {
+			return fmt.Errorf("migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, db *sql.DB, version int, name, body, lock string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if lock != "" {
+		if _, err := tx.ExecContext(ctx, lock); err != nil {
+			return err
+		}
+	}
+	var seen int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = `+strconv.Itoa(version)).Scan(&seen); err != nil {
+		return err
+	}
+	if seen > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (`+strconv.Itoa(version)+`, '`+
+		strings.ReplaceAll(name, "'", "")+`')`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
