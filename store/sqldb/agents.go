@@ -209,7 +209,7 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 		args = append(args, *q.MinExecutions)
 	}
 	if q.VerifiedOnly {
-		where = append(where, `c.verified = 1`)
+		where = append(where, `c.verified`)
 	}
 	cond := ` WHERE ` + strings.Join(where, " AND ")
 	var total int
@@ -236,9 +236,9 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment, d crtx.AgentStats) error {
 	_, err := t.exec(ctx, `INSERT INTO agent_stats (agent_id, environment, total, finished, successful, time_sum_ms, disputes)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, environment) DO UPDATE SET
-		total = total + excluded.total, finished = finished + excluded.finished,
-		successful = successful + excluded.successful, time_sum_ms = time_sum_ms + excluded.time_sum_ms,
-		disputes = disputes + excluded.disputes`,
+		total = agent_stats.total + excluded.total, finished = agent_stats.finished + excluded.finished,
+		successful = agent_stats.successful + excluded.successful, time_sum_ms = agent_stats.time_sum_ms + excluded.time_sum_ms,
+		disputes = agent_stats.disputes + excluded.disputes`,
 		id, env, d.Total, d.Finished, d.Successful, d.TimeSumMS, d.Disputes)
 	return err
 }

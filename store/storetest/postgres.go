@@ -1,8 +1,13 @@
 package storetest
 
 import (
+	"database/sql"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/crtx-market/crtx"
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for database/sql
 )
 
 // PostgresDSN returns the PostgreSQL server that tests may use, from
@@ -19,4 +24,24 @@ func PostgresDSN(t testing.TB) string {
 	}
 	t.Skip("set CRTX_TEST_POSTGRES=postgres://… to run the PostgreSQL tests")
 	return ""
+}
+
+// Schema creates an empty schema for one test on the server at dsn and
+// drops it afterwards, so tests never see each other's rows.
+func Schema(t testing.TB, dsn string) string {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "crtx_test_" + strings.ToLower(crtx.RandomBase62(12))
+	if _, err := db.Exec(`CREATE SCHEMA ` + name); err != nil {
+		db.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		db.Exec(`DROP SCHEMA ` + name + ` CASCADE`)
+		db.Close()
+	})
+	return name
 }

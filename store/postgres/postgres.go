@@ -1,0 +1,114 @@
+// Package postgres is the store engine for operators who run several crtxd
+// replicas on one PostgreSQL database (pgx). Read-write transactions run
+// SERIALIZABLE and are retried on serialization failures and deadlocks, so
+// every replica sees what a single writer would; work rows are claimed
+// with FOR UPDATE SKIP LOCKED.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/store/sqldb"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLock keeps replicas that start together from applying a
+// migration twice.
+const migrationLock = `SELECT pg_advisory_xact_lock(7347420001)`
+
+// Open connects to the database at dsn (postgres://…) and applies every
+// migration it has not seen. searchPath, when not empty, selects the
+// schema (tests give each run a schema of its own).
+func Open(ctx context.Context, dsn, searchPath string) (*sqldb.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if searchPath != "" {
+		cfg.RuntimeParams["search_path"] = searchPath
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(24)
+	db.SetMaxIdleConns(24)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := sqldb.Migrate(ctx, db, migrations, "migrations", migrationLock); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
+		WriteOptions: &sql.TxOptions{Isolation: sql.LevelSerializable}}, nil
+}
+
+type dialect struct{}
+
+// Rebind numbers the ? placeholders ($1, $2, …), leaving quoted text alone.
+func (dialect) Rebind(q string) string {
+	var b strings.Builder
+	n, quoted := 0, false
+	for _, r := range q {
+		switch {
+		case r == '\'':
+			quoted = !quoted
+		case r == '?' && !quoted:
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func code(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+func (dialect) IsCheck(err error) bool  { return code(err) == "23514" }
+func (dialect) IsUnique(err error) bool { return code(err) == "23505" }
+
+// IsRetryable: serialization_failure and deadlock_detected.
+func (dialect) IsRetryable(err error) bool {
+	c := code(err)
+	return c == "40001" || c == "40P01"
+}
+
+func (dialect) JSONField(column, key string) string {
+	return "(" + column + "::jsonb ->> '" + strings.ReplaceAll(key, "'", "") + "')"
+}
+
+// Search matches every word as a prefix, stemmed as English.
+func (dialect) Search(words []string) (string, string, any) {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = w + ":*"
+	}
+	return ` CROSS JOIN to_tsquery('english', ?) AS query`, `a.search @@ query`, strings.Join(q, " & ")
+}
+
+func (dialect) SearchRank() string {
+	return `ts_rank(a.search, query) * ` + sqldb.Reliability + ` DESC`
+}
+
+// IndexText does nothing: the search column is generated.
+func (dialect) IndexText(context.Context, *sql.Tx, crtx.Agent) error { return nil }
+
+func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
