@@ -20,6 +20,10 @@ const maxBlockTxs = 1000
 func (m *Market) Seal(ctx context.Context, env Environment) (Block, bool, error) {
 	var b Block
 	err := m.store.Update(ctx, func(tx Tx) error {
+		// One sealer at a time per environment, across replicas.
+		if ok, err := tx.TryLock(ctx, "crtx-sealer-"+string(env)); err != nil || !ok {
+			return err
+		}
 		txs, err := tx.UnsealedTransactions(ctx, env, maxBlockTxs)
 		if err != nil || len(txs) == 0 {
 			return err

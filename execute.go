@@ -212,7 +212,12 @@ func (m *Market) claimIdempotency(ctx context.Context, tx Tx, wallet, key, hash,
 		}
 		return &Replay{Idempotency: prev, Execution: e}
 	}
-	return tx.InsertIdempotency(ctx, Idempotency{Wallet: wallet, Key: key, RequestHash: hash, ExecutionID: execID, CreatedAt: now})
+	err = tx.InsertIdempotency(ctx, Idempotency{Wallet: wallet, Key: key, RequestHash: hash, ExecutionID: execID, CreatedAt: now})
+	if errors.Is(err, ErrConflict) {
+		// Another replica stored the key in the meantime.
+		return Errorf(CodeIdempotencyInProgress, "the first request with Idempotency-Key %q is still running", key)
+	}
+	return err
 }
 
 // CompleteIdempotency stores the response given to the first request.

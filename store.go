@@ -25,6 +25,10 @@ type Store interface {
 // Tx is what a transaction can do. Lookups that find nothing return an error
 // wrapping ErrNotFound.
 type Tx interface {
+	// TryLock takes a lock named name until the transaction ends, or
+	// reports false when another transaction holds it.
+	TryLock(ctx context.Context, name string) (bool, error)
+
 	Meta(ctx context.Context, key string) (string, error)
 	SetMeta(ctx context.Context, key, value string) error
 

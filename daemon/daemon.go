@@ -23,6 +23,7 @@ import (
 	"github.com/crtx-market/crtx/dispatch"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/sqlite"
 )
 
@@ -110,7 +111,7 @@ func LoadKeys(dir string) (Keys, error) {
 // postgres:// DSN, else SQLite in --data.
 func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 	if strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://") {
-		return nil, errors.New("the PostgreSQL engine is not built yet; leave --db empty for SQLite")
+		return postgres.Open(ctx, cfg.DB, "")
 	}
 	if cfg.DB != "" {
 		return nil, fmt.Errorf("--db %q: use a postgres:// DSN, or leave it empty for SQLite in --data", cfg.DB)

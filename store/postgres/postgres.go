@@ -112,3 +112,7 @@ func (dialect) SearchRank() string {
 func (dialect) IndexText(context.Context, *sql.Tx, crtx.Agent) error { return nil }
 
 func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
+
+// TryLock takes a transaction-scoped advisory lock; it is released at
+// commit, or when the holder's connection dies.
+func (dialect) TryLock() string { return `SELECT pg_try_advisory_xact_lock(hashtext(?))` }

@@ -38,6 +38,10 @@ type Dialect interface {
 	// SkipLocked is appended to a SELECT that claims work rows, so
 	// concurrent claimers skip each other's rows.
 	SkipLocked() string
+	// TryLock is a query answering whether a transaction-scoped lock on
+	// its one argument, a name, was taken; empty when the engine has a
+	// single writer and needs none.
+	TryLock() string
 }
 
 // DB is a crtx.Store on one database.

@@ -63,6 +63,16 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(ctx, t.d.Rebind(q), args...)
 }
 
+func (t *tx) TryLock(ctx context.Context, name string) (bool, error) {
+	q := t.d.TryLock()
+	if q == "" {
+		return true, nil
+	}
+	var ok bool
+	err := t.queryRow(ctx, q, name).Scan(&ok)
+	return ok, err
+}
+
 func (t *tx) Meta(ctx context.Context, key string) (string, error) {
 	var v string
 	err := t.queryRow(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)

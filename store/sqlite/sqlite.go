@@ -125,3 +125,6 @@ func (dialect) IndexText(ctx context.Context, tx *sql.Tx, a crtx.Agent) error {
 
 // SkipLocked is empty: the single writer already serializes claimers.
 func (dialect) SkipLocked() string { return "" }
+
+// TryLock needs no query: the single writer holds every lock.
+func (dialect) TryLock() string { return "" }

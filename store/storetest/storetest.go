@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"ResultsAndIdempotency", testResultsAndIdempotency},
 		{"Webhooks", testWebhooks},
 		{"Disputes", testDisputes},
+		{"TryLock", testTryLock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -421,4 +422,26 @@ func equal(a, b []crtx.USDC) bool {
 		}
 	}
 	return true
+}
+
+// A lock is held until its transaction ends; engines with one writer grant
+// every lock.
+func testTryLock(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		ok, err := tx.TryLock(ctx, "sealer")
+		if err != nil || !ok {
+			t.Errorf("TryLock = %v, %v", ok, err)
+		}
+		again, err := tx.TryLock(ctx, "sealer")
+		if err != nil || !again {
+			t.Errorf("the holder cannot take its own lock again: %v, %v", again, err)
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if ok, err := tx.TryLock(ctx, "sealer"); err != nil || !ok {
+			t.Errorf("the lock outlived its transaction: %v, %v", ok, err)
+		}
+		return nil
+	})
 }
