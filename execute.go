@@ -153,12 +153,7 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 			[]Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
 			wallet, escrowAccount(e), recordAccount(e))
 		if errors.Is(err, ErrInsufficientFunds) {
-			b, berr := balance(ctx, tx, e.Environment, e.Wallet)
-			if berr != nil {
-				return berr
-			}
-			return Errorf(CodeInsufficientBalance, "the wallet has %s USDC available on %s; this execution needs %s USDC",
-				b.Available, e.Environment, e.Cost)
+			return &shortfall{e.Environment, e.Wallet, e.Cost, "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC"}
 		}
 		if err != nil {
 			return err
@@ -176,7 +171,7 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		return replay.Execution, err
 	}
 	if err != nil {
-		return Execution{}, internal("execute", err)
+		return Execution{}, internal("execute", m.explain(ctx, err))
 	}
 	if e.Async {
 		m.jobs.Go(func() { m.run(m.bg, e) })

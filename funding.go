@@ -39,6 +39,32 @@ func balance(ctx context.Context, tx Tx, env Environment, wallet string) (Balanc
 	return b, err
 }
 
+// shortfall is returned from inside a transaction whose posting the
+// database refused for lack of funds. The message, which names the balance,
+// is written after the transaction has ended: some engines (PostgreSQL)
+// accept no further statement in a transaction once one has failed.
+type shortfall struct {
+	env    Environment
+	wallet string
+	need   USDC
+	format string // with %[1]s the balance, %[2]s the environment, %[3]s the amount needed
+}
+
+func (s *shortfall) Error() string { return "insufficient funds" }
+
+// explain turns a shortfall into the 402 the caller sees; other errors pass.
+func (m *Market) explain(ctx context.Context, err error) error {
+	var sf *shortfall
+	if !errors.As(err, &sf) {
+		return err
+	}
+	b, berr := m.Balances(ctx, sf.wallet, sf.env)
+	if berr != nil {
+		return berr
+	}
+	return Errorf(CodeInsufficientBalance, sf.format, b[sf.env].Available, sf.env, sf.need)
+}
+
 // Funding is the outcome of a deposit, withdrawal or airdrop.
 type Funding struct {
 	Transaction LedgerTx
@@ -99,7 +125,7 @@ func (m *Market) operatorFunding(ctx context.Context, env Environment, kind TxKi
 		f, err = m.fund(ctx, tx, env, kind, wallet, amount)
 		return err
 	})
-	return f, internal(string(kind), err)
+	return f, internal(string(kind), m.explain(ctx, err))
 }
 
 // fund moves amount between issuance and wallet's account: in for deposits
@@ -113,12 +139,7 @@ func (m *Market) fund(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 	}
 	lt, err := m.post(ctx, tx, env, kind, map[string]string{"wallet": wallet}, []Posting{p}, issuance, acct)
 	if errors.Is(err, ErrInsufficientFunds) {
-		b, berr := balance(ctx, tx, env, wallet)
-		if berr != nil {
-			return Funding{}, berr
-		}
-		return Funding{}, Errorf(CodeInsufficientBalance, "the wallet has %s USDC available on %s; the withdrawal needs %s USDC",
-			b.Available, env, amount)
+		return Funding{}, &shortfall{env, wallet, amount, "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC"}
 	}
 	if err != nil {
 		return Funding{}, err

@@ -143,12 +143,7 @@ func (m *Market) lockCollateral(ctx context.Context, tx Tx, a Agent, amount USDC
 	_, err := m.post(ctx, tx, Mainnet, TxCollateralLocked, map[string]string{"agent_id": a.ID, "creator": a.Creator},
 		[]Posting{{From: wallet.Address, To: coll.Address, Amount: amount}}, wallet, coll)
 	if errors.Is(err, ErrInsufficientFunds) {
-		b, berr := balance(ctx, tx, Mainnet, a.Creator)
-		if berr != nil {
-			return berr
-		}
-		return Errorf(CodeInsufficientBalance, "the listing needs %s USDC of collateral from your mainnet balance, which has %s USDC available",
-			amount, b.Available)
+		return &shortfall{Mainnet, a.Creator, amount, "your mainnet balance has %[1]s USDC available (%[2]s); the listing needs %[3]s USDC of collateral"}
 	}
 	return err
 }
@@ -183,7 +178,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p ListingPara
 		return err
 	})
 	if err != nil {
-		return CreatorAgent{}, internal("create listing", err)
+		return CreatorAgent{}, internal("create listing", m.explain(ctx, err))
 	}
 	return m.creatorAgent(ctx, wallet, a.ID)
 }
@@ -254,7 +249,7 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 		return err
 	})
 	if err != nil {
-		return CreatorAgent{}, internal("update listing", err)
+		return CreatorAgent{}, internal("update listing", m.explain(ctx, err))
 	}
 	return m.creatorAgent(ctx, wallet, id)
 }

@@ -41,7 +41,7 @@ func TestCancel(t *testing.T) {
 	}
 	wantCode(t, m.key.Do(ctx, "POST", "/v1/executions/"+crtx.NewUUID()+"/cancel", "", nil, nil), 404, "execution_not_found")
 	wantCode(t, m.liveKey.Do(ctx, "POST", "/v1/executions/"+busy.ExecutionID+"/cancel", "", nil, nil), 404, "execution_not_found")
-	final, _ := m.key.Wait(ctx, busy.ExecutionID, 20*time.Millisecond)
+	final, _ := m.key.Wait(bounded(t), busy.ExecutionID, 20*time.Millisecond)
 	if final.Status != "completed" {
 		t.Errorf("busy ended %s", final.Status)
 	}

@@ -99,7 +99,7 @@ func TestNoDoubleSpend(t *testing.T) {
 		t.Fatalf("accepted %d, refused %d", len(accepted), refused)
 	}
 	for _, id := range accepted {
-		if rec, err := m.key.Wait(ctx, id, 10*time.Millisecond); err != nil || rec.Status != "completed" {
+		if rec, err := m.key.Wait(bounded(t), id, 10*time.Millisecond); err != nil || rec.Status != "completed" {
 			t.Errorf("%s: %+v, %v", id, rec.Status, err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestIdempotency(t *testing.T) {
 	if err != nil || a2.ExecutionID != a1.ExecutionID || a2.Status != "pending" {
 		t.Errorf("async replay = %+v, %v", a2, err)
 	}
-	m.key.Wait(ctx, a1.ExecutionID, 20*time.Millisecond)
+	m.key.Wait(bounded(t), a1.ExecutionID, 20*time.Millisecond)
 	// A failed first answer is replayed too, as the same error.
 	failing := m.list(newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
 		if r.Test {

@@ -18,6 +18,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/store/storetest"
 )
 
 const adminToken = "admin-token-for-tests-0123456789"
@@ -72,6 +73,15 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	logs := testWriter{t: t, mu: &sync.Mutex{}, buf: &bytes.Buffer{}}
 	cfg.LogOutput = logs
 	cfg.LogLevel = "debug"
+	if os.Getenv("CRTX_TEST_ENGINE") == "postgres" {
+		// The same suite on PostgreSQL, in a schema of this test's own.
+		dsn := storetest.PostgresDSN(t)
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		cfg.DB = dsn + sep + "search_path=" + storetest.Schema(t, dsn)
+	}
 	for _, f := range adjust {
 		f(&cfg)
 	}
@@ -233,4 +243,12 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// bounded is a context that gives up after 30 seconds, so that a test
+// waiting for an execution fails instead of hanging.
+func bounded(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
 }

@@ -51,7 +51,8 @@ func Open(ctx context.Context, dsn, searchPath string) (*sqldb.DB, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
-		WriteOptions: &sql.TxOptions{Isolation: sql.LevelSerializable}}, nil
+		WriteOptions: &sql.TxOptions{Isolation: sql.LevelSerializable},
+		ReadOptions:  &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}, nil
 }
 
 type dialect struct{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,8 +51,9 @@ type DB struct {
 	// may be the same pool.
 	Write, Read *sql.DB
 	Dialect     Dialect
-	// WriteOptions are the options of read-write transactions.
-	WriteOptions *sql.TxOptions
+	// WriteOptions and ReadOptions are the options of read-write and
+	// read-only transactions; a read must see one snapshot throughout.
+	WriteOptions, ReadOptions *sql.TxOptions
 }
 
 var _ crtx.Store = (*DB)(nil)
@@ -61,19 +63,24 @@ var _ crtx.Store = (*DB)(nil)
 // so callers see what they would on a single writer.
 func (d *DB) Update(ctx context.Context, fn func(crtx.Tx) error) error {
 	var err error
-	for attempt := 0; attempt < 10; attempt++ {
+	for attempt := 0; attempt < 40; attempt++ {
 		err = d.run(ctx, d.Write, d.WriteOptions, fn)
 		if err == nil || !d.Dialect.IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}
-		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+		// Jitter spreads out the transactions that collided.
+		time.Sleep(time.Duration(1+rand.IntN(5*(min(attempt, 10)+1))) * time.Millisecond)
 	}
 	return err
 }
 
 // View runs fn in a read-only transaction.
 func (d *DB) View(ctx context.Context, fn func(crtx.Tx) error) error {
-	return d.run(ctx, d.Read, &sql.TxOptions{ReadOnly: true}, fn)
+	opts := d.ReadOptions
+	if opts == nil {
+		opts = &sql.TxOptions{ReadOnly: true}
+	}
+	return d.run(ctx, d.Read, opts, fn)
 }
 
 func (d *DB) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(crtx.Tx) error) error {
