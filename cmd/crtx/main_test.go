@@ -167,7 +167,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
 	// Published content that no longer matches the committed hash fails.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.Data, "crtx.db"))
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.Data, "crtx.db")+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestLedgerVerifyPasses(t *testing.T) {
 // tamper runs SQL on the store by hand, as someone with the database file
 // could, first dropping the triggers that keep the ledger append-only.
 func tamper(t *testing.T, data string, stmts ...string) {
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "crtx.db"))
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "crtx.db")+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestLedgerVerifyFindsTampering(t *testing.T) {
 // The ledger is append-only in the database itself.
 func TestLedgerRowsAreAppendOnly(t *testing.T) {
 	data := withTraffic(t)
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "crtx.db"))
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "crtx.db")+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,8 +217,12 @@ func TestCommands(t *testing.T) {
 	if code, out := crtxd(t, "migrate", "--data", data); code != 0 || !strings.Contains(out, "migrations applied") {
 		t.Errorf("migrate: %d %s", code, out)
 	}
-	if code, out := crtxd(t, "serve", "--db", "postgres://127.0.0.1/none", "--data", data, "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "PostgreSQL") {
-		t.Errorf("serve on PostgreSQL: %d %s", code, out)
+	// A database that is not there stops crtxd at start, saying why.
+	if code, out := crtxd(t, "serve", "--db", "postgres://127.0.0.1:1/none", "--data", data, "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "postgres") {
+		t.Errorf("serve on an unreachable PostgreSQL: %d %s", code, out)
+	}
+	if code, out := crtxd(t, "serve", "--db", "mysql://x", "--data", data, "--addr", "127.0.0.1:0"); code == 0 || !strings.Contains(out, "--db") {
+		t.Errorf("serve on an unknown engine: %d %s", code, out)
 	}
 	for _, args := range [][]string{
 		{"ledger", "deposit", "--data", data, "--environment", "mainnet", "--wallet", "x", "--amount", "1"},
