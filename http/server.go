@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/web"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -101,13 +102,20 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"GET", "/explorer/tx/{id}", s.explorerTransaction},
 		{"GET", "/explorer/block/{height}", s.explorerBlock},
 	}
-	for _, rt := range s.routes {
-		h := rt.handle
-		s.mux.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, r *http.Request) {
+	handle := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r); err != nil {
 				s.writeError(w, r, err)
 			}
 		})
+	}
+	for _, rt := range s.routes {
+		handle(rt.Method+" "+rt.Path, rt.handle)
+	}
+	// The pages and dashboards are not part of the REST interface (nor of
+	// openapi.json), but answer errors the same way.
+	for _, rt := range web.New(market, opts.AdminToken).Routes() {
+		handle(rt.Method+" "+rt.Path, rt.Handle)
 	}
 	return s
 }

@@ -1,0 +1,102 @@
+package web
+
+import (
+	"crypto/subtle"
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+)
+
+// operator pages are behind the admin token, kept in a cookie of their own.
+func (h *Handler) isOperator(r *http.Request) bool {
+	c, err := r.Cookie(adminCookie)
+	return err == nil && h.adminToken != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.adminToken)) == 1
+}
+
+type operatorData struct {
+	Disputes []crtx.DisputeInfo
+}
+
+func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
+	if h.adminToken == "" {
+		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
+	}
+	if !h.isOperator(r) {
+		return h.render(w, "operator-login", page{Title: "Operator — crtx"})
+	}
+	return h.renderOperator(w, r, page{})
+}
+
+func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, p page) error {
+	ds, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
+	if err != nil {
+		return err
+	}
+	d := operatorData{}
+	for _, x := range ds {
+		d.Disputes = append(d.Disputes, x.Info())
+	}
+	p.Title, p.Data, p.CSRF = "Operator — crtx", d, csrfFor(h.adminToken)
+	return h.render(w, "operator", p)
+}
+
+func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
+	if h.adminToken == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(h.adminToken)) != 1 {
+		return h.render(w, "operator-login", page{Title: "Operator — crtx", Error: "That is not the admin token."})
+	}
+	h.setCookie(w, adminCookie, h.adminToken, 8*3600)
+	http.Redirect(w, r, "/dashboard/operator", http.StatusSeeOther)
+	return nil
+}
+
+func (h *Handler) operatorForm(r *http.Request) error {
+	if !h.isOperator(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(csrfFor(h.adminToken))) != 1 {
+		return crtx.Errorf(crtx.CodeInvalidAPIKey, "sign in as the operator first")
+	}
+	return nil
+}
+
+func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) error {
+	if err := h.operatorForm(r); err != nil {
+		return err
+	}
+	p := crtx.ResolveParams{Outcome: r.PostFormValue("outcome")}
+	for _, f := range []struct {
+		name string
+		dst  **crtx.USDC
+	}{{"slash_usdc", &p.Slash}, {"refund_usdc", &p.Refund}} {
+		if v := r.PostFormValue(f.name); v != "" {
+			amount, err := crtx.ParseUSDC(v)
+			if err != nil {
+				return h.renderOperator(w, r, page{Error: f.name + ": " + err.Error()})
+			}
+			*f.dst = &amount
+		}
+	}
+	d, err := h.market.ResolveDispute(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		if !isUserError(err) {
+			return err
+		}
+		return h.renderOperator(w, r, page{Error: message(err)})
+	}
+	return h.renderOperator(w, r, page{Notice: "Dispute " + d.ID + " " + d.Status + "."})
+}
+
+func (h *Handler) verifyCreator(w http.ResponseWriter, r *http.Request) error {
+	if err := h.operatorForm(r); err != nil {
+		return err
+	}
+	p, err := h.market.SetVerified(r.Context(), r.PostFormValue("wallet"), r.PostFormValue("verified") == "true")
+	if err != nil {
+		if !isUserError(err) {
+			return err
+		}
+		return h.renderOperator(w, r, page{Error: message(err)})
+	}
+	state := "no longer verified"
+	if p.Verified {
+		state = "verified"
+	}
+	return h.renderOperator(w, r, page{Notice: p.Wallet + " is " + state + "."})
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/crtx-market/crtx"
+)
+
+type homeData struct {
+	Page                 crtx.AgentPage
+	Q, Sort, Env         string
+	Tags                 []string
+	Verified             bool
+	Standard             []string
+	Sorts                []string
+	Prev, Next           string
+	First, Last, Total   int
+	ActiveTag, TagsQuery string
+}
+
+// home is the marketplace: search, tag filters, sorts and pages, all as
+// links and a GET form, so it reads and works without JavaScript.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	aq := crtx.AgentQuery{Q: q.Get("q"), Sort: q.Get("sort"), Limit: 12, VerifiedOnly: q.Get("verified_only") == "true"}
+	if !slices.Contains([]string{"", crtx.SortTotalExecutions, crtx.SortSuccessRate, crtx.SortPriceAsc, crtx.SortPriceDesc, crtx.SortCreatedAt}, aq.Sort) {
+		aq.Sort = ""
+	}
+	if t := q.Get("tag"); t != "" {
+		aq.Tags = []string{t}
+	}
+	aq.Environment = crtx.Mainnet
+	if q.Get("environment") == "devnet" {
+		aq.Environment = crtx.Devnet
+	}
+	aq.Offset, _ = strconv.Atoi(q.Get("offset"))
+	aq.Offset = max(aq.Offset, 0)
+	page, err := h.market.Agents(r.Context(), aq)
+	if err != nil {
+		return err
+	}
+	d := homeData{Page: page, Q: aq.Q, Sort: aq.Sort, Env: string(aq.Environment), Tags: aq.Tags, Verified: aq.VerifiedOnly,
+		Standard: crtx.StandardTags, Sorts: []string{"total_executions", "success_rate", "price_asc", "price_desc", "created_at"},
+		Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents), ActiveTag: q.Get("tag")}
+	link := func(offset int) string {
+		v := url.Values{}
+		for k, vals := range q {
+			v[k] = vals
+		}
+		v.Set("offset", strconv.Itoa(offset))
+		return "/?" + v.Encode()
+	}
+	if aq.Offset > 0 {
+		d.Prev = link(max(aq.Offset-aq.Limit, 0))
+	}
+	if aq.Offset+aq.Limit < page.Total {
+		d.Next = link(aq.Offset + aq.Limit)
+	}
+	wallet, _, _ := h.session(r)
+	return h.render(w, "home", page_("crtx — agents", wallet, d))
+}
+
+func page_(title, wallet string, data any) page { return page{Title: title, Wallet: wallet, Data: data} }
+
+type agentData struct {
+	Agent        crtx.AgentListing
+	Devnet       crtx.AgentListing
+	URL          string
+	Example      string
+	InputSchema  string
+	OutputSchema string
+}
+
+// agent is one listing: what it does, its schemas, price, statistics in
+// both environments, its ledger account, and how to call it.
+func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	a, err := h.market.Agent(r.Context(), id, crtx.Mainnet)
+	if err != nil {
+		return err
+	}
+	dev, err := h.market.Agent(r.Context(), id, crtx.Devnet)
+	if err != nil {
+		return err
+	}
+	base := h.market.Config().PublicURL
+	wallet, _, _ := h.session(r)
+	return h.render(w, "agent", page_(a.Name+" — crtx", wallet, agentData{Agent: a, Devnet: dev, URL: base,
+		Example: "Hello", InputSchema: string(a.InputSchema), OutputSchema: string(a.OutputSchema)}))
+}

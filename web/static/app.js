@@ -1,0 +1,96 @@
+// crtx dashboards: wallet sign-in with an Ed25519 key kept in this browser
+// (a devnet convenience), copy buttons, and in-browser verification of
+// results. Pages read without it; it only adds these.
+const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+function b58encode(bytes) {
+  const digits = []; // base 58, least significant first
+  for (const b of bytes) {
+    let carry = b;
+    for (let i = 0; i < digits.length; i++) { carry += digits[i] * 256; digits[i] = carry % 58; carry = Math.floor(carry / 58); }
+    while (carry) { digits.push(carry % 58); carry = Math.floor(carry / 58); }
+  }
+  let out = "";
+  for (const b of bytes) { if (b !== 0) break; out += "1"; }
+  for (let i = digits.length - 1; i >= 0; i--) out += B58[digits[i]];
+  return out;
+}
+const b64u = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const fromB64u = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+
+async function newKey() {
+  const kp = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  return crypto.subtle.exportKey("jwk", kp.privateKey);
+}
+// A Solana CLI key file is a JSON array of the 32-byte seed and the 32-byte public key.
+function jwkFromSolana(text) {
+  const a = JSON.parse(text);
+  if (!Array.isArray(a) || a.length !== 64) throw new Error("a Solana key file is a JSON array of 64 numbers");
+  const b = Uint8Array.from(a);
+  return { kty: "OKP", crv: "Ed25519", d: b64u(b.slice(0, 32)), x: b64u(b.slice(32)), ext: true, key_ops: ["sign"] };
+}
+function solanaFromJwk(jwk) { return JSON.stringify([...fromB64u(jwk.d), ...fromB64u(jwk.x)]); }
+const addressOf = (jwk) => b58encode(fromB64u(jwk.x));
+
+async function signIn(jwk) {
+  const wallet = addressOf(jwk);
+  const post = (path, body) => fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
+    .then(async (r) => { const j = await r.json(); if (!r.ok) throw new Error(j.error ? j.error.message : r.statusText); return j; });
+  const ch = await post("/v1/auth/challenge", { wallet });
+  const key = await crypto.subtle.importKey("jwk", jwk, { name: "Ed25519" }, false, ["sign"]);
+  const sig = new Uint8Array(await crypto.subtle.sign("Ed25519", key, new TextEncoder().encode(ch.message)));
+  const s = await post("/v1/auth/session", { wallet, message: ch.message, signature: b58encode(sig) });
+  const form = document.getElementById("token-form");
+  form.elements.token.value = s.session_token;
+  form.submit();
+}
+
+function status(msg, bad) {
+  const el = document.getElementById("login-status");
+  if (el) { el.textContent = msg; el.className = bad ? "error" : "ok"; }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("[data-copy]").forEach((b) => b.addEventListener("click", () => {
+    navigator.clipboard.writeText(document.getElementById(b.dataset.copy).textContent.trim()); b.textContent = "Copied";
+  }));
+  const saved = localStorage.getItem("crtx-wallet");
+  const here = document.getElementById("browser-wallet");
+  if (here && saved) here.textContent = "Wallet in this browser: " + addressOf(JSON.parse(saved));
+  const gen = document.getElementById("generate-wallet");
+  if (gen) gen.addEventListener("click", async () => {
+    try {
+      const jwk = saved ? JSON.parse(saved) : await newKey();
+      localStorage.setItem("crtx-wallet", JSON.stringify(jwk));
+      status("Signing in as " + addressOf(jwk) + "…");
+      await signIn(jwk);
+    } catch (e) { status(e.message, true); }
+  });
+  const imp = document.getElementById("import-wallet");
+  if (imp) imp.addEventListener("click", async () => {
+    try {
+      const jwk = jwkFromSolana(document.getElementById("import-key").value);
+      localStorage.setItem("crtx-wallet", JSON.stringify(jwk));
+      await signIn(jwk);
+    } catch (e) { status(e.message, true); }
+  });
+  const keygen = document.getElementById("keygen");
+  if (keygen) keygen.addEventListener("click", async () => {
+    const jwk = await newKey();
+    document.getElementById("keygen-public").textContent = addressOf(jwk);
+    document.getElementById("keygen-file").textContent = solanaFromJwk(jwk);
+    document.getElementById("keygen-out").hidden = false;
+    const pk = document.querySelector("input[name=signing_public_key]");
+    if (pk && !pk.value) pk.value = addressOf(jwk);
+  });
+  const verify = document.getElementById("verify");
+  if (verify) verify.addEventListener("click", async () => {
+    const out = document.getElementById("verify-out");
+    try {
+      const bytes = new Uint8Array(await (await fetch(verify.dataset.url)).arrayBuffer());
+      const hex = [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+      const ok = "sha256:" + hex === verify.dataset.hash;
+      out.textContent = ok ? "Verified: the published result hashes to the committed result_hash." : "Mismatch: sha256:" + hex;
+      out.className = ok ? "ok" : "error";
+    } catch (e) { out.textContent = e.message; out.className = "error"; }
+  });
+});

@@ -1,0 +1,196 @@
+// Package web serves the marketplace's pages: the catalog and agent pages
+// (readable without JavaScript), wallet sign-in in the browser, and the
+// user, API key, creator and operator dashboards. Pages are rendered on the
+// server from html/template with assets embedded in the binary.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+const (
+	sessionCookie = "crtx_session"
+	adminCookie   = "crtx_admin"
+)
+
+// Handler serves the pages.
+type Handler struct {
+	market     *crtx.Market
+	adminToken string
+	secure     bool // cookies only over https
+	pages      map[string]*template.Template
+}
+
+// Route is one page or form handler.
+type Route struct {
+	Method, Path string
+	Handle       func(w http.ResponseWriter, r *http.Request) error
+}
+
+var funcs = template.FuncMap{
+	"pct": func(f float64) string { return strings.TrimSuffix(strings.TrimSuffix(trimFloat(f*100), ".0"), ".") + "%" },
+	"join": strings.Join,
+	"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"ptime": func(t *time.Time) string {
+		if t == nil {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"deref": func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	},
+	"add": func(a, b int) int { return a + b },
+	"sub": func(a, b int) int { return a - b },
+	"pretty": func(raw []byte) string {
+		var b bytes.Buffer
+		if err := jsonIndent(&b, raw); err != nil {
+			return string(raw)
+		}
+		return b.String()
+	},
+}
+
+// New returns the pages of market. adminToken enables the operator pages.
+func New(market *crtx.Market, adminToken string) *Handler {
+	h := &Handler{market: market, adminToken: adminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
+		pages: map[string]*template.Template{}}
+	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "operator", "operator-login"} {
+		h.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
+	}
+	return h
+}
+
+// Routes lists the pages and form handlers.
+func (h *Handler) Routes() []Route {
+	static, _ := fs.Sub(staticFS, "static")
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	return []Route{
+		{"GET", "/{$}", h.home},
+		{"GET", "/agents/{id}", h.agent},
+		{"GET", "/static/", func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+			files.ServeHTTP(w, r)
+			return nil
+		}},
+		{"GET", "/login", h.login},
+		{"POST", "/dashboard/login", h.loginToken},
+		{"POST", "/dashboard/logout", h.logout},
+		{"GET", "/dashboard/{$}", h.dashboard},
+		{"POST", "/dashboard/airdrop", h.airdrop},
+		{"GET", "/dashboard/executions/{id}", h.execution},
+		{"GET", "/dashboard/keys", h.keys},
+		{"POST", "/dashboard/keys", h.createKey},
+		{"POST", "/dashboard/keys/{id}/revoke", h.revokeKey},
+		{"GET", "/dashboard/creator", h.creator},
+		{"POST", "/dashboard/creator/agents", h.createListing},
+		{"POST", "/dashboard/creator/agents/{id}/{action}", h.listingAction},
+		{"POST", "/dashboard/creator/test", h.testTool},
+		{"POST", "/dashboard/creator/disputes/{id}", h.answerDispute},
+		{"GET", "/dashboard/operator", h.operator},
+		{"POST", "/dashboard/operator/login", h.operatorLogin},
+		{"POST", "/dashboard/operator/disputes/{id}", h.resolve},
+		{"POST", "/dashboard/operator/creators", h.verifyCreator},
+	}
+}
+
+// page is what every template gets.
+type page struct {
+	Title  string
+	Wallet string
+	CSRF   string
+	Error  string
+	Notice string
+	Data   any
+}
+
+func (h *Handler) render(w http.ResponseWriter, name string, p page) error {
+	var buf bytes.Buffer
+	if err := h.pages[name].ExecuteTemplate(&buf, name+".html", p); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:")
+	w.Write(buf.Bytes())
+	return nil
+}
+
+// csrfFor ties a form to the session it was served in: the session cookie
+// is SameSite, and the form carries a value derived from the token that a
+// page of another origin cannot know.
+func csrfFor(token string) string {
+	sum := sha256.Sum256([]byte("crtx-csrf:" + token))
+	return hex.EncodeToString(sum[:16])
+}
+
+var errSignIn = errors.New("sign in first")
+
+// session returns the signed-in wallet, or errSignIn.
+func (h *Handler) session(r *http.Request) (string, string, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return "", "", errSignIn
+	}
+	p, err := h.market.Authenticate(r.Context(), c.Value)
+	if err != nil || p.Key != nil {
+		return "", "", errSignIn
+	}
+	return p.Wallet, csrfFor(c.Value), nil
+}
+
+// form checks a POST's CSRF value and returns the signed-in wallet.
+func (h *Handler) form(r *http.Request) (string, string, error) {
+	wallet, csrf, err := h.session(r)
+	if err != nil {
+		return "", "", err
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(csrf)) != 1 {
+		return "", "", crtx.Errorf(crtx.CodeInvalidSession, "the form is stale or from another site; reload the page")
+	}
+	return wallet, csrf, nil
+}
+
+// signedIn wraps a dashboard handler: visitors without a session go to the
+// sign-in page.
+func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, err error) error {
+	if errors.Is(err, errSignIn) {
+		http.Redirect(w, r, "/login?next="+r.URL.Path, http.StatusSeeOther)
+		return nil
+	}
+	return err
+}
+
+func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true,
+		Secure: h.secure, SameSite: http.SameSiteStrictMode})
+}
+
+// message is what a page says about an error of a form: the API's words.
+func message(err error) string { return crtx.ErrorMessage(err) }
+
+// isUserError reports an error the person can act on (anything but internal).
+func isUserError(err error) bool {
+	var e *crtx.Error
+	return errors.As(err, &e)
+}
