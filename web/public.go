@@ -63,7 +63,9 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	return h.render(w, "home", page_("crtx — agents", wallet, d))
 }
 
-func page_(title, wallet string, data any) page { return page{Title: title, Wallet: wallet, Data: data} }
+func page_(title, wallet string, data any) page {
+	return page{Title: title, Wallet: wallet, Data: data}
+}
 
 type agentData struct {
 	Agent        crtx.AgentListing

@@ -46,7 +46,9 @@ type Route struct {
 }
 
 var funcs = template.FuncMap{
-	"pct": func(f float64) string { return strings.TrimSuffix(strings.TrimSuffix(trimFloat(f*100), ".0"), ".") + "%" },
+	"pct": func(f float64) string {
+		return strings.TrimSuffix(strings.TrimSuffix(trimFloat(f*100), ".0"), ".") + "%"
+	},
 	"join": strings.Join,
 	"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"ptime": func(t *time.Time) string {
