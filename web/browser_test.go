@@ -1,0 +1,257 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+const adminToken = "browser-test-admin-token-0123456789"
+
+// browser starts headless Chromium (Debian's; .ci/run installs it). Without
+// it the test is skipped on a developer's machine and fails in CI.
+func browser(t *testing.T) context.Context {
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed; browser tests may not be skipped in CI")
+		}
+		t.Skip("install Debian's chromium to run the browser tests")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancel3)
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+func market(t *testing.T) *daemon.Daemon {
+	data := t.TempDir()
+	token := filepath.Join(data, "admin-token")
+	os.WriteFile(token, []byte(adminToken), 0o600)
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.AdminTokenFile, cfg.AllowPrivateEndpoints = "127.0.0.1:0", data, token, true
+	cfg.BlockInterval, cfg.LogOutput = 50*time.Millisecond, io.Discard
+	d, err := daemon.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// screenshot writes the page to the artifacts folder ($CRTX_ARTIFACTS, or
+// crtx-screenshots in the temp folder).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	dir := os.Getenv("CRTX_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "crtx-screenshots")
+	}
+	os.MkdirAll(dir, 0o755)
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	var s string
+	if err := chromedp.Run(ctx, chromedp.WaitVisible(sel), chromedp.Text(sel, &s)); err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// service is a creator's execution service on 127.0.0.1.
+func service(t *testing.T) (string, string) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
+		return "Bonjour, " + r.Task + " ✓", 0, nil
+	}, creator.Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/execute", h.PublicKey()
+}
+
+// A new user signs in with a key made in the browser, gets devnet funds,
+// creates an API key, sees an execution made with that key and verifies it.
+// A creator lists an agent, runs the test tool, pauses and resumes it. The
+// operator signs in with the admin token. Each main page is photographed.
+func TestDashboardsInTheBrowser(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	admin := client.New(d.URL, adminToken)
+
+	// The creator signs in in the browser too, and gets mainnet funds for collateral.
+	run(t, ctx, "open sign-in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"))
+	screenshot(t, ctx, "login")
+	run(t, ctx, "sign in", chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	wallet := strings.TrimSpace(text(t, ctx, "main p.mono"))
+	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
+		t.Fatalf("the dashboard shows %q as the wallet", wallet)
+	}
+	if _, err := admin.Deposit(context.Background(), crtx.Mainnet, wallet, 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	endpoint, pub := service(t)
+
+	// Creator: list, test, pause, resume.
+	run(t, ctx, "creator page", chromedp.Navigate(d.URL+"/dashboard/creator"), chromedp.WaitVisible(`form[action="/dashboard/creator/agents"]`))
+	run(t, ctx, "fill listing",
+		chromedp.SetValue(`input[name=name]`, "Greeter"), chromedp.SetValue(`input[name=tagline]`, "Greets in French."),
+		chromedp.SetValue(`textarea[name=description]`, "Says bonjour to whoever you name."),
+		chromedp.SetValue(`input[name=tags]`, "writing"), chromedp.SetValue(`input[name=price_per_call_usdc]`, "0.05"),
+		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=endpoint_url]`, endpoint),
+		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=signing_public_key]`, pub),
+		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.ok`))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
+		t.Fatalf("listing: %q", got)
+	}
+	run(t, ctx, "test tool",
+		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, endpoint),
+		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=signing_public_key]`, pub),
+		chromedp.Submit(`form[action="/dashboard/creator/test"] button`), chromedp.WaitVisible("#report"))
+	if rep := text(t, ctx, "#report"); !strings.Contains(rep, "signature: true") {
+		t.Errorf("test tool report: %q", rep)
+	}
+	run(t, ctx, "pause", chromedp.Submit(`form[action$="/pause"] button`), chromedp.WaitVisible(`.status-paused`))
+	run(t, ctx, "resume", chromedp.Submit(`form[action$="/resume"] button`), chromedp.WaitVisible(`form[action$="/pause"]`))
+	// A listing the API refuses shows why, in words.
+	run(t, ctx, "bad listing", chromedp.SetValue(`input[name=name]`, "Broken"), chromedp.SetValue(`input[name=price_per_call_usdc]`, "0.0000001"),
+		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.error`))
+	if e := text(t, ctx, ".error"); !strings.Contains(e, "price_per_call_usdc") {
+		t.Errorf("error shown: %q", e)
+	}
+	screenshot(t, ctx, "creator")
+
+	// The user: funds, a key, an execution, verification.
+	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "100 USDC airdropped") {
+		t.Errorf("airdrop: %q", got)
+	}
+	run(t, ctx, "keys", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`input[name=name]`),
+		chromedp.SetValue(`input[name=name]`, "browser"), chromedp.Submit(`form[action="/dashboard/keys"] button`), chromedp.WaitVisible("#new-key"))
+	key := strings.TrimSpace(text(t, ctx, "#new-key"))
+	if !strings.HasPrefix(key, "crtx_test_") {
+		t.Fatalf("new key %q", key)
+	}
+	screenshot(t, ctx, "keys")
+	page, err := client.New(d.URL, "").Agents(context.Background(), nil)
+	if err != nil || len(page.Agents) != 1 {
+		t.Fatalf("catalog = %+v, %v", page, err)
+	}
+	agentID := page.Agents[0].AgentID
+	rec, err := client.New(d.URL, key).Execute(context.Background(), agentID, crtx.ExecuteParams{Task: "Ada"}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "history", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(fmt.Sprintf(`a[href="/dashboard/executions/%s"]`, rec.ExecutionID)))
+	screenshot(t, ctx, "dashboard")
+	run(t, ctx, "execution", chromedp.Click(fmt.Sprintf(`a[href="/dashboard/executions/%s"]`, rec.ExecutionID)),
+		chromedp.WaitVisible("#verify"), chromedp.Click("#verify"), chromedp.WaitVisible("#verify-out.ok"))
+	if got := text(t, ctx, "#result"); got != "Bonjour, Ada ✓" {
+		t.Errorf("result shown: %q", got)
+	}
+	screenshot(t, ctx, "execution")
+
+	// Public pages, and the operator's.
+	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
+	screenshot(t, ctx, "home")
+	run(t, ctx, "agent", chromedp.Navigate(d.URL+"/agents/"+agentID), chromedp.WaitVisible("#curl"))
+	screenshot(t, ctx, "agent")
+	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
+	screenshot(t, ctx, "operator")
+
+	// Every main page is usable at 375 px: nothing wider than the screen.
+	run(t, ctx, "narrow", emulation.SetDeviceMetricsOverride(375, 800, 2, true))
+	for _, p := range []string{"/", "/agents/" + agentID, "/login", "/dashboard/", "/dashboard/keys", "/dashboard/creator",
+		"/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/explorer/"} {
+		var width int
+		run(t, ctx, "narrow "+p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))
+		if width > 375 {
+			t.Errorf("%s is %d px wide at 375 px", p, width)
+		}
+	}
+	screenshot(t, ctx, "explorer-375")
+}
+
+// The catalog, an agent and the explorer read without JavaScript.
+func TestPagesReadWithoutJavaScript(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	_, ck, _ := ed25519.GenerateKey(nil)
+	w := crtx.Address(ck.Public().(ed25519.PublicKey))
+	client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, w, 100*crtx.MicroPerUSDC)
+	cc, _, _ := client.New(d.URL, "").SignIn(context.Background(), ck)
+	endpoint, pub := service(t)
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, tags := crtx.USDC(50_000), []string{"writing"}
+	a, err := cc.CreateListing(context.Background(), crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."),
+		Description: str("Greets in French."), Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`),
+		PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "no scripts", emulation.SetScriptExecutionDisabled(true))
+	for p, want := range map[string]string{"/": "Greeter", "/?q=french&tag=writing": "Greets.", "/agents/" + a.AgentID: "Greets in French.",
+		"/explorer/": "Latest blocks", "/login": "crtx login"} {
+		var body string
+		run(t, ctx, p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"), chromedp.Text("body", &body))
+		if !strings.Contains(body, want) {
+			t.Errorf("%s without JavaScript lacks %q", p, want)
+		}
+	}
+	resp, err := http.Get(d.URL + "/dashboard/keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Request.URL.Path != "/login" {
+		t.Errorf("a visitor reached %s", resp.Request.URL.Path)
+	}
+}
