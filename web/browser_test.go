@@ -35,18 +35,33 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("install Debian's chromium to run the browser tests")
 	}
+	// The profile is removed by hand after the browser has closed: its
+	// helpers may still be writing when a test's TempDir is cleaned up.
+	profile, err := os.MkdirTemp("", "crtx-chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1200, 900),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(cancel3)
+	bctx, cancel2 := chromedp.NewContext(actx)
+	ctx, cancel3 := context.WithTimeout(bctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancel3()
+		cancel2()
+		cancel() // kills the browser and waits for it
+		// Its helper processes may linger a moment; removal is best effort.
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
