@@ -170,6 +170,11 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if rep := text(t, ctx, "#report"); !strings.Contains(rep, "signature: true") {
 		t.Errorf("test tool report: %q", rep)
 	}
+	run(t, ctx, "edit", chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=tagline]`),
+		chromedp.SetValue(`input[name=tagline]`, "Greets in French, politely."), chromedp.Submit(`input[name=tagline]`), chromedp.WaitVisible(`.ok`))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
+		t.Errorf("edit: %q", got)
+	}
 	run(t, ctx, "pause", chromedp.Submit(`form[action$="/pause"] button`), chromedp.WaitVisible(`.status-paused`))
 	run(t, ctx, "resume", chromedp.Submit(`form[action$="/resume"] button`), chromedp.WaitVisible(`form[action$="/pause"]`))
 	// A listing the API refuses shows why, in words.
@@ -215,6 +220,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
 	screenshot(t, ctx, "home")
 	run(t, ctx, "agent", chromedp.Navigate(d.URL+"/agents/"+agentID), chromedp.WaitVisible("#curl"))
+	if got := text(t, ctx, "body > main"); !strings.Contains(got, "Greets in French, politely.") {
+		t.Error("the agent page does not show the edited tagline")
+	}
 	screenshot(t, ctx, "agent")
 	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))

@@ -205,3 +205,62 @@ func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request) error {
 	}
 	return h.renderCreator(w, r, wallet, csrf, page{Notice: fmt.Sprintf("Answer sent for dispute %s.", r.PathValue("id"))}, nil, nil)
 }
+
+// editListing shows a listing's form, filled in, for changes.
+func (h *Handler) editListing(w http.ResponseWriter, r *http.Request) error {
+	wallet, csrf, err := h.session(r)
+	if err != nil {
+		return h.signedIn(w, r, err)
+	}
+	agents, err := h.market.CreatorAgents(r.Context(), wallet)
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if a.AgentID == r.PathValue("id") && a.Status != crtx.AgentDelisted {
+			form := map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
+				"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
+				"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
+			return h.render(w, "edit", page{Title: "Edit " + a.Name + " — crtx", Wallet: wallet, CSRF: csrf, Data: editData{Agent: a, Form: form}})
+		}
+	}
+	return crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", r.PathValue("id"))
+}
+
+type editData struct {
+	Agent crtx.CreatorAgent
+	Form  map[string]string
+}
+
+// saveListing applies the edit form: each change is a ListingUpdated; a new
+// endpoint or key is tested again.
+func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request) error {
+	wallet, csrf, err := h.form(r)
+	if err != nil {
+		return h.signedIn(w, r, err)
+	}
+	form := map[string]string{}
+	for _, f := range listingFields {
+		form[f] = strings.TrimSpace(r.PostFormValue(f))
+	}
+	form["name"], form["pricing_model"] = "", ""
+	p, perr := listingParams(form)
+	p.Name, p.PricingModel = nil, nil
+	var a crtx.CreatorAgent
+	if perr == nil {
+		a, perr = h.market.UpdateListing(r.Context(), wallet, r.PathValue("id"), p)
+	}
+	if perr != nil {
+		if !isUserError(perr) {
+			return perr
+		}
+		agents, _ := h.market.CreatorAgents(r.Context(), wallet)
+		for _, x := range agents {
+			if x.AgentID == r.PathValue("id") {
+				a = x
+			}
+		}
+		return h.render(w, "edit", page{Title: "Edit — crtx", Wallet: wallet, CSRF: csrf, Error: message(perr), Data: editData{Agent: a, Form: form}})
+	}
+	return h.renderCreator(w, r, wallet, csrf, page{Notice: "Saved " + a.Name + "."}, nil, nil)
+}

@@ -78,7 +78,7 @@ var funcs = template.FuncMap{
 func New(market *crtx.Market, adminToken string) *Handler {
 	h := &Handler{market: market, adminToken: adminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}}
-	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "operator", "operator-login"} {
+	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login"} {
 		h.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
 	}
 	return h
@@ -107,6 +107,8 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/keys/{id}/revoke", h.revokeKey},
 		{"GET", "/dashboard/creator", h.creator},
 		{"POST", "/dashboard/creator/agents", h.createListing},
+		{"GET", "/dashboard/creator/agents/{id}/edit", h.editListing},
+		{"POST", "/dashboard/creator/agents/{id}/edit", h.saveListing},
 		{"POST", "/dashboard/creator/agents/{id}/{action}", h.listingAction},
 		{"POST", "/dashboard/creator/test", h.testTool},
 		{"POST", "/dashboard/creator/disputes/{id}", h.answerDispute},
