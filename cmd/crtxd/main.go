@@ -33,6 +33,8 @@ commands:
   ledger withdraw --environment E --wallet W --amount A
   admin disputes list|resolve, admin creators verify|unverify, admin agents suspend|unsuspend,
   admin collateral release       operator tools (run "crtxd admin" for details)
+  bench [--clients N] [--duration D] [--db DSN] [--json F] [--svg F]
+                                 measure the marketplace against a bare reverse proxy
 
 Every flag can also be set as CRTX_<FLAG>, e.g. --addr as CRTX_ADDR.
 Run "crtxd <command> -h" for its flags.
@@ -56,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ledger(ctx, args[1:], stdout, stderr)
 	case "admin":
 		err = admin(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = bench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
