@@ -3,6 +3,8 @@ package crtx
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 )
 
 func (m *Market) listingView(it AgentListItem, env Environment) AgentListing {
@@ -37,6 +39,13 @@ func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 			q.Sort = SortRelevance
 		}
 	}
+	// Pages are kept a second: the catalog changes rarely and is read on
+	// every browse, so a second's staleness buys not counting it each time.
+	key := fmt.Sprintf("%+v", q)
+	now := time.Now()
+	if p, ok := m.pages.get(key, now); ok {
+		return p, nil
+	}
 	var items []AgentListItem
 	var total int
 	err := m.store.View(ctx, func(tx Tx) (err error) {
@@ -53,6 +62,7 @@ func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 			TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
 			Creator: CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
 	}
+	m.pages.put(key, page, now)
 	return page, nil
 }
 

@@ -101,7 +101,11 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		}
 		timeout = *in.TimeoutSeconds
 	}
-	if err := ValidateParameters(a.InputSchema, in.Parameters); err != nil {
+	sch, err := m.compiled(a.InputSchema)
+	if err != nil {
+		return Execution{}, internal("input schema", err)
+	}
+	if err := validate(sch, in.Parameters); err != nil {
 		return Execution{}, err
 	}
 

@@ -177,6 +177,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p ListingPara
 		_, err := m.post(ctx, tx, Mainnet, TxAgentListed, listingData(a), nil, listingAccount(a))
 		return err
 	})
+	m.catalogChanged()
 	if err != nil {
 		return CreatorAgent{}, internal("create listing", m.explain(ctx, err))
 	}
@@ -248,6 +249,7 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 		_, err = m.post(ctx, tx, Mainnet, TxListingUpdated, data, nil, listingAccount(a))
 		return err
 	})
+	m.catalogChanged()
 	if err != nil {
 		return CreatorAgent{}, internal("update listing", m.explain(ctx, err))
 	}
@@ -290,6 +292,7 @@ func (m *Market) Delist(ctx context.Context, wallet, id string) (CreatorAgent, e
 		_, err = m.post(ctx, tx, Mainnet, TxAgentDelisted, listingData(a), nil, listingAccount(a))
 		return err
 	})
+	m.catalogChanged()
 	if err != nil {
 		return CreatorAgent{}, internal("delist", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mr-tron/base58"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Config holds what the marketplace core needs to know; cmd/crtxd fills it
@@ -58,6 +59,9 @@ type Market struct {
 	stop  context.CancelFunc
 	jobs  sync.WaitGroup
 	slots chan struct{} // dispatch slots
+
+	schemas *ttlCache[*jsonschema.Schema] // compiled input schemas
+	pages   *ttlCache[AgentPage]          // catalog pages, for a second
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -97,7 +101,8 @@ func New(store Store, cfg Config) (*Market, error) {
 		cfg.MaxDispatches = 512
 	}
 	bg, stop := context.WithCancel(context.Background())
-	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches)}, nil
+	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
+		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096)}, nil
 }
 
 // Config returns the market's configuration.

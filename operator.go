@@ -22,6 +22,7 @@ func (m *Market) SetVerified(ctx context.Context, wallet string, verified bool) 
 		c, err = tx.Creator(ctx, wallet)
 		return err
 	})
+	m.catalogChanged()
 	if err != nil {
 		return CreatorProfile{}, internal("verify creator", err)
 	}
@@ -56,6 +57,7 @@ func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (Creato
 		_, err = m.post(ctx, tx, Mainnet, TxListingUpdated, data, nil, listingAccount(a))
 		return err
 	})
+	m.catalogChanged()
 	if err != nil {
 		return CreatorAgent{}, internal("suspend", err)
 	}

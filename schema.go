@@ -54,14 +54,18 @@ func ValidateParameters(schema, params json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("input schema: %w", err)
 	}
+	return validate(sch, params)
+}
+
+func validate(sch *jsonschema.Schema, params json.RawMessage) error {
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
-	if err != nil {
+	v, jerr := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if jerr != nil {
 		return Errorf(CodeInvalidRequest, "parameters: not JSON")
 	}
-	err = sch.Validate(v)
+	err := sch.Validate(v)
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		return Errorf(CodeInvalidRequest, "parameters do not match the agent's input schema: %s", firstLeaf(ve))

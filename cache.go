@@ -1,0 +1,71 @@
+package crtx
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// ttlCache keeps values for a short while. The catalog changes rarely and
+// is read on every browse, so its pages are kept for a second; compiled
+// schemas are kept until the cache fills. It stays small by forgetting
+// everything when full.
+type ttlCache[V any] struct {
+	mu      sync.Mutex
+	ttl     time.Duration
+	max     int
+	entries map[string]ttlEntry[V]
+}
+
+type ttlEntry[V any] struct {
+	v  V
+	at time.Time
+}
+
+func newTTLCache[V any](ttl time.Duration, max int) *ttlCache[V] {
+	return &ttlCache[V]{ttl: ttl, max: max, entries: map[string]ttlEntry[V]{}}
+}
+
+func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || (c.ttl > 0 && now.Sub(e.at) >= c.ttl) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+func (c *ttlCache[V]) put(key string, v V, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= c.max {
+		c.entries = map[string]ttlEntry[V]{}
+	}
+	c.entries[key] = ttlEntry[V]{v, now}
+}
+
+func (c *ttlCache[V]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = map[string]ttlEntry[V]{}
+}
+
+// catalogChanged forgets the cached catalog pages after this process
+// changed a listing; other replicas' copies age out within a second.
+func (m *Market) catalogChanged() { m.pages.clear() }
+
+// compiled returns the compiled form of an agent's input schema.
+func (m *Market) compiled(schema json.RawMessage) (*jsonschema.Schema, error) {
+	if s, ok := m.schemas.get(string(schema), time.Time{}); ok {
+		return s, nil
+	}
+	s, err := CompileSchema(schema)
+	if err == nil {
+		m.schemas.put(string(schema), s, time.Time{})
+	}
+	return s, err
+}
