@@ -17,6 +17,7 @@ type ttlCache[V any] struct {
 	ttl     time.Duration
 	max     int
 	entries map[string]ttlEntry[V]
+	flights map[string]*flight[V]
 }
 
 type ttlEntry[V any] struct {
@@ -24,8 +25,15 @@ type ttlEntry[V any] struct {
 	at time.Time
 }
 
+// flight is one computation of a key that others may wait for.
+type flight[V any] struct {
+	done chan struct{}
+	v    V
+	err  error
+}
+
 func newTTLCache[V any](ttl time.Duration, max int) *ttlCache[V] {
-	return &ttlCache[V]{ttl: ttl, max: max, entries: map[string]ttlEntry[V]{}}
+	return &ttlCache[V]{ttl: ttl, max: max, entries: map[string]ttlEntry[V]{}, flights: map[string]*flight[V]{}}
 }
 
 func (c *ttlCache[V]) get(key string, now time.Time) (V, bool) {
@@ -46,6 +54,43 @@ func (c *ttlCache[V]) put(key string, v V, now time.Time) {
 		c.entries = map[string]ttlEntry[V]{}
 	}
 	c.entries[key] = ttlEntry[V]{v, now}
+}
+
+// fetch returns the value of key, computing it with fn when it is missing.
+// An expired value is returned as it is while one refresh runs in the
+// background, and callers that find nothing share one computation: a
+// crowd of readers never recomputes the same thing at once.
+func (c *ttlCache[V]) fetch(key string, now time.Time, fn func() (V, error)) (V, error) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	f := c.flights[key]
+	if ok && (c.ttl == 0 || now.Sub(e.at) < c.ttl) {
+		c.mu.Unlock()
+		return e.v, nil
+	}
+	if f == nil {
+		f = &flight[V]{done: make(chan struct{})}
+		c.flights[key] = f
+		go func() {
+			f.v, f.err = fn()
+			c.mu.Lock()
+			if f.err == nil {
+				if len(c.entries) >= c.max {
+					c.entries = map[string]ttlEntry[V]{}
+				}
+				c.entries[key] = ttlEntry[V]{f.v, time.Now()}
+			}
+			delete(c.flights, key)
+			c.mu.Unlock()
+			close(f.done)
+		}()
+	}
+	c.mu.Unlock()
+	if ok {
+		return e.v, nil // stale while the refresh runs
+	}
+	<-f.done
+	return f.v, f.err
 }
 
 func (c *ttlCache[V]) clear() {

@@ -41,11 +41,10 @@ func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 	}
 	// Pages are kept a second: the catalog changes rarely and is read on
 	// every browse, so a second's staleness buys not counting it each time.
-	key := fmt.Sprintf("%+v", q)
-	now := time.Now()
-	if p, ok := m.pages.get(key, now); ok {
-		return p, nil
-	}
+	return m.pages.fetch(fmt.Sprintf("%+v", q), time.Now(), func() (AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+}
+
+func (m *Market) agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 	var items []AgentListItem
 	var total int
 	err := m.store.View(ctx, func(tx Tx) (err error) {
@@ -62,7 +61,6 @@ func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 			TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
 			Creator: CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
 	}
-	m.pages.put(key, page, now)
 	return page, nil
 }
 

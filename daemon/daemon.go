@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -46,6 +47,8 @@ type Config struct {
 	RecoveryInterval      time.Duration
 	LogFormat             string
 	LogLevel              string
+	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
+	PprofAddr string
 
 	// LookupIP replaces the resolver of creator endpoints (tests).
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -224,6 +227,16 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if cfg.PprofAddr != "" {
+		pm := http.NewServeMux()
+		pm.HandleFunc("/debug/pprof/", pprof.Index)
+		pm.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		pm.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		pm.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		psrv := &http.Server{Addr: cfg.PprofAddr, Handler: pm, ReadHeaderTimeout: 10 * time.Second}
+		go psrv.ListenAndServe()
+		go func() { <-ctx.Done(); psrv.Close() }()
+	}
 	log.Info("crtxd serving", "addr", ln.Addr().String(), "public_url", d.URL, "admin_api", token != "")
 	go func() {
 		var err error

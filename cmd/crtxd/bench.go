@@ -96,6 +96,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
 	svgOut := fs.String("svg", "", "draw the figures as an SVG chart to this file")
 	rate := fs.Int("rate", 500, "executions per second of the latency-at-rate scenario")
+	cpuprofile := fs.String("cpuprofile", "", "write the marketplace's CPU profile during the sync scenario to this file")
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
 	}
@@ -130,9 +131,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte("bench-admin-token-0123456789abcdef"), 0o600)
 	self, _ := os.Executable()
-	addr := freeAddr()
+	addr, pprofAddr := freeAddr(), freeAddr()
 	child := exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", *db, "--admin-token-file", token,
-		"--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096")
+		"--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr)
 	child.Stderr = stderr
 	if err := child.Start(); err != nil {
 		return err
@@ -210,7 +211,26 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	run(load("stub alone", *clients, *dur, 0, direct(stubURL)))
 	run(load("reverse proxy to the stub", *clients, *dur, 0, direct(proxyURL)))
+	profiled := make(chan error, 1)
+	if *cpuprofile != "" {
+		go func() {
+			secs := max(int(dur.Seconds())-1, 1)
+			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+			if err != nil {
+				profiled <- err
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			profiled <- os.WriteFile(*cpuprofile, b, 0o644)
+		}()
+	}
 	run(load("sync executions", *clients, *dur, 0, syncExec))
+	if *cpuprofile != "" {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+	}
 	run(load("async executions, submit to final", *clients, *dur, 0, func() error {
 		rec, err := key.Execute(bctx, a.AgentID, crtx.ExecuteParams{Task: "t", Async: true}, client.ExecuteOptions{})
 		if err != nil {

@@ -35,6 +35,7 @@ func serveFlags(fs *flag.FlagSet, cfg *daemon.Config) {
 	fs.IntVar(&cfg.MaxDispatches, "max-dispatches", cfg.MaxDispatches, "dispatches in flight at once in this process (0: 512)")
 	fs.DurationVar(&cfg.RecoveryInterval, "recovery-interval", cfg.RecoveryInterval, "how often executions whose lease ran out are taken over")
 	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
+	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve net/http/pprof on this address (keep it on loopback); off when empty")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for in-flight requests")
 }
 

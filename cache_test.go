@@ -1,0 +1,44 @@
+package crtx
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A crowd of readers shares one computation; an expired value is served
+// while one refresh runs; clear forgets.
+func TestTTLCache(t *testing.T) {
+	c := newTTLCache[int](50*time.Millisecond, 10)
+	var calls atomic.Int32
+	slow := func() (int, error) {
+		time.Sleep(20 * time.Millisecond)
+		return int(calls.Add(1)), nil
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if v, _ := c.fetch("k", time.Now(), slow); v != 1 {
+				t.Errorf("first fetch = %d", v)
+			}
+		})
+	}
+	wg.Wait()
+	if calls.Load() != 1 {
+		t.Fatalf("%d computations for one key", calls.Load())
+	}
+	time.Sleep(60 * time.Millisecond)
+	start := time.Now()
+	if v, _ := c.fetch("k", time.Now(), slow); v != 1 || time.Since(start) > 10*time.Millisecond {
+		t.Errorf("expired fetch = %d after %v; want the stale value at once", v, time.Since(start))
+	}
+	time.Sleep(40 * time.Millisecond)
+	if v, _ := c.fetch("k", time.Now(), slow); v != 2 {
+		t.Errorf("after the refresh = %d", v)
+	}
+	c.clear()
+	if v, _ := c.fetch("k", time.Now(), slow); v != 3 {
+		t.Errorf("after clear = %d", v)
+	}
+}
