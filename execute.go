@@ -114,6 +114,11 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
 		WebhookURL: in.WebhookURL, Status: ExecPending, InitiatedAt: now,
 		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease)}
+	if !in.Async {
+		// A synchronous execution is dispatched at once: record that with
+		// the escrow, saving a write transaction.
+		e.Status, e.DispatchedAt = ExecRunning, &now
+	}
 	err = m.store.Update(ctx, func(tx Tx) error {
 		if idemKey != "" {
 			if err := m.claimIdempotency(ctx, tx, p.Wallet, idemKey, requestHash, e.ID, now); err != nil {

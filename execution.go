@@ -54,8 +54,10 @@ type Execution struct {
 	Deadline         time.Time
 	LeaseUntil       time.Time
 	Attempts         int
-	// Dispute is attached by reads that show it; it is not part of the row.
+	// Dispute and Result are attached by reads and by the settlement that
+	// know them; they are not part of the row.
 	Dispute *Dispute
+	Result  string
 }
 
 // Split divides a cost between creator and platform (CONTRACT §1): the

@@ -30,14 +30,18 @@ func (m *Market) run(ctx context.Context, e Execution) Execution {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: CodeExecutionTimeout,
 			message: "the marketplace had no free dispatch slot before the deadline"})
 	}
-	started, err := m.markRunning(ctx, e)
-	if err != nil || started.Status.Final() {
-		if err != nil {
-			m.cfg.Logger.Error("mark running", "execution_id", e.ID, "err", err)
+	// A synchronous execution was marked dispatched with its escrow, and a
+	// claimed one holds a fresh lease; anything else is marked now.
+	if e.Status != ExecRunning || e.DispatchedAt == nil {
+		started, err := m.markRunning(ctx, e)
+		if err != nil || started.Status.Final() {
+			if err != nil {
+				m.cfg.Logger.Error("mark running", "execution_id", e.ID, "err", err)
+			}
+			return started
 		}
-		return started
+		e = started
 	}
-	e = started
 	stopRenew := m.renewLease(ctx, e.ID)
 	o := m.dispatch(ctx, e)
 	stopRenew()
@@ -179,7 +183,7 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 		} else {
 			r := o.reply
 			cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
-			cur.ResultCID = ResultCID(*r.Result)
+			cur.ResultCID, cur.Result = ResultCID(*r.Result), *r.Result
 			if err := tx.PutResult(ctx, cur.ResultCID, *r.Result, now); err != nil {
 				return err
 			}

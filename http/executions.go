@@ -77,8 +77,8 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	result := ""
-	if e.ResultCID != "" {
+	result := e.Result
+	if e.ResultCID != "" && result == "" {
 		_, result, _ = s.market.GetExecution(r.Context(), p, e.ID)
 	}
 	status, body := s.execResponse(e, result)
