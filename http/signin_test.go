@@ -60,7 +60,7 @@ func TestSignIn(t *testing.T) {
 		wantCode(t, err, 401, "invalid_signature")
 	})
 	t.Run("malformed address", func(t *testing.T) {
-		for _, addr := range []string{"", "not-base58-0OIl", "111", w.address + "x", "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB"} {
+		for _, addr := range []string{"", "not-base58-0OIl", "111", w.address[:len(w.address)-1] + "0", w.address + "xxxxxxxx", "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB"} {
 			_, err := e.anon.Challenge(ctx, addr)
 			wantCode(t, err, 400, "invalid_request")
 		}
