@@ -24,6 +24,7 @@ var ctx = context.Background()
 
 func marketplace(t *testing.T) *daemon.Daemon {
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints = "127.0.0.1:0", t.TempDir(), true
 	cfg.LogOutput = io.Discard
 	d, err := daemon.Start(ctx, cfg)

@@ -47,6 +47,10 @@ type Config struct {
 	RecoveryInterval      time.Duration
 	LogFormat             string
 	LogLevel              string
+	// Limits against abuse: per client address on sign-in and airdrops, per
+	// API key, and executions in flight per key.
+	RateLimitIP, RateLimitKey float64
+	MaxInFlightPerKey         int
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
 
@@ -65,6 +69,7 @@ func Defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", PlatformFeeBps: 100,
 		BlockInterval: 2 * time.Second, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
 		Lease: 15 * time.Second, RecoveryInterval: time.Second, ReleaseInterval: time.Minute,
+		RateLimitIP: 10, MaxInFlightPerKey: 256,
 		LogFormat: "text", LogLevel: "info"}
 }
 
@@ -211,7 +216,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	srv := &http.Server{
-		Handler:           crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log}),
+		Handler: crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log,
+			Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,

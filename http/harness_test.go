@@ -73,6 +73,7 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	logs := testWriter{t: t, mu: &sync.Mutex{}, buf: &bytes.Buffer{}}
 	cfg.LogOutput = logs
 	cfg.LogLevel = "debug"
+	cfg.RateLimitIP = 0 // tests sign in often from one address; TestRateLimits turns it on
 	if os.Getenv("CRTX_TEST_ENGINE") == "postgres" {
 		// The same suite on PostgreSQL, in a schema of this test's own.
 		dsn := storetest.PostgresDSN(t)

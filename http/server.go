@@ -19,6 +19,7 @@ type Options struct {
 	// AdminToken enables the admin API; empty turns it off.
 	AdminToken string
 	Logger     *slog.Logger
+	Limits     Limits
 }
 
 // Server is the http.Handler of crtxd.
@@ -29,6 +30,9 @@ type Server struct {
 	mux        *http.ServeMux
 	metrics    *metrics
 	routes     []Route
+	perIP      *limiter
+	perKey     *limiter
+	running    *inflight
 }
 
 // Route is one endpoint: the method and path pattern it is registered under.
@@ -42,7 +46,9 @@ func New(market *crtx.Market, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, mux: http.NewServeMux()}
+	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, mux: http.NewServeMux(),
+		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
+		running: &inflight{max: opts.Limits.InFlightPerKey, n: map[string]int{}}}
 	s.metrics = newMetrics(prometheus.NewRegistry())
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
@@ -52,8 +58,8 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"GET", "/v1/openapi.json", s.openAPI},
 		{"GET", "/docs", s.docs},
 
-		{"POST", "/v1/auth/challenge", s.challenge},
-		{"POST", "/v1/auth/session", s.createSession},
+		{"POST", "/v1/auth/challenge", s.limitIP(s.challenge)},
+		{"POST", "/v1/auth/session", s.limitIP(s.createSession)},
 		{"DELETE", "/v1/auth/session", s.deleteSession},
 
 		{"POST", "/v1/keys", s.createKey},
@@ -82,7 +88,7 @@ func New(market *crtx.Market, opts Options) *Server {
 		{"POST", "/v1/creator/disputes/{id}/response", s.respondToDispute},
 
 		{"GET", "/v1/wallet", s.wallet},
-		{"POST", "/v1/devnet/airdrop", s.airdrop},
+		{"POST", "/v1/devnet/airdrop", s.limitIP(s.airdrop)},
 		{"POST", "/v1/admin/deposits", s.adminDeposit},
 		{"POST", "/v1/admin/withdrawals", s.adminWithdraw},
 		{"GET", "/v1/admin/disputes", s.adminDisputes},
@@ -137,12 +143,17 @@ func bearer(r *http.Request) string {
 	return ""
 }
 
-// principal authenticates the request with a session or an API key.
+// principal authenticates the request with a session or an API key, and
+// applies the per-key rate limit.
 func (s *Server) principal(r *http.Request) (crtx.Principal, error) {
 	if r.Header.Get("Authorization") != "" && bearer(r) == "" {
 		return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "the Authorization header must be \"Bearer <token>\"")
 	}
-	return s.market.Authenticate(r.Context(), bearer(r))
+	p, err := s.market.Authenticate(r.Context(), bearer(r))
+	if err != nil {
+		return p, err
+	}
+	return p, s.limitKey(p)
 }
 
 // session authenticates the request with a wallet session only: API keys

@@ -73,6 +73,7 @@ func market(t *testing.T) *daemon.Daemon {
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte(adminToken), 0o600)
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AdminTokenFile, cfg.AllowPrivateEndpoints = "127.0.0.1:0", data, token, true
 	cfg.BlockInterval, cfg.LogOutput = 50*time.Millisecond, io.Discard
 	d, err := daemon.Start(context.Background(), cfg)

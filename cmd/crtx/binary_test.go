@@ -69,6 +69,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
 	cfg.BlockInterval = 50 * time.Millisecond
 	d, err := daemon.Start(ctx, cfg)

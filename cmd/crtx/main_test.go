@@ -24,6 +24,7 @@ import (
 func TestWalletAirdropKeys(t *testing.T) {
 	ctx := context.Background()
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.BlockInterval = "127.0.0.1:0", t.TempDir(), time.Second
 	cfg.LogOutput = &bytes.Buffer{}
 	d, err := daemon.Start(ctx, cfg)
@@ -76,6 +77,7 @@ func TestWalletAirdropKeys(t *testing.T) {
 func TestCreatorTest(t *testing.T) {
 	ctx := context.Background()
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil {
@@ -117,6 +119,7 @@ func TestCreatorTest(t *testing.T) {
 func TestVerify(t *testing.T) {
 	ctx := context.Background()
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
 	cfg.BlockInterval = 50 * time.Millisecond
 	d, err := daemon.Start(ctx, cfg)

@@ -25,6 +25,7 @@ func TestAdminCommands(t *testing.T) {
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte("admin-command-test-token-0123456789"), 0o600)
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AdminTokenFile, cfg.AllowPrivateEndpoints = "127.0.0.1:0", data, token, true
 	cfg.BlockInterval, cfg.LogOutput = 20*time.Millisecond, &bytes.Buffer{}
 	d, err := daemon.Start(ctx, cfg)

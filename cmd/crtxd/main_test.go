@@ -31,6 +31,7 @@ func crtxd(t *testing.T, args ...string) (int, string) {
 func withTraffic(t *testing.T) string {
 	data := t.TempDir()
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.BlockInterval = "127.0.0.1:0", data, 10*time.Millisecond
 	cfg.LogOutput = &bytes.Buffer{}
 	d, err := daemon.Start(ctx, cfg)
@@ -185,6 +186,7 @@ func TestLedgerRowsAreAppendOnly(t *testing.T) {
 
 func TestConfigFromEnvironment(t *testing.T) {
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	fs := newFlags("serve", &cfg, &bytes.Buffer{})
 	serveFlags(fs, &cfg)
 	t.Setenv("CRTX_ADDR", "127.0.0.1:9999")

@@ -42,7 +42,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	os.WriteFile(token, []byte("replica-test-admin-token-0123456789"), 0o600)
 	replica := func() *proc {
 		return startProc(t, "--addr", "127.0.0.1:0", "--db", db, "--data", data, "--admin-token-file", token,
-			"--allow-private-endpoints", "--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "50ms")
+			"--allow-private-endpoints", "--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "50ms", "--rate-limit-ip", "0")
 	}
 	a := replica() // the first creates the keys; the others load them
 	b, c := replica(), replica()

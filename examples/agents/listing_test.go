@@ -18,6 +18,7 @@ func TestListsOnAMarketplace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, io.Discard
 	tokenFile := cfg.Data + "/admin"
 	if err := writeFile(tokenFile, "admin-token-0123456789abcdef"); err != nil {
