@@ -78,7 +78,7 @@ func TestCrashRecovery(t *testing.T) {
 	os.WriteFile(token, []byte("crash-test-admin-token-0123456789"), 0o600)
 	addr := freePort(t)
 	args := []string{"--addr", addr, "--data", data, "--admin-token-file", token, "--allow-private-endpoints",
-		"--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "100ms"}
+		"--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "100ms", "--rate-limit-ip", "0"}
 
 	_, ckey, _ := ed25519.GenerateKey(nil)
 	h := creator.NewHandler(ckey, func(ctx context.Context, r creator.Request) (string, int, error) {
