@@ -96,8 +96,11 @@ func TestHostileInput(t *testing.T) {
 		if c := creds[r.IntN(len(creds))]; c != "" {
 			req.Header.Set("Authorization", c)
 		}
-		if r.IntN(10) == 0 {
+		switch r.IntN(10) {
+		case 0:
 			req.Header.Set("Idempotency-Key", strings.Repeat("k", 300))
+		case 1:
+			req.Header.Set("Idempotency-Key", "k\xff\xfe")
 		}
 		resp, err := hc.Do(req)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
 )
@@ -79,7 +80,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("request", "request_id", id, "method", r.Method, "route", route,
 			"path", r.URL.Path, "status", sw.status, "duration_ms", elapsed.Milliseconds())
 	}()
+	if err := textOnly(r); err != nil {
+		s.writeError(sw, r, err)
+		return
+	}
 	h.ServeHTTP(sw, r)
+}
+
+// textOnly refuses a URL that is not text — invalid UTF-8 or NUL bytes in
+// the path or the query — before it can reach a handler or a database that
+// stores only text (PostgreSQL refuses both).
+func textOnly(r *http.Request) error {
+	bad := func(s string) bool { return !utf8.ValidString(s) || strings.ContainsRune(s, 0) }
+	if bad(r.URL.Path) {
+		return crtx.Errorf(crtx.CodeInvalidRequest, "the path holds bytes that are not text")
+	}
+	for k, vs := range r.URL.Query() {
+		for _, v := range vs {
+			if bad(k) || bad(v) {
+				return crtx.Errorf(crtx.CodeInvalidRequest, "the query holds bytes that are not text")
+			}
+		}
+	}
+	if bad(r.Header.Get("Idempotency-Key")) {
+		return crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key holds bytes that are not text")
+	}
+	return nil
 }
 
 // noRoute answers a request that matched no pattern: 405 when the path
