@@ -47,6 +47,7 @@ func newMarket(t *testing.T, funds string, adjust ...func(*daemon.Config)) *mark
 		if err != nil {
 			t.Fatal(err)
 		}
+		runLogs.secret(k.Key, m.callerW.address)
 		if env == crtx.Devnet {
 			m.key = e.anon.WithToken(k.Key)
 		} else {

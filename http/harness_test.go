@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -148,9 +149,60 @@ type testWriter struct {
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("%s", p)
+	runLogs.log(p)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.Write(p)
+}
+
+// runLog keeps every daemon log line of the whole test run and every secret
+// the tests made, so TestMain can check that no log ever held one.
+type runLog struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	secrets []string
+}
+
+var runLogs = &runLog{}
+
+func (l *runLog) log(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+}
+
+func (l *runLog) secret(s ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.secrets = append(l.secrets, s...)
+}
+
+// leaks lists the secrets found in the logs.
+func (l *runLog) leaks() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	logs := l.buf.String()
+	for _, s := range l.secrets {
+		if s != "" && strings.Contains(logs, s) {
+			out = append(out, s[:min(len(s), 14)]+"…")
+		}
+	}
+	return out
+}
+
+func TestMain(m *testing.M) {
+	runLogs.secret(adminToken)
+	code := m.Run()
+	if leaks := runLogs.leaks(); len(leaks) > 0 {
+		fmt.Fprintf(os.Stderr, "the logs of this run hold secrets or callers' wallets: %v\n", leaks)
+		code = 1
+	}
+	if runLogs.buf.Len() == 0 {
+		fmt.Fprintln(os.Stderr, "no daemon logged anything: the secret scan proved nothing")
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // logsLack asserts that nothing the daemon logged holds any of secrets.
@@ -189,6 +241,7 @@ func (e *env) signIn(w wallet) *client.Client {
 	if err != nil {
 		e.t.Fatalf("sign in: %v", err)
 	}
+	runLogs.secret(c.Token())
 	return c
 }
 
