@@ -1,0 +1,65 @@
+package http_test
+
+import (
+	"crypto/ed25519"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// Creators that misbehave on purpose are cut off within the execution's
+// deadline, with the right error and the escrow refunded.
+func TestCreatorAbuse(t *testing.T) {
+	cases := []struct {
+		name string
+		bad  func(w http.ResponseWriter, req crtx.CreatorRequest, key ed25519.PrivateKey)
+		code string
+	}{
+		{"trickles bytes forever", func(w http.ResponseWriter, req crtx.CreatorRequest, _ ed25519.PrivateKey) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			for i := 0; ; i++ {
+				if _, err := w.Write([]byte(" ")); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				time.Sleep(50 * time.Millisecond)
+				if i > 400 {
+					return
+				}
+			}
+		}, "execution_timeout"},
+		{"a million nested arrays", func(w http.ResponseWriter, req crtx.CreatorRequest, _ ed25519.PrivateKey) {
+			w.Write([]byte(`{"execution_id":"` + req.ExecutionID + `","status":"completed","steps":` +
+				strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000) + `}`))
+		}, "invalid_agent_response"},
+		{"redirects to the metadata address", func(w http.ResponseWriter, req crtx.CreatorRequest, _ ed25519.PrivateKey) {
+			http.Redirect(w, &http.Request{}, "http://169.254.169.254/latest/meta-data/iam/security-credentials/", http.StatusFound)
+		}, "invalid_agent_response"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMarket(t, "5")
+			agent := m.list(fault(t, tc.bad), "0.25", map[string]any{"timeout_seconds": 2})
+			before := m.balance(m.callerW, crtx.Devnet)
+			start := time.Now()
+			_, err := m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
+			elapsed := time.Since(start)
+			wantCode(t, err, statusOf(tc.code), tc.code)
+			if elapsed > 3*time.Second {
+				t.Errorf("cut off after %v; the deadline was 2 s", elapsed)
+			}
+			if got := m.balance(m.callerW, crtx.Devnet); got != before {
+				t.Errorf("escrow not refunded: %+v, was %+v", got, before)
+			}
+		})
+	}
+}
+
+func statusOf(code string) int {
+	return map[string]int{"execution_timeout": 408, "invalid_agent_response": 502}[code]
+}
