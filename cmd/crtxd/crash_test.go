@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -66,6 +67,24 @@ func freePort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+var long = flag.Bool("crtx.long", false, "run the long crash loop (100 kills)")
+
+// allExecutions reads every execution of a key, page by page.
+func allExecutions(key *client.Client) (crtx.ExecutionPage, error) {
+	var all crtx.ExecutionPage
+	for offset := 0; ; offset += 100 {
+		page, err := key.Executions(ctx, url.Values{"limit": {"100"}, "offset": {fmt.Sprint(offset)}})
+		if err != nil {
+			return all, err
+		}
+		all.Executions = append(all.Executions, page.Executions...)
+		all.Total = page.Total
+		if len(page.Executions) < 100 {
+			return all, nil
+		}
+	}
 }
 
 // Asynchronous and synchronous executions are in flight when crtxd is
@@ -135,32 +154,50 @@ func TestCrashRecovery(t *testing.T) {
 	k, err := ss.CreateKey(ctx, client.KeyParams{Name: "crash", Environment: crtx.Mainnet})
 	must(err)
 
-	cycles := 4
-	if testing.Short() {
-		cycles = 2
+	cycles := 20
+	if *long {
+		cycles = 100
 	}
+	// first answers of each Idempotency-Key, to check retries against
+	accepted := map[string]string{}
 	for cycle := range cycles {
 		key := client.New(p.url, k.Key)
-		for i := range 12 {
+		for i := range 8 {
 			params := crtx.ExecuteParams{Task: fmt.Sprintf("c%d-%d", cycle, i), Async: i%3 != 0}
+			idem := fmt.Sprintf("c%d-%d", cycle, i)
 			if params.Async {
-				if _, err := key.Execute(ctx, a.AgentID, params, client.ExecuteOptions{}); err != nil {
+				rec, err := key.Execute(ctx, a.AgentID, params, client.ExecuteOptions{IdempotencyKey: idem})
+				if err != nil {
 					t.Fatalf("cycle %d: %v", cycle, err)
 				}
+				accepted[idem] = rec.ExecutionID
 			} else {
-				go key.Execute(ctx, a.AgentID, params, client.ExecuteOptions{}) // cut off by the kill
+				go key.Execute(ctx, a.AgentID, params, client.ExecuteOptions{IdempotencyKey: idem}) // cut off by the kill
 			}
 		}
-		time.Sleep(time.Duration(50+rand.IntN(250)) * time.Millisecond)
+		time.Sleep(time.Duration(30+rand.IntN(200)) * time.Millisecond)
 		p.kill()
 		p = startProc(t, args...)
+		// After each restart: the ledger holds together, and a retry of an
+		// earlier request answers its first response.
+		if code, out := crtxd(t, "ledger", "verify", "--data", data); code != 0 {
+			t.Fatalf("ledger verify after kill %d:\n%s", cycle+1, out)
+		}
+		key = client.New(p.url, k.Key)
+		for i := 1; i < 8; i += 3 {
+			idem := fmt.Sprintf("c%d-%d", cycle, i)
+			rec, err := key.Execute(ctx, a.AgentID, crtx.ExecuteParams{Task: idem, Async: true}, client.ExecuteOptions{IdempotencyKey: idem})
+			if err != nil || rec.ExecutionID != accepted[idem] {
+				t.Fatalf("retry of %s after kill %d: %s, %v; first answer %s", idem, cycle+1, rec.ExecutionID, err, accepted[idem])
+			}
+		}
 	}
 
 	key := client.New(p.url, k.Key)
 	deadline := time.Now().Add(30 * time.Second)
 	var page crtx.ExecutionPage
 	for {
-		page, err = key.Executions(ctx, url.Values{"limit": {"100"}})
+		page, err = allExecutions(key)
 		must(err)
 		open := 0
 		for _, e := range page.Executions {
@@ -176,14 +213,25 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if page.Total < cycles*8 {
-		t.Fatalf("only %d executions were recorded", page.Total)
+	if page.Total < len(accepted) {
+		t.Fatalf("only %d executions were recorded for %d accepted", page.Total, len(accepted))
 	}
 	var spent, earned crtx.USDC
 	completed := 0
 	for _, s := range page.Executions {
 		rec, err := key.Execution(ctx, s.ExecutionID)
 		must(err)
+		v, err := key.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountExecution, s.ExecutionID))
+		must(err)
+		endings := 0
+		for _, tx := range v.Transactions {
+			if tx.Kind == crtx.TxExecutionRecord || tx.Kind == crtx.TxEscrowRefunded {
+				endings++
+			}
+		}
+		if endings != 1 {
+			t.Errorf("execution %s was settled or refunded %d times", s.ExecutionID, endings)
+		}
 		if rec.Status == "completed" {
 			completed++
 			spent += rec.Cost
