@@ -76,9 +76,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		elapsed := time.Since(start)
 		s.metrics.observe(r.Method, route, sw.status, elapsed)
-		// The path is logged without its query; tokens travel only in headers.
+		// The route pattern, not the path: a path can hold a wallet address
+		// (an account, a creator), and logs hold no user's wallet.
 		s.log.Info("request", "request_id", id, "method", r.Method, "route", route,
-			"path", r.URL.Path, "status", sw.status, "duration_ms", elapsed.Milliseconds())
+			"status", sw.status, "duration_ms", elapsed.Milliseconds())
 	}()
 	if err := textOnly(r); err != nil {
 		s.writeError(sw, r, err)
