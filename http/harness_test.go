@@ -198,7 +198,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "the logs of this run hold secrets or callers' wallets: %v\n", leaks)
 		code = 1
 	}
-	if runLogs.buf.Len() == 0 {
+	// Tests that made secrets started daemons, which log; no log then
+	// means the scan proved nothing. (A fuzzing run starts no test.)
+	if len(runLogs.secrets) > 1 && runLogs.buf.Len() == 0 {
 		fmt.Fprintln(os.Stderr, "no daemon logged anything: the secret scan proved nothing")
 		code = 1
 	}
