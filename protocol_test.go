@@ -2,6 +2,7 @@ package crtx
 
 import (
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -70,3 +71,29 @@ func TestRequestSignature(t *testing.T) {
 		t.Fatal("verifies another timestamp or body")
 	}
 }
+
+// A creator's reply, whatever its bytes, decodes and is judged without
+// panicking; what passes is a reply the marketplace can settle.
+func FuzzCreatorReply(f *testing.F) {
+	pub, key, _ := ed25519.GenerateKey(nil)
+	res := "ok ✓"
+	h := ResultHash(res)
+	good, _ := json.Marshal(CreatorReply{ExecutionID: "e1", Status: "completed", Result: &res, ResultHash: &h, Signature: ptrTo(SignResult(key, h))})
+	f.Add(good)
+	f.Add([]byte(`{"execution_id":"e1","status":"failed","error":"no"}`))
+	f.Add([]byte(`{"execution_id":"e1","status":"completed","result":null}`))
+	f.Add([]byte(`[[[[[[`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r CreatorReply
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		if err := CheckReply(CreatorRequest{ExecutionID: "e1"}, r, pub); err == nil && r.Status == "completed" {
+			if r.Result == nil || ResultHash(*r.Result) != *r.ResultHash || !VerifyBase58(pub, []byte(*r.ResultHash), *r.Signature) {
+				t.Fatalf("an unverifiable reply passed: %s", b)
+			}
+		}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
