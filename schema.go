@@ -47,16 +47,8 @@ func checkSchema(field string, raw json.RawMessage, mustBeObject bool) error {
 	return nil
 }
 
-// ValidateParameters checks parameters against an agent's input schema and
-// names the first failing path.
-func ValidateParameters(schema, params json.RawMessage) error {
-	sch, err := CompileSchema(schema)
-	if err != nil {
-		return fmt.Errorf("input schema: %w", err)
-	}
-	return validate(sch, params)
-}
-
+// validate checks parameters against a compiled input schema and names
+// the first failing path.
 func validate(sch *jsonschema.Schema, params json.RawMessage) error {
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
