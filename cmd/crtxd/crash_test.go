@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"flag"
@@ -11,21 +9,17 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
-	"github.com/crtx-market/crtx/creator"
 )
 
 // proc is one crtxd child process.
@@ -99,28 +93,7 @@ func TestCrashRecovery(t *testing.T) {
 	args := []string{"--addr", addr, "--data", data, "--admin-token-file", token, "--allow-private-endpoints",
 		"--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "100ms", "--rate-limit-ip", "0"}
 
-	_, ckey, _ := ed25519.GenerateKey(nil)
-	h := creator.NewHandler(ckey, func(ctx context.Context, r creator.Request) (string, int, error) {
-		if !r.Test {
-			time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
-		}
-		return "done: " + r.Task, 0, nil
-	}, creator.Options{})
-	// Count deliveries per execution id: a second delivery is a takeover
-	// after a kill, answered from the creator SDK's memory.
-	var mu sync.Mutex
-	deliveries := map[string]int{}
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req crtx.CreatorRequest
-		json.Unmarshal(body, &req)
-		mu.Lock()
-		deliveries[req.ExecutionID]++
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	defer svc.Close()
+	svcURL, svcKey, takenOver := slowCreator(t, 400*time.Millisecond)
 
 	p := startProc(t, args...)
 	admin := client.New(p.url, "crash-test-admin-token-0123456789")
@@ -147,7 +120,7 @@ func TestCrashRecovery(t *testing.T) {
 	tags := []string{"data"}
 	a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Slow"), Tagline: str("Slow."), Description: str("Slow."),
 		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: str(svc.URL + "/execute"), SigningPublicKey: str(h.PublicKey()), TimeoutSeconds: &timeout})
+		Price: &price, EndpointURL: str(svcURL + "/execute"), SigningPublicKey: str(svcKey), TimeoutSeconds: &timeout})
 	must(err)
 	ss, _, err := client.New(p.url, "").SignIn(ctx, callerKey)
 	must(err)
@@ -252,14 +225,7 @@ func TestCrashRecovery(t *testing.T) {
 	if got := cw.Balances[crtx.Mainnet].Available; got != 100*crtx.MicroPerUSDC-10*crtx.MicroPerUSDC+earned {
 		t.Errorf("creator %s, earned %s", got, earned)
 	}
-	redelivered := 0
-	mu.Lock()
-	for _, n := range deliveries {
-		if n > 1 {
-			redelivered++
-		}
-	}
-	mu.Unlock()
+	redelivered := takenOver()
 	if redelivered == 0 {
 		t.Error("no execution was taken over after a kill; the test proved nothing")
 	}

@@ -2,6 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
 )
 
 var (
@@ -98,4 +108,42 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(binary))
 	}
 	os.Exit(code)
+}
+
+// slowCreator serves an agent that answers after 100ms plus up to jitter,
+// counting deliveries per execution id. takenOver reports how many
+// executions were delivered more than once: a second delivery is a
+// takeover after a kill, answered from the creator SDK's memory.
+func slowCreator(t *testing.T, jitter time.Duration) (url, publicKey string, takenOver func() int) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			time.Sleep(100*time.Millisecond + rand.N(jitter))
+		}
+		return "done: " + r.Task, 0, nil
+	}, creator.Options{})
+	var mu sync.Mutex
+	deliveries := map[string]int{}
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req crtx.CreatorRequest
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		deliveries[req.ExecutionID]++
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(svc.Close)
+	return svc.URL, h.PublicKey(), func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, d := range deliveries {
+			if d > 1 {
+				n++
+			}
+		}
+		return n
+	}
 }

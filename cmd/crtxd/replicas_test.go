@@ -1,15 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,7 +14,6 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
-	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/store/storetest"
 )
 
@@ -49,26 +42,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	defer a.kill()
 	defer c.kill()
 
-	_, skey, _ := ed25519.GenerateKey(nil)
-	h := creator.NewHandler(skey, func(ctx context.Context, r creator.Request) (string, int, error) {
-		if !r.Test {
-			time.Sleep(time.Duration(100+rand.IntN(300)) * time.Millisecond)
-		}
-		return "ok " + r.Task, 0, nil
-	}, creator.Options{})
-	var mu sync.Mutex
-	deliveries := map[string]int{}
-	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req crtx.CreatorRequest
-		json.Unmarshal(body, &req)
-		mu.Lock()
-		deliveries[req.ExecutionID]++
-		mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
-	}))
-	defer svc.Close()
+	svcURL, svcKey, takenOver := slowCreator(t, 300*time.Millisecond)
 
 	admin := client.New(a.url, "replica-test-admin-token-0123456789")
 	wallet := func(funds crtx.USDC) (*client.Client, string) {
@@ -89,7 +63,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	price, timeout, tags := crtx.USDC(100_000), 5, []string{"data"}
 	agent, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("R"), Tagline: str("R."), Description: str("R."), Tags: &tags,
 		InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: str(svc.URL), SigningPublicKey: str(h.PublicKey()), TimeoutSeconds: &timeout})
+		Price: &price, EndpointURL: str(svcURL), SigningPublicKey: str(svcKey), TimeoutSeconds: &timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,14 +132,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if bal := w.Balances[crtx.Mainnet]; bal.Escrowed != 0 || bal.Available != 10*crtx.MicroPerUSDC-spent {
 		t.Errorf("caller %+v after spending %s", bal, spent)
 	}
-	taken := 0
-	mu.Lock()
-	for _, n := range deliveries {
-		if n > 1 {
-			taken++
-		}
-	}
-	mu.Unlock()
+	taken := takenOver()
 	t.Logf("%d executions (%d reached by a second replica after the kill)", page.Total, taken)
 	if taken == 0 {
 		t.Error("no execution of the killed replica was taken over; the test proved nothing")
