@@ -67,9 +67,12 @@ func New(opts Options) *Caller {
 		DialContext:            c.dial,
 		TLSHandshakeTimeout:    10 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
-		MaxIdleConnsPerHost:    16,
-		IdleConnTimeout:        90 * time.Second,
-		ForceAttemptHTTP2:      true,
+		// A busy agent gets many concurrent calls; keeping their connections
+		// saves a TCP handshake (and a TLS one) per call.
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
 	}
 	c.client = &http.Client{
 		Transport: transport,

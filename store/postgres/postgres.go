@@ -110,7 +110,7 @@ func (dialect) SearchRank() string {
 }
 
 // IndexText does nothing: the search column is generated.
-func (dialect) IndexText(context.Context, *sql.Tx, crtx.Agent) error { return nil }
+func (dialect) IndexText(context.Context, sqldb.Querier, crtx.Agent) error { return nil }
 
 func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
 

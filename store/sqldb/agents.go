@@ -64,7 +64,7 @@ func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
 			return err
 		}
 	}
-	return t.d.IndexText(ctx, t.tx, a)
+	return t.d.IndexText(ctx, querier{t}, a)
 }
 
 func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {

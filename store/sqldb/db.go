@@ -35,7 +35,7 @@ type Dialect interface {
 	SearchRank() string
 	// IndexText updates the full-text index of an agent, where the engine
 	// does not keep it by itself.
-	IndexText(ctx context.Context, tx *sql.Tx, a crtx.Agent) error
+	IndexText(ctx context.Context, q Querier, a crtx.Agent) error
 	// SkipLocked is appended to a SELECT that claims work rows, so
 	// concurrent claimers skip each other's rows.
 	SkipLocked() string
@@ -54,14 +54,39 @@ type DB struct {
 	// WriteOptions and ReadOptions are the options of read-write and
 	// read-only transactions; a read must see one snapshot throughout.
 	WriteOptions, ReadOptions *sql.TxOptions
+
+	group *group
+}
+
+// GroupCommit makes Update run on one connection of the Write pool, taken
+// for good, and commit concurrent transactions in groups (see group). It
+// is for engines with a single writer, where transactions queue anyway.
+func (d *DB) GroupCommit(ctx context.Context) error {
+	g, err := newGroup(ctx, d.Write, d.Dialect)
+	if err != nil {
+		return err
+	}
+	d.group = g
+	return nil
 }
 
 var _ crtx.Store = (*DB)(nil)
+
+// GroupStats reports the group writer's counts; zero without one.
+func (d *DB) GroupStats() GroupStats {
+	if d.group == nil {
+		return GroupStats{}
+	}
+	return GroupStats{Commits: d.group.commits.Load(), Transactions: d.group.txs.Load()}
+}
 
 // Update runs fn in a read-write transaction. A transaction the engine
 // refuses as a serialization failure or deadlock runs again, a few times,
 // so callers see what they would on a single writer.
 func (d *DB) Update(ctx context.Context, fn func(crtx.Tx) error) error {
+	if d.group != nil {
+		return d.group.update(ctx, fn)
+	}
 	var err error
 	for attempt := 0; attempt < 40; attempt++ {
 		err = d.run(ctx, d.Write, d.WriteOptions, fn)
@@ -94,7 +119,7 @@ func (d *DB) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(c
 			panic(p)
 		}
 	}()
-	if err := fn(&tx{tx: sqlTx, d: d.Dialect}); err != nil {
+	if err := fn(&tx{q: sqlTx, d: d.Dialect}); err != nil {
 		sqlTx.Rollback()
 		return err
 	}
@@ -115,10 +140,14 @@ func (d *DB) Ping(ctx context.Context) error {
 
 // Close closes the pools.
 func (d *DB) Close() error {
-	if d.Read == d.Write {
-		return d.Write.Close()
+	var gerr error
+	if d.group != nil {
+		gerr = d.group.close()
 	}
-	return errors.Join(d.Read.Close(), d.Write.Close())
+	if d.Read == d.Write {
+		return errors.Join(gerr, d.Write.Close())
+	}
+	return errors.Join(gerr, d.Read.Close(), d.Write.Close())
 }
 
 // Migrate applies the migrations in dir of files, in the order of their

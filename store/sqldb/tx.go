@@ -17,8 +17,35 @@ import (
 )
 
 type tx struct {
-	tx *sql.Tx
-	d  Dialect
+	q Querier
+	d Dialect
+	// stmts, when set, keeps prepared statements of the connection q runs
+	// on (the group writer's); without it the driver prepares each time.
+	stmts *stmtCache
+	// detached statements ignore the caller's cancellation: in a group
+	// commit an interrupted statement would roll back the other callers'
+	// work with it.
+	detached bool
+}
+
+// Querier runs statements: a *sql.Tx, or a *sql.Conn inside a transaction.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// on returns what runs q: a prepared statement when the transaction keeps
+// them, else the transaction itself.
+func (t *tx) on(ctx context.Context, q string) (context.Context, Querier, string) {
+	if t.detached {
+		ctx = context.WithoutCancel(ctx)
+	}
+	q = t.d.Rebind(q)
+	if s := t.stmts.get(ctx, q); s != nil {
+		return ctx, stmtQuerier{s}, ""
+	}
+	return ctx, t.q, q
 }
 
 func us(t time.Time) int64 { return t.UnixMicro() }
@@ -48,7 +75,8 @@ func notFound(err error, what string) error {
 }
 
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	r, err := t.tx.ExecContext(ctx, t.d.Rebind(q), args...)
+	ctx, on, q := t.on(ctx, q)
+	r, err := on.ExecContext(ctx, q, args...)
 	if err != nil && t.d.IsUnique(err) {
 		return r, fmt.Errorf("%w: %v", crtx.ErrConflict, err)
 	}
@@ -56,11 +84,28 @@ func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error
 }
 
 func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(ctx, t.d.Rebind(q), args...)
+	ctx, on, q := t.on(ctx, q)
+	return on.QueryContext(ctx, q, args...)
 }
 
 func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(ctx, t.d.Rebind(q), args...)
+	ctx, on, q := t.on(ctx, q)
+	return on.QueryRowContext(ctx, q, args...)
+}
+
+// querier lets a Dialect run statements the way the transaction does.
+type querier struct{ t *tx }
+
+func (q querier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return q.t.exec(ctx, query, args...)
+}
+
+func (q querier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.t.query(ctx, query, args...)
+}
+
+func (q querier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.t.queryRow(ctx, query, args...)
 }
 
 func (t *tx) TryLock(ctx context.Context, name string) (bool, error) {

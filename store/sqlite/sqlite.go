@@ -31,6 +31,9 @@ func dsn(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
+		// Group commit gives each transaction a savepoint; the pages it
+		// saves belong in memory, not in a temporary file.
+		q.Add("_pragma", "temp_store(MEMORY)")
 		// BEGIN IMMEDIATE takes the write lock up front, so a transaction
 		// never fails half-way on a lock upgrade.
 		q.Set("_txlock", "immediate")
@@ -66,7 +69,12 @@ func Open(ctx context.Context, path string) (*sqldb.DB, error) {
 	}
 	r.SetMaxOpenConns(4)
 	r.SetMaxIdleConns(4)
-	return &sqldb.DB{Write: w, Read: r, Dialect: dialect{}}, nil
+	db := &sqldb.DB{Write: w, Read: r, Dialect: dialect{}}
+	if err := db.GroupCommit(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return db, nil
 }
 
 type dialect struct{}
@@ -110,7 +118,7 @@ func (dialect) SearchRank() string {
 	return `bm25(agents_fts, 10.0, 4.0, 1.0, 6.0) * ` + sqldb.Reliability
 }
 
-func (dialect) IndexText(ctx context.Context, tx *sql.Tx, a crtx.Agent) error {
+func (dialect) IndexText(ctx context.Context, tx sqldb.Querier, a crtx.Agent) error {
 	var rowid int64
 	if err := tx.QueryRowContext(ctx, `SELECT rowid FROM agents WHERE id = ?`, a.ID).Scan(&rowid); err != nil {
 		return err

@@ -2,9 +2,15 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/sqlite"
@@ -37,4 +43,83 @@ func TestReopen(t *testing.T) {
 			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
 		}
 	}
+}
+
+// Concurrent transactions share commits; each one's failure, panic or
+// cancellation undoes its own writes and no one else's.
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "crtx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	boom := errors.New("boom")
+	// Hold the writer so that the transactions below queue behind it.
+	release, held := make(chan struct{}), make(chan struct{})
+	go s.Update(ctx, func(crtx.Tx) error { close(held); <-release; return nil })
+	<-held
+	cancelled, cancel := context.WithCancel(ctx)
+	const n = 300
+	errs := make([]error, n)
+	panics := make([]any, n)
+	var wg sync.WaitGroup
+	var started atomic.Int64
+	for i := range n {
+		c := ctx
+		if i%10 == 3 {
+			c = cancelled
+		}
+		wg.Go(func() {
+			defer func() { panics[i] = recover() }()
+			started.Add(1)
+			errs[i] = s.Update(c, func(tx crtx.Tx) error {
+				if err := tx.SetMeta(ctx, fmt.Sprintf("k%03d", i), "v"); err != nil {
+					return err
+				}
+				switch i % 10 {
+				case 1:
+					return boom
+				case 2:
+					panic("fn panicked")
+				}
+				return nil
+			})
+		})
+	}
+	// Let them queue; any that come late are grouped all the same.
+	for started.Load() < n {
+		runtime.Gosched()
+	}
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	close(release)
+	wg.Wait()
+	for i := range n {
+		var v string
+		err := s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.Meta(ctx, fmt.Sprintf("k%03d", i)); return err })
+		switch i % 10 {
+		case 1:
+			if !errors.Is(errs[i], boom) || !errors.Is(err, crtx.ErrNotFound) {
+				t.Errorf("%d: failing transaction: err %v, its write %q (%v)", i, errs[i], v, err)
+			}
+		case 2:
+			if panics[i] != "fn panicked" || !errors.Is(err, crtx.ErrNotFound) {
+				t.Errorf("%d: panicking transaction: recovered %v, its write %q (%v)", i, panics[i], v, err)
+			}
+		case 3:
+			if !errors.Is(errs[i], context.Canceled) || !errors.Is(err, crtx.ErrNotFound) {
+				t.Errorf("%d: cancelled transaction answered %v but its write is %q (%v)", i, errs[i], v, err)
+			}
+		default:
+			if errs[i] != nil || v != "v" {
+				t.Errorf("%d: err %v, write %q (%v)", i, errs[i], v, err)
+			}
+		}
+	}
+	st := s.GroupStats()
+	if st.Commits >= st.Transactions/10 {
+		t.Errorf("%d transactions took %d commits; they were not grouped", st.Transactions, st.Commits)
+	}
+	t.Logf("%d transactions in %d commits", st.Transactions, st.Commits)
 }
