@@ -18,38 +18,63 @@ const maxBlockTxs = 1000
 // a new block signed by the ledger authority. It reports false when there was
 // nothing to seal.
 func (m *Market) Seal(ctx context.Context, env Environment) (Block, bool, error) {
-	var b Block
-	err := m.store.Update(ctx, func(tx Tx) error {
+	// What to seal is read from a snapshot, outside the write transaction:
+	// on a single writer every moment in it is taken from executions. The
+	// write then checks that nothing it read has changed.
+	var txs []LedgerTx
+	var prev Block
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		txs, err = tx.UnsealedTransactions(ctx, env, maxBlockTxs)
+		if err != nil || len(txs) == 0 {
+			return err
+		}
+		prev, err = tx.LastBlock(ctx, env)
+		if errors.Is(err, ErrNotFound) {
+			prev, err = Block{Hash: GenesisPrevHash}, nil
+		}
+		return err
+	})
+	if err != nil || len(txs) == 0 {
+		return Block{}, false, internal("seal", err)
+	}
+	b := Block{Environment: env, Height: prev.Height + 1, PrevHash: prev.Hash,
+		MerkleRoot: merkle.Root(TxLeaves(txs)).String(), TxCount: len(txs), SealedAt: m.now()}
+	h := b.ComputeHash()
+	b.Hash = h.String()
+	b.Signature = base58.Encode(ed25519.Sign(m.cfg.Authority, h[:]))
+	ids := make([]string, len(txs))
+	for i, t := range txs {
+		ids[i] = t.ID
+	}
+	sealed := false
+	err = m.store.Update(ctx, func(tx Tx) error {
 		// One sealer at a time per environment, across replicas.
 		if ok, err := tx.TryLock(ctx, "crtx-sealer-"+string(env)); err != nil || !ok {
 			return err
 		}
-		txs, err := tx.UnsealedTransactions(ctx, env, maxBlockTxs)
-		if err != nil || len(txs) == 0 {
-			return err
-		}
-		prev, err := tx.LastBlock(ctx, env)
+		last, err := tx.LastBlock(ctx, env)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			prev = Block{Hash: GenesisPrevHash}
 		case err != nil:
 			return err
 		}
-		b = Block{Environment: env, Height: prev.Height + 1, PrevHash: prev.Hash,
-			MerkleRoot: merkle.Root(TxLeaves(txs)).String(), TxCount: len(txs), SealedAt: m.now()}
-		h := b.ComputeHash()
-		b.Hash = h.String()
-		b.Signature = base58.Encode(ed25519.Sign(m.cfg.Authority, h[:]))
-		ids := make([]string, len(txs))
-		for i, t := range txs {
-			ids[i] = t.ID
+		if last.Height != prev.Height {
+			return nil // another sealer went first
 		}
-		return tx.InsertBlock(ctx, b, ids)
+		// InsertBlock fails with ErrConflict unless every one is still unsealed.
+		if err := tx.InsertBlock(ctx, b, ids); err != nil {
+			return err
+		}
+		sealed = true
+		return nil
 	})
-	if err != nil {
+	if errors.Is(err, ErrConflict) {
+		return Block{}, false, nil
+	}
+	if err != nil || !sealed {
 		return Block{}, false, internal("seal", err)
 	}
-	return b, b.Height > 0, nil
+	return b, true, nil
 }
 
 // RunSealer seals both environments every interval until ctx ends.

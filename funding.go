@@ -153,11 +153,11 @@ func (m *Market) fund(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 // posting names are recorded as the transaction's referenced accounts.
 func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, data map[string]string, postings []Posting, accounts ...Account) (LedgerTx, error) {
 	now := m.now()
-	for _, a := range accounts {
-		a.CreatedAt = now
-		if err := tx.EnsureAccount(ctx, a); err != nil {
-			return LedgerTx{}, fmt.Errorf("account %s: %w", a.Address, err)
-		}
+	for i := range accounts {
+		accounts[i].CreatedAt = now
+	}
+	if err := tx.EnsureAccounts(ctx, accounts...); err != nil {
+		return LedgerTx{}, fmt.Errorf("accounts: %w", err)
 	}
 	if data == nil {
 		data = map[string]string{}

@@ -47,8 +47,8 @@ type Tx interface {
 	RevokeKey(ctx context.Context, id string, at time.Time) error
 	TouchKey(ctx context.Context, id string, at time.Time) error
 
-	// EnsureAccount creates the account if it does not exist yet.
-	EnsureAccount(ctx context.Context, a Account) error
+	// EnsureAccounts creates the accounts that do not exist yet.
+	EnsureAccounts(ctx context.Context, accounts ...Account) error
 	Account(ctx context.Context, env Environment, address string) (Account, error)
 	Accounts(ctx context.Context, env Environment) ([]Account, error)
 	// OwnerBalance sums the balances of the owner's accounts of one kind.

@@ -18,7 +18,12 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(reg *prometheus.Registry) *metrics {
+// commitCounter is a store that commits transactions in groups.
+type commitCounter interface {
+	CommitCounts() (commits, transactions int64)
+}
+
+func newMetrics(reg *prometheus.Registry, store any) *metrics {
 	m := &metrics{
 		registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -31,6 +36,14 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	}
 	reg.MustRegister(m.requests, m.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if c, ok := store.(commitCounter); ok {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "crtx_store_commits_total", Help: "Database commits of the group writer.",
+		}, func() float64 { n, _ := c.CommitCounts(); return float64(n) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "crtx_store_transactions_total", Help: "Read-write transactions committed by the group writer.",
+			}, func() float64 { _, n := c.CommitCounts(); return float64(n) }))
+	}
 	return m
 }
 

@@ -49,7 +49,7 @@ func New(market *crtx.Market, opts Options) *Server {
 	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, mux: http.NewServeMux(),
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
 		running: &inflight{max: opts.Limits.InFlightPerKey, n: map[string]int{}}}
-	s.metrics = newMetrics(prometheus.NewRegistry())
+	s.metrics = newMetrics(prometheus.NewRegistry(), market.Store())
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},

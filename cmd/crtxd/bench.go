@@ -47,6 +47,12 @@ type report struct {
 	DB        string   `json:"db"`
 	Results   []result `json:"results"`
 	PeakRSSMB float64  `json:"marketplace_peak_rss_mib"`
+	// TxPerCommit is the group writer's mean group during the sync
+	// scenario (SQLite).
+	TxPerCommit float64 `json:"transactions_per_commit,omitempty"`
+	// CPUPerSyncUS is the marketplace's CPU time (user and system) per
+	// synchronous execution, which throughput on a shared machine hides.
+	CPUPerSyncUS float64 `json:"cpu_us_per_sync_execution"`
 }
 
 // load runs clients closed loops of fn for d, or until n requests when n > 0.
@@ -225,7 +231,17 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			profiled <- os.WriteFile(*cpuprofile, b, 0o644)
 		}()
 	}
+	c0, t0 := commitCounts(base)
+	cpu0 := cpuTime(child.Process.Pid)
 	run(load("sync executions", *clients, *dur, 0, syncExec))
+	if r := rep.Results[len(rep.Results)-1]; r.OK > 0 {
+		rep.CPUPerSyncUS = float64((cpuTime(child.Process.Pid) - cpu0).Microseconds()) / float64(r.OK)
+		fmt.Fprintf(stderr, "%-34s %8.0f µs of marketplace CPU an execution\n", "", rep.CPUPerSyncUS)
+	}
+	if c1, t1 := commitCounts(base); c1 > c0 {
+		rep.TxPerCommit = float64(t1-t0) / float64(c1-c0)
+		fmt.Fprintf(stderr, "%-34s %8.1f transactions a commit\n", "", rep.TxPerCommit)
+	}
 	if *cpuprofile != "" {
 		if err := <-profiled; err != nil {
 			return fmt.Errorf("cpu profile: %w", err)
@@ -310,6 +326,30 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// commitCounts reads the group writer's counters from /metrics.
+func commitCounts(base string) (commits, txs int64) {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		v, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "crtx_store_commits_total":
+			commits = int64(v)
+		case "crtx_store_transactions_total":
+			txs = int64(v)
+		}
+	}
+	return commits, txs
+}
+
 func freeAddr() string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -323,6 +363,22 @@ func machine() string {
 	b, _ := os.ReadFile("/proc/cpuinfo")
 	cpus := strings.Count(string(b), "processor\t:")
 	return fmt.Sprintf("%d CPUs", cpus)
+}
+
+// cpuTime reads the user and system CPU time a process has used.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 // peakRSS reads VmHWM, the resident set's high-water mark, of a process.

@@ -72,12 +72,13 @@ func (d *DB) GroupCommit(ctx context.Context) error {
 
 var _ crtx.Store = (*DB)(nil)
 
-// GroupStats reports the group writer's counts; zero without one.
-func (d *DB) GroupStats() GroupStats {
+// CommitCounts reports how many read-write transactions the group writer
+// committed, in how many database commits; zeros without one.
+func (d *DB) CommitCounts() (commits, transactions int64) {
 	if d.group == nil {
-		return GroupStats{}
+		return 0, 0
 	}
-	return GroupStats{Commits: d.group.commits.Load(), Transactions: d.group.txs.Load()}
+	return d.group.commits.Load(), d.group.txs.Load()
 }
 
 // Update runs fn in a read-write transaction. A transaction the engine

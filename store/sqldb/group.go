@@ -36,12 +36,6 @@ type group struct {
 	commits, txs atomic.Int64
 }
 
-// GroupStats counts the work of a group writer: Transactions committed
-// in Commits database commits.
-type GroupStats struct {
-	Commits, Transactions int64
-}
-
 type request struct {
 	ctx context.Context
 	fn  func(crtx.Tx) error

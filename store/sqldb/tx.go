@@ -93,6 +93,23 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return on.QueryRowContext(ctx, q, args...)
 }
 
+// inList returns "(?, …)" for args, padded to a power of two by repeating
+// the last one, which an IN list ignores: a few statement shapes, each
+// prepared once, serve every length.
+func inList(args []any) (string, []any) {
+	if len(args) == 0 {
+		return `(NULL)`, args
+	}
+	n := 1
+	for n < len(args) {
+		n *= 2
+	}
+	for len(args) < n {
+		args = append(args, args[len(args)-1])
+	}
+	return `(?` + strings.Repeat(",?", n-1) + `)`, args
+}
+
 // querier lets a Dialect run statements the way the transaction does.
 type querier struct{ t *tx }
 
@@ -236,10 +253,16 @@ func (t *tx) TouchKey(ctx context.Context, id string, at time.Time) error {
 	return err
 }
 
-func (t *tx) EnsureAccount(ctx context.Context, a crtx.Account) error {
+func (t *tx) EnsureAccounts(ctx context.Context, accounts ...crtx.Account) error {
+	if len(accounts) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 7*len(accounts))
+	for _, a := range accounts {
+		args = append(args, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt))
+	}
 	_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (environment, address) DO NOTHING`,
-		a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt))
+		VALUES `+rows(len(accounts), 7)+` ON CONFLICT (environment, address) DO NOTHING`, args...)
 	return err
 }
 
@@ -296,32 +319,68 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 		}
 		return err
 	}
-	for i, addr := range lt.Accounts {
-		if _, err := t.exec(ctx, `INSERT INTO ledger_refs (environment, address, tx_seq, idx) VALUES (?, ?, ?, ?)`,
-			lt.Environment, addr, lt.Seq, i); err != nil {
-			return fmt.Errorf("account reference %d: %w", i, err)
+	// One statement each for the references, the postings and the
+	// balances, whatever their number: the writer's time goes by statements.
+	if n := len(lt.Accounts); n > 0 {
+		args := make([]any, 0, 4*n)
+		for i, addr := range lt.Accounts {
+			args = append(args, lt.Environment, addr, lt.Seq, i)
+		}
+		if _, err := t.exec(ctx, `INSERT INTO ledger_refs (environment, address, tx_seq, idx) VALUES `+rows(n, 4), args...); err != nil {
+			return fmt.Errorf("account references: %w", err)
 		}
 	}
+	if len(lt.Postings) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 6*len(lt.Postings))
+	var addrs []string
+	delta := map[string]crtx.USDC{}
 	for i, p := range lt.Postings {
-		if _, err := t.exec(ctx, `INSERT INTO postings (tx_seq, idx, environment, from_address, to_address, amount)
-			VALUES (?, ?, ?, ?, ?, ?)`, lt.Seq, i, lt.Environment, p.From, p.To, p.Amount); err != nil {
-			return fmt.Errorf("posting %d: %w", i, err)
-		}
-		for _, move := range []struct {
-			addr  string
-			delta crtx.USDC
-		}{{p.From, -p.Amount}, {p.To, p.Amount}} {
-			_, err := t.exec(ctx, `UPDATE accounts SET balance = balance + ? WHERE environment = ? AND address = ?`,
-				move.delta, lt.Environment, move.addr)
-			if t.d.IsCheck(err) {
-				return fmt.Errorf("account %s: %w", move.addr, crtx.ErrInsufficientFunds)
-			}
-			if err != nil {
-				return err
+		args = append(args, lt.Seq, i, lt.Environment, p.From, p.To, p.Amount)
+		for _, a := range []string{p.From, p.To} {
+			if _, ok := delta[a]; !ok {
+				addrs = append(addrs, a)
 			}
 		}
+		delta[p.From] -= p.Amount
+		delta[p.To] += p.Amount
+	}
+	if _, err := t.exec(ctx, `INSERT INTO postings (tx_seq, idx, environment, from_address, to_address, amount) VALUES `+
+		rows(len(lt.Postings), 6), args...); err != nil {
+		return fmt.Errorf("postings: %w", err)
+	}
+	// Each account moves by its net amount, all in one statement; the
+	// database refuses the statement if any balance it keeps non-negative
+	// would fall below zero.
+	var cases strings.Builder
+	args = args[:0]
+	for _, a := range addrs {
+		cases.WriteString(` WHEN ? THEN CAST(? AS BIGINT)`)
+		args = append(args, a, delta[a])
+	}
+	args = append(args, lt.Environment)
+	for _, a := range addrs {
+		args = append(args, a)
+	}
+	r, err := t.exec(ctx, `UPDATE accounts SET balance = balance + CASE address`+cases.String()+` END
+		WHERE environment = ? AND address IN `+rows(1, len(addrs)), args...)
+	if t.d.IsCheck(err) {
+		return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
+	}
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != int64(len(addrs)) {
+		return fmt.Errorf("transaction %s: %d of %d accounts exist: %w", lt.ID, n, len(addrs), crtx.ErrNotFound)
 	}
 	return nil
+}
+
+// rows returns n rows of m placeholders each, "(?, ?), (?, ?)".
+func rows(n, m int) string {
+	row := `(?` + strings.Repeat(`, ?`, m-1) + `)`
+	return row + strings.Repeat(`, `+row, n-1)
 }
 
 const txColumns = `seq, id, environment, kind, data, created_at, coalesce(block_height, 0)`
@@ -362,7 +421,7 @@ func (t *tx) queryTxs(ctx context.Context, q string, args ...any) ([]crtx.Ledger
 		bySeq[out[i].Seq] = &out[i]
 		seqs[i] = out[i].Seq
 	}
-	in := `(?` + strings.Repeat(",?", len(seqs)-1) + `)`
+	in, seqs := inList(seqs)
 	prow, err := t.query(ctx, `SELECT tx_seq, from_address, to_address, amount FROM postings
 		WHERE tx_seq IN `+in+` ORDER BY tx_seq, idx`, seqs...)
 	if err != nil {
@@ -456,15 +515,22 @@ func (t *tx) InsertBlock(ctx context.Context, b crtx.Block, txIDs []string) erro
 		b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature); err != nil {
 		return err
 	}
-	for _, id := range txIDs {
-		r, err := t.exec(ctx, `UPDATE ledger_txs SET block_height = ? WHERE environment = ? AND id = ? AND block_height IS NULL`,
-			b.Height, b.Environment, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := r.RowsAffected(); n != 1 {
-			return fmt.Errorf("seal %s: %w", id, crtx.ErrConflict)
-		}
+	if len(txIDs) == 0 {
+		return nil
+	}
+	ids := make([]any, len(txIDs))
+	for i, id := range txIDs {
+		ids[i] = id
+	}
+	in, ids := inList(ids)
+	r, err := t.exec(ctx, `UPDATE ledger_txs SET block_height = ? WHERE environment = ? AND block_height IS NULL AND id IN `+in,
+		append([]any{b.Height, b.Environment}, ids...)...)
+	if err != nil {
+		return err
+	}
+	// Every transaction named, and no other, is sealed (the ids are unique).
+	if n, _ := r.RowsAffected(); n != int64(len(txIDs)) {
+		return fmt.Errorf("seal: %d of %d transactions were unsealed: %w", n, len(txIDs), crtx.ErrConflict)
 	}
 	return nil
 }

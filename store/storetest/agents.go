@@ -191,7 +191,7 @@ func testLedgerRefs(t *testing.T, s crtx.Store) {
 	listing.CreatedAt = t0
 	var lt crtx.LedgerTx
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureAccount(ctx, listing); err != nil {
+		if err := tx.EnsureAccounts(ctx, listing); err != nil {
 			return err
 		}
 		lt = crtx.LedgerTx{ID: "listed", Environment: crtx.Mainnet, Kind: crtx.TxAgentListed, Data: map[string]string{"agent_id": "a1"},

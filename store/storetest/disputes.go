@@ -93,8 +93,8 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		return nil
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		tx.EnsureAccount(ctx, issuance)
-		tx.EnsureAccount(ctx, coll)
+		tx.EnsureAccounts(ctx, issuance)
+		tx.EnsureAccounts(ctx, coll)
 		_, err := insert(ctx, tx, crtx.Mainnet, "lock", crtx.TxCollateralLocked, t0, nil, crtx.Posting{From: issuance.Address, To: coll.Address, Amount: 10})
 		return err
 	})

@@ -219,7 +219,7 @@ func fund(t *testing.T, s crtx.Store, env crtx.Environment) (issuance, alice, bo
 	issuance, alice, bob = accounts(env)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, a := range []crtx.Account{issuance, alice, bob, alice} { // twice: EnsureAccount is idempotent
-			if err := tx.EnsureAccount(ctx, a); err != nil {
+			if err := tx.EnsureAccounts(ctx, a); err != nil {
 				return err
 			}
 		}
