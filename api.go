@@ -2,6 +2,7 @@ package crtx
 
 import (
 	"encoding/json"
+	"sync"
 	"time"
 )
 
@@ -109,6 +110,31 @@ type AgentPage struct {
 	Total  int            `json:"total"`
 	Limit  int            `json:"limit"`
 	Offset int            `json:"offset"`
+
+	// encoded is shared by the copies of a cached page, so that a page
+	// served many times is encoded once.
+	encoded *encodedJSON
+}
+
+type encodedJSON struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// JSON returns the page encoded as JSON with a trailing newline,
+// encoding it at most once per cached page. The bytes are shared: callers
+// must not change them.
+func (p AgentPage) JSON() ([]byte, error) {
+	enc := func() ([]byte, error) {
+		b, err := json.Marshal(p)
+		return append(b, '\n'), err
+	}
+	if p.encoded == nil {
+		return enc()
+	}
+	p.encoded.once.Do(func() { p.encoded.b, p.encoded.err = enc() })
+	return p.encoded.b, p.encoded.err
 }
 
 // AgentListing is the full listing of GET /v1/agents/{id} (seed "Agent").

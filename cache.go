@@ -99,9 +99,13 @@ func (c *ttlCache[V]) clear() {
 	c.entries = map[string]ttlEntry[V]{}
 }
 
+// totalTTL is how long a catalog count is kept: a page's total may lag its
+// agents by this much when another replica changed a listing.
+const totalTTL = 5 * time.Second
+
 // catalogChanged forgets the cached catalog pages after this process
 // changed a listing; other replicas' copies age out within a second.
-func (m *Market) catalogChanged() { m.pages.clear() }
+func (m *Market) catalogChanged() { m.pages.clear(); m.totals.clear() }
 
 // compiled returns the compiled form of an agent's input schema.
 func (m *Market) compiled(schema json.RawMessage) (*jsonschema.Schema, error) {

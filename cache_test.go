@@ -42,3 +42,34 @@ func TestTTLCache(t *testing.T) {
 		t.Errorf("after clear = %d", v)
 	}
 }
+
+// Equal queries share a cached page whatever their pointers; different
+// ones never do.
+func TestAgentQueryKey(t *testing.T) {
+	half, half2, zero := 0.5, 0.5, 0.0
+	n := int64(3)
+	base := AgentQuery{Environment: Mainnet, Tags: []string{"sql"}, Sort: SortPriceAsc, Limit: 20}
+	a, b := base, base
+	a.MinSuccessRate, b.MinSuccessRate = &half, &half2
+	if a.key() != b.key() {
+		t.Errorf("equal queries have keys %q and %q", a.key(), b.key())
+	}
+	others := []func(*AgentQuery){
+		func(q *AgentQuery) { q.MinSuccessRate = nil },
+		func(q *AgentQuery) { q.MinSuccessRate = &zero },
+		func(q *AgentQuery) { q.MinExecutions = &n },
+		func(q *AgentQuery) { q.Tags = []string{"sql", "data"} },
+		func(q *AgentQuery) { q.Tags = []string{"sql,data"} },
+		func(q *AgentQuery) { q.VerifiedOnly = true },
+		func(q *AgentQuery) { q.Q = "x" },
+		func(q *AgentQuery) { q.Offset = 20 },
+		func(q *AgentQuery) { q.Environment = Devnet },
+	}
+	for i, change := range others {
+		c := a
+		change(&c)
+		if c.key() == a.key() {
+			t.Errorf("change %d left the key %q", i, a.key())
+		}
+	}
+}

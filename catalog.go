@@ -41,20 +41,58 @@ func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 	}
 	// Pages are kept a second: the catalog changes rarely and is read on
 	// every browse, so a second's staleness buys not counting it each time.
-	return m.pages.fetch(fmt.Sprintf("%+v", q), time.Now(), func() (AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+	return m.pages.fetch(q.key(), time.Now(), func() (AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+}
+
+// key identifies a query in the page cache: every field, by value.
+func (q AgentQuery) key() string {
+	return fmt.Sprintf("%s|%s|%d|%d", q.filterKey(), q.Sort, q.Limit, q.Offset)
+}
+
+// filterKey identifies which agents a query matches, whatever their order
+// and page.
+func (q AgentQuery) filterKey() string {
+	opt := func(v any, set bool) string {
+		if !set {
+			return "-"
+		}
+		return fmt.Sprint(v)
+	}
+	var rate, execs any
+	if q.MinSuccessRate != nil {
+		rate = *q.MinSuccessRate
+	}
+	if q.MinExecutions != nil {
+		execs = *q.MinExecutions
+	}
+	return fmt.Sprintf("%s|%q|%s|%s|%t|%q", q.Environment, q.Tags, opt(rate, q.MinSuccessRate != nil),
+		opt(execs, q.MinExecutions != nil), q.VerifiedOnly, q.Q)
 }
 
 func (m *Market) agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 	var items []AgentListItem
-	var total int
 	err := m.store.View(ctx, func(tx Tx) (err error) {
-		items, total, err = tx.ListAgents(ctx, q)
+		items, err = tx.ListAgents(ctx, q)
 		return err
 	})
 	if err != nil {
 		return AgentPage{}, internal("list agents", err)
 	}
-	page := AgentPage{Agents: make([]AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}
+	// Counting every match is the costly part of a page (it reads every
+	// matching agent), and every page and order of one filter shares it:
+	// the total is kept for a few seconds, apart from the page.
+	total, err := m.totals.fetch(q.filterKey(), time.Now(), func() (n int, err error) {
+		err = m.store.View(ctx, func(tx Tx) (err error) {
+			n, err = tx.CountAgents(ctx, q)
+			return err
+		})
+		return n, err
+	})
+	if err != nil {
+		return AgentPage{}, internal("count agents", err)
+	}
+	page := AgentPage{Agents: make([]AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset,
+		encoded: &encodedJSON{}}
 	for i, it := range items {
 		a, s := it.Agent, it.Stats
 		page.Agents[i] = AgentSummary{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,

@@ -62,6 +62,7 @@ type Market struct {
 
 	schemas *ttlCache[*jsonschema.Schema] // compiled input schemas
 	pages   *ttlCache[AgentPage]          // catalog pages, for a second
+	totals  *ttlCache[int]                // catalog counts by filter, for a few seconds
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -102,7 +103,8 @@ func New(store Store, cfg Config) (*Market, error) {
 	}
 	bg, stop := context.WithCancel(context.Background())
 	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
-		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096)}, nil
+		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096),
+		totals: newTTLCache[int](totalTTL, 4096)}, nil
 }
 
 // Config returns the market's configuration.

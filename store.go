@@ -89,8 +89,10 @@ type Tx interface {
 	AgentsByCreator(ctx context.Context, wallet string) ([]Agent, error)
 	// AgentListing returns an agent with its creator and its statistics in env.
 	AgentListing(ctx context.Context, id string, env Environment) (AgentListItem, error)
-	// ListAgents returns a page of active agents and how many match in all.
-	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, int, error)
+	// ListAgents returns a page of active agents.
+	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, error)
+	// CountAgents counts the active agents that match q in all.
+	CountAgents(ctx context.Context, q AgentQuery) (int, error)
 	// DelistedWithCollateral lists delisted agents whose mainnet collateral
 	// account still holds money.
 	DelistedWithCollateral(ctx context.Context, limit int) ([]Agent, error)

@@ -23,7 +23,7 @@ func TestBenchRuns(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 8 || rep.PeakRSSMB <= 0 {
+	if len(rep.Results) != 9 || rep.PeakRSSMB <= 0 || rep.CPUPerSyncUS <= 0 || rep.TxPerCommit < 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, r := range rep.Results {
@@ -32,7 +32,7 @@ func TestBenchRuns(t *testing.T) {
 		}
 	}
 	svg, _ := os.ReadFile(filepath.Join(dir, "b.svg"))
-	if !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<rect") != 16 {
+	if !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<rect") != 18 {
 		t.Errorf("chart: %.200s", svg)
 	}
 }

@@ -172,17 +172,38 @@ var orders = map[string]string{
 	crtx.SortCreatedAt:       `a.created_at DESC, a.id`,
 }
 
-func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
-	from := listingFrom
+// agentFilter is the FROM and WHERE of a catalog query and their
+// arguments; stats and creator say whether the conditions need those
+// joins (a count can do without them otherwise).
+func (t *tx) agentFilter(q crtx.AgentQuery) (join, cond string, args []any, stats, creator bool) {
 	where := []string{`a.status = 'active'`, `a.suspended_at IS NULL`}
-	args := []any{q.Environment}
-	sort := q.Sort
 	if ws := Words(q.Q); len(ws) > 0 {
-		join, cond, arg := t.d.Search(ws)
-		from += join
-		where = append(where, cond)
-		args = append(args, arg)
-	} else if sort == crtx.SortRelevance {
+		j, c, arg := t.d.Search(ws)
+		join, where, args = j, append(where, c), append(args, arg)
+	}
+	// One probe of the (tag, agent_id) key per tag and candidate row: a
+	// page in some order stops after a handful of rows instead of first
+	// gathering every agent with the tags.
+	for _, tag := range q.Tags {
+		where = append(where, `EXISTS (SELECT 1 FROM agent_tags t WHERE t.tag = ? AND t.agent_id = a.id)`)
+		args = append(args, tag)
+	}
+	if q.MinSuccessRate != nil {
+		where, args, stats = append(where, successRate+` >= ?`), append(args, *q.MinSuccessRate), true
+	}
+	if q.MinExecutions != nil {
+		where, args, stats = append(where, `coalesce(s.total, 0) >= ?`), append(args, *q.MinExecutions), true
+	}
+	if q.VerifiedOnly {
+		where, creator = append(where, `c.verified`), true
+	}
+	return join, ` WHERE ` + strings.Join(where, " AND "), args, stats, creator
+}
+
+func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, error) {
+	join, cond, args, _, _ := t.agentFilter(q)
+	sort := q.Sort
+	if sort == crtx.SortRelevance && join == "" {
 		sort = crtx.SortTotalExecutions
 	}
 	order, ok := orders[sort]
@@ -190,47 +211,38 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 		order, ok = t.d.SearchRank()+`, a.id`, true
 	}
 	if !ok {
-		return nil, 0, fmt.Errorf("sort %q is unknown", q.Sort)
+		return nil, fmt.Errorf("sort %q is unknown", q.Sort)
 	}
-	if len(q.Tags) > 0 {
-		where = append(where, `a.id IN (SELECT agent_id FROM agent_tags WHERE tag IN (?`+
-			strings.Repeat(",?", len(q.Tags)-1)+`) GROUP BY agent_id HAVING count(*) = ?)`)
-		for _, tag := range q.Tags {
-			args = append(args, tag)
-		}
-		args = append(args, len(q.Tags))
-	}
-	if q.MinSuccessRate != nil {
-		where = append(where, successRate+` >= ?`)
-		args = append(args, *q.MinSuccessRate)
-	}
-	if q.MinExecutions != nil {
-		where = append(where, `coalesce(s.total, 0) >= ?`)
-		args = append(args, *q.MinExecutions)
-	}
-	if q.VerifiedOnly {
-		where = append(where, `c.verified`)
-	}
-	cond := ` WHERE ` + strings.Join(where, " AND ")
-	var total int
-	if err := t.queryRow(ctx, `SELECT count(*)`+from+cond, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := t.query(ctx, `SELECT `+listingColumns+from+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
-		append(args, q.Limit, q.Offset)...)
+	rows, err := t.query(ctx, `SELECT `+listingColumns+listingFrom+join+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		append(append([]any{q.Environment}, args...), q.Limit, q.Offset)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer rows.Close()
 	out := []crtx.AgentListItem{}
 	for rows.Next() {
 		it, err := scanListing(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		out = append(out, it)
 	}
-	return out, total, rows.Err()
+	return out, rows.Err()
+}
+
+func (t *tx) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
+	join, cond, args, stats, creator := t.agentFilter(q)
+	from := ` FROM agents a`
+	if creator {
+		from += ` JOIN creators c ON c.wallet = a.creator`
+	}
+	if stats {
+		from += ` LEFT JOIN agent_stats s ON s.agent_id = a.id AND s.environment = ?`
+		args = append([]any{q.Environment}, args...)
+	}
+	var n int
+	err := t.queryRow(ctx, `SELECT count(*)`+from+join+cond, args...).Scan(&n)
+	return n, err
 }
 
 func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment, d crtx.AgentStats) error {

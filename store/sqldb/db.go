@@ -55,7 +55,19 @@ type DB struct {
 	// read-only transactions; a read must see one snapshot throughout.
 	WriteOptions, ReadOptions *sql.TxOptions
 
-	group *group
+	group   *group
+	readers *readers
+}
+
+// KeepReaders makes View run on n connections of the Read pool, taken for
+// good, each keeping its prepared statements.
+func (d *DB) KeepReaders(ctx context.Context, n int) error {
+	rs, err := newReaders(ctx, d.Read, n)
+	if err != nil {
+		return err
+	}
+	d.readers = rs
+	return nil
 }
 
 // GroupCommit makes Update run on one connection of the Write pool, taken
@@ -102,6 +114,9 @@ func (d *DB) Update(ctx context.Context, fn func(crtx.Tx) error) error {
 
 // View runs fn in a read-only transaction.
 func (d *DB) View(ctx context.Context, fn func(crtx.Tx) error) error {
+	if d.readers != nil {
+		return d.readers.view(ctx, d.Dialect, fn)
+	}
 	opts := d.ReadOptions
 	if opts == nil {
 		opts = &sql.TxOptions{ReadOnly: true}
@@ -144,6 +159,9 @@ func (d *DB) Close() error {
 	var gerr error
 	if d.group != nil {
 		gerr = d.group.close()
+	}
+	if d.readers != nil {
+		d.readers.close()
 	}
 	if d.Read == d.Write {
 		return errors.Join(gerr, d.Write.Close())

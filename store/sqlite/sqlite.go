@@ -19,6 +19,9 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
+// readers is how many read transactions run at once.
+const readers = 4
+
 //go:embed migrations/*.sql
 var migrations embed.FS
 
@@ -67,10 +70,14 @@ func Open(ctx context.Context, path string) (*sqldb.DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
+	r.SetMaxOpenConns(readers + 1) // and one for Ping
+	r.SetMaxIdleConns(readers + 1)
 	db := &sqldb.DB{Write: w, Read: r, Dialect: dialect{}}
 	if err := db.GroupCommit(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	if err := db.KeepReaders(ctx, readers); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}

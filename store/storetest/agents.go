@@ -136,11 +136,14 @@ func testListAgents(t *testing.T, s crtx.Store) {
 		var ids []string
 		var total int
 		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			items, n, err := tx.ListAgents(ctx, q)
-			total = n
+			items, err := tx.ListAgents(ctx, q)
+			if err != nil {
+				return err
+			}
 			for _, it := range items {
 				ids = append(ids, it.Agent.ID)
 			}
+			total, err = tx.CountAgents(ctx, q)
 			return err
 		})
 		return ids, total
