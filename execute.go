@@ -80,11 +80,19 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 			return Execution{}, err
 		}
 	}
-	var a Agent
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		a, err = tx.Agent(ctx, agentID)
-		return err
-	})
+	// The checks before the write use an agent kept for a second; the
+	// write reads it again, and charges what it reads.
+	a, ok := m.agentCache.get(agentID, time.Now())
+	var err error
+	if !ok {
+		err = m.store.View(ctx, func(tx Tx) (err error) {
+			a, err = tx.Agent(ctx, agentID)
+			return err
+		})
+		if err == nil {
+			m.agentCache.put(agentID, a, time.Now())
+		}
+	}
 	if errors.Is(err, ErrNotFound) || (err == nil && (a.Status == AgentDelisted || a.SuspendedAt != nil)) {
 		return Execution{}, Errorf(CodeAgentNotFound, "no agent %q", agentID)
 	}

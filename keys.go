@@ -55,5 +55,8 @@ func (m *Market) RevokeKey(ctx context.Context, wallet, id string) (APIKey, erro
 		k.RevokedAt = &now
 		return tx.RevokeKey(ctx, id, now)
 	})
+	// Forget every kept key (revocations are rare): this process refuses
+	// the key from now on; other replicas within keyCacheTTL.
+	m.keys.clear()
 	return k, internal("revoke key", err)
 }

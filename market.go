@@ -60,9 +60,11 @@ type Market struct {
 	jobs  sync.WaitGroup
 	slots chan struct{} // dispatch slots
 
-	schemas *ttlCache[*jsonschema.Schema] // compiled input schemas
-	pages   *ttlCache[AgentPage]          // catalog pages, for a second
-	totals  *ttlCache[int]                // catalog counts by filter, for a few seconds
+	schemas    *ttlCache[*jsonschema.Schema] // compiled input schemas
+	pages      *ttlCache[AgentPage]          // catalog pages, for a second
+	totals     *ttlCache[int]                // catalog counts by filter, for a few seconds
+	keys       *ttlCache[APIKey]             // API keys by hash, for keyCacheTTL
+	agentCache *ttlCache[Agent]              // agents by id for the checks before an execution, for a second
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -104,7 +106,8 @@ func New(store Store, cfg Config) (*Market, error) {
 	bg, stop := context.WithCancel(context.Background())
 	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096),
-		totals: newTTLCache[int](totalTTL, 4096)}, nil
+		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[APIKey](keyCacheTTL, 4096),
+		agentCache: newTTLCache[Agent](time.Second, 4096)}, nil
 }
 
 // Config returns the market's configuration.

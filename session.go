@@ -101,16 +101,21 @@ func (m *Market) Authenticate(ctx context.Context, token string) (Principal, err
 		return Principal{}, invalid
 	}
 	hash := HashSecret(token)
-	var k APIKey
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		k, err = tx.KeyByHash(ctx, hash)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return Principal{}, invalid
-	}
-	if err != nil {
-		return Principal{}, internal("api key", err)
+	// Keys are kept a moment (keyCacheTTL), so a burst of calls with one
+	// key reads it once. Money never relies on the copy: an execution
+	// reads the key again in the transaction that charges it.
+	k, cached := m.keys.get(hash, time.Now())
+	if !cached {
+		err := m.store.View(ctx, func(tx Tx) (err error) {
+			k, err = tx.KeyByHash(ctx, hash)
+			return err
+		})
+		if errors.Is(err, ErrNotFound) {
+			return Principal{}, invalid
+		}
+		if err != nil {
+			return Principal{}, internal("api key", err)
+		}
 	}
 	// The lookup was by hash; compare again in constant time so that no
 	// index behaviour can leak how close a guess came.
@@ -118,11 +123,15 @@ func (m *Market) Authenticate(ctx context.Context, token string) (Principal, err
 		return Principal{}, invalid
 	}
 	// last_used_at is kept to the minute, so reads do not each cost a write.
+	touched := false
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchPeriod {
 		if err := m.store.Update(ctx, func(tx Tx) error { return tx.TouchKey(ctx, k.ID, now) }); err != nil {
 			return Principal{}, internal("touch api key", err)
 		}
-		k.LastUsedAt = &now
+		k.LastUsedAt, touched = &now, true
+	}
+	if !cached || touched {
+		m.keys.put(hash, k, time.Now())
 	}
 	return Principal{Wallet: k.Wallet, Key: &k}, nil
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/crtx-market/crtx/daemon"
 )
@@ -15,8 +17,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.LogOutput = stderr
 	fs := newFlags("serve", &cfg, stderr)
 	serveFlags(fs, &cfg)
+	gc := fs.Int("gc-percent", 400, "the Go collector's GOGC: a larger heap between collections for less CPU (GOGC wins when set)")
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
+	}
+	if os.Getenv("GOGC") == "" {
+		// The marketplace's live heap is small and its allocation rate high:
+		// collecting at 5× the live heap instead of 2× costs tens of MiB
+		// and saves CPU on every request.
+		debug.SetGCPercent(*gc)
 	}
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil {
