@@ -57,7 +57,12 @@ type DB struct {
 
 	group   *group
 	readers *readers
+	closers []func() error
 }
+
+// OnClose has Close call fn first, for what an engine runs beside the
+// pools (a checkpointer, say).
+func (d *DB) OnClose(fn func() error) { d.closers = append(d.closers, fn) }
 
 // KeepReaders makes View run on n connections of the Read pool, taken for
 // good, each keeping its prepared statements.
@@ -157,6 +162,9 @@ func (d *DB) Ping(ctx context.Context) error {
 // Close closes the pools.
 func (d *DB) Close() error {
 	var gerr error
+	for _, fn := range d.closers {
+		gerr = errors.Join(gerr, fn())
+	}
 	if d.group != nil {
 		gerr = d.group.close()
 	}

@@ -26,6 +26,12 @@ const readers = 4
 var migrations embed.FS
 
 func dsn(path string, readOnly bool) string {
+	return dsnWith(path, readOnly, false)
+}
+
+// dsnWith is dsn; writer marks the writer's connection, which leaves
+// checkpoints to the checkpointer.
+func dsnWith(path string, readOnly, writer bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
@@ -41,6 +47,15 @@ func dsn(path string, readOnly bool) string {
 		// never fails half-way on a lock upgrade.
 		q.Set("_txlock", "immediate")
 	}
+	if writer {
+		// The checkpointer copies the WAL back as it grows, but only a
+		// checkpoint the writer runs itself, between two transactions,
+		// can finish it so the WAL starts over; by then little is left to
+		// copy. 16,000 pages is 64 MiB of WAL.
+		q.Add("_pragma", "wal_autocheckpoint(16000)")
+		// After the WAL starts over, cut its file back to this.
+		q.Add("_pragma", "journal_size_limit(67108864)")
+	}
 	return "file:" + path + "?" + q.Encode()
 }
 
@@ -54,7 +69,7 @@ func Open(ctx context.Context, path string) (*sqldb.DB, error) {
 		return nil, fmt.Errorf("sqlite: create %s: %w", path, err)
 	}
 	f.Close()
-	w, err := sql.Open("sqlite", dsn(path, false))
+	w, err := sql.Open("sqlite", dsnWith(path, false, true))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -73,6 +88,12 @@ func Open(ctx context.Context, path string) (*sqldb.DB, error) {
 	r.SetMaxOpenConns(readers + 1) // and one for Ping
 	r.SetMaxIdleConns(readers + 1)
 	db := &sqldb.DB{Write: w, Read: r, Dialect: dialect{}}
+	ckpt, err := startCheckpointer(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	db.OnClose(ckpt.close)
 	if err := db.GroupCommit(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
