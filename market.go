@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -152,7 +153,11 @@ func internal(what string, err error) error {
 func newID(prefix string) string { return prefix + RandomBase62(24) }
 
 func newTxID() string {
+	// The creation time in nanoseconds, big-endian, then 16 random bytes:
+	// ids sort by time (base58's alphabet is in ASCII order and the length
+	// is fixed until 2262), so inserts stay at the end of the id index.
 	var b [24]byte
-	rand.Read(b[:])
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixNano()))
+	rand.Read(b[8:])
 	return base58.Encode(b[:])
 }
