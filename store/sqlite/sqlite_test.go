@@ -123,3 +123,31 @@ func TestGroupCommit(t *testing.T) {
 	}
 	t.Logf("%d transactions in %d commits", txs, commits)
 }
+
+// BenchmarkConcurrentUpdates measures small read-write transactions from
+// many goroutines, which the group writer commits together.
+// go test -bench ConcurrentUpdates ./store/sqlite/
+func BenchmarkConcurrentUpdates(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "crtx.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			err := s.Update(ctx, func(tx crtx.Tx) error { return tx.SetMeta(ctx, fmt.Sprintf("bench%d", i), "v") })
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	commits, txs := s.CommitCounts()
+	b.ReportMetric(float64(txs)/float64(max(commits, 1)), "tx/commit")
+}
