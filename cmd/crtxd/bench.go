@@ -53,6 +53,9 @@ type report struct {
 	// CPUPerSyncUS is the marketplace's CPU time (user and system) per
 	// synchronous execution, which throughput on a shared machine hides.
 	CPUPerSyncUS float64 `json:"cpu_us_per_sync_execution"`
+	// SettleSeconds is how long the marketplace stayed busy after the
+	// write scenarios (sealing their ledger transactions, mostly).
+	SettleSeconds float64 `json:"settle_seconds"`
 }
 
 // load runs clients closed loops of fn for d, or until n requests when n > 0.
@@ -194,7 +197,11 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// proxy scenario does, so that the load generator's own JSON work
 	// (which shares these cores) is neither counted as the marketplace's
 	// latency nor taken from its CPU; answers are still checked.
-	call := func(method, u, key, body string, want int) ([]byte, error) {
+	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	// call sends a request and hands the answer to check (when not nil),
+	// reading it into a pooled buffer: the generator allocates little, so
+	// its garbage collections do not add to the latencies it measures.
+	call := func(method, u, key, body string, want int, check func([]byte) error) error {
 		req, _ := http.NewRequestWithContext(bctx, method, u, strings.NewReader(body))
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
@@ -204,14 +211,22 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		resp, err := hc.Do(req)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		b, err := io.ReadAll(resp.Body)
+		buf := bufs.Get().(*bytes.Buffer)
+		defer bufs.Put(buf)
+		buf.Reset()
+		_, err = buf.ReadFrom(resp.Body)
 		resp.Body.Close()
-		if err == nil && resp.StatusCode != want {
-			err = fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
+		switch {
+		case err != nil:
+			return err
+		case resp.StatusCode != want:
+			return fmt.Errorf("status %d: %.200s", resp.StatusCode, buf.Bytes())
+		case check != nil:
+			return check(buf.Bytes())
 		}
-		return b, err
+		return nil
 	}
 	completed := []byte(`"status":"completed"`)
 	executeURL := base + "/v1/agents/" + a.AgentID + "/execute"
@@ -231,11 +246,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	syncExec := func() error {
-		b, err := call("POST", executeURL, k.Key, `{"task":"t"}`, 200)
-		if err == nil && !bytes.Contains(b, completed) {
-			err = fmt.Errorf("not completed: %.200s", b)
-		}
-		return err
+		return call("POST", executeURL, k.Key, `{"task":"t"}`, 200, func(b []byte) error {
+			if !bytes.Contains(b, completed) {
+				return fmt.Errorf("not completed: %.200s", b)
+			}
+			return nil
+		})
 	}
 	rep := report{Machine: machine(), DB: map[bool]string{true: "postgres", false: "sqlite"}[*db != ""]}
 	run := func(r result) {
@@ -275,23 +291,24 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	run(load("async executions, submit to final", *clients, *dur, 0, func() error {
-		b, err := call("POST", executeURL, k.Key, `{"task":"t","async":true}`, 202)
-		if err != nil {
-			return err
-		}
 		var rec struct {
 			ID string `json:"execution_id"`
 		}
-		if err := json.Unmarshal(b, &rec); err != nil {
+		err := call("POST", executeURL, k.Key, `{"task":"t","async":true}`, 202, func(b []byte) error { return json.Unmarshal(b, &rec) })
+		if err != nil {
 			return err
 		}
 		for {
-			b, err := call("GET", base+"/v1/executions/"+rec.ID, k.Key, "", 200)
-			if err != nil || bytes.Contains(b, completed) {
+			done := false
+			err := call("GET", base+"/v1/executions/"+rec.ID, k.Key, "", 200, func(b []byte) error {
+				if bytes.Contains(b, []byte(`"status":"failed"`)) {
+					return fmt.Errorf("failed: %.200s", b)
+				}
+				done = bytes.Contains(b, completed)
+				return nil
+			})
+			if err != nil || done {
 				return err
-			}
-			if bytes.Contains(b, []byte(`"status":"failed"`)) {
-				return fmt.Errorf("failed: %.200s", b)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -333,10 +350,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	run(paced(fmt.Sprintf("sync executions at %d/s", *rate), syncExec))
 	get := func(u, key string) func() error {
 		return func() error {
-			_, err := call("GET", u, key, "", 200)
-			return err
+			return call("GET", u, key, "", 200, nil)
 		}
 	}
+	// The write scenarios leave work behind (blocks to seal, WAL to copy
+	// back); the read scenarios measure reads alone, once the marketplace
+	// is idle again.
+	rep.SettleSeconds = settle(child.Process.Pid, time.Minute).Seconds()
+	fmt.Fprintf(stderr, "%-34s %8.1f s until the marketplace was idle\n", "", rep.SettleSeconds)
 	// The floor of any request to this server on this machine: no handler work.
 	run(load("GET /healthz", *clients, *dur, 0, get(base+"/healthz", "")))
 	run(load(fmt.Sprintf("GET /v1/agents over %d agents", *agents), *clients, *dur, 0,
@@ -399,6 +420,20 @@ func machine() string {
 	b, _ := os.ReadFile("/proc/cpuinfo")
 	cpus := strings.Count(string(b), "processor\t:")
 	return fmt.Sprintf("%d CPUs", cpus)
+}
+
+// settle waits, at most max, until the process uses under a tenth of a
+// core, and reports how long that took.
+func settle(pid int, max time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < max {
+		c0 := cpuTime(pid)
+		time.Sleep(250 * time.Millisecond)
+		if cpuTime(pid)-c0 < 25*time.Millisecond {
+			break
+		}
+	}
+	return time.Since(start)
 }
 
 // cpuTime reads the user and system CPU time a process has used.
