@@ -107,7 +107,7 @@ func inList(args []any) (string, []any) {
 	for len(args) < n {
 		args = append(args, args[len(args)-1])
 	}
-	return `(?` + strings.Repeat(",?", n-1) + `)`, args
+	return placeholders(1, n), args
 }
 
 // querier lets a Dialect run statements the way the transaction does.
@@ -262,7 +262,7 @@ func (t *tx) EnsureAccounts(ctx context.Context, accounts ...crtx.Account) error
 		args = append(args, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt))
 	}
 	_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at)
-		VALUES `+rows(len(accounts), 7)+` ON CONFLICT (environment, address) DO NOTHING`, args...)
+		VALUES `+placeholders(len(accounts), 7)+` ON CONFLICT (environment, address) DO NOTHING`, args...)
 	return err
 }
 
@@ -326,7 +326,7 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 		for i, addr := range lt.Accounts {
 			args = append(args, lt.Environment, addr, lt.Seq, i)
 		}
-		if _, err := t.exec(ctx, `INSERT INTO ledger_refs (environment, address, tx_seq, idx) VALUES `+rows(n, 4), args...); err != nil {
+		if _, err := t.exec(ctx, `INSERT INTO ledger_refs (environment, address, tx_seq, idx) VALUES `+placeholders(n, 4), args...); err != nil {
 			return fmt.Errorf("account references: %w", err)
 		}
 	}
@@ -347,7 +347,7 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 		delta[p.To] += p.Amount
 	}
 	if _, err := t.exec(ctx, `INSERT INTO postings (tx_seq, idx, environment, from_address, to_address, amount) VALUES `+
-		rows(len(lt.Postings), 6), args...); err != nil {
+		placeholders(len(lt.Postings), 6), args...); err != nil {
 		return fmt.Errorf("postings: %w", err)
 	}
 	// Each account moves by its net amount, all in one statement; the
@@ -364,7 +364,7 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 		args = append(args, a)
 	}
 	r, err := t.exec(ctx, `UPDATE accounts SET balance = balance + CASE address`+cases.String()+` END
-		WHERE environment = ? AND address IN `+rows(1, len(addrs)), args...)
+		WHERE environment = ? AND address IN `+placeholders(1, len(addrs)), args...)
 	if t.d.IsCheck(err) {
 		return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
 	}
@@ -377,8 +377,8 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx) error {
 	return nil
 }
 
-// rows returns n rows of m placeholders each, "(?, ?), (?, ?)".
-func rows(n, m int) string {
+// placeholders returns n rows of m placeholders each, "(?, ?), (?, ?)".
+func placeholders(n, m int) string {
 	row := `(?` + strings.Repeat(`, ?`, m-1) + `)`
 	return row + strings.Repeat(`, `+row, n-1)
 }
