@@ -19,8 +19,8 @@ const maxBlockTxs = 1000
 // nothing to seal.
 func (m *Market) Seal(ctx context.Context, env Environment) (Block, bool, error) {
 	// What to seal is read from a snapshot, outside the write transaction:
-	// on a single writer every moment in it is taken from executions. The
-	// write then checks that nothing it read has changed.
+	// on a single writer, time spent reading there is time executions wait.
+	// The write then checks that nothing it read has changed.
 	var txs []LedgerTx
 	var prev Block
 	err := m.store.View(ctx, func(tx Tx) (err error) {

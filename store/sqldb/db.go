@@ -166,7 +166,7 @@ func (d *DB) Close() error {
 		gerr = errors.Join(gerr, fn())
 	}
 	if d.group != nil {
-		gerr = d.group.close()
+		gerr = errors.Join(gerr, d.group.close())
 	}
 	if d.readers != nil {
 		d.readers.close()

@@ -173,6 +173,14 @@ func testListAgents(t *testing.T, s crtx.Store) {
 		t.Errorf("min_executions 3 = %d", total)
 	}
 	rate := 0.5
+	// A count joins the statistics only when a filter needs them; it must
+	// still agree with the page, with a search beside (argument order).
+	for _, q := range []crtx.AgentQuery{{MinSuccessRate: &rate}, {MinExecutions: &three, VerifiedOnly: true},
+		{Q: "invoices total", MinExecutions: new(int64)}, {Q: "invoices", Tags: []string{"data"}, MinSuccessRate: new(float64)}} {
+		if ids, total := list(q); total != len(ids) {
+			t.Errorf("%+v: page of %d, total %d", q, len(ids), total)
+		}
+	}
 	for _, id := range func() []string { ids, _ := list(crtx.AgentQuery{MinSuccessRate: &rate}); return ids }() {
 		var i int
 		fmt.Sscanf(id, "a%d", &i)
