@@ -42,9 +42,9 @@ func (m *Market) Seal(ctx context.Context, env Environment) (Block, bool, error)
 	h := b.ComputeHash()
 	b.Hash = h.String()
 	b.Signature = base58.Encode(ed25519.Sign(m.cfg.Authority, h[:]))
-	ids := make([]string, len(txs))
+	seqs := make([]int64, len(txs))
 	for i, t := range txs {
-		ids[i] = t.ID
+		seqs[i] = t.Seq
 	}
 	sealed := false
 	err = m.store.Update(ctx, func(tx Tx) error {
@@ -62,7 +62,7 @@ func (m *Market) Seal(ctx context.Context, env Environment) (Block, bool, error)
 			return nil // another sealer went first
 		}
 		// InsertBlock fails with ErrConflict unless every one is still unsealed.
-		if err := tx.InsertBlock(ctx, b, ids); err != nil {
+		if err := tx.InsertBlock(ctx, b, seqs); err != nil {
 			return err
 		}
 		sealed = true

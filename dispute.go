@@ -109,7 +109,7 @@ func (m *Market) OpenDispute(ctx context.Context, p Principal, executionID strin
 			return err
 		}
 		if _, err := m.post(ctx, tx, e.Environment, TxDisputeOpened, map[string]string{"dispute_id": d.ID, "execution_id": e.ID,
-			"agent_id": e.AgentID, "reason": d.Reason, "evidence_hash": d.EvidenceHash}, nil, recordAccount(e)); err != nil {
+			"agent_id": e.AgentID, "reason": d.Reason, "evidence_hash": d.EvidenceHash}, nil, escrowAccount(e)); err != nil {
 			return err
 		}
 		return tx.AddAgentStats(ctx, e.AgentID, e.Environment, AgentStats{Disputes: 1})
@@ -204,7 +204,7 @@ func (m *Market) ResolveDispute(ctx context.Context, id string, in ResolveParams
 			return err
 		}
 		_, err = m.post(ctx, tx, e.Environment, TxDisputeResolved, map[string]string{"dispute_id": d.ID, "execution_id": e.ID,
-			"outcome": d.Status, "slashed_usdc": slash.String(), "refunded_usdc": refund.String()}, nil, recordAccount(e))
+			"outcome": d.Status, "slashed_usdc": slash.String(), "refunded_usdc": refund.String()}, nil, escrowAccount(e))
 		return err
 	})
 	return d, internal("resolve dispute", err)

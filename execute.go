@@ -44,17 +44,17 @@ func RequestHash(agentID string, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// escrowAccount is an execution's escrow, which is also its record on the
+// ledger: EscrowOpened creates it, ExecutionRecord or EscrowRefunded closes
+// it, and the dispute transactions reference it.
 func escrowAccount(e Execution) Account {
 	return NewAccount(e.Environment, AccountEscrow, e.ID, e.Wallet)
 }
 
-func recordAccount(e Execution) Account {
-	return NewAccount(e.Environment, AccountExecution, e.ID, e.Wallet)
-}
-
-// RecordURL is the explorer page of an execution's ExecutionRecord account.
+// RecordURL is the explorer page of an execution's escrow account, where
+// its ExecutionRecord is (on_chain_record).
 func (m *Market) RecordURL(e Execution) string {
-	return m.ExplorerURL(e.Environment, recordAccount(e).Address)
+	return m.ExplorerURL(e.Environment, escrowAccount(e).Address)
 }
 
 // Execute starts a paid execution for the API key's wallet (CONTRACT §8):
@@ -135,7 +135,7 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		}
 		// Read again inside the transaction: the price charged is the price
 		// checked, whatever an edit did in between.
-		cur, err := tx.Agent(ctx, agentID)
+		cur, err := tx.AgentTerms(ctx, agentID)
 		if err != nil {
 			return err
 		}
@@ -147,16 +147,10 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		case in.MaxCost != nil && cur.Price > *in.MaxCost:
 			return Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", cur.Price, *in.MaxCost)
 		}
-		key, err := tx.KeyByID(ctx, p.Key.ID)
-		if err != nil {
-			return err
-		}
-		if key.RevokedAt != nil {
-			return Errorf(CodeInvalidAPIKey, "the API key was revoked")
-		}
-		if key.SpendLimit != nil && key.TotalSpent+cur.Price > *key.SpendLimit {
-			return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
-				key.TotalSpent, *key.SpendLimit, cur.Price)
+		// The key's spend limit before the wallet's balance (CONTRACT §8):
+		// the database refuses a revoked key and a passed limit.
+		if err := tx.AddKeyUsage(ctx, p.Key.ID, cur.Price); err != nil {
+			return m.keyRefusal(ctx, tx, p.Key.ID, cur.Price, err)
 		}
 		e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey = cur.Name, cur.Creator, cur.EndpointURL, cur.SigningPublicKey
 		e.Cost = cur.Price
@@ -168,17 +162,11 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		_, err = m.post(ctx, tx, e.Environment, TxEscrowOpened,
 			map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
 			[]Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
-			wallet, escrowAccount(e), recordAccount(e))
+			wallet, escrowAccount(e))
 		if errors.Is(err, ErrInsufficientFunds) {
 			return &shortfall{e.Environment, e.Wallet, e.Cost, "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC"}
 		}
 		if err != nil {
-			return err
-		}
-		if err := tx.AddKeyUsage(ctx, key.ID, e.Cost); err != nil {
-			if errors.Is(err, ErrSpendLimit) {
-				return Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
-			}
 			return err
 		}
 		return tx.AddAgentStats(ctx, e.AgentID, e.Environment, AgentStats{Total: 1})
@@ -195,6 +183,23 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		return e, nil
 	}
 	return m.run(context.WithoutCancel(ctx), e), nil
+}
+
+// keyRefusal explains why AddKeyUsage refused the key: revoked, or its
+// spend limit.
+func (m *Market) keyRefusal(ctx context.Context, tx Tx, keyID string, price USDC, err error) error {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Errorf(CodeInvalidAPIKey, "the API key was revoked")
+	case !errors.Is(err, ErrSpendLimit):
+		return err
+	}
+	key, kerr := tx.KeyByID(ctx, keyID)
+	if kerr != nil || key.SpendLimit == nil {
+		return Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
+	}
+	return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
+		key.TotalSpent, *key.SpendLimit, price)
 }
 
 // claimIdempotency records a new key with its execution, or answers what

@@ -3,7 +3,6 @@ package crtx
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -83,7 +82,7 @@ func (m *Market) Airdrop(ctx context.Context, wallet string, amount USDC) (Fundi
 	var f Funding
 	err := m.store.Update(ctx, func(tx Tx) error {
 		now := m.now()
-		recent, err := tx.TransactionsSince(ctx, Devnet, TxAirdrop, "wallet", wallet, now.Add(-time.Hour))
+		recent, err := tx.Airdrops(ctx, Devnet, wallet, now.Add(-time.Hour))
 		if err != nil {
 			return err
 		}
@@ -156,9 +155,6 @@ func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 	for i := range accounts {
 		accounts[i].CreatedAt = now
 	}
-	if err := tx.EnsureAccounts(ctx, accounts...); err != nil {
-		return LedgerTx{}, fmt.Errorf("accounts: %w", err)
-	}
 	if data == nil {
 		data = map[string]string{}
 	}
@@ -176,7 +172,7 @@ func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 		postings = []Posting{}
 	}
 	lt := LedgerTx{ID: newTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, Accounts: refs, CreatedAt: now}
-	if err := tx.InsertTransaction(ctx, &lt); err != nil {
+	if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
 		return LedgerTx{}, err
 	}
 	return lt, nil

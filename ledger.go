@@ -19,7 +19,6 @@ const (
 	AccountTreasury   AccountKind = "treasury"   // the platform's fees
 	AccountIssuance   AccountKind = "issuance"   // where deposits come from; the only account below zero
 	AccountListing    AccountKind = "listing"    // an agent's listing (data, no funds)
-	AccountExecution  AccountKind = "execution"  // an ExecutionRecord (data, no funds)
 )
 
 // TxKind names a ledger transaction (CONTRACT §11).

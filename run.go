@@ -152,18 +152,13 @@ func (m *Market) judge(e Execution, req CreatorRequest, r CreatorReply, elapsed 
 
 // finish settles a completed execution or refunds a failed one, in the
 // transaction that makes it final. If the execution is final already
-// (another process got there first), nothing moves.
+// (another process got there first), nothing moves. e is the execution as
+// this process dispatched it: what finishing writes (the outcome) is not
+// written by anyone else before the execution is final.
 func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 	var out Execution
 	err := m.store.Update(ctx, func(tx Tx) error {
-		cur, err := tx.Execution(ctx, e.ID)
-		if err != nil {
-			return err
-		}
-		out = cur
-		if cur.Status.Final() {
-			return nil
-		}
+		cur := e
 		now := m.now()
 		cur.CompletedAt = &now
 		if cur.DispatchedAt != nil && o.elapsed == 0 {
@@ -173,18 +168,27 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 		cur.ExecutionTimeMS = &ms
 		if o.reply == nil {
 			cur.Status, cur.ErrorCode, cur.ErrorMessage = ExecFailed, o.code, o.message
-			if err := m.refund(ctx, tx, cur); err != nil {
-				return err
-			}
-			stats := AgentStats{Finished: 1}
-			if err := tx.AddAgentStats(ctx, cur.AgentID, cur.Environment, stats); err != nil {
-				return err
-			}
 		} else {
 			r := o.reply
 			cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
 			cur.ResultCID, cur.Result = ResultCID(*r.Result), *r.Result
-			if err := tx.PutResult(ctx, cur.ResultCID, *r.Result, now); err != nil {
+		}
+		// The outcome is written only if the execution is still in flight.
+		if ok, err := tx.FinishExecution(ctx, cur); err != nil || !ok {
+			if err == nil {
+				out, err = tx.Execution(ctx, e.ID)
+			}
+			return err
+		}
+		if o.reply == nil {
+			if err := m.refund(ctx, tx, cur); err != nil {
+				return err
+			}
+			if err := tx.AddAgentStats(ctx, cur.AgentID, cur.Environment, AgentStats{Finished: 1}); err != nil {
+				return err
+			}
+		} else {
+			if err := tx.PutResult(ctx, cur.ResultCID, cur.Result, now); err != nil {
 				return err
 			}
 			if err := m.settle(ctx, tx, cur); err != nil {
@@ -197,11 +201,9 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 		}
 		out = cur
 		if cur.WebhookURL != "" {
-			if err := tx.InsertWebhook(ctx, Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}); err != nil {
-				return err
-			}
+			return tx.InsertWebhook(ctx, Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now})
 		}
-		return tx.UpdateExecution(ctx, cur)
+		return nil
 	})
 	if err != nil {
 		// The row stays in flight; its lease runs out and recovery ends it.
@@ -227,7 +229,7 @@ func (m *Market) settle(ctx context.Context, tx Tx, e Execution) error {
 	_, err := m.post(ctx, tx, e.Environment, TxExecutionRecord, map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
 		"signing_public_key": e.SigningPublicKey, "cid": e.ResultCID, "status": string(ExecCompleted),
-	}, ps, escrow, creator, treasury, recordAccount(e), listingAccountOf(e))
+	}, ps, escrow, creator, treasury)
 	return err
 }
 
@@ -237,12 +239,11 @@ func (m *Market) refund(ctx context.Context, tx Tx, e Execution) error {
 	escrow := escrowAccount(e)
 	_, err := m.post(ctx, tx, e.Environment, TxEscrowRefunded, map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "error_code": e.ErrorCode, "status": string(ExecFailed),
-	}, []Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet, recordAccount(e))
+	}, []Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet)
 	return err
 }
 
-// listingAccountOf is the listing account an execution's record points at;
-// the listing lives on mainnet, so on devnet it is a reference only.
+// listingAccountOf is the listing account of an execution's agent.
 func listingAccountOf(e Execution) Account {
 	return NewAccount(e.Environment, AccountListing, e.AgentID, e.Creator)
 }

@@ -54,15 +54,17 @@ type Tx interface {
 	// OwnerBalance sums the balances of the owner's accounts of one kind.
 	OwnerBalance(ctx context.Context, env Environment, owner string, kind AccountKind) (USDC, error)
 	// InsertTransaction stores t with its postings and applies them to the
-	// balances; it assigns t.Seq. A posting that would take an account the
-	// database keeps non-negative below zero fails with ErrInsufficientFunds.
-	InsertTransaction(ctx context.Context, t *LedgerTx) error
+	// balances; it assigns t.Seq. accounts are those t concerns (every
+	// account its postings name, and t.Accounts); those that do not exist
+	// yet are created. A posting that would take an account the database
+	// keeps non-negative below zero fails with ErrInsufficientFunds.
+	InsertTransaction(ctx context.Context, t *LedgerTx, accounts ...Account) error
 	Transaction(ctx context.Context, env Environment, id string) (LedgerTx, error)
 	// AccountTransactions lists the newest transactions that touch address.
 	AccountTransactions(ctx context.Context, env Environment, address string, limit int) ([]LedgerTx, error)
-	// TransactionsSince lists transactions of kind whose data[key] is value,
-	// created at or after since, oldest first.
-	TransactionsSince(ctx context.Context, env Environment, kind TxKind, key, value string, since time.Time) ([]LedgerTx, error)
+	// Airdrops lists the Airdrop transactions to wallet created at or
+	// after since, oldest first.
+	Airdrops(ctx context.Context, env Environment, wallet string, since time.Time) ([]LedgerTx, error)
 	// Transactions lists the environment's transactions in seq order after
 	// afterSeq, at most limit of them.
 	Transactions(ctx context.Context, env Environment, afterSeq int64, limit int) ([]LedgerTx, error)
@@ -71,8 +73,9 @@ type Tx interface {
 	// LastBlock returns the highest block, or ErrNotFound before the first.
 	LastBlock(ctx context.Context, env Environment) (Block, error)
 	Block(ctx context.Context, env Environment, height int64) (Block, error)
-	// InsertBlock stores b and marks the transactions as sealed in it.
-	InsertBlock(ctx context.Context, b Block, txIDs []string) error
+	// InsertBlock stores b and marks the transactions (by Seq) as sealed
+	// in it; ErrConflict unless every one of them was unsealed.
+	InsertBlock(ctx context.Context, b Block, seqs []int64) error
 	// BlockTransactions lists a block's transactions in seq order.
 	BlockTransactions(ctx context.Context, env Environment, height int64) ([]LedgerTx, error)
 
@@ -86,6 +89,10 @@ type Tx interface {
 	// UpdateAgent writes every field of a but its id, creator and created_at.
 	UpdateAgent(ctx context.Context, a Agent) error
 	Agent(ctx context.Context, id string) (Agent, error)
+	// AgentTerms reads only what an execution is charged and dispatched
+	// by: ID, Creator, Name, Price, EndpointURL, SigningPublicKey,
+	// TimeoutSeconds, Status and SuspendedAt; the other fields are zero.
+	AgentTerms(ctx context.Context, id string) (Agent, error)
 	AgentsByCreator(ctx context.Context, wallet string) ([]Agent, error)
 	// AgentListing returns an agent with its creator and its statistics in env.
 	AgentListing(ctx context.Context, id string, env Environment) (AgentListItem, error)
@@ -104,6 +111,10 @@ type Tx interface {
 	InsertExecution(ctx context.Context, e Execution) error
 	// UpdateExecution writes every mutable field of e.
 	UpdateExecution(ctx context.Context, e Execution) error
+	// FinishExecution writes e's final status and outcome (error, result,
+	// tokens, time, completed_at) if the execution is not final yet, and
+	// reports whether it was not: false means another process ended it.
+	FinishExecution(ctx context.Context, e Execution) (bool, error)
 	Execution(ctx context.Context, id string) (Execution, error)
 	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
 	// CreatorEarnings sums a creator's share of settled executions per UTC day.
@@ -114,7 +125,9 @@ type Tx interface {
 	ClaimExecutions(ctx context.Context, now, until time.Time, limit int) ([]Execution, error)
 	// RenewLease extends the lease of a non-final execution.
 	RenewLease(ctx context.Context, id string, until time.Time) error
-	// AddKeyUsage counts one execution and its cost against an API key.
+	// AddKeyUsage counts one execution and its cost against an API key
+	// that is not revoked: ErrNotFound for a revoked or unknown key,
+	// ErrSpendLimit if the cost would take it past its spend limit.
 	AddKeyUsage(ctx context.Context, keyID string, cost USDC) error
 
 	// PutResult stores content under its CID once; a second put is a no-op.
@@ -174,4 +187,14 @@ type AgentQuery struct {
 	Q              string
 	Sort           string
 	Limit, Offset  int
+}
+
+// WriterStats counts the work of a store's single group writer (SQLite)
+// since it opened.
+type WriterStats struct {
+	Commits      int64 // database commits
+	Transactions int64 // read-write transactions they held
+	// Busy is the time the writer spent running groups: when it nears the
+	// wall-clock time, the writer is what bounds the store.
+	Busy time.Duration
 }

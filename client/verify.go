@@ -63,7 +63,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	cid := crtx.ResultCID(string(content))
 	add("content id", path.Base(*rec.IPFSURL) == cid, "the content's CID is %s", cid)
 
-	acct, err := c.Account(ctx, rec.Environment, crtx.AccountAddress(crtx.AccountExecution, id))
+	acct, err := c.Account(ctx, rec.Environment, crtx.AccountAddress(crtx.AccountEscrow, id))
 	if err != nil {
 		return r, err
 	}

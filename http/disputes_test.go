@@ -53,6 +53,13 @@ func (m *market) collateral(agent string) crtx.USDC {
 func TestDisputeUpheldSlashesAndRefunds(t *testing.T) {
 	m := newMarket(t, "10")
 	agent, recs := m.mainnetRun(2)
+	// The listing's history is its own: executions point at it by agent_id
+	// in their records, so a busy agent's key changes stay within reach
+	// of crtx verify, which reads the newest transactions of the listing.
+	listing := crtx.AccountAddress(crtx.AccountListing, agent)
+	if kinds := joined(accountTxKinds(t, m.env, listing)); kinds != "AgentListed" {
+		t.Errorf("listing history after two executions = %s", kinds)
+	}
 	before := m.balance(m.callerW, crtx.Mainnet).Available
 	treasuryBefore := m.treasury(crtx.Mainnet)
 
@@ -104,7 +111,7 @@ func TestDisputeUpheldSlashesAndRefunds(t *testing.T) {
 	if rec.Status != "disputed" || rec.Dispute.Status != "upheld" || rec.Dispute.Slashed != usdc("30") || rec.Dispute.Refunded != usdc("1") {
 		t.Errorf("record after upholding = %+v", rec.Dispute)
 	}
-	kinds := joined(accountTxKinds(t, m.env, crtx.AccountAddress(crtx.AccountExecution, recs[0].ExecutionID)))
+	kinds := joined(accountTxKinds(t, m.env, crtx.AccountAddress(crtx.AccountEscrow, recs[0].ExecutionID)))
 	if kinds != "EscrowOpened,ExecutionRecord,DisputeOpened,DisputeResolved" {
 		t.Errorf("record account history = %s", kinds)
 	}

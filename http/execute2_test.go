@@ -245,7 +245,10 @@ func TestExecuteChecks(t *testing.T) {
 		}
 		before := m.balance(m.callerW, crtx.Mainnet)
 		_, err := lk.Execute(ctx, agent, good, client.ExecuteOptions{})
-		wantCode(t, err, 402, "spend_limit_exceeded")
+		ce := wantCode(t, err, 402, "spend_limit_exceeded")
+		if !strings.Contains(ce.Message, "spent 0.4 of its 0.5 USDC limit") || !strings.Contains(ce.Message, "costs 0.4") {
+			t.Errorf("402 message = %q", ce.Message)
+		}
 		if m.balance(m.callerW, crtx.Mainnet) != before {
 			t.Error("a refused execution moved money")
 		}
@@ -254,6 +257,25 @@ func TestExecuteChecks(t *testing.T) {
 			if kk.ID == k.ID && (kk.ExecutionCount != 1 || kk.TotalSpent != usdc("0.4")) {
 				t.Errorf("limited key counters = %+v", kk)
 			}
+		}
+	})
+	t.Run("key revoked by another replica", func(t *testing.T) {
+		k, _ := m.callerC.CreateKey(ctx, client.KeyParams{Name: "elsewhere", Environment: crtx.Mainnet})
+		rk := m.anon.WithToken(k.Key)
+		if _, err := rk.Execute(ctx, agent, good, client.ExecuteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Revoked in the database, as another replica does: this one still
+		// keeps the key for its checks before the charge.
+		err := m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error { return tx.RevokeKey(ctx, k.ID, time.Now()) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := m.balance(m.callerW, crtx.Mainnet)
+		_, err = rk.Execute(ctx, agent, good, client.ExecuteOptions{})
+		wantCode(t, err, 401, "invalid_api_key")
+		if m.balance(m.callerW, crtx.Mainnet) != before {
+			t.Error("an execution with a revoked key moved money")
 		}
 	})
 	t.Run("delisted", func(t *testing.T) {

@@ -156,7 +156,7 @@ func TestExecuteSync(t *testing.T) {
 	if err != nil || mustJSON(got) != mustJSON(rec) {
 		t.Errorf("GET differs:\n%s\n%s", mustJSON(got), mustJSON(rec))
 	}
-	addr := crtx.AccountAddress(crtx.AccountExecution, rec.ExecutionID)
+	addr := crtx.AccountAddress(crtx.AccountEscrow, rec.ExecutionID)
 	if rec.OnChainRecord != m.d.URL+"/explorer/account/"+addr+"?cluster=devnet" {
 		t.Errorf("on_chain_record = %s", rec.OnChainRecord)
 	}

@@ -94,6 +94,15 @@ func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, 
 var listingFields = []string{"name", "tagline", "description", "tags", "price_per_call_usdc", "endpoint_url",
 	"signing_public_key", "input_schema", "output_schema", "timeout_seconds", "pricing_model"}
 
+// listingForm reads the listing fields of a posted form, trimmed.
+func listingForm(r *http.Request) map[string]string {
+	form := map[string]string{}
+	for _, f := range listingFields {
+		form[f] = strings.TrimSpace(r.PostFormValue(f))
+	}
+	return form
+}
+
 // createListing lists an agent from the form; any refusal is shown in the
 // API's words, with the form kept as typed.
 func (h *Handler) createListing(w http.ResponseWriter, r *http.Request) error {
@@ -101,10 +110,7 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	form := map[string]string{}
-	for _, f := range listingFields {
-		form[f] = strings.TrimSpace(r.PostFormValue(f))
-	}
+	form := listingForm(r)
 	p, perr := listingParams(form)
 	if perr == nil {
 		_, perr = h.market.CreateListing(r.Context(), wallet, p)
@@ -239,10 +245,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	form := map[string]string{}
-	for _, f := range listingFields {
-		form[f] = strings.TrimSpace(r.PostFormValue(f))
-	}
+	form := listingForm(r)
 	form["name"], form["pricing_model"] = "", ""
 	p, perr := listingParams(form)
 	p.Name, p.PricingModel = nil, nil

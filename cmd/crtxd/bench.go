@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +52,9 @@ type report struct {
 	// TxPerCommit is the group writer's mean group during the sync
 	// scenario (SQLite).
 	TxPerCommit float64 `json:"transactions_per_commit,omitempty"`
+	// WriterPerSyncUS is the group writer's busy time per synchronous
+	// execution: one writer, so 1e6 / WriterPerSyncUS bounds executions/s.
+	WriterPerSyncUS float64 `json:"writer_us_per_sync_execution,omitempty"`
 	// CPUPerSyncUS is the marketplace's CPU time (user and system) per
 	// synchronous execution, which throughput on a shared machine hides.
 	CPUPerSyncUS float64 `json:"cpu_us_per_sync_execution"`
@@ -58,35 +63,66 @@ type report struct {
 	SettleSeconds float64 `json:"settle_seconds"`
 }
 
-// load runs clients closed loops of fn for d, or until n requests when n > 0.
-func load(name string, clients int, d time.Duration, n int64, fn func() error) result {
-	var ok, errs, sent atomic.Int64
+// scenarios are the names --only takes.
+var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "healthz", "agents", "executions"}
+
+// load runs clients closed loops of fn for d.
+func load(name string, clients int, d time.Duration, fn func() error) result {
+	var errs atomic.Int64
 	lat := make([][]time.Duration, clients)
 	deadline := time.Now().Add(d)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
-			for time.Now().Before(deadline) && (n == 0 || sent.Add(1) <= n) {
+			for time.Now().Before(deadline) {
 				t0 := time.Now()
 				if err := fn(); err != nil {
 					errs.Add(1)
 					continue
 				}
 				lat[c] = append(lat[c], time.Since(t0))
-				ok.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	r := result{Name: name, Clients: clients, Seconds: elapsed.Seconds(), OK: ok.Load(), Errors: errs.Load(),
-		RPS: float64(ok.Load()) / elapsed.Seconds()}
-	if len(all) > 0 {
-		ms := func(q float64) float64 { return float64(all[int(q*float64(len(all)-1))].Microseconds()) / 1000 }
-		r.P50MS, r.P99MS, r.MaxMS = ms(0.5), ms(0.99), float64(all[len(all)-1].Microseconds())/1000
+	return summarize(name, clients, time.Since(start), slices.Concat(lat...), errs.Load())
+}
+
+// paced starts fn rate times a second for d, whatever the answers' pace.
+func paced(name string, rate int, d time.Duration, fn func() error) result {
+	interval := time.Second / time.Duration(rate)
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; time.Since(start) < d; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		wg.Go(func() {
+			t0 := time.Now()
+			err := fn()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs++
+				return
+			}
+			lat = append(lat, time.Since(t0))
+		})
+	}
+	wg.Wait()
+	return summarize(name, 0, time.Since(start), lat, errs)
+}
+
+// summarize turns the latencies of the answered requests into figures.
+func summarize(name string, clients int, elapsed time.Duration, lat []time.Duration, errs int64) result {
+	slices.Sort(lat)
+	r := result{Name: name, Clients: clients, Seconds: elapsed.Seconds(), OK: int64(len(lat)), Errors: errs,
+		RPS: float64(len(lat)) / elapsed.Seconds()}
+	if len(lat) > 0 {
+		ms := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+		r.P50MS, r.P99MS, r.MaxMS = ms(0.5), ms(0.99), ms(1)
 	}
 	return r
 }
@@ -95,6 +131,9 @@ func load(name string, clients int, d time.Duration, n int64, fn func() error) r
 // the stub listed, and a plain reverse proxy to the stub, and measures them
 // side by side with closed loops of concurrent clients.
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "proxy" {
+		return benchProxy(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	clients := fs.Int("clients", 64, "concurrent clients of each scenario")
@@ -106,9 +145,29 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	svgOut := fs.String("svg", "", "draw the figures as an SVG chart to this file")
 	rate := fs.Int("rate", 500, "executions per second of the latency-at-rate scenario")
 	cpuprofile := fs.String("cpuprofile", "", "write the marketplace's CPU profile during the sync scenario to this file")
+	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
 	}
+	// This process is the load generator (and the stub): its own garbage
+	// collections would count in the latencies it measures, so it collects
+	// less often, as crtxd serve does by default. The servers measured (the
+	// marketplace, the proxy) are processes of their own with their own
+	// settings.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	picked := map[string]bool{}
+	for _, name := range strings.Split(*only, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			if !slices.Contains(scenarios, name) {
+				return fmt.Errorf("--only: no scenario %q", name)
+			}
+			picked[name] = true
+		}
+	}
+	// want says whether to run a scenario: all of them unless --only names some.
+	want := func(name string) bool { return len(picked) == 0 || picked[name] }
 	data, err := os.MkdirTemp("", "crtx-bench")
 	if err != nil {
 		return err
@@ -123,10 +182,21 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stubLn, _ := net.Listen("tcp", "127.0.0.1:0")
 	go http.Serve(stubLn, stub)
 	stubURL := "http://" + stubLn.Addr().String() + "/execute"
-	proxyLn, _ := net.Listen("tcp", "127.0.0.1:0")
-	target, _ := url.Parse("http://" + stubLn.Addr().String())
-	go http.Serve(proxyLn, httputil.NewSingleHostReverseProxy(target))
-	proxyURL := "http://" + proxyLn.Addr().String() + "/execute"
+	// The baseline proxy is a process of its own, as the marketplace is:
+	// in the generator's process it would skip the wake-ups between
+	// processes that every request to the marketplace pays.
+	self, _ := os.Executable()
+	proxyAddr := freeAddr()
+	proxy := exec.CommandContext(ctx, self, "bench", "proxy", proxyAddr, "http://"+stubLn.Addr().String())
+	proxy.Stderr = stderr
+	if err := proxy.Start(); err != nil {
+		return err
+	}
+	defer func() { proxy.Process.Signal(os.Interrupt); proxy.Wait() }()
+	proxyURL := "http://" + proxyAddr + "/execute"
+	if err := waitUp("http://" + proxyAddr + "/"); err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
 
 	// Seed the store before the marketplace starts: the catalog and the
 	// wallet's past executions.
@@ -139,7 +209,6 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte("bench-admin-token-0123456789abcdef"), 0o600)
-	self, _ := os.Executable()
 	addr, pprofAddr := freeAddr(), freeAddr()
 	child := exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", *db, "--admin-token-file", token,
 		"--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr)
@@ -149,28 +218,20 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer func() { child.Process.Signal(os.Interrupt); child.Wait() }()
 	base := "http://" + addr
-	for i := 0; ; i++ {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 100 {
-			return fmt.Errorf("crtxd did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitUp(base + "/readyz"); err != nil {
+		return fmt.Errorf("crtxd: %w", err)
 	}
-	bctx := ctx
 	admin := client.New(base, "bench-admin-token-0123456789abcdef")
 	_, ck, _ := ed25519.GenerateKey(nil)
 	_, uk, _ := ed25519.GenerateKey(nil)
 	cw, uw := crtx.Address(ck.Public().(ed25519.PublicKey)), crtx.Address(uk.Public().(ed25519.PublicKey))
-	if _, err := admin.Deposit(bctx, crtx.Mainnet, cw, 1000*crtx.MicroPerUSDC); err != nil {
+	if _, err := admin.Deposit(ctx, crtx.Mainnet, cw, 1000*crtx.MicroPerUSDC); err != nil {
 		return err
 	}
-	if _, err := admin.Deposit(bctx, crtx.Devnet, uw, 100_000_000*crtx.MicroPerUSDC); err != nil {
+	if _, err := admin.Deposit(ctx, crtx.Devnet, uw, 100_000_000*crtx.MicroPerUSDC); err != nil {
 		return err
 	}
-	cs, _, err := client.New(base, "").SignIn(bctx, ck)
+	cs, _, err := client.New(base, "").SignIn(ctx, ck)
 	if err != nil {
 		return err
 	}
@@ -178,51 +239,40 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtx.USDC(1000), []string{"data"}
 	pub := stub.PublicKey()
-	a, err := cs.CreateListing(bctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
+	a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
 		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub})
 	if err != nil {
 		return err
 	}
-	us, _, err := client.New(base, "").SignIn(bctx, uk)
+	us, _, err := client.New(base, "").SignIn(ctx, uk)
 	if err != nil {
 		return err
 	}
-	k, err := us.CreateKey(bctx, client.KeyParams{Name: "bench", Environment: crtx.Devnet})
+	k, err := us.CreateKey(ctx, client.KeyParams{Name: "bench", Environment: crtx.Devnet})
 	if err != nil {
 		return err
 	}
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clients * 2}}
-	// Every scenario sends raw requests and reads the raw answer, as the
-	// proxy scenario does, so that the load generator's own JSON work
-	// (which shares these cores) is neither counted as the marketplace's
-	// latency nor taken from its CPU; answers are still checked.
+	// Every scenario sends raw requests and reads the raw answer, so that
+	// the load generator's own work (which shares these cores) is neither
+	// counted as the servers' latency nor taken from their CPU; answers
+	// are still checked.
+	gen := newLoadClient()
+	defer gen.reset()
 	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	// call sends a request and hands the answer to check (when not nil),
 	// reading it into a pooled buffer: the generator allocates little, so
 	// its garbage collections do not add to the latencies it measures.
 	call := func(method, u, key, body string, want int, check func([]byte) error) error {
-		req, _ := http.NewRequestWithContext(bctx, method, u, strings.NewReader(body))
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
 		buf := bufs.Get().(*bytes.Buffer)
 		defer bufs.Put(buf)
 		buf.Reset()
-		_, err = buf.ReadFrom(resp.Body)
-		resp.Body.Close()
+		status, err := gen.do(method, u, key, body, buf)
 		switch {
 		case err != nil:
 			return err
-		case resp.StatusCode != want:
-			return fmt.Errorf("status %d: %.200s", resp.StatusCode, buf.Bytes())
+		case status != want:
+			return fmt.Errorf("status %d: %.200s", status, buf.Bytes())
 		case check != nil:
 			return check(buf.Bytes())
 		}
@@ -233,16 +283,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	direct := func(u string) func() error {
 		return func() error {
 			body, _ := json.Marshal(crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 30})
-			resp, err := hc.Post(u, "application/json", bytes.NewReader(body))
-			if err != nil {
-				return err
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				return fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return nil
+			return call("POST", u, "", string(body), 200, nil)
 		}
 	}
 	syncExec := func() error {
@@ -255,13 +296,18 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	rep := report{Machine: machine(), DB: map[bool]string{true: "postgres", false: "sqlite"}[*db != ""]}
 	run := func(r result) {
+		gen.reset()
 		rep.Results = append(rep.Results, r)
 		fmt.Fprintf(stderr, "%-34s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", r.Name, r.RPS, r.P50MS, r.P99MS, r.Errors)
 	}
-	run(load("stub alone", *clients, *dur, 0, direct(stubURL)))
-	run(load("reverse proxy to the stub", *clients, *dur, 0, direct(proxyURL)))
+	if want("stub") {
+		run(load("stub alone", *clients, *dur, direct(stubURL)))
+	}
+	if want("proxy") {
+		run(load("reverse proxy to the stub", *clients, *dur, direct(proxyURL)))
+	}
 	profiled := make(chan error, 1)
-	if *cpuprofile != "" {
+	if *cpuprofile != "" && want("sync") {
 		go func() {
 			secs := max(int(dur.Seconds())-1, 1)
 			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
@@ -274,23 +320,29 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			profiled <- os.WriteFile(*cpuprofile, b, 0o644)
 		}()
 	}
-	c0, t0 := commitCounts(base)
-	cpu0 := cpuTime(child.Process.Pid)
-	run(load("sync executions", *clients, *dur, 0, syncExec))
-	if r := rep.Results[len(rep.Results)-1]; r.OK > 0 {
-		rep.CPUPerSyncUS = float64((cpuTime(child.Process.Pid) - cpu0).Microseconds()) / float64(r.OK)
-		fmt.Fprintf(stderr, "%-34s %8.0f µs of marketplace CPU an execution\n", "", rep.CPUPerSyncUS)
-	}
-	if c1, t1 := commitCounts(base); c1 > c0 {
-		rep.TxPerCommit = float64(t1-t0) / float64(c1-c0)
-		fmt.Fprintf(stderr, "%-34s %8.1f transactions a commit\n", "", rep.TxPerCommit)
-	}
-	if *cpuprofile != "" {
-		if err := <-profiled; err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
+	if want("sync") {
+		w0 := writerStats(base)
+		cpu0 := cpuTime(child.Process.Pid)
+		r := load("sync executions", *clients, *dur, syncExec)
+		run(r)
+		if r.OK > 0 {
+			rep.CPUPerSyncUS = float64((cpuTime(child.Process.Pid) - cpu0).Microseconds()) / float64(r.OK)
+			fmt.Fprintf(stderr, "%-34s %8.0f µs of marketplace CPU an execution\n", "", rep.CPUPerSyncUS)
+		}
+		if w1 := writerStats(base); w1.Commits > w0.Commits && r.OK > 0 {
+			rep.TxPerCommit = float64(w1.Transactions-w0.Transactions) / float64(w1.Commits-w0.Commits)
+			rep.WriterPerSyncUS = float64((w1.Busy - w0.Busy).Microseconds()) / float64(r.OK)
+			fmt.Fprintf(stderr, "%-34s %8.1f transactions a commit\n", "", rep.TxPerCommit)
+			fmt.Fprintf(stderr, "%-34s %8.0f µs of the group writer an execution (busy %.0f %% of the time)\n", "",
+				rep.WriterPerSyncUS, 100*(w1.Busy-w0.Busy).Seconds()/r.Seconds)
+		}
+		if *cpuprofile != "" {
+			if err := <-profiled; err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
 		}
 	}
-	run(load("async executions, submit to final", *clients, *dur, 0, func() error {
+	asyncExec := func() error {
 		var rec struct {
 			ID string `json:"execution_id"`
 		}
@@ -312,42 +364,15 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-	}))
-	// Latency at a fixed rate: the marketplace's p50 over the proxy's.
-	paced := func(name string, fn func() error) result {
-		interval := time.Second / time.Duration(*rate)
-		var mu sync.Mutex
-		var lat []time.Duration
-		var errs int64
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i := 0; time.Since(start) < *dur; i++ {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
-			wg.Go(func() {
-				t0 := time.Now()
-				err := fn()
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					errs++
-					return
-				}
-				lat = append(lat, time.Since(t0))
-			})
-		}
-		wg.Wait()
-		slices.Sort(lat)
-		r := result{Name: name, Clients: 0, Seconds: time.Since(start).Seconds(), OK: int64(len(lat)), Errors: errs}
-		r.RPS = float64(r.OK) / r.Seconds
-		if len(lat) > 0 {
-			r.P50MS = float64(lat[len(lat)/2].Microseconds()) / 1000
-			r.P99MS = float64(lat[len(lat)*99/100].Microseconds()) / 1000
-			r.MaxMS = float64(lat[len(lat)-1].Microseconds()) / 1000
-		}
-		return r
 	}
-	run(paced(fmt.Sprintf("proxy at %d/s", *rate), direct(proxyURL)))
-	run(paced(fmt.Sprintf("sync executions at %d/s", *rate), syncExec))
+	if want("async") {
+		run(load("async executions, submit to final", *clients, *dur, asyncExec))
+	}
+	// Latency at a fixed rate: the marketplace's p50 over the proxy's.
+	if want("paced") {
+		run(paced(fmt.Sprintf("proxy at %d/s", *rate), *rate, *dur, direct(proxyURL)))
+		run(paced(fmt.Sprintf("sync executions at %d/s", *rate), *rate, *dur, syncExec))
+	}
 	get := func(u, key string) func() error {
 		return func() error {
 			return call("GET", u, key, "", 200, nil)
@@ -359,10 +384,16 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep.SettleSeconds = settle(child.Process.Pid, time.Minute).Seconds()
 	fmt.Fprintf(stderr, "%-34s %8.1f s until the marketplace was idle\n", "", rep.SettleSeconds)
 	// The floor of any request to this server on this machine: no handler work.
-	run(load("GET /healthz", *clients, *dur, 0, get(base+"/healthz", "")))
-	run(load(fmt.Sprintf("GET /v1/agents over %d agents", *agents), *clients, *dur, 0,
-		get(base+"/v1/agents?tags=sql&sort=price_asc", "")))
-	run(load(fmt.Sprintf("GET /v1/executions of %d", *execs), *clients, *dur, 0, get(base+"/v1/executions", seedKey)))
+	if want("healthz") {
+		run(load("GET /healthz", *clients, *dur, get(base+"/healthz", "")))
+	}
+	if want("agents") {
+		run(load(fmt.Sprintf("GET /v1/agents over %d agents", *agents), *clients, *dur,
+			get(base+"/v1/agents?tags=sql&sort=price_asc", "")))
+	}
+	if want("executions") {
+		run(load(fmt.Sprintf("GET /v1/executions of %d", *execs), *clients, *dur, get(base+"/v1/executions", seedKey)))
+	}
 	rep.PeakRSSMB = peakRSS(child.Process.Pid)
 	fmt.Fprintf(stdout, "\n%-34s %9s %9s %9s %9s %7s\n", "scenario", "req/s", "p50 ms", "p99 ms", "max ms", "errors")
 	for _, r := range rep.Results {
@@ -383,11 +414,43 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// commitCounts reads the group writer's counters from /metrics.
-func commitCounts(base string) (commits, txs int64) {
+// benchProxy runs the baseline: a plain reverse proxy on addr to target,
+// until ctx ends ("crtxd bench proxy ADDR TARGET").
+func benchProxy(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: crtxd bench proxy ADDR TARGET")
+	}
+	target, err := url.Parse(args[1])
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: args[0], Handler: httputil.NewSingleHostReverseProxy(target)}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// waitUp waits until u answers HTTP, at most ten seconds.
+func waitUp(u string) error {
+	for i := 0; ; i++ {
+		if resp, err := http.Get(u); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if i > 100 {
+			return fmt.Errorf("%s did not answer", u)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// writerStats reads the group writer's counters from /metrics.
+func writerStats(base string) (w crtx.WriterStats) {
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
-		return 0, 0
+		return w
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -399,12 +462,14 @@ func commitCounts(base string) (commits, txs int64) {
 		v, _ := strconv.ParseFloat(f[1], 64)
 		switch f[0] {
 		case "crtx_store_commits_total":
-			commits = int64(v)
+			w.Commits = int64(v)
 		case "crtx_store_transactions_total":
-			txs = int64(v)
+			w.Transactions = int64(v)
+		case "crtx_store_writer_busy_seconds_total":
+			w.Busy = time.Duration(v * float64(time.Second))
 		}
 	}
-	return commits, txs
+	return w
 }
 
 func freeAddr() string {

@@ -23,7 +23,7 @@ func TestBenchRuns(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 9 || rep.PeakRSSMB <= 0 || rep.CPUPerSyncUS <= 0 || rep.TxPerCommit < 1 {
+	if len(rep.Results) != 9 || rep.PeakRSSMB <= 0 || rep.CPUPerSyncUS <= 0 || rep.TxPerCommit < 1 || rep.WriterPerSyncUS <= 0 {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, r := range rep.Results {
@@ -34,5 +34,26 @@ func TestBenchRuns(t *testing.T) {
 	svg, _ := os.ReadFile(filepath.Join(dir, "b.svg"))
 	if !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<rect") != 18 {
 		t.Errorf("chart: %.200s", svg)
+	}
+}
+
+// --only runs the named scenarios alone.
+func TestBenchOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "b.json")
+	b, err := exec.Command(crtxdBinary(t), "bench", "--only", "proxy,healthz", "--duration", "200ms", "--clients", "2",
+		"--agents", "10", "--executions", "10", "--json", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, b)
+	}
+	var rep report
+	b, _ = os.ReadFile(out)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[0].Name != "reverse proxy to the stub" || rep.Results[1].Name != "GET /healthz" {
+		t.Fatalf("results = %+v", rep.Results)
+	}
+	if b, err := exec.Command(crtxdBinary(t), "bench", "--only", "nosuch").CombinedOutput(); err == nil {
+		t.Fatalf("--only nosuch ran: %s", b)
 	}
 }

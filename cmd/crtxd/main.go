@@ -33,7 +33,7 @@ commands:
   ledger withdraw --environment E --wallet W --amount A
   admin disputes list|resolve, admin creators verify|unverify, admin agents suspend|unsuspend,
   admin collateral release       operator tools (run "crtxd admin" for details)
-  bench [--clients N] [--duration D] [--db DSN] [--json F] [--svg F]
+  bench [--clients N] [--duration D] [--db DSN] [--only S] [--json F] [--svg F]
                                  measure the marketplace against a bare reverse proxy
 
 Every flag can also be set as CRTX_<FLAG>, e.g. --addr as CRTX_ADDR.

@@ -107,7 +107,7 @@ func tamper(t *testing.T, data string, stmts ...string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, trg := range []string{"postings_append_only_update", "blocks_append_only_update", "ledger_txs_seal_once"} {
+	for _, trg := range []string{"account_txs_append_only_update", "blocks_append_only_update", "ledger_txs_seal_once"} {
 		stmts = append([]string{"DROP TRIGGER " + trg}, stmts...)
 	}
 	for _, s := range stmts {
@@ -124,10 +124,12 @@ func TestLedgerVerifyFindsTampering(t *testing.T) {
 		want  []string
 	}{
 		{"posting amount", []string{
-			`UPDATE postings SET amount = amount + 1 WHERE tx_seq = (SELECT min(seq) FROM ledger_txs WHERE environment = 'devnet')`},
+			`UPDATE ledger_txs SET postings = json_replace(postings, '$[0].amount', json_extract(postings, '$[0].amount') + 1)
+				WHERE seq = (SELECT min(seq) FROM ledger_txs WHERE environment = 'devnet' AND postings != '[]')`},
 			[]string{"devnet: FAILED", "Merkle root", "balance"}},
 		{"posting and balance together", []string{
-			`UPDATE postings SET amount = amount + 1 WHERE tx_seq = (SELECT min(seq) FROM ledger_txs WHERE environment = 'mainnet')`,
+			`UPDATE ledger_txs SET postings = json_replace(postings, '$[0].amount', json_extract(postings, '$[0].amount') + 1)
+				WHERE seq = (SELECT min(seq) FROM ledger_txs WHERE environment = 'mainnet' AND postings != '[]')`,
 			`UPDATE accounts SET balance = balance + 1 WHERE environment = 'mainnet' AND kind = 'wallet'`,
 			`UPDATE accounts SET balance = balance - 1 WHERE environment = 'mainnet' AND kind = 'issuance'`},
 			[]string{"mainnet: FAILED", "block 1: transactions give Merkle root"}},
@@ -174,7 +176,8 @@ func TestLedgerRowsAreAppendOnly(t *testing.T) {
 	}
 	defer db.Close()
 	for _, s := range []string{
-		`UPDATE postings SET amount = 1`, `DELETE FROM postings`, `UPDATE blocks SET signature = 'x'`,
+		`UPDATE ledger_txs SET postings = '[]'`, `UPDATE ledger_txs SET refs = '[]'`, `UPDATE account_txs SET tx_seq = 1`,
+		`DELETE FROM account_txs`, `UPDATE blocks SET signature = 'x'`,
 		`DELETE FROM blocks`, `DELETE FROM ledger_txs`, `UPDATE ledger_txs SET data = '{}'`,
 		`UPDATE ledger_txs SET block_height = NULL`,
 	} {
@@ -245,7 +248,17 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-// SIGTERM (here: the context ending) stops crtxd cleanly.
+// SIGTERM (here: the context ending) stops crtxd cleanly, whether it came
+// while crtxd was starting or once it was serving.
+func TestServeStopsOnSignalWhileStarting(t *testing.T) {
+	c, cancel := context.WithCancel(ctx)
+	cancel()
+	var out bytes.Buffer
+	if code := run(c, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, &out, &out); code != 0 {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+}
+
 func TestServeStopsOnSignal(t *testing.T) {
 	c, cancel := context.WithCancel(ctx)
 	done := make(chan int)

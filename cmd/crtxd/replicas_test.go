@@ -111,15 +111,9 @@ func TestReplicasOnPostgres(t *testing.T) {
 	var spent crtx.USDC
 	for _, e := range page.Executions {
 		// Exactly one settlement or refund per execution.
-		v, err := key.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountExecution, e.ExecutionID))
+		endings, err := escrowEndings(key, e.ExecutionID)
 		if err != nil {
 			t.Fatal(err)
-		}
-		endings := 0
-		for _, tx := range v.Transactions {
-			if tx.Kind == crtx.TxExecutionRecord || tx.Kind == crtx.TxEscrowRefunded {
-				endings++
-			}
 		}
 		if endings != 1 {
 			t.Errorf("execution %s ended %d times", e.ExecutionID, endings)

@@ -28,6 +28,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		debug.SetGCPercent(*gc)
 	}
 	d, err := daemon.Start(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		// Stopped while starting (a migration, say, rolled back whole): a
+		// stop, not a failure.
+		fmt.Fprintln(stderr, "crtxd: stopped before it started serving")
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,12 @@ func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
 	if _, err := t.exec(ctx, `DELETE FROM agent_tags WHERE agent_id = ?`, a.ID); err != nil {
 		return err
 	}
+	listed := 0
+	if a.Status == crtx.AgentActive && a.SuspendedAt == nil {
+		listed = 1
+	}
 	for _, tag := range a.Tags {
-		if _, err := t.exec(ctx, `INSERT INTO agent_tags (tag, agent_id) VALUES (?, ?)`, tag, a.ID); err != nil {
+		if _, err := t.exec(ctx, `INSERT INTO agent_tags (tag, agent_id, listed) VALUES (?, ?, ?)`, tag, a.ID, listed); err != nil {
 			return err
 		}
 	}
@@ -105,6 +109,19 @@ func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
 		return crtx.Agent{}, notFound(err, "agent")
 	}
 	return *a, finish()
+}
+
+func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
+	a := crtx.Agent{ID: id}
+	var suspended sql.NullInt64
+	err := t.queryRow(ctx, `SELECT creator, name, price, endpoint_url, signing_public_key, timeout_seconds, status, suspended_at
+		FROM agents WHERE id = ?`, id).Scan(&a.Creator, &a.Name, &a.Price, &a.EndpointURL, &a.SigningPublicKey,
+		&a.TimeoutSeconds, &a.Status, &suspended)
+	if err != nil {
+		return crtx.Agent{}, notFound(err, "agent")
+	}
+	a.SuspendedAt = fromNullUS(suspended)
+	return a, nil
 }
 
 func (t *tx) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {
@@ -231,6 +248,22 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 }
 
 func (t *tx) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
+	var n int
+	// Filtered by tags alone, or not at all: a range of an index
+	// (agent_tags_listed, agents_listed), without reading a listing.
+	if len(Words(q.Q)) == 0 && q.MinSuccessRate == nil && q.MinExecutions == nil && !q.VerifiedOnly {
+		if len(q.Tags) == 0 {
+			err := t.queryRow(ctx, `SELECT count(*) FROM agents WHERE status = 'active' AND suspended_at IS NULL`).Scan(&n)
+			return n, err
+		}
+		query, args := `SELECT count(*) FROM agent_tags t WHERE t.tag = ? AND t.listed = 1`, []any{q.Tags[0]}
+		for _, tag := range q.Tags[1:] {
+			query += ` AND EXISTS (SELECT 1 FROM agent_tags u WHERE u.tag = ? AND u.agent_id = t.agent_id)`
+			args = append(args, tag)
+		}
+		err := t.queryRow(ctx, query, args...).Scan(&n)
+		return n, err
+	}
 	join, cond, args, stats, creator := t.agentFilter(q)
 	from := ` FROM agents a`
 	if creator {
@@ -240,7 +273,6 @@ func (t *tx) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
 		from += ` LEFT JOIN agent_stats s ON s.agent_id = a.id AND s.environment = ?`
 		args = append([]any{q.Environment}, args...)
 	}
-	var n int
 	err := t.queryRow(ctx, `SELECT count(*)`+from+join+cond, args...).Scan(&n)
 	return n, err
 }

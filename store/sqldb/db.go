@@ -89,13 +89,12 @@ func (d *DB) GroupCommit(ctx context.Context) error {
 
 var _ crtx.Store = (*DB)(nil)
 
-// CommitCounts reports how many read-write transactions the group writer
-// committed, in how many database commits; zeros without one.
-func (d *DB) CommitCounts() (commits, transactions int64) {
+// WriterStats reports the group writer's counters; zeros without one.
+func (d *DB) WriterStats() crtx.WriterStats {
 	if d.group == nil {
-		return 0, 0
+		return crtx.WriterStats{}
 	}
-	return d.group.commits.Load(), d.group.txs.Load()
+	return crtx.WriterStats{Commits: d.group.commits.Load(), Transactions: d.group.txs.Load(), Busy: time.Duration(d.group.busy.Load())}
 }
 
 // Update runs fn in a read-write transaction. A transaction the engine

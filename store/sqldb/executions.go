@@ -72,6 +72,19 @@ func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 	return nil
 }
 
+func (t *tx) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error) {
+	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
+		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?
+		WHERE id = ? AND status IN ('pending', 'running')`,
+		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
+		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.ID)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
+}
+
 func (t *tx) Execution(ctx context.Context, id string) (crtx.Execution, error) {
 	e, err := scanExecution(t.queryRow(ctx, `SELECT `+execColumns+` FROM executions WHERE id = ?`, id))
 	return e, notFound(err, "execution")
@@ -155,11 +168,26 @@ func (t *tx) RenewLease(ctx context.Context, id string, until time.Time) error {
 }
 
 func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
-	_, err := t.exec(ctx, `UPDATE api_keys SET execution_count = execution_count + 1, total_spent = total_spent + ? WHERE id = ?`, cost, keyID)
-	if err != nil && t.d.IsCheck(err) {
-		return fmt.Errorf("key %s: %w", keyID, crtx.ErrSpendLimit)
+	// Conditions, not the CHECK constraint (which stays as the guard), so
+	// that a refusal fails no statement: PostgreSQL would abort the
+	// transaction, and the caller still reads the key to explain it.
+	r, err := t.exec(ctx, `UPDATE api_keys SET execution_count = execution_count + 1, total_spent = total_spent + ?
+		WHERE id = ? AND revoked_at IS NULL AND (spend_limit IS NULL OR total_spent + ? <= spend_limit)`, cost, keyID, cost)
+	if err != nil {
+		return err
 	}
-	return err
+	if n, _ := r.RowsAffected(); n == 1 {
+		return nil
+	}
+	var revoked bool
+	err = t.queryRow(ctx, `SELECT revoked_at IS NOT NULL FROM api_keys WHERE id = ?`, keyID).Scan(&revoked)
+	if err != nil {
+		return notFound(err, "api key "+keyID)
+	}
+	if revoked {
+		return fmt.Errorf("key %s is revoked: %w", keyID, crtx.ErrNotFound)
+	}
+	return fmt.Errorf("key %s: %w", keyID, crtx.ErrSpendLimit)
 }
 
 func (t *tx) PutResult(ctx context.Context, cid, content string, at time.Time) error {

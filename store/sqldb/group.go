@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/crtx-market/crtx"
 )
@@ -34,6 +35,7 @@ type group struct {
 	done  chan struct{}
 
 	commits, txs atomic.Int64
+	busy         atomic.Int64 // nanoseconds spent in commit
 }
 
 type request struct {
@@ -104,6 +106,8 @@ func (g *group) loop() {
 // whole (its commit, or a statement that ended the transaction), each
 // transaction runs again alone, so one caller's trouble is not the others'.
 func (g *group) commit(batch []*request) {
+	start := time.Now()
+	defer func() { g.busy.Add(int64(time.Since(start))) }()
 	live := batch[:0:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -130,9 +134,8 @@ func (g *group) run(batch []*request) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	ctx := context.Background()
 	fail := func(err error) error {
-		g.conn.ExecContext(ctx, `ROLLBACK`)
+		g.exec(`ROLLBACK`)
 		for _, r := range batch {
 			if r.err == nil && r.panicked == nil {
 				r.err = err
@@ -140,33 +143,33 @@ func (g *group) run(batch []*request) error {
 		}
 		return err
 	}
-	if _, err := g.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+	if _, err := g.exec(`BEGIN IMMEDIATE`); err != nil {
 		return fail(fmt.Errorf("begin: %w", err))
 	}
 	alone := len(batch) == 1
 	for _, r := range batch {
 		if !alone {
-			if _, err := g.conn.ExecContext(ctx, `SAVEPOINT g`); err != nil {
+			if _, err := g.exec(`SAVEPOINT g`); err != nil {
 				return fail(fmt.Errorf("savepoint: %w", err))
 			}
 		}
 		r.err, r.panicked = g.call(r)
 		if r.err != nil || r.panicked != nil {
 			if alone {
-				g.conn.ExecContext(ctx, `ROLLBACK`)
+				g.exec(`ROLLBACK`)
 				return nil
 			}
-			if _, err := g.conn.ExecContext(ctx, `ROLLBACK TO g`); err != nil {
+			if _, err := g.exec(`ROLLBACK TO g`); err != nil {
 				return fail(fmt.Errorf("rollback to savepoint: %w", err))
 			}
 		}
 		if !alone {
-			if _, err := g.conn.ExecContext(ctx, `RELEASE g`); err != nil {
+			if _, err := g.exec(`RELEASE g`); err != nil {
 				return fail(fmt.Errorf("release savepoint: %w", err))
 			}
 		}
 	}
-	if _, err := g.conn.ExecContext(ctx, `COMMIT`); err != nil {
+	if _, err := g.exec(`COMMIT`); err != nil {
 		return fail(fmt.Errorf("commit: %w", err))
 	}
 	g.commits.Add(1)
@@ -176,6 +179,16 @@ func (g *group) run(batch []*request) error {
 		}
 	}
 	return nil
+}
+
+// exec runs one of the writer's own statements (BEGIN, SAVEPOINT, …),
+// prepared once.
+func (g *group) exec(q string) (sql.Result, error) {
+	ctx := context.Background()
+	if s := g.stmts.get(ctx, q); s != nil {
+		return s.ExecContext(ctx)
+	}
+	return g.conn.ExecContext(ctx, q)
 }
 
 func (g *group) call(r *request) (err error, panicked any) {

@@ -117,7 +117,11 @@ func TestGroupCommit(t *testing.T) {
 			}
 		}
 	}
-	commits, txs := s.CommitCounts()
+	ws := s.WriterStats()
+	commits, txs := ws.Commits, ws.Transactions
+	if ws.Busy <= 0 {
+		t.Errorf("writer busy %v after %d commits", ws.Busy, commits)
+	}
 	if commits >= txs/10 {
 		t.Errorf("%d transactions took %d commits; they were not grouped", txs, commits)
 	}
@@ -148,6 +152,7 @@ func BenchmarkConcurrentUpdates(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	commits, txs := s.CommitCounts()
+	ws := s.WriterStats()
+	commits, txs := ws.Commits, ws.Transactions
 	b.ReportMetric(float64(txs)/float64(max(commits, 1)), "tx/commit")
 }

@@ -63,6 +63,15 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 		if _, err := tx.Agent(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown agent: %v", err)
 		}
+		terms, err := tx.AgentTerms(ctx, "a1")
+		wantTerms := crtx.Agent{ID: "a1", Creator: want.Creator, Name: want.Name, Price: want.Price, EndpointURL: want.EndpointURL,
+			SigningPublicKey: want.SigningPublicKey, TimeoutSeconds: want.TimeoutSeconds, Status: want.Status, SuspendedAt: want.SuspendedAt}
+		if err != nil || fmt.Sprint(terms) != fmt.Sprint(wantTerms) {
+			t.Errorf("AgentTerms(a1) =\n%+v, %v\nwant\n%+v", terms, err, wantTerms)
+		}
+		if _, err := tx.AgentTerms(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("terms of an unknown agent: %v", err)
+		}
 		mine, err := tx.AgentsByCreator(ctx, "w1")
 		if err != nil || len(mine) != 2 || mine[0].ID != "a1" {
 			t.Errorf("AgentsByCreator = %v, %v", mine, err)
@@ -194,6 +203,41 @@ func testListAgents(t *testing.T, s crtx.Store) {
 	if ids, _ := list(crtx.AgentQuery{Q: `"*(`, Sort: crtx.SortRelevance, Limit: 2}); len(ids) != 2 {
 		t.Errorf("a query with no words lists everything: %v", ids)
 	}
+	// Totals follow changes to a listing: suspended, paused, resumed.
+	counts := func() string {
+		var out []int
+		for _, tags := range [][]string{nil, {"data"}, {"sql"}, {"sql", "data"}} {
+			ids, total := list(crtx.AgentQuery{Tags: tags})
+			if total != len(ids) {
+				t.Errorf("tags %v: page of %d, total %d", tags, len(ids), total)
+			}
+			out = append(out, total)
+		}
+		return fmt.Sprint(out)
+	}
+	if got := counts(); got != "[11 11 6 6]" {
+		t.Errorf("totals = %s", got)
+	}
+	change := func(id string, f func(*crtx.Agent)) {
+		update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+			a, err := tx.Agent(ctx, id)
+			if err != nil {
+				return err
+			}
+			f(&a)
+			return tx.UpdateAgent(ctx, a)
+		})
+	}
+	change("a00", func(a *crtx.Agent) { a.SuspendedAt = &t0 })
+	change("a11", func(a *crtx.Agent) { a.Status = crtx.AgentActive })
+	change("a02", func(a *crtx.Agent) { a.Status = crtx.AgentDelisted })
+	if got := counts(); got != "[10 10 4 4]" {
+		t.Errorf("totals after suspending a00, resuming a11, delisting a02 = %s", got)
+	}
+	change("a00", func(a *crtx.Agent) { a.SuspendedAt = nil })
+	if got := counts(); got != "[11 11 5 5]" {
+		t.Errorf("totals after lifting the suspension = %s", got)
+	}
 }
 
 func testLedgerRefs(t *testing.T, s crtx.Store) {
@@ -202,12 +246,9 @@ func testLedgerRefs(t *testing.T, s crtx.Store) {
 	listing.CreatedAt = t0
 	var lt crtx.LedgerTx
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureAccounts(ctx, listing); err != nil {
-			return err
-		}
 		lt = crtx.LedgerTx{ID: "listed", Environment: crtx.Mainnet, Kind: crtx.TxAgentListed, Data: map[string]string{"agent_id": "a1"},
 			Postings: []crtx.Posting{}, Accounts: []string{listing.Address, alice.Address}, CreatedAt: t0}
-		return tx.InsertTransaction(ctx, &lt)
+		return tx.InsertTransaction(ctx, &lt, listing)
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, addr := range []string{listing.Address, alice.Address} {

@@ -93,9 +93,7 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		return nil
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		tx.EnsureAccounts(ctx, issuance)
-		tx.EnsureAccounts(ctx, coll)
-		_, err := insert(ctx, tx, crtx.Mainnet, "lock", crtx.TxCollateralLocked, t0, nil, crtx.Posting{From: issuance.Address, To: coll.Address, Amount: 10})
+		_, err := insert(ctx, tx, crtx.Mainnet, "lock", crtx.TxCollateralLocked, t0, nil, []crtx.Account{issuance, coll}, crtx.Posting{From: issuance.Address, To: coll.Address, Amount: 10})
 		return err
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {

@@ -102,6 +102,29 @@ func testExecutions(t *testing.T, s crtx.Store) {
 		}
 		return nil
 	})
+	// FinishExecution writes the outcome once: a final execution stays as it is.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		e, _ := tx.Execution(ctx, "e1")
+		now, ms := t0.Add(2*time.Hour), int64(5)
+		e.Status, e.ErrorCode, e.ErrorMessage, e.ExecutionTimeMS, e.CompletedAt = crtx.ExecFailed, "execution_timeout", "late", &ms, &now
+		e.Attempts, e.LeaseUntil = 9, now // not outcome fields: left as stored
+		if ok, err := tx.FinishExecution(ctx, e); !ok || err != nil {
+			t.Errorf("finishing e1: %v, %v", ok, err)
+		}
+		e.Status, e.ErrorCode = crtx.ExecCompleted, ""
+		if ok, err := tx.FinishExecution(ctx, e); ok || err != nil {
+			t.Errorf("finishing e1 again: %v, %v", ok, err)
+		}
+		return nil
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		e, _ := tx.Execution(ctx, "e1")
+		if e.Status != crtx.ExecFailed || e.ErrorCode != "execution_timeout" || e.ErrorMessage != "late" || *e.ExecutionTimeMS != 5 ||
+			!e.CompletedAt.Equal(t0.Add(2*time.Hour)) || e.Attempts != 1 || !e.LeaseUntil.Equal(t0.Add(time.Hour)) {
+			t.Errorf("finished e1 = %+v", e)
+		}
+		return nil
+	})
 }
 
 func testKeyUsage(t *testing.T, s crtx.Store) {
@@ -115,6 +138,14 @@ func testKeyUsage(t *testing.T, s crtx.Store) {
 	err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.AddKeyUsage(context.Background(), "k", 100) })
 	if !errors.Is(err, crtx.ErrSpendLimit) {
 		t.Errorf("past the limit: %v, want ErrSpendLimit", err)
+	}
+	// A revoked key, or one that does not exist, counts nothing.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RevokeKey(ctx, "k", t0) })
+	for _, id := range []string{"k", "nope"} {
+		err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.AddKeyUsage(context.Background(), id, 1) })
+		if !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("usage of key %s: %v, want ErrNotFound", id, err)
+		}
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		k, _ := tx.KeyByID(ctx, "k")

@@ -5,6 +5,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Keys", testKeys},
 		{"Postings", testPostings},
 		{"NonNegative", testNonNegative},
+		{"PostingAccounts", testPostingAccounts},
 		{"Queries", testQueries},
 		{"Blocks", testBlocks},
 		{"EnvironmentsApart", testEnvironmentsApart},
@@ -208,9 +210,10 @@ func accounts(env crtx.Environment) (issuance, alice, bob crtx.Account) {
 	return
 }
 
-func insert(ctx context.Context, tx crtx.Tx, env crtx.Environment, id string, kind crtx.TxKind, at time.Time, data map[string]string, ps ...crtx.Posting) (crtx.LedgerTx, error) {
+// insert stores a transaction of postings between accts.
+func insert(ctx context.Context, tx crtx.Tx, env crtx.Environment, id string, kind crtx.TxKind, at time.Time, data map[string]string, accts []crtx.Account, ps ...crtx.Posting) (crtx.LedgerTx, error) {
 	lt := crtx.LedgerTx{ID: id, Environment: env, Kind: kind, Data: data, Postings: ps, CreatedAt: at}
-	err := tx.InsertTransaction(ctx, &lt)
+	err := tx.InsertTransaction(ctx, &lt, accts...)
 	return lt, err
 }
 
@@ -223,7 +226,7 @@ func fund(t *testing.T, s crtx.Store, env crtx.Environment) (issuance, alice, bo
 				return err
 			}
 		}
-		_, err := insert(ctx, tx, env, string(env)+"-fund", crtx.TxDeposit, t0, map[string]string{"wallet": "alice"},
+		_, err := insert(ctx, tx, env, string(env)+"-fund", crtx.TxDeposit, t0, map[string]string{"wallet": "alice"}, []crtx.Account{issuance, alice},
 			crtx.Posting{From: issuance.Address, To: alice.Address, Amount: 10_000_000})
 		return err
 	})
@@ -250,7 +253,7 @@ func testPostings(t *testing.T, s crtx.Store) {
 	issuance, alice, bob := fund(t, s, crtx.Mainnet)
 	var lt crtx.LedgerTx
 	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		lt, err = insert(ctx, tx, crtx.Mainnet, "tx2", crtx.TxDeposit, t0.Add(time.Second), map[string]string{"note": "ü ✓"},
+		lt, err = insert(ctx, tx, crtx.Mainnet, "tx2", crtx.TxDeposit, t0.Add(time.Second), map[string]string{"note": "ü ✓"}, []crtx.Account{alice, bob},
 			crtx.Posting{From: alice.Address, To: bob.Address, Amount: 3_000_000},
 			crtx.Posting{From: bob.Address, To: alice.Address, Amount: 1})
 		return err
@@ -284,7 +287,7 @@ func testPostings(t *testing.T, s crtx.Store) {
 func testNonNegative(t *testing.T, s crtx.Store) {
 	issuance, alice, bob := fund(t, s, crtx.Mainnet)
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
-		_, err := insert(context.Background(), tx, crtx.Mainnet, "over", crtx.TxWithdrawal, t0, nil,
+		_, err := insert(context.Background(), tx, crtx.Mainnet, "over", crtx.TxWithdrawal, t0, nil, []crtx.Account{alice, bob, issuance},
 			crtx.Posting{From: alice.Address, To: bob.Address, Amount: 4_000_000},
 			crtx.Posting{From: alice.Address, To: issuance.Address, Amount: 6_000_001})
 		return err
@@ -303,9 +306,96 @@ func testNonNegative(t *testing.T, s crtx.Store) {
 	})
 	// Exactly to zero is fine.
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		_, err := insert(ctx, tx, crtx.Mainnet, "all", crtx.TxWithdrawal, t0, nil,
+		_, err := insert(ctx, tx, crtx.Mainnet, "all", crtx.TxWithdrawal, t0, nil, []crtx.Account{alice, issuance},
 			crtx.Posting{From: alice.Address, To: issuance.Address, Amount: 10_000_000})
 		return err
+	})
+}
+
+// InsertTransaction creates the accounts its postings name that do not
+// exist yet, starting at their net amount, and refuses postings between
+// accounts it was not given.
+func testPostingAccounts(t *testing.T, s crtx.Store) {
+	issuance, alice, bob := fund(t, s, crtx.Mainnet)
+	carol := crtx.NewAccount(crtx.Mainnet, crtx.AccountEscrow, "carol", "alice")
+	dave := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, "dave", "dave")
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		_, err := insert(ctx, tx, crtx.Mainnet, "to-new", crtx.TxEscrowOpened, t0, map[string]string{"execution_id": "carol"}, []crtx.Account{alice, carol},
+			crtx.Posting{From: alice.Address, To: carol.Address, Amount: 2_500_000})
+		return err
+	})
+	if got := balances(t, s, crtx.Mainnet, alice, carol); !equal(got, []crtx.USDC{7_500_000, 2_500_000}) {
+		t.Fatalf("balances = %v", got)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.Account(ctx, crtx.Mainnet, carol.Address)
+		if err != nil || got.Kind != crtx.AccountEscrow || got.Ref != "carol" || got.Owner != "alice" {
+			t.Errorf("created account = %+v, %v", got, err)
+		}
+		return nil
+	})
+	// A new account cannot pay: it starts below zero.
+	err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		_, err := insert(context.Background(), tx, crtx.Mainnet, "from-new", crtx.TxWithdrawal, t0, nil, []crtx.Account{dave, bob},
+			crtx.Posting{From: dave.Address, To: bob.Address, Amount: 1})
+		return err
+	})
+	if !errors.Is(err, crtx.ErrInsufficientFunds) {
+		t.Errorf("paying from a new account: %v, want ErrInsufficientFunds", err)
+	}
+	// Postings to an account the caller did not describe are refused.
+	err = s.Update(context.Background(), func(tx crtx.Tx) error {
+		_, err := insert(context.Background(), tx, crtx.Mainnet, "undescribed", crtx.TxDeposit, t0, nil, []crtx.Account{issuance},
+			crtx.Posting{From: issuance.Address, To: bob.Address, Amount: 1})
+		return err
+	})
+	if err == nil {
+		t.Error("a posting to an account not given was stored")
+	}
+	// A transaction that touches an escrow names its execution.
+	err = s.Update(context.Background(), func(tx crtx.Tx) error {
+		_, err := insert(context.Background(), tx, crtx.Mainnet, "unnamed", crtx.TxExecutionRecord, t0, map[string]string{"execution_id": "dave"},
+			[]crtx.Account{carol, bob}, crtx.Posting{From: carol.Address, To: bob.Address, Amount: 1})
+		return err
+	})
+	if err == nil {
+		t.Error("a transaction touching the escrow of carol under another execution id was stored")
+	}
+	// An escrow's history: what touches it, not what merely names its execution.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := insert(ctx, tx, crtx.Mainnet, "settled", crtx.TxExecutionRecord, t0.Add(time.Second), map[string]string{"execution_id": "carol"},
+			[]crtx.Account{carol, bob}, crtx.Posting{From: carol.Address, To: bob.Address, Amount: 2_500_000}); err != nil {
+			return err
+		}
+		_, err := insert(ctx, tx, crtx.Mainnet, "aside", crtx.TxCollateralSlashed, t0.Add(2*time.Second), map[string]string{"execution_id": "carol"},
+			[]crtx.Account{issuance, alice}, crtx.Posting{From: issuance.Address, To: alice.Address, Amount: 1})
+		return err
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for _, c := range []struct {
+			addr  string
+			limit int
+			want  string
+		}{{carol.Address, 10, "settled to-new"}, {carol.Address, 1, "settled"}, {bob.Address, 10, "settled"}, {alice.Address, 10, "aside to-new mainnet-fund"}} {
+			txs, err := tx.AccountTransactions(ctx, crtx.Mainnet, c.addr, c.limit)
+			var ids []string
+			for _, lt := range txs {
+				ids = append(ids, lt.ID)
+			}
+			if got := strings.Join(ids, " "); err != nil || got != c.want {
+				t.Errorf("AccountTransactions(%s, %d) = %q, %v; want %q", c.addr, c.limit, got, err, c.want)
+			}
+		}
+		return nil
+	})
+	if got := balances(t, s, crtx.Mainnet, issuance, alice, bob, carol); !equal(got, []crtx.USDC{-10_000_001, 7_500_001, 2_500_000, 0}) {
+		t.Errorf("refused transactions moved money: %v", got)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.Account(ctx, crtx.Mainnet, dave.Address); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("a refused transaction created its account: %v", err)
+		}
+		return nil
 	})
 }
 
@@ -313,7 +403,7 @@ func testQueries(t *testing.T, s crtx.Store) {
 	issuance, alice, bob := fund(t, s, crtx.Devnet)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for i, at := range []time.Time{t0.Add(time.Minute), t0.Add(2 * time.Minute)} {
-			if _, err := insert(ctx, tx, crtx.Devnet, "air"+string(rune('a'+i)), crtx.TxAirdrop, at, map[string]string{"wallet": "bob"},
+			if _, err := insert(ctx, tx, crtx.Devnet, "air"+string(rune('a'+i)), crtx.TxAirdrop, at, map[string]string{"wallet": "bob"}, []crtx.Account{issuance, bob},
 				crtx.Posting{From: issuance.Address, To: bob.Address, Amount: 1}); err != nil {
 				return err
 			}
@@ -321,13 +411,14 @@ func testQueries(t *testing.T, s crtx.Store) {
 		return nil
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.TransactionsSince(ctx, crtx.Devnet, crtx.TxAirdrop, "wallet", "bob", t0.Add(90*time.Second))
+		got, err := tx.Airdrops(ctx, crtx.Devnet, "bob", t0.Add(90*time.Second))
 		if err != nil || len(got) != 1 || got[0].ID != "airb" {
-			t.Errorf("TransactionsSince = %+v, %v", got, err)
+			t.Errorf("Airdrops = %+v, %v", got, err)
 		}
-		got, _ = tx.TransactionsSince(ctx, crtx.Devnet, crtx.TxAirdrop, "wallet", "alice", t0)
+		// alice's deposit names her wallet too, but is no airdrop.
+		got, _ = tx.Airdrops(ctx, crtx.Devnet, "alice", t0)
 		if len(got) != 0 {
-			t.Errorf("TransactionsSince matched another wallet: %+v", got)
+			t.Errorf("Airdrops matched another kind: %+v", got)
 		}
 		txs, err := tx.AccountTransactions(ctx, crtx.Devnet, alice.Address, 10)
 		if err != nil || len(txs) != 1 {
@@ -355,23 +446,25 @@ func testQueries(t *testing.T, s crtx.Store) {
 
 func testBlocks(t *testing.T, s crtx.Store) {
 	fund(t, s, crtx.Mainnet)
+	var seq int64
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		if _, err := tx.LastBlock(ctx, crtx.Mainnet); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("LastBlock before any: %v", err)
 		}
 		un, err := tx.UnsealedTransactions(ctx, crtx.Mainnet, 10)
 		if err != nil || len(un) != 1 {
-			t.Errorf("UnsealedTransactions = %d, %v", len(un), err)
+			t.Fatalf("UnsealedTransactions = %d, %v", len(un), err)
 		}
+		seq = un[0].Seq
 		return nil
 	})
 	b := crtx.Block{Environment: crtx.Mainnet, Height: 1, PrevHash: crtx.GenesisPrevHash, MerkleRoot: "root",
 		TxCount: 1, SealedAt: t0, Hash: "hash", Signature: "sig"}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertBlock(ctx, b, []string{"mainnet-fund"}) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertBlock(ctx, b, []int64{seq}) })
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
 		b2 := b
 		b2.Height = 2
-		return tx.InsertBlock(context.Background(), b2, []string{"mainnet-fund"})
+		return tx.InsertBlock(context.Background(), b2, []int64{seq})
 	})
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("sealing a transaction twice: %v, want ErrConflict", err)

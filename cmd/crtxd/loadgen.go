@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+)
+
+// loadClient is the load generator's HTTP/1.1 client: each request is
+// written and its answer read by the calling goroutine on a kept
+// connection. net/http's Transport hands every request to two goroutines
+// of its connection and back; on a machine whose two cores the generator
+// shares with the servers it measures, that work (as much CPU as the
+// marketplace spends answering a catalog page) was taken from them.
+type loadClient struct {
+	mu    sync.Mutex
+	hosts map[string]chan *loadConn
+}
+
+type loadConn struct {
+	c   net.Conn
+	br  *bufio.Reader
+	req []byte
+}
+
+func newLoadClient() *loadClient { return &loadClient{hosts: map[string]chan *loadConn{}} }
+
+// idle returns the kept connections to host.
+func (l *loadClient) idle(host string) chan *loadConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, ok := l.hosts[host]
+	if !ok {
+		ch = make(chan *loadConn, 1024)
+		l.hosts[host] = ch
+	}
+	return ch
+}
+
+// reset closes the kept connections, so a scenario starts on fresh ones
+// (a server may have closed those idle since the last).
+func (l *loadClient) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ch := range l.hosts {
+		for len(ch) > 0 {
+			(<-ch).c.Close()
+		}
+	}
+}
+
+// do sends the request and reads the answer's body into out; it returns
+// the status.
+func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (int, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0, err
+	}
+	idle := l.idle(u.Host)
+	var lc *loadConn
+	select {
+	case lc = <-idle:
+	default:
+		c, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			return 0, err
+		}
+		lc = &loadConn{c: c, br: bufio.NewReaderSize(c, 16<<10)}
+	}
+	b := append(lc.req[:0], method...)
+	b = append(b, ' ')
+	b = append(b, u.RequestURI()...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, u.Host...)
+	b = append(b, "\r\n"...)
+	if key != "" {
+		b = append(b, "Authorization: Bearer "...)
+		b = append(b, key...)
+		b = append(b, "\r\n"...)
+	}
+	if body != "" {
+		b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, body...)
+	lc.req = b
+	if _, err := lc.c.Write(b); err != nil {
+		lc.c.Close()
+		return 0, err
+	}
+	resp, err := http.ReadResponse(lc.br, nil)
+	if err != nil {
+		lc.c.Close()
+		return 0, err
+	}
+	_, err = out.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Close {
+		lc.c.Close()
+		if err != nil {
+			return 0, fmt.Errorf("reading the answer: %w", err)
+		}
+		return resp.StatusCode, nil
+	}
+	select {
+	case idle <- lc:
+	default:
+		lc.c.Close()
+	}
+	return resp.StatusCode, nil
+}

@@ -1,0 +1,9 @@
+-- Catalog totals from index entries alone: a tag's listed agents (active,
+-- not suspended) are a range of agent_tags_listed, and all listed agents a
+-- range of agents_listed. agent_tags rows are rewritten with every
+-- change to their agent, which keeps listed current.
+ALTER TABLE agent_tags ADD COLUMN listed INTEGER NOT NULL DEFAULT 1 CHECK (listed IN (0, 1));
+UPDATE agent_tags t SET listed = CASE WHEN a.status = 'active' AND a.suspended_at IS NULL THEN 1 ELSE 0 END
+    FROM agents a WHERE a.id = t.agent_id;
+CREATE INDEX agent_tags_listed ON agent_tags (tag, listed, agent_id);
+CREATE INDEX agents_listed ON agents (status, suspended_at);

@@ -1,0 +1,361 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// The ledger: accounts, transactions and blocks.
+
+func (t *tx) EnsureAccounts(ctx context.Context, accounts ...crtx.Account) error {
+	if len(accounts) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 7*len(accounts))
+	for _, a := range accounts {
+		args = append(args, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt))
+	}
+	_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at)
+		VALUES `+placeholders(len(accounts), 7)+` ON CONFLICT (environment, address) DO NOTHING`, args...)
+	return err
+}
+
+const accountColumns = `environment, address, kind, ref, owner, balance, created_at`
+
+func scanAccount(row interface{ Scan(...any) error }) (crtx.Account, error) {
+	var a crtx.Account
+	var created int64
+	err := row.Scan(&a.Environment, &a.Address, &a.Kind, &a.Ref, &a.Owner, &a.Balance, &created)
+	a.CreatedAt = fromUS(created)
+	return a, err
+}
+
+func (t *tx) Account(ctx context.Context, env crtx.Environment, address string) (crtx.Account, error) {
+	a, err := scanAccount(t.queryRow(ctx, `SELECT `+accountColumns+` FROM accounts
+		WHERE environment = ? AND address = ?`, env, address))
+	return a, notFound(err, "account")
+}
+
+func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account, error) {
+	rows, err := t.query(ctx, `SELECT `+accountColumns+` FROM accounts WHERE environment = ? ORDER BY address`, env)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []crtx.Account
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) OwnerBalance(ctx context.Context, env crtx.Environment, owner string, kind crtx.AccountKind) (crtx.USDC, error) {
+	var sum crtx.USDC
+	err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(balance), 0) AS BIGINT) FROM accounts
+		WHERE environment = ? AND owner = ? AND kind = ?`, env, owner, kind).Scan(&sum)
+	return sum, err
+}
+
+// storedPosting is a posting as a transaction's row keeps it (JSON).
+type storedPosting struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Amount int64  `json:"amount"`
+}
+
+func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts ...crtx.Account) error {
+	data, err := json.Marshal(lt.Data)
+	if err != nil {
+		return err
+	}
+	// Each account the postings name moves by its net amount.
+	delta := make(map[string]crtx.USDC, 2*len(lt.Postings))
+	stored := make([]storedPosting, len(lt.Postings))
+	for i, p := range lt.Postings {
+		if p.Amount <= 0 || p.From == p.To {
+			return fmt.Errorf("transaction %s: posting %d moves %d from %s to %s", lt.ID, i, p.Amount, p.From, p.To)
+		}
+		delta[p.From] -= p.Amount
+		delta[p.To] += p.Amount
+		stored[i] = storedPosting{p.From, p.To, int64(p.Amount)}
+	}
+	var moved, others []crtx.Account
+	escrows := map[string]bool{}
+	for _, a := range accounts {
+		if a.Kind == crtx.AccountEscrow {
+			// Found by its execution's id (AccountTransactions).
+			if lt.Data["execution_id"] != a.Ref {
+				return fmt.Errorf("transaction %s touches the escrow of execution %s but names execution %q", lt.ID, a.Ref, lt.Data["execution_id"])
+			}
+			escrows[a.Address] = true
+		}
+		if _, ok := delta[a.Address]; ok {
+			moved = append(moved, a)
+		} else {
+			others = append(others, a)
+		}
+	}
+	if len(moved) != len(delta) {
+		return fmt.Errorf("transaction %s: its postings name %d accounts, %d given", lt.ID, len(delta), len(moved))
+	}
+	postings, _ := json.Marshal(stored)
+	refs := lt.Accounts
+	if refs == nil {
+		refs = []string{}
+	}
+	refsJSON, _ := json.Marshal(refs)
+	err = t.queryRow(ctx, `INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+		lt.ID, lt.Environment, lt.Kind, string(data), string(postings), string(refsJSON), us(lt.CreatedAt)).Scan(&lt.Seq)
+	if err != nil {
+		if t.d.IsUnique(err) {
+			return fmt.Errorf("%w: %v", crtx.ErrConflict, err)
+		}
+		return err
+	}
+	// One statement each for the accounts, the balances and the index of
+	// who the transaction touches, whatever their number: the writer's
+	// time goes by statements.
+	if err := t.EnsureAccounts(ctx, others...); err != nil {
+		return fmt.Errorf("accounts: %w", err)
+	}
+	if len(moved) > 0 {
+		if err := t.applyDeltas(ctx, lt, moved, delta); err != nil {
+			return err
+		}
+	}
+	touched := make([]string, 0, len(delta)+len(refs))
+	for _, a := range moved {
+		if !escrows[a.Address] {
+			touched = append(touched, a.Address)
+		}
+	}
+	for _, addr := range refs {
+		if _, ok := delta[addr]; !ok && !escrows[addr] && !slices.Contains(touched, addr) {
+			touched = append(touched, addr)
+		}
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 3*len(touched))
+	for _, addr := range touched {
+		args = append(args, lt.Environment, addr, lt.Seq)
+	}
+	if _, err := t.exec(ctx, `INSERT INTO account_txs (environment, address, tx_seq) VALUES `+placeholders(len(touched), 3), args...); err != nil {
+		return fmt.Errorf("account index: %w", err)
+	}
+	return nil
+}
+
+// applyDeltas moves each account by its net amount; the database refuses
+// the statement if a balance it keeps non-negative would fall below zero.
+// An account that pays must exist (one that does not holds nothing); one
+// that receives, or may go negative, is created if it does not, starting
+// at its net amount. Accounts in address order, so that concurrent
+// PostgreSQL transactions lock them in one order.
+func (t *tx) applyDeltas(ctx context.Context, lt *crtx.LedgerTx, moved []crtx.Account, delta map[string]crtx.USDC) error {
+	slices.SortFunc(moved, func(a, b crtx.Account) int { return strings.Compare(a.Address, b.Address) })
+	var payers []string
+	var upserts []any
+	for _, a := range moved {
+		if delta[a.Address] < 0 && !a.MayGoNegative() {
+			payers = append(payers, a.Address)
+			continue
+		}
+		upserts = append(upserts, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt), delta[a.Address])
+	}
+	if n := len(payers); n > 0 {
+		var cases strings.Builder
+		args := make([]any, 0, 3*n+1)
+		for _, a := range payers {
+			cases.WriteString(` WHEN ? THEN CAST(? AS BIGINT)`)
+			args = append(args, a, delta[a])
+		}
+		args = append(args, lt.Environment)
+		for _, a := range payers {
+			args = append(args, a)
+		}
+		r, err := t.exec(ctx, `UPDATE accounts SET balance = balance + CASE address`+cases.String()+` END
+			WHERE environment = ? AND address IN `+placeholders(1, n), args...)
+		if t.d.IsCheck(err) {
+			return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
+		}
+		if err != nil {
+			return err
+		}
+		if got, _ := r.RowsAffected(); got != int64(n) {
+			return fmt.Errorf("transaction %s: %d of %d paying accounts exist: %w", lt.ID, got, n, crtx.ErrInsufficientFunds)
+		}
+	}
+	if len(upserts) == 0 {
+		return nil
+	}
+	_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at, balance)
+		VALUES `+placeholders(len(upserts)/8, 8)+` ON CONFLICT (environment, address) DO UPDATE SET balance = accounts.balance + excluded.balance`, upserts...)
+	if t.d.IsCheck(err) {
+		return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
+	}
+	return err
+}
+
+const txColumns = `t.seq, t.id, t.environment, t.kind, t.data, t.postings, t.refs, t.created_at, coalesce(t.block_height, 0)`
+
+// queryTxs reads the transactions a query over ledger_txs (as t) selects.
+func (t *tx) queryTxs(ctx context.Context, from string, args ...any) ([]crtx.LedgerTx, error) {
+	rows, err := t.query(ctx, `SELECT `+txColumns+` `+from, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []crtx.LedgerTx
+	for rows.Next() {
+		var lt crtx.LedgerTx
+		var data, postings, refs string
+		var created int64
+		if err := rows.Scan(&lt.Seq, &lt.ID, &lt.Environment, &lt.Kind, &data, &postings, &refs, &created, &lt.BlockHeight); err != nil {
+			return nil, err
+		}
+		lt.CreatedAt = fromUS(created)
+		var stored []storedPosting
+		if err := errors.Join(json.Unmarshal([]byte(data), &lt.Data), json.Unmarshal([]byte(postings), &stored),
+			json.Unmarshal([]byte(refs), &lt.Accounts)); err != nil {
+			return nil, fmt.Errorf("transaction %s: %w", lt.ID, err)
+		}
+		lt.Postings = make([]crtx.Posting, len(stored))
+		for i, p := range stored {
+			lt.Postings[i] = crtx.Posting{From: p.From, To: p.To, Amount: crtx.USDC(p.Amount)}
+		}
+		if lt.Accounts == nil {
+			lt.Accounts = []string{}
+		}
+		out = append(out, lt)
+	}
+	return out, rows.Err()
+}
+
+func (t *tx) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
+	txs, err := t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.id = ?`, env, id)
+	if err != nil {
+		return crtx.LedgerTx{}, err
+	}
+	if len(txs) == 0 {
+		return crtx.LedgerTx{}, fmt.Errorf("transaction %s: %w", id, crtx.ErrNotFound)
+	}
+	return txs[0], nil
+}
+
+func (t *tx) AccountTransactions(ctx context.Context, env crtx.Environment, address string, limit int) ([]crtx.LedgerTx, error) {
+	var kind crtx.AccountKind
+	var ref string
+	err := t.queryRow(ctx, `SELECT kind, ref FROM accounts WHERE environment = ? AND address = ?`, env, address).Scan(&kind, &ref)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if kind == crtx.AccountEscrow {
+		// Every transaction that touches an escrow names its execution
+		// (InsertTransaction sees to it); the few that name the execution
+		// without touching the escrow are left out here.
+		txs, err := t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND `+t.d.JSONField("t.data", "execution_id")+` = ?
+			ORDER BY t.seq DESC`, env, ref)
+		if err != nil {
+			return nil, err
+		}
+		out := txs[:0]
+		for _, lt := range txs {
+			if len(out) < limit && touches(lt, address) {
+				out = append(out, lt)
+			}
+		}
+		return out, nil
+	}
+	return t.queryTxs(ctx, `FROM account_txs a JOIN ledger_txs t ON t.seq = a.tx_seq
+		WHERE a.environment = ? AND a.address = ? ORDER BY a.tx_seq DESC LIMIT ?`, env, address, limit)
+}
+
+// touches reports whether lt names address in a posting or a reference.
+func touches(lt crtx.LedgerTx, address string) bool {
+	for _, p := range lt.Postings {
+		if p.From == address || p.To == address {
+			return true
+		}
+	}
+	return slices.Contains(lt.Accounts, address)
+}
+
+func (t *tx) Airdrops(ctx context.Context, env crtx.Environment, wallet string, since time.Time) ([]crtx.LedgerTx, error) {
+	// The kind is written out so that the partial index of airdrops serves.
+	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.kind = '`+string(crtx.TxAirdrop)+`' AND t.created_at >= ? AND `+
+		t.d.JSONField("t.data", "wallet")+` = ? ORDER BY t.seq`, env, us(since), wallet)
+}
+
+func (t *tx) Transactions(ctx context.Context, env crtx.Environment, afterSeq int64, limit int) ([]crtx.LedgerTx, error) {
+	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.seq > ? ORDER BY t.seq LIMIT ?`, env, afterSeq, limit)
+}
+
+func (t *tx) UnsealedTransactions(ctx context.Context, env crtx.Environment, limit int) ([]crtx.LedgerTx, error) {
+	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.block_height IS NULL ORDER BY t.seq LIMIT ?`, env, limit)
+}
+
+const blockColumns = `environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature`
+
+func scanBlock(row interface{ Scan(...any) error }) (crtx.Block, error) {
+	var b crtx.Block
+	var sealed int64
+	err := row.Scan(&b.Environment, &b.Height, &b.PrevHash, &b.MerkleRoot, &b.TxCount, &sealed, &b.Hash, &b.Signature)
+	b.SealedAt = fromUS(sealed)
+	return b, err
+}
+
+func (t *tx) LastBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
+	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
+		WHERE environment = ? ORDER BY height DESC LIMIT 1`, env))
+	return b, notFound(err, "block")
+}
+
+func (t *tx) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.Block, error) {
+	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
+		WHERE environment = ? AND height = ?`, env, height))
+	return b, notFound(err, "block")
+}
+
+func (t *tx) InsertBlock(ctx context.Context, b crtx.Block, seqs []int64) error {
+	if _, err := t.exec(ctx, `INSERT INTO blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature); err != nil {
+		return err
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	args := make([]any, len(seqs))
+	for i, seq := range seqs {
+		args[i] = seq
+	}
+	in, args := inList(args)
+	r, err := t.exec(ctx, `UPDATE ledger_txs SET block_height = ? WHERE environment = ? AND block_height IS NULL AND seq IN `+in,
+		append([]any{b.Height, b.Environment}, args...)...)
+	if err != nil {
+		return err
+	}
+	// Every transaction named, and no other, is sealed (seqs are unique).
+	if n, _ := r.RowsAffected(); n != int64(len(seqs)) {
+		return fmt.Errorf("seal: %d of %d transactions were unsealed: %w", n, len(seqs), crtx.ErrConflict)
+	}
+	return nil
+}
+
+func (t *tx) BlockTransactions(ctx context.Context, env crtx.Environment, height int64) ([]crtx.LedgerTx, error) {
+	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.block_height = ? ORDER BY t.seq`, env, height)
+}

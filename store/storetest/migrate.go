@@ -1,0 +1,91 @@
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Before returns the migrations of files (in dir) numbered below version,
+// to bring a database to the schema an older crtxd left.
+func Before(t testing.TB, files fs.FS, dir string, version int) fs.FS {
+	t.Helper()
+	names, err := fs.Glob(files, dir+"/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fstest.MapFS{}
+	for _, name := range names {
+		num, _, _ := strings.Cut(strings.TrimPrefix(name, dir+"/"), "_")
+		if v, _ := strconv.Atoi(num); v < version {
+			b, _ := fs.ReadFile(files, name)
+			out[name] = &fstest.MapFile{Data: b}
+		}
+	}
+	return out
+}
+
+// LedgerRowsMigration checks the migration that moved postings and
+// references into their transactions' rows: old is a database with the
+// schema before it, and open opens it with every migration applied.
+func LedgerRowsMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
+	t.Helper()
+	for _, q := range []string{
+		`INSERT INTO accounts (environment, address, kind, ref, owner, balance, may_go_negative, created_at) VALUES
+			('devnet', 'ISS', 'issuance', 'usdc', '', -10, TRUE, 0), ('devnet', 'ALICE', 'wallet', 'alice', 'alice', 7, FALSE, 0),
+			('devnet', 'BOB', 'wallet', 'bob', 'bob', 3, FALSE, 0), ('devnet', 'LIST', 'listing', 'a1', 'alice', 0, FALSE, 0)`,
+		`INSERT INTO ledger_txs (id, environment, kind, data, created_at) VALUES
+			('t1', 'devnet', 'Deposit', '{"wallet":"alice"}', 1), ('t2', 'devnet', 'Withdrawal', '{}', 2), ('t3', 'devnet', 'AgentListed', '{}', 3)`,
+		`INSERT INTO postings (tx_seq, idx, environment, from_address, to_address, amount) VALUES
+			((SELECT seq FROM ledger_txs WHERE id = 't1'), 0, 'devnet', 'ISS', 'ALICE', 10),
+			((SELECT seq FROM ledger_txs WHERE id = 't2'), 0, 'devnet', 'ALICE', 'BOB', 2),
+			((SELECT seq FROM ledger_txs WHERE id = 't2'), 1, 'devnet', 'ALICE', 'BOB', 1)`,
+		`INSERT INTO ledger_refs (environment, address, tx_seq, idx) VALUES
+			('devnet', 'LIST', (SELECT seq FROM ledger_txs WHERE id = 't3'), 0),
+			('devnet', 'ALICE', (SELECT seq FROM ledger_txs WHERE id = 't3'), 1)`,
+	} {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := open()
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		t2, err := tx.Transaction(ctx, crtx.Devnet, "t2")
+		if err != nil || len(t2.Postings) != 2 || t2.Postings[0] != (crtx.Posting{From: "ALICE", To: "BOB", Amount: 2}) ||
+			t2.Postings[1].Amount != 1 || len(t2.Accounts) != 0 {
+			t.Errorf("t2 after the migration = %+v, %v", t2, err)
+		}
+		t3, _ := tx.Transaction(ctx, crtx.Devnet, "t3")
+		if len(t3.Postings) != 0 || len(t3.Accounts) != 2 || t3.Accounts[0] != "LIST" || t3.Accounts[1] != "ALICE" {
+			t.Errorf("t3 after the migration = %+v", t3)
+		}
+		for addr, want := range map[string]string{"ALICE": "t3 t2 t1", "BOB": "t2", "ISS": "t1", "LIST": "t3"} {
+			txs, err := tx.AccountTransactions(ctx, crtx.Devnet, addr, 10)
+			var ids []string
+			for _, lt := range txs {
+				ids = append(ids, lt.ID)
+			}
+			if got := strings.Join(ids, " "); err != nil || got != want {
+				t.Errorf("transactions of %s = %q, %v; want %q", addr, got, err, want)
+			}
+		}
+		return nil
+	})
+	// New transactions land beside the migrated ones.
+	issuance := crtx.Account{Environment: crtx.Devnet, Address: "ISS", Kind: crtx.AccountIssuance, Ref: "usdc"}
+	bob := crtx.Account{Environment: crtx.Devnet, Address: "BOB", Kind: crtx.AccountWallet, Ref: "bob", Owner: "bob"}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		_, err := insert(ctx, tx, crtx.Devnet, "t4", crtx.TxDeposit, t0, nil, []crtx.Account{issuance, bob},
+			crtx.Posting{From: "ISS", To: "BOB", Amount: 5})
+		return err
+	})
+	if got := balances(t, s, crtx.Devnet, issuance, bob); !equal(got, []crtx.USDC{-15, 8}) {
+		t.Errorf("balances after a new transaction = %v", got)
+	}
+}
