@@ -144,7 +144,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
 	svgOut := fs.String("svg", "", "draw the figures as an SVG chart to this file")
 	rate := fs.Int("rate", 500, "executions per second of the latency-at-rate scenario")
-	cpuprofile := fs.String("cpuprofile", "", "write the marketplace's CPU profile during the sync scenario to this file")
+	cpuprofile := fs.String("cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
+	profiled := fs.String("profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios, ", "))
 	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
@@ -165,6 +166,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			picked[name] = true
 		}
+	}
+	if !slices.Contains(scenarios, *profiled) {
+		return fmt.Errorf("--profile: no scenario %q", *profiled)
 	}
 	// want says whether to run a scenario: all of them unless --only names some.
 	want := func(name string) bool { return len(picked) == 0 || picked[name] }
@@ -300,27 +304,39 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		rep.Results = append(rep.Results, r)
 		fmt.Fprintf(stderr, "%-34s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", r.Name, r.RPS, r.P50MS, r.P99MS, r.Errors)
 	}
+	// profile fetches the marketplace's CPU profile while the scenario
+	// runs, when it is the one --profile names; stop waits for the file.
+	profile := func(scenario string) (stop func() error) {
+		if *cpuprofile == "" || scenario != *profiled {
+			return func() error { return nil }
+		}
+		done := make(chan error, 1)
+		go func() {
+			secs := max(int(dur.Seconds())-1, 1)
+			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+			if err != nil {
+				done <- err
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			done <- os.WriteFile(*cpuprofile, b, 0o644)
+		}()
+		return func() error {
+			if err := <-done; err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			return nil
+		}
+	}
 	if want("stub") {
 		run(load("stub alone", *clients, *dur, direct(stubURL)))
 	}
 	if want("proxy") {
 		run(load("reverse proxy to the stub", *clients, *dur, direct(proxyURL)))
 	}
-	profiled := make(chan error, 1)
-	if *cpuprofile != "" && want("sync") {
-		go func() {
-			secs := max(int(dur.Seconds())-1, 1)
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
-			if err != nil {
-				profiled <- err
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			profiled <- os.WriteFile(*cpuprofile, b, 0o644)
-		}()
-	}
 	if want("sync") {
+		stop := profile("sync")
 		w0 := writerStats(base)
 		cpu0 := cpuTime(child.Process.Pid)
 		r := load("sync executions", *clients, *dur, syncExec)
@@ -336,10 +352,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%-34s %8.0f µs of the group writer an execution (busy %.0f %% of the time)\n", "",
 				rep.WriterPerSyncUS, 100*(w1.Busy-w0.Busy).Seconds()/r.Seconds)
 		}
-		if *cpuprofile != "" {
-			if err := <-profiled; err != nil {
-				return fmt.Errorf("cpu profile: %w", err)
-			}
+		if err := stop(); err != nil {
+			return err
 		}
 	}
 	asyncExec := func() error {
@@ -383,16 +397,21 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// is idle again.
 	rep.SettleSeconds = settle(child.Process.Pid, time.Minute).Seconds()
 	fmt.Fprintf(stderr, "%-34s %8.1f s until the marketplace was idle\n", "", rep.SettleSeconds)
-	// The floor of any request to this server on this machine: no handler work.
-	if want("healthz") {
-		run(load("GET /healthz", *clients, *dur, get(base+"/healthz", "")))
+	reads := []struct{ scenario, name, url, key string }{
+		// The floor of any request to this server on this machine: no handler work.
+		{"healthz", "GET /healthz", base + "/healthz", ""},
+		{"agents", fmt.Sprintf("GET /v1/agents over %d agents", *agents), base + "/v1/agents?tags=sql&sort=price_asc", ""},
+		{"executions", fmt.Sprintf("GET /v1/executions of %d", *execs), base + "/v1/executions", seedKey},
 	}
-	if want("agents") {
-		run(load(fmt.Sprintf("GET /v1/agents over %d agents", *agents), *clients, *dur,
-			get(base+"/v1/agents?tags=sql&sort=price_asc", "")))
-	}
-	if want("executions") {
-		run(load(fmt.Sprintf("GET /v1/executions of %d", *execs), *clients, *dur, get(base+"/v1/executions", seedKey)))
+	for _, rd := range reads {
+		if !want(rd.scenario) {
+			continue
+		}
+		stop := profile(rd.scenario)
+		run(load(rd.name, *clients, *dur, get(rd.url, rd.key)))
+		if err := stop(); err != nil {
+			return err
+		}
 	}
 	rep.PeakRSSMB = peakRSS(child.Process.Pid)
 	fmt.Fprintf(stdout, "\n%-34s %9s %9s %9s %9s %7s\n", "scenario", "req/s", "p50 ms", "p99 ms", "max ms", "errors")

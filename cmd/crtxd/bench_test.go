@@ -37,11 +37,11 @@ func TestBenchRuns(t *testing.T) {
 	}
 }
 
-// --only runs the named scenarios alone.
+// --only runs the named scenarios alone; --profile picks the one profiled.
 func TestBenchOnly(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "b.json")
+	out, prof := filepath.Join(t.TempDir(), "b.json"), filepath.Join(t.TempDir(), "cpu.prof")
 	b, err := exec.Command(crtxdBinary(t), "bench", "--only", "proxy,healthz", "--duration", "200ms", "--clients", "2",
-		"--agents", "10", "--executions", "10", "--json", out).CombinedOutput()
+		"--agents", "10", "--executions", "10", "--json", out, "--cpuprofile", prof, "--profile", "healthz").CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, b)
 	}
@@ -53,7 +53,13 @@ func TestBenchOnly(t *testing.T) {
 	if len(rep.Results) != 2 || rep.Results[0].Name != "reverse proxy to the stub" || rep.Results[1].Name != "GET /healthz" {
 		t.Fatalf("results = %+v", rep.Results)
 	}
-	if b, err := exec.Command(crtxdBinary(t), "bench", "--only", "nosuch").CombinedOutput(); err == nil {
-		t.Fatalf("--only nosuch ran: %s", b)
+	// A pprof profile is gzipped protocol buffers.
+	if p, err := os.ReadFile(prof); err != nil || len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+		t.Fatalf("profile of healthz: %v, % x", err, p[:min(len(p), 4)])
+	}
+	for _, flag := range []string{"--only", "--profile"} {
+		if b, err := exec.Command(crtxdBinary(t), "bench", flag, "nosuch").CombinedOutput(); err == nil {
+			t.Fatalf("%s nosuch ran: %s", flag, b)
+		}
 	}
 }
