@@ -120,6 +120,9 @@ type encodedJSON struct {
 	once sync.Once
 	b    []byte
 	err  error
+
+	compressOnce sync.Once
+	compressed   []byte
 }
 
 // JSON returns the page encoded as JSON with a trailing newline,
@@ -135,6 +138,21 @@ func (p AgentPage) JSON() ([]byte, error) {
 	}
 	p.encoded.once.Do(func() { p.encoded.b, p.encoded.err = enc() })
 	return p.encoded.b, p.encoded.err
+}
+
+// CompressedJSON returns compress applied to the page's JSON, at most once
+// per cached page, so that a page served many times is compressed once.
+// Every caller must pass the same compression; the bytes are shared.
+func (p AgentPage) CompressedJSON(compress func([]byte) []byte) ([]byte, error) {
+	b, err := p.JSON()
+	if err != nil {
+		return nil, err
+	}
+	if p.encoded == nil {
+		return compress(b), nil
+	}
+	p.encoded.compressOnce.Do(func() { p.encoded.compressed = compress(b) })
+	return p.encoded.compressed, nil
 }
 
 // AgentListing is the full listing of GET /v1/agents/{id} (seed "Agent").

@@ -125,10 +125,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Write(b)
-	return nil
+	return writeKept(w, r, b, page.CompressedJSON)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {

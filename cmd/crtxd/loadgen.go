@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,6 +28,7 @@ type loadConn struct {
 	c   net.Conn
 	br  *bufio.Reader
 	req []byte
+	zr  *gzip.Reader // kept for the next compressed answer
 }
 
 func newLoadClient() *loadClient { return &loadClient{hosts: map[string]chan *loadConn{}} }
@@ -77,7 +80,9 @@ func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (in
 	b = append(b, u.RequestURI()...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, u.Host...)
-	b = append(b, "\r\n"...)
+	// Asks for gzip as Go's own client and browsers do, and pays to
+	// decompress what comes back compressed.
+	b = append(b, "\r\nAccept-Encoding: gzip\r\n"...)
 	if key != "" {
 		b = append(b, "Authorization: Bearer "...)
 		b = append(b, key...)
@@ -100,7 +105,7 @@ func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (in
 		lc.c.Close()
 		return 0, err
 	}
-	_, err = out.ReadFrom(resp.Body)
+	err = lc.readBody(resp, out)
 	resp.Body.Close()
 	if err != nil || resp.Close {
 		lc.c.Close()
@@ -115,4 +120,28 @@ func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (in
 		lc.c.Close()
 	}
 	return resp.StatusCode, nil
+}
+
+// readBody reads the answer's body into out, decompressed.
+func (lc *loadConn) readBody(resp *http.Response, out *bytes.Buffer) error {
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		_, err := out.ReadFrom(resp.Body)
+		return err
+	}
+	var err error
+	if lc.zr == nil {
+		lc.zr, err = gzip.NewReader(resp.Body)
+	} else {
+		err = lc.zr.Reset(resp.Body)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := out.ReadFrom(lc.zr); err != nil {
+		return err
+	}
+	// The gzip trailer was read with the last block; the body must be
+	// at its end, or the connection holds stray bytes.
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }
