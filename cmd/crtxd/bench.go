@@ -63,7 +63,8 @@ type report struct {
 	SettleSeconds float64 `json:"settle_seconds"`
 }
 
-// scenarios are the names --only takes.
+// scenarios are the names --only takes; --profile takes those of the
+// marketplace (all but the first two).
 var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "healthz", "agents", "executions"}
 
 // load runs clients closed loops of fn for d.
@@ -145,7 +146,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	svgOut := fs.String("svg", "", "draw the figures as an SVG chart to this file")
 	rate := fs.Int("rate", 500, "executions per second of the latency-at-rate scenario")
 	cpuprofile := fs.String("cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
-	profiled := fs.String("profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios, ", "))
+	profiled := fs.String("profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios[2:], ", "))
 	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
@@ -167,8 +168,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			picked[name] = true
 		}
 	}
-	if !slices.Contains(scenarios, *profiled) {
-		return fmt.Errorf("--profile: no scenario %q", *profiled)
+	if !slices.Contains(scenarios[2:], *profiled) {
+		return fmt.Errorf("--profile: no marketplace scenario %q", *profiled)
 	}
 	// want says whether to run a scenario: all of them unless --only names some.
 	want := func(name string) bool { return len(picked) == 0 || picked[name] }
@@ -380,12 +381,20 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if want("async") {
+		stop := profile("async")
 		run(load("async executions, submit to final", *clients, *dur, asyncExec))
+		if err := stop(); err != nil {
+			return err
+		}
 	}
 	// Latency at a fixed rate: the marketplace's p50 over the proxy's.
 	if want("paced") {
 		run(paced(fmt.Sprintf("proxy at %d/s", *rate), *rate, *dur, direct(proxyURL)))
+		stop := profile("paced")
 		run(paced(fmt.Sprintf("sync executions at %d/s", *rate), *rate, *dur, syncExec))
+		if err := stop(); err != nil {
+			return err
+		}
 	}
 	get := func(u, key string) func() error {
 		return func() error {
