@@ -52,6 +52,9 @@ type Tx interface {
 	Account(ctx context.Context, env Environment, address string) (Account, error)
 	Accounts(ctx context.Context, env Environment) ([]Account, error)
 	// OwnerBalance sums the balances of the owner's accounts of one kind.
+	// For escrows it sums the cost of the owner's executions in flight,
+	// which is what their escrows hold, in time that does not grow with
+	// the owner's history.
 	OwnerBalance(ctx context.Context, env Environment, owner string, kind AccountKind) (USDC, error)
 	// InsertTransaction stores t with its postings and applies them to the
 	// balances; it assigns t.Seq. accounts are those t concerns (every

@@ -112,6 +112,9 @@ func (dialect) SearchRank() string {
 // IndexText does nothing: the search column is generated.
 func (dialect) IndexText(context.Context, sqldb.Querier, crtx.Agent) error { return nil }
 
+// IndexedBy: PostgreSQL's planner keeps statistics and picks the index.
+func (dialect) IndexedBy(string) string { return "" }
+
 func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
 
 // TryLock takes a transaction-scoped advisory lock; it is released at

@@ -39,6 +39,10 @@ type Dialect interface {
 	// SkipLocked is appended to a SELECT that claims work rows, so
 	// concurrent claimers skip each other's rows.
 	SkipLocked() string
+	// IndexedBy names the index a query over a table must use, where the
+	// engine's planner lacks the statistics to choose it; empty where the
+	// planner has them.
+	IndexedBy(index string) string
 	// TryLock is a query answering whether a transaction-scoped lock on
 	// its one argument, a name, was taken; empty when the engine has a
 	// single writer and needs none.

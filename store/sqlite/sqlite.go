@@ -164,3 +164,7 @@ func (dialect) SkipLocked() string { return "" }
 
 // TryLock needs no query: the single writer holds every lock.
 func (dialect) TryLock() string { return "" }
+
+// IndexedBy: SQLite plans without statistics (no ANALYZE), and prefers an
+// equality on an index's leading columns to a smaller partial index.
+func (dialect) IndexedBy(index string) string { return " INDEXED BY " + index }

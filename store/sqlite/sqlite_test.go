@@ -156,3 +156,46 @@ func BenchmarkConcurrentUpdates(b *testing.B) {
 	commits, txs := ws.Commits, ws.Transactions
 	b.ReportMetric(float64(txs)/float64(max(commits, 1)), "tx/commit")
 }
+
+// BenchmarkWalletBalance reads a wallet's available and escrowed sums
+// (GET /v1/wallet/balance) after a history of settled executions, each of
+// which left an empty escrow account owned by the wallet: the time should
+// not grow with the history.
+// go test -bench WalletBalance ./store/sqlite/
+func BenchmarkWalletBalance(b *testing.B) {
+	for _, history := range []int{0, 100_000} {
+		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "crtx.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			now := time.Now()
+			for start := 0; start < history; start += 1000 {
+				var escrows []crtx.Account
+				for i := start; i < min(start+1000, history); i++ {
+					e := crtx.NewAccount(crtx.Mainnet, crtx.AccountEscrow, fmt.Sprintf("exec%d", i), "w")
+					e.CreatedAt = now
+					escrows = append(escrows, e)
+				}
+				if err := s.Update(ctx, func(tx crtx.Tx) error { return tx.EnsureAccounts(ctx, escrows...) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				err := s.View(ctx, func(tx crtx.Tx) error {
+					if _, err := tx.OwnerBalance(ctx, crtx.Mainnet, "w", crtx.AccountWallet); err != nil {
+						return err
+					}
+					_, err := tx.OwnerBalance(ctx, crtx.Mainnet, "w", crtx.AccountEscrow)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

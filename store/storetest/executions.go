@@ -60,6 +60,17 @@ func testExecutions(t *testing.T, s crtx.Store) {
 		if e.Status != crtx.ExecCompleted || *e.TokensUsed != 7 || *e.ExecutionTimeMS != 1234 || !e.CompletedAt.Equal(t0.Add(time.Hour)) || e.Attempts != 2 {
 			t.Errorf("updated e0 = %+v", e)
 		}
+		// What a wallet's escrows hold: the cost of its executions in flight
+		// (e1 and e2 on devnet, e3 on mainnet), not of finished ones.
+		for _, c := range []struct {
+			env    crtx.Environment
+			wallet string
+			want   crtx.USDC
+		}{{crtx.Devnet, "w1", 200_000}, {crtx.Mainnet, "w1", 100_000}, {crtx.Devnet, "w2", 0}} {
+			if got, err := tx.OwnerBalance(ctx, c.env, c.wallet, crtx.AccountEscrow); err != nil || got != c.want {
+				t.Errorf("escrowed of %s on %s = %v, %v; want %v", c.wallet, c.env, got, err, c.want)
+			}
+		}
 		list, total, err := tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w1", Environment: crtx.Devnet, Limit: 10})
 		if err != nil || total != 3 || len(list) != 3 || list[0].ID != "e2" || list[2].ID != "e0" {
 			t.Errorf("ListExecutions = %v (%d), %v", list, total, err)
