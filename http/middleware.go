@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -96,9 +97,15 @@ func textOnly(r *http.Request) error {
 	if bad(r.URL.Path) {
 		return crtx.Errorf(crtx.CodeInvalidRequest, "the path holds bytes that are not text")
 	}
-	for k, vs := range r.URL.Query() {
-		for _, v := range vs {
-			if bad(k) || bad(v) {
+	// Pair by pair as url.ParseQuery reads them, without building the map
+	// a handler builds again; unescaping allocates only where there are
+	// escapes. A pair that does not unescape is the handler's to refuse.
+	for rest := r.URL.RawQuery; rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		for _, s := range []string{k, v} {
+			if s, err := url.QueryUnescape(s); err == nil && bad(s) {
 				return crtx.Errorf(crtx.CodeInvalidRequest, "the query holds bytes that are not text")
 			}
 		}

@@ -141,3 +141,24 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// textOnly refuses a query whose keys or values unescape to bytes that are
+// not text, and leaves malformed escapes to the handler's parser.
+func TestTextOnlyQuery(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"":                        true,
+		"a=1&b=%C3%A9":            true,
+		"q=b+c&x":                 true,
+		"a=%zz":                   true, // malformed: newQuery refuses it
+		"a=%00":                   false,
+		"%ff=1":                   false,
+		"a=%C3&b=%A9":             false,
+		"a=1&&b=x%00y":            false,
+		"tags=sql&sort=price_asc": true,
+	} {
+		r := httptest.NewRequest("GET", "/v1/agents?"+raw, nil)
+		if err := textOnly(r); (err == nil) != ok {
+			t.Errorf("textOnly(%q) = %v, want ok %t", raw, err, ok)
+		}
+	}
+}
