@@ -119,6 +119,10 @@ type Tx interface {
 	// reports whether it was not: false means another process ended it.
 	FinishExecution(ctx context.Context, e Execution) (bool, error)
 	Execution(ctx context.Context, id string) (Execution, error)
+	// ListExecutions returns a page of executions and the number of all
+	// that match. The number of all of a wallet's executions, unfiltered,
+	// is the sum of its keys' execution counts: an execution is inserted
+	// in the transaction that counts it against its key (AddKeyUsage).
 	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
 	// CreatorEarnings sums a creator's share of settled executions per UTC day.
 	CreatorEarnings(ctx context.Context, creator string, env Environment) ([]DayEarnings, error)

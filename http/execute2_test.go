@@ -306,7 +306,6 @@ func TestExecutionIsolationAndLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	_, err = m.liveKey.Execution(ctx, ids[0])
 	wantCode(t, err, 404, "execution_not_found")
 	_, err = m.key.Execution(ctx, live.ExecutionID)
@@ -350,5 +349,25 @@ func TestExecutionIsolationAndLists(t *testing.T) {
 	}
 	for _, q := range []string{"status=done", "limit=0", "from=yesterday", "offset=-1", "colour=red"} {
 		wantCode(t, m.key.Do(ctx, "GET", "/v1/executions?"+q, "", nil, nil), 400, "invalid_request")
+	}
+	// The wallet's total counts every key of the environment, revoked ones
+	// included: a second devnet key runs one execution and is revoked.
+	k2, err := m.callerC.CreateKey(ctx, client.KeyParams{Name: "second", Environment: crtx.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.anon.WithToken(k2.Key).Execute(ctx, agent, run("second key"), client.ExecuteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.callerC.RevokeKey(ctx, k2.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key  *client.Client
+		want int
+	}{{m.key, 6}, {m.liveKey, 1}} {
+		if page, err := c.key.Executions(ctx, nil); err != nil || page.Total != c.want || len(page.Executions) != c.want {
+			t.Errorf("unfiltered list: total %d, %d listed (%v); want %d", page.Total, len(page.Executions), err, c.want)
+		}
 	}
 }

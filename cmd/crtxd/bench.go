@@ -620,7 +620,7 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 	}
 	_, wk, _ := ed25519.GenerateKey(nil)
 	wallet := crtx.Address(wk.Public().(ed25519.PublicKey))
-	_, secret, err := mk.CreateKey(ctx, wallet, "bench history", crtx.Devnet, nil)
+	key, secret, err := mk.CreateKey(ctx, wallet, "bench history", crtx.Devnet, nil)
 	if err != nil {
 		return "", err
 	}
@@ -628,11 +628,15 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 		err := store.Update(ctx, func(tx crtx.Tx) error {
 			for i := start; i < min(start+batch, m); i++ {
 				at := now.Add(-time.Duration(i) * time.Second)
-				e := crtx.Execution{ID: crtx.NewUUID(), Environment: crtx.Devnet, Wallet: wallet, KeyID: "seeded", AgentID: "agt_bench0000000",
+				e := crtx.Execution{ID: crtx.NewUUID(), Environment: crtx.Devnet, Wallet: wallet, KeyID: key.ID, AgentID: "agt_bench0000000",
 					AgentName: "Agent 0", Creator: "bench-creator", EndpointURL: "https://seeded.invalid/execute", SigningPublicKey: "seeded",
 					Task: "seeded", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 60, Cost: 1000, CreatorAmount: 990, PlatformAmount: 10,
 					Status: crtx.ExecCompleted, InitiatedAt: at, CompletedAt: &at, Deadline: at, LeaseUntil: at}
 				if err := tx.InsertExecution(ctx, e); err != nil {
+					return err
+				}
+				// Counted against the key, as a charge counts it.
+				if err := tx.AddKeyUsage(ctx, key.ID, e.Cost); err != nil {
 					return err
 				}
 			}

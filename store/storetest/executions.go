@@ -26,12 +26,23 @@ func testExecutions(t *testing.T, s crtx.Store) {
 		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
 			return err
 		}
+		// Each execution is counted against a key of its wallet and
+		// environment, as the domain does when it charges one.
+		for _, k := range []crtx.APIKey{{ID: "key_1", Environment: crtx.Devnet}, {ID: "key_m", Environment: crtx.Mainnet}} {
+			k.Wallet, k.Name, k.Prefix, k.Hash, k.CreatedAt = "w1", k.ID, "p", "hash-"+k.ID, t0
+			if err := tx.InsertKey(ctx, k); err != nil {
+				return err
+			}
+		}
 		for i := range 4 {
 			e := execution(fmt.Sprintf("e%d", i), t0.Add(time.Duration(i)*time.Minute))
 			if i == 3 {
-				e.Environment = crtx.Mainnet
+				e.Environment, e.KeyID = crtx.Mainnet, "key_m"
 			}
 			if err := tx.InsertExecution(ctx, e); err != nil {
+				return err
+			}
+			if err := tx.AddKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
 				return err
 			}
 		}
@@ -87,6 +98,9 @@ func testExecutions(t *testing.T, s crtx.Store) {
 		_, total, _ = tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w2", Environment: crtx.Devnet, Limit: 10})
 		if total != 0 {
 			t.Errorf("another wallet sees %d", total)
+		}
+		if list, total, _ = tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: "w1", Environment: crtx.Mainnet, Limit: 10}); total != 1 || len(list) != 1 {
+			t.Errorf("mainnet: %d of %d", len(list), total)
 		}
 		return nil
 	})
