@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -135,6 +136,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "proxy" {
 		return benchProxy(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "stub" {
+		return benchStub(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	clients := fs.Int("clients", 64, "concurrent clients of each scenario")
@@ -179,29 +183,38 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(data)
 
-	// The stub creator, on the creator SDK.
-	_, skey, _ := ed25519.GenerateKey(nil)
-	stub := creator.NewHandler(skey, func(_ context.Context, r creator.Request) (string, int, error) {
-		return "ok " + r.Task, 1, nil
-	}, creator.Options{Remember: 1 << 20})
-	stubLn, _ := net.Listen("tcp", "127.0.0.1:0")
-	go http.Serve(stubLn, stub)
-	stubURL := "http://" + stubLn.Addr().String() + "/execute"
-	// The baseline proxy is a process of its own, as the marketplace is:
-	// in the generator's process it would skip the wake-ups between
-	// processes that every request to the marketplace pays.
+	// The stub creator and the baseline proxy are processes of their own,
+	// as the marketplace is: in the generator's process the proxy would
+	// skip the wake-ups between processes that every request to the
+	// marketplace pays, and the stub's memory (the answers it keeps) would
+	// be the generator's to collect while it measures.
 	self, _ := os.Executable()
-	proxyAddr := freeAddr()
-	proxy := exec.CommandContext(ctx, self, "bench", "proxy", proxyAddr, "http://"+stubLn.Addr().String())
-	proxy.Stderr = stderr
-	if err := proxy.Start(); err != nil {
+	started := func(name, addr string, args ...string) (stop func(), err error) {
+		c := exec.CommandContext(ctx, self, append([]string{"bench", name, addr}, args...)...)
+		c.Stderr = stderr
+		if err := c.Start(); err != nil {
+			return nil, err
+		}
+		stop = func() { c.Process.Signal(os.Interrupt); c.Wait() }
+		if err := waitUp("http://" + addr + "/"); err != nil {
+			stop()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return stop, nil
+	}
+	_, skey, _ := ed25519.GenerateKey(nil)
+	stubAddr, proxyAddr := freeAddr(), freeAddr()
+	stopStub, err := started("stub", stubAddr, hex.EncodeToString(skey.Seed()))
+	if err != nil {
 		return err
 	}
-	defer func() { proxy.Process.Signal(os.Interrupt); proxy.Wait() }()
-	proxyURL := "http://" + proxyAddr + "/execute"
-	if err := waitUp("http://" + proxyAddr + "/"); err != nil {
-		return fmt.Errorf("proxy: %w", err)
+	defer stopStub()
+	stopProxy, err := started("proxy", proxyAddr, "http://"+stubAddr)
+	if err != nil {
+		return err
 	}
+	defer stopProxy()
+	stubURL, proxyURL := "http://"+stubAddr+"/execute", "http://"+proxyAddr+"/execute"
 
 	// Seed the store before the marketplace starts: the catalog and the
 	// wallet's past executions.
@@ -243,7 +256,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtx.USDC(1000), []string{"data"}
-	pub := stub.PublicKey()
+	pub := crtx.Address(skey.Public().(ed25519.PublicKey))
 	a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
 		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub})
@@ -452,7 +465,27 @@ func benchProxy(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: args[0], Handler: httputil.NewSingleHostReverseProxy(target)}
+	return serveUntilDone(ctx, &http.Server{Addr: args[0], Handler: httputil.NewSingleHostReverseProxy(target)})
+}
+
+// benchStub serves the stub creator on the creator SDK, signing with the
+// key of the given hex seed: a throwaway key of one run, on loopback.
+func benchStub(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: crtxd bench stub ADDR SEED")
+	}
+	seed, err := hex.DecodeString(args[1])
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return errors.New("crtxd bench stub: SEED is 32 bytes in hex")
+	}
+	stub := creator.NewHandler(ed25519.NewKeyFromSeed(seed), func(_ context.Context, r creator.Request) (string, int, error) {
+		return "ok " + r.Task, 1, nil
+	}, creator.Options{})
+	return serveUntilDone(ctx, &http.Server{Addr: args[0], Handler: stub})
+}
+
+// serveUntilDone serves until ctx ends.
+func serveUntilDone(ctx context.Context, srv *http.Server) error {
 	go func() { <-ctx.Done(); srv.Close() }()
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
