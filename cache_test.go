@@ -62,6 +62,10 @@ func TestAgentQueryKey(t *testing.T) {
 		func(q *AgentQuery) { q.Tags = []string{"sql,data"} },
 		func(q *AgentQuery) { q.VerifiedOnly = true },
 		func(q *AgentQuery) { q.Q = "x" },
+		func(q *AgentQuery) { q.Tags = []string{"sql data"} },
+		func(q *AgentQuery) { q.Q = `|` },
+		func(q *AgentQuery) { q.Sort = SortPriceDesc },
+		func(q *AgentQuery) { q.Limit = 21 },
 		func(q *AgentQuery) { q.Offset = 20 },
 		func(q *AgentQuery) { q.Environment = Devnet },
 	}

@@ -3,7 +3,7 @@ package crtx
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -44,29 +44,41 @@ func (m *Market) Agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 	return m.pages.fetch(q.key(), time.Now(), func() (AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
 }
 
-// key identifies a query in the page cache: every field, by value.
+// key identifies a query in the page cache: every field, by value. Built
+// with appends: it is made for every catalog request, and fmt took as
+// long as writing the answer.
 func (q AgentQuery) key() string {
-	return fmt.Sprintf("%s|%s|%d|%d", q.filterKey(), q.Sort, q.Limit, q.Offset)
+	b := q.appendFilterKey(make([]byte, 0, 64))
+	b = append(append(append(b, '|'), q.Sort...), '|')
+	b = strconv.AppendInt(append(strconv.AppendInt(b, int64(q.Limit), 10), '|'), int64(q.Offset), 10)
+	return string(b)
 }
 
 // filterKey identifies which agents a query matches, whatever their order
 // and page.
-func (q AgentQuery) filterKey() string {
-	opt := func(v any, set bool) string {
-		if !set {
-			return "-"
-		}
-		return fmt.Sprint(v)
+func (q AgentQuery) filterKey() string { return string(q.appendFilterKey(nil)) }
+
+// appendFilterKey appends the filter's fields, quoting the free text ones
+// so that no two filters read the same.
+func (q AgentQuery) appendFilterKey(b []byte) []byte {
+	b = append(append(b, q.Environment...), '|')
+	for _, t := range q.Tags {
+		b = append(strconv.AppendQuote(b, t), ' ')
 	}
-	var rate, execs any
+	b = append(b, '|')
 	if q.MinSuccessRate != nil {
-		rate = *q.MinSuccessRate
+		b = strconv.AppendFloat(b, *q.MinSuccessRate, 'g', -1, 64)
+	} else {
+		b = append(b, '-')
 	}
+	b = append(b, '|')
 	if q.MinExecutions != nil {
-		execs = *q.MinExecutions
+		b = strconv.AppendInt(b, *q.MinExecutions, 10)
+	} else {
+		b = append(b, '-')
 	}
-	return fmt.Sprintf("%s|%q|%s|%s|%t|%q", q.Environment, q.Tags, opt(rate, q.MinSuccessRate != nil),
-		opt(execs, q.MinExecutions != nil), q.VerifiedOnly, q.Q)
+	b = append(strconv.AppendBool(append(b, '|'), q.VerifiedOnly), '|')
+	return strconv.AppendQuote(b, q.Q)
 }
 
 func (m *Market) agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
