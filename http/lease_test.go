@@ -1,0 +1,69 @@
+package http_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+// While a creator works on a call, its execution's lease is renewed, so
+// recovery (every 20 ms here) never takes the execution over and calls
+// the creator a second time, however long the call lasts. The clock passes
+// the lease several times over during the call.
+func TestLeaseRenewedDuringLongCall(t *testing.T) {
+	const lease = 700 * time.Millisecond
+	m := newMarket(t, "10", func(c *daemon.Config) { c.Lease, c.RecoveryInterval = lease, 20*time.Millisecond })
+	release := make(chan struct{})
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			<-release
+		}
+		return "done", 0, nil
+	}, creator.Options{})
+	var requests atomic.Int32 // every POST, the listing's test request too
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	agent := m.listAt(srv.URL, h.PublicKey(), "0.1")
+	before := requests.Load()
+
+	done := make(chan error, 1)
+	go func() {
+		rec, err := m.key.Execute(ctx, agent, run("long"), client.ExecuteOptions{})
+		if err == nil && rec.Status != crtx.ExecCompleted {
+			err = fmt.Errorf("status %s", rec.Status)
+		}
+		done <- err
+	}()
+	for requests.Load() == before {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range 6 {
+		m.clock.Advance(200 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n := requests.Load() - before; n != 1 {
+		t.Fatalf("the creator was called %d times during one long call", n)
+	}
+	release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := requests.Load() - before; n != 1 {
+		t.Fatalf("the creator was called %d times", n)
+	}
+}
