@@ -30,11 +30,15 @@ func (m *Market) Balances(ctx context.Context, wallet string, envs ...Environmen
 
 func balance(ctx context.Context, tx Tx, env Environment, wallet string) (Balance, error) {
 	var b Balance
-	var err error
-	if b.Available, err = tx.OwnerBalance(ctx, env, wallet, AccountWallet); err != nil {
+	acct, err := tx.Account(ctx, env, AccountAddress(AccountWallet, wallet))
+	switch {
+	case errors.Is(err, ErrNotFound): // a wallet that never held money
+	case err != nil:
 		return b, err
+	default:
+		b.Available = acct.Balance
 	}
-	b.Escrowed, err = tx.OwnerBalance(ctx, env, wallet, AccountEscrow)
+	b.Escrowed, err = tx.Escrowed(ctx, env, wallet)
 	return b, err
 }
 

@@ -51,11 +51,11 @@ type Tx interface {
 	EnsureAccounts(ctx context.Context, accounts ...Account) error
 	Account(ctx context.Context, env Environment, address string) (Account, error)
 	Accounts(ctx context.Context, env Environment) ([]Account, error)
-	// OwnerBalance sums the balances of the owner's accounts of one kind.
-	// For escrows it sums the cost of the owner's executions in flight,
-	// which is what their escrows hold, in time that does not grow with
-	// the owner's history.
-	OwnerBalance(ctx context.Context, env Environment, owner string, kind AccountKind) (USDC, error)
+	// Escrowed sums what a wallet's escrows hold: the cost of its
+	// executions in flight (an escrow holds its execution's cost until the
+	// execution ends, nothing after), in time that does not grow with the
+	// wallet's history.
+	Escrowed(ctx context.Context, env Environment, wallet string) (USDC, error)
 	// InsertTransaction stores t with its postings and applies them to the
 	// balances; it assigns t.Seq. accounts are those t concerns (every
 	// account its postings name, and t.Accounts); those that do not exist

@@ -61,19 +61,12 @@ func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account
 	return out, rows.Err()
 }
 
-func (t *tx) OwnerBalance(ctx context.Context, env crtx.Environment, owner string, kind crtx.AccountKind) (crtx.USDC, error) {
+func (t *tx) Escrowed(ctx context.Context, env crtx.Environment, wallet string) (crtx.USDC, error) {
+	// The executions in flight are few (executions_work), where the
+	// wallet's escrow accounts are one for every execution it ever made.
 	var sum crtx.USDC
-	if kind == crtx.AccountEscrow {
-		// An escrow holds its execution's cost while the execution is in
-		// flight and nothing after, so a wallet's escrows are summed over
-		// its executions in flight (few, in executions_work) instead of
-		// over every escrow it ever had (accounts_owner leaves them out).
-		err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(cost), 0) AS BIGINT) FROM executions`+t.d.IndexedBy("executions_work")+`
-			WHERE status IN ('pending', 'running') AND wallet = ? AND environment = ?`, owner, env).Scan(&sum)
-		return sum, err
-	}
-	err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(balance), 0) AS BIGINT) FROM accounts
-		WHERE environment = ? AND owner = ? AND kind = ? AND kind <> 'escrow'`, env, owner, kind).Scan(&sum)
+	err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(cost), 0) AS BIGINT) FROM executions`+t.d.IndexedBy("executions_work")+`
+		WHERE status IN ('pending', 'running') AND wallet = ? AND environment = ?`, wallet, env).Scan(&sum)
 	return sum, err
 }
 

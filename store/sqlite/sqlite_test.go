@@ -186,10 +186,10 @@ func BenchmarkWalletBalance(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				err := s.View(ctx, func(tx crtx.Tx) error {
-					if _, err := tx.OwnerBalance(ctx, crtx.Mainnet, "w", crtx.AccountWallet); err != nil {
+					if _, err := tx.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountWallet, "w")); err != nil && !errors.Is(err, crtx.ErrNotFound) {
 						return err
 					}
-					_, err := tx.OwnerBalance(ctx, crtx.Mainnet, "w", crtx.AccountEscrow)
+					_, err := tx.Escrowed(ctx, crtx.Mainnet, "w")
 					return err
 				})
 				if err != nil {

@@ -78,7 +78,7 @@ func testExecutions(t *testing.T, s crtx.Store) {
 			wallet string
 			want   crtx.USDC
 		}{{crtx.Devnet, "w1", 200_000}, {crtx.Mainnet, "w1", 100_000}, {crtx.Devnet, "w2", 0}} {
-			if got, err := tx.OwnerBalance(ctx, c.env, c.wallet, crtx.AccountEscrow); err != nil || got != c.want {
+			if got, err := tx.Escrowed(ctx, c.env, c.wallet); err != nil || got != c.want {
 				t.Errorf("escrowed of %s on %s = %v, %v; want %v", c.wallet, c.env, got, err, c.want)
 			}
 		}

@@ -276,9 +276,8 @@ func testPostings(t *testing.T, s crtx.Store) {
 		if _, err := tx.Transaction(ctx, crtx.Mainnet, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown transaction: %v", err)
 		}
-		sum, err := tx.OwnerBalance(ctx, crtx.Mainnet, "alice", crtx.AccountWallet)
-		if err != nil || sum != 7_000_001 {
-			t.Errorf("OwnerBalance = %v, %v", sum, err)
+		if a, err := tx.Account(ctx, crtx.Mainnet, alice.Address); err != nil || a.Balance != 7_000_001 {
+			t.Errorf("alice's account = %+v, %v", a, err)
 		}
 		return nil
 	})
