@@ -85,4 +85,8 @@ var (
 	ErrSpendLimit = errors.New("spend limit exceeded")
 	// ErrConflict: a unique constraint refused a row.
 	ErrConflict = errors.New("conflict")
+	// ErrBusy: the database kept refusing a transaction as conflicting
+	// with others (serialization failures, deadlocks) past the store's
+	// retry budget; running it again later may succeed.
+	ErrBusy = errors.New("database busy")
 )

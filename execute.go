@@ -127,7 +127,7 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		// the escrow, saving a write transaction.
 		e.Status, e.DispatchedAt = ExecRunning, &now
 	}
-	err = m.store.Update(ctx, func(tx Tx) error {
+	err = m.store.UpdateGuarded(ctx, func(tx Tx) error {
 		if idemKey != "" {
 			if err := m.claimIdempotency(ctx, tx, p.Wallet, idemKey, requestHash, e.ID, now); err != nil {
 				return err
@@ -147,11 +147,6 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 		case in.MaxCost != nil && cur.Price > *in.MaxCost:
 			return Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", cur.Price, *in.MaxCost)
 		}
-		// The key's spend limit before the wallet's balance (CONTRACT §8):
-		// the database refuses a revoked key and a passed limit.
-		if err := tx.AddKeyUsage(ctx, p.Key.ID, cur.Price); err != nil {
-			return m.keyRefusal(ctx, tx, p.Key.ID, cur.Price, err)
-		}
 		e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey = cur.Name, cur.Creator, cur.EndpointURL, cur.SigningPublicKey
 		e.Cost = cur.Price
 		e.CreatorAmount, e.PlatformAmount = Split(e.Cost, m.cfg.FeeBps)
@@ -164,12 +159,19 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 			[]Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
 			wallet, escrowAccount(e))
 		if errors.Is(err, ErrInsufficientFunds) {
-			return &shortfall{e.Environment, e.Wallet, e.Cost, "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC"}
+			return &shortfall{e.Environment, e.Wallet, e.Cost, "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", p.Key.ID}
 		}
 		if err != nil {
 			return err
 		}
-		return tx.AddAgentStats(ctx, e.AgentID, e.Environment, AgentStats{Total: 1})
+		// The wallet and the key are the rows this transaction shares with
+		// the wallet's other executions: written last (the wallet by post's
+		// last statement), they stay locked for the fewest statements. The
+		// database refuses a revoked key and a passed limit.
+		if err := tx.AddKeyUsage(ctx, p.Key.ID, cur.Price); err != nil {
+			return m.keyRefusal(ctx, tx, p.Key.ID, cur.Price, err)
+		}
+		return nil
 	})
 	var replay *Replay
 	if errors.As(err, &replay) {

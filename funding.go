@@ -10,6 +10,9 @@ import (
 type Balance struct {
 	Available USDC `json:"available_usdc"`
 	Escrowed  USDC `json:"escrowed_usdc"`
+	// Pending is earned but not yet available: the wallet's share of
+	// executions that ended less than a roll-up interval ago (Rollup).
+	Pending USDC `json:"pending_usdc"`
 }
 
 // Balances returns wallet's balances in each of envs.
@@ -38,8 +41,27 @@ func balance(ctx context.Context, tx Tx, env Environment, wallet string) (Balanc
 	default:
 		b.Available = acct.Balance
 	}
-	b.Escrowed, err = tx.Escrowed(ctx, env, wallet)
+	if b.Escrowed, err = tx.Escrowed(ctx, env, wallet); err != nil {
+		return b, err
+	}
+	b.Pending, err = pending(ctx, tx, env, AccountAddress(AccountWallet, wallet))
 	return b, err
+}
+
+// pending sums what the unposted transactions credit to address. The
+// roll-up keeps them to a fraction of a second of executions; past
+// rollupBatch of them (a roll-up that stopped) the sum is a floor.
+func pending(ctx context.Context, tx Tx, env Environment, address string) (USDC, error) {
+	txs, err := tx.Unposted(ctx, env, rollupBatch)
+	var sum USDC
+	for _, t := range txs {
+		if t.DefersCredits() {
+			if amount := t.NetAmounts()[address]; amount > 0 {
+				sum += amount
+			}
+		}
+	}
+	return sum, err
 }
 
 // shortfall is returned from inside a transaction whose posting the
@@ -51,6 +73,10 @@ type shortfall struct {
 	wallet string
 	need   USDC
 	format string // with %[1]s the balance, %[2]s the environment, %[3]s the amount needed
+	// keyID, for an execution, is the API key charged: its spend limit
+	// goes before the balance (CONTRACT §8), though the database checks
+	// the balance first.
+	keyID string
 }
 
 func (s *shortfall) Error() string { return "insufficient funds" }
@@ -60,6 +86,23 @@ func (m *Market) explain(ctx context.Context, err error) error {
 	var sf *shortfall
 	if !errors.As(err, &sf) {
 		return err
+	}
+	if sf.keyID != "" {
+		var key APIKey
+		kerr := m.store.View(ctx, func(tx Tx) (err error) {
+			key, err = tx.KeyByID(ctx, sf.keyID)
+			return err
+		})
+		if kerr != nil {
+			return kerr
+		}
+		if key.RevokedAt != nil {
+			return Errorf(CodeInvalidAPIKey, "the API key was revoked")
+		}
+		if key.SpendLimit != nil && key.TotalSpent+sf.need > *key.SpendLimit {
+			return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
+				key.TotalSpent, *key.SpendLimit, sf.need)
+		}
 	}
 	b, berr := m.Balances(ctx, sf.wallet, sf.env)
 	if berr != nil {
@@ -142,7 +185,7 @@ func (m *Market) fund(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 	}
 	lt, err := m.post(ctx, tx, env, kind, map[string]string{"wallet": wallet}, []Posting{p}, issuance, acct)
 	if errors.Is(err, ErrInsufficientFunds) {
-		return Funding{}, &shortfall{env, wallet, amount, "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC"}
+		return Funding{}, &shortfall{env, wallet, amount, "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC", ""}
 	}
 	if err != nil {
 		return Funding{}, err

@@ -105,6 +105,41 @@ type LedgerTx struct {
 	BlockHeight int64 `json:"block_height"`
 }
 
+// RolledUp reports whether the roll-up (Market.Rollup) visits t after it
+// commits: the transactions that end an execution, from which it counts
+// the agent's statistics.
+func (t LedgerTx) RolledUp() bool {
+	return t.Kind == TxExecutionRecord || t.Kind == TxEscrowRefunded
+}
+
+// DefersCredits reports whether t's credits (the accounts its postings
+// leave better off) are applied to their balances by the roll-up rather
+// than with t itself. An ExecutionRecord credits the creator's wallet and
+// the treasury, which every execution of an agent, or of the platform,
+// would otherwise write: applied with the settlement, they would queue all
+// settlements on their rows. Its debit (the execution's own escrow) is
+// applied with it, so nothing is ever spent twice; a credit applied late
+// only leaves a balance lower for a moment.
+func (t LedgerTx) DefersCredits() bool { return t.Kind == TxExecutionRecord }
+
+// NetAmounts is how much each account named by t's postings gains
+// (positive) or loses (negative).
+func (t LedgerTx) NetAmounts() map[string]USDC {
+	net := make(map[string]USDC, 2*len(t.Postings))
+	for _, p := range t.Postings {
+		net[p.From] -= p.Amount
+		net[p.To] += p.Amount
+	}
+	return net
+}
+
+// Credit is an amount the roll-up adds to an account for one transaction.
+type Credit struct {
+	Seq     int64
+	Address string
+	Amount  USDC
+}
+
 // Hash is the transaction's leaf in its block's Merkle tree: SHA-256 of a
 // canonical encoding of everything the transaction says. Seq and BlockHeight
 // are placement, not content, and are left out.

@@ -151,7 +151,7 @@ func (m *Market) lockCollateral(ctx context.Context, tx Tx, a Agent, amount USDC
 	_, err := m.post(ctx, tx, Mainnet, TxCollateralLocked, map[string]string{"agent_id": a.ID, "creator": a.Creator},
 		[]Posting{{From: wallet.Address, To: coll.Address, Amount: amount}}, wallet, coll)
 	if errors.Is(err, ErrInsufficientFunds) {
-		return &shortfall{Mainnet, a.Creator, amount, "your mainnet balance has %[1]s USDC available (%[2]s); the listing needs %[3]s USDC of collateral"}
+		return &shortfall{Mainnet, a.Creator, amount, "your mainnet balance has %[1]s USDC available (%[2]s); the listing needs %[3]s USDC of collateral", ""}
 	}
 	return err
 }

@@ -147,6 +147,11 @@ func internal(what string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
+	if errors.Is(err, ErrBusy) {
+		// Nothing was written: the transaction was rolled back each time.
+		return &Error{Code: CodeUnavailable, RetryAfter: 1,
+			Message: "the marketplace is too busy to take this request now and changed nothing; retry in a second (with the same Idempotency-Key, the retry is safe)"}
+	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 

@@ -3,6 +3,8 @@ package crtx_test
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -164,5 +166,34 @@ func TestProofsRejectTampering(t *testing.T) {
 	other, _, _ := ed25519.GenerateKey(nil)
 	if crtx.VerifyProof(p, tx, other) == nil {
 		t.Error("proof verified against another authority")
+	}
+}
+
+// busyStore refuses every read-write transaction as PostgreSQL does a
+// serialization failure past the store's retry budget.
+type busyStore struct{ crtx.Store }
+
+func (busyStore) Update(context.Context, func(crtx.Tx) error) error {
+	return fmt.Errorf("refused 9 times: %w", crtx.ErrBusy)
+}
+
+// A transaction the database keeps refusing is a 503 the caller may retry,
+// never an internal error, and moves nothing.
+func TestBusyIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	m := newMarket(t)
+	busy, err := crtx.New(busyStore{m.Store()}, crtx.Config{PublicURL: "http://127.0.0.1:8080", Authority: ed25519.NewKeyFromSeed(make([]byte, 32)),
+		Signer: ed25519.NewKeyFromSeed(make([]byte, 32)), AirdropsPerHour: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := address(t)
+	_, err = busy.Airdrop(ctx, w, crtx.MicroPerUSDC)
+	var ce *crtx.Error
+	if !errors.As(err, &ce) || ce.Code != crtx.CodeUnavailable || ce.RetryAfter < 1 {
+		t.Fatalf("airdrop on a busy database: %v, want unavailable with a Retry-After", err)
+	}
+	if b, err := m.Balances(ctx, w, crtx.Devnet); err != nil || b[crtx.Devnet].Available != 0 {
+		t.Errorf("balance %+v, %v; want nothing moved", b, err)
 	}
 }

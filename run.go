@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -80,7 +81,7 @@ func (m *Market) renewLease(ctx context.Context, id string) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				err := m.store.Update(ctx, func(tx Tx) error { return tx.RenewLease(ctx, id, m.now().Add(m.cfg.Lease)) })
+				err := m.store.UpdateGuarded(ctx, func(tx Tx) error { return tx.RenewLease(ctx, id, m.now().Add(m.cfg.Lease)) })
 				if err != nil && ctx.Err() == nil {
 					m.cfg.Logger.Warn("renew lease", "execution_id", id, "err", err)
 				}
@@ -157,7 +158,7 @@ func (m *Market) judge(e Execution, req CreatorRequest, r CreatorReply, elapsed 
 // written by anyone else before the execution is final.
 func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 	var out Execution
-	err := m.store.Update(ctx, func(tx Tx) error {
+	err := m.store.UpdateGuarded(ctx, func(tx Tx) error {
 		cur := e
 		now := m.now()
 		cur.CompletedAt = &now
@@ -180,11 +181,11 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 			}
 			return err
 		}
+		// The agent's statistics are counted from these ledger
+		// transactions by the roll-up (Rollup), not here: every execution
+		// of the agent would write its row.
 		if o.reply == nil {
 			if err := m.refund(ctx, tx, cur); err != nil {
-				return err
-			}
-			if err := tx.AddAgentStats(ctx, cur.AgentID, cur.Environment, AgentStats{Finished: 1}); err != nil {
 				return err
 			}
 		} else {
@@ -192,10 +193,6 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 				return err
 			}
 			if err := m.settle(ctx, tx, cur); err != nil {
-				return err
-			}
-			stats := AgentStats{Finished: 1, Successful: 1, TimeSumMS: ms}
-			if err := tx.AddAgentStats(ctx, cur.AgentID, cur.Environment, stats); err != nil {
 				return err
 			}
 		}
@@ -214,7 +211,9 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 }
 
 // settle pays the creator and the platform from the escrow (ExecutionRecord),
-// committing the result hash and the creator's signature.
+// committing the result hash and the creator's signature. The escrow is
+// debited here; the credits are applied by the roll-up (DefersCredits),
+// which also counts the execution's time from the record.
 func (m *Market) settle(ctx context.Context, tx Tx, e Execution) error {
 	creator := NewAccount(e.Environment, AccountWallet, e.Creator, e.Creator)
 	treasury := NewAccount(e.Environment, AccountTreasury, TreasuryID, "")
@@ -229,6 +228,7 @@ func (m *Market) settle(ctx context.Context, tx Tx, e Execution) error {
 	_, err := m.post(ctx, tx, e.Environment, TxExecutionRecord, map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
 		"signing_public_key": e.SigningPublicKey, "cid": e.ResultCID, "status": string(ExecCompleted),
+		"execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
 	}, ps, escrow, creator, treasury)
 	return err
 }

@@ -15,6 +15,14 @@ type Store interface {
 	// Update runs fn in a read-write transaction, committed when fn returns
 	// nil and rolled back otherwise.
 	Update(ctx context.Context, fn func(Tx) error) error
+	// UpdateGuarded is Update at the engine's weakest isolation that still
+	// commits all or nothing: READ COMMITTED on PostgreSQL, where two
+	// transactions that write one row then wait for each other instead of
+	// failing; on an engine with a single writer it is Update. It is for the
+	// transactions on every execution's path, whose rules the database holds
+	// by guarded writes (a balance CHECK, a conditional UPDATE, a unique
+	// key) rather than by anything fn read.
+	UpdateGuarded(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(Tx) error) error
 	// Ping reports whether the database answers.
@@ -63,6 +71,15 @@ type Tx interface {
 	// keeps non-negative below zero fails with ErrInsufficientFunds.
 	InsertTransaction(ctx context.Context, t *LedgerTx, accounts ...Account) error
 	Transaction(ctx context.Context, env Environment, id string) (LedgerTx, error)
+	// Unposted lists the environment's transactions that the roll-up has
+	// not visited yet (those of LedgerTx.RolledUp), oldest first, at most
+	// limit. Their deferred credits are not in any balance yet.
+	Unposted(ctx context.Context, env Environment, limit int) ([]LedgerTx, error)
+	// PostCredits marks the transactions seqs as visited by the roll-up and
+	// adds each credit to its account's balance, listing the transaction
+	// among the account's (AccountTransactions). ErrConflict unless every
+	// one of seqs was unposted.
+	PostCredits(ctx context.Context, env Environment, seqs []int64, credits []Credit) error
 	// AccountTransactions lists the newest transactions that touch address.
 	AccountTransactions(ctx context.Context, env Environment, address string, limit int) ([]LedgerTx, error)
 	// Airdrops lists the Airdrop transactions to wallet created at or

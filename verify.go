@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/crtx-market/crtx/merkle"
 )
@@ -15,8 +16,13 @@ type LedgerReport struct {
 	Blocks       int64
 	Transactions int64
 	Accounts     int
-	// Sum is the sum of every account's balance; it must be zero.
-	Sum      USDC
+	// Sum is the sum of every account's balance and of the credits not
+	// yet posted (Pending); it must be zero.
+	Sum USDC
+	// Unposted transactions are committed but their credits, Pending in
+	// all, wait for the roll-up (Rollup).
+	Unposted int
+	Pending  USDC
 	Problems []string
 }
 
@@ -91,15 +97,38 @@ func VerifyLedger(ctx context.Context, store Store, env Environment, authority e
 				}
 			}
 		}
+		// Credits that the roll-up has yet to post are in the postings but
+		// not in the balances.
+		unposted, err := tx.Unposted(ctx, env, math.MaxInt32)
+		if err != nil {
+			return err
+		}
+		pending := map[string]USDC{}
+		for _, t := range unposted {
+			r.Unposted++
+			if !t.RolledUp() {
+				problem("transaction %s: a %s waits for the roll-up, which posts only the transactions that end executions", t.ID, t.Kind)
+			}
+			if t.DefersCredits() {
+				for addr, amount := range t.NetAmounts() {
+					if amount > 0 {
+						pending[addr] += amount
+						r.Pending += amount
+					}
+				}
+			}
+		}
 		accounts, err := tx.Accounts(ctx, env)
 		if err != nil {
 			return err
 		}
 		r.Accounts = len(accounts)
+		r.Sum = r.Pending
 		for _, a := range accounts {
 			r.Sum += a.Balance
-			if a.Balance != want[a.Address] {
-				problem("account %s (%s %s): balance %s, but its postings give %s", a.Address, a.Kind, a.Ref, a.Balance, want[a.Address])
+			if a.Balance+pending[a.Address] != want[a.Address] {
+				problem("account %s (%s %s): balance %s and %s to post, but its postings give %s",
+					a.Address, a.Kind, a.Ref, a.Balance, pending[a.Address], want[a.Address])
 			}
 			if a.Balance < 0 && !a.MayGoNegative() {
 				problem("account %s (%s %s): balance %s is below zero", a.Address, a.Kind, a.Ref, a.Balance)
@@ -110,7 +139,7 @@ func VerifyLedger(ctx context.Context, store Store, env Environment, authority e
 			problem("postings name account %s, which does not exist", addr)
 		}
 		if r.Sum != 0 {
-			problem("accounts sum to %s USDC, not zero", r.Sum)
+			problem("accounts and the credits to post sum to %s USDC, not zero", r.Sum)
 		}
 		return nil
 	})

@@ -38,6 +38,9 @@ type Config struct {
 	AllowPrivateEndpoints bool
 	PlatformFeeBps        int
 	BlockInterval         time.Duration
+	// RollupInterval is how often ended executions' deferred credits and
+	// statistics are posted: the lag of creators' balances behind them.
+	RollupInterval time.Duration
 	AirdropsPerHour       int
 	ShutdownTimeout       time.Duration
 	Lease                 time.Duration
@@ -67,7 +70,7 @@ type Config struct {
 // Defaults returns the configuration of CONTRACT §0.
 func Defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", PlatformFeeBps: 100,
-		BlockInterval: 2 * time.Second, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
+		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
 		Lease: 15 * time.Second, RecoveryInterval: time.Second, ReleaseInterval: time.Minute,
 		RateLimitIP: 10, MaxInFlightPerKey: 256,
 		LogFormat: "text", LogLevel: "info"}
@@ -203,6 +206,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			return nil, errors.New("--admin-token-file: the token must be at least 16 characters")
 		}
 	}
+	if cfg.BlockInterval <= 0 || cfg.RollupInterval <= 0 {
+		return nil, errors.New("--block-interval and --rollup-interval must be more than zero")
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
@@ -228,6 +234,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	d := &Daemon{Market: m, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
 	var jobs sync.WaitGroup
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
+	jobs.Go(func() { m.RunRollup(ctx, cfg.RollupInterval) })
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })

@@ -124,8 +124,17 @@ func TestExecuteSync(t *testing.T) {
 	if got := m.balance(m.callerW, crtx.Devnet); got.Available != before.Available-rec.Cost || got.Escrowed != 0 {
 		t.Errorf("caller balance %+v, was %+v", got, before)
 	}
-	if got := m.balance(m.creatorW, crtx.Devnet); got.Available != creatorBefore.Available+rec.CreatorAmount {
-		t.Errorf("creator balance %s", got.Available)
+	// The creator's share is pending until the roll-up posts it.
+	if got := m.balance(m.creatorW, crtx.Devnet); got.Available != creatorBefore.Available || got.Pending != rec.CreatorAmount {
+		t.Errorf("creator balance before the roll-up: %+v, want %s pending", got, rec.CreatorAmount)
+	}
+	if got := m.treasury(crtx.Devnet); got != 0 {
+		t.Errorf("treasury before the roll-up: %s", got)
+	}
+	m.checkLedger() // with credits pending
+	m.rollup()
+	if got := m.balance(m.creatorW, crtx.Devnet); got.Available != creatorBefore.Available+rec.CreatorAmount || got.Pending != 0 {
+		t.Errorf("creator balance %+v", got)
 	}
 	if got := m.treasury(crtx.Devnet); got != rec.PlatformAmount {
 		t.Errorf("treasury %s", got)
@@ -196,6 +205,7 @@ func TestFeeSplit(t *testing.T) {
 		if rec.CreatorAmount != usdc(tc.creator) || rec.PlatformAmount != usdc(tc.platfrm) || rec.CreatorAmount+rec.PlatformAmount != rec.Cost {
 			t.Errorf("%d bps of %s: %s + %s", tc.bps, tc.price, rec.CreatorAmount, rec.PlatformAmount)
 		}
+		m.rollup()
 		if got := m.treasury(crtx.Mainnet); got != usdc(tc.platfrm) {
 			t.Errorf("%d bps: treasury %s", tc.bps, got)
 		}
@@ -309,6 +319,7 @@ func TestCreatorFaults(t *testing.T) {
 			if got := m.balance(m.callerW, crtx.Devnet); got != before {
 				t.Errorf("escrow not refunded: %+v, was %+v", got, before)
 			}
+			m.rollup()
 			if a, _ := m.anon.Agent(ctx, agent, crtx.Devnet); a.TotalExecutions != 1 || a.SuccessRate != 0 {
 				t.Errorf("stats = %+v", a)
 			}

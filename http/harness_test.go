@@ -70,6 +70,9 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	cfg.Data = data
 	cfg.AdminTokenFile = tokenFile
 	cfg.BlockInterval = 20 * time.Millisecond
+	// The tests post deferred credits and statistics themselves
+	// (env.rollup), so that they can look before and after.
+	cfg.RollupInterval = time.Hour
 	cfg.Now = clk.Now
 	logs := testWriter{t: t, mu: &sync.Mutex{}, buf: &bytes.Buffer{}}
 	cfg.LogOutput = logs
@@ -123,6 +126,15 @@ func (e *env) connect() {
 	e.http = &http.Client{Transport: checking{t: e.t, base: e.d.URL}}
 	e.anon = client.New(e.d.URL, "").WithHTTPClient(e.http)
 	e.admin = e.anon.WithToken(adminToken)
+}
+
+// rollup posts every deferred credit and statistic now, as the daemon's
+// roll-up would within its interval.
+func (e *env) rollup() {
+	e.t.Helper()
+	if err := e.d.Market.RollupAll(context.Background()); err != nil {
+		e.t.Fatalf("rollup: %v", err)
+	}
 }
 
 // checkLedger asserts the money invariants: every account of each

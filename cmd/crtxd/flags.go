@@ -30,6 +30,7 @@ func serveFlags(fs *flag.FlagSet, cfg *daemon.Config) {
 	fs.BoolVar(&cfg.AllowPrivateEndpoints, "allow-private-endpoints", cfg.AllowPrivateEndpoints, "let creator endpoints and webhooks resolve to loopback or private addresses")
 	fs.IntVar(&cfg.PlatformFeeBps, "platform-fee-bps", cfg.PlatformFeeBps, "platform fee in basis points")
 	fs.DurationVar(&cfg.BlockInterval, "block-interval", cfg.BlockInterval, "how often ledger blocks are sealed")
+	fs.DurationVar(&cfg.RollupInterval, "rollup-interval", cfg.RollupInterval, "how often ended executions' credits to creators and the treasury, and agents' statistics, are posted")
 	fs.IntVar(&cfg.AirdropsPerHour, "airdrops-per-hour", cfg.AirdropsPerHour, "devnet airdrops one wallet gets in a rolling hour")
 	fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "how long a replica owns an execution's dispatch without renewing it")
 	fs.IntVar(&cfg.MaxDispatches, "max-dispatches", cfg.MaxDispatches, "dispatches in flight at once in this process (0: 512)")

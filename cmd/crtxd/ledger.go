@@ -74,6 +74,10 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool,
 		}
 		fmt.Fprintf(stdout, "%s: %s — %d blocks, %d transactions, %d accounts summing to %s\n",
 			env, status, r.Blocks, r.Transactions, r.Accounts, r.Sum)
+		if r.Unposted > 0 {
+			fmt.Fprintf(stdout, "  %s: %d transactions wait for the roll-up to post %s USDC of credits (counted in the sum)\n",
+				env, r.Unposted, r.Pending)
+		}
 		for _, p := range r.Problems {
 			fmt.Fprintf(stdout, "  %s: %s\n", env, p)
 		}

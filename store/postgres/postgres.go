@@ -1,8 +1,10 @@
 // Package postgres is the store engine for operators who run several crtxd
 // replicas on one PostgreSQL database (pgx). Read-write transactions run
 // SERIALIZABLE and are retried on serialization failures and deadlocks, so
-// every replica sees what a single writer would; work rows are claimed
-// with FOR UPDATE SKIP LOCKED.
+// every replica sees what a single writer would; the transactions on every
+// execution's path (UpdateGuarded) run READ COMMITTED, holding their rules
+// by guarded writes, so that executions sharing a row wait for each other
+// instead of failing. Work rows are claimed with FOR UPDATE SKIP LOCKED.
 package postgres
 
 import (
@@ -51,7 +53,8 @@ func Open(ctx context.Context, dsn, searchPath string) (*sqldb.DB, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
-		WriteOptions: &sql.TxOptions{Isolation: sql.LevelSerializable},
+		WriteOptions:   &sql.TxOptions{Isolation: sql.LevelSerializable},
+		GuardedOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
 		ReadOptions:  &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}, nil
 }
 

@@ -3,12 +3,16 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/postgres"
+	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/storetest"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
@@ -45,5 +49,61 @@ func TestReopen(t *testing.T) {
 	files, _ := os.ReadDir("migrations")
 	if n != len(files) {
 		t.Errorf("%d migrations recorded, %d embedded", n, len(files))
+	}
+}
+
+// A transaction that PostgreSQL refuses as a serialization failure runs
+// again until the retry budget is spent, then fails with ErrBusy; the same
+// transaction under UpdateGuarded (READ COMMITTED) waits for the row and
+// succeeds the first time.
+func TestRetryBudget(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	schema := storetest.Schema(t, dsn)
+	var dbs [2]*sqldb.DB
+	for i := range dbs {
+		db, err := postgres.Open(ctx, dsn, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	s, other := dbs[0], dbs[1]
+	s.RetryBudget = 100 * time.Millisecond
+	if err := s.Update(ctx, func(tx crtx.Tx) error { return tx.SetMeta(ctx, "k", "0") }); err != nil {
+		t.Fatal(err)
+	}
+	// Each attempt reads k, another transaction changes k and commits,
+	// then the attempt writes k: a lost update SERIALIZABLE refuses.
+	collide := func(attempts *int) func(crtx.Tx) error {
+		return func(tx crtx.Tx) error {
+			*attempts++
+			if _, err := tx.Meta(ctx, "k"); err != nil {
+				return err
+			}
+			if err := other.Update(ctx, func(tx crtx.Tx) error { return tx.SetMeta(ctx, "k", strconv.Itoa(*attempts)) }); err != nil {
+				return err
+			}
+			return tx.SetMeta(ctx, "k", "mine")
+		}
+	}
+	var attempts int
+	start := time.Now()
+	err := s.Update(ctx, collide(&attempts))
+	if !errors.Is(err, crtx.ErrBusy) || attempts < 2 {
+		t.Fatalf("Update: %v after %d attempts, want ErrBusy after several", err, attempts)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the 100 ms budget took %v", took)
+	}
+	attempts = 0
+	if err := s.UpdateGuarded(ctx, collide(&attempts)); err != nil || attempts != 1 {
+		t.Fatalf("UpdateGuarded: %v after %d attempts, want success at once", err, attempts)
+	}
+	var v string
+	s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.Meta(ctx, "k"); return err })
+	if v != "mine" {
+		t.Errorf("k = %q, want the guarded write", v)
 	}
 }

@@ -57,7 +57,12 @@ type DB struct {
 	Dialect     Dialect
 	// WriteOptions and ReadOptions are the options of read-write and
 	// read-only transactions; a read must see one snapshot throughout.
-	WriteOptions, ReadOptions *sql.TxOptions
+	// GuardedOptions are those of UpdateGuarded (WriteOptions when nil).
+	WriteOptions, ReadOptions, GuardedOptions *sql.TxOptions
+	// RetryBudget bounds how long Update keeps running a transaction that
+	// the engine refuses as a serialization failure or deadlock; past it
+	// the error wraps crtx.ErrBusy. Zero means DefaultRetryBudget.
+	RetryBudget time.Duration
 
 	group   *group
 	readers *readers
@@ -101,23 +106,52 @@ func (d *DB) WriterStats() crtx.WriterStats {
 	return crtx.WriterStats{Commits: d.group.commits.Load(), Transactions: d.group.txs.Load(), Busy: time.Duration(d.group.busy.Load())}
 }
 
+// DefaultRetryBudget is how long a refused transaction is run again: long
+// enough for a burst of collisions to pass, short enough that a caller
+// hears 503 and retries rather than waiting on a queue.
+const DefaultRetryBudget = 2 * time.Second
+
 // Update runs fn in a read-write transaction. A transaction the engine
-// refuses as a serialization failure or deadlock runs again, a few times,
-// so callers see what they would on a single writer.
+// refuses as a serialization failure or deadlock runs again, with a
+// growing, jittered pause, for up to the retry budget; then the error
+// wraps crtx.ErrBusy.
 func (d *DB) Update(ctx context.Context, fn func(crtx.Tx) error) error {
 	if d.group != nil {
 		return d.group.update(ctx, fn)
 	}
-	var err error
-	for attempt := 0; attempt < 40; attempt++ {
-		err = d.run(ctx, d.Write, d.WriteOptions, fn)
+	return d.retry(ctx, d.WriteOptions, fn)
+}
+
+// UpdateGuarded runs fn as Update does, at GuardedOptions.
+func (d *DB) UpdateGuarded(ctx context.Context, fn func(crtx.Tx) error) error {
+	if d.group != nil {
+		return d.group.update(ctx, fn)
+	}
+	opts := d.GuardedOptions
+	if opts == nil {
+		opts = d.WriteOptions
+	}
+	return d.retry(ctx, opts, fn)
+}
+
+func (d *DB) retry(ctx context.Context, opts *sql.TxOptions, fn func(crtx.Tx) error) error {
+	budget := d.RetryBudget
+	if budget == 0 {
+		budget = DefaultRetryBudget
+	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		err := d.run(ctx, d.Write, opts, fn)
 		if err == nil || !d.Dialect.IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}
 		// Jitter spreads out the transactions that collided.
-		time.Sleep(time.Duration(1+rand.IntN(5*(min(attempt, 10)+1))) * time.Millisecond)
+		pause := time.Duration(1+rand.IntN(5*(min(attempt, 10)+1))) * time.Millisecond
+		if time.Since(start)+pause > budget {
+			return fmt.Errorf("%w: refused %d times in %v: %w", crtx.ErrBusy, attempt+1, time.Since(start).Round(time.Millisecond), err)
+		}
+		time.Sleep(pause)
 	}
-	return err
 }
 
 // View runs fn in a read-only transaction.

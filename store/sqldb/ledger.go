@@ -82,16 +82,25 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 	if err != nil {
 		return err
 	}
-	// Each account the postings name moves by its net amount.
-	delta := make(map[string]crtx.USDC, 2*len(lt.Postings))
 	stored := make([]storedPosting, len(lt.Postings))
 	for i, p := range lt.Postings {
 		if p.Amount <= 0 || p.From == p.To {
 			return fmt.Errorf("transaction %s: posting %d moves %d from %s to %s", lt.ID, i, p.Amount, p.From, p.To)
 		}
-		delta[p.From] -= p.Amount
-		delta[p.To] += p.Amount
 		stored[i] = storedPosting{p.From, p.To, int64(p.Amount)}
+	}
+	// Each account the postings name moves by its net amount, now, or,
+	// for the credits the transaction defers, when the roll-up posts them
+	// (PostCredits).
+	delta := lt.NetAmounts()
+	deferred := 0
+	if lt.DefersCredits() {
+		for addr, amount := range delta {
+			if amount > 0 {
+				delete(delta, addr)
+				deferred++
+			}
+		}
 	}
 	var moved, others []crtx.Account
 	escrows := map[string]bool{}
@@ -109,8 +118,8 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 			others = append(others, a)
 		}
 	}
-	if len(moved) != len(delta) {
-		return fmt.Errorf("transaction %s: its postings name %d accounts, %d given", lt.ID, len(delta), len(moved))
+	if len(moved) != len(delta) || len(others) < deferred {
+		return fmt.Errorf("transaction %s: its postings name %d accounts, %d given", lt.ID, len(delta)+deferred, len(moved)+len(others))
 	}
 	postings, _ := json.Marshal(stored)
 	refs := lt.Accounts
@@ -129,9 +138,16 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 	}
 	// One statement each for the accounts, the balances and the index of
 	// who the transaction touches, whatever their number: the writer's
-	// time goes by statements.
+	// time goes by statements. The accounts that only receive come first
+	// and the paying ones last: on PostgreSQL a paying row (a busy
+	// wallet) stays locked from its update to the commit.
 	if err := t.EnsureAccounts(ctx, others...); err != nil {
 		return fmt.Errorf("accounts: %w", err)
+	}
+	if lt.RolledUp() {
+		if _, err := t.exec(ctx, `INSERT INTO unposted (environment, tx_seq) VALUES (?, ?)`, lt.Environment, lt.Seq); err != nil {
+			return fmt.Errorf("unposted: %w", err)
+		}
 	}
 	if len(moved) > 0 {
 		if err := t.applyDeltas(ctx, lt, moved, delta); err != nil {
@@ -149,14 +165,20 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 			touched = append(touched, addr)
 		}
 	}
-	if len(touched) == 0 {
+	return t.index(ctx, lt.Environment, lt.Seq, touched)
+}
+
+// index lists the transaction seq among the transactions of each of
+// addresses (AccountTransactions).
+func (t *tx) index(ctx context.Context, env crtx.Environment, seq int64, addresses []string) error {
+	if len(addresses) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 3*len(touched))
-	for _, addr := range touched {
-		args = append(args, lt.Environment, addr, lt.Seq)
+	args := make([]any, 0, 3*len(addresses))
+	for _, addr := range addresses {
+		args = append(args, env, addr, seq)
 	}
-	if _, err := t.exec(ctx, `INSERT INTO account_txs (environment, address, tx_seq) VALUES `+placeholders(len(touched), 3), args...); err != nil {
+	if _, err := t.exec(ctx, `INSERT INTO account_txs (environment, address, tx_seq) VALUES `+placeholders(len(addresses), 3), args...); err != nil {
 		return fmt.Errorf("account index: %w", err)
 	}
 	return nil
@@ -167,7 +189,8 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 // An account that pays must exist (one that does not holds nothing); one
 // that receives, or may go negative, is created if it does not, starting
 // at its net amount. Accounts in address order, so that concurrent
-// PostgreSQL transactions lock them in one order.
+// PostgreSQL transactions lock them in one order; receivers before payers,
+// so a paying row is locked for as few statements as can be.
 func (t *tx) applyDeltas(ctx context.Context, lt *crtx.LedgerTx, moved []crtx.Account, delta map[string]crtx.USDC) error {
 	slices.SortFunc(moved, func(a, b crtx.Account) int { return strings.Compare(a.Address, b.Address) })
 	var payers []string
@@ -179,38 +202,110 @@ func (t *tx) applyDeltas(ctx context.Context, lt *crtx.LedgerTx, moved []crtx.Ac
 		}
 		upserts = append(upserts, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt), delta[a.Address])
 	}
-	if n := len(payers); n > 0 {
-		var cases strings.Builder
-		args := make([]any, 0, 3*n+1)
-		for _, a := range payers {
-			cases.WriteString(` WHEN ? THEN CAST(? AS BIGINT)`)
-			args = append(args, a, delta[a])
-		}
-		args = append(args, lt.Environment)
-		for _, a := range payers {
-			args = append(args, a)
-		}
-		r, err := t.exec(ctx, `UPDATE accounts SET balance = balance + CASE address`+cases.String()+` END
-			WHERE environment = ? AND address IN `+placeholders(1, n), args...)
+	if len(upserts) > 0 {
+		_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at, balance)
+			VALUES `+placeholders(len(upserts)/8, 8)+` ON CONFLICT (environment, address) DO UPDATE SET balance = accounts.balance + excluded.balance`, upserts...)
 		if t.d.IsCheck(err) {
 			return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
 		}
 		if err != nil {
 			return err
 		}
-		if got, _ := r.RowsAffected(); got != int64(n) {
-			return fmt.Errorf("transaction %s: %d of %d paying accounts exist: %w", lt.ID, got, n, crtx.ErrInsufficientFunds)
-		}
 	}
-	if len(upserts) == 0 {
+	amounts := make([]crtx.USDC, len(payers))
+	for i, a := range payers {
+		amounts[i] = delta[a]
+	}
+	return t.addToBalances(ctx, lt, payers, amounts)
+}
+
+// addToBalances adds amounts to the balances of addresses, which must all
+// exist, in one statement.
+func (t *tx) addToBalances(ctx context.Context, lt *crtx.LedgerTx, addresses []string, amounts []crtx.USDC) error {
+	n := len(addresses)
+	if n == 0 {
 		return nil
 	}
-	_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at, balance)
-		VALUES `+placeholders(len(upserts)/8, 8)+` ON CONFLICT (environment, address) DO UPDATE SET balance = accounts.balance + excluded.balance`, upserts...)
+	var cases strings.Builder
+	args := make([]any, 0, 3*n+1)
+	for i, a := range addresses {
+		cases.WriteString(` WHEN ? THEN CAST(? AS BIGINT)`)
+		args = append(args, a, amounts[i])
+	}
+	args = append(args, lt.Environment)
+	for _, a := range addresses {
+		args = append(args, a)
+	}
+	r, err := t.exec(ctx, `UPDATE accounts SET balance = balance + CASE address`+cases.String()+` END
+		WHERE environment = ? AND address IN `+placeholders(1, n), args...)
 	if t.d.IsCheck(err) {
 		return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if got, _ := r.RowsAffected(); got != int64(n) {
+		return fmt.Errorf("transaction %s: %d of %d paying accounts exist: %w", lt.ID, got, n, crtx.ErrInsufficientFunds)
+	}
+	return nil
+}
+
+func (t *tx) Unposted(ctx context.Context, env crtx.Environment, limit int) ([]crtx.LedgerTx, error) {
+	return t.queryTxs(ctx, `FROM unposted u JOIN ledger_txs t ON t.seq = u.tx_seq
+		WHERE u.environment = ? ORDER BY u.tx_seq LIMIT ?`, env, limit)
+}
+
+func (t *tx) PostCredits(ctx context.Context, env crtx.Environment, seqs []int64, credits []crtx.Credit) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	args := make([]any, len(seqs))
+	for i, seq := range seqs {
+		args[i] = seq
+	}
+	in, args := inList(args)
+	r, err := t.exec(ctx, `DELETE FROM unposted WHERE environment = ? AND tx_seq IN `+in, append([]any{env}, args...)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != int64(len(seqs)) {
+		return fmt.Errorf("post: %d of %d transactions were unposted: %w", n, len(seqs), crtx.ErrConflict)
+	}
+	// Each account once, by its sum; each (account, transaction) once in
+	// the index.
+	sums := map[string]crtx.USDC{}
+	var addresses []string
+	var entries []any
+	for _, c := range credits {
+		if c.Amount <= 0 {
+			return fmt.Errorf("post: credit of %d to %s", c.Amount, c.Address)
+		}
+		if _, ok := sums[c.Address]; !ok {
+			addresses = append(addresses, c.Address)
+		}
+		sums[c.Address] += c.Amount
+		entries = append(entries, env, c.Address, c.Seq)
+	}
+	if len(addresses) == 0 {
+		return nil
+	}
+	slices.Sort(addresses)
+	amounts := make([]crtx.USDC, len(addresses))
+	for i, a := range addresses {
+		amounts[i] = sums[a]
+	}
+	if err := t.addToBalances(ctx, &crtx.LedgerTx{ID: "roll-up", Environment: env}, addresses, amounts); err != nil {
+		return err
+	}
+	// SQLite binds at most 32766 values a statement: in chunks.
+	const rows = 5000
+	for i := 0; i < len(entries); i += 3 * rows {
+		chunk := entries[i:min(i+3*rows, len(entries))]
+		if _, err := t.exec(ctx, `INSERT INTO account_txs (environment, address, tx_seq) VALUES `+placeholders(len(chunk)/3, 3), chunk...); err != nil {
+			return fmt.Errorf("account index: %w", err)
+		}
+	}
+	return nil
 }
 
 const txColumns = `t.seq, t.id, t.environment, t.kind, t.data, t.postings, t.refs, t.created_at, coalesce(t.block_height, 0)`

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Webhooks", testWebhooks},
 		{"Disputes", testDisputes},
 		{"TryLock", testTryLock},
+		{"Unposted", testUnposted},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -233,6 +234,29 @@ func fund(t *testing.T, s crtx.Store, env crtx.Environment) (issuance, alice, bo
 	return
 }
 
+// postAll does the roll-up's part of the store's work: it posts every
+// unposted transaction's deferred credits.
+func postAll(t *testing.T, s crtx.Store, env crtx.Environment) {
+	t.Helper()
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		txs, err := tx.Unposted(ctx, env, 1000)
+		if err != nil {
+			return err
+		}
+		var seqs []int64
+		var credits []crtx.Credit
+		for _, lt := range txs {
+			seqs = append(seqs, lt.Seq)
+			for addr, amount := range lt.NetAmounts() {
+				if amount > 0 && lt.DefersCredits() {
+					credits = append(credits, crtx.Credit{Seq: lt.Seq, Address: addr, Amount: amount})
+				}
+			}
+		}
+		return tx.PostCredits(ctx, env, seqs, credits)
+	})
+}
+
 func balances(t *testing.T, s crtx.Store, env crtx.Environment, accts ...crtx.Account) []crtx.USDC {
 	t.Helper()
 	out := make([]crtx.USDC, len(accts))
@@ -370,6 +394,12 @@ func testPostingAccounts(t *testing.T, s crtx.Store) {
 			[]crtx.Account{issuance, alice}, crtx.Posting{From: issuance.Address, To: alice.Address, Amount: 1})
 		return err
 	})
+	// The settlement's credit to bob waits for the roll-up; its debit of
+	// the escrow does not.
+	if got := balances(t, s, crtx.Mainnet, bob, carol); !equal(got, []crtx.USDC{0, 0}) {
+		t.Errorf("before the roll-up: balances = %v, want bob's credit pending and carol's debit applied", got)
+	}
+	postAll(t, s, crtx.Mainnet)
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, c := range []struct {
 			addr  string
