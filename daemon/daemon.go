@@ -40,16 +40,16 @@ type Config struct {
 	BlockInterval         time.Duration
 	// RollupInterval is how often ended executions' deferred credits and
 	// statistics are posted: the lag of creators' balances behind them.
-	RollupInterval time.Duration
-	AirdropsPerHour       int
-	ShutdownTimeout       time.Duration
-	Lease                 time.Duration
-	MaxDispatches         int
-	WebhookRetryBase      time.Duration
-	ReleaseInterval       time.Duration
-	RecoveryInterval      time.Duration
-	LogFormat             string
-	LogLevel              string
+	RollupInterval   time.Duration
+	AirdropsPerHour  int
+	ShutdownTimeout  time.Duration
+	Lease            time.Duration
+	MaxDispatches    int
+	WebhookRetryBase time.Duration
+	ReleaseInterval  time.Duration
+	RecoveryInterval time.Duration
+	LogFormat        string
+	LogLevel         string
 	// Limits against abuse: per client address on sign-in and airdrops, per
 	// API key, and executions in flight per key.
 	RateLimitIP, RateLimitKey float64

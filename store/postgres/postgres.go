@@ -55,7 +55,7 @@ func Open(ctx context.Context, dsn, searchPath string) (*sqldb.DB, error) {
 	return &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
 		WriteOptions:   &sql.TxOptions{Isolation: sql.LevelSerializable},
 		GuardedOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
-		ReadOptions:  &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}, nil
+		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}, nil
 }
 
 type dialect struct{}
