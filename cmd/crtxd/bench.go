@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -33,7 +35,9 @@ import (
 
 // result is one scenario's figures.
 type result struct {
-	Name    string  `json:"name"`
+	Name string `json:"name"`
+	// Engine is the marketplace's store engine; empty for the baselines.
+	Engine  string  `json:"engine,omitempty"`
 	Clients int     `json:"clients"`
 	Seconds float64 `json:"seconds"`
 	OK      int64   `json:"ok"`
@@ -44,12 +48,11 @@ type result struct {
 	MaxMS   float64 `json:"max_ms"`
 }
 
-// report is what a run of crtxd bench writes with --json.
-type report struct {
-	Machine   string   `json:"machine"`
-	DB        string   `json:"db"`
-	Results   []result `json:"results"`
-	PeakRSSMB float64  `json:"marketplace_peak_rss_mib"`
+// engineFigures are what one marketplace (one store engine) showed beside
+// its scenarios.
+type engineFigures struct {
+	DB        string  `json:"db"`
+	PeakRSSMB float64 `json:"marketplace_peak_rss_mib"`
 	// TxPerCommit is the group writer's mean group during the sync
 	// scenario (SQLite).
 	TxPerCommit float64 `json:"transactions_per_commit,omitempty"`
@@ -60,16 +63,27 @@ type report struct {
 	// synchronous execution, which throughput on a shared machine hides.
 	CPUPerSyncUS float64 `json:"cpu_us_per_sync_execution"`
 	// SettleSeconds is how long the marketplace stayed busy after the
-	// write scenarios (sealing their ledger transactions, mostly).
+	// write scenarios (sealing and rolling up their ledger transactions).
 	SettleSeconds float64 `json:"settle_seconds"`
+}
+
+// report is what a run of crtxd bench writes with --json.
+type report struct {
+	Machine string `json:"machine"`
+	// Wallets and Agents spread the execution scenarios: client c pays
+	// from wallet c mod Wallets and calls agent c mod Agents.
+	Wallets int             `json:"wallets"`
+	Agents  int             `json:"agents"`
+	Results []result        `json:"results"`
+	Engines []engineFigures `json:"engines"`
 }
 
 // scenarios are the names --only takes; --profile takes those of the
 // marketplace (all but the first two).
 var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "healthz", "agents", "executions"}
 
-// load runs clients closed loops of fn for d.
-func load(name string, clients int, d time.Duration, fn func() error) result {
+// load runs clients closed loops of fn for d; fn is told its client's number.
+func load(name string, clients int, d time.Duration, fn func(client int) error) result {
 	var errs atomic.Int64
 	lat := make([][]time.Duration, clients)
 	deadline := time.Now().Add(d)
@@ -79,7 +93,7 @@ func load(name string, clients int, d time.Duration, fn func() error) result {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				if err := fn(); err != nil {
+				if err := fn(c); err != nil {
 					errs.Add(1)
 					continue
 				}
@@ -91,8 +105,9 @@ func load(name string, clients int, d time.Duration, fn func() error) result {
 	return summarize(name, clients, time.Since(start), slices.Concat(lat...), errs.Load())
 }
 
-// paced starts fn rate times a second for d, whatever the answers' pace.
-func paced(name string, rate int, d time.Duration, fn func() error) result {
+// paced starts fn rate times a second for d, whatever the answers' pace;
+// the i-th call is told i.
+func paced(name string, rate int, d time.Duration, fn func(i int) error) result {
 	interval := time.Second / time.Duration(rate)
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -103,7 +118,7 @@ func paced(name string, rate int, d time.Duration, fn func() error) result {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		wg.Go(func() {
 			t0 := time.Now()
-			err := fn()
+			err := fn(i)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -129,9 +144,19 @@ func summarize(name string, clients int, elapsed time.Duration, lat []time.Durat
 	return r
 }
 
-// bench starts a stub creator, the marketplace (a crtxd serve child) with
-// the stub listed, and a plain reverse proxy to the stub, and measures them
-// side by side with closed loops of concurrent clients.
+// benchFlags are crtxd bench's settings.
+type benchFlags struct {
+	clients, catalog, execs, wallets, agents, rate int
+	dur                                            time.Duration
+	dbs                                            []string
+	cpuprofile, profiled                           string
+	want                                           func(scenario string) bool
+}
+
+// bench starts a stub creator and a plain reverse proxy to it, then, for
+// each engine of --db in turn, the marketplace (a crtxd serve child) with
+// the stub listed, and measures them side by side with closed loops of
+// concurrent clients.
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "proxy" {
 		return benchProxy(ctx, args[1:])
@@ -139,27 +164,39 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "stub" {
 		return benchStub(ctx, args[1:])
 	}
+	var f benchFlags
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	clients := fs.Int("clients", 64, "concurrent clients of each scenario")
-	dur := fs.Duration("duration", 10*time.Second, "how long each scenario runs")
-	db := fs.String("db", "", "postgres://… to measure PostgreSQL (default SQLite)")
-	agents := fs.Int("agents", 100_000, "agents in the catalog for the browse scenario")
-	execs := fs.Int("executions", 100_000, "executions of the wallet for the list scenario")
+	fs.IntVar(&f.clients, "clients", 64, "concurrent clients of each scenario")
+	fs.DurationVar(&f.dur, "duration", 10*time.Second, "how long each scenario runs")
+	db := fs.String("db", "sqlite", "the engines to measure, one after another in this run, comma-separated: sqlite, postgres://…")
+	fs.IntVar(&f.catalog, "catalog", 100_000, "agents in the catalog for the browse scenario")
+	fs.IntVar(&f.execs, "executions", 100_000, "executions of the wallet for the list scenario")
+	fs.IntVar(&f.wallets, "wallets", 1, "wallets the execution scenarios pay from (client c pays from wallet c mod N)")
+	fs.IntVar(&f.agents, "agents", 1, "agents, each of its own creator, the execution scenarios call (client c calls agent c mod M)")
 	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
 	svgOut := fs.String("svg", "", "draw the figures as an SVG chart to this file")
-	rate := fs.Int("rate", 500, "executions per second of the latency-at-rate scenario")
-	cpuprofile := fs.String("cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
-	profiled := fs.String("profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios[2:], ", "))
+	fs.IntVar(&f.rate, "rate", 500, "executions per second of the latency-at-rate scenario")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
+	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios[2:], ", "))
 	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
 	}
-	// This process is the load generator (and the stub): its own garbage
-	// collections would count in the latencies it measures, so it collects
-	// less often, as crtxd serve does by default. The servers measured (the
-	// marketplace, the proxy) are processes of their own with their own
-	// settings.
+	if f.wallets < 1 || f.agents < 1 || f.clients < 1 {
+		return errors.New("--clients, --wallets and --agents must be at least 1")
+	}
+	for _, d := range strings.Split(*db, ",") {
+		if d = strings.TrimSpace(d); d != "sqlite" && !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
+			return fmt.Errorf("--db: %q is neither sqlite nor postgres://…", d)
+		}
+		f.dbs = append(f.dbs, strings.TrimSpace(d))
+	}
+	// This process is the load generator: its own garbage collections
+	// would count in the latencies it measures, so it collects less often,
+	// as crtxd serve does by default. The servers measured (the
+	// marketplace, the proxy, the stub) are processes of their own with
+	// their own settings.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
@@ -172,16 +209,10 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			picked[name] = true
 		}
 	}
-	if !slices.Contains(scenarios[2:], *profiled) {
-		return fmt.Errorf("--profile: no marketplace scenario %q", *profiled)
+	if !slices.Contains(scenarios[2:], f.profiled) {
+		return fmt.Errorf("--profile: no marketplace scenario %q", f.profiled)
 	}
-	// want says whether to run a scenario: all of them unless --only names some.
-	want := func(name string) bool { return len(picked) == 0 || picked[name] }
-	data, err := os.MkdirTemp("", "crtx-bench")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(data)
+	f.want = func(name string) bool { return len(picked) == 0 || picked[name] }
 
 	// The stub creator and the baseline proxy are processes of their own,
 	// as the marketplace is: in the generator's process the proxy would
@@ -209,238 +240,51 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopStub()
-	stopProxy, err := started("proxy", proxyAddr, "http://"+stubAddr)
+	stopProxy, err := started("proxy", proxyAddr, "http://"+stubAddr, strconv.Itoa(f.clients))
 	if err != nil {
 		return err
 	}
 	defer stopProxy()
 	stubURL, proxyURL := "http://"+stubAddr+"/execute", "http://"+proxyAddr+"/execute"
 
-	// Seed the store before the marketplace starts: the catalog and the
-	// wallet's past executions.
-	fmt.Fprintf(stderr, "seeding %d agents and %d executions…\n", *agents, *execs)
-	cfg := daemon.Defaults()
-	cfg.Data, cfg.DB = data, *db
-	seedKey, err := seed(ctx, cfg, *agents, *execs)
-	if err != nil {
-		return fmt.Errorf("seed: %w", err)
-	}
-	token := filepath.Join(data, "admin-token")
-	os.WriteFile(token, []byte("bench-admin-token-0123456789abcdef"), 0o600)
-	addr, pprofAddr := freeAddr(), freeAddr()
-	child := exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", *db, "--admin-token-file", token,
-		"--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr)
-	child.Stderr = stderr
-	if err := child.Start(); err != nil {
-		return err
-	}
-	defer func() { child.Process.Signal(os.Interrupt); child.Wait() }()
-	base := "http://" + addr
-	if err := waitUp(base + "/readyz"); err != nil {
-		return fmt.Errorf("crtxd: %w", err)
-	}
-	admin := client.New(base, "bench-admin-token-0123456789abcdef")
-	_, ck, _ := ed25519.GenerateKey(nil)
-	_, uk, _ := ed25519.GenerateKey(nil)
-	cw, uw := crtx.Address(ck.Public().(ed25519.PublicKey)), crtx.Address(uk.Public().(ed25519.PublicKey))
-	if _, err := admin.Deposit(ctx, crtx.Mainnet, cw, 1000*crtx.MicroPerUSDC); err != nil {
-		return err
-	}
-	if _, err := admin.Deposit(ctx, crtx.Devnet, uw, 100_000_000*crtx.MicroPerUSDC); err != nil {
-		return err
-	}
-	cs, _, err := client.New(base, "").SignIn(ctx, ck)
-	if err != nil {
-		return err
-	}
-	str := func(s string) *string { return &s }
-	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
-	price, tags := crtx.USDC(1000), []string{"data"}
-	pub := crtx.Address(skey.Public().(ed25519.PublicKey))
-	a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
-		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub})
-	if err != nil {
-		return err
-	}
-	us, _, err := client.New(base, "").SignIn(ctx, uk)
-	if err != nil {
-		return err
-	}
-	k, err := us.CreateKey(ctx, client.KeyParams{Name: "bench", Environment: crtx.Devnet})
-	if err != nil {
-		return err
-	}
-	// Every scenario sends raw requests and reads the raw answer, so that
-	// the load generator's own work (which shares these cores) is neither
-	// counted as the servers' latency nor taken from their CPU; answers
-	// are still checked.
 	gen := newLoadClient()
 	defer gen.reset()
-	bufs := sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	// call sends a request and hands the answer to check (when not nil),
-	// reading it into a pooled buffer: the generator allocates little, so
-	// its garbage collections do not add to the latencies it measures.
-	call := func(method, u, key, body string, want int, check func([]byte) error) error {
-		buf := bufs.Get().(*bytes.Buffer)
-		defer bufs.Put(buf)
-		buf.Reset()
-		status, err := gen.do(method, u, key, body, buf)
-		switch {
-		case err != nil:
-			return err
-		case status != want:
-			return fmt.Errorf("status %d: %.200s", status, buf.Bytes())
-		case check != nil:
-			return check(buf.Bytes())
-		}
-		return nil
-	}
-	completed := []byte(`"status":"completed"`)
-	executeURL := base + "/v1/agents/" + a.AgentID + "/execute"
-	direct := func(u string) func() error {
-		return func() error {
-			body, _ := json.Marshal(crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 30})
-			return call("POST", u, "", string(body), 200, nil)
-		}
-	}
-	syncExec := func() error {
-		return call("POST", executeURL, k.Key, `{"task":"t"}`, 200, func(b []byte) error {
-			if !bytes.Contains(b, completed) {
-				return fmt.Errorf("not completed: %.200s", b)
-			}
-			return nil
-		})
-	}
-	rep := report{Machine: machine(), DB: map[bool]string{true: "postgres", false: "sqlite"}[*db != ""]}
+	rep := report{Machine: machine(), Wallets: f.wallets, Agents: f.agents}
 	run := func(r result) {
 		gen.reset()
 		rep.Results = append(rep.Results, r)
-		fmt.Fprintf(stderr, "%-34s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", r.Name, r.RPS, r.P50MS, r.P99MS, r.Errors)
+		fmt.Fprintf(stderr, "%-44s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", label(r), r.RPS, r.P50MS, r.P99MS, r.Errors)
 	}
-	// profile fetches the marketplace's CPU profile while the scenario
-	// runs, when it is the one --profile names; stop waits for the file.
-	profile := func(scenario string) (stop func() error) {
-		if *cpuprofile == "" || scenario != *profiled {
-			return func() error { return nil }
-		}
-		done := make(chan error, 1)
-		go func() {
-			secs := max(int(dur.Seconds())-1, 1)
-			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
-			if err != nil {
-				done <- err
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			done <- os.WriteFile(*cpuprofile, b, 0o644)
-		}()
-		return func() error {
-			if err := <-done; err != nil {
-				return fmt.Errorf("cpu profile: %w", err)
-			}
-			return nil
+	direct := func(u string) func(int) error {
+		return func(int) error {
+			body, _ := json.Marshal(crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 30})
+			return gen.call("POST", u, "", string(body), 200, nil)
 		}
 	}
-	if want("stub") {
-		run(load("stub alone", *clients, *dur, direct(stubURL)))
+	if f.want("stub") {
+		run(load("stub alone", f.clients, f.dur, direct(stubURL)))
 	}
-	if want("proxy") {
-		run(load("reverse proxy to the stub", *clients, *dur, direct(proxyURL)))
+	if f.want("proxy") {
+		run(load("reverse proxy to the stub", f.clients, f.dur, direct(proxyURL)))
 	}
-	if want("sync") {
-		stop := profile("sync")
-		w0 := writerStats(base)
-		cpu0 := cpuTime(child.Process.Pid)
-		r := load("sync executions", *clients, *dur, syncExec)
-		run(r)
-		if r.OK > 0 {
-			rep.CPUPerSyncUS = float64((cpuTime(child.Process.Pid) - cpu0).Microseconds()) / float64(r.OK)
-			fmt.Fprintf(stderr, "%-34s %8.0f µs of marketplace CPU an execution\n", "", rep.CPUPerSyncUS)
-		}
-		if w1 := writerStats(base); w1.Commits > w0.Commits && r.OK > 0 {
-			rep.TxPerCommit = float64(w1.Transactions-w0.Transactions) / float64(w1.Commits-w0.Commits)
-			rep.WriterPerSyncUS = float64((w1.Busy - w0.Busy).Microseconds()) / float64(r.OK)
-			fmt.Fprintf(stderr, "%-34s %8.1f transactions a commit\n", "", rep.TxPerCommit)
-			fmt.Fprintf(stderr, "%-34s %8.0f µs of the group writer an execution (busy %.0f %% of the time)\n", "",
-				rep.WriterPerSyncUS, 100*(w1.Busy-w0.Busy).Seconds()/r.Seconds)
-		}
-		if err := stop(); err != nil {
-			return err
-		}
+	if f.want("paced") {
+		run(paced(fmt.Sprintf("proxy at %d/s", f.rate), f.rate, f.dur, direct(proxyURL)))
 	}
-	asyncExec := func() error {
-		var rec struct {
-			ID string `json:"execution_id"`
-		}
-		err := call("POST", executeURL, k.Key, `{"task":"t","async":true}`, 202, func(b []byte) error { return json.Unmarshal(b, &rec) })
+	for _, db := range f.dbs {
+		figures, err := benchEngine(ctx, f, db, skey, stubURL, gen, run, stderr)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", engineName(db), err)
 		}
-		for {
-			done := false
-			err := call("GET", base+"/v1/executions/"+rec.ID, k.Key, "", 200, func(b []byte) error {
-				if bytes.Contains(b, []byte(`"status":"failed"`)) {
-					return fmt.Errorf("failed: %.200s", b)
-				}
-				done = bytes.Contains(b, completed)
-				return nil
-			})
-			if err != nil || done {
-				return err
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		rep.Engines = append(rep.Engines, figures)
 	}
-	if want("async") {
-		stop := profile("async")
-		run(load("async executions, submit to final", *clients, *dur, asyncExec))
-		if err := stop(); err != nil {
-			return err
-		}
-	}
-	// Latency at a fixed rate: the marketplace's p50 over the proxy's.
-	if want("paced") {
-		run(paced(fmt.Sprintf("proxy at %d/s", *rate), *rate, *dur, direct(proxyURL)))
-		stop := profile("paced")
-		run(paced(fmt.Sprintf("sync executions at %d/s", *rate), *rate, *dur, syncExec))
-		if err := stop(); err != nil {
-			return err
-		}
-	}
-	get := func(u, key string) func() error {
-		return func() error {
-			return call("GET", u, key, "", 200, nil)
-		}
-	}
-	// The write scenarios leave work behind (blocks to seal, WAL to copy
-	// back); the read scenarios measure reads alone, once the marketplace
-	// is idle again.
-	rep.SettleSeconds = settle(child.Process.Pid, time.Minute).Seconds()
-	fmt.Fprintf(stderr, "%-34s %8.1f s until the marketplace was idle\n", "", rep.SettleSeconds)
-	reads := []struct{ scenario, name, url, key string }{
-		// The floor of any request to this server on this machine: no handler work.
-		{"healthz", "GET /healthz", base + "/healthz", ""},
-		{"agents", fmt.Sprintf("GET /v1/agents over %d agents", *agents), base + "/v1/agents?tags=sql&sort=price_asc", ""},
-		{"executions", fmt.Sprintf("GET /v1/executions of %d", *execs), base + "/v1/executions", seedKey},
-	}
-	for _, rd := range reads {
-		if !want(rd.scenario) {
-			continue
-		}
-		stop := profile(rd.scenario)
-		run(load(rd.name, *clients, *dur, get(rd.url, rd.key)))
-		if err := stop(); err != nil {
-			return err
-		}
-	}
-	rep.PeakRSSMB = peakRSS(child.Process.Pid)
-	fmt.Fprintf(stdout, "\n%-34s %9s %9s %9s %9s %7s\n", "scenario", "req/s", "p50 ms", "p99 ms", "max ms", "errors")
+	fmt.Fprintf(stdout, "\n%-44s %9s %9s %9s %9s %7s\n", "scenario", "req/s", "p50 ms", "p99 ms", "max ms", "errors")
 	for _, r := range rep.Results {
-		fmt.Fprintf(stdout, "%-34s %9.0f %9.2f %9.2f %9.2f %7d\n", r.Name, r.RPS, r.P50MS, r.P99MS, r.MaxMS, r.Errors)
+		fmt.Fprintf(stdout, "%-44s %9.0f %9.2f %9.2f %9.2f %7d\n", label(r), r.RPS, r.P50MS, r.P99MS, r.MaxMS, r.Errors)
 	}
-	fmt.Fprintf(stdout, "marketplace peak RSS: %.1f MiB (%s, %s)\n", rep.PeakRSSMB, rep.DB, rep.Machine)
+	for _, e := range rep.Engines {
+		fmt.Fprintf(stdout, "%s: marketplace peak RSS %.1f MiB, %.0f µs of its CPU a synchronous execution\n", e.DB, e.PeakRSSMB, e.CPUPerSyncUS)
+	}
+	fmt.Fprintf(stdout, "%s, %d clients, %d wallets, %d agents\n", rep.Machine, f.clients, f.wallets, f.agents)
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
@@ -455,17 +299,285 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// label names a result with its engine.
+func label(r result) string {
+	if r.Engine == "" {
+		return r.Name
+	}
+	return r.Engine + ": " + r.Name
+}
+
+// engineName is what the report calls the engine of a --db value.
+func engineName(db string) string {
+	if db == "sqlite" {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+// benchEngine measures one marketplace, on the engine of db: it seeds the
+// store, starts crtxd serve on it, lists the stub as --agents agents,
+// funds --wallets wallets, and runs the marketplace's scenarios.
+func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.PrivateKey, stubURL string,
+	gen *loadClient, record func(result), stderr io.Writer) (engineFigures, error) {
+	figures := engineFigures{DB: engineName(db)}
+	run := func(r result) { r.Engine = figures.DB; record(r) }
+	data, err := os.MkdirTemp("", "crtx-bench")
+	if err != nil {
+		return figures, err
+	}
+	defer os.RemoveAll(data)
+	cfg := daemon.Defaults()
+	cfg.Data = data
+	if db != "sqlite" {
+		// A schema of its own, dropped afterwards: runs never see each
+		// other's rows.
+		schema, drop, err := benchSchema(ctx, db)
+		if err != nil {
+			return figures, err
+		}
+		defer drop()
+		sep := "?"
+		if strings.Contains(db, "?") {
+			sep = "&"
+		}
+		cfg.DB = db + sep + "search_path=" + schema
+	}
+	// Seed the store before the marketplace starts: the catalog and the
+	// wallet's past executions.
+	fmt.Fprintf(stderr, "%s: seeding %d agents and %d executions…\n", figures.DB, f.catalog, f.execs)
+	seedKey, err := seed(ctx, cfg, f.catalog, f.execs)
+	if err != nil {
+		return figures, fmt.Errorf("seed: %w", err)
+	}
+	token := filepath.Join(data, "admin-token")
+	os.WriteFile(token, []byte("bench-admin-token-0123456789abcdef"), 0o600)
+	addr, pprofAddr := freeAddr(), freeAddr()
+	self, _ := os.Executable()
+	child := exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", cfg.DB, "--admin-token-file", token,
+		"--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr)
+	child.Stderr = stderr
+	if err := child.Start(); err != nil {
+		return figures, err
+	}
+	defer func() { child.Process.Signal(os.Interrupt); child.Wait() }()
+	base := "http://" + addr
+	if err := waitUp(base + "/readyz"); err != nil {
+		return figures, fmt.Errorf("crtxd: %w", err)
+	}
+	agents, keys, err := benchParties(ctx, base, f, skey, stubURL)
+	if err != nil {
+		return figures, err
+	}
+	completed := []byte(`"status":"completed"`)
+	// Client c pays from wallet c mod --wallets and calls agent c mod --agents.
+	executeURL := func(c int) string { return base + "/v1/agents/" + agents[c%len(agents)] + "/execute" }
+	key := func(c int) string { return keys[c%len(keys)] }
+	syncExec := func(c int) error {
+		return gen.call("POST", executeURL(c), key(c), `{"task":"t"}`, 200, func(b []byte) error {
+			if !bytes.Contains(b, completed) {
+				return fmt.Errorf("not completed: %.200s", b)
+			}
+			return nil
+		})
+	}
+	// profile fetches the marketplace's CPU profile while the scenario
+	// runs, when it is the one --profile names; stop waits for the file.
+	profile := func(scenario string) (stop func() error) {
+		if f.cpuprofile == "" || scenario != f.profiled {
+			return func() error { return nil }
+		}
+		done := make(chan error, 1)
+		go func() {
+			secs := max(int(f.dur.Seconds())-1, 1)
+			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, secs))
+			if err != nil {
+				done <- err
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			done <- os.WriteFile(f.cpuprofile, b, 0o644)
+		}()
+		return func() error {
+			if err := <-done; err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			return nil
+		}
+	}
+	if f.want("sync") {
+		stop := profile("sync")
+		w0 := writerStats(base)
+		cpu0 := cpuTime(child.Process.Pid)
+		r := load("sync executions", f.clients, f.dur, syncExec)
+		run(r)
+		if r.OK > 0 {
+			figures.CPUPerSyncUS = float64((cpuTime(child.Process.Pid) - cpu0).Microseconds()) / float64(r.OK)
+			fmt.Fprintf(stderr, "%-44s %8.0f µs of marketplace CPU an execution\n", "", figures.CPUPerSyncUS)
+		}
+		if w1 := writerStats(base); w1.Commits > w0.Commits && r.OK > 0 {
+			figures.TxPerCommit = float64(w1.Transactions-w0.Transactions) / float64(w1.Commits-w0.Commits)
+			figures.WriterPerSyncUS = float64((w1.Busy - w0.Busy).Microseconds()) / float64(r.OK)
+			fmt.Fprintf(stderr, "%-44s %8.1f transactions a commit\n", "", figures.TxPerCommit)
+			fmt.Fprintf(stderr, "%-44s %8.0f µs of the group writer an execution (busy %.0f %% of the time)\n", "",
+				figures.WriterPerSyncUS, 100*(w1.Busy-w0.Busy).Seconds()/r.Seconds)
+		}
+		if err := stop(); err != nil {
+			return figures, err
+		}
+	}
+	asyncExec := func(c int) error {
+		var rec struct {
+			ID string `json:"execution_id"`
+		}
+		err := gen.call("POST", executeURL(c), key(c), `{"task":"t","async":true}`, 202, func(b []byte) error { return json.Unmarshal(b, &rec) })
+		if err != nil {
+			return err
+		}
+		for {
+			done := false
+			err := gen.call("GET", base+"/v1/executions/"+rec.ID, key(c), "", 200, func(b []byte) error {
+				if bytes.Contains(b, []byte(`"status":"failed"`)) {
+					return fmt.Errorf("failed: %.200s", b)
+				}
+				done = bytes.Contains(b, completed)
+				return nil
+			})
+			if err != nil || done {
+				return err
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	if f.want("async") {
+		stop := profile("async")
+		run(load("async executions, submit to final", f.clients, f.dur, asyncExec))
+		if err := stop(); err != nil {
+			return figures, err
+		}
+	}
+	// Latency at a fixed rate: the marketplace's p50 over the proxy's.
+	if f.want("paced") {
+		stop := profile("paced")
+		run(paced(fmt.Sprintf("sync executions at %d/s", f.rate), f.rate, f.dur, syncExec))
+		if err := stop(); err != nil {
+			return figures, err
+		}
+	}
+	// The write scenarios leave work behind (blocks to seal, credits to
+	// roll up, WAL to copy back); the read scenarios measure reads alone,
+	// once the marketplace is idle again.
+	figures.SettleSeconds = settle(child.Process.Pid, time.Minute).Seconds()
+	fmt.Fprintf(stderr, "%-44s %8.1f s until the marketplace was idle\n", "", figures.SettleSeconds)
+	reads := []struct{ scenario, name, url, key string }{
+		// The floor of any request to this server on this machine: no handler work.
+		{"healthz", "GET /healthz", base + "/healthz", ""},
+		{"agents", fmt.Sprintf("GET /v1/agents over %d agents", f.catalog), base + "/v1/agents?tags=sql&sort=price_asc", ""},
+		{"executions", fmt.Sprintf("GET /v1/executions of %d", f.execs), base + "/v1/executions", seedKey},
+	}
+	for _, rd := range reads {
+		if !f.want(rd.scenario) {
+			continue
+		}
+		stop := profile(rd.scenario)
+		run(load(rd.name, f.clients, f.dur, func(int) error { return gen.call("GET", rd.url, rd.key, "", 200, nil) }))
+		if err := stop(); err != nil {
+			return figures, err
+		}
+	}
+	figures.PeakRSSMB = peakRSS(child.Process.Pid)
+	return figures, nil
+}
+
+// benchParties lists the stub as --agents agents, each by a creator of its
+// own, and funds --wallets wallets with a devnet API key each; it returns
+// the agents' ids and the keys.
+func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.PrivateKey, stubURL string) (agents, keys []string, err error) {
+	admin := client.New(base, "bench-admin-token-0123456789abcdef")
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, tags := crtx.USDC(1000), []string{"data"}
+	pub := crtx.Address(skey.Public().(ed25519.PublicKey))
+	for range f.agents {
+		_, ck, _ := ed25519.GenerateKey(nil)
+		cw := crtx.Address(ck.Public().(ed25519.PublicKey))
+		if _, err := admin.Deposit(ctx, crtx.Mainnet, cw, 1000*crtx.MicroPerUSDC); err != nil {
+			return nil, nil, err
+		}
+		cs, _, err := client.New(base, "").SignIn(ctx, ck)
+		if err != nil {
+			return nil, nil, err
+		}
+		a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
+			Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+			Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub})
+		if err != nil {
+			return nil, nil, err
+		}
+		agents = append(agents, a.AgentID)
+	}
+	for range f.wallets {
+		_, uk, _ := ed25519.GenerateKey(nil)
+		uw := crtx.Address(uk.Public().(ed25519.PublicKey))
+		if _, err := admin.Deposit(ctx, crtx.Devnet, uw, 100_000_000*crtx.MicroPerUSDC); err != nil {
+			return nil, nil, err
+		}
+		us, _, err := client.New(base, "").SignIn(ctx, uk)
+		if err != nil {
+			return nil, nil, err
+		}
+		k, err := us.CreateKey(ctx, client.KeyParams{Name: "bench", Environment: crtx.Devnet})
+		if err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k.Key)
+	}
+	return agents, keys, nil
+}
+
+// benchSchema creates an empty schema on the PostgreSQL server at dsn.
+func benchSchema(ctx context.Context, dsn string) (string, func(), error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return "", nil, err
+	}
+	name := "crtx_bench_" + strings.ToLower(crtx.RandomBase62(10))
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+name); err != nil {
+		db.Close()
+		return "", nil, err
+	}
+	return name, func() {
+		db.Exec(`DROP SCHEMA ` + name + ` CASCADE`)
+		db.Close()
+	}, nil
+}
+
 // benchProxy runs the baseline: a plain reverse proxy on addr to target,
-// until ctx ends ("crtxd bench proxy ADDR TARGET").
+// until ctx ends ("crtxd bench proxy ADDR TARGET IDLE").
+//
+// Its Transport keeps as many idle connections to the stub as the load has
+// clients (IDLE, crtxd bench passes --clients), as the marketplace's
+// dispatcher keeps its own: with Go's default of two a closed loop of
+// clients would reconnect on most requests, and the baseline would be
+// slower than a proxy anyone would run.
 func benchProxy(ctx context.Context, args []string) error {
-	if len(args) != 2 {
-		return errors.New("usage: crtxd bench proxy ADDR TARGET")
+	if len(args) != 3 {
+		return errors.New("usage: crtxd bench proxy ADDR TARGET IDLE")
 	}
 	target, err := url.Parse(args[1])
 	if err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, &http.Server{Addr: args[0], Handler: httputil.NewSingleHostReverseProxy(target)})
+	idle, err := strconv.Atoi(args[2])
+	if err != nil || idle < 1 {
+		return errors.New("crtxd bench proxy: IDLE is a number of connections")
+	}
+	p := httputil.NewSingleHostReverseProxy(target)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = 0, idle
+	p.Transport = t
+	return serveUntilDone(ctx, &http.Server{Addr: args[0], Handler: p})
 }
 
 // benchStub serves the stub creator on the creator SDK, signing with the
@@ -598,7 +710,12 @@ func chart(r report) string {
 	var b strings.Builder
 	h := 40*len(r.Results) + 60
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="%d" font-family="sans-serif" font-size="12">`, h)
-	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14">crtxd bench — %s, %s; peak RSS %.0f MiB</text>`, r.DB, r.Machine, r.PeakRSSMB)
+	var engines []string
+	for _, e := range r.Engines {
+		engines = append(engines, fmt.Sprintf("%s (peak RSS %.0f MiB)", e.DB, e.PeakRSSMB))
+	}
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14">crtxd bench — %s; %s; %d wallets, %d agents</text>`,
+		strings.Join(engines, ", "), r.Machine, r.Wallets, r.Agents)
 	var maxRPS, maxP99 float64
 	for _, x := range r.Results {
 		maxRPS, maxP99 = max(maxRPS, x.RPS), max(maxP99, x.P99MS)
@@ -607,7 +724,7 @@ func chart(r report) string {
 		y := 40 + i*40
 		w1 := int(300 * x.RPS / max(maxRPS, 1))
 		w2 := int(200 * x.P99MS / max(maxP99, 1))
-		fmt.Fprintf(&b, `<text x="10" y="%d">%s</text>`, y+14, x.Name)
+		fmt.Fprintf(&b, `<text x="10" y="%d">%s</text>`, y+14, html.EscapeString(label(x)))
 		fmt.Fprintf(&b, `<rect x="280" y="%d" width="%d" height="14" fill="#0b57d0"/><text x="%d" y="%d">%.0f/s</text>`, y+2, w1, 285+w1, y+14, x.RPS)
 		fmt.Fprintf(&b, `<rect x="650" y="%d" width="%d" height="14" fill="#c5221f"/><text x="%d" y="%d">p99 %.1f ms</text>`, y+2, w2, 655+w2, y+14, x.P99MS)
 	}

@@ -2,18 +2,27 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx/store/storetest"
 )
 
 // crtxd bench runs every scenario and writes its figures as JSON and SVG.
 // (The figures themselves are measured by running it, not by tests.)
 func TestBenchRuns(t *testing.T) {
 	dir := t.TempDir()
-	out, err := exec.Command(crtxdBinary(t), "bench", "--duration", "300ms", "--clients", "4", "--agents", "200",
+	out, err := exec.Command(crtxdBinary(t), "bench", "--duration", "300ms", "--clients", "4", "--catalog", "200",
 		"--executions", "200", "--rate", "50", "--json", filepath.Join(dir, "b.json"), "--svg", filepath.Join(dir, "b.svg")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, out)
@@ -23,7 +32,10 @@ func TestBenchRuns(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 9 || rep.PeakRSSMB <= 0 || rep.CPUPerSyncUS <= 0 || rep.TxPerCommit < 1 || rep.WriterPerSyncUS <= 0 {
+	if len(rep.Results) != 9 || len(rep.Engines) != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if e := rep.Engines[0]; e.DB != "sqlite" || e.PeakRSSMB <= 0 || e.CPUPerSyncUS <= 0 || e.TxPerCommit < 1 || e.WriterPerSyncUS <= 0 {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, r := range rep.Results {
@@ -41,7 +53,7 @@ func TestBenchRuns(t *testing.T) {
 func TestBenchOnly(t *testing.T) {
 	out, prof := filepath.Join(t.TempDir(), "b.json"), filepath.Join(t.TempDir(), "cpu.prof")
 	b, err := exec.Command(crtxdBinary(t), "bench", "--only", "proxy,healthz", "--duration", "200ms", "--clients", "2",
-		"--agents", "10", "--executions", "10", "--json", out, "--cpuprofile", prof, "--profile", "healthz").CombinedOutput()
+		"--catalog", "10", "--executions", "10", "--json", out, "--cpuprofile", prof, "--profile", "healthz").CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, b)
 	}
@@ -61,6 +73,72 @@ func TestBenchOnly(t *testing.T) {
 	for _, bad := range [][]string{{"--only", "nosuch"}, {"--profile", "nosuch"}, {"--profile", "proxy"}} {
 		if b, err := exec.Command(crtxdBinary(t), append([]string{"bench"}, bad...)...).CombinedOutput(); err == nil {
 			t.Fatalf("%s ran: %s", bad, b)
+		}
+	}
+}
+
+// The baseline proxy keeps a connection to the stub for each of the load's
+// clients: a closed loop through it opens no more than that.
+func TestBenchProxyKeepsConnections(t *testing.T) {
+	var opened atomic.Int64
+	stub := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond) // answers overlap, as a creator's do
+		io.WriteString(w, "ok")
+	}))
+	stub.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	stub.Start()
+	defer stub.Close()
+	const clients = 16
+	addr := freeAddr()
+	proxy := exec.Command(crtxdBinary(t), "bench", "proxy", addr, stub.URL, strconv.Itoa(clients))
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { proxy.Process.Kill(); proxy.Wait() }()
+	if err := waitUp("http://" + addr + "/"); err != nil {
+		t.Fatal(err)
+	}
+	opened.Store(0)
+	gen := newLoadClient()
+	defer gen.reset()
+	r := load("through the proxy", clients, 500*time.Millisecond, func(int) error {
+		return gen.call("GET", "http://"+addr+"/", "", "", 200, nil)
+	})
+	if r.Errors != 0 || r.OK < 100 {
+		t.Fatalf("load: %+v", r)
+	}
+	if n := opened.Load(); n > clients {
+		t.Errorf("the proxy opened %d connections to the stub for %d requests of %d clients, want at most %d", n, r.OK, clients, clients)
+	}
+}
+
+// One run measures both engines, executions spread over wallets and agents.
+func TestBenchEngines(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	out := filepath.Join(t.TempDir(), "b.json")
+	b, err := exec.Command(crtxdBinary(t), "bench", "--db", "sqlite,"+dsn, "--only", "sync", "--duration", "300ms", "--clients", "6",
+		"--wallets", "3", "--agents", "2", "--catalog", "10", "--executions", "10", "--json", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, b)
+	}
+	var rep report
+	b, _ = os.ReadFile(out)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Engines) != 2 || rep.Engines[0].DB != "sqlite" || rep.Engines[1].DB != "postgres" || rep.Wallets != 3 || rep.Agents != 2 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("results = %+v", rep.Results)
+	}
+	for i, r := range rep.Results {
+		if r.Engine != rep.Engines[i].DB || r.Name != "sync executions" || r.OK == 0 || r.Errors != 0 {
+			t.Errorf("result %d = %+v", i, r)
 		}
 	}
 }
