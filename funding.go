@@ -55,9 +55,9 @@ func pending(ctx context.Context, tx Tx, env Environment, address string) (USDC,
 	txs, err := tx.Unposted(ctx, env, rollupBatch)
 	var sum USDC
 	for _, t := range txs {
-		if t.DefersCredits() {
-			if amount := t.NetAmounts()[address]; amount > 0 {
-				sum += amount
+		for _, c := range t.DeferredCredits() {
+			if c.Address == address {
+				sum += c.Amount
 			}
 		}
 	}

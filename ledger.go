@@ -3,6 +3,8 @@ package crtx
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx/merkle"
@@ -131,6 +133,22 @@ func (t LedgerTx) NetAmounts() map[string]USDC {
 		net[p.To] += p.Amount
 	}
 	return net
+}
+
+// DeferredCredits are the credits of t that the roll-up applies, in
+// address order; none unless t DefersCredits.
+func (t LedgerTx) DeferredCredits() []Credit {
+	if !t.DefersCredits() {
+		return nil
+	}
+	var out []Credit
+	for addr, amount := range t.NetAmounts() {
+		if amount > 0 {
+			out = append(out, Credit{Seq: t.Seq, Address: addr, Amount: amount})
+		}
+	}
+	slices.SortFunc(out, func(a, b Credit) int { return strings.Compare(a.Address, b.Address) })
+	return out
 }
 
 // Credit is an amount the roll-up adds to an account for one transaction.

@@ -36,13 +36,7 @@ func (m *Market) Rollup(ctx context.Context, env Environment) (int, error) {
 		stats := map[string]AgentStats{}
 		for i, t := range txs {
 			seqs[i] = t.Seq
-			if t.DefersCredits() {
-				for addr, amount := range t.NetAmounts() {
-					if amount > 0 {
-						credits = append(credits, Credit{Seq: t.Seq, Address: addr, Amount: amount})
-					}
-				}
-			}
+			credits = append(credits, t.DeferredCredits()...)
 			s := stats[t.Data["agent_id"]]
 			s.Total++
 			s.Finished++

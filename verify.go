@@ -109,13 +109,9 @@ func VerifyLedger(ctx context.Context, store Store, env Environment, authority e
 			if !t.RolledUp() {
 				problem("transaction %s: a %s waits for the roll-up, which posts only the transactions that end executions", t.ID, t.Kind)
 			}
-			if t.DefersCredits() {
-				for addr, amount := range t.NetAmounts() {
-					if amount > 0 {
-						pending[addr] += amount
-						r.Pending += amount
-					}
-				}
+			for _, c := range t.DeferredCredits() {
+				pending[c.Address] += c.Amount
+				r.Pending += c.Amount
 			}
 		}
 		accounts, err := tx.Accounts(ctx, env)

@@ -247,11 +247,7 @@ func postAll(t *testing.T, s crtx.Store, env crtx.Environment) {
 		var credits []crtx.Credit
 		for _, lt := range txs {
 			seqs = append(seqs, lt.Seq)
-			for addr, amount := range lt.NetAmounts() {
-				if amount > 0 && lt.DefersCredits() {
-					credits = append(credits, crtx.Credit{Seq: lt.Seq, Address: addr, Amount: amount})
-				}
-			}
+			credits = append(credits, lt.DeferredCredits()...)
 		}
 		return tx.PostCredits(ctx, env, seqs, credits)
 	})
