@@ -26,7 +26,8 @@ func (m *Market) Cancel(ctx context.Context, p Principal, id string) (Execution,
 		}
 		now := m.now()
 		e.Status, e.ErrorCode, e.ErrorMessage, e.CompletedAt = ExecFailed, CodeCancelled, "cancelled by the caller before dispatch", &now
-		if err := m.refund(ctx, tx, e); err != nil {
+		lt, accounts := m.record(e)
+		if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
 			return err
 		}
 		out = e

@@ -89,4 +89,7 @@ var (
 	// with others (serialization failures, deadlocks) past the store's
 	// retry budget; running it again later may succeed.
 	ErrBusy = errors.New("database busy")
+	// ErrTermsChanged: an execution was to open at terms (price, endpoint,
+	// signing key, status) that its agent no longer has.
+	ErrTermsChanged = errors.New("the agent's terms changed")
 )

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 	"unicode/utf8"
 )
@@ -80,24 +81,45 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 			return Execution{}, err
 		}
 	}
-	// The checks before the write use an agent kept for a second; the
-	// write reads it again, and charges what it reads.
-	a, ok := m.agentCache.get(agentID, time.Now())
-	var err error
-	if !ok {
-		err = m.store.View(ctx, func(tx Tx) (err error) {
-			a, err = tx.Agent(ctx, agentID)
-			return err
-		})
-		if err == nil {
-			m.agentCache.put(agentID, a, time.Now())
-		}
+	if idemKey != "" && (len(idemKey) > 255 || !utf8.ValidString(idemKey)) {
+		return Execution{}, Errorf(CodeInvalidRequest, "Idempotency-Key: at most 255 characters")
 	}
+	// The agent is kept for a second; the store opens the execution only
+	// if its terms are still those read, and a change reads them again.
+	for attempt := 0; ; attempt++ {
+		e, err := m.open(ctx, p, agentID, in, idemKey, requestHash, attempt > 0)
+		var replay *Replay
+		switch {
+		case errors.As(err, &replay):
+			return replay.Execution, err
+		case errors.Is(err, errRetry) && attempt < 3:
+			continue
+		case errors.Is(err, errRetry):
+			return Execution{}, internal("execute", fmt.Errorf("%w: %w", ErrBusy, err))
+		case err != nil:
+			return Execution{}, internal("execute", err)
+		case e.Async:
+			m.jobs.Go(func() { m.run(m.bg, e) })
+			return e, nil
+		}
+		return m.run(context.WithoutCancel(ctx), e), nil
+	}
+}
+
+// errRetry is open's answer when the execution may open if tried again: the
+// agent's terms changed, or an expired Idempotency-Key was let go.
+var errRetry = errors.New("try again")
+
+// open checks the request against the agent's terms and opens the
+// execution with its escrow (Store.OpenExecution). fresh reads the agent
+// from the store rather than from the cache.
+func (m *Market) open(ctx context.Context, p Principal, agentID string, in ExecuteParams, idemKey, requestHash string, fresh bool) (Execution, error) {
+	a, err := m.agent(ctx, agentID, fresh)
 	if errors.Is(err, ErrNotFound) || (err == nil && (a.Status == AgentDelisted || a.SuspendedAt != nil)) {
 		return Execution{}, Errorf(CodeAgentNotFound, "no agent %q", agentID)
 	}
 	if err != nil {
-		return Execution{}, internal("execute", err)
+		return Execution{}, err
 	}
 	if a.Status == AgentPaused {
 		return Execution{}, Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID)
@@ -111,92 +133,83 @@ func (m *Market) Execute(ctx context.Context, p Principal, agentID string, in Ex
 	}
 	sch, err := m.compiled(a.InputSchema)
 	if err != nil {
-		return Execution{}, internal("input schema", err)
+		return Execution{}, fmt.Errorf("input schema: %w", err)
 	}
 	if err := validate(sch, in.Parameters); err != nil {
 		return Execution{}, err
 	}
+	if in.MaxCost != nil && a.Price > *in.MaxCost {
+		return Execution{}, Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost)
+	}
 
 	now := m.now()
 	e := Execution{ID: NewUUID(), Environment: p.Key.Environment, Wallet: p.Wallet, KeyID: p.Key.ID, AgentID: a.ID,
+		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
 		Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
-		WebhookURL: in.WebhookURL, Status: ExecPending, InitiatedAt: now,
+		Cost: a.Price, WebhookURL: in.WebhookURL, Status: ExecPending, InitiatedAt: now,
 		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease)}
+	e.CreatorAmount, e.PlatformAmount = Split(e.Cost, m.cfg.FeeBps)
 	if !in.Async {
 		// A synchronous execution is dispatched at once: record that with
 		// the escrow, saving a write transaction.
 		e.Status, e.DispatchedAt = ExecRunning, &now
 	}
-	err = m.store.UpdateGuarded(ctx, func(tx Tx) error {
-		if idemKey != "" {
-			if err := m.claimIdempotency(ctx, tx, p.Wallet, idemKey, requestHash, e.ID, now); err != nil {
-				return err
-			}
-		}
-		// Read again inside the transaction: the price charged is the price
-		// checked, whatever an edit did in between.
-		cur, err := tx.AgentTerms(ctx, agentID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case cur.Status == AgentDelisted || cur.SuspendedAt != nil:
-			return Errorf(CodeAgentNotFound, "no agent %q", agentID)
-		case cur.Status == AgentPaused:
-			return Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID)
-		case in.MaxCost != nil && cur.Price > *in.MaxCost:
-			return Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", cur.Price, *in.MaxCost)
-		}
-		e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey = cur.Name, cur.Creator, cur.EndpointURL, cur.SigningPublicKey
-		e.Cost = cur.Price
-		e.CreatorAmount, e.PlatformAmount = Split(e.Cost, m.cfg.FeeBps)
-		if err := tx.InsertExecution(ctx, e); err != nil {
-			return err
-		}
-		wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
-		_, err = m.post(ctx, tx, e.Environment, TxEscrowOpened,
-			map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
-			[]Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
-			wallet, escrowAccount(e))
-		if errors.Is(err, ErrInsufficientFunds) {
-			return &shortfall{e.Environment, e.Wallet, e.Cost, "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", p.Key.ID}
-		}
-		if err != nil {
-			return err
-		}
-		// The wallet and the key are the rows this transaction shares with
-		// the wallet's other executions: written last (the wallet by post's
-		// last statement), they stay locked for the fewest statements. The
-		// database refuses a revoked key and a passed limit.
-		if err := tx.AddKeyUsage(ctx, p.Key.ID, cur.Price); err != nil {
-			return m.keyRefusal(ctx, tx, p.Key.ID, cur.Price, err)
-		}
-		return nil
-	})
-	var replay *Replay
-	if errors.As(err, &replay) {
-		return replay.Execution, err
+	o := Opening{Execution: e}
+	if idemKey != "" {
+		o.Idempotency = &Idempotency{Wallet: p.Wallet, Key: idemKey, RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: now}
 	}
-	if err != nil {
-		return Execution{}, internal("execute", m.explain(ctx, err))
-	}
-	if e.Async {
-		m.jobs.Go(func() { m.run(m.bg, e) })
+	wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
+	o.Escrow, o.Accounts = m.ledgerTx(e.Environment, TxEscrowOpened,
+		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
+		[]Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
+		wallet, escrowAccount(e))
+	err = m.store.OpenExecution(ctx, &o)
+	switch {
+	case err == nil:
 		return e, nil
+	case errors.Is(err, ErrTermsChanged):
+		return Execution{}, fmt.Errorf("%w: %w", errRetry, err)
+	case errors.Is(err, ErrConflict) && idemKey != "":
+		if err := m.idempotent(ctx, p.Wallet, idemKey, requestHash); err != nil {
+			return Execution{}, err
+		}
+		return Execution{}, fmt.Errorf("%w: Idempotency-Key %q expired", errRetry, idemKey)
+	case errors.Is(err, ErrInsufficientFunds):
+		return Execution{}, m.explain(ctx, &shortfall{e.Environment, e.Wallet, e.Cost,
+			"the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", p.Key.ID})
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrSpendLimit):
+		return Execution{}, m.keyRefusal(ctx, p.Key.ID, e.Cost, err)
 	}
-	return m.run(context.WithoutCancel(ctx), e), nil
+	return Execution{}, err
 }
 
-// keyRefusal explains why AddKeyUsage refused the key: revoked, or its
-// spend limit.
-func (m *Market) keyRefusal(ctx context.Context, tx Tx, keyID string, price USDC, err error) error {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return Errorf(CodeInvalidAPIKey, "the API key was revoked")
-	case !errors.Is(err, ErrSpendLimit):
-		return err
+// agent returns an agent, from the cache unless fresh.
+func (m *Market) agent(ctx context.Context, id string, fresh bool) (Agent, error) {
+	if a, ok := m.agentCache.get(id, time.Now()); ok && !fresh {
+		return a, nil
 	}
-	key, kerr := tx.KeyByID(ctx, keyID)
+	var a Agent
+	err := m.store.View(ctx, func(tx Tx) (err error) {
+		a, err = tx.Agent(ctx, id)
+		return err
+	})
+	if err == nil {
+		m.agentCache.put(id, a, time.Now())
+	}
+	return a, err
+}
+
+// keyRefusal explains why the store refused to charge the key: revoked, or
+// its spend limit.
+func (m *Market) keyRefusal(ctx context.Context, keyID string, price USDC, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return Errorf(CodeInvalidAPIKey, "the API key was revoked")
+	}
+	var key APIKey
+	kerr := m.store.View(ctx, func(tx Tx) (err error) {
+		key, err = tx.KeyByID(ctx, keyID)
+		return err
+	})
 	if kerr != nil || key.SpendLimit == nil {
 		return Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
 	}
@@ -204,24 +217,23 @@ func (m *Market) keyRefusal(ctx context.Context, tx Tx, keyID string, price USDC
 		key.TotalSpent, *key.SpendLimit, price)
 }
 
-// claimIdempotency records a new key with its execution, or answers what
-// the key was used for before (CONTRACT §8).
-func (m *Market) claimIdempotency(ctx context.Context, tx Tx, wallet, key, hash, execID string, now time.Time) error {
-	if len(key) > 255 || !utf8.ValidString(key) {
-		return Errorf(CodeInvalidRequest, "Idempotency-Key: at most 255 characters")
-	}
-	prev, err := tx.Idempotency(ctx, wallet, key)
-	switch {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
-		return err
-	case now.Sub(prev.CreatedAt) >= IdempotencyTTL:
-		if err := tx.DeleteIdempotency(ctx, wallet, key); err != nil {
+// idempotent answers a request whose Idempotency-Key is taken (CONTRACT §8):
+// with the first request's execution (a *Replay), or an error if the key
+// was used with another request or its first request is still running.
+// nil means the key had expired, or was let go meanwhile, and is free again.
+func (m *Market) idempotent(ctx context.Context, wallet, key, hash string) error {
+	return m.store.Update(ctx, func(tx Tx) error {
+		prev, err := tx.Idempotency(ctx, wallet, key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil
+		case err != nil:
 			return err
+		case m.now().Sub(prev.CreatedAt) >= IdempotencyTTL:
+			return tx.DeleteIdempotency(ctx, wallet, key)
+		case prev.RequestHash != hash:
+			return Errorf(CodeIdempotencyKeyReused, "Idempotency-Key %q was used with another request in the last 24 hours", key)
 		}
-	case prev.RequestHash != hash:
-		return Errorf(CodeIdempotencyKeyReused, "Idempotency-Key %q was used with another request in the last 24 hours", key)
-	default:
 		e, err := tx.Execution(ctx, prev.ExecutionID)
 		if err != nil {
 			return err
@@ -230,13 +242,7 @@ func (m *Market) claimIdempotency(ctx context.Context, tx Tx, wallet, key, hash,
 			return Errorf(CodeIdempotencyInProgress, "the first request with Idempotency-Key %q is still running", key)
 		}
 		return &Replay{Idempotency: prev, Execution: e}
-	}
-	err = tx.InsertIdempotency(ctx, Idempotency{Wallet: wallet, Key: key, RequestHash: hash, ExecutionID: execID, CreatedAt: now})
-	if errors.Is(err, ErrConflict) {
-		// Another replica stored the key in the meantime.
-		return Errorf(CodeIdempotencyInProgress, "the first request with Idempotency-Key %q is still running", key)
-	}
-	return err
+	})
 }
 
 // CompleteIdempotency stores the response given to the first request.

@@ -195,9 +195,21 @@ func (m *Market) fund(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 }
 
 // post records one ledger transaction inside tx, creating the accounts it
-// names if they are new. It is the only way money moves. Accounts that no
-// posting names are recorded as the transaction's referenced accounts.
+// names if they are new. It is the only way money moves, but for the
+// transactions that open and close an execution, which the store writes
+// with the execution (Store.OpenExecution, Store.CloseExecution).
 func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, data map[string]string, postings []Posting, accounts ...Account) (LedgerTx, error) {
+	lt, accounts := m.ledgerTx(env, kind, data, postings, accounts...)
+	if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
+		return LedgerTx{}, err
+	}
+	return lt, nil
+}
+
+// ledgerTx builds a transaction stamped now and the accounts it concerns,
+// created now if they are new. Accounts that no posting names are recorded
+// as the transaction's referenced accounts.
+func (m *Market) ledgerTx(env Environment, kind TxKind, data map[string]string, postings []Posting, accounts ...Account) (LedgerTx, []Account) {
 	now := m.now()
 	for i := range accounts {
 		accounts[i].CreatedAt = now
@@ -218,9 +230,5 @@ func (m *Market) post(ctx context.Context, tx Tx, env Environment, kind TxKind, 
 	if postings == nil {
 		postings = []Posting{}
 	}
-	lt := LedgerTx{ID: newTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, Accounts: refs, CreatedAt: now}
-	if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
-		return LedgerTx{}, err
-	}
-	return lt, nil
+	return LedgerTx{ID: newTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, Accounts: refs, CreatedAt: now}, accounts
 }

@@ -152,72 +152,68 @@ func (m *Market) judge(e Execution, req CreatorRequest, r CreatorReply, elapsed 
 }
 
 // finish settles a completed execution or refunds a failed one, in the
-// transaction that makes it final. If the execution is final already
-// (another process got there first), nothing moves. e is the execution as
+// transaction that makes it final (Store.CloseExecution). If the execution
+// is final already (another process got there first), nothing moves and
+// the execution is returned as that process left it. e is the execution as
 // this process dispatched it: what finishing writes (the outcome) is not
 // written by anyone else before the execution is final.
 func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
-	var out Execution
-	err := m.store.UpdateGuarded(ctx, func(tx Tx) error {
-		cur := e
-		now := m.now()
-		cur.CompletedAt = &now
-		if cur.DispatchedAt != nil && o.elapsed == 0 {
-			o.elapsed = now.Sub(*cur.DispatchedAt)
-		}
-		ms := o.elapsed.Milliseconds()
-		cur.ExecutionTimeMS = &ms
-		if o.reply == nil {
-			cur.Status, cur.ErrorCode, cur.ErrorMessage = ExecFailed, o.code, o.message
-		} else {
-			r := o.reply
-			cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
-			cur.ResultCID, cur.Result = ResultCID(*r.Result), *r.Result
-		}
-		// The outcome is written only if the execution is still in flight.
-		if ok, err := tx.FinishExecution(ctx, cur); err != nil || !ok {
-			if err == nil {
-				out, err = tx.Execution(ctx, e.ID)
-			}
+	cur := e
+	now := m.now()
+	cur.CompletedAt = &now
+	if cur.DispatchedAt != nil && o.elapsed == 0 {
+		o.elapsed = now.Sub(*cur.DispatchedAt)
+	}
+	ms := o.elapsed.Milliseconds()
+	cur.ExecutionTimeMS = &ms
+	c := Closing{}
+	if o.reply == nil {
+		cur.Status, cur.ErrorCode, cur.ErrorMessage = ExecFailed, o.code, o.message
+	} else {
+		r := o.reply
+		cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
+		cur.ResultCID, cur.Result = ResultCID(*r.Result), *r.Result
+		c.Result = cur.Result
+	}
+	// The agent's statistics are counted from the closing ledger
+	// transaction by the roll-up (Rollup), not here: every execution of
+	// the agent would write its row.
+	c.Execution = cur
+	c.Record, c.Accounts = m.record(cur)
+	if cur.WebhookURL != "" {
+		c.Webhook = &Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
+	}
+	ok, err := m.store.CloseExecution(ctx, &c)
+	if err == nil && !ok {
+		err = m.store.View(ctx, func(tx Tx) (err error) {
+			cur, err = tx.Execution(ctx, e.ID)
 			return err
-		}
-		// The agent's statistics are counted from these ledger
-		// transactions by the roll-up (Rollup), not here: every execution
-		// of the agent would write its row.
-		if o.reply == nil {
-			if err := m.refund(ctx, tx, cur); err != nil {
-				return err
-			}
-		} else {
-			if err := tx.PutResult(ctx, cur.ResultCID, cur.Result, now); err != nil {
-				return err
-			}
-			if err := m.settle(ctx, tx, cur); err != nil {
-				return err
-			}
-		}
-		out = cur
-		if cur.WebhookURL != "" {
-			return tx.InsertWebhook(ctx, Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now})
-		}
-		return nil
-	})
+		})
+	}
 	if err != nil {
 		// The row stays in flight; its lease runs out and recovery ends it.
 		m.cfg.Logger.Error("finish execution", "execution_id", e.ID, "err", err)
-		out = e
+		return e
 	}
-	return out
+	return cur
 }
 
-// settle pays the creator and the platform from the escrow (ExecutionRecord),
-// committing the result hash and the creator's signature. The escrow is
-// debited here; the credits are applied by the roll-up (DefersCredits),
-// which also counts the execution's time from the record.
-func (m *Market) settle(ctx context.Context, tx Tx, e Execution) error {
+// record is the ledger transaction that closes a final execution's escrow:
+// for a completed one its ExecutionRecord, which pays the creator and the
+// platform and commits the result hash and the creator's signature (the
+// credits are applied by the roll-up, DefersCredits, which also counts the
+// execution's time from the record); for a failed one the EscrowRefunded
+// that returns the escrow to the caller.
+func (m *Market) record(e Execution) (LedgerTx, []Account) {
+	escrow := escrowAccount(e)
+	if e.Status != ExecCompleted {
+		wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
+		return m.ledgerTx(e.Environment, TxEscrowRefunded, map[string]string{
+			"execution_id": e.ID, "agent_id": e.AgentID, "error_code": e.ErrorCode, "status": string(ExecFailed),
+		}, []Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet)
+	}
 	creator := NewAccount(e.Environment, AccountWallet, e.Creator, e.Creator)
 	treasury := NewAccount(e.Environment, AccountTreasury, TreasuryID, "")
-	escrow := escrowAccount(e)
 	var ps []Posting
 	if e.CreatorAmount > 0 {
 		ps = append(ps, Posting{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount})
@@ -225,22 +221,11 @@ func (m *Market) settle(ctx context.Context, tx Tx, e Execution) error {
 	if e.PlatformAmount > 0 {
 		ps = append(ps, Posting{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount})
 	}
-	_, err := m.post(ctx, tx, e.Environment, TxExecutionRecord, map[string]string{
+	return m.ledgerTx(e.Environment, TxExecutionRecord, map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
 		"signing_public_key": e.SigningPublicKey, "cid": e.ResultCID, "status": string(ExecCompleted),
 		"execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
 	}, ps, escrow, creator, treasury)
-	return err
-}
-
-// refund returns the escrow to the caller (EscrowRefunded).
-func (m *Market) refund(ctx context.Context, tx Tx, e Execution) error {
-	wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
-	escrow := escrowAccount(e)
-	_, err := m.post(ctx, tx, e.Environment, TxEscrowRefunded, map[string]string{
-		"execution_id": e.ID, "agent_id": e.AgentID, "error_code": e.ErrorCode, "status": string(ExecFailed),
-	}, []Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet)
-	return err
 }
 
 // listingAccountOf is the listing account of an execution's agent.

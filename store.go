@@ -23,6 +23,19 @@ type Store interface {
 	// by guarded writes (a balance CHECK, a conditional UPDATE, a unique
 	// key) rather than by anything fn read.
 	UpdateGuarded(ctx context.Context, fn func(Tx) error) error
+	// OpenExecution writes an execution's first transaction, in as few
+	// round trips as the engine allows: the Idempotency-Key claim if any
+	// (ErrConflict when the key is taken), the execution row, refused with
+	// ErrTermsChanged unless its agent is listed at exactly the terms the
+	// row carries, the EscrowOpened transaction that debits the wallet
+	// (ErrInsufficientFunds), and the key's usage (AddKeyUsage's errors).
+	// It sets o.Escrow.Seq.
+	OpenExecution(ctx context.Context, o *Opening) error
+	// CloseExecution writes an execution's last transaction: its outcome
+	// (FinishExecution), its result, its ExecutionRecord or EscrowRefunded
+	// and its webhook delivery. It reports false, writing nothing, when the
+	// execution was final already.
+	CloseExecution(ctx context.Context, c *Closing) (bool, error)
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(Tx) error) error
 	// Ping reports whether the database answers.
@@ -180,6 +193,35 @@ type Tx interface {
 	ClaimWebhooks(ctx context.Context, now, until, since time.Time, limit int) ([]Webhook, error)
 	UpdateWebhook(ctx context.Context, w Webhook) error
 	Webhook(ctx context.Context, executionID string) (Webhook, error)
+}
+
+// Opening is what Store.OpenExecution writes.
+type Opening struct {
+	// Execution carries its agent's terms as they were read: AgentName,
+	// Creator, EndpointURL, SigningPublicKey and Cost (the price).
+	Execution   Execution
+	Idempotency *Idempotency // nil without an Idempotency-Key
+	Escrow      LedgerTx     // the EscrowOpened transaction
+	Accounts    []Account    // the accounts Escrow concerns
+}
+
+// AtTerms reports whether an execution was priced and addressed by a's
+// current terms, and a takes executions.
+func (e Execution) AtTerms(a Agent) bool {
+	return a.Status == AgentActive && a.SuspendedAt == nil && a.Price == e.Cost && a.Creator == e.Creator &&
+		a.Name == e.AgentName && a.EndpointURL == e.EndpointURL && a.SigningPublicKey == e.SigningPublicKey
+}
+
+// Closing is what Store.CloseExecution writes.
+type Closing struct {
+	// Execution is final, with its outcome and CompletedAt.
+	Execution Execution
+	// Result is the content published under Execution.ResultCID; empty
+	// for a failed execution.
+	Result   string
+	Record   LedgerTx  // ExecutionRecord or EscrowRefunded
+	Accounts []Account // the accounts Record concerns
+	Webhook  *Webhook  // the delivery to make, if the caller asked for one
 }
 
 // AgentListItem is an agent with what a listing shows beside it.

@@ -77,21 +77,44 @@ type storedPosting struct {
 	Amount int64  `json:"amount"`
 }
 
-func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts ...crtx.Account) error {
+// Plan is how a ledger transaction is written, worked out once for every
+// engine: its row, and what it does to each account it concerns.
+type Plan struct {
+	Tx                   *crtx.LedgerTx
+	Data, Postings, Refs string // the row's JSON columns
+	// Create are accounts to create if new, their balances untouched.
+	Create []crtx.Account
+	// Receive are accounts credited (or, for those that may go negative,
+	// moved) by their Balance, created if new; Pay are accounts debited by
+	// their (negative) Balance, which must exist. Each in address order,
+	// so that concurrent PostgreSQL transactions lock rows in one order;
+	// receivers go first, so that a paying row (a busy wallet) stays locked
+	// for as few statements as can be.
+	Receive, Pay []crtx.Account
+	// Index are the addresses whose transaction lists name the transaction
+	// (AccountTransactions).
+	Index []string
+	// Unposted: the roll-up visits the transaction (LedgerTx.RolledUp).
+	Unposted bool
+}
+
+// PlanTransaction checks lt and the accounts it concerns (every account its
+// postings name, and lt.Accounts) and plans how to write it. Each account
+// the postings name moves by its net amount, now, or, for the credits the
+// transaction defers, when the roll-up posts them (PostCredits).
+func PlanTransaction(lt *crtx.LedgerTx, accounts ...crtx.Account) (Plan, error) {
+	p := Plan{Tx: lt, Unposted: lt.RolledUp()}
 	data, err := json.Marshal(lt.Data)
 	if err != nil {
-		return err
+		return p, err
 	}
 	stored := make([]storedPosting, len(lt.Postings))
-	for i, p := range lt.Postings {
-		if p.Amount <= 0 || p.From == p.To {
-			return fmt.Errorf("transaction %s: posting %d moves %d from %s to %s", lt.ID, i, p.Amount, p.From, p.To)
+	for i, ps := range lt.Postings {
+		if ps.Amount <= 0 || ps.From == ps.To {
+			return p, fmt.Errorf("transaction %s: posting %d moves %d from %s to %s", lt.ID, i, ps.Amount, ps.From, ps.To)
 		}
-		stored[i] = storedPosting{p.From, p.To, int64(p.Amount)}
+		stored[i] = storedPosting{ps.From, ps.To, int64(ps.Amount)}
 	}
-	// Each account the postings name moves by its net amount, now, or,
-	// for the credits the transaction defers, when the roll-up posts them
-	// (PostCredits).
 	delta := lt.NetAmounts()
 	deferred := 0
 	if lt.DefersCredits() {
@@ -102,70 +125,90 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 			}
 		}
 	}
-	var moved, others []crtx.Account
+	moved := 0
 	escrows := map[string]bool{}
 	for _, a := range accounts {
 		if a.Kind == crtx.AccountEscrow {
 			// Found by its execution's id (AccountTransactions).
 			if lt.Data["execution_id"] != a.Ref {
-				return fmt.Errorf("transaction %s touches the escrow of execution %s but names execution %q", lt.ID, a.Ref, lt.Data["execution_id"])
+				return p, fmt.Errorf("transaction %s touches the escrow of execution %s but names execution %q", lt.ID, a.Ref, lt.Data["execution_id"])
 			}
 			escrows[a.Address] = true
 		}
-		if _, ok := delta[a.Address]; ok {
-			moved = append(moved, a)
-		} else {
-			others = append(others, a)
+		amount, ok := delta[a.Address]
+		switch {
+		case !ok:
+			p.Create = append(p.Create, a)
+			continue
+		case amount < 0 && !a.MayGoNegative():
+			a.Balance = amount
+			p.Pay = append(p.Pay, a)
+		default:
+			a.Balance = amount
+			p.Receive = append(p.Receive, a)
+		}
+		moved++
+		if !escrows[a.Address] {
+			p.Index = append(p.Index, a.Address)
 		}
 	}
-	if len(moved) != len(delta) || len(others) < deferred {
-		return fmt.Errorf("transaction %s: its postings name %d accounts, %d given", lt.ID, len(delta)+deferred, len(moved)+len(others))
+	if moved != len(delta) || len(p.Create) < deferred {
+		return p, fmt.Errorf("transaction %s: its postings name %d accounts, %d given", lt.ID, len(delta)+deferred, len(accounts))
 	}
-	postings, _ := json.Marshal(stored)
+	byAddress := func(a, b crtx.Account) int { return strings.Compare(a.Address, b.Address) }
+	slices.SortFunc(p.Receive, byAddress)
+	slices.SortFunc(p.Pay, byAddress)
 	refs := lt.Accounts
 	if refs == nil {
 		refs = []string{}
 	}
+	for _, addr := range refs {
+		if _, ok := delta[addr]; !ok && !escrows[addr] && !slices.Contains(p.Index, addr) {
+			p.Index = append(p.Index, addr)
+		}
+	}
+	postings, _ := json.Marshal(stored)
 	refsJSON, _ := json.Marshal(refs)
+	p.Data, p.Postings, p.Refs = string(data), string(postings), string(refsJSON)
+	return p, nil
+}
+
+func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts ...crtx.Account) error {
+	p, err := PlanTransaction(lt, accounts...)
+	if err != nil {
+		return err
+	}
 	err = t.queryRow(ctx, `INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-		lt.ID, lt.Environment, lt.Kind, string(data), string(postings), string(refsJSON), us(lt.CreatedAt)).Scan(&lt.Seq)
+		lt.ID, lt.Environment, lt.Kind, p.Data, p.Postings, p.Refs, us(lt.CreatedAt)).Scan(&lt.Seq)
 	if err != nil {
 		if t.d.IsUnique(err) {
 			return fmt.Errorf("%w: %v", crtx.ErrConflict, err)
 		}
 		return err
 	}
-	// One statement each for the accounts, the balances and the index of
-	// who the transaction touches, whatever their number: the writer's
-	// time goes by statements. The accounts that only receive come first
-	// and the paying ones last: on PostgreSQL a paying row (a busy
-	// wallet) stays locked from its update to the commit.
-	if err := t.EnsureAccounts(ctx, others...); err != nil {
+	// One statement each for the accounts, the balances and the index,
+	// whatever their number: the writer's time goes by statements.
+	if err := t.EnsureAccounts(ctx, p.Create...); err != nil {
 		return fmt.Errorf("accounts: %w", err)
 	}
-	if lt.RolledUp() {
+	if p.Unposted {
 		if _, err := t.exec(ctx, `INSERT INTO unposted (environment, tx_seq) VALUES (?, ?)`, lt.Environment, lt.Seq); err != nil {
 			return fmt.Errorf("unposted: %w", err)
 		}
 	}
-	if len(moved) > 0 {
-		if err := t.applyDeltas(ctx, lt, moved, delta); err != nil {
-			return err
-		}
+	if err := t.receive(ctx, lt, p.Receive); err != nil {
+		return err
 	}
-	touched := make([]string, 0, len(delta)+len(refs))
-	for _, a := range moved {
-		if !escrows[a.Address] {
-			touched = append(touched, a.Address)
-		}
+	payers := make([]string, len(p.Pay))
+	amounts := make([]crtx.USDC, len(p.Pay))
+	for i, a := range p.Pay {
+		payers[i], amounts[i] = a.Address, a.Balance
 	}
-	for _, addr := range refs {
-		if _, ok := delta[addr]; !ok && !escrows[addr] && !slices.Contains(touched, addr) {
-			touched = append(touched, addr)
-		}
+	if err := t.addToBalances(ctx, lt, payers, amounts); err != nil {
+		return err
 	}
-	return t.index(ctx, lt.Environment, lt.Seq, touched)
+	return t.index(ctx, lt.Environment, lt.Seq, p.Index)
 }
 
 // index lists the transaction seq among the transactions of each of
@@ -184,39 +227,23 @@ func (t *tx) index(ctx context.Context, env crtx.Environment, seq int64, address
 	return nil
 }
 
-// applyDeltas moves each account by its net amount; the database refuses
-// the statement if a balance it keeps non-negative would fall below zero.
-// An account that pays must exist (one that does not holds nothing); one
-// that receives, or may go negative, is created if it does not, starting
-// at its net amount. Accounts in address order, so that concurrent
-// PostgreSQL transactions lock them in one order; receivers before payers,
-// so a paying row is locked for as few statements as can be.
-func (t *tx) applyDeltas(ctx context.Context, lt *crtx.LedgerTx, moved []crtx.Account, delta map[string]crtx.USDC) error {
-	slices.SortFunc(moved, func(a, b crtx.Account) int { return strings.Compare(a.Address, b.Address) })
-	var payers []string
+// receive adds each account's Balance to its balance, creating it at that
+// balance if it does not exist; the database refuses the statement if a
+// balance it keeps non-negative would fall below zero.
+func (t *tx) receive(ctx context.Context, lt *crtx.LedgerTx, accounts []crtx.Account) error {
+	if len(accounts) == 0 {
+		return nil
+	}
 	var upserts []any
-	for _, a := range moved {
-		if delta[a.Address] < 0 && !a.MayGoNegative() {
-			payers = append(payers, a.Address)
-			continue
-		}
-		upserts = append(upserts, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt), delta[a.Address])
+	for _, a := range accounts {
+		upserts = append(upserts, a.Environment, a.Address, a.Kind, a.Ref, a.Owner, a.MayGoNegative(), us(a.CreatedAt), a.Balance)
 	}
-	if len(upserts) > 0 {
-		_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at, balance)
-			VALUES `+placeholders(len(upserts)/8, 8)+` ON CONFLICT (environment, address) DO UPDATE SET balance = accounts.balance + excluded.balance`, upserts...)
-		if t.d.IsCheck(err) {
-			return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
-		}
-		if err != nil {
-			return err
-		}
+	_, err := t.exec(ctx, `INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at, balance)
+		VALUES `+placeholders(len(accounts), 8)+` ON CONFLICT (environment, address) DO UPDATE SET balance = accounts.balance + excluded.balance`, upserts...)
+	if t.d.IsCheck(err) {
+		return fmt.Errorf("transaction %s: %w", lt.ID, crtx.ErrInsufficientFunds)
 	}
-	amounts := make([]crtx.USDC, len(payers))
-	for i, a := range payers {
-		amounts[i] = delta[a]
-	}
-	return t.addToBalances(ctx, lt, payers, amounts)
+	return err
 }
 
 // addToBalances adds amounts to the balances of addresses, which must all

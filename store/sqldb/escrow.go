@@ -1,0 +1,76 @@
+package sqldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/crtx-market/crtx"
+)
+
+// An execution's first and last transactions, as statements in one
+// transaction. An engine that can run them in one round trip overrides
+// these (store/postgres).
+
+// OpenExecution writes o (crtx.Store).
+func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
+	return d.UpdateGuarded(ctx, func(tx crtx.Tx) error { return writeOpening(ctx, tx, o) })
+}
+
+// CloseExecution writes c (crtx.Store).
+func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) {
+	var ok bool
+	err := d.UpdateGuarded(ctx, func(tx crtx.Tx) (err error) {
+		ok, err = writeClosing(ctx, tx, c)
+		return err
+	})
+	return ok, err
+}
+
+// writeOpening writes o inside tx, statement by statement.
+func writeOpening(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
+	e := o.Execution
+	if o.Idempotency != nil {
+		if err := tx.InsertIdempotency(ctx, *o.Idempotency); err != nil {
+			return err
+		}
+	}
+	a, err := tx.AgentTerms(ctx, e.AgentID)
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && !e.AtTerms(a)) {
+		return fmt.Errorf("agent %s: %w", e.AgentID, crtx.ErrTermsChanged)
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.InsertExecution(ctx, e); err != nil {
+		return err
+	}
+	// The wallet and the key are the rows this transaction shares with the
+	// wallet's other executions: written last (the wallet by the posting's
+	// last statement), they stay locked for the fewest statements.
+	if err := tx.InsertTransaction(ctx, &o.Escrow, o.Accounts...); err != nil {
+		return err
+	}
+	return tx.AddKeyUsage(ctx, e.KeyID, e.Cost)
+}
+
+// writeClosing writes c inside tx, statement by statement.
+func writeClosing(ctx context.Context, tx crtx.Tx, c *crtx.Closing) (bool, error) {
+	if ok, err := tx.FinishExecution(ctx, c.Execution); err != nil || !ok {
+		return false, err
+	}
+	if c.Result != "" {
+		if err := tx.PutResult(ctx, c.Execution.ResultCID, c.Result, *c.Execution.CompletedAt); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.InsertTransaction(ctx, &c.Record, c.Accounts...); err != nil {
+		return false, err
+	}
+	if c.Webhook != nil {
+		if err := tx.InsertWebhook(ctx, *c.Webhook); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
