@@ -278,6 +278,53 @@ func TestExecuteChecks(t *testing.T) {
 			t.Error("an execution with a revoked key moved money")
 		}
 	})
+	t.Run("price changed by another replica", func(t *testing.T) {
+		if _, err := m.admin.Deposit(ctx, crtx.Devnet, m.callerW.address, usdc("2")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.key.Execute(ctx, agent, good, client.ExecuteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Raised in the database, as another replica does: this one still
+		// keeps the old price for its checks before the charge.
+		err := m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error {
+			a, err := tx.Agent(ctx, agent)
+			if err != nil {
+				return err
+			}
+			a.Price += crtx.MicroPerUSDC / 10
+			return tx.UpdateAgent(ctx, a)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := m.balance(m.callerW, crtx.Devnet)
+		rec, err := m.key.Execute(ctx, agent, good, client.ExecuteOptions{})
+		if err != nil || rec.Cost != usdc("0.5") {
+			t.Fatalf("after the raise: cost %v, %v; want the new price, 0.5", rec.Cost, err)
+		}
+		if got := m.balance(m.callerW, crtx.Devnet); before.Available-got.Available != usdc("0.5") {
+			t.Errorf("charged %s, want the new price", before.Available-got.Available)
+		}
+		err = m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error {
+			a, err := tx.Agent(ctx, agent)
+			if err != nil {
+				return err
+			}
+			a.Price += crtx.MicroPerUSDC / 10
+			return tx.UpdateAgent(ctx, a)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = m.balance(m.callerW, crtx.Devnet)
+		limit := usdc("0.5")
+		_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: good.Task, Parameters: good.Parameters, MaxCost: &limit}, client.ExecuteOptions{})
+		wantCode(t, err, 409, "price_changed")
+		if m.balance(m.callerW, crtx.Devnet) != before {
+			t.Error("a refused execution moved money")
+		}
+	})
 	t.Run("delisted", func(t *testing.T) {
 		m.creatorC.Delist(ctx, agent)
 		_, err := m.key.Execute(ctx, agent, good, client.ExecuteOptions{})

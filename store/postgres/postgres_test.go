@@ -12,7 +12,6 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/postgres"
-	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/storetest"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
@@ -60,7 +59,7 @@ func TestRetryBudget(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.PostgresDSN(t)
 	schema := storetest.Schema(t, dsn)
-	var dbs [2]*sqldb.DB
+	var dbs [2]*postgres.DB
 	for i := range dbs {
 		db, err := postgres.Open(ctx, dsn, schema)
 		if err != nil {

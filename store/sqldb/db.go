@@ -111,10 +111,7 @@ func (d *DB) WriterStats() crtx.WriterStats {
 // hears 503 and retries rather than waiting on a queue.
 const DefaultRetryBudget = 2 * time.Second
 
-// Update runs fn in a read-write transaction. A transaction the engine
-// refuses as a serialization failure or deadlock runs again, with a
-// growing, jittered pause, for up to the retry budget; then the error
-// wraps crtx.ErrBusy.
+// Update runs fn in a read-write transaction, run again as Retry says.
 func (d *DB) Update(ctx context.Context, fn func(crtx.Tx) error) error {
 	if d.group != nil {
 		return d.group.update(ctx, fn)
@@ -135,13 +132,20 @@ func (d *DB) UpdateGuarded(ctx context.Context, fn func(crtx.Tx) error) error {
 }
 
 func (d *DB) retry(ctx context.Context, opts *sql.TxOptions, fn func(crtx.Tx) error) error {
+	return d.Retry(ctx, func() error { return d.run(ctx, d.Write, opts, fn) })
+}
+
+// Retry runs fn, a transaction, again while the engine refuses it as a
+// serialization failure or deadlock, with a growing, jittered pause, for
+// up to the retry budget; then the error wraps crtx.ErrBusy.
+func (d *DB) Retry(ctx context.Context, fn func() error) error {
 	budget := d.RetryBudget
 	if budget == 0 {
 		budget = DefaultRetryBudget
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		err := d.run(ctx, d.Write, opts, fn)
+		err := fn()
 		if err == nil || !d.Dialect.IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -311,4 +312,20 @@ func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Envir
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// ExecutionRow is an execution as its row holds it, column by column: for
+// an engine that hands a whole row to the database (store/postgres).
+func ExecutionRow(e crtx.Execution) (map[string]any, error) {
+	names := strings.Split(execColumns, ",")
+	args := execArgs(e)
+	row := make(map[string]any, len(names))
+	for i, name := range names {
+		v, err := driver.DefaultParameterConverter.ConvertValue(args[i])
+		if err != nil {
+			return nil, fmt.Errorf("execution %s: %s: %w", e.ID, name, err)
+		}
+		row[strings.TrimSpace(name)] = v
+	}
+	return row, nil
 }

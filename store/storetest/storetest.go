@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Disputes", testDisputes},
 		{"TryLock", testTryLock},
 		{"Unposted", testUnposted},
+		{"OpenClose", testOpenClose},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
