@@ -123,9 +123,12 @@ func (m *Market) Authenticate(ctx context.Context, token string) (Principal, err
 		return Principal{}, invalid
 	}
 	// last_used_at is kept to the minute, so reads do not each cost a write.
+	// The write is blind (READ COMMITTED on PostgreSQL): the requests that
+	// find it stale together each write it, waiting for the executions
+	// that charge the key instead of failing to serialize with them.
 	touched := false
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchPeriod {
-		if err := m.store.Update(ctx, func(tx Tx) error { return tx.TouchKey(ctx, k.ID, now) }); err != nil {
+		if err := m.store.UpdateGuarded(ctx, func(tx Tx) error { return tx.TouchKey(ctx, k.ID, now) }); err != nil {
 			return Principal{}, internal("touch api key", err)
 		}
 		k.LastUsedAt, touched = &now, true
