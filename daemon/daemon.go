@@ -30,9 +30,12 @@ import (
 
 // Config is crtxd's configuration; cmd/crtxd fills it from flags and CRTX_*.
 type Config struct {
-	Addr                  string
-	Data                  string
-	DB                    string
+	Addr string
+	Data string
+	DB   string
+	// DBConns is how many PostgreSQL connections this process keeps: as
+	// many as the database's cores can keep busy, not one per client.
+	DBConns               int
 	PublicURL             string
 	AdminTokenFile        string
 	AllowPrivateEndpoints bool
@@ -69,7 +72,7 @@ type Config struct {
 
 // Defaults returns the configuration of CONTRACT §0.
 func Defaults() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", PlatformFeeBps: 100,
+	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", DBConns: postgres.DefaultConns, PlatformFeeBps: 100,
 		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
 		Lease: 15 * time.Second, RecoveryInterval: time.Second, ReleaseInterval: time.Minute,
 		RateLimitIP: 10, MaxInFlightPerKey: 256,
@@ -122,7 +125,15 @@ func LoadKeys(dir string) (Keys, error) {
 // postgres:// DSN, else SQLite in --data.
 func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 	if strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://") {
-		return postgres.Open(ctx, cfg.DB, "")
+		if cfg.DBConns < 1 {
+			return nil, errors.New("--db-conns must be at least 1")
+		}
+		db, err := postgres.Open(ctx, cfg.DB, "")
+		if err != nil {
+			return nil, err
+		}
+		db.SetConns(cfg.DBConns)
+		return db, nil
 	}
 	if cfg.DB != "" {
 		return nil, fmt.Errorf("--db %q: use a postgres:// DSN, or leave it empty for SQLite in --data", cfg.DB)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"database/sql"
@@ -42,10 +43,12 @@ type result struct {
 	Seconds float64 `json:"seconds"`
 	OK      int64   `json:"ok"`
 	Errors  int64   `json:"errors"`
-	RPS     float64 `json:"rps"`
-	P50MS   float64 `json:"p50_ms"`
-	P99MS   float64 `json:"p99_ms"`
-	MaxMS   float64 `json:"max_ms"`
+	// FirstError says what the first failed request got.
+	FirstError string  `json:"first_error,omitempty"`
+	RPS        float64 `json:"rps"`
+	P50MS      float64 `json:"p50_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	MaxMS      float64 `json:"max_ms"`
 }
 
 // engineFigures are what one marketplace (one store engine) showed beside
@@ -85,6 +88,7 @@ var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "healthz", "
 // load runs clients closed loops of fn for d; fn is told its client's number.
 func load(name string, clients int, d time.Duration, fn func(client int) error) result {
 	var errs atomic.Int64
+	var first atomic.Pointer[error]
 	lat := make([][]time.Duration, clients)
 	deadline := time.Now().Add(d)
 	start := time.Now()
@@ -95,6 +99,7 @@ func load(name string, clients int, d time.Duration, fn func(client int) error) 
 				t0 := time.Now()
 				if err := fn(c); err != nil {
 					errs.Add(1)
+					first.CompareAndSwap(nil, &err)
 					continue
 				}
 				lat[c] = append(lat[c], time.Since(t0))
@@ -102,7 +107,11 @@ func load(name string, clients int, d time.Duration, fn func(client int) error) 
 		})
 	}
 	wg.Wait()
-	return summarize(name, clients, time.Since(start), slices.Concat(lat...), errs.Load())
+	r := summarize(name, clients, time.Since(start), slices.Concat(lat...), errs.Load())
+	if err := first.Load(); err != nil {
+		r.FirstError = (*err).Error()
+	}
+	return r
 }
 
 // paced starts fn rate times a second for d, whatever the answers' pace;
@@ -112,6 +121,7 @@ func paced(name string, rate int, d time.Duration, fn func(i int) error) result 
 	var mu sync.Mutex
 	var lat []time.Duration
 	var errs int64
+	var first error
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := 0; time.Since(start) < d; i++ {
@@ -123,13 +133,18 @@ func paced(name string, rate int, d time.Duration, fn func(i int) error) result 
 			defer mu.Unlock()
 			if err != nil {
 				errs++
+				first = cmp.Or(first, err)
 				return
 			}
 			lat = append(lat, time.Since(t0))
 		})
 	}
 	wg.Wait()
-	return summarize(name, 0, time.Since(start), lat, errs)
+	r := summarize(name, 0, time.Since(start), lat, errs)
+	if first != nil {
+		r.FirstError = first.Error()
+	}
+	return r
 }
 
 // summarize turns the latencies of the answered requests into figures.
@@ -147,6 +162,7 @@ func summarize(name string, clients int, elapsed time.Duration, lat []time.Durat
 // benchFlags are crtxd bench's settings.
 type benchFlags struct {
 	clients, catalog, execs, wallets, agents, rate int
+	replicas, dbConns                              int
 	dur                                            time.Duration
 	dbs                                            []string
 	cpuprofile, profiled                           string
@@ -172,6 +188,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	db := fs.String("db", "sqlite", "the engines to measure, one after another in this run, comma-separated: sqlite, postgres://…")
 	fs.IntVar(&f.catalog, "catalog", 100_000, "agents in the catalog for the browse scenario")
 	fs.IntVar(&f.execs, "executions", 100_000, "executions of the wallet for the list scenario")
+	fs.IntVar(&f.replicas, "replicas", 1, "on PostgreSQL, also run the synchronous scenario on this many crtxd replicas of one database (client c calls replica c mod N)")
+	fs.IntVar(&f.dbConns, "db-conns", daemon.Defaults().DBConns, "PostgreSQL connections each replica keeps open (crtxd serve --db-conns)")
 	fs.IntVar(&f.wallets, "wallets", 1, "wallets the execution scenarios pay from (client c pays from wallet c mod N)")
 	fs.IntVar(&f.agents, "agents", 1, "agents, each of its own creator, the execution scenarios call (client c calls agent c mod M)")
 	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
@@ -183,7 +201,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
 	}
-	if f.wallets < 1 || f.agents < 1 || f.clients < 1 {
+	if f.wallets < 1 || f.agents < 1 || f.clients < 1 || f.replicas < 1 || f.dbConns < 1 {
 		return errors.New("--clients, --wallets and --agents must be at least 1")
 	}
 	for _, d := range strings.Split(*db, ",") {
@@ -254,6 +272,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		gen.reset()
 		rep.Results = append(rep.Results, r)
 		fmt.Fprintf(stderr, "%-44s %8.0f req/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n", label(r), r.RPS, r.P50MS, r.P99MS, r.Errors)
+		if r.FirstError != "" {
+			fmt.Fprintf(stderr, "%-44s first error: %s\n", "", r.FirstError)
+		}
 	}
 	direct := func(u string) func(int) error {
 		return func(int) error {
@@ -352,21 +373,32 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	}
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte("bench-admin-token-0123456789abcdef"), 0o600)
-	addr, pprofAddr := freeAddr(), freeAddr()
+	// serve starts a marketplace (crtxd serve) on the store and waits until
+	// it is ready.
 	self, _ := os.Executable()
-	child := exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", cfg.DB, "--admin-token-file", token,
-		"--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr,
-		// Every wallet and creator of the run signs in from this one address.
-		"--rate-limit-ip", "0")
-	child.Stderr = stderr
-	if err := child.Start(); err != nil {
+	serve := func(addr, pprofAddr string) (child *exec.Cmd, stop func(), err error) {
+		child = exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", cfg.DB, "--db-conns", strconv.Itoa(f.dbConns),
+			"--admin-token-file", token, "--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr,
+			// Every wallet and creator of the run signs in from this one address.
+			"--rate-limit-ip", "0")
+		child.Stderr = stderr
+		if err := child.Start(); err != nil {
+			return nil, nil, err
+		}
+		stop = func() { child.Process.Signal(os.Interrupt); child.Wait() }
+		if err := waitUp("http://" + addr + "/readyz"); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("crtxd: %w", err)
+		}
+		return child, stop, nil
+	}
+	addr, pprofAddr := freeAddr(), freeAddr()
+	child, stop, err := serve(addr, pprofAddr)
+	if err != nil {
 		return figures, err
 	}
-	defer func() { child.Process.Signal(os.Interrupt); child.Wait() }()
+	defer stop()
 	base := "http://" + addr
-	if err := waitUp(base + "/readyz"); err != nil {
-		return figures, fmt.Errorf("crtxd: %w", err)
-	}
 	agents, keys, err := benchParties(ctx, base, f, skey, stubURL)
 	if err != nil {
 		return figures, err
@@ -375,14 +407,17 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	// Client c pays from wallet c mod --wallets and calls agent c mod --agents.
 	executeURL := func(c int) string { return base + "/v1/agents/" + agents[c%len(agents)] + "/execute" }
 	key := func(c int) string { return keys[c%len(keys)] }
-	syncExec := func(c int) error {
-		return gen.call("POST", executeURL(c), key(c), `{"task":"t"}`, 200, func(b []byte) error {
-			if !bytes.Contains(b, completed) {
-				return fmt.Errorf("not completed: %.200s", b)
-			}
-			return nil
-		})
+	syncOn := func(url func(c int) string) func(c int) error {
+		return func(c int) error {
+			return gen.call("POST", url(c), key(c), `{"task":"t"}`, 200, func(b []byte) error {
+				if !bytes.Contains(b, completed) {
+					return fmt.Errorf("not completed: %.200s", b)
+				}
+				return nil
+			})
+		}
 	}
+	syncExec := syncOn(executeURL)
 	// profile fetches the marketplace's CPU profile while the scenario
 	// runs, when it is the one --profile names; stop waits for the file.
 	profile := func(scenario string) (stop func() error) {
@@ -427,6 +462,26 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 		}
 		if err := stop(); err != nil {
 			return figures, err
+		}
+	}
+	if f.want("sync") && f.replicas > 1 && db != "sqlite" {
+		// The same load spread over replicas of one database: client c
+		// calls replica c mod --replicas, the first being the one above.
+		bases := []string{base}
+		var stops []func()
+		for range f.replicas - 1 {
+			addr := freeAddr()
+			_, stop, err := serve(addr, freeAddr())
+			if err != nil {
+				return figures, err
+			}
+			stops = append(stops, stop)
+			bases = append(bases, "http://"+addr)
+		}
+		on := func(c int) string { return bases[c%len(bases)] + "/v1/agents/" + agents[c%len(agents)] + "/execute" }
+		run(load(fmt.Sprintf("sync executions, %d replicas", f.replicas), f.clients, f.dur, syncOn(on)))
+		for _, stop := range stops {
+			stop()
 		}
 	}
 	asyncExec := func(c int) error {

@@ -111,8 +111,11 @@ func TestBenchProxyKeepsConnections(t *testing.T) {
 	if r.Errors != 0 || r.OK < 100 {
 		t.Fatalf("load: %+v", r)
 	}
-	if n := opened.Load(); n > clients {
-		t.Errorf("the proxy opened %d connections to the stub for %d requests of %d clients, want at most %d", n, r.OK, clients, clients)
+	// Go's transport may dial a connection for a request that another
+	// freed meanwhile, so a few more than clients can open; Go's default
+	// of 2 idle connections opened about one for every two requests.
+	if n := opened.Load(); n > 2*clients {
+		t.Errorf("the proxy opened %d connections to the stub for %d requests of %d clients, want at most %d", n, r.OK, clients, 2*clients)
 	}
 }
 
@@ -121,7 +124,7 @@ func TestBenchEngines(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
 	out := filepath.Join(t.TempDir(), "b.json")
 	b, err := exec.Command(crtxdBinary(t), "bench", "--db", "sqlite,"+dsn, "--only", "sync", "--duration", "300ms", "--clients", "6",
-		"--wallets", "3", "--agents", "2", "--catalog", "10", "--executions", "10", "--json", out).CombinedOutput()
+		"--wallets", "3", "--agents", "2", "--replicas", "2", "--catalog", "10", "--executions", "10", "--json", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, b)
 	}
@@ -133,12 +136,15 @@ func TestBenchEngines(t *testing.T) {
 	if len(rep.Engines) != 2 || rep.Engines[0].DB != "sqlite" || rep.Engines[1].DB != "postgres" || rep.Wallets != 3 || rep.Agents != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
-	if len(rep.Results) != 2 {
+	// Replicas share a database: SQLite runs one.
+	want := []struct{ engine, name string }{{"sqlite", "sync executions"}, {"postgres", "sync executions"},
+		{"postgres", "sync executions, 2 replicas"}}
+	if len(rep.Results) != len(want) {
 		t.Fatalf("results = %+v", rep.Results)
 	}
 	for i, r := range rep.Results {
-		if r.Engine != rep.Engines[i].DB || r.Name != "sync executions" || r.OK == 0 || r.Errors != 0 {
-			t.Errorf("result %d = %+v", i, r)
+		if r.Engine != want[i].engine || r.Name != want[i].name || r.OK == 0 || r.Errors != 0 {
+			t.Errorf("result %d = %+v, want %v", i, r, want[i])
 		}
 	}
 }

@@ -17,6 +17,7 @@ func newFlags(name string, cfg *daemon.Config, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Data, "data", cfg.Data, "directory for the SQLite file and the keys")
 	fs.StringVar(&cfg.DB, "db", cfg.DB, "postgres://… selects PostgreSQL; empty means SQLite in --data")
+	fs.IntVar(&cfg.DBConns, "db-conns", cfg.DBConns, "PostgreSQL connections this process keeps open")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
 	return fs
