@@ -53,14 +53,15 @@ END $$;
 CREATE FUNCTION crtx_open_execution(exec jsonb, idem jsonb, post jsonb) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     e    executions := jsonb_populate_record(NULL::executions, exec);
-    a    agents;
+    a    record;
     tseq bigint;
 BEGIN
     IF idem IS NOT NULL THEN
         INSERT INTO idempotency_keys (wallet, key, request_hash, execution_id, created_at)
             VALUES (idem->>'wallet', idem->>'key', idem->>'request_hash', idem->>'execution_id', (idem->>'created_at')::bigint);
     END IF;
-    SELECT * INTO a FROM agents WHERE id = e.agent_id;
+    SELECT status, suspended_at, price, creator, name, endpoint_url, signing_public_key INTO a
+        FROM agents WHERE id = e.agent_id;
     IF NOT FOUND OR a.status <> 'active' OR a.suspended_at IS NOT NULL OR a.price <> e.cost
        OR a.creator <> e.creator OR a.name <> e.agent_name OR a.endpoint_url <> e.endpoint_url
        OR a.signing_public_key <> e.signing_public_key THEN
@@ -102,7 +103,8 @@ BEGIN
     tseq := crtx_post(post);
     IF hook IS NOT NULL THEN
         INSERT INTO webhook_deliveries (execution_id, url, next_at, created_at)
-            VALUES (hook->>'execution_id', hook->>'url', (hook->>'next_at')::bigint, (hook->>'created_at')::bigint);
+            VALUES (hook->>'execution_id', hook->>'url', (hook->>'next_at')::bigint, (hook->>'created_at')::bigint)
+            ON CONFLICT (execution_id) DO NOTHING;
     END IF;
     RETURN tseq;
 END $$;
