@@ -279,25 +279,29 @@ func TestExecuteChecks(t *testing.T) {
 		}
 	})
 	t.Run("price changed by another replica", func(t *testing.T) {
+		// Raised by 0.1 in the database, as another replica does: this one
+		// still keeps the old price for its checks before the charge.
+		raise := func() {
+			t.Helper()
+			err := m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error {
+				a, err := tx.Agent(ctx, agent)
+				if err != nil {
+					return err
+				}
+				a.Price += crtx.MicroPerUSDC / 10
+				return tx.UpdateAgent(ctx, a)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := m.admin.Deposit(ctx, crtx.Devnet, m.callerW.address, usdc("2")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := m.key.Execute(ctx, agent, good, client.ExecuteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		// Raised in the database, as another replica does: this one still
-		// keeps the old price for its checks before the charge.
-		err := m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error {
-			a, err := tx.Agent(ctx, agent)
-			if err != nil {
-				return err
-			}
-			a.Price += crtx.MicroPerUSDC / 10
-			return tx.UpdateAgent(ctx, a)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		raise()
 		before := m.balance(m.callerW, crtx.Devnet)
 		rec, err := m.key.Execute(ctx, agent, good, client.ExecuteOptions{})
 		if err != nil || rec.Cost != usdc("0.5") {
@@ -306,17 +310,7 @@ func TestExecuteChecks(t *testing.T) {
 		if got := m.balance(m.callerW, crtx.Devnet); before.Available-got.Available != usdc("0.5") {
 			t.Errorf("charged %s, want the new price", before.Available-got.Available)
 		}
-		err = m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error {
-			a, err := tx.Agent(ctx, agent)
-			if err != nil {
-				return err
-			}
-			a.Price += crtx.MicroPerUSDC / 10
-			return tx.UpdateAgent(ctx, a)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		raise()
 		before = m.balance(m.callerW, crtx.Devnet)
 		limit := usdc("0.5")
 		_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: good.Task, Parameters: good.Parameters, MaxCost: &limit}, client.ExecuteOptions{})
