@@ -26,7 +26,7 @@ func (m *Market) Cancel(ctx context.Context, p Principal, id string) (Execution,
 		}
 		now := m.now()
 		e.Status, e.ErrorCode, e.ErrorMessage, e.CompletedAt = ExecFailed, CodeCancelled, "cancelled by the caller before dispatch", &now
-		lt, accounts := m.record(e)
+		lt, accounts := m.closingTx(e)
 		if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
 			return err
 		}

@@ -114,15 +114,25 @@ var errRetry = errors.New("try again")
 // execution with its escrow (Store.OpenExecution). fresh reads the agent
 // from the store rather than from the cache.
 func (m *Market) open(ctx context.Context, p Principal, agentID string, in ExecuteParams, idemKey, requestHash string, fresh bool) (Execution, error) {
+	// A request whose Idempotency-Key was seen gets its first answer,
+	// whatever the agent's terms have become since.
+	refuse := func(refusal error) error {
+		if idemKey != "" {
+			if err := m.idempotent(ctx, p.Wallet, idemKey, requestHash); err != nil {
+				return err
+			}
+		}
+		return refusal
+	}
 	a, err := m.agent(ctx, agentID, fresh)
 	if errors.Is(err, ErrNotFound) || (err == nil && (a.Status == AgentDelisted || a.SuspendedAt != nil)) {
-		return Execution{}, Errorf(CodeAgentNotFound, "no agent %q", agentID)
+		return Execution{}, refuse(Errorf(CodeAgentNotFound, "no agent %q", agentID))
 	}
 	if err != nil {
 		return Execution{}, err
 	}
 	if a.Status == AgentPaused {
-		return Execution{}, Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID)
+		return Execution{}, refuse(Errorf(CodeAgentPaused, "agent %s is paused by its creator", agentID))
 	}
 	timeout := a.TimeoutSeconds
 	if in.TimeoutSeconds != nil {
@@ -139,7 +149,7 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 		return Execution{}, err
 	}
 	if in.MaxCost != nil && a.Price > *in.MaxCost {
-		return Execution{}, Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost)
+		return Execution{}, refuse(Errorf(CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost))
 	}
 
 	now := m.now()
@@ -173,7 +183,7 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 		if err := m.idempotent(ctx, p.Wallet, idemKey, requestHash); err != nil {
 			return Execution{}, err
 		}
-		return Execution{}, fmt.Errorf("%w: Idempotency-Key %q expired", errRetry, idemKey)
+		return Execution{}, fmt.Errorf("%w: Idempotency-Key %q expired or was let go", errRetry, idemKey)
 	case errors.Is(err, ErrInsufficientFunds):
 		return Execution{}, m.explain(ctx, &shortfall{e.Environment, e.Wallet, e.Cost,
 			"the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", p.Key.ID})

@@ -179,7 +179,7 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 	// transaction by the roll-up (Rollup), not here: every execution of
 	// the agent would write its row.
 	c.Execution = cur
-	c.Record, c.Accounts = m.record(cur)
+	c.Record, c.Accounts = m.closingTx(cur)
 	if cur.WebhookURL != "" {
 		c.Webhook = &Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
@@ -198,13 +198,13 @@ func (m *Market) finish(ctx context.Context, e Execution, o outcome) Execution {
 	return cur
 }
 
-// record is the ledger transaction that closes a final execution's escrow:
+// closingTx is the ledger transaction that closes a final execution's escrow:
 // for a completed one its ExecutionRecord, which pays the creator and the
 // platform and commits the result hash and the creator's signature (the
 // credits are applied by the roll-up, DefersCredits, which also counts the
 // execution's time from the record); for a failed one the EscrowRefunded
 // that returns the escrow to the caller.
-func (m *Market) record(e Execution) (LedgerTx, []Account) {
+func (m *Market) closingTx(e Execution) (LedgerTx, []Account) {
 	escrow := escrowAccount(e)
 	if e.Status != ExecCompleted {
 		wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)

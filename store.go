@@ -216,8 +216,8 @@ func (e Execution) AtTerms(a Agent) bool {
 type Closing struct {
 	// Execution is final, with its outcome and CompletedAt.
 	Execution Execution
-	// Result is the content published under Execution.ResultCID; empty
-	// for a failed execution.
+	// Result is the content published under Execution.ResultCID, written
+	// when the execution completed (an empty result is a result).
 	Result   string
 	Record   LedgerTx  // ExecutionRecord or EscrowRefunded
 	Accounts []Account // the accounts Record concerns

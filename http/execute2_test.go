@@ -167,7 +167,37 @@ func TestIdempotency(t *testing.T) {
 	long := strings.Repeat("k", 256)
 	_, err = m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{IdempotencyKey: long})
 	wantCode(t, err, 400, "invalid_request")
+
+	// The first answer is given again whatever the agent's terms became:
+	// a raised price does not turn the retry into price_changed.
+	capped := crtx.ExecuteParams{Task: "capped", MaxCost: ptr(usdc("1"))}
+	oc := client.ExecuteOptions{IdempotencyKey: "capped"}
+	k1, err := m.key.Execute(ctx, agent, capped, oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := patch(m.creatorC, agent, map[string]any{"price_per_call_usdc": json.Number("1.5")}); err != nil {
+		t.Fatal(err)
+	}
+	k2, err := m.key.Execute(ctx, agent, capped, oc)
+	if err != nil || k2.ExecutionID != k1.ExecutionID {
+		t.Errorf("replay after a price rise = %+v, %v; want execution %s again", k2, err, k1.ExecutionID)
+	}
+	_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "capped too", MaxCost: ptr(usdc("1"))}, client.ExecuteOptions{IdempotencyKey: "capped-2"})
+	wantCode(t, err, 409, "price_changed")
+	// Past 24 hours a key is free again: the same request runs anew.
+	before := m.balance(m.callerW, crtx.Devnet).Available
+	m.clock.Advance(crtx.IdempotencyTTL + time.Minute)
+	r3, err := m.key.Execute(ctx, agent, run("once"), o)
+	if err != nil || r3.ExecutionID == r1.ExecutionID {
+		t.Errorf("after 24 hours = %+v, %v; want a new execution", r3, err)
+	}
+	if got := m.balance(m.callerW, crtx.Devnet).Available; before-got != usdc("1.5") {
+		t.Errorf("the new execution charged %s, want 1.5", before-got)
+	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestExecuteChecks(t *testing.T) {
 	m := newMarket(t, "1")

@@ -329,3 +329,18 @@ func TestCreatorFaults(t *testing.T) {
 		})
 	}
 }
+
+// An agent may answer an empty result: it is published like any other,
+// and the execution reads back with it.
+func TestEmptyResult(t *testing.T) {
+	m := newMarket(t, "1")
+	agent := m.list(newService(t, func(context.Context, creator.Request) (string, int, error) { return "", 0, nil }), "0.1")
+	rec, err := m.key.Execute(ctx, agent, run("nothing"), client.ExecuteOptions{})
+	if err != nil || rec.Status != crtx.ExecCompleted || rec.Result == nil || *rec.Result != "" {
+		t.Fatalf("execute = %+v, %v", rec, err)
+	}
+	got, err := m.key.Execution(ctx, rec.ExecutionID)
+	if err != nil || got.Result == nil || *got.Result != "" || got.ResultHash == nil {
+		t.Errorf("read back = %+v, %v; want the empty result", got, err)
+	}
+}

@@ -202,7 +202,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return flagErr(err)
 	}
 	if f.wallets < 1 || f.agents < 1 || f.clients < 1 || f.replicas < 1 || f.dbConns < 1 {
-		return errors.New("--clients, --wallets and --agents must be at least 1")
+		return errors.New("--clients, --wallets, --agents, --replicas and --db-conns must be at least 1")
 	}
 	for _, d := range strings.Split(*db, ",") {
 		if d = strings.TrimSpace(d); d != "sqlite" && !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
@@ -469,6 +469,13 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 		// calls replica c mod --replicas, the first being the one above.
 		bases := []string{base}
 		var stops []func()
+		stopAll := func() {
+			for _, stop := range stops {
+				stop()
+			}
+			stops = nil
+		}
+		defer stopAll()
 		for range f.replicas - 1 {
 			addr := freeAddr()
 			_, stop, err := serve(addr, freeAddr())
@@ -480,9 +487,7 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 		}
 		on := func(c int) string { return bases[c%len(bases)] + "/v1/agents/" + agents[c%len(agents)] + "/execute" }
 		run(load(fmt.Sprintf("sync executions, %d replicas", f.replicas), f.clients, f.dur, syncOn(on)))
-		for _, stop := range stops {
-			stop()
-		}
+		stopAll()
 	}
 	asyncExec := func(c int) error {
 		var rec struct {

@@ -66,6 +66,18 @@ func Open(ctx context.Context, dsn, searchPath string) (*DB, error) {
 		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}}, nil
 }
 
+// DB is the PostgreSQL store: the SQL engine, with an execution's first
+// and last transactions each sent as one statement, a function call in
+// autocommit (migration 0008), instead of a dozen round trips inside
+// BEGIN and COMMIT during which the wallet's row stays locked.
+type DB struct{ *sqldb.DB }
+
+// SetConns sets how many connections the store keeps open.
+func (d *DB) SetConns(n int) {
+	d.Write.SetMaxOpenConns(n)
+	d.Write.SetMaxIdleConns(n)
+}
+
 type dialect struct{}
 
 // Rebind numbers the ? placeholders ($1, $2, …), leaving quoted text alone.

@@ -5,13 +5,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/postgres"
+	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/storetest"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
@@ -104,5 +107,41 @@ func TestRetryBudget(t *testing.T) {
 	s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.Meta(ctx, "k"); return err })
 	if v != "mine" {
 		t.Errorf("k = %q, want the guarded write", v)
+	}
+}
+
+// crtx_open_execution inserts a whole row built from sqldb.ExecutionRow:
+// a column that the row lacks would be NULL on PostgreSQL alone, whatever
+// its default.
+func TestExecutionRowHasEveryColumn(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	schema := storetest.Schema(t, dsn)
+	s, err := postgres.Open(ctx, dsn, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.Read.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
+		WHERE table_schema = $1 AND table_name = 'executions' ORDER BY column_name`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var columns []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		columns = append(columns, c)
+	}
+	row, err := sqldb.ExecutionRow(crtx.Execution{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(row))
+	if !slices.Equal(keys, columns) {
+		t.Errorf("ExecutionRow has\n%v\nthe table has\n%v", keys, columns)
 	}
 }

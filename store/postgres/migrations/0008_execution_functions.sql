@@ -5,10 +5,11 @@
 -- rules are held by the same guarded writes (the balance CHECK, the key's
 -- conditional update, the agent's terms, the in-flight status).
 --
--- Refusals raise: check_violation (23514) for insufficient funds,
--- unique_violation (23505) for a taken Idempotency-Key, and
--- CX001 (the agent's terms changed), CX002 (the key is revoked or unknown),
--- CX003 (the key's spend limit).
+-- Refusals raise: check_violation (23514) on accounts, or CX004 (a paying
+-- account that does not exist), for insufficient funds; unique_violation
+-- (23505) on idempotency_keys_pkey for a taken Idempotency-Key; CX001 (the
+-- agent's terms changed), CX002 (the key is revoked or unknown), CX003 (the
+-- key's spend limit).
 
 -- crtx_post writes a planned ledger transaction and returns its seq.
 CREATE FUNCTION crtx_post(p jsonb) RETURNS bigint LANGUAGE plpgsql AS $$
@@ -39,7 +40,7 @@ BEGIN
         IF NOT FOUND THEN
             -- An account that pays and does not exist holds nothing.
             RAISE EXCEPTION 'transaction %: the paying account % does not exist', p->>'id', payer.address
-                USING ERRCODE = 'check_violation';
+                USING ERRCODE = 'CX004';
         END IF;
     END LOOP;
     INSERT INTO account_txs (environment, address, tx_seq)

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,6 +66,9 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 			if _, err := tx.Transaction(ctx, crtx.Devnet, "open-"+id); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("the escrow of refused execution %s was written: %v", id, err)
 			}
+			if i, err := tx.Idempotency(ctx, "alice", "idem-"+id); !errors.Is(err, crtx.ErrNotFound) {
+				t.Errorf("the Idempotency-Key of refused execution %s was kept: %+v, %v", id, i, err)
+			}
 			return nil
 		})
 	}
@@ -81,8 +85,8 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		t.Errorf("key usage = %d executions, %s USDC; want 1, 0.1", n, sum)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if e, err := tx.Execution(ctx, "e1"); err != nil || e.Cost != 100_000 || e.Wallet != "alice" {
-			t.Errorf("execution e1 = %+v, %v", e, err)
+		if e, err := tx.Execution(ctx, "e1"); err != nil || !reflect.DeepEqual(e, e1.Execution) {
+			t.Errorf("execution e1 reads back as\n%+v, %v; want\n%+v", e, err, e1.Execution)
 		}
 		if i, err := tx.Idempotency(ctx, "alice", "idem-1"); err != nil || i.ExecutionID != "e1" {
 			t.Errorf("idempotency key = %+v, %v", i, err)
@@ -109,11 +113,28 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		{"no wallet", opening("e7", func(e *crtx.Execution) { e.Wallet = "carol" }), crtx.ErrInsufficientFunds},
 	}
 	for _, r := range refusals {
+		if r.o.Idempotency == nil {
+			id := r.o.Execution.ID
+			r.o.Idempotency = &crtx.Idempotency{Wallet: "alice", Key: "idem-" + id, RequestHash: "h", ExecutionID: id, CreatedAt: t0}
+		}
 		if err := s.OpenExecution(ctx, r.o); !errors.Is(err, r.want) {
 			t.Errorf("%s: %v, want %v", r.name, err, r.want)
 		}
 		absent(r.o.Execution.ID)
 	}
+	// An id used twice is an error, not the Idempotency-Key being taken.
+	twice := opening("e1", nil)
+	twice.Escrow.ID = "open-e1-again"
+	twice.Idempotency = &crtx.Idempotency{Wallet: "alice", Key: "idem-again", RequestHash: "h", ExecutionID: "e1", CreatedAt: t0}
+	if err := s.OpenExecution(ctx, twice); err == nil || errors.Is(err, crtx.ErrConflict) {
+		t.Errorf("opening e1 again: %v, want an error other than ErrConflict", err)
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.Idempotency(ctx, "alice", "idem-again"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("the key of the refused second e1 was kept: %v", err)
+		}
+		return nil
+	})
 	if err := s.OpenExecution(ctx, opening("e8", nil)); err != nil {
 		t.Fatal(err)
 	}

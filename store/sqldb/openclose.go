@@ -43,13 +43,13 @@ func writeOpening(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
 		return err
 	}
 	if err := tx.InsertExecution(ctx, e); err != nil {
-		return err
+		return notConflict(err)
 	}
 	// The wallet and the key are the rows this transaction shares with the
 	// wallet's other executions: written last (the wallet by the posting's
 	// last statement), they stay locked for the fewest statements.
 	if err := tx.InsertTransaction(ctx, &o.Escrow, o.Accounts...); err != nil {
-		return err
+		return notConflict(err)
 	}
 	return tx.AddKeyUsage(ctx, e.KeyID, e.Cost)
 }
@@ -59,7 +59,7 @@ func writeClosing(ctx context.Context, tx crtx.Tx, c *crtx.Closing) (bool, error
 	if ok, err := tx.FinishExecution(ctx, c.Execution); err != nil || !ok {
 		return false, err
 	}
-	if c.Result != "" {
+	if c.Execution.Status == crtx.ExecCompleted {
 		if err := tx.PutResult(ctx, c.Execution.ResultCID, c.Result, *c.Execution.CompletedAt); err != nil {
 			return false, err
 		}
@@ -73,4 +73,13 @@ func writeClosing(ctx context.Context, tx crtx.Tx, c *crtx.Closing) (bool, error
 		}
 	}
 	return true, nil
+}
+
+// notConflict keeps a unique key other than the Idempotency-Key's (an id
+// used twice) from reading as the key being taken.
+func notConflict(err error) error {
+	if errors.Is(err, crtx.ErrConflict) {
+		return fmt.Errorf("not the Idempotency-Key: %v", err)
+	}
+	return err
 }

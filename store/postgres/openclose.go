@@ -3,23 +3,13 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/sqldb"
+	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// DB is the PostgreSQL store: the SQL engine, with an execution's first
-// and last transactions each sent as one statement, a function call in
-// autocommit (migration 0008), instead of a dozen round trips inside
-// BEGIN and COMMIT during which the wallet's row stays locked.
-type DB struct{ *sqldb.DB }
-
-// SetConns sets how many connections the store keeps open.
-func (d *DB) SetConns(n int) {
-	d.Write.SetMaxOpenConns(n)
-	d.Write.SetMaxIdleConns(n)
-}
 
 // OpenExecution writes o in one round trip (crtx.Store).
 func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
@@ -43,13 +33,19 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	err = d.Retry(ctx, func() error {
 		return d.Write.QueryRowContext(ctx, `SELECT crtx_open_execution($1, $2, $3)`, args...).Scan(&o.Escrow.Seq)
 	})
+	var pe *pgconn.PgError
+	errors.As(err, &pe)
 	switch code(err) {
 	case "":
 		return err
 	case "23505":
-		return fmt.Errorf("idempotency key %q: %w", o.Idempotency.Key, crtx.ErrConflict)
-	case "23514":
-		return fmt.Errorf("execution %s: %w", o.Execution.ID, crtx.ErrInsufficientFunds)
+		if pe.ConstraintName == "idempotency_keys_pkey" {
+			return fmt.Errorf("idempotency key %q: %w", o.Idempotency.Key, crtx.ErrConflict)
+		}
+	case "23514", "CX004":
+		if insufficient(pe) {
+			return fmt.Errorf("execution %s: %w", o.Execution.ID, crtx.ErrInsufficientFunds)
+		}
 	case "CX001":
 		return fmt.Errorf("agent %s: %w", o.Execution.AgentID, crtx.ErrTermsChanged)
 	case "CX002":
@@ -79,17 +75,24 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 		return false, err
 	}
 	var content *string
-	if c.Result != "" {
+	if c.Execution.Status == crtx.ExecCompleted {
 		content = &c.Result
 	}
 	args = []any{args[0], content, args[1], args[2]}
 	err = d.Retry(ctx, func() error {
 		return d.Write.QueryRowContext(ctx, `SELECT crtx_close_execution($1, $2, $3, $4)`, args...).Scan(&c.Record.Seq)
 	})
-	if code(err) == "23514" {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && insufficient(pe) {
 		return false, fmt.Errorf("execution %s: %w", c.Execution.ID, crtx.ErrInsufficientFunds)
 	}
 	return err == nil && c.Record.Seq != 0, err
+}
+
+// insufficient reports a refusal for lack of funds: a balance CHECK of
+// accounts, or a paying account that does not exist (crtx_post's CX004).
+func insufficient(pe *pgconn.PgError) bool {
+	return pe != nil && (pe.Code == "CX004" || (pe.Code == "23514" && pe.TableName == "accounts"))
 }
 
 // jsonb encodes each value as a jsonb argument; a nil map stays NULL.
