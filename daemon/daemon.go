@@ -59,6 +59,8 @@ type Config struct {
 	MaxInFlightPerKey         int
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
+	// MetricsAddr, when set, serves GET /metrics there instead of on Addr.
+	MetricsAddr string
 
 	// LookupIP replaces the resolver of creator endpoints (tests).
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -196,8 +198,11 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 type Daemon struct {
 	Market *crtx.Market
 	URL    string
-	cancel context.CancelFunc
-	done   chan error
+	// MetricsURL is where GET /metrics answers when Config.MetricsAddr is
+	// set (its port chosen if MetricsAddr's was 0); empty otherwise.
+	MetricsURL string
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 // Start listens on cfg.Addr, opens everything and serves in the background
@@ -232,9 +237,18 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		ln.Close()
 		return nil, err
 	}
+	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "",
+		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}})
+	var mln net.Listener
+	if cfg.MetricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			ln.Close()
+			m.Store().Close()
+			return nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+	}
 	srv := &http.Server{
-		Handler: crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log,
-			Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}}),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -260,6 +274,14 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		psrv := &http.Server{Addr: cfg.PprofAddr, Handler: pm, ReadHeaderTimeout: 10 * time.Second}
 		go psrv.ListenAndServe()
 		go func() { <-ctx.Done(); psrv.Close() }()
+	}
+	if mln != nil {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", api.Metrics())
+		msrv := &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+		go msrv.Serve(mln)
+		go func() { <-ctx.Done(); msrv.Close() }()
+		d.MetricsURL = "http://" + mln.Addr().String() + "/metrics"
 	}
 	log.Info("crtxd serving", "addr", ln.Addr().String(), "public_url", d.URL, "admin_api", token != "")
 	go func() {

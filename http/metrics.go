@@ -51,16 +51,35 @@ func newMetrics(reg *prometheus.Registry, store any) *metrics {
 	return m
 }
 
+// methodLabel names the standard methods and calls any other "other": a
+// label per method a client makes up would add series without bound, and
+// a series is never freed.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
 func (m *metrics) observe(method, route string, status int, d time.Duration) {
 	if status == 0 {
 		status = http.StatusOK
 	}
+	method = methodLabel(method)
 	s := strconv.Itoa(status)
 	m.requests.WithLabelValues(route, method, s).Inc()
 	m.duration.WithLabelValues(route, method, s).Observe(d.Seconds())
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
-	promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	s.Metrics().ServeHTTP(w, r)
 	return nil
+}
+
+// Metrics serves the Prometheus metrics, for a listener of their own
+// (Options.MetricsElsewhere).
+func (s *Server) Metrics() http.Handler {
+	return promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
 }

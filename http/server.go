@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/crtx-market/crtx"
@@ -20,6 +21,9 @@ type Options struct {
 	AdminToken string
 	Logger     *slog.Logger
 	Limits     Limits
+	// MetricsElsewhere leaves GET /metrics out of the public routes: the
+	// daemon serves Server.Metrics on a listener of its own.
+	MetricsElsewhere bool
 }
 
 // Server is the http.Handler of crtxd.
@@ -114,6 +118,9 @@ func New(market *crtx.Market, opts Options) *Server {
 				s.writeError(w, r, err)
 			}
 		})
+	}
+	if opts.MetricsElsewhere {
+		s.routes = slices.DeleteFunc(s.routes, func(rt Route) bool { return rt.Path == "/metrics" })
 	}
 	for _, rt := range s.routes {
 		handle(rt.Method+" "+rt.Path, rt.handle)
