@@ -118,7 +118,7 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 	// whatever the agent's terms have become since.
 	refuse := func(refusal error) error {
 		if idemKey != "" {
-			if err := m.idempotent(ctx, p.Wallet, idemKey, requestHash); err != nil {
+			if err := m.idempotent(ctx, p.Wallet, p.Key.Environment, idemKey, requestHash); err != nil {
 				return err
 			}
 		}
@@ -166,7 +166,7 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 	}
 	o := Opening{Execution: e}
 	if idemKey != "" {
-		o.Idempotency = &Idempotency{Wallet: p.Wallet, Key: idemKey, RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: now}
+		o.Idempotency = &Idempotency{Wallet: p.Wallet, Environment: e.Environment, Key: idemKey, RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: now}
 	}
 	wallet := NewAccount(e.Environment, AccountWallet, e.Wallet, e.Wallet)
 	o.Escrow, o.Accounts = m.ledgerTx(e.Environment, TxEscrowOpened,
@@ -180,7 +180,7 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 	case errors.Is(err, ErrTermsChanged):
 		return Execution{}, fmt.Errorf("%w: %w", errRetry, err)
 	case errors.Is(err, ErrConflict) && idemKey != "":
-		if err := m.idempotent(ctx, p.Wallet, idemKey, requestHash); err != nil {
+		if err := m.idempotent(ctx, p.Wallet, p.Key.Environment, idemKey, requestHash); err != nil {
 			return Execution{}, err
 		}
 		return Execution{}, fmt.Errorf("%w: Idempotency-Key %q expired or was let go", errRetry, idemKey)
@@ -231,16 +231,16 @@ func (m *Market) keyRefusal(ctx context.Context, keyID string, price USDC, err e
 // with the first request's execution (a *Replay), or an error if the key
 // was used with another request or its first request is still running.
 // nil means the key had expired, or was let go meanwhile, and is free again.
-func (m *Market) idempotent(ctx context.Context, wallet, key, hash string) error {
+func (m *Market) idempotent(ctx context.Context, wallet string, env Environment, key, hash string) error {
 	return m.store.Update(ctx, func(tx Tx) error {
-		prev, err := tx.Idempotency(ctx, wallet, key)
+		prev, err := tx.Idempotency(ctx, wallet, env, key)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			return nil
 		case err != nil:
 			return err
 		case m.now().Sub(prev.CreatedAt) >= IdempotencyTTL:
-			return tx.DeleteIdempotency(ctx, wallet, key)
+			return tx.DeleteIdempotency(ctx, wallet, env, key)
 		case prev.RequestHash != hash:
 			return Errorf(CodeIdempotencyKeyReused, "Idempotency-Key %q was used with another request in the last 24 hours", key)
 		}
@@ -256,9 +256,9 @@ func (m *Market) idempotent(ctx context.Context, wallet, key, hash string) error
 }
 
 // CompleteIdempotency stores the response given to the first request.
-func (m *Market) CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error {
+func (m *Market) CompleteIdempotency(ctx context.Context, wallet string, env Environment, key string, status int, body []byte) error {
 	return internal("idempotency", m.store.Update(ctx, func(tx Tx) error {
-		return tx.CompleteIdempotency(ctx, wallet, key, status, body)
+		return tx.CompleteIdempotency(ctx, wallet, env, key, status, body)
 	}))
 }
 

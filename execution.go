@@ -81,7 +81,10 @@ type ExecutionQuery struct {
 
 // Idempotency remembers the first answer to an Idempotency-Key.
 type Idempotency struct {
+	// A key is the wallet's in one environment: the same key sent with a
+	// devnet API key after a mainnet one is another request.
 	Wallet      string
+	Environment Environment
 	Key         string
 	RequestHash string
 	ExecutionID string

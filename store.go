@@ -173,9 +173,9 @@ type Tx interface {
 
 	// InsertIdempotency stores a new key; ErrConflict when it exists.
 	InsertIdempotency(ctx context.Context, i Idempotency) error
-	Idempotency(ctx context.Context, wallet, key string) (Idempotency, error)
-	CompleteIdempotency(ctx context.Context, wallet, key string, status int, body []byte) error
-	DeleteIdempotency(ctx context.Context, wallet, key string) error
+	Idempotency(ctx context.Context, wallet string, env Environment, key string) (Idempotency, error)
+	CompleteIdempotency(ctx context.Context, wallet string, env Environment, key string, status int, body []byte) error
+	DeleteIdempotency(ctx context.Context, wallet string, env Environment, key string) error
 
 	InsertDispute(ctx context.Context, d Dispute) error
 	UpdateDispute(ctx context.Context, d Dispute) error

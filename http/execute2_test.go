@@ -195,6 +195,20 @@ func TestIdempotency(t *testing.T) {
 	if got := m.balance(m.callerW, crtx.Devnet).Available; before-got != usdc("1.5") {
 		t.Errorf("the new execution charged %s, want 1.5", before-got)
 	}
+	// A key is the wallet's in one environment: the same key and body with
+	// a devnet API key after a mainnet one is another request.
+	ob := client.ExecuteOptions{IdempotencyKey: "both"}
+	live, err := m.liveKey.Execute(ctx, agent, run("both"), ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := m.key.Execute(ctx, agent, run("both"), ob)
+	if err != nil || dev.ExecutionID == live.ExecutionID || dev.Environment != crtx.Devnet {
+		t.Errorf("devnet after mainnet with one key = %s on %s, %v; want a devnet execution of its own", dev.ExecutionID, dev.Environment, err)
+	}
+	if again, err := m.liveKey.Execute(ctx, agent, run("both"), ob); err != nil || again.ExecutionID != live.ExecutionID {
+		t.Errorf("mainnet replay = %s, %v; want %s", again.ExecutionID, err, live.ExecutionID)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -91,7 +91,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	}
 	if idem != "" {
 		b, _ := jsonBytes(body)
-		if err := s.market.CompleteIdempotency(r.Context(), p.Wallet, idem, status, b); err != nil {
+		if err := s.market.CompleteIdempotency(r.Context(), p.Wallet, p.Environment(), idem, status, b); err != nil {
 			s.log.Error("complete idempotency", "request_id", requestID(r), "err", err)
 		}
 	}

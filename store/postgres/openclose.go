@@ -19,7 +19,7 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	}
 	var idem map[string]any
 	if i := o.Idempotency; i != nil {
-		idem = map[string]any{"wallet": i.Wallet, "key": i.Key, "request_hash": i.RequestHash,
+		idem = map[string]any{"wallet": i.Wallet, "environment": i.Environment, "key": i.Key, "request_hash": i.RequestHash,
 			"execution_id": i.ExecutionID, "created_at": i.CreatedAt.UnixMicro()}
 	}
 	plan, err := sqldb.PlanTransaction(&o.Escrow, o.Accounts...)

@@ -68,7 +68,7 @@ func Open(ctx context.Context, dsn, searchPath string) (*DB, error) {
 
 // DB is the PostgreSQL store: the SQL engine, with an execution's first
 // and last transactions each sent as one statement, a function call in
-// autocommit (migration 0008), instead of a dozen round trips inside
+// autocommit (migration 0009), instead of a dozen round trips inside
 // BEGIN and COMMIT during which the wallet's row stays locked.
 type DB struct{ *sqldb.DB }
 

@@ -197,25 +197,35 @@ func testResultsAndIdempotency(t *testing.T, s crtx.Store) {
 		}
 		return nil
 	})
-	i := crtx.Idempotency{Wallet: "w", Key: "k", RequestHash: "h", ExecutionID: "e", CreatedAt: t0}
+	i := crtx.Idempotency{Wallet: "w", Environment: crtx.Mainnet, Key: "k", RequestHash: "h", ExecutionID: "e", CreatedAt: t0}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertIdempotency(ctx, i) })
 	if err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.InsertIdempotency(context.Background(), i) }); !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("a second insert: %v", err)
 	}
+	// The same key in the other environment is another key.
+	devnet := i
+	devnet.Environment, devnet.ExecutionID = crtx.Devnet, "e-devnet"
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertIdempotency(ctx, devnet) })
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		return tx.CompleteIdempotency(ctx, "w", "k", 200, []byte(`{"a":1}`))
+		return tx.CompleteIdempotency(ctx, "w", crtx.Mainnet, "k", 200, []byte(`{"a":1}`))
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.Idempotency(ctx, "w", "k")
+		got, err := tx.Idempotency(ctx, "w", crtx.Mainnet, "k")
 		if err != nil || got.Status != 200 || string(got.Body) != `{"a":1}` || got.ExecutionID != "e" || !got.CreatedAt.Equal(t0) {
 			t.Errorf("Idempotency = %+v, %v", got, err)
 		}
+		if got, err := tx.Idempotency(ctx, "w", crtx.Devnet, "k"); err != nil || got.Status != 0 || got.ExecutionID != "e-devnet" {
+			t.Errorf("the devnet key = %+v, %v; want its own, not completed", got, err)
+		}
 		return nil
 	})
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.DeleteIdempotency(ctx, "w", "k") })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.DeleteIdempotency(ctx, "w", crtx.Mainnet, "k") })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.Idempotency(ctx, "w", "k"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Idempotency(ctx, "w", crtx.Mainnet, "k"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("deleted key: %v", err)
+		}
+		if _, err := tx.Idempotency(ctx, "w", crtx.Devnet, "k"); err != nil {
+			t.Errorf("deleting the mainnet key deleted the devnet one: %v", err)
 		}
 		return nil
 	})

@@ -66,7 +66,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 			if _, err := tx.Transaction(ctx, crtx.Devnet, "open-"+id); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("the escrow of refused execution %s was written: %v", id, err)
 			}
-			if i, err := tx.Idempotency(ctx, "alice", "idem-"+id); !errors.Is(err, crtx.ErrNotFound) {
+			if i, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "idem-"+id); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("the Idempotency-Key of refused execution %s was kept: %+v, %v", id, i, err)
 			}
 			return nil
@@ -74,7 +74,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	}
 
 	e1 := opening("e1", nil)
-	e1.Idempotency = &crtx.Idempotency{Wallet: "alice", Key: "idem-1", RequestHash: "h1", ExecutionID: "e1", CreatedAt: t0}
+	e1.Idempotency = &crtx.Idempotency{Wallet: "alice", Environment: crtx.Devnet, Key: "idem-1", RequestHash: "h1", ExecutionID: "e1", CreatedAt: t0}
 	if err := s.OpenExecution(ctx, e1); err != nil || e1.Escrow.Seq == 0 {
 		t.Fatalf("OpenExecution: %v, seq %d", err, e1.Escrow.Seq)
 	}
@@ -88,7 +88,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		if e, err := tx.Execution(ctx, "e1"); err != nil || !reflect.DeepEqual(e, e1.Execution) {
 			t.Errorf("execution e1 reads back as\n%+v, %v; want\n%+v", e, err, e1.Execution)
 		}
-		if i, err := tx.Idempotency(ctx, "alice", "idem-1"); err != nil || i.ExecutionID != "e1" {
+		if i, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "idem-1"); err != nil || i.ExecutionID != "e1" {
 			t.Errorf("idempotency key = %+v, %v", i, err)
 		}
 		return nil
@@ -101,7 +101,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	}{
 		{"taken Idempotency-Key", func() *crtx.Opening {
 			o := opening("e2", nil)
-			o.Idempotency = &crtx.Idempotency{Wallet: "alice", Key: "idem-1", RequestHash: "h2", ExecutionID: "e2", CreatedAt: t0}
+			o.Idempotency = &crtx.Idempotency{Wallet: "alice", Environment: crtx.Devnet, Key: "idem-1", RequestHash: "h2", ExecutionID: "e2", CreatedAt: t0}
 			return o
 		}(), crtx.ErrConflict},
 		{"stale price", opening("e3", func(e *crtx.Execution) { e.Cost, e.CreatorAmount, e.PlatformAmount = 90_000, 89_100, 900 }), crtx.ErrTermsChanged},
@@ -115,7 +115,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	for _, r := range refusals {
 		if r.o.Idempotency == nil {
 			id := r.o.Execution.ID
-			r.o.Idempotency = &crtx.Idempotency{Wallet: "alice", Key: "idem-" + id, RequestHash: "h", ExecutionID: id, CreatedAt: t0}
+			r.o.Idempotency = &crtx.Idempotency{Wallet: "alice", Environment: crtx.Devnet, Key: "idem-" + id, RequestHash: "h", ExecutionID: id, CreatedAt: t0}
 		}
 		if err := s.OpenExecution(ctx, r.o); !errors.Is(err, r.want) {
 			t.Errorf("%s: %v, want %v", r.name, err, r.want)
@@ -125,12 +125,12 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	// An id used twice is an error, not the Idempotency-Key being taken.
 	twice := opening("e1", nil)
 	twice.Escrow.ID = "open-e1-again"
-	twice.Idempotency = &crtx.Idempotency{Wallet: "alice", Key: "idem-again", RequestHash: "h", ExecutionID: "e1", CreatedAt: t0}
+	twice.Idempotency = &crtx.Idempotency{Wallet: "alice", Environment: crtx.Devnet, Key: "idem-again", RequestHash: "h", ExecutionID: "e1", CreatedAt: t0}
 	if err := s.OpenExecution(ctx, twice); err == nil || errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("opening e1 again: %v, want an error other than ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.Idempotency(ctx, "alice", "idem-again"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "idem-again"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("the key of the refused second e1 was kept: %v", err)
 		}
 		return nil

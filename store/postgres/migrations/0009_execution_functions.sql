@@ -58,8 +58,9 @@ DECLARE
     tseq bigint;
 BEGIN
     IF idem IS NOT NULL THEN
-        INSERT INTO idempotency_keys (wallet, key, request_hash, execution_id, created_at)
-            VALUES (idem->>'wallet', idem->>'key', idem->>'request_hash', idem->>'execution_id', (idem->>'created_at')::bigint);
+        INSERT INTO idempotency_keys (wallet, environment, key, request_hash, execution_id, created_at)
+            VALUES (idem->>'wallet', idem->>'environment', idem->>'key', idem->>'request_hash', idem->>'execution_id',
+                (idem->>'created_at')::bigint);
     END IF;
     SELECT status, suspended_at, price, creator, name, endpoint_url, signing_public_key INTO a
         FROM agents WHERE id = e.agent_id;
