@@ -232,13 +232,22 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 			return CreatorAgent{}, err
 		}
 	}
-	changed := changedFields(before, a)
+	// The reachability test takes seconds: the change is applied to the
+	// listing as it is when written, so that what others changed meanwhile
+	// (an operator's suspension, the collateral) stays as they left it.
 	err = m.store.Update(ctx, func(tx Tx) error {
 		cur, err := ownAgent(ctx, tx, wallet, id)
 		if err != nil {
 			return err
 		}
-		a.Collateral = cur.Collateral
+		a = cur
+		if err := p.apply(&a, false); err != nil {
+			return err
+		}
+		if p.Status != nil {
+			a.Status = *p.Status
+		}
+		changed := changedFields(cur, a)
 		if len(changed) == 0 {
 			return nil
 		}

@@ -187,3 +187,38 @@ type notNow struct{}
 func (notNow) Error() string { return "not now" }
 
 var errNotNow = notNow{}
+
+// A creator's edit spans the new endpoint's reachability test (seconds);
+// an operator's suspension made meanwhile stays.
+func TestEditKeepsASuspensionMadeMeanwhile(t *testing.T) {
+	m := newMarket(t, "1")
+	agent := m.list(newService(t, echo), "0.1")
+	probed := make(chan struct{})
+	slowTest := newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
+		if r.Test {
+			close(probed)
+			time.Sleep(300 * time.Millisecond)
+		}
+		return "ok", 0, nil
+	})
+	edited := make(chan error, 1)
+	go func() {
+		_, err := patch(m.creatorC, agent, map[string]any{"endpoint_url": slowTest.URL, "signing_public_key": slowTest.PubKey,
+			"tagline": "Counts words faster."})
+		edited <- err
+	}()
+	<-probed
+	if _, err := m.admin.Suspend(ctx, agent, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-edited; err != nil {
+		t.Fatal(err)
+	}
+	mine, err := m.creatorC.CreatorAgents(ctx)
+	if err != nil || len(mine) != 1 {
+		t.Fatalf("creator's agents = %+v, %v", mine, err)
+	}
+	if a := mine[0]; !a.Suspended || a.Tagline != "Counts words faster." || a.EndpointURL != slowTest.URL {
+		t.Errorf("after the edit: suspended %v, tagline %q, endpoint %s; want suspended, with the edit", a.Suspended, a.Tagline, a.EndpointURL)
+	}
+}
