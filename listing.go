@@ -61,10 +61,17 @@ func (m *Market) probe(ctx context.Context, wallet, endpoint string, pub ed25519
 	rep.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
 		var ce *CallError
-		if errors.As(err, &ce) && ce.Code == CodeInvalidAgentResponse {
+		if !errors.As(err, &ce) {
+			m.cfg.Logger.Error("reachability test", "err", err)
+			problem("the test request could not be sent")
+			return rep
+		}
+		if ce.Code == CodeInvalidAgentResponse {
 			rep.Reachable = true // something answered, just not a reply
 		}
-		problem("%v", err)
+		// The detail (a dial error, the resolved address) stays in the log.
+		m.cfg.Logger.Info("reachability test", "err", err)
+		problem("%s", ce.Message)
 		return rep
 	}
 	rep.Reachable = true

@@ -149,7 +149,11 @@ type CallError struct {
 	// NoResponse is true when not a byte came back (refused, reset, blocked):
 	// the only case a dispatch may be retried.
 	NoResponse bool
-	Err        error
+	// Message says what went wrong in words that name no URL, address or
+	// resolver: it reaches callers and the execution record. Err is the
+	// detail, for the server's log.
+	Message string
+	Err     error
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }

@@ -124,10 +124,15 @@ func (m *Market) dispatch(ctx context.Context, e Execution) outcome {
 				continue
 			case <-ctx.Done():
 			}
-			return outcome{code: CodeExecutionTimeout, message: fmt.Sprintf("the agent's endpoint did not answer within %d seconds (%v)", e.TimeoutSeconds, err)}
+			// The detail names the creator's endpoint, which is theirs to
+			// keep: it goes to the log, and callers read a stable message.
+			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
+			return outcome{code: CodeExecutionTimeout, message: fmt.Sprintf("the agent's endpoint did not answer within %d seconds", e.TimeoutSeconds)}
 		case errors.As(err, &ce) && ce.Code == CodeInvalidAgentResponse:
-			return outcome{code: CodeInvalidAgentResponse, message: ce.Error()}
+			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
+			return outcome{code: CodeInvalidAgentResponse, message: ce.Message}
 		default:
+			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
 			return outcome{code: CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
 		}
 	}

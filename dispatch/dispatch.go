@@ -177,13 +177,15 @@ func (c *Caller) CheckURL(ctx context.Context, field, raw string) error {
 		}
 		return nil
 	}
+	// The answers name neither the addresses a name resolves to nor the
+	// resolver: either would tell a caller about the marketplace's network.
 	ips, err := c.resolve(ctx, host)
 	if err != nil {
-		return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %v", field, err)
+		return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: the host %s does not resolve", field, host)
 	}
 	for _, ip := range ips {
 		if !Public(ip) {
-			return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %s resolves to %s, which is not a public address", field, host, ip)
+			return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %s resolves to an address that is not public", field, host)
 		}
 	}
 	return nil
@@ -200,7 +202,7 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Err: err}
+		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Message: "the endpoint URL is not valid", Err: err}
 	}
 	ts := strconv.FormatInt(c.opts.Now().Unix(), 10)
 	hreq.Header.Set("Content-Type", "application/json")
@@ -214,30 +216,38 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	resp, err := c.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Err: fmt.Errorf("no reply before the deadline: %w", ctx.Err())}
+			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "no reply before the deadline", Err: fmt.Errorf("no reply before the deadline: %w", err)}
 		}
-		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Err: err}
+		msg := "the endpoint could not be reached"
+		if errors.Is(err, ErrBlocked) {
+			msg = "the endpoint resolved to an address that is not public"
+		}
+		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Message: msg, Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		loc := ""
-		if l := resp.Header.Get("Location"); l != "" {
-			loc = " (a redirect to " + l + ", which is not followed)"
+		msg := fmt.Sprintf("the endpoint answered HTTP %d", resp.StatusCode)
+		if resp.Header.Get("Location") != "" {
+			msg += " with a redirect, which is not followed"
 		}
-		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("the endpoint answered HTTP %d%s", resp.StatusCode, loc)}
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: msg,
+			Err: fmt.Errorf("%s: HTTP %d, Location %q", endpoint, resp.StatusCode, resp.Header.Get("Location"))}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Err: fmt.Errorf("the reply did not finish before the deadline: %w", ctx.Err())}
+			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "the reply did not finish before the deadline",
+				Err: fmt.Errorf("the reply did not finish before the deadline: %w", err)}
 		}
-		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("reading the reply: %w", err)}
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: "the reply could not be read", Err: fmt.Errorf("reading the reply: %w", err)}
 	}
 	if int64(len(data)) > c.opts.MaxReplyBytes {
-		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("the reply is larger than %d bytes", c.opts.MaxReplyBytes)}
+		msg := fmt.Sprintf("the reply is larger than %d bytes", c.opts.MaxReplyBytes)
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: msg, Err: errors.New(msg)}
 	}
 	if err := json.Unmarshal(data, &reply); err != nil {
-		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Err: fmt.Errorf("the reply is not a JSON object of the creator protocol: %v", err)}
+		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: "the reply is not a JSON object of the creator protocol",
+			Err: fmt.Errorf("the reply is not a JSON object of the creator protocol: %w", err)}
 	}
 	return reply, nil
 }

@@ -314,7 +314,16 @@ func TestCreatorFaults(t *testing.T) {
 			}
 			rec, err := m.key.Execution(ctx, *ce.ExecutionID)
 			if err != nil || rec.Status != "failed" || rec.Error == nil || rec.Error.Code != tc.code || rec.Result != nil || rec.IPFSURL != nil {
-				t.Errorf("record = %+v, %v", rec, err)
+				t.Fatalf("record = %+v, %v", rec, err)
+			}
+			// The creator's endpoint is theirs: neither the answer nor the
+			// record names it, an address, a redirect or Go's dial text.
+			for _, msg := range []string{ce.Message, rec.Error.Message} {
+				for _, leak := range []string{strings.TrimSuffix(strings.TrimPrefix(svc.URL, "http://"), "/execute"), "127.0.0.1", "169.254", "dial", "Post "} {
+					if strings.Contains(msg, leak) {
+						t.Errorf("message %q names %q", msg, leak)
+					}
+				}
 			}
 			if got := m.balance(m.callerW, crtx.Devnet); got != before {
 				t.Errorf("escrow not refunded: %+v, was %+v", got, before)
