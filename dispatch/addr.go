@@ -21,7 +21,13 @@ var blockedPrefixes = func() []netip.Prefix {
 }()
 
 var (
-	nat64   = netip.MustParsePrefix("64:ff9b::/96")
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// nat64Local is local-use NAT64 (RFC 8215), where the network picks
+	// where in the address the IPv4 one sits.
+	nat64Local   = netip.MustParsePrefix("64:ff9b:1::/48")
+	nat64Local96 = netip.MustParsePrefix("64:ff9b:1::/96")
+	// siit is IPv4-translated space (RFC 2765), ::ffff:0:a.b.c.d.
+	siit    = netip.MustParsePrefix("::ffff:0:0:0/96")
 	sixTo4  = netip.MustParsePrefix("2002::/16")
 	teredo  = netip.MustParsePrefix("2001::/32")
 	compat4 = netip.MustParsePrefix("::/96")
@@ -29,7 +35,9 @@ var (
 
 // Public reports whether ip is an address a creator endpoint may be dialled
 // at. IPv6 forms that carry an IPv4 address inside (mapped, compatible,
-// NAT64, 6to4) are judged by that IPv4 address; Teredo is refused outright.
+// NAT64, SIIT, 6to4) are judged by that IPv4 address; local-use NAT64 only
+// in its one form whose IPv4 address is certain (the last 32 bits, the
+// rest zero); Teredo is refused outright.
 func Public(ip netip.Addr) bool {
 	if !ip.IsValid() {
 		return false
@@ -38,8 +46,11 @@ func Public(ip netip.Addr) bool {
 	if ip.Is6() {
 		b := ip.As16()
 		switch {
-		case nat64.Contains(ip) || (compat4.Contains(ip) && ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback()):
+		case nat64.Contains(ip) || nat64Local96.Contains(ip) || siit.Contains(ip) ||
+			(compat4.Contains(ip) && ip != netip.IPv6Unspecified() && ip != netip.IPv6Loopback()):
 			return Public(netip.AddrFrom4([4]byte(b[12:16])))
+		case nat64Local.Contains(ip):
+			return false
 		case sixTo4.Contains(ip):
 			return Public(netip.AddrFrom4([4]byte(b[2:6])))
 		case teredo.Contains(ip):

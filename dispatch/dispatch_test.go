@@ -21,6 +21,8 @@ func TestPublic(t *testing.T) {
 		"255.255.255.255", "240.0.0.1", "fc00::1", "fd00:ec2::254", "fe80::1", "ff02::1",
 		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "2002:7f00:1::",
 		"2001:0:4136:e378::1", "::127.0.0.1", "192.0.2.1", "198.18.0.1",
+		// Local-use NAT64 and SIIT carry an IPv4 address too.
+		"64:ff9b:1::a00:1", "64:ff9b:1::7f00:1", "64:ff9b:1:a00:1::", "64:ff9b:1:0:808:808::", "::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe",
 	}
 	for _, s := range blocked {
 		if Public(netip.MustParseAddr(s)) {
@@ -28,7 +30,7 @@ func TestPublic(t *testing.T) {
 		}
 	}
 	public := []string{"93.184.216.34", "8.8.8.8", "1.1.1.1", "172.32.0.1", "172.15.255.255", "2606:4700::1111",
-		"::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::"}
+		"::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::", "64:ff9b:1::808:808", "::ffff:0:808:808"}
 	for _, s := range public {
 		if !Public(netip.MustParseAddr(s)) {
 			t.Errorf("%s counts as private", s)
