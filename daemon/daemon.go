@@ -123,10 +123,31 @@ func LoadKeys(dir string) (Keys, error) {
 	return k, nil
 }
 
+// CheckExisting refuses a --data folder that holds no marketplace: the
+// SQLite database (when --db is empty) and the two keys. The offline
+// commands call it first, so that a forgotten or mistyped --data is an
+// error, not a new, empty marketplace that verifies.
+func CheckExisting(cfg Config) error {
+	files := []string{"authority.json", "marketplace.json"}
+	if !isPostgres(cfg.DB) {
+		files = append(files, "crtx.db")
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(cfg.Data, f)); err != nil {
+			return fmt.Errorf("--data %s holds no marketplace (no %s): give the folder crtxd serve uses", cfg.Data, f)
+		}
+	}
+	return nil
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
 // OpenStore opens the store the configuration names: PostgreSQL for a
 // postgres:// DSN, else SQLite in --data.
 func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
-	if strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://") {
+	if isPostgres(cfg.DB) {
 		if cfg.DBConns < 1 {
 			return nil, errors.New("--db-conns must be at least 1")
 		}

@@ -36,6 +36,9 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return flagErr(err)
 	}
+	if err := daemon.CheckExisting(cfg); err != nil {
+		return err
+	}
 	cfg.PublicURL = "http://" + cfg.Addr
 	m, err := daemon.OpenMarket(ctx, cfg, nil)
 	if err != nil {

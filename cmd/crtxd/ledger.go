@@ -53,6 +53,9 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool,
 		}
 		envs = []crtx.Environment{env}
 	}
+	if err := daemon.CheckExisting(cfg); err != nil {
+		return false, err
+	}
 	keys, err := daemon.LoadKeys(cfg.Data)
 	if err != nil {
 		return false, err
@@ -101,6 +104,9 @@ func funding(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	amount, err := crtx.ParseUSDC(*amountFlag)
 	if err != nil {
 		return fmt.Errorf("--amount: %w", err)
+	}
+	if err := daemon.CheckExisting(cfg); err != nil {
+		return err
 	}
 	cfg.PublicURL = "http://" + cfg.Addr
 	m, err := daemon.OpenMarket(ctx, cfg, nil)

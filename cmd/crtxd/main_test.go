@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
 	_ "modernc.org/sqlite"
 )
 
@@ -160,6 +163,9 @@ func TestLedgerVerifyFindsTampering(t *testing.T) {
 	t.Run("another authority key", func(t *testing.T) {
 		data := withTraffic(t)
 		os.Remove(filepath.Join(data, "authority.json"))
+		if _, err := keyfile.LoadOrCreate(filepath.Join(data, "authority.json")); err != nil {
+			t.Fatal(err)
+		}
 		code, out := crtxd(t, "ledger", "verify", "--data", data, "--environment", "devnet")
 		if code == 0 || !strings.Contains(out, "signature does not verify") {
 			t.Fatalf("verify with another key: %d\n%s", code, out)
@@ -237,6 +243,18 @@ func TestCommands(t *testing.T) {
 		if code, _ := crtxd(t, args...); code == 0 {
 			t.Errorf("%v succeeded", args)
 		}
+	}
+	// An offline command on a folder that holds no marketplace (a
+	// forgotten --data) refuses, and creates nothing there.
+	nowhere := filepath.Join(t.TempDir(), "forgot")
+	for _, args := range [][]string{{"ledger", "verify"}, {"ledger", "deposit", "--environment", "mainnet", "--wallet", "x", "--amount", "1"},
+		{"admin", "disputes", "list"}} {
+		if code, out := crtxd(t, append(args, "--data", nowhere)...); code == 0 || !strings.Contains(out, "holds no marketplace") {
+			t.Errorf("%v on an empty folder: exit %d, %s", args, code, out)
+		}
+	}
+	if _, err := os.Stat(nowhere); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an offline command created %s: %v", nowhere, err)
 	}
 	// Key files are private.
 	for _, f := range []string{"authority.json", "marketplace.json"} {
