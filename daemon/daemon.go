@@ -246,8 +246,15 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.BlockInterval <= 0 || cfg.RollupInterval <= 0 {
 		return nil, errors.New("--block-interval and --rollup-interval must be more than zero")
 	}
+	unlock := func() {}
+	if !isPostgres(cfg.DB) {
+		if unlock, err = lockData(cfg.Data); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		unlock()
 		return nil, err
 	}
 	if cfg.PublicURL == "" {
@@ -256,6 +263,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	m, err := OpenMarket(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
+		unlock()
 		return nil, err
 	}
 	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "",
@@ -265,6 +273,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			ln.Close()
 			m.Store().Close()
+			unlock()
 			return nil, fmt.Errorf("--metrics-addr: %w", err)
 		}
 	}
@@ -324,6 +333,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		if cerr := m.Store().Close(); err == nil {
 			err = cerr
 		}
+		unlock()
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

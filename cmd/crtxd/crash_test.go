@@ -106,7 +106,7 @@ func TestCrashRecovery(t *testing.T) {
 	args := []string{"--addr", addr, "--data", data, "--admin-token-file", token, "--allow-private-endpoints",
 		"--lease", "1s", "--recovery-interval", "100ms", "--block-interval", "100ms", "--rate-limit-ip", "0"}
 
-	svcURL, svcKey, takenOver := slowCreator(t, 400*time.Millisecond)
+	svcURL, svcKey, svc := slowCreator(t, 400*time.Millisecond)
 
 	p := startProc(t, args...)
 	admin := client.New(p.url, "crash-test-admin-token-0123456789")
@@ -232,7 +232,7 @@ func TestCrashRecovery(t *testing.T) {
 	if got := cw.Balances[crtx.Mainnet].Available; got != 100*crtx.MicroPerUSDC-10*crtx.MicroPerUSDC+earned {
 		t.Errorf("creator %s, earned %s", got, earned)
 	}
-	redelivered := takenOver()
+	redelivered := svc.takenOver()
 	if redelivered == 0 {
 		t.Error("no execution was taken over after a kill; the test proved nothing")
 	}

@@ -293,3 +293,28 @@ func TestServeStopsOnSignal(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+// One crtxd serves a SQLite folder: a second refuses to start, saying
+// which process holds it, and the folder is free again once the first stops.
+func TestOneServePerFolder(t *testing.T) {
+	cfg := daemon.Defaults()
+	cfg.Addr, cfg.Data, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), &bytes.Buffer{}
+	first, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, err := daemon.Start(ctx, cfg); err == nil || !strings.Contains(err.Error(), "another crtxd (pid") {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("a second serve on one folder: %v, want a refusal naming the first", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("after the first stopped: %v", err)
+	}
+	again.Close()
+}

@@ -114,7 +114,7 @@ func TestMain(m *testing.M) {
 // counting deliveries per execution id. takenOver reports how many
 // executions were delivered more than once: a second delivery is a
 // takeover after a kill, answered from the creator SDK's memory.
-func slowCreator(t *testing.T, jitter time.Duration) (url, publicKey string, takenOver func() int) {
+func slowCreator(t *testing.T, jitter time.Duration) (url, publicKey string, c *slowService) {
 	_, key, _ := ed25519.GenerateKey(nil)
 	h := creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
 		if !r.Test {
@@ -122,28 +122,57 @@ func slowCreator(t *testing.T, jitter time.Duration) (url, publicKey string, tak
 		}
 		return "done: " + r.Task, 0, nil
 	}, creator.Options{})
-	var mu sync.Mutex
-	deliveries := map[string]int{}
+	c = &slowService{deliveries: map[string]int{}, busy: map[string]int{}}
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req crtx.CreatorRequest
 		json.Unmarshal(body, &req)
-		mu.Lock()
-		deliveries[req.ExecutionID]++
-		mu.Unlock()
+		c.mu.Lock()
+		c.deliveries[req.ExecutionID]++
+		c.busy[req.Task]++
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.busy[req.Task]--
+			c.mu.Unlock()
+		}()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(svc.Close)
-	return svc.URL, h.PublicKey(), func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, d := range deliveries {
-			if d > 1 {
-				n++
-			}
+	return svc.URL, h.PublicKey(), c
+}
+
+// slowService counts what the slow creator was asked.
+type slowService struct {
+	mu         sync.Mutex
+	deliveries map[string]int // by execution id
+	busy       map[string]int // requests being answered, by task
+}
+
+// takenOver counts the executions delivered more than once: by a process
+// that took them over after the one that dispatched them died.
+func (c *slowService) takenOver() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, d := range c.deliveries {
+		if d > 1 {
+			n++
 		}
-		return n
 	}
+	return n
+}
+
+// answering counts the requests being answered now whose task match says yes to.
+func (c *slowService) answering(match func(task string) bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for task, b := range c.busy {
+		if match(task) {
+			n += b
+		}
+	}
+	return n
 }

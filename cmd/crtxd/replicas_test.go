@@ -42,7 +42,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	defer a.kill()
 	defer c.kill()
 
-	svcURL, svcKey, takenOver := slowCreator(t, 300*time.Millisecond)
+	svcURL, svcKey, svc := slowCreator(t, 300*time.Millisecond)
 
 	admin := client.New(a.url, "replica-test-admin-token-0123456789")
 	wallet := func(funds crtx.USDC) (*client.Client, string) {
@@ -73,15 +73,24 @@ func TestReplicasOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Load on all three; B dies in the middle of it.
+	// Load on all three; B dies in the middle of it, while the creator
+	// answers at least one of its dispatches (a slow machine may not have
+	// sent any yet at the 21st request), so that one is surely taken over.
 	procs := []*proc{a, b, c}
+	fromB := func(task string) bool { return strings.HasPrefix(task, "b-") }
 	var wg sync.WaitGroup
 	for i := range 36 {
 		p := procs[i%3]
 		params := crtx.ExecuteParams{Task: fmt.Sprint(i), Async: i%2 == 0}
+		if p == b {
+			params.Task = fmt.Sprint("b-", i)
+		}
 		wg.Go(func() { client.New(p.url, k.Key).Execute(ctx, agent.AgentID, params, client.ExecuteOptions{}) })
 		time.Sleep(10 * time.Millisecond)
 		if i == 20 {
+			for deadline := time.Now().Add(10 * time.Second); svc.answering(fromB) == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 			b.kill()
 		}
 	}
@@ -126,7 +135,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if bal := w.Balances[crtx.Mainnet]; bal.Escrowed != 0 || bal.Available != 10*crtx.MicroPerUSDC-spent {
 		t.Errorf("caller %+v after spending %s", bal, spent)
 	}
-	taken := takenOver()
+	taken := svc.takenOver()
 	t.Logf("%d executions (%d reached by a second replica after the kill)", page.Total, taken)
 	if taken == 0 {
 		t.Error("no execution of the killed replica was taken over; the test proved nothing")
