@@ -8,13 +8,17 @@ import (
 // Token prefixes. An API key's prefix fixes its environment (seed
 // "Authentication"); session tokens act for a wallet in the dashboards.
 const (
-	LiveKeyPrefix  = "crtx_live_"
-	TestKeyPrefix  = "crtx_test_"
-	SessionPrefix  = "crtx_sess_"
-	secretLen      = 32
-	SessionTTL     = 24 * time.Hour
-	ChallengeTTL   = 5 * time.Minute
-	keyTouchPeriod = time.Minute
+	LiveKeyPrefix = "crtx_live_"
+	TestKeyPrefix = "crtx_test_"
+	SessionPrefix = "crtx_sess_"
+	// OperatorPrefix starts an operator's dashboard session, which the
+	// operator's cookie holds instead of the admin token itself.
+	OperatorPrefix     = "crtx_op_"
+	OperatorSessionTTL = 8 * time.Hour
+	secretLen          = 32
+	SessionTTL         = 24 * time.Hour
+	ChallengeTTL       = 5 * time.Minute
+	keyTouchPeriod     = time.Minute
 )
 
 // Nonce is a one-time sign-in challenge.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/crtx-market/crtx/web"
 )
 
 // The docs page renders /v1/openapi.json on the server: readable without
@@ -170,6 +172,7 @@ func (s *Server) docs(w http.ResponseWriter, r *http.Request) error {
 		return docsErr
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", web.PageCSP)
 	w.Write(docsHTML)
 	return nil
 }

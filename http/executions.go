@@ -233,6 +233,9 @@ func (s *Server) ipfs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	// The bytes are a creator's, served on the dashboards' origin: a
+	// browser must run nothing in them, whatever it would sniff.
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	w.Header().Set("ETag", `"`+cid+`"`)
 	w.Write([]byte(content))

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/web"
 )
 
 //go:embed templates/*.html
@@ -38,6 +39,7 @@ func page(w http.ResponseWriter, name string, data any) error {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", web.PageCSP)
 	w.Write(buf.Bytes())
 	return nil
 }

@@ -82,6 +82,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("request", "request_id", id, "method", r.Method, "route", route,
 			"status", sw.status, "duration_ms", elapsed.Milliseconds())
 	}()
+	// No response is to be sniffed into another type or shown in a frame.
+	sw.Header().Set("X-Content-Type-Options", "nosniff")
+	sw.Header().Set("X-Frame-Options", "DENY")
 	if err := textOnly(r); err != nil {
 		s.writeError(sw, r, err)
 		return

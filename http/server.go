@@ -127,8 +127,20 @@ func New(market *crtx.Market, opts Options) *Server {
 	}
 	// The pages and dashboards are not part of the REST interface (nor of
 	// openapi.json), but answer errors the same way.
+	// A page's form posted from another site is refused before it runs:
+	// sign-in forms have no session (nor CSRF value) yet to check.
+	cop := http.NewCrossOriginProtection()
 	for _, rt := range web.New(market, opts.AdminToken).Routes() {
-		handle(rt.Method+" "+rt.Path, rt.Handle)
+		h := rt.Handle
+		if rt.Method == http.MethodPost {
+			h = func(w http.ResponseWriter, r *http.Request) error {
+				if err := cop.Check(r); err != nil {
+					return crtx.Errorf(crtx.CodeInvalidSession, "this form was posted from another site; open the page on this site and send it from there")
+				}
+				return rt.Handle(w, r)
+			}
+		}
+		handle(rt.Method+" "+rt.Path, h)
 	}
 	return s
 }

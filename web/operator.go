@@ -7,10 +7,14 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// operator pages are behind the admin token, kept in a cookie of their own.
-func (h *Handler) isOperator(r *http.Request) bool {
+// operator pages are behind an operator session, opened with the admin
+// token and kept in a cookie of its own; it returns the session's token.
+func (h *Handler) isOperator(r *http.Request) (string, bool) {
 	c, err := r.Cookie(adminCookie)
-	return err == nil && h.adminToken != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.adminToken)) == 1
+	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value) {
+		return "", false
+	}
+	return c.Value, true
 }
 
 type operatorData struct {
@@ -21,7 +25,7 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 	if h.adminToken == "" {
 		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
 	}
-	if !h.isOperator(r) {
+	if _, ok := h.isOperator(r); !ok {
 		return h.render(w, "operator-login", page{Title: "Operator — crtx"})
 	}
 	return h.renderOperator(w, r, page{})
@@ -36,7 +40,8 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, p page)
 	for _, x := range ds {
 		d.Disputes = append(d.Disputes, x.Info())
 	}
-	p.Title, p.Data, p.CSRF = "Operator — crtx", d, csrfFor(h.adminToken)
+	session, _ := h.isOperator(r)
+	p.Title, p.Data, p.CSRF = "Operator — crtx", d, csrfFor(session)
 	return h.render(w, "operator", p)
 }
 
@@ -44,13 +49,18 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 	if h.adminToken == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(h.adminToken)) != 1 {
 		return h.render(w, "operator-login", page{Title: "Operator — crtx", Error: "That is not the admin token."})
 	}
-	h.setCookie(w, adminCookie, h.adminToken, 8*3600)
+	session, err := h.market.OpenOperatorSession(r.Context())
+	if err != nil {
+		return err
+	}
+	h.setCookie(w, adminCookie, session, int(crtx.OperatorSessionTTL.Seconds()))
 	http.Redirect(w, r, "/dashboard/operator", http.StatusSeeOther)
 	return nil
 }
 
 func (h *Handler) operatorForm(r *http.Request) error {
-	if !h.isOperator(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(csrfFor(h.adminToken))) != 1 {
+	session, ok := h.isOperator(r)
+	if !ok || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(csrfFor(session))) != 1 {
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "sign in as the operator first")
 	}
 	return nil
