@@ -157,7 +157,7 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
 		Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
 		Cost: a.Price, WebhookURL: in.WebhookURL, Status: ExecPending, InitiatedAt: now,
-		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease)}
+		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
 	e.CreatorAmount, e.PlatformAmount = Split(e.Cost, m.cfg.FeeBps)
 	if !in.Async {
 		// A synchronous execution is dispatched at once: record that with

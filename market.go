@@ -40,6 +40,9 @@ type Config struct {
 	// Lease is how long a process owns an execution's dispatch without
 	// renewing it; after that, any process may take it over. 0 means 15 s.
 	Lease time.Duration
+	// Heartbeat is how often a replica says it is alive (RunHeartbeat); one
+	// silent for three takes over its executions. 0 means 1 s.
+	Heartbeat time.Duration
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
@@ -51,9 +54,10 @@ type Config struct {
 // Market is the marketplace's domain core. Its public methods each own one
 // store transaction.
 type Market struct {
-	store  Store
-	cfg    Config
-	domain string
+	store   Store
+	cfg     Config
+	domain  string
+	replica string // Replica
 
 	// bg is the context of background dispatches; stop ends it.
 	bg    context.Context
@@ -98,6 +102,9 @@ func New(store Store, cfg Config) (*Market, error) {
 	if cfg.Lease == 0 {
 		cfg.Lease = 15 * time.Second
 	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = time.Second
+	}
 	if cfg.WebhookRetryBase == 0 {
 		cfg.WebhookRetryBase = time.Second
 	}
@@ -105,7 +112,7 @@ func New(store Store, cfg Config) (*Market, error) {
 		cfg.MaxDispatches = 512
 	}
 	bg, stop := context.WithCancel(context.Background())
-	return &Market{store: store, cfg: cfg, domain: u.Host, bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
+	return &Market{store: store, cfg: cfg, domain: u.Host, replica: NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[APIKey](keyCacheTTL, 4096),
 		agentCache: newTTLCache[Agent](time.Second, 4096)}, nil

@@ -62,7 +62,7 @@ func (m *Market) markRunning(ctx context.Context, e Execution) (Execution, error
 		if cur.DispatchedAt == nil {
 			cur.DispatchedAt = &now
 		}
-		cur.LeaseUntil = now.Add(m.cfg.Lease)
+		cur.LeaseUntil, cur.Owner = now.Add(m.cfg.Lease), m.replica
 		return tx.UpdateExecution(ctx, cur)
 	})
 	return cur, err
@@ -238,8 +238,9 @@ func listingAccountOf(e Execution) Account {
 	return NewAccount(e.Environment, AccountListing, e.AgentID, e.Creator)
 }
 
-// RunWorker takes over executions whose lease ran out — after a crash, or
-// from a replica that stopped — every interval until ctx ends: while time
+// RunWorker takes over executions whose lease ran out or whose owner went
+// silent — after a crash, or from a replica that stopped — every interval
+// until ctx ends: while time
 // is left it dispatches them again with the same execution_id, else it
 // fails and refunds them.
 func (m *Market) RunWorker(ctx context.Context, interval time.Duration) {
@@ -255,12 +256,21 @@ func (m *Market) RunWorker(ctx context.Context, interval time.Duration) {
 	}
 }
 
-func (m *Market) recover(ctx context.Context) {
+func (m *Market) recover(ctx context.Context) { m.claim(ctx, false) }
+
+// claim takes over the executions whose lease ran out or whose owner went
+// silent (all: every one in flight) and runs them.
+func (m *Market) claim(ctx context.Context, all bool) {
 	for {
 		var claimed []Execution
 		err := m.store.Update(ctx, func(tx Tx) (err error) {
 			now := m.now()
-			claimed, err = tx.ClaimExecutions(ctx, now, now.Add(m.cfg.Lease), 32)
+			horizon := now
+			if all {
+				horizon = now.Add(m.cfg.Lease + time.Hour)
+			}
+			silent := now.Add(-missedBeats * m.cfg.Heartbeat)
+			claimed, err = tx.ClaimExecutions(ctx, m.replica, horizon, now.Add(m.cfg.Lease), silent, 32)
 			return err
 		})
 		if err != nil {

@@ -156,10 +156,14 @@ type Tx interface {
 	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
 	// CreatorEarnings sums a creator's share of settled executions per UTC day.
 	CreatorEarnings(ctx context.Context, creator string, env Environment) ([]DayEarnings, error)
-	// ClaimExecutions takes up to limit executions that are not final and
-	// whose lease ran out before now, extending each lease to until and
+	// ClaimExecutions takes for owner up to limit executions that are not
+	// final and whose lease ran out before now, or whose owner's last
+	// heartbeat came before silentSince, extending each lease to until and
 	// counting an attempt. Concurrent claimers never get the same execution.
-	ClaimExecutions(ctx context.Context, now, until time.Time, limit int) ([]Execution, error)
+	ClaimExecutions(ctx context.Context, owner string, now, until, silentSince time.Time, limit int) ([]Execution, error)
+	// Heartbeat records that replica is alive at at, and forgets replicas
+	// silent since before forgetBefore.
+	Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error
 	// RenewLease extends the lease of a non-final execution.
 	RenewLease(ctx context.Context, id string, until time.Time) error
 	// AddKeyUsage counts one execution and its cost against an API key

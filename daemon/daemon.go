@@ -290,6 +290,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	var jobs sync.WaitGroup
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.RunRollup(ctx, cfg.RollupInterval) })
+	jobs.Go(func() { m.RunHeartbeat(ctx) })
+	if !isPostgres(cfg.DB) {
+		// This process holds the folder's lock: whatever is in flight was
+		// left by one that died, and runs again now.
+		m.TakeOverAll(ctx)
+	}
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })

@@ -15,7 +15,7 @@ import (
 const execColumns = `id, environment, wallet, key_id, agent_id, agent_name, creator, endpoint_url, signing_public_key,
 	task, parameters, timeout_seconds, async, webhook_url, cost, creator_amount, platform_amount, status,
 	error_code, error_message, result_cid, result_hash, signature, tokens_used, execution_time_ms,
-	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts`
+	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts, owner`
 
 func nullInt(p *int64) sql.NullInt64 {
 	if p == nil {
@@ -28,7 +28,7 @@ func execArgs(e crtx.Execution) []any {
 	return []any{e.ID, e.Environment, e.Wallet, e.KeyID, e.AgentID, e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey,
 		e.Task, string(e.Parameters), e.TimeoutSeconds, e.Async, e.WebhookURL, e.Cost, e.CreatorAmount, e.PlatformAmount, e.Status,
 		e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed), nullInt(e.ExecutionTimeMS),
-		us(e.InitiatedAt), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.Deadline), us(e.LeaseUntil), e.Attempts}
+		us(e.InitiatedAt), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.Deadline), us(e.LeaseUntil), e.Attempts, e.Owner}
 }
 
 func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) {
@@ -39,7 +39,7 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 	err := row.Scan(&e.ID, &e.Environment, &e.Wallet, &e.KeyID, &e.AgentID, &e.AgentName, &e.Creator, &e.EndpointURL,
 		&e.SigningPublicKey, &e.Task, &params, &e.TimeoutSeconds, &e.Async, &e.WebhookURL, &e.Cost, &e.CreatorAmount,
 		&e.PlatformAmount, &e.Status, &e.ErrorCode, &e.ErrorMessage, &e.ResultCID, &e.ResultHash, &e.Signature,
-		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts)
+		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts, &e.Owner)
 	e.Parameters = json.RawMessage(params)
 	if tokens.Valid {
 		e.TokensUsed = &tokens.Int64
@@ -54,16 +54,16 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 
 func (t *tx) InsertExecution(ctx context.Context, e crtx.Execution) error {
 	_, err := t.exec(ctx, `INSERT INTO executions (`+execColumns+`) VALUES (`+
-		strings.TrimSuffix(strings.Repeat("?, ", 31), ", ")+`)`, execArgs(e)...)
+		strings.TrimSuffix(strings.Repeat("?, ", 32), ", ")+`)`, execArgs(e)...)
 	return err
 }
 
 func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
 		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, dispatched_at = ?, completed_at = ?,
-		lease_until = ?, attempts = ? WHERE id = ?`,
+		lease_until = ?, attempts = ?, owner = ? WHERE id = ?`,
 		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
-		nullInt(e.ExecutionTimeMS), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.LeaseUntil), e.Attempts, e.ID)
+		nullInt(e.ExecutionTimeMS), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.LeaseUntil), e.Attempts, e.Owner, e.ID)
 	if err != nil {
 		return err
 	}
@@ -141,9 +141,11 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 
 // ClaimExecutions needs no row locks on SQLite: the single writer
 // connection already serializes every claimer.
-func (t *tx) ClaimExecutions(ctx context.Context, now, until time.Time, limit int) ([]crtx.Execution, error) {
+func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until, silentSince time.Time, limit int) ([]crtx.Execution, error) {
 	rows, err := t.query(ctx, `SELECT `+execColumns+` FROM executions
-		WHERE status IN ('pending', 'running') AND lease_until < ? ORDER BY lease_until LIMIT ?`+t.d.SkipLocked(), us(now), limit)
+		WHERE status IN ('pending', 'running') AND (lease_until < ?
+			OR owner IN (SELECT id FROM replicas WHERE heartbeat_at < ? AND id <> ?))
+		ORDER BY lease_until LIMIT ?`+t.d.SkipLocked(), us(now), us(silentSince), owner, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -161,14 +163,23 @@ func (t *tx) ClaimExecutions(ctx context.Context, now, until time.Time, limit in
 		return nil, err
 	}
 	for i := range out {
-		out[i].LeaseUntil = until
+		out[i].LeaseUntil, out[i].Owner = until, owner
 		out[i].Attempts++
-		if _, err := t.exec(ctx, `UPDATE executions SET lease_until = ?, attempts = ? WHERE id = ?`,
-			us(until), out[i].Attempts, out[i].ID); err != nil {
+		if _, err := t.exec(ctx, `UPDATE executions SET lease_until = ?, attempts = ?, owner = ? WHERE id = ?`,
+			us(until), out[i].Attempts, owner, out[i].ID); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+func (t *tx) Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error {
+	if _, err := t.exec(ctx, `INSERT INTO replicas (id, heartbeat_at) VALUES (?, ?)
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, replica, us(at)); err != nil {
+		return err
+	}
+	_, err := t.exec(ctx, `DELETE FROM replicas WHERE heartbeat_at < ?`, us(forgetBefore))
+	return err
 }
 
 func (t *tx) RenewLease(ctx context.Context, id string, until time.Time) error {

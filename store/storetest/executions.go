@@ -107,14 +107,14 @@ func testExecutions(t *testing.T, s crtx.Store) {
 	// Claims: only non-final executions whose lease ran out, once each.
 	var claimed []crtx.Execution
 	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		claimed, err = tx.ClaimExecutions(ctx, t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), 10)
+		claimed, err = tx.ClaimExecutions(ctx, "r1", t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), t0, 10)
 		return err
 	})
-	if len(claimed) != 1 || claimed[0].ID != "e1" || claimed[0].Attempts != 1 || !claimed[0].LeaseUntil.Equal(t0.Add(time.Hour)) {
+	if len(claimed) != 1 || claimed[0].ID != "e1" || claimed[0].Attempts != 1 || !claimed[0].LeaseUntil.Equal(t0.Add(time.Hour)) || claimed[0].Owner != "r1" {
 		t.Errorf("claimed = %+v", claimed)
 	}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		again, err := tx.ClaimExecutions(ctx, t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), 10)
+		again, err := tx.ClaimExecutions(ctx, "r1", t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), t0, 10)
 		if len(again) != 0 {
 			t.Errorf("claimed twice: %v", again)
 		}

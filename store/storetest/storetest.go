@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"TryLock", testTryLock},
 		{"Unposted", testUnposted},
 		{"OpenClose", testOpenClose},
+		{"Heartbeats", testHeartbeats},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

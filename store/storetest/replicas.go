@@ -1,0 +1,78 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// testHeartbeats: an execution whose owner went silent is claimed at once,
+// whatever its lease; one whose owner beats, or never beat, waits for its
+// lease; the claimer becomes the owner; silent replicas are forgotten.
+func testHeartbeats(t *testing.T, s crtx.Store) {
+	lease := t0.Add(time.Hour) // far from running out
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+			return err
+		}
+		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+			return err
+		}
+		for i, owner := range []string{"dead", "alive", "unknown", "dead"} {
+			e := execution(fmt.Sprintf("h%d", i), t0)
+			e.Owner, e.LeaseUntil = owner, lease
+			if i == 3 {
+				e.Status = crtx.ExecCompleted
+			}
+			if err := tx.InsertExecution(ctx, e); err != nil {
+				return err
+			}
+		}
+		if err := tx.Heartbeat(ctx, "dead", t0, t0.Add(-time.Hour)); err != nil {
+			return err
+		}
+		return tx.Heartbeat(ctx, "alive", t0.Add(10*time.Second), t0.Add(-time.Hour))
+	})
+	claim := func(now time.Time) []string {
+		var ids []string
+		update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+			claimed, err := tx.ClaimExecutions(ctx, "me", now, now.Add(time.Minute), now.Add(-3*time.Second), 10)
+			for _, e := range claimed {
+				if e.Owner != "me" || !e.LeaseUntil.Equal(now.Add(time.Minute)) {
+					t.Errorf("claimed %s owned by %q until %v", e.ID, e.Owner, e.LeaseUntil)
+				}
+				ids = append(ids, e.ID)
+			}
+			return err
+		})
+		slices.Sort(ids)
+		return ids
+	}
+	// 11 s after t0: "dead" beat last at t0, "alive" a second ago.
+	if got := claim(t0.Add(11 * time.Second)); !slices.Equal(got, []string{"h0"}) {
+		t.Errorf("claimed %v, want only the silent owner's execution in flight", got)
+	}
+	if got := claim(t0.Add(12 * time.Second)); len(got) != 0 {
+		t.Errorf("claimed %v again", got)
+	}
+	// Past every lease, all in flight go (h0 again: its new lease ran out).
+	if got := claim(lease.Add(2 * time.Minute)); !slices.Equal(got, []string{"h0", "h1", "h2"}) {
+		t.Errorf("claimed %v past the leases", got)
+	}
+	// A replica silent for long is forgotten.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.Heartbeat(ctx, "me", t0.Add(2*time.Hour), t0.Add(time.Hour))
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		e := execution("h4", t0)
+		e.Owner, e.LeaseUntil = "dead", t0.Add(3*time.Hour)
+		return tx.InsertExecution(ctx, e)
+	})
+	if got := claim(t0.Add(2 * time.Hour)); slices.Contains(got, "h4") {
+		t.Errorf("claimed %v, h4 among them, for a forgotten replica; want its lease to decide", got)
+	}
+}
