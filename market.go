@@ -70,6 +70,7 @@ type Market struct {
 	totals     *ttlCache[int]                // catalog counts by filter, for a few seconds
 	keys       *ttlCache[APIKey]             // API keys by hash, for keyCacheTTL
 	agentCache *ttlCache[Agent]              // agents by id for the checks before an execution, for a second
+	hooks      *destinations                 // webhook destinations' pace
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -115,7 +116,7 @@ func New(store Store, cfg Config) (*Market, error) {
 	return &Market{store: store, cfg: cfg, domain: u.Host, replica: NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[APIKey](keyCacheTTL, 4096),
-		agentCache: newTTLCache[Agent](time.Second, 4096)}, nil
+		agentCache: newTTLCache[Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}}, nil
 }
 
 // Config returns the market's configuration.

@@ -136,7 +136,9 @@ type Caller interface {
 	// Call sends req to endpoint and returns the reply, unjudged.
 	Call(ctx context.Context, endpoint string, env Environment, test bool, req CreatorRequest) (CreatorReply, error)
 	// Deliver POSTs a signed webhook body and returns the HTTP status.
-	Deliver(ctx context.Context, url string, env Environment, body []byte) (int, error)
+	// Deliver POSTs a webhook body, signed by the marketplace as creator
+	// requests are and by the Standard Webhooks scheme (webhook-id id).
+	Deliver(ctx context.Context, url, id string, env Environment, body []byte) (int, error)
 }
 
 // CallError is a failed call: no reply, a reply that is not an answer, or

@@ -2,9 +2,13 @@ package crtx
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"sync"
 	"time"
 )
 
@@ -57,35 +61,128 @@ func (m *Market) deliverDue(ctx context.Context) {
 }
 
 func (m *Market) deliver(ctx context.Context, w Webhook) {
+	now := m.now()
+	host := webhookHost(w.URL)
+	// A destination that fails is tried at its own pace, however many
+	// executions name it: a cheap execution's webhook is no lever to send
+	// another site a flood.
+	if until := m.hooks.blockedUntil(host); until.After(now) {
+		w.NextAt, w.Attempts = until, w.Attempts-1
+		m.recordDelivery(ctx, w)
+		return
+	}
 	var e Execution
-	var result string
 	err := m.store.View(ctx, func(tx Tx) (err error) {
-		if e, err = tx.Execution(ctx, w.ExecutionID); err != nil || e.ResultCID == "" {
-			return err
-		}
-		result, err = tx.Result(ctx, e.ResultCID)
+		e, err = tx.Execution(ctx, w.ExecutionID)
 		return err
 	})
 	if err == nil {
-		body, _ := json.Marshal(m.Record(e, result))
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		var status int
-		status, err = m.cfg.Caller.Deliver(dctx, w.URL, e.Environment, body)
-		cancel()
-		if err == nil && (status < 200 || status > 299) {
-			err = fmt.Errorf("the webhook answered HTTP %d", status)
+		var body []byte
+		if body, err = m.webhookBody(e, now); err == nil {
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			var status int
+			status, err = m.cfg.Caller.Deliver(dctx, w.URL, "msg_"+e.ID, e.Environment, body)
+			cancel()
+			if err == nil && (status < 200 || status > 299) {
+				err = fmt.Errorf("the webhook answered HTTP %d", status)
+			}
 		}
 	}
-	now := m.now()
+	now = m.now()
 	if err == nil {
 		w.DeliveredAt, w.LastError = &now, ""
+		m.hooks.succeeded(host)
 	} else {
 		w.LastError = err.Error()
-		w.NextAt = now.Add(min(m.cfg.WebhookRetryBase<<min(w.Attempts-1, 20), time.Hour))
+		w.NextAt = m.hooks.failed(host, now, m.cfg.WebhookRetryBase)
 	}
-	if uerr := m.store.Update(ctx, func(tx Tx) error { return tx.UpdateWebhook(ctx, w) }); uerr != nil && !errors.Is(uerr, context.Canceled) {
-		m.cfg.Logger.Error("record webhook delivery", "execution_id", w.ExecutionID, "err", uerr)
+	m.recordDelivery(ctx, w)
+}
+
+func (m *Market) recordDelivery(ctx context.Context, w Webhook) {
+	if err := m.store.Update(ctx, func(tx Tx) error { return tx.UpdateWebhook(ctx, w) }); err != nil && !errors.Is(err, context.Canceled) {
+		m.cfg.Logger.Error("record webhook delivery", "execution_id", w.ExecutionID, "err", err)
 	}
+}
+
+// WebhookEvent is the body of a webhook delivery, in the Standard Webhooks
+// shape: a thin event that names the final execution — its record without
+// the result, which is at ipfs_url under result_hash — so that a delivery
+// weighs about a kilobyte whatever the result.
+type WebhookEvent struct {
+	Type      string          `json:"type"` // execution.completed or execution.failed
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func (m *Market) webhookBody(e Execution, now time.Time) ([]byte, error) {
+	rec, err := json.Marshal(m.Record(e, ""))
+	if err != nil {
+		return nil, err
+	}
+	var data map[string]json.RawMessage
+	if err := json.Unmarshal(rec, &data); err != nil {
+		return nil, err
+	}
+	delete(data, "result")
+	thin, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now, Data: thin})
+}
+
+// WebhookSignature signs a webhook for the Standard Webhooks scheme with an
+// Ed25519 key: "v1a," and the base64 signature of "id.timestamp.body".
+func WebhookSignature(key ed25519.PrivateKey, id, timestamp string, body []byte) string {
+	msg := append([]byte(id+"."+timestamp+"."), body...)
+	return "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
+}
+
+func webhookHost(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Host
+	}
+	return raw
+}
+
+// destinations paces webhook deliveries per destination host in this
+// process: after a failure, the host's next try waits a backoff that
+// doubles with each failure in a row (up to an hour), shared by every
+// delivery to it.
+type destinations struct {
+	mu    sync.Mutex
+	hosts map[string]destination
+}
+
+type destination struct {
+	failures int
+	until    time.Time
+}
+
+func (d *destinations) blockedUntil(host string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hosts[host].until
+}
+
+func (d *destinations) failed(host string, now time.Time, base time.Duration) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := d.hosts[host]
+	h.failures++
+	h.until = now.Add(min(base<<min(h.failures-1, 20), time.Hour))
+	if len(d.hosts) >= 10_000 {
+		d.hosts = map[string]destination{} // forget rather than grow
+	}
+	d.hosts[host] = h
+	return h.until
+}
+
+func (d *destinations) succeeded(host string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.hosts, host)
 }
 
 // WebhookStatus returns the delivery of an execution's webhook.

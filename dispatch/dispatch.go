@@ -252,9 +252,12 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	return reply, nil
 }
 
-// Deliver POSTs a webhook body signed like a creator request, through the
-// same address checks, and returns the HTTP status.
-func (c *Caller) Deliver(ctx context.Context, url string, env crtx.Environment, body []byte) (int, error) {
+// Deliver POSTs a webhook body signed like a creator request and, for the
+// receivers' existing libraries, by the Standard Webhooks scheme with an
+// Ed25519 key (webhook-id, webhook-timestamp, webhook-signature "v1a,…"
+// over "id.timestamp.body"), through the same address checks, and returns
+// the HTTP status.
+func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
@@ -265,6 +268,9 @@ func (c *Caller) Deliver(ctx context.Context, url string, env crtx.Environment, 
 	req.Header.Set(crtx.HeaderEnvironment, string(env))
 	req.Header.Set(crtx.HeaderTimestamp, ts)
 	req.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", ts)
+	req.Header.Set("webhook-signature", crtx.WebhookSignature(c.opts.Signer, id, ts, body))
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return 0, err

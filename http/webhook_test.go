@@ -1,7 +1,10 @@
 package http_test
 
 import (
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,14 +58,29 @@ func TestWebhooks(t *testing.T) {
 		m.clock.Advance(40 * time.Millisecond) // the retry backoff runs on the market's clock
 		time.Sleep(20 * time.Millisecond)
 	}
-	var rec crtx.ExecutionRecord
-	if err := json.Unmarshal(body, &rec); err != nil || rec.ExecutionID != acc.ExecutionID || rec.Status != "completed" || *rec.Result != "echo: hook" {
+	// A thin event: the record without the result, which is at ipfs_url.
+	var ev struct {
+		Type string                 `json:"type"`
+		Data map[string]interface{} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &ev); err != nil || ev.Type != "execution.completed" || ev.Data["execution_id"] != acc.ExecutionID ||
+		ev.Data["result_hash"] == nil || ev.Data["ipfs_url"] == nil || strings.Contains(string(body), "echo: hook") {
 		t.Errorf("webhook body = %s, %v", body, err)
+	}
+	if _, ok := ev.Data["result"]; ok {
+		t.Errorf("the webhook carries the result: %s", body)
 	}
 	wk, _ := m.anon.WellKnown(ctx)
 	pub, _ := crtx.ParseAddress("key", wk.SigningPublicKey)
 	if !crtx.VerifyRequestSignature(pub, hdr.Get(crtx.HeaderTimestamp), body, hdr.Get(crtx.HeaderSignature)) {
 		t.Error("the webhook is not signed by the marketplace key")
+	}
+	// Standard Webhooks, asymmetric: v1a, Ed25519 over "id.timestamp.body".
+	sig, ok := strings.CutPrefix(hdr.Get("webhook-signature"), "v1a,")
+	raw, err := base64.StdEncoding.DecodeString(sig)
+	signed := hdr.Get("webhook-id") + "." + hdr.Get("webhook-timestamp") + "." + string(body)
+	if !ok || err != nil || hdr.Get("webhook-id") != "msg_"+acc.ExecutionID || !ed25519.Verify(pub, []byte(signed), raw) {
+		t.Errorf("Standard Webhooks headers do not verify: %v", hdr)
 	}
 	time.Sleep(100 * time.Millisecond)
 	w, err := m.d.Market.WebhookStatus(ctx, acc.ExecutionID)
@@ -86,5 +104,42 @@ func TestWebhookMustBePublic(t *testing.T) {
 		if ce := wantCode(t, err, 400, "invalid_request"); !strings.Contains(ce.Message, "webhook_url") {
 			t.Errorf("%s: %q", u, ce.Message)
 		}
+	}
+}
+
+// However many executions name a failing destination, it is tried at one
+// pace: one delivery at a time, each failure doubling the wait.
+func TestWebhookDestinationIsPaced(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) {
+		c.RecoveryInterval = 20 * time.Millisecond
+		c.WebhookRetryBase = 100 * time.Millisecond
+	})
+	var mu sync.Mutex
+	calls := 0
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer hook.Close()
+	agent := m.list(newService(t, echo), "0.1")
+	for i := range 5 {
+		if _, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: fmt.Sprint("hook ", i), WebhookURL: hook.URL + "/x"}, client.ExecuteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Three seconds of the market's time: one schedule of 0.1, 0.2, 0.4,
+	// 0.8, 1.6 s allows five or six tries (measured: 5); five webhooks each
+	// sent on its own would be several times that (10 when the destination's
+	// backoff is shared but each webhook is still sent when due).
+	for range 75 {
+		m.clock.Advance(40 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls == 0 || calls > 7 {
+		t.Errorf("the failing destination got %d requests for 5 webhooks in 3 s, want one paced schedule (at most 7)", calls)
 	}
 }
