@@ -80,12 +80,7 @@ func start(t *testing.T, adjust ...func(*daemon.Config)) *env {
 	cfg.RateLimitIP = 0 // tests sign in often from one address; TestRateLimits turns it on
 	if os.Getenv("CRTX_TEST_ENGINE") == "postgres" {
 		// The same suite on PostgreSQL, in a schema of this test's own.
-		dsn := storetest.PostgresDSN(t)
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		cfg.DB = dsn + sep + "search_path=" + storetest.Schema(t, dsn)
+		cfg.DB = storetest.SchemaDSN(t)
 	}
 	for _, f := range adjust {
 		f(&cfg)

@@ -24,12 +24,7 @@ import (
 // verifies. Then a wallet that can pay for five sends twenty executions
 // through two replicas at once: exactly five are accepted.
 func TestReplicasOnPostgres(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	db := dsn + sep + "search_path=" + storetest.Schema(t, dsn)
+	db := storetest.SchemaDSN(t)
 	data := t.TempDir() // the keys every replica shares
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte("replica-test-admin-token-0123456789"), 0o600)

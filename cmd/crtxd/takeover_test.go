@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,12 +158,7 @@ func TestRestartResumesAtOnce(t *testing.T) {
 // heartbeats and takes its executions over within seconds, not when the
 // 15 s leases run out.
 func TestReplicaDeathIsNoticed(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	db := dsn + sep + "search_path=" + storetest.Schema(t, dsn)
+	db := storetest.SchemaDSN(t)
 	data := t.TempDir()
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte("takeover-test-admin-token-0123456789"), 0o600)

@@ -45,3 +45,15 @@ func Schema(t testing.TB, dsn string) string {
 	})
 	return name
 }
+
+// SchemaDSN returns the test server's DSN with an empty schema of this
+// test's own as its search path, for a crtxd --db.
+func SchemaDSN(t testing.TB) string {
+	t.Helper()
+	dsn := PostgresDSN(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + Schema(t, dsn)
+}
