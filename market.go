@@ -71,6 +71,7 @@ type Market struct {
 	keys       *ttlCache[APIKey]             // API keys by hash, for keyCacheTTL
 	agentCache *ttlCache[Agent]              // agents by id for the checks before an execution, for a second
 	hooks      *destinations                 // webhook destinations' pace
+	beats      *beats                        // the other replicas' heartbeats, as seen here
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -116,7 +117,7 @@ func New(store Store, cfg Config) (*Market, error) {
 	return &Market{store: store, cfg: cfg, domain: u.Host, replica: NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[APIKey](keyCacheTTL, 4096),
-		agentCache: newTTLCache[Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}}, nil
+		agentCache: newTTLCache[Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil
 }
 
 // Config returns the market's configuration.

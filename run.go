@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,9 +44,15 @@ func (m *Market) run(ctx context.Context, e Execution) Execution {
 		}
 		e = started
 	}
-	stopRenew := m.renewLease(ctx, e.ID)
-	o := m.dispatch(ctx, e)
+	dctx, cancelDispatch := context.WithCancel(ctx)
+	defer cancelDispatch()
+	stopRenew, lost := m.renewLease(ctx, e.ID, cancelDispatch)
+	o := m.dispatch(dctx, e)
 	stopRenew()
+	if lost() {
+		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
+		return e
+	}
 	return m.finish(context.WithoutCancel(ctx), e, o)
 }
 
@@ -69,9 +76,13 @@ func (m *Market) markRunning(ctx context.Context, e Execution) (Execution, error
 }
 
 // renewLease extends e's lease every third of the lease until stopped.
-func (m *Market) renewLease(ctx context.Context, id string) (stop func()) {
+// When another replica has taken the execution over (it thought this one
+// silent), renewing fails: lost then reports true and cancel is called, so
+// that this replica stops and leaves the execution to its new owner.
+func (m *Market) renewLease(ctx context.Context, id string, cancelDispatch context.CancelFunc) (stop func(), lost func() bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var gone atomic.Bool
 	go func() {
 		defer close(done)
 		t := time.NewTicker(m.cfg.Lease / 3)
@@ -81,14 +92,19 @@ func (m *Market) renewLease(ctx context.Context, id string) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				err := m.store.UpdateGuarded(ctx, func(tx Tx) error { return tx.RenewLease(ctx, id, m.now().Add(m.cfg.Lease)) })
-				if err != nil && ctx.Err() == nil {
+				err := m.store.UpdateGuarded(ctx, func(tx Tx) error { return tx.RenewLease(ctx, id, m.replica, m.now().Add(m.cfg.Lease)) })
+				switch {
+				case errors.Is(err, ErrNotFound):
+					gone.Store(true)
+					cancelDispatch()
+					return
+				case err != nil && ctx.Err() == nil:
 					m.cfg.Logger.Warn("renew lease", "execution_id", id, "err", err)
 				}
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { cancel(); <-done }, gone.Load
 }
 
 // outcome is how a dispatch ended: a checked completed reply, or a failure
@@ -265,12 +281,20 @@ func (m *Market) claim(ctx context.Context, all bool) {
 		var claimed []Execution
 		err := m.store.Update(ctx, func(tx Tx) (err error) {
 			now := m.now()
-			horizon := now
-			if all {
-				horizon = now.Add(m.cfg.Lease + time.Hour)
+			replicas, err := tx.Replicas(ctx)
+			if err != nil {
+				return err
 			}
-			silent := now.Add(-missedBeats * m.cfg.Heartbeat)
-			claimed, err = tx.ClaimExecutions(ctx, m.replica, horizon, now.Add(m.cfg.Lease), silent, 32)
+			silent := m.beats.silent(replicas, now, m.cfg.Heartbeat)
+			if all {
+				// Every other replica counts as gone; this one's own
+				// executions are never claimed, so the loop ends.
+				silent = silent[:0]
+				for id := range replicas {
+					silent = append(silent, id)
+				}
+			}
+			claimed, err = tx.ClaimExecutions(ctx, m.replica, now, now.Add(m.cfg.Lease), silent, 32)
 			return err
 		})
 		if err != nil {

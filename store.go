@@ -157,15 +157,19 @@ type Tx interface {
 	// CreatorEarnings sums a creator's share of settled executions per UTC day.
 	CreatorEarnings(ctx context.Context, creator string, env Environment) ([]DayEarnings, error)
 	// ClaimExecutions takes for owner up to limit executions that are not
-	// final and whose lease ran out before now, or whose owner's last
-	// heartbeat came before silentSince, extending each lease to until and
-	// counting an attempt. Concurrent claimers never get the same execution.
-	ClaimExecutions(ctx context.Context, owner string, now, until, silentSince time.Time, limit int) ([]Execution, error)
+	// final and whose lease ran out before now, or whose owner is one of
+	// silent, extending each lease to until and counting an attempt.
+	// Concurrent claimers never get the same execution.
+	ClaimExecutions(ctx context.Context, owner string, now, until time.Time, silent []string, limit int) ([]Execution, error)
 	// Heartbeat records that replica is alive at at, and forgets replicas
 	// silent since before forgetBefore.
 	Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error
-	// RenewLease extends the lease of a non-final execution.
-	RenewLease(ctx context.Context, id string, until time.Time) error
+	// Replicas returns each replica's last heartbeat, as it wrote it.
+	Replicas(ctx context.Context) (map[string]time.Time, error)
+	// RenewLease extends the lease of a non-final execution that owner
+	// holds; ErrNotFound when it holds none (another replica took it over,
+	// or it is final).
+	RenewLease(ctx context.Context, id, owner string, until time.Time) error
 	// AddKeyUsage counts one execution and its cost against an API key
 	// that is not revoked: ErrNotFound for a revoked or unknown key,
 	// ErrSpendLimit if the cost would take it past its spend limit.

@@ -143,7 +143,8 @@ func TestRestartResumesAtOnce(t *testing.T) {
 	endpoint, pub, stalled, release := stallingCreator(t)
 	p := startProc(t, args...)
 	key, agent := stalledMarket(t, p.url, "takeover-test-admin-token-0123456789", endpoint, pub)
-	ids := startStalled(t, key, agent, 4, stalled)
+	// More than one claim's batch (32): each is taken once.
+	ids := startStalled(t, key, agent, 40, stalled)
 	p.kill()
 	release() // the work is done; the dead process never hears of it
 	restarted := time.Now()

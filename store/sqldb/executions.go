@@ -141,11 +141,17 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 
 // ClaimExecutions needs no row locks on SQLite: the single writer
 // connection already serializes every claimer.
-func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until, silentSince time.Time, limit int) ([]crtx.Execution, error) {
+func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until time.Time, silent []string, limit int) ([]crtx.Execution, error) {
+	ids := make([]any, 0, len(silent))
+	for _, id := range silent {
+		if id != owner {
+			ids = append(ids, id)
+		}
+	}
+	in, ids := inList(ids)
 	rows, err := t.query(ctx, `SELECT `+execColumns+` FROM executions
-		WHERE status IN ('pending', 'running') AND (lease_until < ?
-			OR owner IN (SELECT id FROM replicas WHERE heartbeat_at < ? AND id <> ?))
-		ORDER BY lease_until LIMIT ?`+t.d.SkipLocked(), us(now), us(silentSince), owner, limit)
+		WHERE status IN ('pending', 'running') AND (lease_until < ? OR owner IN `+in+`)
+		ORDER BY lease_until LIMIT ?`+t.d.SkipLocked(), append(append([]any{us(now)}, ids...), limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -182,9 +188,34 @@ func (t *tx) Heartbeat(ctx context.Context, replica string, at, forgetBefore tim
 	return err
 }
 
-func (t *tx) RenewLease(ctx context.Context, id string, until time.Time) error {
-	_, err := t.exec(ctx, `UPDATE executions SET lease_until = ? WHERE id = ? AND status IN ('pending', 'running')`, us(until), id)
-	return err
+func (t *tx) RenewLease(ctx context.Context, id, owner string, until time.Time) error {
+	r, err := t.exec(ctx, `UPDATE executions SET lease_until = ? WHERE id = ? AND owner = ? AND status IN ('pending', 'running')`,
+		us(until), id, owner)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("execution %s is not %s's to renew: %w", id, owner, crtx.ErrNotFound)
+	}
+	return nil
+}
+
+func (t *tx) Replicas(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := t.query(ctx, `SELECT id, heartbeat_at FROM replicas`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		out[id] = fromUS(at)
+	}
+	return out, rows.Err()
 }
 
 func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {

@@ -107,20 +107,26 @@ func testExecutions(t *testing.T, s crtx.Store) {
 	// Claims: only non-final executions whose lease ran out, once each.
 	var claimed []crtx.Execution
 	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		claimed, err = tx.ClaimExecutions(ctx, "r1", t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), t0, 10)
+		claimed, err = tx.ClaimExecutions(ctx, "r1", t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), nil, 10)
 		return err
 	})
 	if len(claimed) != 1 || claimed[0].ID != "e1" || claimed[0].Attempts != 1 || !claimed[0].LeaseUntil.Equal(t0.Add(time.Hour)) || claimed[0].Owner != "r1" {
 		t.Errorf("claimed = %+v", claimed)
 	}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		again, err := tx.ClaimExecutions(ctx, "r1", t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), t0, 10)
+		again, err := tx.ClaimExecutions(ctx, "r1", t0.Add(time.Minute+11*time.Second), t0.Add(time.Hour), nil, 10)
 		if len(again) != 0 {
 			t.Errorf("claimed twice: %v", again)
 		}
 		return err
 	})
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RenewLease(ctx, "e2", t0.Add(2*time.Hour)) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RenewLease(ctx, "e2", "", t0.Add(2*time.Hour)) })
+	// Only the owner renews: another replica took the execution over.
+	if err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		return tx.RenewLease(context.Background(), "e2", "someone-else", t0.Add(3*time.Hour))
+	}); !errors.Is(err, crtx.ErrNotFound) {
+		t.Errorf("renewing another owner's lease: %v, want ErrNotFound", err)
+	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		if e, _ := tx.Execution(ctx, "e2"); !e.LeaseUntil.Equal(t0.Add(2 * time.Hour)) {
 			t.Errorf("renewed lease = %v", e.LeaseUntil)

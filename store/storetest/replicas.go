@@ -10,9 +10,10 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// testHeartbeats: an execution whose owner went silent is claimed at once,
-// whatever its lease; one whose owner beats, or never beat, waits for its
-// lease; the claimer becomes the owner; silent replicas are forgotten.
+// testHeartbeats: heartbeats read back as written; an execution whose
+// owner is named silent is claimed at once, whatever its lease; the others
+// wait for their leases; the claimer becomes the owner; replicas silent for
+// long are forgotten.
 func testHeartbeats(t *testing.T, s crtx.Store) {
 	lease := t0.Add(time.Hour) // far from running out
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
@@ -37,10 +38,17 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 		}
 		return tx.Heartbeat(ctx, "alive", t0.Add(10*time.Second), t0.Add(-time.Hour))
 	})
-	claim := func(now time.Time) []string {
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.Replicas(ctx)
+		if err != nil || len(got) != 2 || !got["dead"].Equal(t0) || !got["alive"].Equal(t0.Add(10*time.Second)) {
+			t.Errorf("Replicas = %v, %v", got, err)
+		}
+		return err
+	})
+	claim := func(now time.Time, silent ...string) []string {
 		var ids []string
 		update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			claimed, err := tx.ClaimExecutions(ctx, "me", now, now.Add(time.Minute), now.Add(-3*time.Second), 10)
+			claimed, err := tx.ClaimExecutions(ctx, "me", now, now.Add(time.Minute), silent, 10)
 			for _, e := range claimed {
 				if e.Owner != "me" || !e.LeaseUntil.Equal(now.Add(time.Minute)) {
 					t.Errorf("claimed %s owned by %q until %v", e.ID, e.Owner, e.LeaseUntil)
@@ -52,12 +60,11 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 		slices.Sort(ids)
 		return ids
 	}
-	// 11 s after t0: "dead" beat last at t0, "alive" a second ago.
-	if got := claim(t0.Add(11 * time.Second)); !slices.Equal(got, []string{"h0"}) {
+	if got := claim(t0.Add(11*time.Second), "dead", "me"); !slices.Equal(got, []string{"h0"}) {
 		t.Errorf("claimed %v, want only the silent owner's execution in flight", got)
 	}
-	if got := claim(t0.Add(12 * time.Second)); len(got) != 0 {
-		t.Errorf("claimed %v again", got)
+	if got := claim(t0.Add(12*time.Second), "dead", "me"); len(got) != 0 {
+		t.Errorf("claimed %v again: the claimer's own are never silent", got)
 	}
 	// Past every lease, all in flight go (h0 again: its new lease ran out).
 	if got := claim(lease.Add(2 * time.Minute)); !slices.Equal(got, []string{"h0", "h1", "h2"}) {
@@ -72,7 +79,14 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 		e.Owner, e.LeaseUntil = "dead", t0.Add(3*time.Hour)
 		return tx.InsertExecution(ctx, e)
 	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.Replicas(ctx)
+		if _, ok := got["dead"]; ok || err != nil {
+			t.Errorf("Replicas after forgetting = %v, %v", got, err)
+		}
+		return err
+	})
 	if got := claim(t0.Add(2 * time.Hour)); slices.Contains(got, "h4") {
-		t.Errorf("claimed %v, h4 among them, for a forgotten replica; want its lease to decide", got)
+		t.Errorf("claimed %v, h4 among them, with no silent owner; want its lease to decide", got)
 	}
 }
