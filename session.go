@@ -68,24 +68,27 @@ func (m *Market) SignIn(ctx context.Context, wallet, message, signature string) 
 	return token, s, nil
 }
 
-// operatorWallet stands for the operator in a session row. It is no
-// address, so no wallet's session is an operator's, and an operator
-// session's prefix keeps Authenticate from taking it for a wallet's.
-const operatorWallet = "operator"
+// operatorWallet stands for the operator in a session row, with a
+// fingerprint of the admin token it was opened with, so that a new token
+// ends the sessions of the old. It is no address, so no wallet's session
+// is an operator's, and an operator session's prefix keeps Authenticate
+// from taking it for a wallet's.
+func operatorWallet(adminToken string) string { return "operator:" + HashSecret(adminToken)[:16] }
 
 // OpenOperatorSession starts an operator's dashboard session, for someone
-// who showed the admin token, and returns its token: a cookie that leaks
-// then gives eight hours of the dashboard, not the admin API for good.
-func (m *Market) OpenOperatorSession(ctx context.Context) (string, error) {
+// who showed adminToken, and returns its token: a cookie that leaks then
+// gives eight hours of the dashboard, not the admin API for good.
+func (m *Market) OpenOperatorSession(ctx context.Context, adminToken string) (string, error) {
 	now := m.now()
 	token := OperatorPrefix + RandomBase62(secretLen)
-	s := Session{Hash: HashSecret(token), Wallet: operatorWallet, CreatedAt: now, ExpiresAt: now.Add(OperatorSessionTTL)}
+	s := Session{Hash: HashSecret(token), Wallet: operatorWallet(adminToken), CreatedAt: now, ExpiresAt: now.Add(OperatorSessionTTL)}
 	err := m.store.Update(ctx, func(tx Tx) error { return tx.InsertSession(ctx, s) })
 	return token, internal("operator session", err)
 }
 
-// IsOperatorSession reports whether token is an operator's live session.
-func (m *Market) IsOperatorSession(ctx context.Context, token string) bool {
+// IsOperatorSession reports whether token is an operator's live session
+// opened with adminToken.
+func (m *Market) IsOperatorSession(ctx context.Context, token, adminToken string) bool {
 	if !strings.HasPrefix(token, OperatorPrefix) {
 		return false
 	}
@@ -94,7 +97,7 @@ func (m *Market) IsOperatorSession(ctx context.Context, token string) bool {
 		s, err = tx.SessionByHash(ctx, HashSecret(token))
 		return err
 	})
-	return err == nil && s.Wallet == operatorWallet && m.now().Before(s.ExpiresAt)
+	return err == nil && s.Wallet == operatorWallet(adminToken) && m.now().Before(s.ExpiresAt)
 }
 
 // SignOut ends the session of token.

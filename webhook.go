@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 )
@@ -61,21 +62,22 @@ func (m *Market) deliverDue(ctx context.Context) {
 }
 
 func (m *Market) deliver(ctx context.Context, w Webhook) {
-	now := m.now()
-	host := webhookHost(w.URL)
-	// A destination that fails is tried at its own pace, however many
-	// executions name it: a cheap execution's webhook is no lever to send
-	// another site a flood.
-	if until := m.hooks.blockedUntil(host); until.After(now) {
-		w.NextAt, w.Attempts = until, w.Attempts-1
-		m.recordDelivery(ctx, w)
-		return
-	}
 	var e Execution
 	err := m.store.View(ctx, func(tx Tx) (err error) {
 		e, err = tx.Execution(ctx, w.ExecutionID)
 		return err
 	})
+	now := m.now()
+	// A destination that fails is tried at its own pace, however many of a
+	// wallet's executions name it: a cheap execution's webhook is no lever
+	// to send another site a flood. The pace is the wallet's, so that one
+	// caller's failing hooks never hold up another's at a shared receiver.
+	dest := e.Wallet + " " + webhookHost(w.URL)
+	if until := m.hooks.blockedUntil(dest); err == nil && until.After(now) {
+		w.NextAt, w.Attempts = until, w.Attempts-1
+		m.recordDelivery(ctx, w)
+		return
+	}
 	if err == nil {
 		var body []byte
 		if body, err = m.webhookBody(e, now); err == nil {
@@ -91,10 +93,10 @@ func (m *Market) deliver(ctx context.Context, w Webhook) {
 	now = m.now()
 	if err == nil {
 		w.DeliveredAt, w.LastError = &now, ""
-		m.hooks.succeeded(host)
+		m.hooks.succeeded(dest)
 	} else {
 		w.LastError = err.Error()
-		w.NextAt = m.hooks.failed(host, now, m.cfg.WebhookRetryBase)
+		w.NextAt = m.hooks.failed(dest, now, m.cfg.WebhookRetryBase)
 	}
 	m.recordDelivery(ctx, w)
 }
@@ -139,12 +141,16 @@ func WebhookSignature(key ed25519.PrivateKey, id, timestamp string, body []byte)
 	return "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 }
 
+// webhookHost is the host a URL names, as DNS compares it.
 func webhookHost(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
-		return u.Host
+		return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	}
 	return raw
 }
+
+// maxDestinations bounds the failing destinations a process remembers.
+const maxDestinations = 10_000
 
 // destinations paces webhook deliveries per destination host in this
 // process: after a failure, the host's next try waits a backoff that
@@ -172,8 +178,17 @@ func (d *destinations) failed(host string, now time.Time, base time.Duration) ti
 	h := d.hosts[host]
 	h.failures++
 	h.until = now.Add(min(base<<min(h.failures-1, 20), time.Hour))
-	if len(d.hosts) >= 10_000 {
-		d.hosts = map[string]destination{} // forget rather than grow
+	if _, ok := d.hosts[host]; !ok && len(d.hosts) >= maxDestinations {
+		// Forget the destinations whose wait is over, or else one, rather
+		// than grow or forget them all.
+		for k, v := range d.hosts {
+			if !v.until.After(now) || len(d.hosts) >= maxDestinations {
+				delete(d.hosts, k)
+			}
+			if len(d.hosts) < maxDestinations/2 {
+				break
+			}
+		}
 	}
 	d.hosts[host] = h
 	return h.until

@@ -127,10 +127,15 @@ func LoadKeys(dir string) (Keys, error) {
 // SQLite database (when --db is empty) and the two keys. The offline
 // commands call it first, so that a forgotten or mistyped --data is an
 // error, not a new, empty marketplace that verifies.
-func CheckExisting(cfg Config) error {
+func CheckExisting(ctx context.Context, cfg Config) error {
 	files := []string{"authority.json", "marketplace.json"}
 	if !isPostgres(cfg.DB) {
 		files = append(files, "crtx.db")
+	} else if ok, err := postgres.Migrated(ctx, cfg.DB); err != nil || !ok {
+		if err == nil {
+			err = errors.New("give the database, and search_path, crtxd serve uses")
+		}
+		return fmt.Errorf("--db holds no marketplace: %w", err)
 	}
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(cfg.Data, f)); err != nil {

@@ -179,14 +179,16 @@ func (c *Caller) CheckURL(ctx context.Context, field, raw string) error {
 	}
 	// The answers name neither the addresses a name resolves to nor the
 	// resolver: either would tell a caller about the marketplace's network.
+	// One answer for both: telling "does not resolve" from "resolves to
+	// a private address" would let a caller map the marketplace's
+	// internal names through webhook_url for free.
 	ips, err := c.resolve(ctx, host)
-	if err != nil {
-		return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: the host %s does not resolve", field, host)
-	}
+	public := err == nil
 	for _, ip := range ips {
-		if !Public(ip) {
-			return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %s resolves to an address that is not public", field, host)
-		}
+		public = public && Public(ip)
+	}
+	if !public {
+		return crtx.Errorf(crtx.CodeEndpointUnreachable, "%s: %s does not resolve to a public address", field, host)
 	}
 	return nil
 }
@@ -215,6 +217,7 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	}
 	resp, err := c.client.Do(hreq)
 	if err != nil {
+		redactURL(err)
 		if ctx.Err() != nil {
 			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "no reply before the deadline", Err: fmt.Errorf("no reply before the deadline: %w", err)}
 		}
@@ -231,7 +234,7 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 			msg += " with a redirect, which is not followed"
 		}
 		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: msg,
-			Err: fmt.Errorf("%s: HTTP %d, Location %q", endpoint, resp.StatusCode, resp.Header.Get("Location"))}
+			Err: fmt.Errorf("%s: HTTP %d, Location %q", redacted(endpoint), resp.StatusCode, redacted(resp.Header.Get("Location")))}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
 	if err != nil {
@@ -278,4 +281,26 @@ func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environme
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// redactURL drops the query and user info from the URL an error of
+// net/http names: the detail goes to the log, and a creator's endpoint may
+// carry a secret in its query.
+func redactURL(err error) {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = redacted(ue.URL)
+	}
+}
+
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	u.User, u.Fragment = nil, ""
+	return u.String()
 }

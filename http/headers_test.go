@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,4 +130,16 @@ func TestOperatorSession(t *testing.T) {
 	// An operator session is no wallet's session on the API.
 	err := m.anon.WithToken(cookie.Value).Do(ctx, "GET", "/v1/keys", "", nil, nil)
 	wantCode(t, err, 401, "invalid_api_key")
+	// Signing out ends the session: the cookie, replayed, opens nothing.
+	_, page := send(t, c, "GET", m.d.URL+"/dashboard/operator", nil, nil)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if csrf == nil {
+		t.Fatal("no CSRF value on the operator page")
+	}
+	send(t, c, "POST", m.d.URL+"/dashboard/operator/logout", url.Values{"csrf": {csrf[1]}}, nil)
+	replay := browserClient(t)
+	replay.Jar.SetCookies(base, []*http.Cookie{cookie})
+	if _, body := send(t, replay, "GET", m.d.URL+"/dashboard/operator", nil, nil); strings.Contains(body, `action="/dashboard/operator/creators"`) {
+		t.Error("a signed-out operator session still opens the operator's page")
+	}
 }

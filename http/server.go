@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -130,6 +131,11 @@ func New(market *crtx.Market, opts Options) *Server {
 	// A page's form posted from another site is refused before it runs:
 	// sign-in forms have no session (nor CSRF value) yet to check.
 	cop := http.NewCrossOriginProtection()
+	// Behind a proxy that rewrites Host, the public URL is the origin
+	// browsers send.
+	if u, err := url.Parse(market.Config().PublicURL); err == nil && u.Host != "" {
+		cop.AddTrustedOrigin(u.Scheme + "://" + u.Host)
+	}
 	for _, rt := range web.New(market, opts.AdminToken).Routes() {
 		h := rt.Handle
 		if rt.Method == http.MethodPost {

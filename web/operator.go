@@ -11,7 +11,7 @@ import (
 // token and kept in a cookie of its own; it returns the session's token.
 func (h *Handler) isOperator(r *http.Request) (string, bool) {
 	c, err := r.Cookie(adminCookie)
-	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value) {
+	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
 		return "", false
 	}
 	return c.Value, true
@@ -49,11 +49,23 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 	if h.adminToken == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(h.adminToken)) != 1 {
 		return h.render(w, "operator-login", page{Title: "Operator — crtx", Error: "That is not the admin token."})
 	}
-	session, err := h.market.OpenOperatorSession(r.Context())
+	session, err := h.market.OpenOperatorSession(r.Context(), h.adminToken)
 	if err != nil {
 		return err
 	}
 	h.setCookie(w, adminCookie, session, int(crtx.OperatorSessionTTL.Seconds()))
+	http.Redirect(w, r, "/dashboard/operator", http.StatusSeeOther)
+	return nil
+}
+
+// operatorLogout ends the operator's session.
+func (h *Handler) operatorLogout(w http.ResponseWriter, r *http.Request) error {
+	if c, err := r.Cookie(adminCookie); err == nil && h.operatorForm(r) == nil {
+		if err := h.market.SignOut(r.Context(), c.Value); err != nil {
+			return err
+		}
+	}
+	h.setCookie(w, adminCookie, "", -1)
 	http.Redirect(w, r, "/dashboard/operator", http.StatusSeeOther)
 	return nil
 }

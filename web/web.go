@@ -114,6 +114,7 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/creator/disputes/{id}", h.answerDispute},
 		{"GET", "/dashboard/operator", h.operator},
 		{"POST", "/dashboard/operator/login", h.operatorLogin},
+		{"POST", "/dashboard/operator/logout", h.operatorLogout},
 		{"POST", "/dashboard/operator/disputes/{id}", h.resolve},
 		{"POST", "/dashboard/operator/creators", h.verifyCreator},
 	}

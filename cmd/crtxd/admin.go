@@ -36,7 +36,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return flagErr(err)
 	}
-	if err := daemon.CheckExisting(cfg); err != nil {
+	if err := daemon.CheckExisting(ctx, cfg); err != nil {
 		return err
 	}
 	cfg.PublicURL = "http://" + cfg.Addr

@@ -53,7 +53,7 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool,
 		}
 		envs = []crtx.Environment{env}
 	}
-	if err := daemon.CheckExisting(cfg); err != nil {
+	if err := daemon.CheckExisting(ctx, cfg); err != nil {
 		return false, err
 	}
 	keys, err := daemon.LoadKeys(cfg.Data)
@@ -105,7 +105,7 @@ func funding(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	if err != nil {
 		return fmt.Errorf("--amount: %w", err)
 	}
-	if err := daemon.CheckExisting(cfg); err != nil {
+	if err := daemon.CheckExisting(ctx, cfg); err != nil {
 		return err
 	}
 	cfg.PublicURL = "http://" + cfg.Addr

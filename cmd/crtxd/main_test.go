@@ -17,6 +17,8 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/store/postgres"
+	"github.com/crtx-market/crtx/store/storetest"
 	_ "modernc.org/sqlite"
 )
 
@@ -317,4 +319,22 @@ func TestOneServePerFolder(t *testing.T) {
 		t.Fatalf("after the first stopped: %v", err)
 	}
 	again.Close()
+}
+
+// An offline command on a PostgreSQL database (or search_path) that holds
+// no marketplace refuses, and creates no tables there.
+func TestOfflineCommandsRefuseAnEmptyDatabase(t *testing.T) {
+	db := storetest.SchemaDSN(t)
+	data := t.TempDir()
+	for _, f := range []string{"authority.json", "marketplace.json"} {
+		if _, err := keyfile.LoadOrCreate(filepath.Join(data, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out := crtxd(t, "ledger", "verify", "--db", db, "--data", data); code == 0 || !strings.Contains(out, "holds no marketplace") {
+		t.Errorf("verify on an empty schema: exit %d, %s", code, out)
+	}
+	if ok, err := postgres.Migrated(ctx, db); ok || err != nil {
+		t.Errorf("the empty schema was migrated: %v, %v", ok, err)
+	}
 }

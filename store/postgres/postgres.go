@@ -38,6 +38,23 @@ const migrationLock = `SELECT pg_advisory_xact_lock(7347420001)`
 // docs/performance.md).
 const DefaultConns = 8
 
+// Migrated reports whether the database at dsn holds a crtx store (its
+// migrations table), without migrating it: offline commands must not
+// create a store where an operator named the wrong database.
+func Migrated(ctx context.Context, dsn string) (bool, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return false, fmt.Errorf("postgres: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	var table sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass('schema_migrations')::text`).Scan(&table); err != nil {
+		return false, fmt.Errorf("postgres: %w", err)
+	}
+	return table.Valid, nil
+}
+
 // Open connects to the database at dsn (postgres://…) and applies every
 // migration it has not seen. searchPath, when not empty, selects the
 // schema (tests give each run a schema of its own).
