@@ -251,9 +251,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.BlockInterval <= 0 || cfg.RollupInterval <= 0 {
 		return nil, errors.New("--block-interval and --rollup-interval must be more than zero")
 	}
-	unlock := func() {}
+	unlock, alone := func() {}, false
 	if !isPostgres(cfg.DB) {
-		if unlock, err = lockData(cfg.Data); err != nil {
+		if unlock, alone, err = lockData(cfg.Data); err != nil {
 			return nil, err
 		}
 	}
@@ -296,7 +296,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.RunRollup(ctx, cfg.RollupInterval) })
 	jobs.Go(func() { m.RunHeartbeat(ctx) })
-	if !isPostgres(cfg.DB) {
+	if alone {
 		// This process holds the folder's lock: whatever is in flight was
 		// left by one that died, and runs again now.
 		m.TakeOverAll(ctx)
