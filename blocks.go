@@ -79,14 +79,7 @@ func (m *Market) Seal(ctx context.Context, env Environment) (Block, bool, error)
 
 // RunSealer seals both environments every interval until ctx ends.
 func (m *Market) RunSealer(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, interval, false, func(ctx context.Context) {
 		for _, env := range Environments {
 			// Seal until caught up, so a burst never leaves a backlog behind.
 			for {
@@ -102,7 +95,7 @@ func (m *Market) RunSealer(ctx context.Context, interval time.Duration) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // ProofStep is one sibling hash on the path from a transaction to its block's root.

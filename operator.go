@@ -119,16 +119,9 @@ func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
 
 // RunReleases runs ReleaseCollateral every interval until ctx ends.
 func (m *Market) RunReleases(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	every(ctx, interval, true, func(ctx context.Context) {
 		if _, err := m.ReleaseCollateral(ctx); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Error("release collateral", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }

@@ -70,9 +70,7 @@ func (b *beats) beat(ok bool, now time.Time) {
 // RunHeartbeat records that this replica is alive, at once and then every
 // Config.Heartbeat, until ctx ends.
 func (m *Market) RunHeartbeat(ctx context.Context) {
-	t := time.NewTicker(m.cfg.Heartbeat)
-	defer t.Stop()
-	for {
+	every(ctx, m.cfg.Heartbeat, true, func(ctx context.Context) {
 		err := m.store.UpdateGuarded(ctx, func(tx Tx) error {
 			now := m.now()
 			return tx.Heartbeat(ctx, m.replica, now, now.Add(-time.Hour))
@@ -81,12 +79,7 @@ func (m *Market) RunHeartbeat(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Warn("heartbeat", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // TakeOverAll claims every execution in flight that another replica owns,

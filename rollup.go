@@ -87,16 +87,9 @@ func (m *Market) RollupAll(ctx context.Context) error {
 // of creators' and the treasury's balances and of agents' statistics
 // behind the executions that end (docs/ledger.md).
 func (m *Market) RunRollup(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, interval, false, func(ctx context.Context) {
 		if err := m.RollupAll(ctx); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Error("rollup", "err", err)
 		}
-	}
+	})
 }

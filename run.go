@@ -260,16 +260,7 @@ func listingAccountOf(e Execution) Account {
 // is left it dispatches them again with the same execution_id, else it
 // fails and refunds them.
 func (m *Market) RunWorker(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		m.recover(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	every(ctx, interval, true, m.recover)
 }
 
 func (m *Market) recover(ctx context.Context) { m.claim(ctx, false) }

@@ -31,16 +31,7 @@ const WebhookWindow = 24 * time.Hour
 // delivery is claimed before it is sent, so replicas never send it twice at
 // once; a failure is retried with exponential backoff for 24 hours.
 func (m *Market) RunWebhooks(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		m.deliverDue(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	every(ctx, interval, true, m.deliverDue)
 }
 
 func (m *Market) deliverDue(ctx context.Context) {
