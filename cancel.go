@@ -2,7 +2,6 @@ package crtx
 
 import (
 	"context"
-	"errors"
 )
 
 // CodeCancelled is the error code of an execution its caller cancelled.
@@ -13,10 +12,7 @@ const CodeCancelled = "cancelled"
 func (m *Market) Cancel(ctx context.Context, p Principal, id string) (Execution, error) {
 	var out Execution
 	err := m.store.Update(ctx, func(tx Tx) error {
-		e, err := tx.Execution(ctx, id)
-		if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
-			return Errorf(CodeExecutionNotFound, "no execution %q for this key", id)
-		}
+		e, err := ownExecution(ctx, tx, p, id)
 		if err != nil {
 			return err
 		}

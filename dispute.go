@@ -78,10 +78,7 @@ func (m *Market) OpenDispute(ctx context.Context, p Principal, executionID strin
 	sum := sha256.Sum256(evidence)
 	var d Dispute
 	err := m.store.Update(ctx, func(tx Tx) error {
-		e, err := tx.Execution(ctx, executionID)
-		if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
-			return Errorf(CodeExecutionNotFound, "no execution %q for this key", executionID)
-		}
+		e, err := ownExecution(ctx, tx, p, executionID)
 		if err != nil {
 			return err
 		}

@@ -268,11 +268,7 @@ func (m *Market) GetExecution(ctx context.Context, p Principal, id string) (Exec
 	var e Execution
 	var result string
 	err := m.store.View(ctx, func(tx Tx) (err error) {
-		e, err = tx.Execution(ctx, id)
-		if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
-			return Errorf(CodeExecutionNotFound, "no execution %q for this key", id)
-		}
-		if err != nil {
+		if e, err = ownExecution(ctx, tx, p, id); err != nil {
 			return err
 		}
 		if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
@@ -287,6 +283,16 @@ func (m *Market) GetExecution(ctx context.Context, p Principal, id string) (Exec
 		return err
 	})
 	return e, result, internal("get execution", err)
+}
+
+// ownExecution reads one of the principal's executions in its key's
+// environment; anything else is execution_not_found, so ids reveal nothing.
+func ownExecution(ctx context.Context, tx Tx, p Principal, id string) (Execution, error) {
+	e, err := tx.Execution(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
+		return Execution{}, Errorf(CodeExecutionNotFound, "no execution %q for this key", id)
+	}
+	return e, err
 }
 
 // Executions lists the principal's executions (CONTRACT §9).
