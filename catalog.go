@@ -82,11 +82,7 @@ func (q AgentQuery) appendFilterKey(b []byte) []byte {
 }
 
 func (m *Market) agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
-	var items []AgentListItem
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		items, err = tx.ListAgents(ctx, q)
-		return err
-	})
+	items, err := Read(ctx, m.store, func(tx Tx) ([]AgentListItem, error) { return tx.ListAgents(ctx, q) })
 	if err != nil {
 		return AgentPage{}, internal("list agents", err)
 	}

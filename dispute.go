@@ -245,11 +245,7 @@ func (m *Market) slash(ctx context.Context, tx Tx, d Dispute, e Execution) error
 
 // Disputes lists disputes by status ("" for all), for the operator.
 func (m *Market) Disputes(ctx context.Context, q DisputeQuery) ([]Dispute, error) {
-	var out []Dispute
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		out, err = tx.ListDisputes(ctx, q)
-		return err
-	})
+	out, err := Read(ctx, m.store, func(tx Tx) ([]Dispute, error) { return tx.ListDisputes(ctx, q) })
 	return out, internal("list disputes", err)
 }
 

@@ -198,11 +198,7 @@ func (m *Market) agent(ctx context.Context, id string, fresh bool) (Agent, error
 	if a, ok := m.agentCache.get(id, time.Now()); ok && !fresh {
 		return a, nil
 	}
-	var a Agent
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		a, err = tx.Agent(ctx, id)
-		return err
-	})
+	a, err := Read(ctx, m.store, func(tx Tx) (Agent, error) { return tx.Agent(ctx, id) })
 	if err == nil {
 		m.agentCache.put(id, a, time.Now())
 	}
@@ -215,11 +211,7 @@ func (m *Market) keyRefusal(ctx context.Context, keyID string, price USDC, err e
 	if errors.Is(err, ErrNotFound) {
 		return Errorf(CodeInvalidAPIKey, "the API key was revoked")
 	}
-	var key APIKey
-	kerr := m.store.View(ctx, func(tx Tx) (err error) {
-		key, err = tx.KeyByID(ctx, keyID)
-		return err
-	})
+	key, kerr := Read(ctx, m.store, func(tx Tx) (APIKey, error) { return tx.KeyByID(ctx, keyID) })
 	if kerr != nil || key.SpendLimit == nil {
 		return Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
 	}

@@ -66,11 +66,7 @@ func (m *Market) Block(ctx context.Context, env Environment, height int64) (Bloc
 
 // LatestBlock returns the environment's highest block; ErrNotFound before the first.
 func (m *Market) LatestBlock(ctx context.Context, env Environment) (Block, error) {
-	var b Block
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		b, err = tx.LastBlock(ctx, env)
-		return err
-	})
+	b, err := Read(ctx, m.store, func(tx Tx) (Block, error) { return tx.LastBlock(ctx, env) })
 	if errors.Is(err, ErrNotFound) {
 		return b, err
 	}

@@ -88,11 +88,7 @@ func (m *Market) explain(ctx context.Context, err error) error {
 		return err
 	}
 	if sf.keyID != "" {
-		var key APIKey
-		kerr := m.store.View(ctx, func(tx Tx) (err error) {
-			key, err = tx.KeyByID(ctx, sf.keyID)
-			return err
-		})
+		key, kerr := Read(ctx, m.store, func(tx Tx) (APIKey, error) { return tx.KeyByID(ctx, sf.keyID) })
 		if kerr != nil {
 			return kerr
 		}

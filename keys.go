@@ -31,11 +31,7 @@ func (m *Market) CreateKey(ctx context.Context, wallet, name string, env Environ
 
 // Keys lists wallet's keys, revoked ones included, oldest first.
 func (m *Market) Keys(ctx context.Context, wallet string) ([]APIKey, error) {
-	var keys []APIKey
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		keys, err = tx.KeysByWallet(ctx, wallet)
-		return err
-	})
+	keys, err := Read(ctx, m.store, func(tx Tx) ([]APIKey, error) { return tx.KeysByWallet(ctx, wallet) })
 	return keys, internal("list keys", err)
 }
 

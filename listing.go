@@ -216,11 +216,7 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 	if p.Name != nil {
 		return CreatorAgent{}, invalidField("name", "cannot change; delist and list again under a new name")
 	}
-	var a Agent
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		a, err = ownAgent(ctx, tx, wallet, id)
-		return err
-	})
+	a, err := Read(ctx, m.store, func(tx Tx) (Agent, error) { return ownAgent(ctx, tx, wallet, id) })
 	if err != nil {
 		return CreatorAgent{}, internal("update listing", err)
 	}

@@ -71,11 +71,7 @@ func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (Creato
 // is safe to run again, after a restart, or on every replica. It returns how
 // many listings it released.
 func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
-	var agents []Agent
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		agents, err = tx.DelistedWithCollateral(ctx, 100)
-		return err
-	})
+	agents, err := Read(ctx, m.store, func(tx Tx) ([]Agent, error) { return tx.DelistedWithCollateral(ctx, 100) })
 	if err != nil {
 		return 0, internal("release collateral", err)
 	}

@@ -92,11 +92,7 @@ func (m *Market) IsOperatorSession(ctx context.Context, token, adminToken string
 	if !strings.HasPrefix(token, OperatorPrefix) {
 		return false
 	}
-	var s Session
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		s, err = tx.SessionByHash(ctx, HashSecret(token))
-		return err
-	})
+	s, err := Read(ctx, m.store, func(tx Tx) (Session, error) { return tx.SessionByHash(ctx, HashSecret(token)) })
 	return err == nil && s.Wallet == operatorWallet(adminToken) && m.now().Before(s.ExpiresAt)
 }
 
@@ -115,11 +111,7 @@ func (m *Market) Authenticate(ctx context.Context, token string) (Principal, err
 	}
 	now := m.now()
 	if strings.HasPrefix(token, SessionPrefix) {
-		var s Session
-		err := m.store.View(ctx, func(tx Tx) (err error) {
-			s, err = tx.SessionByHash(ctx, HashSecret(token))
-			return err
-		})
+		s, err := Read(ctx, m.store, func(tx Tx) (Session, error) { return tx.SessionByHash(ctx, HashSecret(token)) })
 		if errors.Is(err, ErrNotFound) || (err == nil && !now.Before(s.ExpiresAt)) {
 			return Principal{}, Errorf(CodeInvalidSession, "the session token is unknown, expired or signed out; sign in again")
 		}

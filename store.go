@@ -43,6 +43,17 @@ type Store interface {
 	Close() error
 }
 
+// Read runs fn in a read-only transaction of s and returns what it read:
+// the shape of most reads, which fetch one value.
+func Read[T any](ctx context.Context, s Store, fn func(Tx) (T, error)) (T, error) {
+	var v T
+	err := s.View(ctx, func(tx Tx) (err error) {
+		v, err = fn(tx)
+		return err
+	})
+	return v, err
+}
+
 // Tx is what a transaction can do. Lookups that find nothing return an error
 // wrapping ErrNotFound.
 type Tx interface {

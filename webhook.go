@@ -53,11 +53,7 @@ func (m *Market) deliverDue(ctx context.Context) {
 }
 
 func (m *Market) deliver(ctx context.Context, w Webhook) {
-	var e Execution
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		e, err = tx.Execution(ctx, w.ExecutionID)
-		return err
-	})
+	e, err := Read(ctx, m.store, func(tx Tx) (Execution, error) { return tx.Execution(ctx, w.ExecutionID) })
 	now := m.now()
 	// A destination that fails is tried at its own pace, however many of a
 	// wallet's executions name it: a cheap execution's webhook is no lever
@@ -193,10 +189,6 @@ func (d *destinations) succeeded(host string) {
 
 // WebhookStatus returns the delivery of an execution's webhook.
 func (m *Market) WebhookStatus(ctx context.Context, executionID string) (Webhook, error) {
-	var w Webhook
-	err := m.store.View(ctx, func(tx Tx) (err error) {
-		w, err = tx.Webhook(ctx, executionID)
-		return err
-	})
+	w, err := Read(ctx, m.store, func(tx Tx) (Webhook, error) { return tx.Webhook(ctx, executionID) })
 	return w, err
 }
