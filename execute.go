@@ -188,7 +188,12 @@ func (m *Market) open(ctx context.Context, p Principal, agentID string, in Execu
 		return Execution{}, m.explain(ctx, &shortfall{e.Environment, e.Wallet, e.Cost,
 			"the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", p.Key.ID})
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrSpendLimit):
-		return Execution{}, m.keyRefusal(ctx, p.Key.ID, e.Cost, err)
+		// The store refused the key; reading it says why (a limit raised
+		// since leaves the refusal as it was).
+		if kerr := m.keyRefusal(ctx, p.Key.ID, e.Cost); kerr != nil {
+			return Execution{}, kerr
+		}
+		return Execution{}, Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
 	}
 	return Execution{}, err
 }
@@ -205,18 +210,20 @@ func (m *Market) agent(ctx context.Context, id string, fresh bool) (Agent, error
 	return a, err
 }
 
-// keyRefusal explains why the store refused to charge the key: revoked, or
-// its spend limit.
-func (m *Market) keyRefusal(ctx context.Context, keyID string, price USDC, err error) error {
-	if errors.Is(err, ErrNotFound) {
+// keyRefusal says why an API key may not pay need — revoked, or past its
+// spend limit — and is nil when it may.
+func (m *Market) keyRefusal(ctx context.Context, keyID string, need USDC) error {
+	key, err := Read(ctx, m.store, func(tx Tx) (APIKey, error) { return tx.KeyByID(ctx, keyID) })
+	switch {
+	case errors.Is(err, ErrNotFound) || (err == nil && key.RevokedAt != nil):
 		return Errorf(CodeInvalidAPIKey, "the API key was revoked")
+	case err != nil:
+		return err
+	case key.SpendLimit != nil && key.TotalSpent+need > *key.SpendLimit:
+		return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
+			key.TotalSpent, *key.SpendLimit, need)
 	}
-	key, kerr := Read(ctx, m.store, func(tx Tx) (APIKey, error) { return tx.KeyByID(ctx, keyID) })
-	if kerr != nil || key.SpendLimit == nil {
-		return Errorf(CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
-	}
-	return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
-		key.TotalSpent, *key.SpendLimit, price)
+	return nil
 }
 
 // idempotent answers a request whose Idempotency-Key is taken (CONTRACT §8):

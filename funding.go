@@ -88,16 +88,8 @@ func (m *Market) explain(ctx context.Context, err error) error {
 		return err
 	}
 	if sf.keyID != "" {
-		key, kerr := Read(ctx, m.store, func(tx Tx) (APIKey, error) { return tx.KeyByID(ctx, sf.keyID) })
-		if kerr != nil {
-			return kerr
-		}
-		if key.RevokedAt != nil {
-			return Errorf(CodeInvalidAPIKey, "the API key was revoked")
-		}
-		if key.SpendLimit != nil && key.TotalSpent+sf.need > *key.SpendLimit {
-			return Errorf(CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
-				key.TotalSpent, *key.SpendLimit, sf.need)
+		if err := m.keyRefusal(ctx, sf.keyID, sf.need); err != nil {
+			return err
 		}
 	}
 	b, berr := m.Balances(ctx, sf.wallet, sf.env)

@@ -276,14 +276,15 @@ func (m *Market) claim(ctx context.Context, all bool) {
 			if err != nil {
 				return err
 			}
-			silent := m.beats.silent(replicas, now, m.cfg.Heartbeat)
+			var silent []string
 			if all {
 				// Every other replica counts as gone; this one's own
 				// executions are never claimed, so the loop ends.
-				silent = silent[:0]
 				for id := range replicas {
 					silent = append(silent, id)
 				}
+			} else {
+				silent = m.beats.silent(replicas, now, m.cfg.Heartbeat)
 			}
 			claimed, err = tx.ClaimExecutions(ctx, m.replica, now, now.Add(m.cfg.Lease), silent, 32)
 			return err
