@@ -190,17 +190,8 @@ func (t *tx) PostCredits(ctx context.Context, env crtx.Environment, seqs []int64
 	if len(seqs) == 0 {
 		return nil
 	}
-	args := make([]any, len(seqs))
-	for i, seq := range seqs {
-		args[i] = seq
-	}
-	in, args := inList(args)
-	r, err := t.exec(ctx, `DELETE FROM unposted WHERE environment = ? AND tx_seq IN `+in, append([]any{env}, args...)...)
-	if err != nil {
+	if err := t.eachSeq(ctx, "post", `DELETE FROM unposted WHERE environment = ? AND tx_seq IN `, []any{env}, seqs); err != nil {
 		return err
-	}
-	if n, _ := r.RowsAffected(); n != int64(len(seqs)) {
-		return fmt.Errorf("post: %d of %d transactions were unposted: %w", n, len(seqs), crtx.ErrConflict)
 	}
 	// Each account once, by its sum; each (account, transaction) once in
 	// the index.
@@ -367,19 +358,26 @@ func (t *tx) InsertBlock(ctx context.Context, b crtx.Block, seqs []int64) error 
 	if len(seqs) == 0 {
 		return nil
 	}
-	args := make([]any, len(seqs))
+	// Every transaction named, and no other, is sealed (seqs are unique).
+	return t.eachSeq(ctx, "seal", `UPDATE ledger_txs SET block_height = ? WHERE environment = ? AND block_height IS NULL AND seq IN `,
+		[]any{b.Height, b.Environment}, seqs)
+}
+
+// eachSeq runs q, which ends in "… IN ", with args and then the
+// transactions seqs, and fails with ErrConflict unless it changed one row
+// for each: how the roll-up and the sealer claim their transactions.
+func (t *tx) eachSeq(ctx context.Context, what, q string, args []any, seqs []int64) error {
+	list := make([]any, len(seqs))
 	for i, seq := range seqs {
-		args[i] = seq
+		list[i] = seq
 	}
-	in, args := inList(args)
-	r, err := t.exec(ctx, `UPDATE ledger_txs SET block_height = ? WHERE environment = ? AND block_height IS NULL AND seq IN `+in,
-		append([]any{b.Height, b.Environment}, args...)...)
+	in, list := inList(list)
+	r, err := t.exec(ctx, q+in, append(args, list...)...)
 	if err != nil {
 		return err
 	}
-	// Every transaction named, and no other, is sealed (seqs are unique).
 	if n, _ := r.RowsAffected(); n != int64(len(seqs)) {
-		return fmt.Errorf("seal: %d of %d transactions were unsealed: %w", n, len(seqs), crtx.ErrConflict)
+		return fmt.Errorf("%s: %d of %d transactions were still to take: %w", what, n, len(seqs), crtx.ErrConflict)
 	}
 	return nil
 }
