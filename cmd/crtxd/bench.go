@@ -561,13 +561,17 @@ func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.P
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtx.USDC(1000), []string{"data"}
 	pub := crtx.Address(skey.Public().(ed25519.PublicKey))
-	for range f.agents {
-		_, ck, _ := ed25519.GenerateKey(nil)
-		cw := crtx.Address(ck.Public().(ed25519.PublicKey))
-		if _, err := admin.Deposit(ctx, crtx.Mainnet, cw, 1000*crtx.MicroPerUSDC); err != nil {
-			return nil, nil, err
+	// party is a new wallet holding amount in env, signed in.
+	party := func(env crtx.Environment, amount crtx.USDC) (*client.Client, error) {
+		_, k, _ := ed25519.GenerateKey(nil)
+		if _, err := admin.Deposit(ctx, env, crtx.Address(k.Public().(ed25519.PublicKey)), amount); err != nil {
+			return nil, err
 		}
-		cs, _, err := client.New(base, "").SignIn(ctx, ck)
+		s, _, err := client.New(base, "").SignIn(ctx, k)
+		return s, err
+	}
+	for range f.agents {
+		cs, err := party(crtx.Mainnet, 1000*crtx.MicroPerUSDC)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -580,12 +584,7 @@ func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.P
 		agents = append(agents, a.AgentID)
 	}
 	for range f.wallets {
-		_, uk, _ := ed25519.GenerateKey(nil)
-		uw := crtx.Address(uk.Public().(ed25519.PublicKey))
-		if _, err := admin.Deposit(ctx, crtx.Devnet, uw, 100_000_000*crtx.MicroPerUSDC); err != nil {
-			return nil, nil, err
-		}
-		us, _, err := client.New(base, "").SignIn(ctx, uk)
+		us, err := party(crtx.Devnet, 100_000_000*crtx.MicroPerUSDC)
 		if err != nil {
 			return nil, nil, err
 		}

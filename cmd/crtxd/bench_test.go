@@ -22,16 +22,8 @@ import (
 // (The figures themselves are measured by running it, not by tests.)
 func TestBenchRuns(t *testing.T) {
 	dir := t.TempDir()
-	out, err := exec.Command(crtxdBinary(t), "bench", "--duration", "300ms", "--clients", "4", "--catalog", "200",
-		"--executions", "200", "--rate", "50", "--json", filepath.Join(dir, "b.json"), "--svg", filepath.Join(dir, "b.svg")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out)
-	}
-	var rep report
-	b, _ := os.ReadFile(filepath.Join(dir, "b.json"))
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runBench(t, "--duration", "300ms", "--clients", "4", "--catalog", "200", "--executions", "200", "--rate", "50",
+		"--svg", filepath.Join(dir, "b.svg"))
 	if len(rep.Results) != 9 || len(rep.Engines) != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -49,19 +41,28 @@ func TestBenchRuns(t *testing.T) {
 	}
 }
 
-// --only runs the named scenarios alone; --profile picks the one profiled.
-func TestBenchOnly(t *testing.T) {
-	out, prof := filepath.Join(t.TempDir(), "b.json"), filepath.Join(t.TempDir(), "cpu.prof")
-	b, err := exec.Command(crtxdBinary(t), "bench", "--only", "proxy,healthz", "--duration", "200ms", "--clients", "2",
-		"--catalog", "10", "--executions", "10", "--json", out, "--cpuprofile", prof, "--profile", "healthz").CombinedOutput()
+// runBench runs crtxd bench with args, writing its figures to a JSON file
+// it reads back.
+func runBench(t *testing.T, args ...string) report {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "b.json")
+	b, err := exec.Command(crtxdBinary(t), append(append([]string{"bench"}, args...), "--json", out)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, b)
 	}
 	var rep report
-	b, _ = os.ReadFile(out)
-	if err := json.Unmarshal(b, &rep); err != nil {
+	j, _ := os.ReadFile(out)
+	if err := json.Unmarshal(j, &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// --only runs the named scenarios alone; --profile picks the one profiled.
+func TestBenchOnly(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	rep := runBench(t, "--only", "proxy,healthz", "--duration", "200ms", "--clients", "2",
+		"--catalog", "10", "--executions", "10", "--cpuprofile", prof, "--profile", "healthz")
 	if len(rep.Results) != 2 || rep.Results[0].Name != "reverse proxy to the stub" || rep.Results[1].Name != "GET /healthz" {
 		t.Fatalf("results = %+v", rep.Results)
 	}
@@ -122,17 +123,8 @@ func TestBenchProxyKeepsConnections(t *testing.T) {
 // One run measures both engines, executions spread over wallets and agents.
 func TestBenchEngines(t *testing.T) {
 	dsn := storetest.PostgresDSN(t)
-	out := filepath.Join(t.TempDir(), "b.json")
-	b, err := exec.Command(crtxdBinary(t), "bench", "--db", "sqlite,"+dsn, "--only", "sync", "--duration", "300ms", "--clients", "6",
-		"--wallets", "3", "--agents", "2", "--replicas", "2", "--catalog", "10", "--executions", "10", "--json", out).CombinedOutput()
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, b)
-	}
-	var rep report
-	b, _ = os.ReadFile(out)
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runBench(t, "--db", "sqlite,"+dsn, "--only", "sync", "--duration", "300ms", "--clients", "6",
+		"--wallets", "3", "--agents", "2", "--replicas", "2", "--catalog", "10", "--executions", "10")
 	if len(rep.Engines) != 2 || rep.Engines[0].DB != "sqlite" || rep.Engines[1].DB != "postgres" || rep.Wallets != 3 || rep.Agents != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
