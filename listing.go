@@ -220,15 +220,22 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 	if err != nil {
 		return CreatorAgent{}, internal("update listing", err)
 	}
-	before := a
-	if err := p.apply(&a, false); err != nil {
-		return CreatorAgent{}, err
+	if p.Status != nil && *p.Status != AgentActive && *p.Status != AgentPaused {
+		return CreatorAgent{}, invalidField("status", "must be \"active\" or \"paused\"; DELETE the agent to delist it")
 	}
-	if p.Status != nil {
-		if *p.Status != AgentActive && *p.Status != AgentPaused {
-			return CreatorAgent{}, invalidField("status", "must be \"active\" or \"paused\"; DELETE the agent to delist it")
+	// edit applies the change to a listing as read.
+	edit := func(a *Agent) error {
+		if err := p.apply(a, false); err != nil {
+			return err
 		}
-		a.Status = *p.Status
+		if p.Status != nil {
+			a.Status = *p.Status
+		}
+		return nil
+	}
+	before := a
+	if err := edit(&a); err != nil {
+		return CreatorAgent{}, err
 	}
 	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
 		if err := m.reachable(ctx, a); err != nil {
@@ -244,11 +251,8 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 			return err
 		}
 		a = cur
-		if err := p.apply(&a, false); err != nil {
+		if err := edit(&a); err != nil {
 			return err
-		}
-		if p.Status != nil {
-			a.Status = *p.Status
 		}
 		changed := changedFields(cur, a)
 		if len(changed) == 0 {
