@@ -99,26 +99,21 @@ func (m *Market) recordDelivery(ctx context.Context, w Webhook) {
 // the result, which is at ipfs_url under result_hash — so that a delivery
 // weighs about a kilobyte whatever the result.
 type WebhookEvent struct {
-	Type      string          `json:"type"` // execution.completed or execution.failed
-	Timestamp time.Time       `json:"timestamp"`
-	Data      json.RawMessage `json:"data"`
+	Type      string      `json:"type"` // execution.completed or execution.failed
+	Timestamp time.Time   `json:"timestamp"`
+	Data      WebhookData `json:"data"`
+}
+
+// WebhookData is an execution record without its result: the field of the
+// same name here hides the record's, and is never set.
+type WebhookData struct {
+	ExecutionRecord
+	Result *string `json:"result,omitempty"`
 }
 
 func (m *Market) webhookBody(e Execution, now time.Time) ([]byte, error) {
-	rec, err := json.Marshal(m.Record(e, ""))
-	if err != nil {
-		return nil, err
-	}
-	var data map[string]json.RawMessage
-	if err := json.Unmarshal(rec, &data); err != nil {
-		return nil, err
-	}
-	delete(data, "result")
-	thin, err := json.Marshal(data)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now, Data: thin})
+	return json.Marshal(WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now,
+		Data: WebhookData{ExecutionRecord: m.Record(e, "")}})
 }
 
 // WebhookSignature signs a webhook for the Standard Webhooks scheme with an

@@ -177,11 +177,10 @@ func (c *Caller) CheckURL(ctx context.Context, field, raw string) error {
 		}
 		return nil
 	}
-	// The answers name neither the addresses a name resolves to nor the
-	// resolver: either would tell a caller about the marketplace's network.
-	// One answer for both: telling "does not resolve" from "resolves to
-	// a private address" would let a caller map the marketplace's
-	// internal names through webhook_url for free.
+	// One answer, which names neither the addresses a name resolves to nor
+	// the resolver, for a name that does not resolve and one that resolves
+	// to a private address: telling them apart would let a caller map the
+	// marketplace's internal names through webhook_url for free.
 	ips, err := c.resolve(ctx, host)
 	public := err == nil
 	for _, ip := range ips {
