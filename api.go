@@ -125,6 +125,13 @@ type encodedJSON struct {
 	compressed   []byte
 }
 
+// Kept returns the page marked for keeping: it and every copy of it share
+// one encoding.
+func (p AgentPage) Kept() AgentPage {
+	p.encoded = &encodedJSON{}
+	return p
+}
+
 // JSON returns the page encoded as JSON with a trailing newline,
 // encoding it at most once per cached page. The bytes are shared: callers
 // must not change them.

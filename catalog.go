@@ -99,8 +99,7 @@ func (m *Market) agents(ctx context.Context, q AgentQuery) (AgentPage, error) {
 	if err != nil {
 		return AgentPage{}, internal("count agents", err)
 	}
-	page := AgentPage{Agents: make([]AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset,
-		encoded: &encodedJSON{}}
+	page := AgentPage{Agents: make([]AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}.Kept()
 	for i, it := range items {
 		a, s := it.Agent, it.Stats
 		page.Agents[i] = AgentSummary{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,

@@ -40,8 +40,8 @@ type Dispute struct {
 	Refunded     USDC
 }
 
-// View is the dispute as execution records show it (CONTRACT §9).
-func (d Dispute) View() *DisputeView {
+// NewDisputeView is the dispute as execution records show it (CONTRACT §9).
+func NewDisputeView(d Dispute) *DisputeView {
 	return &DisputeView{DisputeID: d.ID, Status: d.Status, Reason: d.Reason, OpenedAt: d.OpenedAt,
 		ResolvedAt: d.ResolvedAt, Slashed: d.Slashed, Refunded: d.Refunded}
 }
@@ -256,8 +256,8 @@ type DisputeQuery struct {
 	Limit   int
 }
 
-// Info is the dispute as its parties and the operator read it.
-func (d Dispute) Info() DisputeInfo {
+// NewDisputeInfo is the dispute as its parties and the operator read it.
+func NewDisputeInfo(d Dispute) DisputeInfo {
 	i := DisputeInfo{DisputeID: d.ID, ExecutionID: d.ExecutionID, AgentID: d.AgentID, Environment: d.Environment, Status: d.Status,
 		Reason: d.Reason, Description: d.Description, Evidence: d.Evidence, EvidenceHash: d.EvidenceHash, OpenedAt: d.OpenedAt,
 		RespondBy: d.RespondBy, RespondedAt: d.RespondedAt, ResolvedAt: d.ResolvedAt, Slashed: d.Slashed, Refunded: d.Refunded}

@@ -332,7 +332,7 @@ func (m *Market) Record(e Execution, result string) ExecutionRecord {
 		r.Error = &ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}
 	}
 	if e.Dispute != nil {
-		r.Dispute = e.Dispute.View()
+		r.Dispute = NewDisputeView(*e.Dispute)
 	}
 	return r
 }

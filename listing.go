@@ -99,7 +99,7 @@ func (m *Market) probe(ctx context.Context, wallet, endpoint string, pub ed25519
 
 // passes is the listing rule: a reply of the right shape, completed with a
 // valid signature or failed with an error (CONTRACT §6).
-func (r TestReport) passes() bool {
+func passes(r TestReport) bool {
 	return r.Reachable && r.ShapeOK && (r.SignatureOK || r.Status == "failed")
 }
 
@@ -122,7 +122,7 @@ func (m *Market) reachable(ctx context.Context, a Agent) error {
 		return err
 	}
 	rep := m.probe(ctx, a.Creator, a.EndpointURL, pub, a.TimeoutSeconds, TestReport{Problems: []string{}})
-	if !rep.passes() {
+	if !passes(rep) {
 		return Errorf(CodeEndpointUnreachable, "the reachability test of %s failed: %s", a.EndpointURL, strings.Join(rep.Problems, "; "))
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 func disputeList(ds []crtx.Dispute) crtx.DisputeList {
 	out := crtx.DisputeList{Disputes: make([]crtx.DisputeInfo, len(ds))}
 	for i, d := range ds {
-		out.Disputes[i] = d.Info()
+		out.Disputes[i] = crtx.NewDisputeInfo(d)
 	}
 	return out
 }
@@ -27,7 +27,7 @@ func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, d.Info())
+	writeJSON(w, http.StatusCreated, crtx.NewDisputeInfo(d))
 	return nil
 }
 
@@ -48,7 +48,7 @@ func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, d.Info())
+	writeJSON(w, http.StatusOK, crtx.NewDisputeInfo(d))
 	return nil
 }
 
@@ -99,7 +99,7 @@ func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, d.Info())
+	writeJSON(w, http.StatusOK, crtx.NewDisputeInfo(d))
 	return nil
 }
 

@@ -64,7 +64,7 @@ func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, 
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
 	for _, ds := range disputes {
-		d.Disputes = append(d.Disputes, ds.Info())
+		d.Disputes = append(d.Disputes, crtx.NewDisputeInfo(ds))
 	}
 	// Earnings per day as bars of an inline SVG, the last 30 days with any.
 	days := earnings.Days

@@ -38,7 +38,7 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, p page)
 	}
 	d := operatorData{}
 	for _, x := range ds {
-		d.Disputes = append(d.Disputes, x.Info())
+		d.Disputes = append(d.Disputes, crtx.NewDisputeInfo(x))
 	}
 	session, _ := h.isOperator(r)
 	p.Title, p.Data, p.CSRF = "Operator — crtx", d, csrfFor(session)

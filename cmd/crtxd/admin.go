@@ -87,7 +87,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return out.Encode(d.Info())
+		return out.Encode(crtx.NewDisputeInfo(d))
 	case "creators verify", "creators unverify":
 		w, err := one()
 		if err != nil {
