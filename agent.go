@@ -152,7 +152,7 @@ func checkText(field, v string, max int) error {
 // apply checks p and writes its fields into a. Fields of a creation are all
 // required but timeout_seconds; an edit may not change name, pricing model
 // or status through this path.
-func (p ListingParams) apply(a *Agent, creating bool) error {
+func apply(p ListingParams, a *Agent, creating bool) error {
 	required := map[string]bool{
 		"name": p.Name == nil, "tagline": p.Tagline == nil, "description": p.Description == nil, "tags": p.Tags == nil,
 		"input_schema": p.InputSchema == nil, "output_schema": p.OutputSchema == nil, "pricing_model": p.PricingModel == nil,

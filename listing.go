@@ -170,7 +170,7 @@ func listingAccount(a Agent) Account { return NewAccount(Mainnet, AccountListing
 // balance, and the AgentListed transaction (CONTRACT §6).
 func (m *Market) CreateListing(ctx context.Context, wallet string, p ListingParams) (CreatorAgent, error) {
 	a := Agent{ID: "agt_" + RandomBase62(16), Creator: wallet, Status: AgentActive}
-	if err := p.apply(&a, true); err != nil {
+	if err := apply(p, &a, true); err != nil {
 		return CreatorAgent{}, err
 	}
 	if err := m.reachable(ctx, a); err != nil {
@@ -225,7 +225,7 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p Listing
 	}
 	// edit applies the change to a listing as read.
 	edit := func(a *Agent) error {
-		if err := p.apply(a, false); err != nil {
+		if err := apply(p, a, false); err != nil {
 			return err
 		}
 		if p.Status != nil {
