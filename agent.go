@@ -2,11 +2,7 @@ package crtx
 
 import (
 	"encoding/json"
-	"regexp"
-	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // AgentStatus is where a listing stands.
@@ -105,7 +101,9 @@ var DefaultCollateralTiers = []CollateralTier{
 // MaxPrice is the highest price of one call: 10,000 USDC.
 const MaxPrice USDC = 10_000 * MicroPerUSDC
 
-func collateralFor(tiers []CollateralTier, price USDC) USDC {
+// CollateralFor is the collateral a listing at price locks, by the first tier
+// whose ceiling the price does not pass.
+func CollateralFor(tiers []CollateralTier, price USDC) USDC {
 	for _, t := range tiers {
 		if price <= t.MaxPrice {
 			return t.Collateral
@@ -129,126 +127,4 @@ type ListingParams struct {
 	SigningPublicKey *string          `json:"signing_public_key"`
 	TimeoutSeconds   *int             `json:"timeout_seconds"`
 	Status           *AgentStatus     `json:"status"`
-}
-
-var tagPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-
-func invalidField(field, format string, args ...any) *Error {
-	e := Errorf(CodeInvalidRequest, format, args...)
-	e.Message = field + ": " + e.Message
-	return e
-}
-
-func checkText(field, v string, max int) error {
-	if strings.TrimSpace(v) == "" {
-		return invalidField(field, "is required")
-	}
-	if n := utf8.RuneCountInString(v); n > max {
-		return invalidField(field, "is %d characters; at most %d", n, max)
-	}
-	return nil
-}
-
-// apply checks p and writes its fields into a. Fields of a creation are all
-// required but timeout_seconds; an edit may not change name, pricing model
-// or status through this path.
-func apply(p ListingParams, a *Agent, creating bool) error {
-	required := map[string]bool{
-		"name": p.Name == nil, "tagline": p.Tagline == nil, "description": p.Description == nil, "tags": p.Tags == nil,
-		"input_schema": p.InputSchema == nil, "output_schema": p.OutputSchema == nil, "pricing_model": p.PricingModel == nil,
-		"price_per_call_usdc": p.Price == nil, "endpoint_url": p.EndpointURL == nil, "signing_public_key": p.SigningPublicKey == nil,
-	}
-	if creating {
-		for _, f := range []string{"name", "tagline", "description", "tags", "input_schema", "output_schema",
-			"pricing_model", "price_per_call_usdc", "endpoint_url", "signing_public_key"} {
-			if required[f] {
-				return invalidField(f, "is required")
-			}
-		}
-	}
-	if p.Name != nil {
-		if err := checkText("name", *p.Name, 64); err != nil {
-			return err
-		}
-		a.Name = strings.TrimSpace(*p.Name)
-	}
-	if p.Tagline != nil {
-		t := strings.TrimSpace(*p.Tagline)
-		if err := checkText("tagline", t, 160); err != nil {
-			return err
-		}
-		if strings.ContainsAny(t, "\n\r") {
-			return invalidField("tagline", "must be one sentence on one line")
-		}
-		a.Tagline = t
-	}
-	if p.Description != nil {
-		if err := checkText("description", *p.Description, 10_000); err != nil {
-			return err
-		}
-		a.Description = *p.Description
-	}
-	if p.Tags != nil {
-		tags := *p.Tags
-		if len(tags) < 1 || len(tags) > 5 {
-			return invalidField("tags", "give 1 to 5 tags")
-		}
-		for i, t := range tags {
-			if !tagPattern.MatchString(t) || len(t) > 32 {
-				return invalidField("tags", "%q is not a lowercase slug (a-z, 0-9 and single hyphens, up to 32 characters)", t)
-			}
-			if slices.Contains(tags[:i], t) {
-				return invalidField("tags", "%q appears twice", t)
-			}
-		}
-		a.Tags = slices.Clone(tags)
-	}
-	if p.InputSchema != nil {
-		if err := checkSchema("input_schema", *p.InputSchema, true); err != nil {
-			return err
-		}
-		a.InputSchema = compactJSON(*p.InputSchema)
-	}
-	if p.OutputSchema != nil {
-		if err := checkSchema("output_schema", *p.OutputSchema, false); err != nil {
-			return err
-		}
-		a.OutputSchema = compactJSON(*p.OutputSchema)
-	}
-	if p.PricingModel != nil {
-		if !creating {
-			return invalidField("pricing_model", "cannot change; pay_per_use is the only model in beta")
-		}
-		if *p.PricingModel != "pay_per_use" {
-			return invalidField("pricing_model", "must be \"pay_per_use\" (the only model in beta)")
-		}
-		a.PricingModel = *p.PricingModel
-	}
-	if p.Price != nil {
-		if *p.Price <= 0 || *p.Price > MaxPrice {
-			return invalidField("price_per_call_usdc", "must be more than 0 and at most %s", MaxPrice)
-		}
-		a.Price = *p.Price
-	}
-	if p.SigningPublicKey != nil {
-		if _, err := ParseAddress("signing_public_key", *p.SigningPublicKey); err != nil {
-			return err
-		}
-		a.SigningPublicKey = *p.SigningPublicKey
-	}
-	if p.EndpointURL != nil {
-		a.EndpointURL = *p.EndpointURL
-	}
-	if p.TimeoutSeconds != nil {
-		if *p.TimeoutSeconds < 1 || *p.TimeoutSeconds > 300 {
-			return invalidField("timeout_seconds", "must be 1 to 300")
-		}
-		a.TimeoutSeconds = *p.TimeoutSeconds
-	} else if creating {
-		a.TimeoutSeconds = 60
-	}
-	if p.Status != nil && creating {
-		return invalidField("status", "a new listing is active; pause it afterwards")
-	}
-	return nil
 }

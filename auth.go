@@ -15,10 +15,10 @@ const (
 	// operator's cookie holds instead of the admin token itself.
 	OperatorPrefix     = "crtx_op_"
 	OperatorSessionTTL = 8 * time.Hour
-	secretLen          = 32
+	SecretLen          = 32
 	SessionTTL         = 24 * time.Hour
 	ChallengeTTL       = 5 * time.Minute
-	keyTouchPeriod     = time.Minute
+	KeyTouchPeriod     = time.Minute
 )
 
 // Nonce is a one-time sign-in challenge.
@@ -70,16 +70,16 @@ func (p Principal) Environment() Environment {
 	return p.Key.Environment
 }
 
-// newKeySecret returns a fresh API key for env: its prefix and 32 base62 characters.
-func newKeySecret(env Environment) string {
+// NewKeySecret returns a fresh API key for env: its prefix and 32 base62 characters.
+func NewKeySecret(env Environment) string {
 	if env == Mainnet {
-		return LiveKeyPrefix + RandomBase62(secretLen)
+		return LiveKeyPrefix + RandomBase62(SecretLen)
 	}
-	return TestKeyPrefix + RandomBase62(secretLen)
+	return TestKeyPrefix + RandomBase62(SecretLen)
 }
 
-// keyEnvironment checks an API key's shape and returns its environment.
-func keyEnvironment(key string) (Environment, bool) {
+// KeyEnvironment checks an API key's shape and returns its environment.
+func KeyEnvironment(key string) (Environment, bool) {
 	var env Environment
 	var rest string
 	switch {
@@ -90,5 +90,5 @@ func keyEnvironment(key string) (Environment, bool) {
 	default:
 		return "", false
 	}
-	return env, len(rest) == secretLen && isBase62(rest)
+	return env, len(rest) == SecretLen && isBase62(rest)
 }

@@ -93,3 +93,22 @@ var (
 	// signing key, status) that its agent no longer has.
 	ErrTermsChanged = errors.New("the agent's terms changed")
 )
+
+// ErrorMessage is the message of an *Error, or the error's text.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// InvalidField is an invalid_request error that names the request field at fault.
+func InvalidField(field, format string, args ...any) *Error {
+	e := Errorf(CodeInvalidRequest, format, args...)
+	e.Message = field + ": " + e.Message
+	return e
+}
+
+// CodeCancelled is the error code of an execution its caller cancelled.
+const CodeCancelled = "cancelled"

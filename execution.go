@@ -1,9 +1,45 @@
 package crtx
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 )
+
+// ExecuteParams is the execute request (seed "Execute request", CONTRACT §8).
+type ExecuteParams struct {
+	Task           string          `json:"task"`
+	Parameters     json.RawMessage `json:"parameters"`
+	Async          bool            `json:"async"`
+	TimeoutSeconds *int            `json:"timeout_seconds"`
+	MaxCost        *USDC           `json:"max_cost_usdc"`
+	WebhookURL     string          `json:"webhook_url"`
+}
+
+// MaxTaskBytes bounds the task (CONTRACT §8).
+const MaxTaskBytes = 32 << 10
+
+// IdempotencyTTL is how long an Idempotency-Key is remembered.
+const IdempotencyTTL = 24 * time.Hour
+
+// Replay is returned (as an error) when an Idempotency-Key was seen before
+// with the same request: the first answer is to be given again.
+type Replay struct {
+	Idempotency Idempotency
+	Execution   Execution
+}
+
+func (r *Replay) Error() string { return "idempotent replay of " + r.Idempotency.Key }
+
+// RequestHash identifies a request for idempotency: the agent and the body bytes.
+func RequestHash(agentID string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(agentID))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
 
 // ExecStatus is where an execution stands (seed "Execution statuses").
 type ExecStatus string

@@ -13,7 +13,7 @@ func TestIDsSortByTime(t *testing.T) {
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	var uuids, txs []string
 	for range 5 {
-		uuids, txs = append(uuids, NewUUID()), append(txs, newTxID())
+		uuids, txs = append(uuids, NewUUID()), append(txs, NewTxID())
 		time.Sleep(2 * time.Millisecond)
 	}
 	for i, u := range uuids {

@@ -159,4 +159,5 @@ type CallError struct {
 }
 
 func (e *CallError) Error() string { return e.Err.Error() }
+
 func (e *CallError) Unwrap() error { return e.Err }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // Client talks to one crtx marketplace with one credential.
@@ -121,7 +122,7 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 		c.onResponse(resp.StatusCode, data)
 	}
 	if resp.StatusCode >= 300 {
-		var eb crtx.ErrorBody
+		var eb api.ErrorBody
 		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
 			return &Error{Status: resp.StatusCode, Code: "unexpected_response", RequestID: resp.Header.Get("X-Request-Id"),
 				Message: fmt.Sprintf("not an error body: %.200q", data)}
@@ -153,15 +154,15 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 }
 
 // Challenge asks for a sign-in message for wallet.
-func (c *Client) Challenge(ctx context.Context, wallet string) (crtx.ChallengeResponse, error) {
-	var out crtx.ChallengeResponse
+func (c *Client) Challenge(ctx context.Context, wallet string) (api.ChallengeResponse, error) {
+	var out api.ChallengeResponse
 	err := c.call(ctx, "POST", "/v1/auth/challenge", map[string]string{"wallet": wallet}, &out)
 	return out, err
 }
 
 // CreateSession exchanges a signed challenge for a session.
-func (c *Client) CreateSession(ctx context.Context, wallet, message, signature string) (crtx.SessionResponse, error) {
-	var out crtx.SessionResponse
+func (c *Client) CreateSession(ctx context.Context, wallet, message, signature string) (api.SessionResponse, error) {
+	var out api.SessionResponse
 	err := c.call(ctx, "POST", "/v1/auth/session",
 		map[string]string{"wallet": wallet, "message": message, "signature": signature}, &out)
 	return out, err
@@ -169,11 +170,11 @@ func (c *Client) CreateSession(ctx context.Context, wallet, message, signature s
 
 // SignIn runs the whole sign-in with a wallet key and returns a client that
 // acts with the new session.
-func (c *Client) SignIn(ctx context.Context, key ed25519.PrivateKey) (*Client, crtx.SessionResponse, error) {
+func (c *Client) SignIn(ctx context.Context, key ed25519.PrivateKey) (*Client, api.SessionResponse, error) {
 	wallet := crtx.Address(key.Public().(ed25519.PublicKey))
 	ch, err := c.Challenge(ctx, wallet)
 	if err != nil {
-		return nil, crtx.SessionResponse{}, err
+		return nil, api.SessionResponse{}, err
 	}
 	s, err := c.CreateSession(ctx, wallet, ch.Message, crtx.SignBase58(key, []byte(ch.Message)))
 	if err != nil {
@@ -195,15 +196,15 @@ type KeyParams struct {
 }
 
 // CreateKey makes an API key (session required).
-func (c *Client) CreateKey(ctx context.Context, p KeyParams) (crtx.CreatedKey, error) {
-	var out crtx.CreatedKey
+func (c *Client) CreateKey(ctx context.Context, p KeyParams) (api.CreatedKey, error) {
+	var out api.CreatedKey
 	err := c.call(ctx, "POST", "/v1/keys", p, &out)
 	return out, err
 }
 
 // Keys lists the wallet's API keys (session required).
 func (c *Client) Keys(ctx context.Context) ([]crtx.APIKey, error) {
-	var out crtx.KeyList
+	var out api.KeyList
 	err := c.call(ctx, "GET", "/v1/keys", nil, &out)
 	return out.Keys, err
 }
@@ -216,38 +217,38 @@ func (c *Client) RevokeKey(ctx context.Context, id string) (crtx.APIKey, error) 
 }
 
 // Wallet returns the balances of the client's wallet.
-func (c *Client) Wallet(ctx context.Context) (crtx.WalletResponse, error) {
-	var out crtx.WalletResponse
+func (c *Client) Wallet(ctx context.Context) (api.WalletResponse, error) {
+	var out api.WalletResponse
 	err := c.call(ctx, "GET", "/v1/wallet", nil, &out)
 	return out, err
 }
 
 // Airdrop credits devnet funds to wallet (no credential needed).
-func (c *Client) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
-	var out crtx.FundingResponse
+func (c *Client) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (api.FundingResponse, error) {
+	var out api.FundingResponse
 	err := c.call(ctx, "POST", "/v1/devnet/airdrop", map[string]any{"wallet": wallet, "amount_usdc": amount}, &out)
 	return out, err
 }
 
 // Deposit credits funds through the admin API (admin token required).
-func (c *Client) Deposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
+func (c *Client) Deposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (api.FundingResponse, error) {
 	return c.adminFunding(ctx, "/v1/admin/deposits", env, wallet, amount)
 }
 
 // Withdraw debits funds through the admin API (admin token required).
-func (c *Client) Withdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
+func (c *Client) Withdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (api.FundingResponse, error) {
 	return c.adminFunding(ctx, "/v1/admin/withdrawals", env, wallet, amount)
 }
 
-func (c *Client) adminFunding(ctx context.Context, path string, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.FundingResponse, error) {
-	var out crtx.FundingResponse
+func (c *Client) adminFunding(ctx context.Context, path string, env crtx.Environment, wallet string, amount crtx.USDC) (api.FundingResponse, error) {
+	var out api.FundingResponse
 	err := c.call(ctx, "POST", path, map[string]any{"environment": env, "wallet": wallet, "amount_usdc": amount}, &out)
 	return out, err
 }
 
 // Account reads a ledger account and its newest transactions.
-func (c *Client) Account(ctx context.Context, env crtx.Environment, address string) (crtx.AccountView, error) {
-	var out crtx.AccountView
+func (c *Client) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
+	var out api.AccountView
 	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/accounts/"+url.PathEscape(address), nil, &out)
 	return out, err
 }
@@ -267,15 +268,15 @@ func (c *Client) Proof(ctx context.Context, env crtx.Environment, id string) (cr
 }
 
 // Block reads a sealed block and its transactions.
-func (c *Client) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.BlockView, error) {
-	var out crtx.BlockView
+func (c *Client) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
+	var out api.BlockView
 	err := c.call(ctx, "GET", fmt.Sprintf("/v1/ledger/%s/blocks/%d", env, height), nil, &out)
 	return out, err
 }
 
 // WellKnown reads /.well-known/crtx.json.
-func (c *Client) WellKnown(ctx context.Context) (crtx.WellKnown, error) {
-	var out crtx.WellKnown
+func (c *Client) WellKnown(ctx context.Context) (api.WellKnown, error) {
+	var out api.WellKnown
 	err := c.call(ctx, "GET", "/.well-known/crtx.json", nil, &out)
 	return out, err
 }
@@ -305,8 +306,8 @@ func (c *Client) VerifyTransaction(ctx context.Context, env crtx.Environment, id
 // Agents lists active agents; q holds the query parameters of GET /v1/agents
 // (limit, offset, tags, min_success_rate, min_executions, verified_only,
 // sort, q, environment).
-func (c *Client) Agents(ctx context.Context, q url.Values) (crtx.AgentPage, error) {
-	var out crtx.AgentPage
+func (c *Client) Agents(ctx context.Context, q url.Values) (api.AgentPage, error) {
+	var out api.AgentPage
 	path := "/v1/agents"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -317,8 +318,8 @@ func (c *Client) Agents(ctx context.Context, q url.Values) (crtx.AgentPage, erro
 
 // Agent reads an agent's full listing with its statistics in env (mainnet
 // when empty).
-func (c *Client) Agent(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListing, error) {
-	var out crtx.AgentListing
+func (c *Client) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
+	var out api.AgentListing
 	path := "/v1/agents/" + url.PathEscape(id)
 	if env != "" {
 		path += "?environment=" + string(env)
@@ -328,43 +329,43 @@ func (c *Client) Agent(ctx context.Context, id string, env crtx.Environment) (cr
 }
 
 // CreateListing lists an agent (creator session required).
-func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (crtx.CreatorAgent, error) {
-	var out crtx.CreatorAgent
+func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (api.CreatorAgent, error) {
+	var out api.CreatorAgent
 	err := c.call(ctx, "POST", "/v1/creator/agents", p, &out)
 	return out, err
 }
 
 // UpdateListing changes a listing; nil fields stay as they are.
-func (c *Client) UpdateListing(ctx context.Context, id string, p crtx.ListingParams) (crtx.CreatorAgent, error) {
-	var out crtx.CreatorAgent
+func (c *Client) UpdateListing(ctx context.Context, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
+	var out api.CreatorAgent
 	err := c.call(ctx, "PATCH", "/v1/creator/agents/"+url.PathEscape(id), p, &out)
 	return out, err
 }
 
 // Delist takes an agent out of the catalog.
-func (c *Client) Delist(ctx context.Context, id string) (crtx.CreatorAgent, error) {
-	var out crtx.CreatorAgent
+func (c *Client) Delist(ctx context.Context, id string) (api.CreatorAgent, error) {
+	var out api.CreatorAgent
 	err := c.call(ctx, "DELETE", "/v1/creator/agents/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
 
 // CreatorAgents lists the creator's own agents, every status included.
-func (c *Client) CreatorAgents(ctx context.Context) ([]crtx.CreatorAgent, error) {
-	var out crtx.CreatorAgentList
+func (c *Client) CreatorAgents(ctx context.Context) ([]api.CreatorAgent, error) {
+	var out api.CreatorAgentList
 	err := c.call(ctx, "GET", "/v1/creator/agents", nil, &out)
 	return out.Agents, err
 }
 
 // SetDisplayName sets the creator's public name.
-func (c *Client) SetDisplayName(ctx context.Context, name string) (crtx.CreatorProfile, error) {
-	var out crtx.CreatorProfile
+func (c *Client) SetDisplayName(ctx context.Context, name string) (api.CreatorProfile, error) {
+	var out api.CreatorProfile
 	err := c.call(ctx, "PUT", "/v1/creator/profile", map[string]string{"display_name": name}, &out)
 	return out, err
 }
 
 // TestExecution runs the Test Execution tool against an endpoint.
-func (c *Client) TestExecution(ctx context.Context, endpoint, publicKey string) (crtx.TestReport, error) {
-	var out crtx.TestReport
+func (c *Client) TestExecution(ctx context.Context, endpoint, publicKey string) (api.TestReport, error) {
+	var out api.TestReport
 	err := c.call(ctx, "POST", "/v1/creator/test-execution",
 		map[string]string{"endpoint_url": endpoint, "signing_public_key": publicKey}, &out)
 	return out, err
@@ -394,10 +395,10 @@ func retryable(err error) bool {
 // Execute runs an agent. A synchronous execution answers its final record
 // (an *Error carrying the execution id when it failed); an asynchronous one
 // answers a record with only ExecutionID and Status ("pending") set.
-func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecuteParams, o ExecuteOptions) (crtx.ExecutionRecord, error) {
+func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecuteParams, o ExecuteOptions) (api.ExecutionRecord, error) {
 	body, err := json.Marshal(p)
 	if err != nil {
-		return crtx.ExecutionRecord{}, err
+		return api.ExecutionRecord{}, err
 	}
 	if o.Retries > 0 && o.IdempotencyKey == "" {
 		o.IdempotencyKey = "crtx-go-" + crtx.NewUUID()
@@ -406,13 +407,13 @@ func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecutePara
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/v1/agents/"+url.PathEscape(agentID)+"/execute", bytes.NewReader(body))
 		if err != nil {
-			return crtx.ExecutionRecord{}, err
+			return api.ExecutionRecord{}, err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		if o.IdempotencyKey != "" {
 			req.Header.Set("Idempotency-Key", o.IdempotencyKey)
 		}
-		var out crtx.ExecutionRecord
+		var out api.ExecutionRecord
 		err = c.DoRequest(req, &out)
 		if err == nil || attempt >= o.Retries || !retryable(err) || ctx.Err() != nil {
 			return out, err
@@ -427,16 +428,16 @@ func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecutePara
 }
 
 // Execution reads an execution record.
-func (c *Client) Execution(ctx context.Context, id string) (crtx.ExecutionRecord, error) {
-	var out crtx.ExecutionRecord
+func (c *Client) Execution(ctx context.Context, id string) (api.ExecutionRecord, error) {
+	var out api.ExecutionRecord
 	err := c.call(ctx, "GET", "/v1/executions/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
 
 // Executions lists the key's executions; q holds limit, offset, status,
 // agent_id, from and to.
-func (c *Client) Executions(ctx context.Context, q url.Values) (crtx.ExecutionPage, error) {
-	var out crtx.ExecutionPage
+func (c *Client) Executions(ctx context.Context, q url.Values) (api.ExecutionPage, error) {
+	var out api.ExecutionPage
 	path := "/v1/executions"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -446,7 +447,7 @@ func (c *Client) Executions(ctx context.Context, q url.Values) (crtx.ExecutionPa
 }
 
 // Wait polls an execution until it is final or ctx ends.
-func (c *Client) Wait(ctx context.Context, id string, every time.Duration) (crtx.ExecutionRecord, error) {
+func (c *Client) Wait(ctx context.Context, id string, every time.Duration) (api.ExecutionRecord, error) {
 	for {
 		r, err := c.Execution(ctx, id)
 		if err != nil || r.Status.Final() {
@@ -486,8 +487,8 @@ func (c *Client) CreatorEarnings(ctx context.Context, env crtx.Environment) (crt
 
 // CreatorExecutions lists executions of the creator's agents; q holds the
 // filters of GET /v1/executions and environment.
-func (c *Client) CreatorExecutions(ctx context.Context, q url.Values) (crtx.ExecutionPage, error) {
-	var out crtx.ExecutionPage
+func (c *Client) CreatorExecutions(ctx context.Context, q url.Values) (api.ExecutionPage, error) {
+	var out api.ExecutionPage
 	path := "/v1/creator/executions"
 	if len(q) > 0 {
 		path += "?" + q.Encode()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/ipfs"
 )
 
 // Check is one step of a verification.
@@ -60,7 +61,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	}
 	got := crtx.ResultHash(string(content))
 	add("result hash", got == *rec.ResultHash, "sha256 of the %d bytes at ipfs_url is %s; the record says %s", len(content), got, *rec.ResultHash)
-	cid := crtx.ResultCID(string(content))
+	cid := ipfs.CID(string(content))
 	add("content id", path.Base(*rec.IPFSURL) == cid, "the content's CID is %s", cid)
 
 	acct, err := c.Account(ctx, rec.Environment, crtx.AccountAddress(crtx.AccountEscrow, id))

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // Request is one task from the marketplace.
@@ -245,7 +246,7 @@ func FetchMarketplaceKey(ctx context.Context, marketplaceURL string) (ed25519.Pu
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var wk crtx.WellKnown
+	var wk api.WellKnown
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&wk); err != nil {
 		return nil, fmt.Errorf("creator: %s/.well-known/crtx.json: %w", marketplaceURL, err)
 	}

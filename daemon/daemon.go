@@ -24,6 +24,7 @@ import (
 	"github.com/crtx-market/crtx/dispatch"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/sqlite"
 )
@@ -177,7 +178,7 @@ const authorityMeta = "ledger_authority_public_key"
 // OpenMarket opens the store and keys and returns the market over them. It
 // refuses to start with an authority key other than the one that signed the
 // store's blocks, since every later block would fail verification.
-func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market, error) {
+func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, error) {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, err
 	}
@@ -209,7 +210,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 	}
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
-	m, err := crtx.New(store, crtx.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
+	m, err := market.New(store, market.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, WebhookRetryBase: cfg.WebhookRetryBase,
 		Now: cfg.Now, Logger: log})
@@ -222,7 +223,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*crtx.Market
 
 // Daemon is a running crtxd.
 type Daemon struct {
-	Market *crtx.Market
+	Market *market.Market
 	URL    string
 	// MetricsURL is where GET /metrics answers when Config.MetricsAddr is
 	// set (its port chosen if MetricsAddr's was 0); empty otherwise.

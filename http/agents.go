@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // query reads query parameters strictly: each at most once, none unknown.
@@ -171,7 +172,7 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, crtx.CreatorAgentList{Agents: agents})
+	writeJSON(w, http.StatusOK, api.CreatorAgentList{Agents: agents})
 	return nil
 }
 

@@ -1,8 +1,9 @@
 package http
 
 import (
-	"github.com/crtx-market/crtx"
 	"net/http"
+
+	"github.com/crtx-market/crtx/api"
 )
 
 type challengeRequest struct {
@@ -18,7 +19,7 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, crtx.ChallengeResponse{Message: msg.String(), ExpiresAt: msg.ExpirationTime})
+	writeJSON(w, http.StatusOK, api.ChallengeResponse{Message: msg.String(), ExpiresAt: msg.ExpirationTime})
 	return nil
 }
 
@@ -40,7 +41,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, crtx.SessionResponse{SessionToken: token, Wallet: sess.Wallet, ExpiresAt: sess.ExpiresAt})
+	writeJSON(w, http.StatusCreated, api.SessionResponse{SessionToken: token, Wallet: sess.Wallet, ExpiresAt: sess.ExpiresAt})
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 )
 
@@ -65,7 +66,7 @@ func TestClientCoversTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []crtx.ExecStatus
-	if err := m.liveKey.Events(ctx, rec.ExecutionID, func(r crtx.ExecutionRecord) { seen = append(seen, r.Status) }); err != nil || len(seen) != 1 || seen[0] != "completed" {
+	if err := m.liveKey.Events(ctx, rec.ExecutionID, func(r api.ExecutionRecord) { seen = append(seen, r.Status) }); err != nil || len(seen) != 1 || seen[0] != "completed" {
 		t.Errorf("events of a final execution = %v, %v", seen, err)
 	}
 	_, err = m.liveKey.Cancel(ctx, rec.ExecutionID)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
@@ -79,15 +80,15 @@ func (e *env) creatorOf(amount string) (wallet, *client.Client) {
 	return w, e.signIn(w)
 }
 
-func list(c *client.Client, p listingReq) (crtx.CreatorAgent, error) {
-	var a crtx.CreatorAgent
+func list(c *client.Client, p listingReq) (api.CreatorAgent, error) {
+	var a api.CreatorAgent
 	body, _ := json.Marshal(p)
 	err := c.Do(ctx, "POST", "/v1/creator/agents", "application/json", body, &a)
 	return a, err
 }
 
-func patch(c *client.Client, id string, p map[string]any) (crtx.CreatorAgent, error) {
-	var a crtx.CreatorAgent
+func patch(c *client.Client, id string, p map[string]any) (api.CreatorAgent, error) {
+	var a api.CreatorAgent
 	body, _ := json.Marshal(p)
 	err := c.Do(ctx, "PATCH", "/v1/creator/agents/"+id, "application/json", body, &a)
 	return a, err

@@ -4,12 +4,13 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
-func disputeList(ds []crtx.Dispute) crtx.DisputeList {
-	out := crtx.DisputeList{Disputes: make([]crtx.DisputeInfo, len(ds))}
+func disputeList(ds []crtx.Dispute) api.DisputeList {
+	out := api.DisputeList{Disputes: make([]api.DisputeInfo, len(ds))}
 	for i, d := range ds {
-		out.Disputes[i] = crtx.NewDisputeInfo(d)
+		out.Disputes[i] = api.NewDisputeInfo(d)
 	}
 	return out
 }
@@ -27,7 +28,7 @@ func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, crtx.NewDisputeInfo(d))
+	writeJSON(w, http.StatusCreated, api.NewDisputeInfo(d))
 	return nil
 }
 
@@ -48,7 +49,7 @@ func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, crtx.NewDisputeInfo(d))
+	writeJSON(w, http.StatusOK, api.NewDisputeInfo(d))
 	return nil
 }
 
@@ -99,7 +100,7 @@ func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, crtx.NewDisputeInfo(d))
+	writeJSON(w, http.StatusOK, api.NewDisputeInfo(d))
 	return nil
 }
 

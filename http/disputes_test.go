@@ -9,19 +9,20 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 )
 
-func dispute(c *client.Client, id, reason string) (crtx.DisputeInfo, error) {
-	var d crtx.DisputeInfo
+func dispute(c *client.Client, id, reason string) (api.DisputeInfo, error) {
+	var d api.DisputeInfo
 	body, _ := json.Marshal(map[string]any{"reason": reason, "description": "the result is not what was signed",
 		"evidence": map[string]any{"expected": "sha256:abc", "seen": "sha256:def"}})
 	err := c.Do(ctx, "POST", "/v1/executions/"+id+"/disputes", "application/json", body, &d)
 	return d, err
 }
 
-func resolve(c *client.Client, id string, p map[string]any) (crtx.DisputeInfo, error) {
-	var d crtx.DisputeInfo
+func resolve(c *client.Client, id string, p map[string]any) (api.DisputeInfo, error) {
+	var d api.DisputeInfo
 	body, _ := json.Marshal(p)
 	err := c.Do(ctx, "POST", "/v1/admin/disputes/"+id+"/resolve", "application/json", body, &d)
 	return d, err
@@ -29,9 +30,9 @@ func resolve(c *client.Client, id string, p map[string]any) (crtx.DisputeInfo, e
 
 // mainnetRun lists an agent (price 1 → 50 USDC collateral) and runs it n
 // times on mainnet.
-func (m *market) mainnetRun(n int) (string, []crtx.ExecutionRecord) {
+func (m *marketplace) mainnetRun(n int) (string, []api.ExecutionRecord) {
 	agent := m.list(newService(m.t, echo), "1")
-	var recs []crtx.ExecutionRecord
+	var recs []api.ExecutionRecord
 	for range n {
 		rec, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
 		if err != nil {
@@ -42,7 +43,7 @@ func (m *market) mainnetRun(n int) (string, []crtx.ExecutionRecord) {
 	return agent, recs
 }
 
-func (m *market) collateral(agent string) crtx.USDC {
+func (m *marketplace) collateral(agent string) crtx.USDC {
 	v, err := m.anon.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountCollateral, agent))
 	if err != nil {
 		m.t.Fatal(err)
@@ -78,18 +79,18 @@ func TestDisputeUpheldSlashesAndRefunds(t *testing.T) {
 		t.Errorf("dispute_count = %d", a.DisputeCount)
 	}
 	// The creator sees and answers it.
-	var mine crtx.DisputeList
+	var mine api.DisputeList
 	if err := m.creatorC.Do(ctx, "GET", "/v1/creator/disputes", "", nil, &mine); err != nil || len(mine.Disputes) != 1 {
 		t.Fatalf("creator disputes = %+v, %v", mine, err)
 	}
-	var answered crtx.DisputeInfo
+	var answered api.DisputeInfo
 	if err := m.creatorC.Do(ctx, "POST", "/v1/creator/disputes/"+d.DisputeID+"/response", "application/json",
 		[]byte(`{"text":"the result was right"}`), &answered); err != nil || *answered.Response != "the result was right" {
 		t.Errorf("response = %+v, %v", answered, err)
 	}
 	// The operator lists it with its due time and upholds it: slash 30 of
 	// the 50 USDC collateral, refund the caller 1 from it, 29 to the treasury.
-	var open crtx.DisputeList
+	var open api.DisputeList
 	if err := m.admin.Do(ctx, "GET", "/v1/admin/disputes?status=open", "", nil, &open); err != nil || len(open.Disputes) != 1 ||
 		!open.Disputes[0].RespondBy.Equal(d.RespondBy) {
 		t.Fatalf("open disputes = %+v, %v", open, err)
@@ -246,7 +247,7 @@ func TestDevnetDisputeRefundsFromTreasury(t *testing.T) {
 func TestBadgesAndSuspension(t *testing.T) {
 	m := newMarket(t, "10")
 	agent := m.list(newService(t, echo), "0.5")
-	var p crtx.CreatorProfile
+	var p api.CreatorProfile
 	if err := m.admin.Do(ctx, "POST", "/v1/admin/creators/"+m.creatorW.address+"/verify", "", nil, &p); err != nil || !p.Verified {
 		t.Fatalf("verify = %+v, %v", p, err)
 	}
@@ -262,7 +263,7 @@ func TestBadgesAndSuspension(t *testing.T) {
 	}
 	wantCode(t, m.admin.Do(ctx, "POST", "/v1/admin/creators/nope/verify", "", nil, nil), 400, "invalid_request")
 
-	var a crtx.CreatorAgent
+	var a api.CreatorAgent
 	if err := m.admin.Do(ctx, "POST", "/v1/admin/agents/"+agent+"/suspend", "", nil, &a); err != nil || !a.Suspended {
 		t.Fatalf("suspend = %+v, %v", a.Suspended, err)
 	}

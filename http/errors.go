@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // statuses maps each error code to its HTTP status (CONTRACT §8, §13).
@@ -71,7 +72,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", id, "err", err)
 		e = &crtx.Error{Code: crtx.CodeInternal, Message: "internal error; quote request id " + id + " when reporting it"}
 	}
-	body := crtx.ErrorBody{Error: crtx.ErrorDetail{Code: e.Code, Message: e.Message}}
+	body := api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}}
 	if e.ExecutionID != "" {
 		body.Error.ExecutionID = &e.ExecutionID
 	}

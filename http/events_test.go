@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
 )
@@ -28,7 +29,7 @@ func TestCancel(t *testing.T) {
 	if b := m.balance(m.callerW, crtx.Devnet); b.Escrowed != usdc("2") {
 		t.Fatalf("escrowed %s", b.Escrowed)
 	}
-	var rec crtx.ExecutionRecord
+	var rec api.ExecutionRecord
 	if err := m.key.Do(ctx, "POST", "/v1/executions/"+waiting.ExecutionID+"/cancel", "", nil, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
 	}
 	var events []string
-	var last crtx.ExecutionRecord
+	var last api.ExecutionRecord
 	sc := bufio.NewScanner(resp.Body)
 	done := make(chan struct{})
 	go func() {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 )
@@ -35,7 +36,7 @@ func TestExecuteAsync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc crtx.Accepted
+	var acc api.Accepted
 	json.NewDecoder(resp.Body).Decode(&acc)
 	resp.Body.Close()
 	if resp.StatusCode != 202 || acc.Status != "pending" || resp.Header.Get("Location") != "/v1/executions/"+acc.ExecutionID {
@@ -114,7 +115,7 @@ func TestIdempotency(t *testing.T) {
 	o := client.ExecuteOptions{IdempotencyKey: "order-42"}
 
 	// A second request while the first runs.
-	first := make(chan crtx.ExecutionRecord)
+	first := make(chan api.ExecutionRecord)
 	go func() {
 		r, err := m.key.Execute(ctx, agent, run("once"), o)
 		if err != nil {

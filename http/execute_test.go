@@ -14,11 +14,12 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/ipfs"
 )
 
-// market is a marketplace with one creator and one caller, and helpers to
+// marketplace is a marketplace with one creator and one caller, and helpers to
 // list agents and read balances.
-type market struct {
+type marketplace struct {
 	*env
 	creatorW wallet
 	creatorC *client.Client
@@ -28,9 +29,9 @@ type market struct {
 	liveKey  *client.Client // mainnet API key of the caller
 }
 
-func newMarket(t *testing.T, funds string, adjust ...func(*daemon.Config)) *market {
+func newMarket(t *testing.T, funds string, adjust ...func(*daemon.Config)) *marketplace {
 	e := start(t, append([]func(*daemon.Config){private}, adjust...)...)
-	m := &market{env: e}
+	m := &marketplace{env: e}
 	m.creatorW, m.creatorC = e.creatorOf("10000")
 	m.callerW = newWallet(t)
 	if funds != "0" {
@@ -57,7 +58,7 @@ func newMarket(t *testing.T, funds string, adjust ...func(*daemon.Config)) *mark
 	return m
 }
 
-func (m *market) listAt(url, pub, price string, extra ...map[string]any) string {
+func (m *marketplace) listAt(url, pub, price string, extra ...map[string]any) string {
 	m.t.Helper()
 	p := listingReq{}
 	for k, v := range params(service{URL: url, PubKey: pub}, price) {
@@ -75,11 +76,11 @@ func (m *market) listAt(url, pub, price string, extra ...map[string]any) string 
 	return a.AgentID
 }
 
-func (m *market) list(s service, price string, extra ...map[string]any) string {
+func (m *marketplace) list(s service, price string, extra ...map[string]any) string {
 	return m.listAt(s.URL, s.PubKey, price, extra...)
 }
 
-func (m *market) balance(w wallet, env crtx.Environment) crtx.Balance {
+func (m *marketplace) balance(w wallet, env crtx.Environment) crtx.Balance {
 	m.t.Helper()
 	b, err := m.d.Market.Balances(ctx, w.address, env)
 	if err != nil {
@@ -88,7 +89,7 @@ func (m *market) balance(w wallet, env crtx.Environment) crtx.Balance {
 	return b[env]
 }
 
-func (m *market) treasury(env crtx.Environment) crtx.USDC {
+func (m *marketplace) treasury(env crtx.Environment) crtx.USDC {
 	v, err := m.anon.Account(ctx, env, crtx.AccountAddress(crtx.AccountTreasury, crtx.TreasuryID))
 	if err != nil {
 		return 0
@@ -144,7 +145,7 @@ func TestExecuteSync(t *testing.T) {
 	}
 
 	// The published result verifies by the seed's procedure, byte for byte.
-	cid := crtx.ResultCID(want)
+	cid := ipfs.CID(want)
 	if *rec.IPFSURL != m.d.URL+"/ipfs/"+cid {
 		t.Errorf("ipfs_url = %s", *rec.IPFSURL)
 	}

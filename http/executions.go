@@ -9,21 +9,23 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/ipfs"
 )
 
 // execResponse is the status and body an execute request is answered
 // with, for the first time or again for an idempotent replay.
 func (s *Server) execResponse(e crtx.Execution, result string) (int, any) {
 	if e.Async && !e.Status.Final() {
-		return http.StatusAccepted, crtx.Accepted{ExecutionID: e.ID, Status: e.Status}
+		return http.StatusAccepted, api.Accepted{ExecutionID: e.ID, Status: e.Status}
 	}
 	if e.Async {
-		return http.StatusAccepted, crtx.Accepted{ExecutionID: e.ID, Status: crtx.ExecPending}
+		return http.StatusAccepted, api.Accepted{ExecutionID: e.ID, Status: crtx.ExecPending}
 	}
 	if e.Status == crtx.ExecFailed {
 		err := &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
-		msg := crtx.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
-		return statusOf(err), crtx.ErrorBody{Error: msg}
+		msg := api.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
+		return statusOf(err), api.ErrorBody{Error: msg}
 	}
 	return http.StatusOK, s.market.Record(e, result)
 }
@@ -214,7 +216,7 @@ func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, 
 	if err != nil {
 		return err
 	}
-	page := crtx.ExecutionPage{Executions: make([]crtx.ExecutionSummary, len(list)), Total: total, Limit: eq.Limit, Offset: eq.Offset}
+	page := api.ExecutionPage{Executions: make([]api.ExecutionSummary, len(list)), Total: total, Limit: eq.Limit, Offset: eq.Offset}
 	for i, e := range list {
 		page.Executions[i] = s.market.Summary(e)
 	}
@@ -225,7 +227,7 @@ func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, 
 // ipfs serves a result's exact bytes by CID; they never change.
 func (s *Server) ipfs(w http.ResponseWriter, r *http.Request) error {
 	cid := r.PathValue("cid")
-	if !crtx.ParseResultCID(cid) {
+	if !ipfs.ParseCID(cid) {
 		return crtx.Errorf(crtx.CodeNotFound, "%q is not a result CID (CIDv1, raw, sha2-256, base32)", cid)
 	}
 	content, err := s.market.ResultContent(r.Context(), cid)

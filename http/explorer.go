@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/web"
 )
 
@@ -84,7 +85,7 @@ func (s *Server) explorerAccount(w http.ResponseWriter, r *http.Request) error {
 	}
 	return page(w, "account", struct {
 		pageData
-		V crtx.AccountView
+		V api.AccountView
 	}{pageData{"Account", env}, v})
 }
 
@@ -119,7 +120,7 @@ func (s *Server) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 	}
 	return page(w, "block", struct {
 		pageData
-		V    crtx.BlockView
+		V    api.BlockView
 		Prev int64
 	}{pageData{"Block", env}, v, h - 1})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/storetest"
 )
 
@@ -137,7 +138,7 @@ func (e *env) rollup() {
 func (e *env) checkLedger() {
 	e.t.Helper()
 	for _, environment := range crtx.Environments {
-		r, err := crtx.VerifyLedger(context.Background(), e.d.Market.Store(), environment, e.d.Market.AuthorityPublicKey())
+		r, err := market.VerifyLedger(context.Background(), e.d.Market.Store(), environment, e.d.Market.AuthorityPublicKey())
 		if err != nil {
 			e.t.Fatalf("verify %s: %v", environment, err)
 		}

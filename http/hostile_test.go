@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/market"
 )
 
 // hostileBodies are bodies no endpoint should accept, or should reject
@@ -51,9 +53,9 @@ func TestHostileInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := map[crtx.Environment]crtx.LedgerReport{}
+	before := map[crtx.Environment]market.LedgerReport{}
 	for _, env := range crtx.Environments {
-		before[env], _ = crtx.VerifyLedger(ctx, m.d.Market.Store(), env, m.d.Market.AuthorityPublicKey())
+		before[env], _ = market.VerifyLedger(ctx, m.d.Market.Store(), env, m.d.Market.AuthorityPublicKey())
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	creds := []string{"", "Bearer " + m.key.Token(), "Bearer " + m.creatorC.Token(), "Bearer " + adminToken, "Bearer x", "Basic Zm9vOmJhcg==",
@@ -114,7 +116,7 @@ func TestHostileInput(t *testing.T) {
 			continue
 		}
 		if resp.StatusCode >= 400 {
-			var eb crtx.ErrorBody
+			var eb api.ErrorBody
 			if err := json.Unmarshal(b, &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" || resp.Header.Get("X-Request-Id") == "" {
 				t.Errorf("%s %.80s → %d with a malformed error body: %.200s", tg.method, path, resp.StatusCode, b)
 			}
@@ -127,7 +129,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	// Nothing moved: the ledgers hold what they held.
 	for _, env := range crtx.Environments {
-		after, _ := crtx.VerifyLedger(ctx, m.d.Market.Store(), env, m.d.Market.AuthorityPublicKey())
+		after, _ := market.VerifyLedger(ctx, m.d.Market.Store(), env, m.d.Market.AuthorityPublicKey())
 		if after.Transactions != before[env].Transactions {
 			t.Errorf("%s: %d transactions before, %d after", env, before[env].Transactions, after.Transactions)
 		}

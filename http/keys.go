@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 type createKeyRequest struct {
@@ -25,7 +26,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, crtx.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
+	writeJSON(w, http.StatusCreated, api.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
 		Prefix: k.Prefix, CreatedAt: k.CreatedAt, SpendLimit: k.SpendLimit})
 	return nil
 }
@@ -39,7 +40,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, crtx.KeyList{Keys: keys})
+	writeJSON(w, http.StatusOK, api.KeyList{Keys: keys})
 	return nil
 }
 

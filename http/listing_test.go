@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/creator"
 )
 
@@ -113,7 +114,7 @@ func TestListingRefusals(t *testing.T) {
 
 	// Nothing of any refusal remains: no agent, no transaction but the
 	// deposit, no money moved.
-	var mine crtx.CreatorAgentList
+	var mine api.CreatorAgentList
 	if err := c.Do(ctx, "GET", "/v1/creator/agents", "", nil, &mine); err != nil || len(mine.Agents) != 0 {
 		t.Errorf("creator agents after refusals = %+v, %v", mine, err)
 	}

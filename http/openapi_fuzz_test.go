@@ -14,6 +14,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/ipfs"
 	"github.com/getkin/kin-openapi/openapi3"
 	"pgregory.net/rapid"
 )
@@ -117,7 +118,7 @@ func TestOpenAPIFuzz(t *testing.T) {
 	tx, _ := m.anon.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountWallet, m.callerW.address))
 	svc := newService(t, echo)
 	known := []string{agent, rec.ExecutionID, d.DisputeID, keys[0].ID, m.callerW.address, m.creatorW.address,
-		crtx.AccountAddress(crtx.AccountWallet, m.callerW.address), tx.Transactions[0].ID, crtx.ResultCID("echo: x"),
+		crtx.AccountAddress(crtx.AccountWallet, m.callerW.address), tx.Transactions[0].ID, ipfs.CID("echo: x"),
 		"devnet", "mainnet", "1", svc.URL, svc.PubKey, "x", "", "agt_unknown", "../../etc/passwd", "%00", strings.Repeat("z", 300)}
 	creds := map[string]string{"none": "", "key": m.liveKey.Token(), "devkey": m.key.Token(), "session": m.creatorC.Token(),
 		"caller": m.callerC.Token(), "admin": adminToken}

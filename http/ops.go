@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 //go:embed openapi.json
@@ -26,7 +27,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) wellKnown(w http.ResponseWriter, r *http.Request) error {
 	cfg := s.market.Config()
-	writeJSON(w, http.StatusOK, crtx.WellKnown{
+	writeJSON(w, http.StatusOK, api.WellKnown{
 		SigningPublicKey:   crtx.Address(s.market.SigningPublicKey()),
 		AuthorityPublicKey: crtx.Address(s.market.AuthorityPublicKey()),
 		PublicURL:          cfg.PublicURL, PlatformFeeBps: cfg.FeeBps, Environments: crtx.Environments,

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/web"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -29,7 +30,7 @@ type Options struct {
 
 // Server is the http.Handler of crtxd.
 type Server struct {
-	market     *crtx.Market
+	market     *market.Market
 	log        *slog.Logger
 	adminToken string
 	mux        *http.ServeMux
@@ -47,7 +48,7 @@ type Route struct {
 }
 
 // New returns the handler for market.
-func New(market *crtx.Market, opts Options) *Server {
+func New(market *market.Market, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/sqlite"
 )
 
@@ -24,7 +25,7 @@ func newServer(t *testing.T) *Server {
 	t.Cleanup(func() { store.Close() })
 	_, a, _ := ed25519.GenerateKey(nil)
 	_, b, _ := ed25519.GenerateKey(nil)
-	m, err := crtx.New(store, crtx.Config{PublicURL: "http://127.0.0.1", Authority: a, Signer: b})
+	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1", Authority: a, Signer: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
@@ -20,7 +21,7 @@ func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, crtx.WalletResponse{Wallet: p.Wallet, Balances: b})
+	writeJSON(w, http.StatusOK, api.WalletResponse{Wallet: p.Wallet, Balances: b})
 	return nil
 }
 
@@ -32,7 +33,7 @@ type fundingRequest struct {
 
 func (s *Server) fundingResponse(w http.ResponseWriter, status int, req fundingRequest, f crtx.Funding) {
 	t := f.Transaction
-	writeJSON(w, status, crtx.FundingResponse{TransactionID: t.ID, Kind: t.Kind, Environment: t.Environment,
+	writeJSON(w, status, api.FundingResponse{TransactionID: t.ID, Kind: t.Kind, Environment: t.Environment,
 		Wallet: req.Wallet, Amount: *req.Amount, Balance: f.Balance,
 		ExplorerURL: s.market.ExplorerURL(t.Environment, crtx.AccountAddress(crtx.AccountWallet, req.Wallet))})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 type bar struct {
@@ -16,14 +17,14 @@ type bar struct {
 }
 
 type creatorData struct {
-	Agents     []crtx.CreatorAgent
+	Agents     []api.CreatorAgent
 	Earnings   crtx.Earnings
 	Chart      []bar
 	ChartMax   string
-	Executions []crtx.ExecutionSummary
-	Disputes   []crtx.DisputeInfo
+	Executions []api.ExecutionSummary
+	Disputes   []api.DisputeInfo
 	Form       map[string]string
-	Report     *crtx.TestReport
+	Report     *api.TestReport
 }
 
 // creator is the creator's dashboard: listings, the listing form, the
@@ -37,7 +38,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request) error {
 	return h.renderCreator(w, r, wallet, csrf, page{}, nil, nil)
 }
 
-func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, csrf string, p page, form map[string]string, rep *crtx.TestReport) error {
+func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, csrf string, p page, form map[string]string, rep *api.TestReport) error {
 	ctx := r.Context()
 	agents, err := h.market.CreatorAgents(ctx, wallet)
 	if err != nil {
@@ -64,7 +65,7 @@ func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, 
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
 	for _, ds := range disputes {
-		d.Disputes = append(d.Disputes, crtx.NewDisputeInfo(ds))
+		d.Disputes = append(d.Disputes, api.NewDisputeInfo(ds))
 	}
 	// Earnings per day as bars of an inline SVG, the last 30 days with any.
 	days := earnings.Days
@@ -234,7 +235,7 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request) error {
 }
 
 type editData struct {
-	Agent crtx.CreatorAgent
+	Agent api.CreatorAgent
 	Form  map[string]string
 }
 
@@ -249,7 +250,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request) error {
 	form["name"], form["pricing_model"] = "", ""
 	p, perr := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
-	var a crtx.CreatorAgent
+	var a api.CreatorAgent
 	if perr == nil {
 		a, perr = h.market.UpdateListing(r.Context(), wallet, r.PathValue("id"), p)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
@@ -43,7 +44,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 
 type dashData struct {
 	Balances   map[crtx.Environment]crtx.Balance
-	Executions []crtx.ExecutionSummary
+	Executions []api.ExecutionSummary
 	Total      int
 	Env        string
 	Status     string
@@ -106,7 +107,7 @@ func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request) error {
 }
 
 type execData struct {
-	Record   crtx.ExecutionRecord
+	Record   api.ExecutionRecord
 	Receipts string
 }
 
@@ -118,7 +119,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	var found *crtx.ExecutionRecord
+	var found *api.ExecutionRecord
 	for _, env := range crtx.Environments {
 		e, result, err := h.market.GetExecution(r.Context(), crtx.Principal{Wallet: wallet, Key: &crtx.APIKey{Environment: env}}, r.PathValue("id"))
 		if err == nil {
@@ -138,7 +139,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
 
 type keysData struct {
 	Keys    []crtx.APIKey
-	Created *crtx.CreatedKey
+	Created *api.CreatedKey
 }
 
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {
@@ -149,7 +150,7 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {
 	return h.renderKeys(w, r, wallet, csrf, nil, "")
 }
 
-func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, wallet, csrf string, created *crtx.CreatedKey, problem string) error {
+func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, wallet, csrf string, created *api.CreatedKey, problem string) error {
 	keys, err := h.market.Keys(r.Context(), wallet)
 	if err != nil {
 		return err
@@ -178,7 +179,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return h.renderKeys(w, r, wallet, csrf, &crtx.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
+	return h.renderKeys(w, r, wallet, csrf, &api.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
 		Prefix: k.Prefix, CreatedAt: k.CreatedAt, SpendLimit: k.SpendLimit}, "")
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // operator pages are behind an operator session, opened with the admin
@@ -18,7 +19,7 @@ func (h *Handler) isOperator(r *http.Request) (string, bool) {
 }
 
 type operatorData struct {
-	Disputes []crtx.DisputeInfo
+	Disputes []api.DisputeInfo
 }
 
 func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
@@ -38,7 +39,7 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, p page)
 	}
 	d := operatorData{}
 	for _, x := range ds {
-		d.Disputes = append(d.Disputes, crtx.NewDisputeInfo(x))
+		d.Disputes = append(d.Disputes, api.NewDisputeInfo(x))
 	}
 	session, _ := h.isOperator(r)
 	p.Title, p.Data, p.CSRF = "Operator — crtx", d, csrfFor(session)

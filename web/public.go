@@ -7,10 +7,11 @@ import (
 	"strconv"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 type homeData struct {
-	Page                 crtx.AgentPage
+	Page                 api.AgentPage
 	Q, Sort, Env         string
 	Tags                 []string
 	Verified             bool
@@ -68,8 +69,8 @@ func page_(title, wallet string, data any) page {
 }
 
 type agentData struct {
-	Agent        crtx.AgentListing
-	Devnet       crtx.AgentListing
+	Agent        api.AgentListing
+	Devnet       api.AgentListing
 	URL          string
 	Example      string
 	InputSchema  string

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/market"
 )
 
 //go:embed templates/*.html
@@ -33,7 +34,7 @@ const (
 
 // Handler serves the pages.
 type Handler struct {
-	market     *crtx.Market
+	market     *market.Market
 	adminToken string
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
@@ -75,7 +76,7 @@ var funcs = template.FuncMap{
 }
 
 // New returns the pages of market. adminToken enables the operator pages.
-func New(market *crtx.Market, adminToken string) *Handler {
+func New(market *market.Market, adminToken string) *Handler {
 	h := &Handler{market: market, adminToken: adminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}}
 	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login"} {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	crtxpkg "github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
@@ -120,7 +121,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		"pricing_model": "pay_per_use", "price_per_call_usdc": 0.25, "endpoint_url": svc.URL, "signing_public_key": kg.SigningPublicKey}
 	b, _ := json.Marshal(listing)
 	os.WriteFile(filepath.Join(dir, "listing.json"), b, 0o600)
-	var agent crtxpkg.CreatorAgent
+	var agent api.CreatorAgent
 	mustJSON(t, ok(as("creator"), "--json", "creator", "create", "--file", filepath.Join(dir, "listing.json")), &agent)
 	if agent.Status != "active" || agent.Collateral != 50*crtxpkg.MicroPerUSDC {
 		t.Fatalf("created = %+v", agent)
@@ -129,7 +130,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		t.Errorf("pause: %s", out)
 	}
 	ok(as("creator"), "creator", "resume", agent.AgentID)
-	var mine crtxpkg.CreatorAgentList
+	var mine api.CreatorAgentList
 	mustJSON(t, ok(as("creator"), "--json", "creator", "list"), &mine)
 	if len(mine.Agents) != 1 || mine.Agents[0].Status != "active" {
 		t.Errorf("creator list = %+v", mine)
@@ -137,21 +138,21 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 
 	// The caller: a wallet, devnet funds, a key, and the agent run three ways.
 	ok(as("caller"), "wallet", "new")
-	var s crtxpkg.SessionResponse
+	var s api.SessionResponse
 	mustJSON(t, ok(as("caller"), "--json", "login"), &s)
 	if !strings.HasPrefix(s.SessionToken, "crtx_sess_") {
 		t.Errorf("login = %+v", s)
 	}
 	ok(as("caller"), "airdrop", "5")
-	var k crtxpkg.CreatedKey
+	var k api.CreatedKey
 	mustJSON(t, ok(as("caller"), "--json", "keys", "create", "cli", "devnet"), &k)
-	var keys crtxpkg.KeyList
+	var keys api.KeyList
 	mustJSON(t, ok(as("caller"), "--json", "keys", "list"), &keys)
 	if len(keys.Keys) != 1 || keys.Keys[0].ID != k.ID {
 		t.Errorf("keys list = %+v", keys)
 	}
 	caller := append(as("caller"), "CRTX_API_KEY="+k.Key)
-	var page crtxpkg.AgentPage
+	var page api.AgentPage
 	mustJSON(t, ok(caller, "--json", "agents", "list", "--tags", "writing", "--sort", "price_asc"), &page)
 	if page.Total != 1 || page.Agents[0].AgentID != agent.AgentID {
 		t.Errorf("agents list = %+v", page)
@@ -162,12 +163,12 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if out := ok(caller, "run", agent.AgentID, "Ada", "--param", "n=2", "--param", "lang=en"); out != `hello, Ada {"lang":"en","n":2}`+"\n" {
 		t.Errorf("run printed %q", out)
 	}
-	var rec crtxpkg.ExecutionRecord
+	var rec api.ExecutionRecord
 	mustJSON(t, ok(caller, "--json", "run", "--async", agent.AgentID, "Bob"), &rec)
 	if rec.Status != "completed" || *rec.Result != "hello, Bob {}" {
 		t.Errorf("async run = %+v", rec)
 	}
-	var list crtxpkg.ExecutionPage
+	var list api.ExecutionPage
 	mustJSON(t, ok(caller, "--json", "executions", "list", "--agent", agent.AgentID), &list)
 	if list.Total != 2 {
 		t.Errorf("executions list = %+v", list)
@@ -181,7 +182,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if out := ok(caller, "verify", rec.ExecutionID); strings.Count(out, "ok    ") != 6 {
 		t.Errorf("verify: %s", out)
 	}
-	var dsp crtxpkg.DisputeInfo
+	var dsp api.DisputeInfo
 	mustJSON(t, ok(caller, "--json", "dispute", rec.ExecutionID, "--reason", "other", "--description", "testing"), &dsp)
 	if dsp.Status != "open" {
 		t.Errorf("dispute = %+v", dsp)
@@ -207,7 +208,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	prof, _ := json.Marshal(map[string]any{"profile": "local", "profiles": map[string]any{
 		"local": map[string]string{"url": d.URL, "api_key": k.Key, "keypair": filepath.Join(dir, "caller.json")}}})
 	os.WriteFile(cfgPath, prof, 0o600)
-	var wl crtxpkg.WalletResponse
+	var wl api.WalletResponse
 	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "--json", "balance"), &wl)
 	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_500_000 {
 		t.Errorf("balance through the profile = %+v", wl)
@@ -262,7 +263,7 @@ func TestDevQuickStart(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("crtx run: %d %s %s", code, out, errOut)
 	}
-	var rec crtxpkg.ExecutionRecord
+	var rec api.ExecutionRecord
 	mustJSON(t, out, &rec)
 	var stats struct{ Words int }
 	json.Unmarshal([]byte(*rec.Result), &stats)

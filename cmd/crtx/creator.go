@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
@@ -32,11 +33,11 @@ func (c *cli) creatorKeygen(ctx context.Context, args []string) error {
 }
 
 func (c *cli) creatorList(ctx context.Context, args []string) error {
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	agents, err := api.CreatorAgents(ctx)
+	agents, err := cl.CreatorAgents(ctx)
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func (c *cli) creatorList(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(&b, "%s  %-28s %-9s %8s USDC  collateral %s USDC  %d runs\n", a.AgentID, a.Name, status, a.Price, a.Collateral, a.TotalExecutions)
 	}
-	return c.print(crtx.CreatorAgentList{Agents: agents}, "%s", b.String())
+	return c.print(api.CreatorAgentList{Agents: agents}, "%s", b.String())
 }
 
 // listingFile reads a listing's details from a JSON file of the REST body's shape.
@@ -79,11 +80,11 @@ func (c *cli) creatorCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := api.CreateListing(ctx, p)
+	a, err := cl.CreateListing(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -108,11 +109,11 @@ func (c *cli) creatorUpdate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) patch(ctx context.Context, id string, p crtx.ListingParams, done string) error {
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := api.UpdateListing(ctx, id, p)
+	a, err := cl.UpdateListing(ctx, id, p)
 	if err != nil {
 		return err
 	}
@@ -134,11 +135,11 @@ func (c *cli) creatorDelist(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	a, err := api.Delist(ctx, pos[0])
+	a, err := cl.Delist(ctx, pos[0])
 	if err != nil {
 		return err
 	}
@@ -151,11 +152,11 @@ func (c *cli) creatorEarnings(ctx context.Context, args []string) error {
 	if _, err := c.positional(fs, args, 0); err != nil {
 		return err
 	}
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	e, err := api.CreatorEarnings(ctx, envOf(*env))
+	e, err := cl.CreatorEarnings(ctx, envOf(*env))
 	if err != nil {
 		return err
 	}
@@ -183,11 +184,11 @@ func (c *cli) creatorTest(ctx context.Context, args []string) error {
 	if *endpoint == "" || *pub == "" {
 		return fmt.Errorf("%w: --endpoint and --public-key are required", errUsage)
 	}
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	rep, err := api.TestExecution(ctx, *endpoint, *pub)
+	rep, err := cl.TestExecution(ctx, *endpoint, *pub)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 )
 
@@ -86,7 +87,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.key()
+	cl, err := c.key()
 	if err != nil {
 		return err
 	}
@@ -121,10 +122,10 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	}
 	label := "running " + pos[0]
 	stop := c.status(func() string { return label })
-	rec, err := api.Execute(ctx, pos[0], p, client.ExecuteOptions{IdempotencyKey: *idem, Retries: 3})
+	rec, err := cl.Execute(ctx, pos[0], p, client.ExecuteOptions{IdempotencyKey: *idem, Retries: 3})
 	if err == nil && *async {
 		label = "execution " + rec.ExecutionID + " pending"
-		rec, err = c.follow(ctx, api, rec.ExecutionID, func(s crtx.ExecStatus) { label = "execution " + rec.ExecutionID + " " + string(s) })
+		rec, err = c.follow(ctx, cl, rec.ExecutionID, func(s crtx.ExecStatus) { label = "execution " + rec.ExecutionID + " " + string(s) })
 	}
 	stop()
 	if err != nil {
@@ -155,9 +156,9 @@ func deref(p *int64) int64 {
 }
 
 // follow polls an execution until it is final, telling each status.
-func (c *cli) follow(ctx context.Context, api *client.Client, id string, seen func(crtx.ExecStatus)) (crtx.ExecutionRecord, error) {
+func (c *cli) follow(ctx context.Context, cl *client.Client, id string, seen func(crtx.ExecStatus)) (api.ExecutionRecord, error) {
 	for {
-		rec, err := api.Execution(ctx, id)
+		rec, err := cl.Execution(ctx, id)
 		if err != nil || rec.Status.Final() {
 			return rec, err
 		}
@@ -183,11 +184,11 @@ func (c *cli) executionsList(ctx context.Context, args []string) error {
 	if _, err := c.positional(fs, args, 0); err != nil {
 		return err
 	}
-	api, err := c.key()
+	cl, err := c.key()
 	if err != nil {
 		return err
 	}
-	page, err := api.Executions(ctx, q)
+	page, err := cl.Executions(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -204,18 +205,18 @@ func (c *cli) executionsShow(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.key()
+	cl, err := c.key()
 	if err != nil {
 		return err
 	}
-	rec, err := api.Execution(ctx, pos[0])
+	rec, err := cl.Execution(ctx, pos[0])
 	if err != nil {
 		return err
 	}
 	return c.print(rec, "%s", describe(rec))
 }
 
-func describe(r crtx.ExecutionRecord) string {
+func describe(r api.ExecutionRecord) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "execution  %s\nagent      %s (%s)\nstatus     %s\ncost       %s USDC (creator %s, platform %s)\n",
 		r.ExecutionID, r.AgentName, r.AgentID, r.Status, r.Cost, r.CreatorAmount, r.PlatformAmount)
@@ -240,12 +241,12 @@ func (c *cli) executionsWatch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.key()
+	cl, err := c.key()
 	if err != nil {
 		return err
 	}
 	last := crtx.ExecStatus("")
-	rec, err := c.follow(ctx, api, pos[0], func(s crtx.ExecStatus) {
+	rec, err := c.follow(ctx, cl, pos[0], func(s crtx.ExecStatus) {
 		if s != last && !c.json {
 			fmt.Fprintf(c.out, "%s %s\n", time.Now().Format("15:04:05"), s)
 			last = s
@@ -265,11 +266,11 @@ func (c *cli) verify(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.key()
+	cl, err := c.key()
 	if err != nil {
 		return err
 	}
-	rep, err := api.Verify(ctx, pos[0])
+	rep, err := cl.Verify(ctx, pos[0])
 	if err != nil {
 		return err
 	}
@@ -300,7 +301,7 @@ func (c *cli) dispute(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.key()
+	cl, err := c.key()
 	if err != nil {
 		return err
 	}
@@ -313,8 +314,8 @@ func (c *cli) dispute(ctx context.Context, args []string) error {
 		body["evidence"] = json.RawMessage(b)
 	}
 	raw, _ := json.Marshal(body)
-	var d crtx.DisputeInfo
-	if err := api.Do(ctx, "POST", "/v1/executions/"+url.PathEscape(pos[0])+"/disputes", "application/json", raw, &d); err != nil {
+	var d api.DisputeInfo
+	if err := cl.Do(ctx, "POST", "/v1/executions/"+url.PathEscape(pos[0])+"/disputes", "application/json", raw, &d); err != nil {
 		return err
 	}
 	return c.print(d, "dispute %s opened; the creator is to respond by %s\n", d.DisputeID, d.RespondBy.Format(time.RFC3339))

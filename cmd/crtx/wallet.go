@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/keyfile"
 )
@@ -65,14 +66,14 @@ func (c *cli) login(ctx context.Context, args []string) error {
 }
 
 func (c *cli) balance(ctx context.Context, args []string) error {
-	var api *client.Client
+	var cl *client.Client
 	var err error
 	if c.apiKey != "" {
-		api, _ = c.key()
-	} else if api, err = c.session(ctx); err != nil {
+		cl, _ = c.key()
+	} else if cl, err = c.session(ctx); err != nil {
 		return err
 	}
-	w, err := api.Wallet(ctx)
+	w, err := cl.Wallet(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,11 +121,11 @@ func (c *cli) keysCreate(ctx context.Context, args []string) error {
 		}
 		p.SpendLimit = &l
 	}
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	k, err := api.CreateKey(ctx, p)
+	k, err := cl.CreateKey(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -132,11 +133,11 @@ func (c *cli) keysCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) keysList(ctx context.Context, args []string) error {
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	keys, err := api.Keys(ctx)
+	keys, err := cl.Keys(ctx)
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (c *cli) keysList(ctx context.Context, args []string) error {
 		text += fmt.Sprintf("%s  %-8s %s…  %-7s %4d calls %10s USDC  %s\n", k.ID, k.Environment, k.Prefix, state,
 			k.ExecutionCount, k.TotalSpent, k.Name)
 	}
-	return c.print(crtx.KeyList{Keys: keys}, "%s", text)
+	return c.print(api.KeyList{Keys: keys}, "%s", text)
 }
 
 func (c *cli) keysRevoke(ctx context.Context, args []string) error {
@@ -157,11 +158,11 @@ func (c *cli) keysRevoke(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	api, err := c.session(ctx)
+	cl, err := c.session(ctx)
 	if err != nil {
 		return err
 	}
-	k, err := api.RevokeKey(ctx, pos[0])
+	k, err := cl.RevokeKey(ctx, pos[0])
 	if err != nil {
 		return err
 	}

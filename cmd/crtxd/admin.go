@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/daemon"
 )
 
@@ -87,7 +88,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return out.Encode(crtx.NewDisputeInfo(d))
+		return out.Encode(api.NewDisputeInfo(d))
 	case "creators verify", "creators unverify":
 		w, err := one()
 		if err != nil {

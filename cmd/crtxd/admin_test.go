@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
@@ -59,7 +60,7 @@ func TestAdminCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dsp crtx.DisputeInfo
+	var dsp api.DisputeInfo
 	if err := key.Do(ctx, "POST", "/v1/executions/"+rec.ExecutionID+"/disputes", "application/json",
 		[]byte(`{"reason":"fraud","description":"wrong"}`), &dsp); err != nil {
 		t.Fatal(err)

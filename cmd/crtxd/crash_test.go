@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 )
 
@@ -79,8 +80,8 @@ func escrowEndings(key *client.Client, id string) (int, error) {
 }
 
 // allExecutions reads every execution of a key, page by page.
-func allExecutions(key *client.Client) (crtx.ExecutionPage, error) {
-	var all crtx.ExecutionPage
+func allExecutions(key *client.Client) (api.ExecutionPage, error) {
+	var all api.ExecutionPage
 	for offset := 0; ; offset += 100 {
 		page, err := key.Executions(ctx, url.Values{"limit": {"100"}, "offset": {fmt.Sprint(offset)}})
 		if err != nil {
@@ -181,7 +182,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	key := client.New(p.url, k.Key)
 	deadline := time.Now().Add(30 * time.Second)
-	var page crtx.ExecutionPage
+	var page api.ExecutionPage
 	for {
 		page, err = allExecutions(key)
 		must(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/examples/agents"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/market"
 )
 
 type example struct {
@@ -229,7 +230,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 func ptr[T any](v T) *T { return &v }
 
 // topUp deposits what wallet lacks of want in env.
-func topUp(ctx context.Context, m *crtx.Market, env crtx.Environment, wallet string, want crtx.USDC) error {
+func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) error {
 	b, err := m.Balances(ctx, wallet, env)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/market"
 )
 
 // ledger runs crtxd ledger verify|deposit|withdraw and returns the exit code.
@@ -67,7 +68,7 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool,
 	defer store.Close()
 	ok := true
 	for _, env := range envs {
-		r, err := crtx.VerifyLedger(ctx, store, env, keys.Authority.Public().(ed25519.PublicKey))
+		r, err := market.VerifyLedger(ctx, store, env, keys.Authority.Public().(ed25519.PublicKey))
 		if err != nil {
 			return false, err
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/store/storetest"
 )
@@ -92,7 +93,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	wg.Wait()
 
 	key := client.New(a.url, k.Key)
-	var page crtx.ExecutionPage
+	var page api.ExecutionPage
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		page, err = key.Executions(ctx, url.Values{"limit": {"100"}})
 		if err != nil {

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// CreatorSummary is the creator of an agent in lists.
+type CreatorSummary struct {
+	Pubkey   string `json:"pubkey"`
+	Verified bool   `json:"verified"`
+}
+
+// CreatorInfo is the creator of an agent in its full listing.
+type CreatorInfo struct {
+	Pubkey      string `json:"pubkey"`
+	DisplayName string `json:"display_name"`
+	Verified    bool   `json:"verified"`
+}
+
+// AgentSummary is an item of GET /v1/agents (seed "Agent summary").
+type AgentSummary struct {
+	AgentID            string           `json:"agent_id"`
+	Name               string           `json:"name"`
+	Tagline            string           `json:"tagline"`
+	Tags               []string         `json:"tags"`
+	Price              crtx.USDC        `json:"price_per_call_usdc"`
+	TotalExecutions    int64            `json:"total_executions"`
+	SuccessRate        float64          `json:"success_rate"`
+	AvgExecutionTimeMS int64            `json:"avg_execution_time_ms"`
+	Creator            CreatorSummary   `json:"creator"`
+	Status             crtx.AgentStatus `json:"status"`
+}
+
+// AgentPage is the answer of GET /v1/agents.
+type AgentPage struct {
+	Agents []AgentSummary `json:"agents"`
+	Total  int            `json:"total"`
+	Limit  int            `json:"limit"`
+	Offset int            `json:"offset"`
+
+	// encoded is shared by the copies of a cached page, so that a page
+	// served many times is encoded once.
+	encoded *encodedJSON
+}
+
+type encodedJSON struct {
+	once sync.Once
+	b    []byte
+	err  error
+
+	compressOnce sync.Once
+	compressed   []byte
+}
+
+// Kept returns the page marked for keeping: it and every copy of it share
+// one encoding.
+func (p AgentPage) Kept() AgentPage {
+	p.encoded = &encodedJSON{}
+	return p
+}
+
+// JSON returns the page encoded as JSON with a trailing newline,
+// encoding it at most once per cached page. The bytes are shared: callers
+// must not change them.
+func (p AgentPage) JSON() ([]byte, error) {
+	enc := func() ([]byte, error) {
+		b, err := json.Marshal(p)
+		return append(b, '\n'), err
+	}
+	if p.encoded == nil {
+		return enc()
+	}
+	p.encoded.once.Do(func() { p.encoded.b, p.encoded.err = enc() })
+	return p.encoded.b, p.encoded.err
+}
+
+// CompressedJSON returns compress applied to the page's JSON, at most once
+// per cached page, so that a page served many times is compressed once.
+// Every caller must pass the same compression; the bytes are shared.
+func (p AgentPage) CompressedJSON(compress func([]byte) []byte) ([]byte, error) {
+	b, err := p.JSON()
+	if err != nil {
+		return nil, err
+	}
+	if p.encoded == nil {
+		return compress(b), nil
+	}
+	p.encoded.compressOnce.Do(func() { p.encoded.compressed = compress(b) })
+	return p.encoded.compressed, nil
+}
+
+// AgentListing is the full listing of GET /v1/agents/{id} (seed "Agent").
+// Statistics are those of Environment.
+type AgentListing struct {
+	AgentID              string           `json:"agent_id"`
+	Name                 string           `json:"name"`
+	Tagline              string           `json:"tagline"`
+	Tags                 []string         `json:"tags"`
+	Price                crtx.USDC        `json:"price_per_call_usdc"`
+	TotalExecutions      int64            `json:"total_executions"`
+	SuccessRate          float64          `json:"success_rate"`
+	AvgExecutionTimeMS   int64            `json:"avg_execution_time_ms"`
+	Creator              CreatorInfo      `json:"creator"`
+	Status               crtx.AgentStatus `json:"status"`
+	Description          string           `json:"description"`
+	InputSchema          json.RawMessage  `json:"input_schema"`
+	OutputSchema         json.RawMessage  `json:"output_schema"`
+	SuccessfulExecutions int64            `json:"successful_executions"`
+	DisputeCount         int64            `json:"dispute_count"`
+	OnChainListing       string           `json:"on_chain_listing"`
+	CreatedAt            time.Time        `json:"created_at"`
+	PricingModel         string           `json:"pricing_model"`
+	TimeoutSeconds       int              `json:"timeout_seconds"`
+	Environment          crtx.Environment `json:"environment"`
+}

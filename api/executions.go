@@ -1,0 +1,63 @@
+package api
+
+import (
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// ExecutionRecord is the full execution record (seed "Execution", CONTRACT
+// §9). Fields not known yet are null, never missing.
+type ExecutionRecord struct {
+	ExecutionID     string           `json:"execution_id"`
+	AgentID         string           `json:"agent_id"`
+	AgentName       string           `json:"agent_name"`
+	Environment     crtx.Environment `json:"environment"`
+	Status          crtx.ExecStatus  `json:"status"`
+	Result          *string          `json:"result"`
+	ResultHash      *string          `json:"result_hash"`
+	Cost            crtx.USDC        `json:"cost_usdc"`
+	CreatorAmount   crtx.USDC        `json:"creator_amount_usdc"`
+	PlatformAmount  crtx.USDC        `json:"platform_amount_usdc"`
+	TokensUsed      *int64           `json:"tokens_used"`
+	ExecutionTimeMS *int64           `json:"execution_time_ms"`
+	InitiatedAt     time.Time        `json:"initiated_at"`
+	CompletedAt     *time.Time       `json:"completed_at"`
+	OnChainRecord   string           `json:"on_chain_record"`
+	IPFSURL         *string          `json:"ipfs_url"`
+	Error           *ExecError       `json:"error"`
+	Dispute         *DisputeView     `json:"dispute"`
+}
+
+// ExecError says why an execution failed.
+type ExecError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ExecutionSummary is an item of GET /v1/executions.
+type ExecutionSummary struct {
+	ExecutionID   string           `json:"execution_id"`
+	AgentID       string           `json:"agent_id"`
+	AgentName     string           `json:"agent_name"`
+	Status        crtx.ExecStatus  `json:"status"`
+	Cost          crtx.USDC        `json:"cost_usdc"`
+	InitiatedAt   time.Time        `json:"initiated_at"`
+	CompletedAt   *time.Time       `json:"completed_at"`
+	OnChainRecord string           `json:"on_chain_record"`
+	Environment   crtx.Environment `json:"environment"`
+}
+
+// ExecutionPage is the answer of GET /v1/executions.
+type ExecutionPage struct {
+	Executions []ExecutionSummary `json:"executions"`
+	Total      int                `json:"total"`
+	Limit      int                `json:"limit"`
+	Offset     int                `json:"offset"`
+}
+
+// Accepted is the immediate answer to an asynchronous execute.
+type Accepted struct {
+	ExecutionID string          `json:"execution_id"`
+	Status      crtx.ExecStatus `json:"status"`
+}

@@ -1,0 +1,17 @@
+package api
+
+import (
+	"github.com/crtx-market/crtx"
+)
+
+// AccountView is an account with its newest transactions.
+type AccountView struct {
+	Account      crtx.Account    `json:"account"`
+	Transactions []crtx.LedgerTx `json:"transactions"`
+}
+
+// BlockView is a block with its transactions.
+type BlockView struct {
+	Block        crtx.Block      `json:"block"`
+	Transactions []crtx.LedgerTx `json:"transactions"`
+}

@@ -1,0 +1,22 @@
+package api
+
+import (
+	"time"
+)
+
+// WebhookEvent is the body of a webhook delivery, in the Standard Webhooks
+// shape: a thin event that names the final execution — its record without
+// the result, which is at ipfs_url under result_hash — so that a delivery
+// weighs about a kilobyte whatever the result.
+type WebhookEvent struct {
+	Type      string      `json:"type"` // execution.completed or execution.failed
+	Timestamp time.Time   `json:"timestamp"`
+	Data      WebhookData `json:"data"`
+}
+
+// WebhookData is an execution record without its result: the field of the
+// same name here hides the record's, and is never set.
+type WebhookData struct {
+	ExecutionRecord
+	Result *string `json:"result,omitempty"`
+}

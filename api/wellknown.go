@@ -1,0 +1,15 @@
+package api
+
+import (
+	"github.com/crtx-market/crtx"
+)
+
+// WellKnown is the document at /.well-known/json: what creators need to
+// check requests from this marketplace.
+type WellKnown struct {
+	SigningPublicKey   string             `json:"signing_public_key"`
+	AuthorityPublicKey string             `json:"ledger_authority_public_key"`
+	PublicURL          string             `json:"public_url"`
+	PlatformFeeBps     int                `json:"platform_fee_bps"`
+	Environments       []crtx.Environment `json:"environments"`
+}

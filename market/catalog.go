@@ -1,0 +1,130 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+func (m *Market) listingView(it crtx.AgentListItem, env crtx.Environment) api.AgentListing {
+	a, s := it.Agent, it.Stats
+	return api.AgentListing{
+		AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
+		Creator: api.CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
+		Status:  a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
+		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
+		OnChainListing: m.ExplorerURL(crtx.Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
+		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
+	}
+}
+
+func (m *Market) creatorView(it crtx.AgentListItem) api.CreatorAgent {
+	v := api.CreatorAgent{AgentListing: m.listingView(it, crtx.Mainnet), EndpointURL: it.Agent.EndpointURL,
+		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt,
+		Suspended: it.Agent.SuspendedAt != nil}
+	return v
+}
+
+// Agents returns a page of the catalog (CONTRACT §7). The query must be
+// valid; the http package checks each parameter and names the bad one.
+func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+	if q.Environment == "" {
+		q.Environment = crtx.Mainnet
+	}
+	if q.Sort == "" {
+		q.Sort = crtx.SortTotalExecutions
+		if q.Q != "" {
+			q.Sort = crtx.SortRelevance
+		}
+	}
+	// Pages are kept a second: the catalog changes rarely and is read on
+	// every browse, so a second's staleness buys not counting it each time.
+	return m.pages.fetch(queryKey(q), time.Now(), func() (api.AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+}
+
+// queryKey identifies a query in the page cache: every field, by value. Built
+// with appends: it is made for every catalog request, and fmt took as
+// long as writing the answer.
+func queryKey(q crtx.AgentQuery) string {
+	b := appendFilterKey(make([]byte, 0, 64), q)
+	b = append(append(append(b, '|'), q.Sort...), '|')
+	b = strconv.AppendInt(append(strconv.AppendInt(b, int64(q.Limit), 10), '|'), int64(q.Offset), 10)
+	return string(b)
+}
+
+// filterKey identifies which agents a query matches, whatever their order
+// and page.
+func filterKey(q crtx.AgentQuery) string { return string(appendFilterKey(nil, q)) }
+
+// appendFilterKey appends the filter's fields, quoting the free text ones
+// so that no two filters read the same.
+func appendFilterKey(b []byte, q crtx.AgentQuery) []byte {
+	b = append(append(b, q.Environment...), '|')
+	for _, t := range q.Tags {
+		b = append(strconv.AppendQuote(b, t), ' ')
+	}
+	b = append(b, '|')
+	if q.MinSuccessRate != nil {
+		b = strconv.AppendFloat(b, *q.MinSuccessRate, 'g', -1, 64)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, '|')
+	if q.MinExecutions != nil {
+		b = strconv.AppendInt(b, *q.MinExecutions, 10)
+	} else {
+		b = append(b, '-')
+	}
+	b = append(strconv.AppendBool(append(b, '|'), q.VerifiedOnly), '|')
+	return strconv.AppendQuote(b, q.Q)
+}
+
+func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+	items, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.AgentListItem, error) { return tx.ListAgents(ctx, q) })
+	if err != nil {
+		return api.AgentPage{}, internal("list agents", err)
+	}
+	// Counting every match is the costly part of a page (it reads every
+	// matching agent), and every page and order of one filter shares it:
+	// the total is kept for a few seconds, apart from the page.
+	total, err := m.totals.fetch(filterKey(q), time.Now(), func() (n int, err error) {
+		err = m.store.View(ctx, func(tx crtx.Tx) (err error) {
+			n, err = tx.CountAgents(ctx, q)
+			return err
+		})
+		return n, err
+	})
+	if err != nil {
+		return api.AgentPage{}, internal("count agents", err)
+	}
+	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}.Kept()
+	for i, it := range items {
+		a, s := it.Agent, it.Stats
+		page.Agents[i] = api.AgentSummary{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+			TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
+			Creator: api.CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
+	}
+	return page, nil
+}
+
+// Agent returns the full listing of an active or paused agent with its
+// statistics in env; delisted or unknown agents are agent_not_found.
+func (m *Market) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
+	var it crtx.AgentListItem
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		it, err = tx.AgentListing(ctx, id, env)
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (it.Agent.Status == crtx.AgentDelisted || it.Agent.SuspendedAt != nil)) {
+			return crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", id)
+		}
+		return err
+	})
+	if err != nil {
+		return api.AgentListing{}, internal("agent", err)
+	}
+	return m.listingView(it, env), nil
+}

@@ -1,0 +1,325 @@
+package market
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// escrowAccount is an execution's escrow, which is also its record on the
+// ledger: EscrowOpened creates it, ExecutionRecord or EscrowRefunded closes
+// it, and the dispute transactions reference it.
+func escrowAccount(e crtx.Execution) crtx.Account {
+	return crtx.NewAccount(e.Environment, crtx.AccountEscrow, e.ID, e.Wallet)
+}
+
+// RecordURL is the explorer page of an execution's escrow account, where
+// its ExecutionRecord is (on_chain_record).
+func (m *Market) RecordURL(e crtx.Execution) string {
+	return m.ExplorerURL(e.Environment, escrowAccount(e).Address)
+}
+
+// Execute starts a paid execution for the API key's wallet (CONTRACT §8):
+// the checks in the contract's order, then the execution row and its escrow
+// in one transaction. A synchronous execution is dispatched here and
+// returned final; an asynchronous one is returned pending and dispatched in
+// the background. idemKey and requestHash are empty without Idempotency-Key.
+func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string) (crtx.Execution, error) {
+	if p.Key == nil {
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
+	}
+	if in.Task == "" || len(in.Task) > crtx.MaxTaskBytes {
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "task is required, at most %d bytes", crtx.MaxTaskBytes)
+	}
+	if len(in.Parameters) == 0 || string(in.Parameters) == "null" {
+		in.Parameters = json.RawMessage(`{}`)
+	}
+	if in.Parameters[0] != '{' {
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "parameters must be a JSON object")
+	}
+	if in.WebhookURL != "" {
+		if err := m.cfg.Caller.CheckURL(ctx, "webhook_url", in.WebhookURL); err != nil {
+			return crtx.Execution{}, err
+		}
+	}
+	if idemKey != "" && (len(idemKey) > 255 || !utf8.ValidString(idemKey)) {
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most 255 characters")
+	}
+	// The agent is kept for a second; the store opens the execution only
+	// if its terms are still those read, and a change reads them again.
+	for attempt := 0; ; attempt++ {
+		e, err := m.open(ctx, p, agentID, in, idemKey, requestHash, attempt > 0)
+		var replay *crtx.Replay
+		switch {
+		case errors.As(err, &replay):
+			return replay.Execution, err
+		case errors.Is(err, errRetry) && attempt < 3:
+			continue
+		case errors.Is(err, errRetry):
+			return crtx.Execution{}, internal("execute", fmt.Errorf("%w: %w", crtx.ErrBusy, err))
+		case err != nil:
+			return crtx.Execution{}, internal("execute", err)
+		case e.Async:
+			m.jobs.Go(func() { m.run(m.bg, e) })
+			return e, nil
+		}
+		return m.run(context.WithoutCancel(ctx), e), nil
+	}
+}
+
+// errRetry is open's answer when the execution may open if tried again: the
+// agent's terms changed, or an expired Idempotency-Key was let go.
+var errRetry = errors.New("try again")
+
+// open checks the request against the agent's terms and opens the
+// execution with its escrow (Store.OpenExecution). fresh reads the agent
+// from the store rather than from the cache.
+func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string, fresh bool) (crtx.Execution, error) {
+	// A request whose Idempotency-Key was seen gets its first answer,
+	// whatever the agent's terms have become since.
+	refuse := func(refusal error) error {
+		if idemKey != "" {
+			if err := m.idempotent(ctx, p.Wallet, p.Key.Environment, idemKey, requestHash); err != nil {
+				return err
+			}
+		}
+		return refusal
+	}
+	a, err := m.agent(ctx, agentID, fresh)
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Status == crtx.AgentDelisted || a.SuspendedAt != nil)) {
+		return crtx.Execution{}, refuse(crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID))
+	}
+	if err != nil {
+		return crtx.Execution{}, err
+	}
+	if a.Status == crtx.AgentPaused {
+		return crtx.Execution{}, refuse(crtx.Errorf(crtx.CodeAgentPaused, "agent %s is paused by its creator", agentID))
+	}
+	timeout := a.TimeoutSeconds
+	if in.TimeoutSeconds != nil {
+		if *in.TimeoutSeconds < 1 || *in.TimeoutSeconds > a.TimeoutSeconds {
+			return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "timeout_seconds must be 1 to %d (the agent's)", a.TimeoutSeconds)
+		}
+		timeout = *in.TimeoutSeconds
+	}
+	sch, err := m.compiled(a.InputSchema)
+	if err != nil {
+		return crtx.Execution{}, fmt.Errorf("input schema: %w", err)
+	}
+	if err := validate(sch, in.Parameters); err != nil {
+		return crtx.Execution{}, err
+	}
+	if in.MaxCost != nil && a.Price > *in.MaxCost {
+		return crtx.Execution{}, refuse(crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost))
+	}
+
+	now := m.now()
+	e := crtx.Execution{ID: crtx.NewUUID(), Environment: p.Key.Environment, Wallet: p.Wallet, KeyID: p.Key.ID, AgentID: a.ID,
+		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
+		Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
+		Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
+		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
+	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
+	if !in.Async {
+		// A synchronous execution is dispatched at once: record that with
+		// the escrow, saving a write transaction.
+		e.Status, e.DispatchedAt = crtx.ExecRunning, &now
+	}
+	o := crtx.Opening{Execution: e}
+	if idemKey != "" {
+		o.Idempotency = &crtx.Idempotency{Wallet: p.Wallet, Environment: e.Environment, Key: idemKey, RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: now}
+	}
+	wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
+	o.Escrow, o.Accounts = m.ledgerTx(e.Environment, crtx.TxEscrowOpened,
+		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
+		[]crtx.Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
+		wallet, escrowAccount(e))
+	err = m.store.OpenExecution(ctx, &o)
+	switch {
+	case err == nil:
+		return e, nil
+	case errors.Is(err, crtx.ErrTermsChanged):
+		return crtx.Execution{}, fmt.Errorf("%w: %w", errRetry, err)
+	case errors.Is(err, crtx.ErrConflict) && idemKey != "":
+		if err := m.idempotent(ctx, p.Wallet, p.Key.Environment, idemKey, requestHash); err != nil {
+			return crtx.Execution{}, err
+		}
+		return crtx.Execution{}, fmt.Errorf("%w: Idempotency-Key %q expired or was let go", errRetry, idemKey)
+	case errors.Is(err, crtx.ErrInsufficientFunds):
+		return crtx.Execution{}, m.explain(ctx, &shortfall{e.Environment, e.Wallet, e.Cost,
+			"the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", p.Key.ID})
+	case errors.Is(err, crtx.ErrNotFound), errors.Is(err, crtx.ErrSpendLimit):
+		// The store refused the key; reading it says why (a limit raised
+		// since leaves the refusal as it was).
+		if kerr := m.keyRefusal(ctx, p.Key.ID, e.Cost); kerr != nil {
+			return crtx.Execution{}, kerr
+		}
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
+	}
+	return crtx.Execution{}, err
+}
+
+// agent returns an agent, from the cache unless fresh.
+func (m *Market) agent(ctx context.Context, id string, fresh bool) (crtx.Agent, error) {
+	if a, ok := m.agentCache.get(id, time.Now()); ok && !fresh {
+		return a, nil
+	}
+	a, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Agent, error) { return tx.Agent(ctx, id) })
+	if err == nil {
+		m.agentCache.put(id, a, time.Now())
+	}
+	return a, err
+}
+
+// keyRefusal says why an API key may not pay need — revoked, or past its
+// spend limit — and is nil when it may.
+func (m *Market) keyRefusal(ctx context.Context, keyID string, need crtx.USDC) error {
+	key, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.APIKey, error) { return tx.KeyByID(ctx, keyID) })
+	switch {
+	case errors.Is(err, crtx.ErrNotFound) || (err == nil && key.RevokedAt != nil):
+		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the API key was revoked")
+	case err != nil:
+		return err
+	case key.SpendLimit != nil && key.TotalSpent+need > *key.SpendLimit:
+		return crtx.Errorf(crtx.CodeSpendLimitExceeded, "this key has spent %s of its %s USDC limit; the execution costs %s",
+			key.TotalSpent, *key.SpendLimit, need)
+	}
+	return nil
+}
+
+// idempotent answers a request whose Idempotency-Key is taken (CONTRACT §8):
+// with the first request's execution (a *Replay), or an error if the key
+// was used with another request or its first request is still running.
+// nil means the key had expired, or was let go meanwhile, and is free again.
+func (m *Market) idempotent(ctx context.Context, wallet string, env crtx.Environment, key, hash string) error {
+	return m.store.Update(ctx, func(tx crtx.Tx) error {
+		prev, err := tx.Idempotency(ctx, wallet, env, key)
+		switch {
+		case errors.Is(err, crtx.ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		case m.now().Sub(prev.CreatedAt) >= crtx.IdempotencyTTL:
+			return tx.DeleteIdempotency(ctx, wallet, env, key)
+		case prev.RequestHash != hash:
+			return crtx.Errorf(crtx.CodeIdempotencyKeyReused, "Idempotency-Key %q was used with another request in the last 24 hours", key)
+		}
+		e, err := tx.Execution(ctx, prev.ExecutionID)
+		if err != nil {
+			return err
+		}
+		if prev.Status == 0 && !e.Status.Final() && !e.Async {
+			return crtx.Errorf(crtx.CodeIdempotencyInProgress, "the first request with Idempotency-Key %q is still running", key)
+		}
+		return &crtx.Replay{Idempotency: prev, Execution: e}
+	})
+}
+
+// CompleteIdempotency stores the response given to the first request.
+func (m *Market) CompleteIdempotency(ctx context.Context, wallet string, env crtx.Environment, key string, status int, body []byte) error {
+	return internal("idempotency", m.store.Update(ctx, func(tx crtx.Tx) error {
+		return tx.CompleteIdempotency(ctx, wallet, env, key, status, body)
+	}))
+}
+
+// GetExecution returns one of the principal's executions in its key's
+// environment; anything else is execution_not_found.
+func (m *Market) GetExecution(ctx context.Context, p crtx.Principal, id string) (crtx.Execution, string, error) {
+	var e crtx.Execution
+	var result string
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		if e, err = ownExecution(ctx, tx, p, id); err != nil {
+			return err
+		}
+		if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
+			e.Dispute = &d
+		} else if !errors.Is(err, crtx.ErrNotFound) {
+			return err
+		}
+		if e.ResultCID == "" {
+			return nil
+		}
+		result, err = tx.Result(ctx, e.ResultCID)
+		return err
+	})
+	return e, result, internal("get execution", err)
+}
+
+// ownExecution reads one of the principal's executions in its key's
+// environment; anything else is execution_not_found, so ids reveal nothing.
+func ownExecution(ctx context.Context, tx crtx.Tx, p crtx.Principal, id string) (crtx.Execution, error) {
+	e, err := tx.Execution(ctx, id)
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q for this key", id)
+	}
+	return e, err
+}
+
+// Executions lists the principal's executions (CONTRACT §9).
+func (m *Market) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
+	var out []crtx.Execution
+	var total int
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		out, total, err = tx.ListExecutions(ctx, q)
+		return err
+	})
+	return out, total, internal("list executions", err)
+}
+
+// ResultContent returns published result bytes by CID.
+func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) {
+	var s string
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		s, err = tx.Result(ctx, cid)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return crtx.Errorf(crtx.CodeNotFound, "no result %s", cid)
+		}
+		return err
+	})
+	return s, internal("result", err)
+}
+
+// Record is the execution record callers read.
+func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
+	r := api.ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,
+		Status: e.Status, Cost: e.Cost, CreatorAmount: e.CreatorAmount, PlatformAmount: e.PlatformAmount,
+		TokensUsed: e.TokensUsed, ExecutionTimeMS: e.ExecutionTimeMS, InitiatedAt: e.InitiatedAt,
+		CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e)}
+	if e.ResultCID != "" {
+		res, hash, url := result, e.ResultHash, m.cfg.PublicURL+"/ipfs/"+e.ResultCID
+		r.Result, r.ResultHash, r.IPFSURL = &res, &hash, &url
+	}
+	if e.ErrorCode != "" {
+		r.Error = &api.ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}
+	}
+	if e.Dispute != nil {
+		r.Dispute = api.NewDisputeView(*e.Dispute)
+	}
+	return r
+}
+
+// Summary is the list item of an execution.
+func (m *Market) Summary(e crtx.Execution) api.ExecutionSummary {
+	return api.ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
+		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e), Environment: e.Environment}
+}
+
+// CreatorEarnings totals a creator's settled earnings in env, per UTC day.
+func (m *Market) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) (crtx.Earnings, error) {
+	out := crtx.Earnings{Environment: env}
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		out.Days, err = tx.CreatorEarnings(ctx, creator, env)
+		return err
+	})
+	for _, d := range out.Days {
+		out.Total += d.Earned
+		out.Executions += d.Executions
+	}
+	return out, internal("earnings", err)
+}

@@ -1,0 +1,65 @@
+package market
+
+import (
+	"context"
+	"errors"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// Account returns an account and its 50 newest transactions.
+func (m *Market) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
+	var v api.AccountView
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		v.Account, err = tx.Account(ctx, env, address)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return crtx.Errorf(crtx.CodeAccountNotFound, "no account %q on %s", address, env)
+		}
+		if err != nil {
+			return err
+		}
+		v.Transactions, err = tx.AccountTransactions(ctx, env, address, 50)
+		return err
+	})
+	return v, internal("account", err)
+}
+
+// Transaction returns one ledger transaction.
+func (m *Market) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
+	var t crtx.LedgerTx
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		t, err = tx.Transaction(ctx, env, id)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return crtx.Errorf(crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env)
+		}
+		return err
+	})
+	return t, internal("transaction", err)
+}
+
+// Block returns a sealed block and its transactions.
+func (m *Market) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
+	var v api.BlockView
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		v.Block, err = tx.Block(ctx, env, height)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return crtx.Errorf(crtx.CodeBlockNotFound, "no block %d on %s", height, env)
+		}
+		if err != nil {
+			return err
+		}
+		v.Transactions, err = tx.BlockTransactions(ctx, env, height)
+		return err
+	})
+	return v, internal("block", err)
+}
+
+// LatestBlock returns the environment's highest block; ErrNotFound before the first.
+func (m *Market) LatestBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
+	b, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Block, error) { return tx.LastBlock(ctx, env) })
+	if errors.Is(err, crtx.ErrNotFound) {
+		return b, err
+	}
+	return b, internal("latest block", err)
+}

@@ -1,0 +1,170 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Balances returns wallet's balances in each of envs.
+func (m *Market) Balances(ctx context.Context, wallet string, envs ...crtx.Environment) (map[crtx.Environment]crtx.Balance, error) {
+	out := make(map[crtx.Environment]crtx.Balance, len(envs))
+	err := m.store.View(ctx, func(tx crtx.Tx) error {
+		for _, env := range envs {
+			b, err := balance(ctx, tx, env, wallet)
+			if err != nil {
+				return err
+			}
+			out[env] = b
+		}
+		return nil
+	})
+	return out, internal("balances", err)
+}
+
+func balance(ctx context.Context, tx crtx.Tx, env crtx.Environment, wallet string) (crtx.Balance, error) {
+	var b crtx.Balance
+	acct, err := tx.Account(ctx, env, crtx.AccountAddress(crtx.AccountWallet, wallet))
+	switch {
+	case errors.Is(err, crtx.ErrNotFound): // a wallet that never held money
+	case err != nil:
+		return b, err
+	default:
+		b.Available = acct.Balance
+	}
+	if b.Escrowed, err = tx.Escrowed(ctx, env, wallet); err != nil {
+		return b, err
+	}
+	b.Pending, err = pending(ctx, tx, env, crtx.AccountAddress(crtx.AccountWallet, wallet))
+	return b, err
+}
+
+// pending sums what the unposted transactions credit to address. The
+// roll-up keeps them to a fraction of a second of executions; past
+// rollupBatch of them (a roll-up that stopped) the sum is a floor.
+func pending(ctx context.Context, tx crtx.Tx, env crtx.Environment, address string) (crtx.USDC, error) {
+	txs, err := tx.Unposted(ctx, env, rollupBatch)
+	var sum crtx.USDC
+	for _, t := range txs {
+		for _, c := range t.DeferredCredits() {
+			if c.Address == address {
+				sum += c.Amount
+			}
+		}
+	}
+	return sum, err
+}
+
+// shortfall is returned from inside a transaction whose posting the
+// database refused for lack of funds. The message, which names the balance,
+// is written after the transaction has ended: some engines (PostgreSQL)
+// accept no further statement in a transaction once one has failed.
+type shortfall struct {
+	env    crtx.Environment
+	wallet string
+	need   crtx.USDC
+	format string // with %[1]s the balance, %[2]s the environment, %[3]s the amount needed
+	// keyID, for an execution, is the API key charged: its spend limit
+	// goes before the balance (CONTRACT §8), though the database checks
+	// the balance first.
+	keyID string
+}
+
+func (s *shortfall) Error() string { return "insufficient funds" }
+
+// explain turns a shortfall into the 402 the caller sees; other errors pass.
+func (m *Market) explain(ctx context.Context, err error) error {
+	var sf *shortfall
+	if !errors.As(err, &sf) {
+		return err
+	}
+	if sf.keyID != "" {
+		if err := m.keyRefusal(ctx, sf.keyID, sf.need); err != nil {
+			return err
+		}
+	}
+	b, berr := m.Balances(ctx, sf.wallet, sf.env)
+	if berr != nil {
+		return berr
+	}
+	return crtx.Errorf(crtx.CodeInsufficientBalance, sf.format, b[sf.env].Available, sf.env, sf.need)
+}
+
+// Airdrop credits devnet funds to wallet, at most AirdropMax a call and
+// AirdropsPerHour calls a wallet in any rolling hour.
+func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
+		return crtx.Funding{}, err
+	}
+	if amount <= 0 || amount > m.cfg.AirdropMax {
+		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "amount_usdc must be more than 0 and at most %s", m.cfg.AirdropMax)
+	}
+	var f crtx.Funding
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		now := m.now()
+		recent, err := tx.Airdrops(ctx, crtx.Devnet, wallet, now.Add(-time.Hour))
+		if err != nil {
+			return err
+		}
+		if len(recent) >= m.cfg.AirdropsPerHour {
+			wait := recent[len(recent)-m.cfg.AirdropsPerHour].CreatedAt.Add(time.Hour).Sub(now)
+			e := crtx.Errorf(crtx.CodeRateLimited, "this wallet had %d airdrops in the last hour; try again in %d seconds",
+				len(recent), int(wait.Seconds())+1)
+			e.RetryAfter = int(wait.Seconds()) + 1
+			return e
+		}
+		f, err = m.fund(ctx, tx, crtx.Devnet, crtx.TxAirdrop, wallet, amount)
+		return err
+	})
+	return f, internal("airdrop", err)
+}
+
+// Deposit credits mainnet or devnet funds that arrived outside crtx.
+func (m *Market) Deposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+	return m.operatorFunding(ctx, env, crtx.TxDeposit, wallet, amount)
+}
+
+// Withdraw debits funds that the operator pays out outside crtx.
+func (m *Market) Withdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+	return m.operatorFunding(ctx, env, crtx.TxWithdrawal, wallet, amount)
+}
+
+func (m *Market) operatorFunding(ctx context.Context, env crtx.Environment, kind crtx.TxKind, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+	if !env.Valid() {
+		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
+	}
+	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
+		return crtx.Funding{}, err
+	}
+	if amount <= 0 {
+		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "amount_usdc must be more than 0")
+	}
+	var f crtx.Funding
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		f, err = m.fund(ctx, tx, env, kind, wallet, amount)
+		return err
+	})
+	return f, internal(string(kind), m.explain(ctx, err))
+}
+
+// fund moves amount between issuance and wallet's account: in for deposits
+// and airdrops, out for withdrawals.
+func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+	issuance := crtx.NewAccount(env, crtx.AccountIssuance, crtx.IssuanceID, "")
+	acct := crtx.NewAccount(env, crtx.AccountWallet, wallet, wallet)
+	p := crtx.Posting{From: issuance.Address, To: acct.Address, Amount: amount}
+	if kind == crtx.TxWithdrawal {
+		p.From, p.To = p.To, p.From
+	}
+	lt, err := m.post(ctx, tx, env, kind, map[string]string{"wallet": wallet}, []crtx.Posting{p}, issuance, acct)
+	if errors.Is(err, crtx.ErrInsufficientFunds) {
+		return crtx.Funding{}, &shortfall{env, wallet, amount, "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC", ""}
+	}
+	if err != nil {
+		return crtx.Funding{}, err
+	}
+	b, err := balance(ctx, tx, env, wallet)
+	return crtx.Funding{Transaction: lt, Balance: b}, err
+}

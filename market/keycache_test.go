@@ -1,0 +1,65 @@
+package market_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/store/sqlite"
+)
+
+// countingStore counts read transactions.
+type countingStore struct {
+	crtx.Store
+	views atomic.Int64
+}
+
+func (s *countingStore) View(ctx context.Context, fn func(crtx.Tx) error) error {
+	s.views.Add(1)
+	return s.Store.View(ctx, fn)
+}
+
+// A key used again and again is read once; revoking it refuses it at once.
+func TestKeyLookupsAreKept(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "crtx.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := &countingStore{Store: db}
+	_, authority, _ := ed25519.GenerateKey(nil)
+	_, signer, _ := ed25519.GenerateKey(nil)
+	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := address(t)
+	k, secret, err := m.CreateKey(ctx, w, "kept", crtx.Devnet, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := store.views.Load()
+	for range 50 {
+		p, err := m.Authenticate(ctx, secret)
+		if err != nil || p.Wallet != w || p.Key.ID != k.ID {
+			t.Fatalf("authenticate: %+v, %v", p, err)
+		}
+	}
+	if n := store.views.Load() - before; n != 1 {
+		t.Errorf("50 authentications read the key %d times, want 1", n)
+	}
+	if _, err := m.RevokeKey(ctx, w, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Authenticate(ctx, secret)
+	var e *crtx.Error
+	if !errors.As(err, &e) || e.Code != crtx.CodeInvalidAPIKey {
+		t.Errorf("revoked key: %v", err)
+	}
+}

@@ -1,0 +1,293 @@
+package market
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// reachable runs the reachability test and turns a failure into 422.
+func (m *Market) reachable(ctx context.Context, a crtx.Agent) error {
+	if err := m.cfg.Caller.CheckURL(ctx, "endpoint_url", a.EndpointURL); err != nil {
+		return err
+	}
+	pub, err := crtx.ParseAddress("signing_public_key", a.SigningPublicKey)
+	if err != nil {
+		return err
+	}
+	rep := m.probe(ctx, a.Creator, a.EndpointURL, pub, a.TimeoutSeconds, api.TestReport{Problems: []string{}})
+	if !passes(rep) {
+		return crtx.Errorf(crtx.CodeEndpointUnreachable, "the reachability test of %s failed: %s", a.EndpointURL, strings.Join(rep.Problems, "; "))
+	}
+	return nil
+}
+
+// metadataHash commits a listing's details to the ledger without
+// publishing what the seed keeps private (the endpoint).
+func metadataHash(a crtx.Agent) string {
+	b, _ := json.Marshal(struct {
+		Name, Tagline, Description string
+		Tags                       []string
+		In, Out                    json.RawMessage
+		Price                      crtx.USDC
+		Endpoint, Key              string
+		Timeout                    int
+		Status                     crtx.AgentStatus
+	}{a.Name, a.Tagline, a.Description, a.Tags, a.InputSchema, a.OutputSchema, a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status})
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func listingData(a crtx.Agent) map[string]string {
+	return map[string]string{"agent_id": a.ID, "creator": a.Creator, "name": a.Name,
+		"price_per_call_usdc": a.Price.String(), "signing_public_key": a.SigningPublicKey,
+		"status": string(a.Status), "metadata_hash": metadataHash(a)}
+}
+
+// lockCollateral moves amount of the creator's mainnet funds into the
+// listing's collateral account.
+func (m *Market) lockCollateral(ctx context.Context, tx crtx.Tx, a crtx.Agent, amount crtx.USDC) error {
+	wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
+	coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, a.ID, a.Creator)
+	_, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralLocked, map[string]string{"agent_id": a.ID, "creator": a.Creator},
+		[]crtx.Posting{{From: wallet.Address, To: coll.Address, Amount: amount}}, wallet, coll)
+	if errors.Is(err, crtx.ErrInsufficientFunds) {
+		return &shortfall{crtx.Mainnet, a.Creator, amount, "your mainnet balance has %[1]s USDC available (%[2]s); the listing needs %[3]s USDC of collateral", ""}
+	}
+	return err
+}
+
+func listingAccount(a crtx.Agent) crtx.Account {
+	return crtx.NewAccount(crtx.Mainnet, crtx.AccountListing, a.ID, a.Creator)
+}
+
+// CreateListing lists an agent, all or nothing: validation, the endpoint
+// check, the reachability test, collateral locked from the creator's mainnet
+// balance, and the AgentListed transaction (CONTRACT §6).
+func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.ListingParams) (api.CreatorAgent, error) {
+	a := crtx.Agent{ID: "agt_" + crtx.RandomBase62(16), Creator: wallet, Status: crtx.AgentActive}
+	if err := apply(p, &a, true); err != nil {
+		return api.CreatorAgent{}, err
+	}
+	if err := m.reachable(ctx, a); err != nil {
+		return api.CreatorAgent{}, err
+	}
+	now := m.now()
+	a.CreatedAt, a.UpdatedAt = now, now
+	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, wallet, now); err != nil {
+			return err
+		}
+		if err := tx.InsertAgent(ctx, a); err != nil {
+			return err
+		}
+		if err := m.lockCollateral(ctx, tx, a, a.Collateral); err != nil {
+			return err
+		}
+		_, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentListed, listingData(a), nil, listingAccount(a))
+		return err
+	})
+	m.catalogChanged()
+	if err != nil {
+		return api.CreatorAgent{}, internal("create listing", m.explain(ctx, err))
+	}
+	return m.creatorAgent(ctx, wallet, a.ID)
+}
+
+// ownAgent loads one of wallet's listings that is not delisted; anything
+// else is agent_not_found, so ids reveal nothing.
+func ownAgent(ctx context.Context, tx crtx.Tx, wallet, id string) (crtx.Agent, error) {
+	a, err := tx.Agent(ctx, id)
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Creator != wallet || a.Status == crtx.AgentDelisted)) {
+		return crtx.Agent{}, crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", id)
+	}
+	return a, err
+}
+
+// UpdateListing changes a listing (CONTRACT §6): each change is a
+// ListingUpdated transaction; a new endpoint or key is tested again; a price
+// in a higher collateral tier locks the difference.
+func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
+	if p.Name != nil {
+		return api.CreatorAgent{}, crtx.InvalidField("name", "cannot change; delist and list again under a new name")
+	}
+	a, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Agent, error) { return ownAgent(ctx, tx, wallet, id) })
+	if err != nil {
+		return api.CreatorAgent{}, internal("update listing", err)
+	}
+	if p.Status != nil && *p.Status != crtx.AgentActive && *p.Status != crtx.AgentPaused {
+		return api.CreatorAgent{}, crtx.InvalidField("status", "must be \"active\" or \"paused\"; DELETE the agent to delist it")
+	}
+	// edit applies the change to a listing as read.
+	edit := func(a *crtx.Agent) error {
+		if err := apply(p, a, false); err != nil {
+			return err
+		}
+		if p.Status != nil {
+			a.Status = *p.Status
+		}
+		return nil
+	}
+	before := a
+	if err := edit(&a); err != nil {
+		return api.CreatorAgent{}, err
+	}
+	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
+		if err := m.reachable(ctx, a); err != nil {
+			return api.CreatorAgent{}, err
+		}
+	}
+	// The reachability test takes seconds: the change is applied to the
+	// listing as it is when written, so that what others changed meanwhile
+	// (an operator's suspension, the collateral) stays as they left it.
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		cur, err := ownAgent(ctx, tx, wallet, id)
+		if err != nil {
+			return err
+		}
+		a = cur
+		if err := edit(&a); err != nil {
+			return err
+		}
+		changed := changedFields(cur, a)
+		if len(changed) == 0 {
+			return nil
+		}
+		a.UpdatedAt = m.now()
+		if need := crtx.CollateralFor(m.cfg.CollateralTiers, a.Price); need > a.Collateral {
+			if err := m.lockCollateral(ctx, tx, a, need-a.Collateral); err != nil {
+				return err
+			}
+			a.Collateral = need
+		}
+		if err := tx.UpdateAgent(ctx, a); err != nil {
+			return err
+		}
+		data := listingData(a)
+		data["changed"] = strings.Join(changed, ",")
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		return err
+	})
+	m.catalogChanged()
+	if err != nil {
+		return api.CreatorAgent{}, internal("update listing", m.explain(ctx, err))
+	}
+	return m.creatorAgent(ctx, wallet, id)
+}
+
+func changedFields(a, b crtx.Agent) []string {
+	var out []string
+	add := func(name string, changed bool) {
+		if changed {
+			out = append(out, name)
+		}
+	}
+	add("tagline", a.Tagline != b.Tagline)
+	add("description", a.Description != b.Description)
+	add("tags", strings.Join(a.Tags, ",") != strings.Join(b.Tags, ","))
+	add("input_schema", string(a.InputSchema) != string(b.InputSchema))
+	add("output_schema", string(a.OutputSchema) != string(b.OutputSchema))
+	add("price_per_call_usdc", a.Price != b.Price)
+	add("endpoint_url", a.EndpointURL != b.EndpointURL)
+	add("signing_public_key", a.SigningPublicKey != b.SigningPublicKey)
+	add("timeout_seconds", a.TimeoutSeconds != b.TimeoutSeconds)
+	add("status", a.Status != b.Status)
+	return out
+}
+
+// Delist takes an agent out of the catalog at once (AgentDelisted). Its
+// collateral stays locked until the release job returns it.
+func (m *Market) Delist(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		a, err := ownAgent(ctx, tx, wallet, id)
+		if err != nil {
+			return err
+		}
+		now := m.now()
+		a.Status, a.UpdatedAt, a.DelistedAt = crtx.AgentDelisted, now, &now
+		if err := tx.UpdateAgent(ctx, a); err != nil {
+			return err
+		}
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentDelisted, listingData(a), nil, listingAccount(a))
+		return err
+	})
+	m.catalogChanged()
+	if err != nil {
+		return api.CreatorAgent{}, internal("delist", err)
+	}
+	return m.creatorAgent(ctx, wallet, id)
+}
+
+// CreatorAgents lists wallet's own agents, every status included.
+func (m *Market) CreatorAgents(ctx context.Context, wallet string) ([]api.CreatorAgent, error) {
+	var out []api.CreatorAgent
+	err := m.store.View(ctx, func(tx crtx.Tx) error {
+		agents, err := tx.AgentsByCreator(ctx, wallet)
+		if err != nil {
+			return err
+		}
+		out = make([]api.CreatorAgent, 0, len(agents))
+		for _, a := range agents {
+			it, err := tx.AgentListing(ctx, a.ID, crtx.Mainnet)
+			if err != nil {
+				return err
+			}
+			out = append(out, m.creatorView(it))
+		}
+		return nil
+	})
+	return out, internal("creator agents", err)
+}
+
+func (m *Market) creatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+	var it crtx.AgentListItem
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		it, err = tx.AgentListing(ctx, id, crtx.Mainnet)
+		if err == nil && it.Agent.Creator != wallet {
+			return crtx.Errorf(crtx.CodeAgentNotFound, "you have no agent %q", id)
+		}
+		return err
+	})
+	if err != nil {
+		return api.CreatorAgent{}, internal("creator agent", err)
+	}
+	return m.creatorView(it), nil
+}
+
+// SetDisplayName sets the creator's public name; empty restores the default.
+func (m *Market) SetDisplayName(ctx context.Context, wallet, name string) (api.CreatorProfile, error) {
+	name = strings.TrimSpace(name)
+	if utf8.RuneCountInString(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
+		return api.CreatorProfile{}, crtx.InvalidField("display_name", "must be at most 64 characters on one line")
+	}
+	var c crtx.Creator
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		if err := tx.EnsureCreator(ctx, wallet, m.now()); err != nil {
+			return err
+		}
+		if err := tx.SetCreatorName(ctx, wallet, name); err != nil {
+			return err
+		}
+		c, err = tx.Creator(ctx, wallet)
+		return err
+	})
+	if err != nil {
+		return api.CreatorProfile{}, internal("display name", err)
+	}
+	return api.CreatorProfile{Wallet: wallet, DisplayName: displayName(c), Verified: c.Verified}, nil
+}
+
+func displayName(c crtx.Creator) string {
+	if c.DisplayName == "" {
+		return crtx.DefaultDisplayName(c.Wallet)
+	}
+	return c.DisplayName
+}

@@ -1,0 +1,164 @@
+package market
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Config holds what the marketplace core needs to know; cmd/crtxd fills it
+// from flags and CRTX_* variables.
+type Config struct {
+	// PublicURL is the absolute base of every URL field, without a trailing slash.
+	PublicURL string
+	// FeeBps is the platform's share of each execution, in basis points.
+	FeeBps int
+	// AirdropMax is the most one devnet airdrop gives.
+	AirdropMax crtx.USDC
+	// AirdropsPerHour is how many airdrops one wallet gets in a rolling hour.
+	AirdropsPerHour int
+	// CollateralTiers price listings' collateral; nil means DefaultCollateralTiers.
+	CollateralTiers []crtx.CollateralTier
+	// Caller reaches creators' services.
+	Caller crtx.Caller
+	// MaxDispatches bounds the dispatches in flight in this process; an
+	// execution waits, pending and cancellable, for a free slot. 0 means 512.
+	MaxDispatches int
+	// WebhookRetryBase is the first wait before a failed webhook is sent
+	// again; each failure doubles it, up to an hour. 0 means 1 s.
+	WebhookRetryBase time.Duration
+	// Lease is how long a process owns an execution's dispatch without
+	// renewing it; after that, any process may take it over. 0 means 15 s.
+	Lease time.Duration
+	// Heartbeat is how often a replica says it is alive (RunHeartbeat); one
+	// silent for three takes over its executions. 0 means 1 s.
+	Heartbeat time.Duration
+	// Authority signs ledger blocks; Signer signs requests to creators.
+	Authority ed25519.PrivateKey
+	Signer    ed25519.PrivateKey
+	// Now is the clock; tests inject their own.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Market is the marketplace's domain core. Its public methods each own one
+// store transaction.
+type Market struct {
+	store   crtx.Store
+	cfg     Config
+	domain  string
+	replica string // Replica
+
+	// bg is the context of background dispatches; stop ends it.
+	bg    context.Context
+	stop  context.CancelFunc
+	jobs  sync.WaitGroup
+	slots chan struct{} // dispatch slots
+
+	schemas    *ttlCache[*jsonschema.Schema] // compiled input schemas
+	pages      *ttlCache[api.AgentPage]      // catalog pages, for a second
+	totals     *ttlCache[int]                // catalog counts by filter, for a few seconds
+	keys       *ttlCache[crtx.APIKey]        // API keys by hash, for keyCacheTTL
+	agentCache *ttlCache[crtx.Agent]         // agents by id for the checks before an execution, for a second
+	hooks      *destinations                 // webhook destinations' pace
+	beats      *beats                        // the other replicas' heartbeats, as seen here
+}
+
+// New returns a Market over store. Zero config fields take their defaults.
+func New(store crtx.Store, cfg Config) (*Market, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AirdropMax == 0 {
+		cfg.AirdropMax = 1000 * crtx.MicroPerUSDC
+	}
+	if cfg.AirdropsPerHour == 0 {
+		cfg.AirdropsPerHour = 5
+	}
+	if cfg.CollateralTiers == nil {
+		cfg.CollateralTiers = crtx.DefaultCollateralTiers
+	}
+	if cfg.FeeBps < 0 || cfg.FeeBps > 10000 {
+		return nil, fmt.Errorf("crtx: platform fee %d bps is outside 0–10000", cfg.FeeBps)
+	}
+	if len(cfg.Authority) != ed25519.PrivateKeySize || len(cfg.Signer) != ed25519.PrivateKeySize {
+		return nil, errors.New("crtx: the ledger authority and marketplace signing keys are required")
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("crtx: public URL %q must be an absolute http(s) URL", cfg.PublicURL)
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = 15 * time.Second
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = time.Second
+	}
+	if cfg.WebhookRetryBase == 0 {
+		cfg.WebhookRetryBase = time.Second
+	}
+	if cfg.MaxDispatches == 0 {
+		cfg.MaxDispatches = 512
+	}
+	bg, stop := context.WithCancel(context.Background())
+	return &Market{store: store, cfg: cfg, domain: u.Host, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
+		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
+		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
+		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil
+}
+
+// Config returns the market's configuration.
+func (m *Market) Config() Config { return m.cfg }
+
+// Store returns the store the market runs on.
+func (m *Market) Store() crtx.Store { return m.store }
+
+// now is the clock at the precision the store keeps (microseconds, UTC), so a
+// time hashed before a write is the time read back after it.
+func (m *Market) now() time.Time { return m.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// AuthorityPublicKey is the key that signs ledger blocks.
+func (m *Market) AuthorityPublicKey() ed25519.PublicKey {
+	return m.cfg.Authority.Public().(ed25519.PublicKey)
+}
+
+// SigningPublicKey is the key that signs requests to creators, published at
+// /.well-known/crtx.json.
+func (m *Market) SigningPublicKey() ed25519.PublicKey {
+	return m.cfg.Signer.Public().(ed25519.PublicKey)
+}
+
+// ExplorerURL is where the explorer shows an account.
+func (m *Market) ExplorerURL(env crtx.Environment, address string) string {
+	return fmt.Sprintf("%s/explorer/account/%s?cluster=%s", m.cfg.PublicURL, address, env)
+}
+
+// internal wraps an unexpected failure with what was being done; the edge
+// logs it and answers 500 internal_error.
+func internal(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *crtx.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if errors.Is(err, crtx.ErrBusy) {
+		// Nothing was written: the transaction was rolled back each time.
+		return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 1,
+			Message: "the marketplace is too busy to take this request now and changed nothing; retry in a second (with the same Idempotency-Key, the retry is safe)"}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,126 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// SetVerified sets or clears a creator's verification badge.
+func (m *Market) SetVerified(ctx context.Context, wallet string, verified bool) (api.CreatorProfile, error) {
+	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
+		return api.CreatorProfile{}, err
+	}
+	var c crtx.Creator
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		if err := tx.EnsureCreator(ctx, wallet, m.now()); err != nil {
+			return err
+		}
+		if err := tx.SetCreatorVerified(ctx, wallet, verified); err != nil {
+			return err
+		}
+		c, err = tx.Creator(ctx, wallet)
+		return err
+	})
+	m.catalogChanged()
+	if err != nil {
+		return api.CreatorProfile{}, internal("verify creator", err)
+	}
+	return api.CreatorProfile{Wallet: wallet, DisplayName: displayName(c), Verified: c.Verified}, nil
+}
+
+// Suspend takes an agent out of the catalog and out of reach of executions
+// (or, with suspended false, puts it back), whatever its creator does.
+func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (api.CreatorAgent, error) {
+	var a crtx.Agent
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		a, err = tx.Agent(ctx, id)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", id)
+		}
+		if err != nil {
+			return err
+		}
+		now := m.now()
+		if suspended && a.SuspendedAt == nil {
+			a.SuspendedAt = &now
+		} else if !suspended {
+			a.SuspendedAt = nil
+		}
+		a.UpdatedAt = now
+		if err := tx.UpdateAgent(ctx, a); err != nil {
+			return err
+		}
+		data := listingData(a)
+		data["changed"] = "suspended"
+		data["suspended"] = map[bool]string{true: "true", false: "false"}[suspended]
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		return err
+	})
+	m.catalogChanged()
+	if err != nil {
+		return api.CreatorAgent{}, internal("suspend", err)
+	}
+	return m.creatorAgent(ctx, a.Creator, id)
+}
+
+// ReleaseCollateral returns the collateral of delisted agents to their
+// creators (CollateralReleased): what is left after slashing, 72 hours after
+// the later of delisting and the agent's last execution, once no dispute
+// about it is open. It derives everything from the database each time, so it
+// is safe to run again, after a restart, or on every replica. It returns how
+// many listings it released.
+func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
+	agents, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Agent, error) { return tx.DelistedWithCollateral(ctx, 100) })
+	if err != nil {
+		return 0, internal("release collateral", err)
+	}
+	released := 0
+	for _, a := range agents {
+		err := m.store.Update(ctx, func(tx crtx.Tx) error {
+			if open, err := tx.OpenDisputes(ctx, a.ID); err != nil || open > 0 {
+				return err
+			}
+			due := *a.DelistedAt
+			last, err := tx.LastCompletion(ctx, a.ID)
+			if err != nil {
+				return err
+			}
+			if last != nil && last.After(due) {
+				due = *last
+			}
+			if m.now().Before(due.Add(crtx.DisputeWindow)) {
+				return nil
+			}
+			coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, a.ID, a.Creator)
+			left, err := tx.Account(ctx, crtx.Mainnet, coll.Address)
+			if err != nil || left.Balance == 0 {
+				return err
+			}
+			wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
+			_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralReleased,
+				map[string]string{"agent_id": a.ID, "creator": a.Creator, "released_usdc": left.Balance.String()},
+				[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, listingAccount(a))
+			if err == nil {
+				released++
+			}
+			return err
+		})
+		if err != nil {
+			return released, internal("release collateral", err)
+		}
+	}
+	return released, nil
+}
+
+// RunReleases runs ReleaseCollateral every interval until ctx ends.
+func (m *Market) RunReleases(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, true, func(ctx context.Context) {
+		if _, err := m.ReleaseCollateral(ctx); err != nil && ctx.Err() == nil {
+			m.cfg.Logger.Error("release collateral", "err", err)
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package market
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// TestEndpoint sends a synthetic request, marked X-Crtx-Test, to a
+// creator's endpoint and reports whether it answers in the protocol's shape
+// with a signature by key. It moves no money and writes nothing.
+func (m *Market) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int) api.TestReport {
+	rep := api.TestReport{Problems: []string{}}
+	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
+	pub, err := crtx.ParseAddress("signing_public_key", key)
+	if err != nil {
+		problem("%s", crtx.ErrorMessage(err))
+	}
+	if err := m.cfg.Caller.CheckURL(ctx, "endpoint_url", endpoint); err != nil {
+		problem("%s", crtx.ErrorMessage(err))
+		return rep
+	}
+	return m.probe(ctx, wallet, endpoint, pub, timeoutSeconds, rep)
+}
+
+// probe is TestEndpoint after the URL check.
+func (m *Market) probe(ctx context.Context, wallet, endpoint string, pub ed25519.PublicKey, timeoutSeconds int, rep api.TestReport) api.TestReport {
+	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
+	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", Parameters: json.RawMessage(`{}`),
+		UserPubkey: wallet, TimeoutSeconds: timeoutSeconds}
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutSeconds)*time.Second)
+	defer cancel()
+	start := time.Now()
+	reply, err := m.cfg.Caller.Call(cctx, endpoint, crtx.Mainnet, true, req)
+	rep.LatencyMS = time.Since(start).Milliseconds()
+	if err != nil {
+		var ce *crtx.CallError
+		if !errors.As(err, &ce) {
+			m.cfg.Logger.Error("reachability test", "err", err)
+			problem("the test request could not be sent")
+			return rep
+		}
+		if ce.Code == crtx.CodeInvalidAgentResponse {
+			rep.Reachable = true // something answered, just not a reply
+		}
+		// The detail (a dial error, the resolved address) stays in the log.
+		m.cfg.Logger.Info("reachability test", "err", err)
+		problem("%s", ce.Message)
+		return rep
+	}
+	rep.Reachable = true
+	rep.Status = reply.Status
+	if pub == nil {
+		return rep
+	}
+	err = crtx.CheckReply(req, reply, pub)
+	var rp *crtx.ReplyProblem
+	switch {
+	case err == nil:
+		rep.ShapeOK = true
+		rep.SignatureOK = reply.Status == "completed"
+		if reply.Status == "failed" {
+			problem("the endpoint answered failed (%s), so there was no signature to check", *reply.Error)
+		}
+	case errors.As(err, &rp) && rp.Kind == crtx.CodeInvalidSignature:
+		rep.ShapeOK = true
+		problem("%s", rp.Message)
+	default:
+		problem("%v", err)
+	}
+	return rep
+}
+
+// passes is the listing rule: a reply of the right shape, completed with a
+// valid signature or failed with an error (CONTRACT §6).
+func passes(r api.TestReport) bool {
+	return r.Reachable && r.ShapeOK && (r.SignatureOK || r.Status == "failed")
+}

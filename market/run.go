@@ -1,0 +1,316 @@
+package market
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/ipfs"
+)
+
+// run dispatches e to its creator until an answer, a definitive failure or
+// the deadline, then settles or refunds it. It holds e's lease, renewing
+// it, so no other process takes e over while this one works on it. It
+// returns the execution as it ended (or as it is, if another process
+// finished it first).
+func (m *Market) run(ctx context.Context, e crtx.Execution) crtx.Execution {
+	// The deadline is on the market's clock; the context counts what is left.
+	ctx, cancel := context.WithTimeout(ctx, e.Deadline.Sub(m.now()))
+	defer cancel()
+	if !m.now().Before(e.Deadline) {
+		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
+			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
+	}
+	// Wait for a dispatch slot; meanwhile the execution is pending and can
+	// be cancelled.
+	select {
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
+	case <-ctx.Done():
+		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
+			message: "the marketplace had no free dispatch slot before the deadline"})
+	}
+	// A synchronous execution was marked dispatched with its escrow, and a
+	// claimed one holds a fresh lease; anything else is marked now.
+	if e.Status != crtx.ExecRunning || e.DispatchedAt == nil {
+		started, err := m.markRunning(ctx, e)
+		if err != nil || started.Status.Final() {
+			if err != nil {
+				m.cfg.Logger.Error("mark running", "execution_id", e.ID, "err", err)
+			}
+			return started
+		}
+		e = started
+	}
+	dctx, cancelDispatch := context.WithCancel(ctx)
+	defer cancelDispatch()
+	stopRenew, lost := m.renewLease(ctx, e.ID, cancelDispatch)
+	o := m.dispatch(dctx, e)
+	stopRenew()
+	if lost() {
+		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
+		return e
+	}
+	return m.finish(context.WithoutCancel(ctx), e, o)
+}
+
+// markRunning records the dispatch (status running, dispatched_at once).
+func (m *Market) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
+	var cur crtx.Execution
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		cur, err = tx.Execution(ctx, e.ID)
+		if err != nil || cur.Status.Final() {
+			return err
+		}
+		now := m.now()
+		cur.Status = crtx.ExecRunning
+		if cur.DispatchedAt == nil {
+			cur.DispatchedAt = &now
+		}
+		cur.LeaseUntil, cur.Owner = now.Add(m.cfg.Lease), m.replica
+		return tx.UpdateExecution(ctx, cur)
+	})
+	return cur, err
+}
+
+// renewLease extends e's lease every third of the lease until stopped.
+// When another replica has taken the execution over (it thought this one
+// silent), renewing fails: lost then reports true and cancel is called, so
+// that this replica stops and leaves the execution to its new owner.
+func (m *Market) renewLease(ctx context.Context, id string, cancelDispatch context.CancelFunc) (stop func(), lost func() bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var gone atomic.Bool
+	go func() {
+		defer close(done)
+		t := time.NewTicker(m.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error { return tx.RenewLease(ctx, id, m.replica, m.now().Add(m.cfg.Lease)) })
+				switch {
+				case errors.Is(err, crtx.ErrNotFound):
+					gone.Store(true)
+					cancelDispatch()
+					return
+				case err != nil && ctx.Err() == nil:
+					m.cfg.Logger.Warn("renew lease", "execution_id", id, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, gone.Load
+}
+
+// outcome is how a dispatch ended: a checked completed reply, or a failure
+// with the error code the execution fails with.
+type outcome struct {
+	reply   *crtx.CreatorReply
+	code    string
+	message string
+	elapsed time.Duration
+}
+
+// dispatch calls the creator, retrying only when no response came at all,
+// and judges the reply.
+func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
+	req := crtx.CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
+		TimeoutSeconds: int(e.Deadline.Sub(m.now()).Round(time.Second) / time.Second)}
+	if req.TimeoutSeconds < 1 {
+		req.TimeoutSeconds = 1
+	}
+	start := time.Now()
+	backoff := 50 * time.Millisecond
+	for {
+		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL, e.Environment, false, req)
+		elapsed := time.Since(start)
+		var ce *crtx.CallError
+		switch {
+		case err == nil:
+			return m.judge(e, req, reply, elapsed)
+		case errors.As(err, &ce) && ce.NoResponse && ctx.Err() == nil:
+			select {
+			case <-time.After(backoff):
+				backoff = min(backoff*2, time.Second)
+				continue
+			case <-ctx.Done():
+			}
+			// The detail names the creator's endpoint, which is theirs to
+			// keep: it goes to the log, and callers read a stable message.
+			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
+			return outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("the agent's endpoint did not answer within %d seconds", e.TimeoutSeconds)}
+		case errors.As(err, &ce) && ce.Code == crtx.CodeInvalidAgentResponse:
+			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
+			return outcome{code: crtx.CodeInvalidAgentResponse, message: ce.Message}
+		default:
+			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
+			return outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
+		}
+	}
+}
+
+func (m *Market) judge(e crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorReply, elapsed time.Duration) outcome {
+	pub, err := crtx.ParseAddress("signing_public_key", e.SigningPublicKey)
+	if err != nil {
+		return outcome{code: crtx.CodeInvalidSignature, message: "the listing's signing key is not valid"}
+	}
+	if err := crtx.CheckReply(req, r, ed25519.PublicKey(pub)); err != nil {
+		var p *crtx.ReplyProblem
+		if errors.As(err, &p) {
+			return outcome{code: p.Kind, message: p.Message}
+		}
+		return outcome{code: crtx.CodeInvalidAgentResponse, message: err.Error()}
+	}
+	if r.Status == "failed" {
+		return outcome{code: crtx.CodeExecutionFailed, message: "the agent failed: " + *r.Error, elapsed: elapsed}
+	}
+	return outcome{reply: &r, elapsed: elapsed}
+}
+
+// finish settles a completed execution or refunds a failed one, in the
+// transaction that makes it final (Store.CloseExecution). If the execution
+// is final already (another process got there first), nothing moves and
+// the execution is returned as that process left it. e is the execution as
+// this process dispatched it: what finishing writes (the outcome) is not
+// written by anyone else before the execution is final.
+func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Execution {
+	cur := e
+	now := m.now()
+	cur.CompletedAt = &now
+	if cur.DispatchedAt != nil && o.elapsed == 0 {
+		o.elapsed = now.Sub(*cur.DispatchedAt)
+	}
+	ms := o.elapsed.Milliseconds()
+	cur.ExecutionTimeMS = &ms
+	c := crtx.Closing{}
+	if o.reply == nil {
+		cur.Status, cur.ErrorCode, cur.ErrorMessage = crtx.ExecFailed, o.code, o.message
+	} else {
+		r := o.reply
+		cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = crtx.ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
+		cur.ResultCID, cur.Result = ipfs.CID(*r.Result), *r.Result
+		c.Result = cur.Result
+	}
+	// The agent's statistics are counted from the closing ledger
+	// transaction by the roll-up (Rollup), not here: every execution of
+	// the agent would write its row.
+	c.Execution = cur
+	c.Record, c.Accounts = m.closingTx(cur)
+	if cur.WebhookURL != "" {
+		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
+	}
+	ok, err := m.store.CloseExecution(ctx, &c)
+	if err == nil && !ok {
+		err = m.store.View(ctx, func(tx crtx.Tx) (err error) {
+			cur, err = tx.Execution(ctx, e.ID)
+			return err
+		})
+	}
+	if err != nil {
+		// The row stays in flight; its lease runs out and recovery ends it.
+		m.cfg.Logger.Error("finish execution", "execution_id", e.ID, "err", err)
+		return e
+	}
+	return cur
+}
+
+// closingTx is the ledger transaction that closes a final execution's escrow:
+// for a completed one its ExecutionRecord, which pays the creator and the
+// platform and commits the result hash and the creator's signature (the
+// credits are applied by the roll-up, DefersCredits, which also counts the
+// execution's time from the record); for a failed one the EscrowRefunded
+// that returns the escrow to the caller.
+func (m *Market) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
+	escrow := escrowAccount(e)
+	if e.Status != crtx.ExecCompleted {
+		wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
+		return m.ledgerTx(e.Environment, crtx.TxEscrowRefunded, map[string]string{
+			"execution_id": e.ID, "agent_id": e.AgentID, "error_code": e.ErrorCode, "status": string(crtx.ExecFailed),
+		}, []crtx.Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet)
+	}
+	creator := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Creator, e.Creator)
+	treasury := crtx.NewAccount(e.Environment, crtx.AccountTreasury, crtx.TreasuryID, "")
+	var ps []crtx.Posting
+	if e.CreatorAmount > 0 {
+		ps = append(ps, crtx.Posting{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount})
+	}
+	if e.PlatformAmount > 0 {
+		ps = append(ps, crtx.Posting{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount})
+	}
+	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, map[string]string{
+		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
+		"signing_public_key": e.SigningPublicKey, "cid": e.ResultCID, "status": string(crtx.ExecCompleted),
+		"execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
+	}, ps, escrow, creator, treasury)
+}
+
+// listingAccountOf is the listing account of an execution's agent.
+func listingAccountOf(e crtx.Execution) crtx.Account {
+	return crtx.NewAccount(e.Environment, crtx.AccountListing, e.AgentID, e.Creator)
+}
+
+// RunWorker takes over executions whose lease ran out or whose owner went
+// silent — after a crash, or from a replica that stopped — every interval
+// until ctx ends: while time
+// is left it dispatches them again with the same execution_id, else it
+// fails and refunds them.
+func (m *Market) RunWorker(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, true, m.recover)
+}
+
+func (m *Market) recover(ctx context.Context) { m.claim(ctx, false) }
+
+// claim takes over the executions whose lease ran out or whose owner went
+// silent (all: every one in flight) and runs them.
+func (m *Market) claim(ctx context.Context, all bool) {
+	for {
+		var claimed []crtx.Execution
+		err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+			now := m.now()
+			replicas, err := tx.Replicas(ctx)
+			if err != nil {
+				return err
+			}
+			var silent []string
+			if all {
+				// Every other replica counts as gone; this one's own
+				// executions are never claimed, so the loop ends.
+				for id := range replicas {
+					silent = append(silent, id)
+				}
+			} else {
+				silent = m.beats.silent(replicas, now, m.cfg.Heartbeat)
+			}
+			claimed, err = tx.ClaimExecutions(ctx, m.replica, now, now.Add(m.cfg.Lease), silent, 32)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				m.cfg.Logger.Error("claim executions", "err", err)
+			}
+			return
+		}
+		for _, e := range claimed {
+			m.cfg.Logger.Info("recovering execution", "execution_id", e.ID, "attempt", e.Attempts)
+			m.jobs.Go(func() { m.run(m.bg, e) })
+		}
+		if len(claimed) < 32 {
+			return
+		}
+	}
+}
+
+// Stop ends background dispatches and waits for them; their executions'
+// leases run out and the next start (or another replica) finishes them.
+func (m *Market) Stop() {
+	m.stop()
+	m.jobs.Wait()
+}

@@ -1,0 +1,152 @@
+package market
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// RunWebhooks delivers due webhooks every interval until ctx ends. A
+// delivery is claimed before it is sent, so replicas never send it twice at
+// once; a failure is retried with exponential backoff for 24 hours.
+func (m *Market) RunWebhooks(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, true, m.deliverDue)
+}
+
+func (m *Market) deliverDue(ctx context.Context) {
+	var due []crtx.Webhook
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		now := m.now()
+		due, err = tx.ClaimWebhooks(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 32)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			m.cfg.Logger.Error("claim webhooks", "err", err)
+		}
+		return
+	}
+	for _, w := range due {
+		m.deliver(ctx, w)
+	}
+}
+
+func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
+	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, w.ExecutionID) })
+	now := m.now()
+	// A destination that fails is tried at its own pace, however many of a
+	// wallet's executions name it: a cheap execution's webhook is no lever
+	// to send another site a flood. The pace is the wallet's, so that one
+	// caller's failing hooks never hold up another's at a shared receiver.
+	dest := e.Wallet + " " + webhookHost(w.URL)
+	if until := m.hooks.blockedUntil(dest); err == nil && until.After(now) {
+		w.NextAt, w.Attempts = until, w.Attempts-1
+		m.recordDelivery(ctx, w)
+		return
+	}
+	if err == nil {
+		var body []byte
+		if body, err = m.webhookBody(e, now); err == nil {
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			var status int
+			status, err = m.cfg.Caller.Deliver(dctx, w.URL, "msg_"+e.ID, e.Environment, body)
+			cancel()
+			if err == nil && (status < 200 || status > 299) {
+				err = fmt.Errorf("the webhook answered HTTP %d", status)
+			}
+		}
+	}
+	now = m.now()
+	if err == nil {
+		w.DeliveredAt, w.LastError = &now, ""
+		m.hooks.succeeded(dest)
+	} else {
+		w.LastError = err.Error()
+		w.NextAt = m.hooks.failed(dest, now, m.cfg.WebhookRetryBase)
+	}
+	m.recordDelivery(ctx, w)
+}
+
+func (m *Market) recordDelivery(ctx context.Context, w crtx.Webhook) {
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWebhook(ctx, w) }); err != nil && !errors.Is(err, context.Canceled) {
+		m.cfg.Logger.Error("record webhook delivery", "execution_id", w.ExecutionID, "err", err)
+	}
+}
+
+func (m *Market) webhookBody(e crtx.Execution, now time.Time) ([]byte, error) {
+	return json.Marshal(api.WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now,
+		Data: api.WebhookData{ExecutionRecord: m.Record(e, "")}})
+}
+
+// webhookHost is the host a URL names, as DNS compares it.
+func webhookHost(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	}
+	return raw
+}
+
+// maxDestinations bounds the failing destinations a process remembers.
+const maxDestinations = 10_000
+
+// destinations paces webhook deliveries per destination host in this
+// process: after a failure, the host's next try waits a backoff that
+// doubles with each failure in a row (up to an hour), shared by every
+// delivery to it.
+type destinations struct {
+	mu    sync.Mutex
+	hosts map[string]destination
+}
+
+type destination struct {
+	failures int
+	until    time.Time
+}
+
+func (d *destinations) blockedUntil(host string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hosts[host].until
+}
+
+func (d *destinations) failed(host string, now time.Time, base time.Duration) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := d.hosts[host]
+	h.failures++
+	h.until = now.Add(min(base<<min(h.failures-1, 20), time.Hour))
+	if _, ok := d.hosts[host]; !ok && len(d.hosts) >= maxDestinations {
+		// Forget the destinations whose wait is over, or else one, rather
+		// than grow or forget them all.
+		for k, v := range d.hosts {
+			if !v.until.After(now) || len(d.hosts) >= maxDestinations {
+				delete(d.hosts, k)
+			}
+			if len(d.hosts) < maxDestinations/2 {
+				break
+			}
+		}
+	}
+	d.hosts[host] = h
+	return h.until
+}
+
+func (d *destinations) succeeded(host string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.hosts, host)
+}
+
+// WebhookStatus returns the delivery of an execution's webhook.
+func (m *Market) WebhookStatus(ctx context.Context, executionID string) (crtx.Webhook, error) {
+	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Webhook, error) { return tx.Webhook(ctx, executionID) })
+	return w, err
+}
