@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -228,4 +229,13 @@ func TxLeaves(txs []LedgerTx) []merkle.Hash {
 		out[i] = t.Hash()
 	}
 	return out
+}
+
+// ParseHeight reads a block height: a whole number from 1.
+func ParseHeight(s string) (int64, error) {
+	h, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || h < 1 {
+		return 0, Errorf(CodeInvalidRequest, "height must be a block height, a whole number from 1")
+	}
+	return h, nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/sqlite"
+	"github.com/crtx-market/crtx/web"
 )
 
 // Config is crtxd's configuration; cmd/crtxd fills it from flags and CRTX_*.
@@ -274,6 +275,16 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "",
 		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}})
+	pages, err := web.New(m, web.Options{AdminToken: token, OpenAPI: crtxhttp.OpenAPI()})
+	if err != nil {
+		ln.Close()
+		m.Store().Close()
+		unlock()
+		return nil, err
+	}
+	for _, rt := range pages.Routes() {
+		api.Mount(rt.Method, rt.Path, rt.Handle)
+	}
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {

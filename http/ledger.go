@@ -2,21 +2,12 @@ package http
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/crtx-market/crtx"
 )
 
 func pathEnv(r *http.Request) (crtx.Environment, error) {
 	return crtx.ParseEnvironment("environment", r.PathValue("environment"))
-}
-
-func height(s string) (int64, error) {
-	h, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || h < 1 {
-		return 0, invalid("height must be a block height, a whole number from 1")
-	}
-	return h, nil
 }
 
 func (s *Server) ledgerAccount(w http.ResponseWriter, r *http.Request) error {
@@ -63,7 +54,7 @@ func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h, err := height(r.PathValue("height"))
+	h, err := crtx.ParseHeight(r.PathValue("height"))
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
-// Package http serves the crtx REST interface, the ledger explorer and the
-// operational endpoints. Handlers return errors; writeError alone turns them
+// Package http serves the crtx REST interface and the operational
+// endpoints, and answers errors for the pages mounted beside them. Handlers return errors; writeError alone turns them
 // into the seed's error body.
 package http
 
@@ -13,7 +13,6 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
-	"github.com/crtx-market/crtx/web"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -39,6 +38,7 @@ type Server struct {
 	perIP      *limiter
 	perKey     *limiter
 	running    *inflight
+	cop        *http.CrossOriginProtection // for mounted pages' forms
 }
 
 // Route is one endpoint: the method and path pattern it is registered under.
@@ -62,7 +62,6 @@ func New(market *market.Market, opts Options) *Server {
 		{"GET", "/metrics", s.serveMetrics},
 		{"GET", "/.well-known/crtx.json", s.wellKnown},
 		{"GET", "/v1/openapi.json", s.openAPI},
-		{"GET", "/docs", s.docs},
 
 		{"POST", "/v1/auth/challenge", s.limitIP(s.challenge)},
 		{"POST", "/v1/auth/session", s.limitIP(s.createSession)},
@@ -108,51 +107,52 @@ func New(market *market.Market, opts Options) *Server {
 		{"GET", "/v1/ledger/{environment}/transactions/{id}", s.ledgerTransaction},
 		{"GET", "/v1/ledger/{environment}/transactions/{id}/proof", s.ledgerProof},
 		{"GET", "/v1/ledger/{environment}/blocks/{height}", s.ledgerBlock},
-
-		{"GET", "/explorer/{$}", s.explorerHome},
-		{"GET", "/explorer/account/{address}", s.explorerAccount},
-		{"GET", "/explorer/tx/{id}", s.explorerTransaction},
-		{"GET", "/explorer/block/{height}", s.explorerBlock},
-	}
-	handle := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
-		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if err := h(w, r); err != nil {
-				s.writeError(w, r, err)
-			}
-		})
 	}
 	if opts.MetricsElsewhere {
 		s.routes = slices.DeleteFunc(s.routes, func(rt Route) bool { return rt.Path == "/metrics" })
 	}
 	for _, rt := range s.routes {
-		handle(rt.Method+" "+rt.Path, rt.handle)
+		s.handle(rt.Method+" "+rt.Path, rt.handle)
 	}
-	// The pages and dashboards are not part of the REST interface (nor of
-	// openapi.json), but answer errors the same way.
-	// A page's form posted from another site is refused before it runs:
-	// sign-in forms have no session (nor CSRF value) yet to check.
-	cop := http.NewCrossOriginProtection()
+	s.cop = http.NewCrossOriginProtection()
 	// Behind a proxy that rewrites Host, the public URL is the origin
 	// browsers send.
 	if u, err := url.Parse(market.Config().PublicURL); err == nil && u.Host != "" {
-		cop.AddTrustedOrigin(u.Scheme + "://" + u.Host)
-	}
-	for _, rt := range web.New(market, opts.AdminToken).Routes() {
-		h := rt.Handle
-		if rt.Method == http.MethodPost {
-			h = func(w http.ResponseWriter, r *http.Request) error {
-				if err := cop.Check(r); err != nil {
-					return crtx.Errorf(crtx.CodeInvalidSession, "this form was posted from another site; open the page on this site and send it from there")
-				}
-				return rt.Handle(w, r)
-			}
-		}
-		handle(rt.Method+" "+rt.Path, h)
+		s.cop.AddTrustedOrigin(u.Scheme + "://" + u.Host)
 	}
 	return s
 }
 
-// Routes lists every endpoint the server answers.
+func (s *Server) handle(pattern string, h func(http.ResponseWriter, *http.Request) error) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// Mount serves a page or form beside the REST interface, behind the same
+// middleware and error writer. Pages are not part of the REST interface
+// (nor of openapi.json). A form posted from another site is refused before
+// it runs: sign-in forms have no session (nor CSRF value) yet to check.
+func (s *Server) Mount(method, path string, h func(http.ResponseWriter, *http.Request) error) {
+	if method == http.MethodPost {
+		page := h
+		h = func(w http.ResponseWriter, r *http.Request) error {
+			if err := s.cop.Check(r); err != nil {
+				return crtx.Errorf(crtx.CodeInvalidSession, "this form was posted from another site; open the page on this site and send it from there")
+			}
+			return page(w, r)
+		}
+	}
+	s.handle(method+" "+path, h)
+}
+
+// OpenAPI returns the REST interface's OpenAPI document, which the server
+// serves at /v1/openapi.json. The bytes are shared: do not change them.
+func OpenAPI() []byte { return openAPIDoc }
+
+// Routes lists every endpoint of the REST interface.
 func (s *Server) Routes() []Route { return s.routes }
 
 // ServeHTTP runs the middleware and dispatches to the route.

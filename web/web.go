@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -38,6 +39,15 @@ type Handler struct {
 	adminToken string
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
+	docsHTML   []byte // the /docs page, rendered once from the OpenAPI document
+}
+
+// Options configure the pages.
+type Options struct {
+	// AdminToken enables the operator pages; empty turns them off.
+	AdminToken string
+	// OpenAPI is the REST interface's document, which /docs renders.
+	OpenAPI []byte
 }
 
 // Route is one page or form handler.
@@ -75,14 +85,21 @@ var funcs = template.FuncMap{
 	},
 }
 
-// New returns the pages of market. adminToken enables the operator pages.
-func New(market *market.Market, adminToken string) *Handler {
-	h := &Handler{market: market, adminToken: adminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
+// New returns the pages of market.
+func New(market *market.Market, opts Options) (*Handler, error) {
+	h := &Handler{market: market, adminToken: opts.AdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}}
 	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login"} {
 		h.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
 	}
-	return h
+	for _, p := range []string{"explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
+		h.pages[p] = template.Must(template.ParseFS(templateFS, "templates/explorer-layout.html", "templates/"+p+".html"))
+	}
+	var err error
+	if h.docsHTML, err = buildDocs(opts.OpenAPI); err != nil {
+		return nil, fmt.Errorf("docs: %w", err)
+	}
+	return h, nil
 }
 
 // Routes lists the pages and form handlers.
@@ -118,6 +135,12 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/operator/logout", h.operatorLogout},
 		{"POST", "/dashboard/operator/disputes/{id}", h.resolve},
 		{"POST", "/dashboard/operator/creators", h.verifyCreator},
+
+		{"GET", "/docs", h.docs},
+		{"GET", "/explorer/{$}", h.explorerHome},
+		{"GET", "/explorer/account/{address}", h.explorerAccount},
+		{"GET", "/explorer/tx/{id}", h.explorerTransaction},
+		{"GET", "/explorer/block/{height}", h.explorerBlock},
 	}
 }
 
@@ -135,9 +158,11 @@ type page struct {
 	Data   any
 }
 
-func (h *Handler) render(w http.ResponseWriter, name string, p page) error {
+// render writes a page: into a buffer first, so that a template failure
+// still answers with a clean error body.
+func (h *Handler) render(w http.ResponseWriter, name string, data any) error {
 	var buf bytes.Buffer
-	if err := h.pages[name].ExecuteTemplate(&buf, name+".html", p); err != nil {
+	if err := h.pages[name].ExecuteTemplate(&buf, name+".html", data); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -1,4 +1,4 @@
-package http
+package web
 
 import (
 	"bytes"
@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/crtx-market/crtx/web"
 )
 
 // The docs page renders /v1/openapi.json on the server: readable without
@@ -42,18 +39,13 @@ type docPage struct {
 	Schemas                              []docSchema
 }
 
-var (
-	docsOnce sync.Once
-	docsHTML []byte
-	docsErr  error
-)
-
 func pretty(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
 }
 
-func buildDocs() ([]byte, error) {
+// buildDocs renders the OpenAPI document as the /docs page.
+func buildDocs(openAPI []byte) ([]byte, error) {
 	var doc struct {
 		OpenAPI string `json:"openapi"`
 		Info    struct {
@@ -64,7 +56,7 @@ func buildDocs() ([]byte, error) {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		return nil, err
 	}
 	p := docPage{Title: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
@@ -166,13 +158,9 @@ func compact(v any) string {
 	return string(b)
 }
 
-func (s *Server) docs(w http.ResponseWriter, r *http.Request) error {
-	docsOnce.Do(func() { docsHTML, docsErr = buildDocs() })
-	if docsErr != nil {
-		return docsErr
-	}
+func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", web.PageCSP)
-	w.Write(docsHTML)
+	w.Header().Set("Content-Security-Policy", PageCSP)
+	w.Write(h.docsHTML)
 	return nil
 }

@@ -1,0 +1,98 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// cluster reads ?cluster=, as Solana explorers do; mainnet when absent.
+func cluster(r *http.Request) (crtx.Environment, error) {
+	c := r.URL.Query().Get("cluster")
+	if c == "" {
+		return crtx.Mainnet, nil
+	}
+	return crtx.ParseEnvironment("cluster", c)
+}
+
+type pageData struct {
+	Title string
+	Env   crtx.Environment
+}
+
+func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
+	env, err := cluster(r)
+	if err != nil {
+		return err
+	}
+	var blocks []crtx.Block
+	last, err := h.market.LatestBlock(r.Context(), env)
+	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+		return err
+	}
+	for n := last.Height; n > 0 && n > last.Height-20; n-- {
+		v, err := h.market.Block(r.Context(), env, n)
+		if err != nil {
+			return err
+		}
+		blocks = append(blocks, v.Block)
+	}
+	return h.render(w, "explorer-home", struct {
+		pageData
+		Authority string
+		Blocks    []crtx.Block
+	}{pageData{"Ledger", env}, crtx.Address(h.market.AuthorityPublicKey()), blocks})
+}
+
+func (h *Handler) explorerAccount(w http.ResponseWriter, r *http.Request) error {
+	env, err := cluster(r)
+	if err != nil {
+		return err
+	}
+	v, err := h.market.Account(r.Context(), env, r.PathValue("address"))
+	if err != nil {
+		return err
+	}
+	return h.render(w, "explorer-account", struct {
+		pageData
+		V api.AccountView
+	}{pageData{"Account", env}, v})
+}
+
+func (h *Handler) explorerTransaction(w http.ResponseWriter, r *http.Request) error {
+	env, err := cluster(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.market.Transaction(r.Context(), env, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return h.render(w, "explorer-tx", struct {
+		pageData
+		T    crtx.LedgerTx
+		Hash string
+	}{pageData{"Transaction " + string(t.Kind), env}, t, t.Hash().String()})
+}
+
+func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
+	env, err := cluster(r)
+	if err != nil {
+		return err
+	}
+	height, err := crtx.ParseHeight(r.PathValue("height"))
+	if err != nil {
+		return err
+	}
+	v, err := h.market.Block(r.Context(), env, height)
+	if err != nil {
+		return err
+	}
+	return h.render(w, "explorer-block", struct {
+		pageData
+		V    api.BlockView
+		Prev int64
+	}{pageData{"Block", env}, v, height - 1})
+}
