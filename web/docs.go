@@ -1,9 +1,7 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
-	"html/template"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,10 +31,11 @@ type docGroup struct {
 type docSchema struct{ Name, JSON string }
 
 type docPage struct {
-	Title, Version, Description, OpenAPI string
-	Tags                                 []string
-	Groups                               []docGroup
-	Schemas                              []docSchema
+	page
+	API, Version, Description, OpenAPI string
+	Tags                               []string
+	Groups                             []docGroup
+	Schemas                            []docSchema
 }
 
 func pretty(v any) string {
@@ -45,7 +44,7 @@ func pretty(v any) string {
 }
 
 // buildDocs renders the OpenAPI document as the /docs page.
-func buildDocs(openAPI []byte) ([]byte, error) {
+func (h *Handler) buildDocs(openAPI []byte) ([]byte, error) {
 	var doc struct {
 		OpenAPI string `json:"openapi"`
 		Info    struct {
@@ -59,7 +58,7 @@ func buildDocs(openAPI []byte) ([]byte, error) {
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		return nil, err
 	}
-	p := docPage{Title: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
+	p := docPage{page: page{Title: doc.Info.Title + " — API reference", NoScript: true}, API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
 	groups := map[string]*docGroup{}
 	paths := make([]string, 0, len(doc.Paths))
 	for path := range doc.Paths {
@@ -139,13 +138,7 @@ func buildDocs(openAPI []byte) ([]byte, error) {
 	for _, n := range names {
 		p.Schemas = append(p.Schemas, docSchema{Name: n, JSON: pretty(doc.Components.Schemas[n])})
 	}
-	tmpl, err := template.ParseFS(templateFS, "templates/docs.html")
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	err = tmpl.ExecuteTemplate(&buf, "docs.html", p)
-	return buf.Bytes(), err
+	return h.execute("docs", p)
 }
 
 func str(v any) string {

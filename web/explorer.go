@@ -17,9 +17,17 @@ func cluster(r *http.Request) (crtx.Environment, error) {
 	return crtx.ParseEnvironment("cluster", c)
 }
 
-type pageData struct {
-	Title string
-	Env   crtx.Environment
+// explorerPage is what every explorer template gets: the site's page and
+// the ledger it shows.
+type explorerPage struct {
+	page
+	Env     crtx.Environment
+	Heading string
+}
+
+func (h *Handler) explorerPage(r *http.Request, heading string, env crtx.Environment) explorerPage {
+	wallet, csrf, _ := h.session(r)
+	return explorerPage{page{Title: heading + " · crtx explorer", Wallet: wallet, CSRF: csrf}, env, heading}
 }
 
 func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
@@ -40,10 +48,10 @@ func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
 		blocks = append(blocks, v.Block)
 	}
 	return h.render(w, "explorer-home", struct {
-		pageData
+		explorerPage
 		Authority string
 		Blocks    []crtx.Block
-	}{pageData{"Ledger", env}, crtx.Address(h.market.AuthorityPublicKey()), blocks})
+	}{h.explorerPage(r, "Ledger", env), crtx.Address(h.market.AuthorityPublicKey()), blocks})
 }
 
 func (h *Handler) explorerAccount(w http.ResponseWriter, r *http.Request) error {
@@ -56,9 +64,9 @@ func (h *Handler) explorerAccount(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	return h.render(w, "explorer-account", struct {
-		pageData
+		explorerPage
 		V api.AccountView
-	}{pageData{"Account", env}, v})
+	}{h.explorerPage(r, "Account", env), v})
 }
 
 func (h *Handler) explorerTransaction(w http.ResponseWriter, r *http.Request) error {
@@ -71,10 +79,10 @@ func (h *Handler) explorerTransaction(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	return h.render(w, "explorer-tx", struct {
-		pageData
+		explorerPage
 		T    crtx.LedgerTx
 		Hash string
-	}{pageData{"Transaction " + string(t.Kind), env}, t, t.Hash().String()})
+	}{h.explorerPage(r, "Transaction "+string(t.Kind), env), t, t.Hash().String()})
 }
 
 func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
@@ -91,8 +99,8 @@ func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return h.render(w, "explorer-block", struct {
-		pageData
+		explorerPage
 		V    api.BlockView
 		Prev int64
-	}{pageData{"Block", env}, v, height - 1})
+	}{h.explorerPage(r, "Block", env), v, height - 1})
 }

@@ -10,11 +10,13 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,47 +58,52 @@ type Route struct {
 	Handle       func(w http.ResponseWriter, r *http.Request) error
 }
 
-var funcs = template.FuncMap{
-	"pct": func(f float64) string {
-		return strings.TrimSuffix(strings.TrimSuffix(trimFloat(f*100), ".0"), ".") + "%"
-	},
-	"join": strings.Join,
-	"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"ptime": func(t *time.Time) string {
-		if t == nil {
-			return "—"
-		}
-		return t.UTC().Format("2006-01-02 15:04 UTC")
-	},
-	"deref": func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	},
-	"add": func(a, b int) int { return a + b },
-	"sub": func(a, b int) int { return a - b },
-	"pretty": func(raw []byte) string {
-		var b bytes.Buffer
-		if err := jsonIndent(&b, raw); err != nil {
-			return string(raw)
-		}
-		return b.String()
-	},
+// funcs are the helpers every template may call.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"pct": func(f float64) string {
+			return strings.TrimSuffix(strconv.FormatFloat(f*100, 'f', 1, 64), ".0") + "%"
+		},
+		"join": strings.Join,
+		"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"ptime": func(t *time.Time) string {
+			if t == nil {
+				return "—"
+			}
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		},
+		"deref": func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		},
+		"add": func(a, b int) int { return a + b },
+		"sub": func(a, b int) int { return a - b },
+		"pretty": func(raw []byte) string {
+			var b bytes.Buffer
+			if err := json.Indent(&b, raw, "", "  "); err != nil {
+				return string(raw)
+			}
+			return b.String()
+		},
+	}
 }
 
 // New returns the pages of market.
 func New(market *market.Market, opts Options) (*Handler, error) {
 	h := &Handler{market: market, adminToken: opts.AdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}}
-	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login"} {
-		h.pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
-	}
-	for _, p := range []string{"explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
-		h.pages[p] = template.Must(template.ParseFS(templateFS, "templates/explorer-layout.html", "templates/"+p+".html"))
+	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login",
+		"docs", "explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
+		files := []string{"templates/layout.html", "templates/" + p + ".html"}
+		if strings.HasPrefix(p, "explorer-") {
+			files = append(files, "templates/explorer-parts.html")
+		}
+		h.pages[p] = template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, files...))
 	}
 	var err error
-	if h.docsHTML, err = buildDocs(opts.OpenAPI); err != nil {
+	if h.docsHTML, err = h.buildDocs(opts.OpenAPI); err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	return h, nil
@@ -156,19 +163,27 @@ type page struct {
 	Error  string
 	Notice string
 	Data   any
+	// NoScript leaves the site's script out: the page works without it.
+	NoScript bool
 }
 
 // render writes a page: into a buffer first, so that a template failure
 // still answers with a clean error body.
 func (h *Handler) render(w http.ResponseWriter, name string, data any) error {
-	var buf bytes.Buffer
-	if err := h.pages[name].ExecuteTemplate(&buf, name+".html", data); err != nil {
+	b, err := h.execute(name, data)
+	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", PageCSP)
-	w.Write(buf.Bytes())
+	w.Write(b)
 	return nil
+}
+
+func (h *Handler) execute(name string, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	err := h.pages[name].ExecuteTemplate(&buf, name+".html", data)
+	return buf.Bytes(), err
 }
 
 // csrfFor ties a form to the session it was served in: the session cookie
