@@ -273,13 +273,3 @@ type AgentQuery struct {
 	Sort           string
 	Limit, Offset  int
 }
-
-// WriterStats counts the work of a store's single group writer (SQLite)
-// since it opened.
-type WriterStats struct {
-	Commits      int64 // database commits
-	Transactions int64 // read-write transactions they held
-	// Busy is the time the writer spent running groups: when it nears the
-	// wall-clock time, the writer is what bounds the store.
-	Busy time.Duration
-}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,10 @@ import (
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/postgres"
+	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/sqlite"
 	"github.com/crtx-market/crtx/web"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config is crtxd's configuration; cmd/crtxd fills it from flags and CRTX_*.
@@ -74,13 +77,40 @@ type Config struct {
 	LogOutput io.Writer
 }
 
-// Defaults returns the configuration of CONTRACT §0.
+// Defaults returns the configuration of CONTRACT §0: the service's own
+// defaults (market.Defaults) and those of the process around it.
 func Defaults() Config {
-	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", DBConns: postgres.DefaultConns, PlatformFeeBps: 100,
-		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: 5, ShutdownTimeout: 30 * time.Second,
-		Lease: 15 * time.Second, RecoveryInterval: time.Second, ReleaseInterval: time.Minute,
-		RateLimitIP: 10, MaxInFlightPerKey: 256,
+	md := market.Defaults()
+	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", DBConns: postgres.DefaultConns, PlatformFeeBps: md.FeeBps,
+		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: md.AirdropsPerHour,
+		ShutdownTimeout: 30 * time.Second, Lease: md.Lease, MaxDispatches: md.MaxDispatches, WebhookRetryBase: md.WebhookRetryBase,
+		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxInFlightPerKey: 256,
 		LogFormat: "text", LogLevel: "info"}
+}
+
+// Validate checks the configuration once, before anything is opened, and
+// names the flag at fault.
+func (c Config) Validate() error {
+	if _, err := c.logger(); err != nil {
+		return err
+	}
+	switch {
+	case isPostgres(c.DB) && c.DBConns < 1:
+		return errors.New("--db-conns must be at least 1")
+	case !isPostgres(c.DB) && c.DB != "":
+		return fmt.Errorf("--db %q: use a postgres:// DSN, or leave it empty for SQLite in --data", c.DB)
+	case c.PlatformFeeBps < 0 || c.PlatformFeeBps > 10000:
+		return fmt.Errorf("--platform-fee-bps %d is outside 0–10000", c.PlatformFeeBps)
+	case c.BlockInterval <= 0 || c.RollupInterval <= 0:
+		return errors.New("--block-interval and --rollup-interval must be more than zero")
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return fmt.Errorf("--public-url %q must be an absolute http(s) URL", c.PublicURL)
+		}
+	}
+	return nil
 }
 
 // Logger builds the logger the configuration asks for.
@@ -151,22 +181,16 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// OpenStore opens the store the configuration names: PostgreSQL for a
+// OpenStore opens the store a valid configuration names: PostgreSQL for a
 // postgres:// DSN, else SQLite in --data.
 func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 	if isPostgres(cfg.DB) {
-		if cfg.DBConns < 1 {
-			return nil, errors.New("--db-conns must be at least 1")
-		}
 		db, err := postgres.Open(ctx, cfg.DB, "")
 		if err != nil {
 			return nil, err
 		}
 		db.SetConns(cfg.DBConns)
 		return db, nil
-	}
-	if cfg.DB != "" {
-		return nil, fmt.Errorf("--db %q: use a postgres:// DSN, or leave it empty for SQLite in --data", cfg.DB)
 	}
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, err
@@ -176,20 +200,35 @@ func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 
 const authorityMeta = "ledger_authority_public_key"
 
+// OpenExisting opens the marketplace in cfg's --data (and --db) for an
+// offline operator command: it must exist already, and it serves no one, so
+// it has no public URL. Close the store when done.
+func OpenExisting(ctx context.Context, cfg Config) (*market.Market, crtx.Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := CheckExisting(ctx, cfg); err != nil {
+		return nil, nil, err
+	}
+	cfg.PublicURL = ""
+	return OpenMarket(ctx, cfg, nil)
+}
+
 // OpenMarket opens the store and keys and returns the market over them. It
 // refuses to start with an authority key other than the one that signed the
-// store's blocks, since every later block would fail verification.
-func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, error) {
+// store's blocks, since every later block would fail verification. The
+// caller closes the store after stopping the market.
+func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, crtx.Store, error) {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	keys, err := LoadKeys(cfg.Data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	store, err := OpenStore(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pub := crtx.Address(keys.Authority.Public().(ed25519.PublicKey))
 	err = store.Update(ctx, func(tx crtx.Tx) error {
@@ -207,7 +246,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 	})
 	if err != nil {
 		store.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
@@ -217,15 +256,18 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		Now: cfg.Now, Logger: log})
 	if err != nil {
 		store.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return m, nil
+	return m, store, nil
 }
 
 // Daemon is a running crtxd.
 type Daemon struct {
 	Market *market.Market
-	URL    string
+	// Store is the store the market runs on, for tests and benchmarks that
+	// write or verify beneath the service.
+	Store crtx.Store
+	URL   string
 	// MetricsURL is where GET /metrics answers when Config.MetricsAddr is
 	// set (its port chosen if MetricsAddr's was 0); empty otherwise.
 	MetricsURL string
@@ -236,6 +278,9 @@ type Daemon struct {
 // Start listens on cfg.Addr, opens everything and serves in the background
 // until ctx ends or Close is called.
 func Start(ctx context.Context, cfg Config) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	log, err := cfg.logger()
 	if err != nil {
 		return nil, err
@@ -249,9 +294,6 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		if token = strings.TrimSpace(string(b)); len(token) < 16 {
 			return nil, errors.New("--admin-token-file: the token must be at least 16 characters")
 		}
-	}
-	if cfg.BlockInterval <= 0 || cfg.RollupInterval <= 0 {
-		return nil, errors.New("--block-interval and --rollup-interval must be more than zero")
 	}
 	unlock, alone := func() {}, false
 	if !isPostgres(cfg.DB) {
@@ -267,18 +309,22 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
-	m, err := OpenMarket(ctx, cfg, log)
+	m, store, err := OpenMarket(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
 		unlock()
 		return nil, err
 	}
-	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "",
+	var collectors []prometheus.Collector
+	if db, ok := store.(*sqldb.DB); ok { // SQLite's: PostgreSQL's store is a postgres.DB
+		collectors = sqlite.Collectors(db)
+	}
+	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
 		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}})
 	pages, err := web.New(m, web.Options{AdminToken: token, OpenAPI: crtxhttp.OpenAPI()})
 	if err != nil {
 		ln.Close()
-		m.Store().Close()
+		store.Close()
 		unlock()
 		return nil, err
 	}
@@ -289,7 +335,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			ln.Close()
-			m.Store().Close()
+			store.Close()
 			unlock()
 			return nil, fmt.Errorf("--metrics-addr: %w", err)
 		}
@@ -303,7 +349,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	d := &Daemon{Market: m, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{Market: m, Store: store, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
 	var jobs sync.WaitGroup
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.RunRollup(ctx, cfg.RollupInterval) })
@@ -353,7 +399,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		cancel()
 		jobs.Wait()
 		m.Stop()
-		if cerr := m.Store().Close(); err == nil {
+		if cerr := store.Close(); err == nil {
 			err = cerr
 		}
 		unlock()

@@ -312,7 +312,7 @@ func TestExecuteChecks(t *testing.T) {
 		}
 		// Revoked in the database, as another replica does: this one still
 		// keeps the key for its checks before the charge.
-		err := m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error { return tx.RevokeKey(ctx, k.ID, time.Now()) })
+		err := m.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.RevokeKey(ctx, k.ID, time.Now()) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +328,7 @@ func TestExecuteChecks(t *testing.T) {
 		// still keeps the old price for its checks before the charge.
 		raise := func() {
 			t.Helper()
-			err := m.d.Market.Store().Update(ctx, func(tx crtx.Tx) error {
+			err := m.d.Store.Update(ctx, func(tx crtx.Tx) error {
 				a, err := tx.Agent(ctx, agent)
 				if err != nil {
 					return err

@@ -138,7 +138,7 @@ func (e *env) rollup() {
 func (e *env) checkLedger() {
 	e.t.Helper()
 	for _, environment := range crtx.Environments {
-		r, err := market.VerifyLedger(context.Background(), e.d.Market.Store(), environment, e.d.Market.AuthorityPublicKey())
+		r, err := market.VerifyLedger(context.Background(), e.d.Store, environment, e.d.Market.AuthorityPublicKey())
 		if err != nil {
 			e.t.Fatalf("verify %s: %v", environment, err)
 		}

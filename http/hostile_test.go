@@ -55,7 +55,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	before := map[crtx.Environment]market.LedgerReport{}
 	for _, env := range crtx.Environments {
-		before[env], _ = market.VerifyLedger(ctx, m.d.Market.Store(), env, m.d.Market.AuthorityPublicKey())
+		before[env], _ = market.VerifyLedger(ctx, m.d.Store, env, m.d.Market.AuthorityPublicKey())
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	creds := []string{"", "Bearer " + m.key.Token(), "Bearer " + m.creatorC.Token(), "Bearer " + adminToken, "Bearer x", "Basic Zm9vOmJhcg==",
@@ -129,7 +129,7 @@ func TestHostileInput(t *testing.T) {
 	}
 	// Nothing moved: the ledgers hold what they held.
 	for _, env := range crtx.Environments {
-		after, _ := market.VerifyLedger(ctx, m.d.Market.Store(), env, m.d.Market.AuthorityPublicKey())
+		after, _ := market.VerifyLedger(ctx, m.d.Store, env, m.d.Market.AuthorityPublicKey())
 		if after.Transactions != before[env].Transactions {
 			t.Errorf("%s: %d transactions before, %d after", env, before[env].Transactions, after.Transactions)
 		}

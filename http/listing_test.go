@@ -125,7 +125,7 @@ func TestListingRefusals(t *testing.T) {
 		t.Errorf("wallet transactions = %v", kinds)
 	}
 	// The whole mainnet ledger holds the deposit and nothing else.
-	e.d.Market.Store().View(ctx, func(tx crtx.Tx) error {
+	e.d.Store.View(ctx, func(tx crtx.Tx) error {
 		all, err := tx.Transactions(ctx, crtx.Mainnet, 0, 100)
 		if err != nil || len(all) != 1 || all[0].Kind != crtx.TxDeposit {
 			t.Errorf("mainnet ledger after refusals: %d transactions, %v", len(all), err)

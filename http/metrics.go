@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/crtx-market/crtx"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,12 +18,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// groupWriter is a store that commits transactions in groups.
-type groupWriter interface {
-	WriterStats() crtx.WriterStats
-}
-
-func newMetrics(reg *prometheus.Registry, store any) *metrics {
+func newMetrics(reg *prometheus.Registry, more ...prometheus.Collector) *metrics {
 	m := &metrics{
 		registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -37,17 +31,7 @@ func newMetrics(reg *prometheus.Registry, store any) *metrics {
 	}
 	reg.MustRegister(m.requests, m.duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if w, ok := store.(groupWriter); ok {
-		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "crtx_store_commits_total", Help: "Database commits of the group writer.",
-		}, func() float64 { return float64(w.WriterStats().Commits) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name: "crtx_store_transactions_total", Help: "Read-write transactions committed by the group writer.",
-			}, func() float64 { return float64(w.WriterStats().Transactions) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Name: "crtx_store_writer_busy_seconds_total", Help: "Time the group writer spent running transactions.",
-			}, func() float64 { return w.WriterStats().Busy.Seconds() }))
-	}
+	reg.MustRegister(more...)
 	return m
 }
 

@@ -17,7 +17,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	if err := s.market.Store().Ping(r.Context()); err != nil {
+	if err := s.market.Ping(r.Context()); err != nil {
 		s.log.Warn("not ready", "request_id", requestID(r), "err", err)
 		return crtx.Errorf(crtx.CodeUnavailable, "the database does not answer")
 	}

@@ -22,6 +22,8 @@ type Options struct {
 	AdminToken string
 	Logger     *slog.Logger
 	Limits     Limits
+	// Collectors are more metrics for GET /metrics: the store's, say.
+	Collectors []prometheus.Collector
 	// MetricsElsewhere leaves GET /metrics out of the public routes: the
 	// daemon serves Server.Metrics on a listener of its own.
 	MetricsElsewhere bool
@@ -55,7 +57,7 @@ func New(market *market.Market, opts Options) *Server {
 	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, mux: http.NewServeMux(),
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
 		running: &inflight{max: opts.Limits.InFlightPerKey, n: map[string]int{}}}
-	s.metrics = newMetrics(prometheus.NewRegistry(), market.Store())
+	s.metrics = newMetrics(prometheus.NewRegistry(), opts.Collectors...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},

@@ -18,7 +18,9 @@ import (
 // Config holds what the marketplace core needs to know; cmd/crtxd fills it
 // from flags and CRTX_* variables.
 type Config struct {
-	// PublicURL is the absolute base of every URL field, without a trailing slash.
+	// PublicURL is the absolute base of every URL field, without a trailing
+	// slash. Offline operator commands, which serve no one, leave it empty:
+	// URL fields are then paths, and no sign-in message can match.
 	PublicURL string
 	// FeeBps is the platform's share of each execution, in basis points.
 	FeeBps int
@@ -73,8 +75,17 @@ type Market struct {
 	beats      *beats                        // the other replicas' heartbeats, as seen here
 }
 
+// Defaults is the one place the service's defaults are written: New gives
+// them to zero fields (but FeeBps, where 0 is a free marketplace), and
+// crtxd's flags start from them.
+func Defaults() Config {
+	return Config{FeeBps: 100, AirdropMax: 1000 * crtx.MicroPerUSDC, AirdropsPerHour: 5, CollateralTiers: crtx.DefaultCollateralTiers,
+		MaxDispatches: 512, WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second}
+}
+
 // New returns a Market over store. Zero config fields take their defaults.
 func New(store crtx.Store, cfg Config) (*Market, error) {
+	def := Defaults()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -82,13 +93,25 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.AirdropMax == 0 {
-		cfg.AirdropMax = 1000 * crtx.MicroPerUSDC
+		cfg.AirdropMax = def.AirdropMax
 	}
 	if cfg.AirdropsPerHour == 0 {
-		cfg.AirdropsPerHour = 5
+		cfg.AirdropsPerHour = def.AirdropsPerHour
 	}
 	if cfg.CollateralTiers == nil {
-		cfg.CollateralTiers = crtx.DefaultCollateralTiers
+		cfg.CollateralTiers = def.CollateralTiers
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = def.Lease
+	}
+	if cfg.Heartbeat == 0 {
+		cfg.Heartbeat = def.Heartbeat
+	}
+	if cfg.WebhookRetryBase == 0 {
+		cfg.WebhookRetryBase = def.WebhookRetryBase
+	}
+	if cfg.MaxDispatches == 0 {
+		cfg.MaxDispatches = def.MaxDispatches
 	}
 	if cfg.FeeBps < 0 || cfg.FeeBps > 10000 {
 		return nil, fmt.Errorf("crtx: platform fee %d bps is outside 0–10000", cfg.FeeBps)
@@ -96,24 +119,16 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	if len(cfg.Authority) != ed25519.PrivateKeySize || len(cfg.Signer) != ed25519.PrivateKeySize {
 		return nil, errors.New("crtx: the ledger authority and marketplace signing keys are required")
 	}
-	u, err := url.Parse(cfg.PublicURL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("crtx: public URL %q must be an absolute http(s) URL", cfg.PublicURL)
-	}
-	if cfg.Lease == 0 {
-		cfg.Lease = 15 * time.Second
-	}
-	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = time.Second
-	}
-	if cfg.WebhookRetryBase == 0 {
-		cfg.WebhookRetryBase = time.Second
-	}
-	if cfg.MaxDispatches == 0 {
-		cfg.MaxDispatches = 512
+	var domain string
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("crtx: public URL %q must be an absolute http(s) URL", cfg.PublicURL)
+		}
+		domain = u.Host
 	}
 	bg, stop := context.WithCancel(context.Background())
-	return &Market{store: store, cfg: cfg, domain: u.Host, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
+	return &Market{store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil
@@ -122,8 +137,8 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 // Config returns the market's configuration.
 func (m *Market) Config() Config { return m.cfg }
 
-// Store returns the store the market runs on.
-func (m *Market) Store() crtx.Store { return m.store }
+// Ping checks that the store answers.
+func (m *Market) Ping(ctx context.Context) error { return m.store.Ping(ctx) }
 
 // now is the clock at the precision the store keeps (microseconds, UTC), so a
 // time hashed before a write is the time read back after it.

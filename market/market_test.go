@@ -15,6 +15,12 @@ import (
 )
 
 func newMarket(t *testing.T) *market.Market {
+	m, _ := newMarketOn(t)
+	return m
+}
+
+// newMarketOn returns a market and the store it runs on.
+func newMarketOn(t *testing.T) (*market.Market, crtx.Store) {
 	t.Helper()
 	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "crtx.db"))
 	if err != nil {
@@ -35,7 +41,7 @@ func newMarket(t *testing.T) *market.Market {
 			}
 		}
 	})
-	return m
+	return m, store
 }
 
 func address(t *testing.T) string {
@@ -182,8 +188,8 @@ func (busyStore) Update(context.Context, func(crtx.Tx) error) error {
 // never an internal error, and moves nothing.
 func TestBusyIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	m := newMarket(t)
-	busy, err := market.New(busyStore{m.Store()}, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: ed25519.NewKeyFromSeed(make([]byte, 32)),
+	m, store := newMarketOn(t)
+	busy, err := market.New(busyStore{store}, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: ed25519.NewKeyFromSeed(make([]byte, 32)),
 		Signer: ed25519.NewKeyFromSeed(make([]byte, 32)), AirdropsPerHour: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -37,15 +37,11 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return flagErr(err)
 	}
-	if err := daemon.CheckExisting(ctx, cfg); err != nil {
-		return err
-	}
-	cfg.PublicURL = "http://" + cfg.Addr
-	m, err := daemon.OpenMarket(ctx, cfg, nil)
+	m, store, err := daemon.OpenExisting(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer m.Store().Close()
+	defer store.Close()
 	out := json.NewEncoder(stdout)
 	out.SetIndent("", "  ")
 	one := func() (string, error) {

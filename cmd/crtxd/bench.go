@@ -32,6 +32,7 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/store/sqldb"
 )
 
 // result is one scenario's figures.
@@ -681,7 +682,7 @@ func waitUp(u string) error {
 }
 
 // writerStats reads the group writer's counters from /metrics.
-func writerStats(base string) (w crtx.WriterStats) {
+func writerStats(base string) (w sqldb.WriterStats) {
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		return w
@@ -797,13 +798,11 @@ func chart(r report) string {
 // catalog, and m past executions of one wallet, whose devnet API key it
 // returns.
 func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
-	cfg.PublicURL = "http://127.0.0.1"
-	mk, err := daemon.OpenMarket(ctx, cfg, nil)
+	mk, store, err := daemon.OpenMarket(ctx, cfg, nil)
 	if err != nil {
 		return "", err
 	}
-	defer mk.Store().Close()
-	store := mk.Store()
+	defer store.Close()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	tagSets := [][]string{{"data"}, {"sql", "data"}, {"writing"}, {"code", "sql"}, {"research", "legal"}, {"finance"}}
 	const batch = 5000

@@ -54,6 +54,9 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool,
 		}
 		envs = []crtx.Environment{env}
 	}
+	if err := cfg.Validate(); err != nil {
+		return false, err
+	}
 	if err := daemon.CheckExisting(ctx, cfg); err != nil {
 		return false, err
 	}
@@ -106,15 +109,11 @@ func funding(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	if err != nil {
 		return fmt.Errorf("--amount: %w", err)
 	}
-	if err := daemon.CheckExisting(ctx, cfg); err != nil {
-		return err
-	}
-	cfg.PublicURL = "http://" + cfg.Addr
-	m, err := daemon.OpenMarket(ctx, cfg, nil)
+	m, store, err := daemon.OpenExisting(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer m.Store().Close()
+	defer store.Close()
 	move := m.Deposit
 	if cmd == "withdraw" {
 		move = m.Withdraw

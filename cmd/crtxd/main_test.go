@@ -65,7 +65,7 @@ func withTraffic(t *testing.T) string {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var unsealed int
-		d.Market.Store().View(ctx, func(tx crtx.Tx) error {
+		d.Store.View(ctx, func(tx crtx.Tx) error {
 			for _, env := range crtx.Environments {
 				u, _ := tx.UnsealedTransactions(ctx, env, 10)
 				unsealed += len(u)

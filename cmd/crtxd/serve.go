@@ -46,6 +46,9 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return flagErr(err)
 	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	s, err := daemon.OpenStore(ctx, cfg) // opening applies the migrations
 	if err != nil {
 		return err

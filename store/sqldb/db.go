@@ -99,11 +99,11 @@ func (d *DB) GroupCommit(ctx context.Context) error {
 var _ crtx.Store = (*DB)(nil)
 
 // WriterStats reports the group writer's counters; zeros without one.
-func (d *DB) WriterStats() crtx.WriterStats {
+func (d *DB) WriterStats() WriterStats {
 	if d.group == nil {
-		return crtx.WriterStats{}
+		return WriterStats{}
 	}
-	return crtx.WriterStats{Commits: d.group.commits.Load(), Transactions: d.group.txs.Load(), Busy: time.Duration(d.group.busy.Load())}
+	return WriterStats{Commits: d.group.commits.Load(), Transactions: d.group.txs.Load(), Busy: time.Duration(d.group.busy.Load())}
 }
 
 // DefaultRetryBudget is how long a refused transaction is run again: long

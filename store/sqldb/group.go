@@ -18,8 +18,8 @@ const maxGroup = 128
 // ErrClosed is returned by Update after Close.
 var ErrClosed = errors.New("sqldb: store closed")
 
-// group is the single writer of an engine with one writer connection
-// (SQLite). It runs the read-write transactions that arrive while it is
+// group is the single writer of an engine with one writer connection:
+// SQLite's, the only engine that turns it on (GroupCommit). It runs the read-write transactions that arrive while it is
 // busy as one database transaction, each inside its own savepoint, and
 // commits them together: a commit's fixed cost (the WAL frames of every
 // page touched, the syscalls) is shared by the group instead of paid by
@@ -207,4 +207,14 @@ func (g *group) close() error {
 	<-g.done
 	g.stmts.close()
 	return g.conn.Close()
+}
+
+// WriterStats counts the work of the group writer (SQLite's single
+// writer) since it opened.
+type WriterStats struct {
+	Commits      int64 // database commits
+	Transactions int64 // read-write transactions they held
+	// Busy is the time the writer spent running groups: when it nears the
+	// wall-clock time, the writer is what bounds the store.
+	Busy time.Duration
 }
