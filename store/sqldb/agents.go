@@ -102,13 +102,20 @@ func (t *tx) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 	return t.writeAgentIndexes(ctx, a)
 }
 
-func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
+func scanAgent(row interface{ Scan(...any) error }) (crtx.Agent, error) {
 	a, targets, finish := agentTargets()
-	err := t.queryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = ?`, id).Scan(targets...)
+	if err := row.Scan(targets...); err != nil {
+		return crtx.Agent{}, err
+	}
+	return *a, finish()
+}
+
+func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
+	a, err := scanAgent(t.queryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = ?`, id))
 	if err != nil {
 		return crtx.Agent{}, notFound(err, "agent")
 	}
-	return *a, finish()
+	return a, nil
 }
 
 func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
@@ -126,22 +133,7 @@ func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
 
 func (t *tx) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {
 	rows, err := t.query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.creator = ? ORDER BY a.created_at, a.id`, wallet)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []crtx.Agent{}
-	for rows.Next() {
-		a, targets, finish := agentTargets()
-		if err := rows.Scan(targets...); err != nil {
-			return nil, err
-		}
-		if err := finish(); err != nil {
-			return nil, err
-		}
-		out = append(out, *a)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanAgent)
 }
 
 const listingFrom = ` FROM agents a JOIN creators c ON c.wallet = a.creator
@@ -232,19 +224,7 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 	}
 	rows, err := t.query(ctx, `SELECT `+listingColumns+listingFrom+join+cond+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 		append(append([]any{q.Environment}, args...), q.Limit, q.Offset)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []crtx.AgentListItem{}
-	for rows.Next() {
-		it, err := scanListing(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanListing)
 }
 
 func (t *tx) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
@@ -291,22 +271,7 @@ func (t *tx) DelistedWithCollateral(ctx context.Context, limit int) ([]crtx.Agen
 	rows, err := t.query(ctx, `SELECT `+agentColumns+` FROM agents a
 		JOIN accounts c ON c.environment = 'mainnet' AND c.kind = 'collateral' AND c.ref = a.id
 		WHERE a.status = 'delisted' AND c.balance > 0 ORDER BY a.delisted_at, a.id LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []crtx.Agent
-	for rows.Next() {
-		a, targets, finish := agentTargets()
-		if err := rows.Scan(targets...); err != nil {
-			return nil, err
-		}
-		if err := finish(); err != nil {
-			return nil, err
-		}
-		out = append(out, *a)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanAgent)
 }
 
 func (t *tx) LastCompletion(ctx context.Context, agentID string) (*time.Time, error) {

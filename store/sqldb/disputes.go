@@ -67,19 +67,7 @@ func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Disp
 		q.Limit = 100
 	}
 	rows, err := t.query(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+` ORDER BY opened_at, id LIMIT ?`, append(args, q.Limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []crtx.Dispute{}
-	for rows.Next() {
-		d, err := scanDispute(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanDispute)
 }
 
 func (t *tx) OpenDisputes(ctx context.Context, agentID string) (int, error) {

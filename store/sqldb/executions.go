@@ -124,237 +124,26 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 	}
 	rows, err := t.query(ctx, `SELECT `+execColumns+` FROM executions`+cond+
 		` ORDER BY initiated_at DESC, id LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
+	out, err := collect(rows, err, scanExecution)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []crtx.Execution{}
-	for rows.Next() {
-		e, err := scanExecution(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, e)
-	}
-	return out, total, rows.Err()
-}
-
-// ClaimExecutions needs no row locks on SQLite: the single writer
-// connection already serializes every claimer.
-func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until time.Time, silent []string, limit int) ([]crtx.Execution, error) {
-	ids := make([]any, 0, len(silent))
-	for _, id := range silent {
-		if id != owner {
-			ids = append(ids, id)
-		}
-	}
-	in, ids := inList(ids)
-	rows, err := t.query(ctx, `SELECT `+execColumns+` FROM executions
-		WHERE status IN ('pending', 'running') AND (lease_until < ? OR owner IN `+in+`)
-		ORDER BY lease_until LIMIT ?`+t.d.SkipLocked(), append(append([]any{us(now)}, ids...), limit)...)
-	if err != nil {
-		return nil, err
-	}
-	var out []crtx.Execution
-	for rows.Next() {
-		e, err := scanExecution(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].LeaseUntil, out[i].Owner = until, owner
-		out[i].Attempts++
-		if _, err := t.exec(ctx, `UPDATE executions SET lease_until = ?, attempts = ?, owner = ? WHERE id = ?`,
-			us(until), out[i].Attempts, owner, out[i].ID); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (t *tx) Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error {
-	if _, err := t.exec(ctx, `INSERT INTO replicas (id, heartbeat_at) VALUES (?, ?)
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, replica, us(at)); err != nil {
-		return err
-	}
-	_, err := t.exec(ctx, `DELETE FROM replicas WHERE heartbeat_at < ?`, us(forgetBefore))
-	return err
-}
-
-func (t *tx) RenewLease(ctx context.Context, id, owner string, until time.Time) error {
-	r, err := t.exec(ctx, `UPDATE executions SET lease_until = ? WHERE id = ? AND owner = ? AND status IN ('pending', 'running')`,
-		us(until), id, owner)
-	if err != nil {
-		return err
-	}
-	if n, _ := r.RowsAffected(); n != 1 {
-		return fmt.Errorf("execution %s is not %s's to renew: %w", id, owner, crtx.ErrNotFound)
-	}
-	return nil
-}
-
-func (t *tx) Replicas(ctx context.Context) (map[string]time.Time, error) {
-	rows, err := t.query(ctx, `SELECT id, heartbeat_at FROM replicas`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var id string
-		var at int64
-		if err := rows.Scan(&id, &at); err != nil {
-			return nil, err
-		}
-		out[id] = fromUS(at)
-	}
-	return out, rows.Err()
-}
-
-func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
-	// Conditions, not the CHECK constraint (which stays as the guard), so
-	// that a refusal fails no statement: PostgreSQL would abort the
-	// transaction, and the caller still reads the key to explain it.
-	r, err := t.exec(ctx, `UPDATE api_keys SET execution_count = execution_count + 1, total_spent = total_spent + ?
-		WHERE id = ? AND revoked_at IS NULL AND (spend_limit IS NULL OR total_spent + ? <= spend_limit)`, cost, keyID, cost)
-	if err != nil {
-		return err
-	}
-	if n, _ := r.RowsAffected(); n == 1 {
-		return nil
-	}
-	var revoked bool
-	err = t.queryRow(ctx, `SELECT revoked_at IS NOT NULL FROM api_keys WHERE id = ?`, keyID).Scan(&revoked)
-	if err != nil {
-		return notFound(err, "api key "+keyID)
-	}
-	if revoked {
-		return fmt.Errorf("key %s is revoked: %w", keyID, crtx.ErrNotFound)
-	}
-	return fmt.Errorf("key %s: %w", keyID, crtx.ErrSpendLimit)
-}
-
-func (t *tx) PutResult(ctx context.Context, cid, content string, at time.Time) error {
-	_, err := t.exec(ctx, `INSERT INTO results (cid, content, created_at) VALUES (?, ?, ?) ON CONFLICT (cid) DO NOTHING`, cid, content, us(at))
-	return err
-}
-
-func (t *tx) Result(ctx context.Context, cid string) (string, error) {
-	var s string
-	err := t.queryRow(ctx, `SELECT content FROM results WHERE cid = ?`, cid).Scan(&s)
-	return s, notFound(err, "result")
-}
-
-func (t *tx) InsertIdempotency(ctx context.Context, i crtx.Idempotency) error {
-	_, err := t.exec(ctx, `INSERT INTO idempotency_keys (wallet, environment, key, request_hash, execution_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		i.Wallet, i.Environment, i.Key, i.RequestHash, i.ExecutionID, us(i.CreatedAt))
-	return err
-}
-
-func (t *tx) Idempotency(ctx context.Context, wallet string, env crtx.Environment, key string) (crtx.Idempotency, error) {
-	i := crtx.Idempotency{Wallet: wallet, Environment: env, Key: key}
-	var created int64
-	err := t.queryRow(ctx, `SELECT request_hash, execution_id, status, body, created_at FROM idempotency_keys
-		WHERE wallet = ? AND environment = ? AND key = ?`, wallet, env, key).Scan(&i.RequestHash, &i.ExecutionID, &i.Status, &i.Body, &created)
-	i.CreatedAt = fromUS(created)
-	return i, notFound(err, "idempotency key")
-}
-
-func (t *tx) CompleteIdempotency(ctx context.Context, wallet string, env crtx.Environment, key string, status int, body []byte) error {
-	_, err := t.exec(ctx, `UPDATE idempotency_keys SET status = ?, body = ? WHERE wallet = ? AND environment = ? AND key = ?`,
-		status, body, wallet, env, key)
-	return err
-}
-
-func (t *tx) DeleteIdempotency(ctx context.Context, wallet string, env crtx.Environment, key string) error {
-	_, err := t.exec(ctx, `DELETE FROM idempotency_keys WHERE wallet = ? AND environment = ? AND key = ?`, wallet, env, key)
-	return err
-}
-
-func (t *tx) InsertWebhook(ctx context.Context, w crtx.Webhook) error {
-	_, err := t.exec(ctx, `INSERT INTO webhook_deliveries (execution_id, url, next_at, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (execution_id) DO NOTHING`, w.ExecutionID, w.URL, us(w.NextAt), us(w.CreatedAt))
-	return err
+	return out, total, nil
 }
 
 const webhookColumns = `execution_id, url, attempts, next_at, delivered_at, last_error, created_at`
-
-func scanWebhook(row interface{ Scan(...any) error }) (crtx.Webhook, error) {
-	var w crtx.Webhook
-	var next, created int64
-	var delivered sql.NullInt64
-	err := row.Scan(&w.ExecutionID, &w.URL, &w.Attempts, &next, &delivered, &w.LastError, &created)
-	w.NextAt, w.CreatedAt, w.DeliveredAt = fromUS(next), fromUS(created), fromNullUS(delivered)
-	return w, err
-}
-
-func (t *tx) ClaimWebhooks(ctx context.Context, now, until, since time.Time, limit int) ([]crtx.Webhook, error) {
-	rows, err := t.query(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries
-		WHERE delivered_at IS NULL AND next_at <= ? AND created_at > ? ORDER BY next_at LIMIT ?`+t.d.SkipLocked(), us(now), us(since), limit)
-	if err != nil {
-		return nil, err
-	}
-	var out []crtx.Webhook
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Attempts++
-		out[i].NextAt = until
-		if _, err := t.exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE execution_id = ?`,
-			out[i].Attempts, us(until), out[i].ExecutionID); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (t *tx) UpdateWebhook(ctx context.Context, w crtx.Webhook) error {
-	_, err := t.exec(ctx, `UPDATE webhook_deliveries SET attempts = ?, next_at = ?, delivered_at = ?, last_error = ? WHERE execution_id = ?`,
-		w.Attempts, us(w.NextAt), nullUS(w.DeliveredAt), w.LastError, w.ExecutionID)
-	return err
-}
-
-func (t *tx) Webhook(ctx context.Context, executionID string) (crtx.Webhook, error) {
-	w, err := scanWebhook(t.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries WHERE execution_id = ?`, executionID))
-	return w, notFound(err, "webhook")
-}
 
 func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) ([]crtx.DayEarnings, error) {
 	rows, err := t.query(ctx, `SELECT completed_at / 86400000000 AS day, CAST(sum(creator_amount) AS BIGINT), count(*)
 		FROM executions WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed')
 		GROUP BY day ORDER BY day`, creator, env)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []crtx.DayEarnings{}
-	for rows.Next() {
+	return collect(rows, err, func(row interface{ Scan(...any) error }) (crtx.DayEarnings, error) {
 		var day int64
 		var d crtx.DayEarnings
-		if err := rows.Scan(&day, &d.Earned, &d.Executions); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&day, &d.Earned, &d.Executions)
 		d.Date = time.Unix(day*86400, 0).UTC().Format("2006-01-02")
-		out = append(out, d)
-	}
-	return out, rows.Err()
+		return d, err
+	})
 }
 
 // ExecutionRow is an execution as its row holds it, column by column: for

@@ -46,19 +46,7 @@ func (t *tx) Account(ctx context.Context, env crtx.Environment, address string) 
 
 func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account, error) {
 	rows, err := t.query(ctx, `SELECT `+accountColumns+` FROM accounts WHERE environment = ? ORDER BY address`, env)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []crtx.Account
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanAccount)
 }
 
 func (t *tx) Escrowed(ctx context.Context, env crtx.Environment, wallet string) (crtx.USDC, error) {
@@ -235,34 +223,30 @@ const txColumns = `t.seq, t.id, t.environment, t.kind, t.data, t.postings, t.ref
 // queryTxs reads the transactions a query over ledger_txs (as t) selects.
 func (t *tx) queryTxs(ctx context.Context, from string, args ...any) ([]crtx.LedgerTx, error) {
 	rows, err := t.query(ctx, `SELECT `+txColumns+` `+from, args...)
-	if err != nil {
-		return nil, err
+	return collect(rows, err, scanTx)
+}
+
+func scanTx(row interface{ Scan(...any) error }) (crtx.LedgerTx, error) {
+	var lt crtx.LedgerTx
+	var data, postings, refs string
+	var created int64
+	if err := row.Scan(&lt.Seq, &lt.ID, &lt.Environment, &lt.Kind, &data, &postings, &refs, &created, &lt.BlockHeight); err != nil {
+		return lt, err
 	}
-	defer rows.Close()
-	var out []crtx.LedgerTx
-	for rows.Next() {
-		var lt crtx.LedgerTx
-		var data, postings, refs string
-		var created int64
-		if err := rows.Scan(&lt.Seq, &lt.ID, &lt.Environment, &lt.Kind, &data, &postings, &refs, &created, &lt.BlockHeight); err != nil {
-			return nil, err
-		}
-		lt.CreatedAt = fromUS(created)
-		var stored []storedPosting
-		if err := errors.Join(json.Unmarshal([]byte(data), &lt.Data), json.Unmarshal([]byte(postings), &stored),
-			json.Unmarshal([]byte(refs), &lt.Accounts)); err != nil {
-			return nil, fmt.Errorf("transaction %s: %w", lt.ID, err)
-		}
-		lt.Postings = make([]crtx.Posting, len(stored))
-		for i, p := range stored {
-			lt.Postings[i] = crtx.Posting{From: p.From, To: p.To, Amount: crtx.USDC(p.Amount)}
-		}
-		if lt.Accounts == nil {
-			lt.Accounts = []string{}
-		}
-		out = append(out, lt)
+	lt.CreatedAt = fromUS(created)
+	var stored []storedPosting
+	if err := errors.Join(json.Unmarshal([]byte(data), &lt.Data), json.Unmarshal([]byte(postings), &stored),
+		json.Unmarshal([]byte(refs), &lt.Accounts)); err != nil {
+		return lt, fmt.Errorf("transaction %s: %w", lt.ID, err)
 	}
-	return out, rows.Err()
+	lt.Postings = make([]crtx.Posting, len(stored))
+	for i, p := range stored {
+		lt.Postings[i] = crtx.Posting{From: p.From, To: p.To, Amount: crtx.USDC(p.Amount)}
+	}
+	if lt.Accounts == nil {
+		lt.Accounts = []string{}
+	}
+	return lt, nil
 }
 
 func (t *tx) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {

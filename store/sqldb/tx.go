@@ -152,108 +152,27 @@ func (t *tx) SetMeta(ctx context.Context, key, value string) error {
 	return err
 }
 
-func (t *tx) InsertNonce(ctx context.Context, n crtx.Nonce) error {
-	// Forget long-expired challenges as new ones arrive, so the table stays small.
-	if _, err := t.exec(ctx, `DELETE FROM auth_nonces WHERE expires_at < ?`, us(n.ExpiresAt.Add(-24*time.Hour))); err != nil {
-		return err
-	}
-	_, err := t.exec(ctx, `INSERT INTO auth_nonces (nonce, wallet, expires_at) VALUES (?, ?, ?)`,
-		n.Nonce, n.Wallet, us(n.ExpiresAt))
-	return err
-}
-
-func (t *tx) UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error) {
-	r, err := t.exec(ctx, `UPDATE auth_nonces SET used_at = ?
-		WHERE nonce = ? AND wallet = ? AND used_at IS NULL AND expires_at > ?`, us(now), nonce, wallet, us(now))
-	if err != nil {
-		return false, err
-	}
-	n, err := r.RowsAffected()
-	return n == 1, err
-}
-
-func (t *tx) InsertSession(ctx context.Context, s crtx.Session) error {
-	_, err := t.exec(ctx, `INSERT INTO sessions (hash, wallet, created_at, expires_at) VALUES (?, ?, ?, ?)`,
-		s.Hash, s.Wallet, us(s.CreatedAt), us(s.ExpiresAt))
-	return err
-}
-
-func (t *tx) SessionByHash(ctx context.Context, hash string) (crtx.Session, error) {
-	s := crtx.Session{Hash: hash}
-	var created, expires int64
-	err := t.queryRow(ctx, `SELECT wallet, created_at, expires_at FROM sessions WHERE hash = ?`, hash).
-		Scan(&s.Wallet, &created, &expires)
-	s.CreatedAt, s.ExpiresAt = fromUS(created), fromUS(expires)
-	return s, notFound(err, "session")
-}
-
-func (t *tx) DeleteSession(ctx context.Context, hash string) error {
-	_, err := t.exec(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
-	return err
-}
-
 const keyColumns = `id, hash, wallet, name, environment, prefix, created_at, last_used_at,
 	execution_count, total_spent, spend_limit, revoked_at`
 
-func scanKey(row interface{ Scan(...any) error }) (crtx.APIKey, error) {
-	var k crtx.APIKey
-	var created int64
-	var lastUsed, revoked, limit sql.NullInt64
-	err := row.Scan(&k.ID, &k.Hash, &k.Wallet, &k.Name, &k.Environment, &k.Prefix, &created, &lastUsed,
-		&k.ExecutionCount, &k.TotalSpent, &limit, &revoked)
-	k.CreatedAt = fromUS(created)
-	k.LastUsedAt, k.RevokedAt = fromNullUS(lastUsed), fromNullUS(revoked)
-	if limit.Valid {
-		l := crtx.USDC(limit.Int64)
-		k.SpendLimit = &l
-	}
-	return k, err
-}
-
-func (t *tx) InsertKey(ctx context.Context, k crtx.APIKey) error {
-	var limit sql.NullInt64
-	if k.SpendLimit != nil {
-		limit = sql.NullInt64{Int64: int64(*k.SpendLimit), Valid: true}
-	}
-	_, err := t.exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.Hash, k.Wallet, k.Name, k.Environment, k.Prefix, us(k.CreatedAt), nullUS(k.LastUsedAt),
-		k.ExecutionCount, k.TotalSpent, limit, nullUS(k.RevokedAt))
-	return err
-}
-
-func (t *tx) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {
-	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
-	return k, notFound(err, "api key")
-}
-
-func (t *tx) KeyByID(ctx context.Context, id string) (crtx.APIKey, error) {
-	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
-	return k, notFound(err, "api key")
-}
-
-func (t *tx) KeysByWallet(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
-	rows, err := t.query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE wallet = ? ORDER BY created_at, id`, wallet)
+// collect scans every row of a query with scan and closes the rows, so a
+// statement may follow on the same connection. None is an empty list, not
+// nil: lists are written as [] in JSON.
+func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	keys := []crtx.APIKey{}
+	out := []T{}
 	for rows.Next() {
-		k, err := scanKey(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, k)
+		out = append(out, v)
 	}
-	return keys, rows.Err()
-}
-
-func (t *tx) RevokeKey(ctx context.Context, id string, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, us(at), id)
-	return err
-}
-
-func (t *tx) TouchKey(ctx context.Context, id string, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, us(at), id)
-	return err
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	return out, rows.Err()
 }

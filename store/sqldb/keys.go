@@ -1,0 +1,84 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+func scanKey(row interface{ Scan(...any) error }) (crtx.APIKey, error) {
+	var k crtx.APIKey
+	var created int64
+	var lastUsed, revoked, limit sql.NullInt64
+	err := row.Scan(&k.ID, &k.Hash, &k.Wallet, &k.Name, &k.Environment, &k.Prefix, &created, &lastUsed,
+		&k.ExecutionCount, &k.TotalSpent, &limit, &revoked)
+	k.CreatedAt = fromUS(created)
+	k.LastUsedAt, k.RevokedAt = fromNullUS(lastUsed), fromNullUS(revoked)
+	if limit.Valid {
+		l := crtx.USDC(limit.Int64)
+		k.SpendLimit = &l
+	}
+	return k, err
+}
+
+func (t *tx) InsertKey(ctx context.Context, k crtx.APIKey) error {
+	var limit sql.NullInt64
+	if k.SpendLimit != nil {
+		limit = sql.NullInt64{Int64: int64(*k.SpendLimit), Valid: true}
+	}
+	_, err := t.exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.Hash, k.Wallet, k.Name, k.Environment, k.Prefix, us(k.CreatedAt), nullUS(k.LastUsedAt),
+		k.ExecutionCount, k.TotalSpent, limit, nullUS(k.RevokedAt))
+	return err
+}
+
+func (t *tx) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {
+	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	return k, notFound(err, "api key")
+}
+
+func (t *tx) KeyByID(ctx context.Context, id string) (crtx.APIKey, error) {
+	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
+	return k, notFound(err, "api key")
+}
+
+func (t *tx) KeysByWallet(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
+	rows, err := t.query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE wallet = ? ORDER BY created_at, id`, wallet)
+	return collect(rows, err, scanKey)
+}
+
+func (t *tx) RevokeKey(ctx context.Context, id string, at time.Time) error {
+	_, err := t.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, us(at), id)
+	return err
+}
+
+func (t *tx) TouchKey(ctx context.Context, id string, at time.Time) error {
+	_, err := t.exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, us(at), id)
+	return err
+}
+
+func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
+	// Conditions, not the CHECK constraint (which stays as the guard), so
+	// that a refusal fails no statement: PostgreSQL would abort the
+	// transaction, and the caller still reads the key to explain it.
+	r, err := t.exec(ctx, `UPDATE api_keys SET execution_count = execution_count + 1, total_spent = total_spent + ?
+		WHERE id = ? AND revoked_at IS NULL AND (spend_limit IS NULL OR total_spent + ? <= spend_limit)`, cost, keyID, cost)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 1 {
+		return nil
+	}
+	var revoked bool
+	err = t.queryRow(ctx, `SELECT revoked_at IS NOT NULL FROM api_keys WHERE id = ?`, keyID).Scan(&revoked)
+	if err != nil {
+		return notFound(err, "api key "+keyID)
+	}
+	if revoked {
+		return fmt.Errorf("key %s is revoked: %w", keyID, crtx.ErrNotFound)
+	}
+	return fmt.Errorf("key %s: %w", keyID, crtx.ErrSpendLimit)
+}

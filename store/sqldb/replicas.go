@@ -1,0 +1,33 @@
+package sqldb
+
+import (
+	"context"
+	"time"
+)
+
+func (t *tx) Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error {
+	if _, err := t.exec(ctx, `INSERT INTO replicas (id, heartbeat_at) VALUES (?, ?)
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, replica, us(at)); err != nil {
+		return err
+	}
+	_, err := t.exec(ctx, `DELETE FROM replicas WHERE heartbeat_at < ?`, us(forgetBefore))
+	return err
+}
+
+func (t *tx) Replicas(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := t.query(ctx, `SELECT id, heartbeat_at FROM replicas`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		out[id] = fromUS(at)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,17 @@
+package sqldb
+
+import (
+	"context"
+	"time"
+)
+
+func (t *tx) PutResult(ctx context.Context, cid, content string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO results (cid, content, created_at) VALUES (?, ?, ?) ON CONFLICT (cid) DO NOTHING`, cid, content, us(at))
+	return err
+}
+
+func (t *tx) Result(ctx context.Context, cid string) (string, error) {
+	var s string
+	err := t.queryRow(ctx, `SELECT content FROM results WHERE cid = ?`, cid).Scan(&s)
+	return s, notFound(err, "result")
+}
