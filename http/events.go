@@ -7,19 +7,6 @@ import (
 	"time"
 )
 
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
-	if err != nil {
-		return err
-	}
-	e, err := s.market.Cancel(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s.market.Record(e, ""))
-	return nil
-}
-
 // events streams an execution's status changes as Server-Sent Events, one
 // event per change with the record as data, and ends after the final one.
 // It reads the database, so it works whichever replica made the change.

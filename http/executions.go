@@ -243,3 +243,16 @@ func (s *Server) ipfs(w http.ResponseWriter, r *http.Request) error {
 	w.Write([]byte(content))
 	return nil
 }
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.apiKey(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.market.Cancel(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.market.Record(e, ""))
+	return nil
+}

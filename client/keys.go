@@ -1,0 +1,37 @@
+package client
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// KeyParams create an API key.
+type KeyParams struct {
+	Name        string           `json:"name"`
+	Environment crtx.Environment `json:"environment"`
+	SpendLimit  *crtx.USDC       `json:"spend_limit_usdc,omitempty"`
+}
+
+// CreateKey makes an API key (session required).
+func (c *Client) CreateKey(ctx context.Context, p KeyParams) (api.CreatedKey, error) {
+	var out api.CreatedKey
+	err := c.call(ctx, "POST", "/v1/keys", p, &out)
+	return out, err
+}
+
+// Keys lists the wallet's API keys (session required).
+func (c *Client) Keys(ctx context.Context) ([]crtx.APIKey, error) {
+	var out api.KeyList
+	err := c.call(ctx, "GET", "/v1/keys", nil, &out)
+	return out.Keys, err
+}
+
+// RevokeKey revokes an API key at once (session required).
+func (c *Client) RevokeKey(ctx context.Context, id string) (crtx.APIKey, error) {
+	var out crtx.APIKey
+	err := c.call(ctx, "DELETE", "/v1/keys/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
