@@ -139,28 +139,16 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := s.market.Agent(r.Context(), r.PathValue("agent_id"), env)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return reply(w, http.StatusOK, a, err)
 }
 
 func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, req, err := withBody[crtx.ListingParams](r, s.session)
 	if err != nil {
-		return err
-	}
-	var req crtx.ListingParams
-	if err := decode(r, &req); err != nil {
 		return err
 	}
 	a, err := s.market.CreateListing(r.Context(), p.Wallet, req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, a)
-	return nil
+	return reply(w, http.StatusCreated, a, err)
 }
 
 func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
@@ -169,28 +157,16 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.CreatorAgentList{Agents: agents})
-	return nil
+	return reply(w, http.StatusOK, api.CreatorAgentList{Agents: agents}, err)
 }
 
 func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, req, err := withBody[crtx.ListingParams](r, s.session)
 	if err != nil {
-		return err
-	}
-	var req crtx.ListingParams
-	if err := decode(r, &req); err != nil {
 		return err
 	}
 	a, err := s.market.UpdateListing(r.Context(), p.Wallet, r.PathValue("id"), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return reply(w, http.StatusOK, a, err)
 }
 
 func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
@@ -199,11 +175,7 @@ func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := s.market.Delist(r.Context(), p.Wallet, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a)
-	return nil
+	return reply(w, http.StatusOK, a, err)
 }
 
 type profileRequest struct {
@@ -211,23 +183,15 @@ type profileRequest struct {
 }
 
 func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, req, err := withBody[profileRequest](r, s.session)
 	if err != nil {
-		return err
-	}
-	var req profileRequest
-	if err := decode(r, &req); err != nil {
 		return err
 	}
 	if req.DisplayName == nil {
 		return invalid("display_name is required")
 	}
 	prof, err := s.market.SetDisplayName(r.Context(), p.Wallet, *req.DisplayName)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, prof)
-	return nil
+	return reply(w, http.StatusOK, prof, err)
 }
 
 type testExecutionRequest struct {
@@ -237,12 +201,8 @@ type testExecutionRequest struct {
 }
 
 func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, req, err := withBody[testExecutionRequest](r, s.session)
 	if err != nil {
-		return err
-	}
-	var req testExecutionRequest
-	if err := decode(r, &req); err != nil {
 		return err
 	}
 	if req.EndpointURL == "" || req.SigningPublicKey == "" {

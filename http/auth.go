@@ -16,11 +16,7 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	msg, err := s.market.Challenge(r.Context(), req.Wallet)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.ChallengeResponse{Message: msg.String(), ExpiresAt: msg.ExpirationTime})
-	return nil
+	return reply(w, http.StatusOK, api.ChallengeResponse{Message: msg.String(), ExpiresAt: msg.ExpirationTime}, err)
 }
 
 type sessionRequest struct {
@@ -38,11 +34,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		return invalid("wallet, message and signature are required")
 	}
 	token, sess, err := s.market.SignIn(r.Context(), req.Wallet, req.Message, req.Signature)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, api.SessionResponse{SessionToken: token, Wallet: sess.Wallet, ExpiresAt: sess.ExpiresAt})
-	return nil
+	return reply(w, http.StatusCreated, api.SessionResponse{SessionToken: token, Wallet: sess.Wallet, ExpiresAt: sess.ExpiresAt}, err)
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {

@@ -159,3 +159,13 @@ func depth(b []byte) int {
 	}
 	return max
 }
+
+// withBody authenticates a request with auth, then decodes its body.
+func withBody[T any](r *http.Request, auth func(*http.Request) (crtx.Principal, error)) (crtx.Principal, T, error) {
+	var body T
+	p, err := auth(r)
+	if err == nil {
+		err = decode(r, &body)
+	}
+	return p, body, err
+}

@@ -16,20 +16,12 @@ func disputeList(ds []crtx.Dispute) api.DisputeList {
 }
 
 func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, in, err := withBody[crtx.DisputeParams](r, s.apiKey)
 	if err != nil {
-		return err
-	}
-	var in crtx.DisputeParams
-	if err := decode(r, &in); err != nil {
 		return err
 	}
 	d, err := s.market.OpenDispute(r.Context(), p, r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, api.NewDisputeInfo(d))
-	return nil
+	return reply(w, http.StatusCreated, api.NewDisputeInfo(d), err)
 }
 
 type responseRequest struct {
@@ -37,20 +29,12 @@ type responseRequest struct {
 }
 
 func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, in, err := withBody[responseRequest](r, s.session)
 	if err != nil {
-		return err
-	}
-	var in responseRequest
-	if err := decode(r, &in); err != nil {
 		return err
 	}
 	d, err := s.market.RespondToDispute(r.Context(), p.Wallet, r.PathValue("id"), in.Text)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.NewDisputeInfo(d))
-	return nil
+	return reply(w, http.StatusOK, api.NewDisputeInfo(d), err)
 }
 
 func (s *Server) creatorDisputes(w http.ResponseWriter, r *http.Request) error {
@@ -59,11 +43,7 @@ func (s *Server) creatorDisputes(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ds, err := s.market.Disputes(r.Context(), crtx.DisputeQuery{Creator: p.Wallet, Limit: 500})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, disputeList(ds))
-	return nil
+	return reply(w, http.StatusOK, disputeList(ds), err)
 }
 
 func (s *Server) adminDisputes(w http.ResponseWriter, r *http.Request) error {
@@ -81,11 +61,7 @@ func (s *Server) adminDisputes(w http.ResponseWriter, r *http.Request) error {
 		return invalid("status must be open, upheld or rejected")
 	}
 	ds, err := s.market.Disputes(r.Context(), crtx.DisputeQuery{Status: status, Limit: 500})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, disputeList(ds))
-	return nil
+	return reply(w, http.StatusOK, disputeList(ds), err)
 }
 
 func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
@@ -97,11 +73,7 @@ func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d, err := s.market.ResolveDispute(r.Context(), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.NewDisputeInfo(d))
-	return nil
+	return reply(w, http.StatusOK, api.NewDisputeInfo(d), err)
 }
 
 func (s *Server) verifyCreator(verified bool) func(http.ResponseWriter, *http.Request) error {
@@ -110,11 +82,7 @@ func (s *Server) verifyCreator(verified bool) func(http.ResponseWriter, *http.Re
 			return err
 		}
 		p, err := s.market.SetVerified(r.Context(), r.PathValue("wallet"), verified)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, p)
-		return nil
+		return reply(w, http.StatusOK, p, err)
 	}
 }
 
@@ -124,10 +92,6 @@ func (s *Server) suspendAgent(suspended bool) func(http.ResponseWriter, *http.Re
 			return err
 		}
 		a, err := s.market.Suspend(r.Context(), r.PathValue("id"), suspended)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, a)
-		return nil
+		return reply(w, http.StatusOK, a, err)
 	}
 }

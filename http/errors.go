@@ -87,6 +87,16 @@ func jsonBytes(v any) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
+// reply writes v with status, unless the call that made it failed: the
+// tail of a handler that answers what one market call returned.
+func reply(w http.ResponseWriter, status int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, v)
+	return nil
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := jsonBytes(v)
 	if err != nil {

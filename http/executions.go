@@ -169,11 +169,7 @@ func (s *Server) creatorEarnings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e, err := s.market.CreatorEarnings(r.Context(), p.Wallet, env)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
+	return reply(w, http.StatusOK, e, err)
 }
 
 func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, eq crtx.ExecutionQuery) error {

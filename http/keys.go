@@ -14,12 +14,8 @@ type createKeyRequest struct {
 }
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, req, err := withBody[createKeyRequest](r, s.session)
 	if err != nil {
-		return err
-	}
-	var req createKeyRequest
-	if err := decode(r, &req); err != nil {
 		return err
 	}
 	k, secret, err := s.market.CreateKey(r.Context(), p.Wallet, req.Name, req.Environment, req.SpendLimit)
@@ -37,11 +33,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	keys, err := s.market.Keys(r.Context(), p.Wallet)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.KeyList{Keys: keys})
-	return nil
+	return reply(w, http.StatusOK, api.KeyList{Keys: keys}, err)
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
@@ -50,9 +42,5 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	k, err := s.market.RevokeKey(r.Context(), p.Wallet, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, k)
-	return nil
+	return reply(w, http.StatusOK, k, err)
 }

@@ -16,11 +16,7 @@ func (s *Server) ledgerAccount(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v, err := s.market.Account(r.Context(), env, r.PathValue("address"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return reply(w, http.StatusOK, v, err)
 }
 
 func (s *Server) ledgerTransaction(w http.ResponseWriter, r *http.Request) error {
@@ -29,11 +25,7 @@ func (s *Server) ledgerTransaction(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	t, err := s.market.Transaction(r.Context(), env, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, t)
-	return nil
+	return reply(w, http.StatusOK, t, err)
 }
 
 func (s *Server) ledgerProof(w http.ResponseWriter, r *http.Request) error {
@@ -42,11 +34,7 @@ func (s *Server) ledgerProof(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := s.market.Proof(r.Context(), env, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, p)
-	return nil
+	return reply(w, http.StatusOK, p, err)
 }
 
 func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {
@@ -59,9 +47,5 @@ func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v, err := s.market.Block(r.Context(), env, h)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return reply(w, http.StatusOK, v, err)
 }

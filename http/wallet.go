@@ -18,11 +18,7 @@ func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
 		envs = []crtx.Environment{p.Key.Environment}
 	}
 	b, err := s.market.Balances(r.Context(), p.Wallet, envs...)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.WalletResponse{Wallet: p.Wallet, Balances: b})
-	return nil
+	return reply(w, http.StatusOK, api.WalletResponse{Wallet: p.Wallet, Balances: b}, err)
 }
 
 type fundingRequest struct {
