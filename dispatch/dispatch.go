@@ -192,6 +192,22 @@ func (c *Caller) CheckURL(ctx context.Context, field, raw string) error {
 	return nil
 }
 
+// signedPost is a POST of a JSON body signed by the marketplace, as the
+// creator protocol has it (docs/creators.md), and the timestamp it signed.
+func (c *Caller) signedPost(ctx context.Context, url string, env crtx.Environment, body []byte) (*http.Request, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
+	ts := strconv.FormatInt(c.opts.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "crtx-marketplace/1")
+	req.Header.Set(crtx.HeaderEnvironment, string(env))
+	req.Header.Set(crtx.HeaderTimestamp, ts)
+	req.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
+	return req, ts, nil
+}
+
 // Call POSTs req to endpoint, signed, and returns the decoded reply. The
 // deadline is ctx's. It does not judge the reply's content (crtx.CheckReply
 // does); it fails only when there is no JSON object to judge.
@@ -201,16 +217,10 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	if err != nil {
 		return reply, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	hreq, _, err := c.signedPost(ctx, endpoint, env, body)
 	if err != nil {
 		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Message: "the endpoint URL is not valid", Err: err}
 	}
-	ts := strconv.FormatInt(c.opts.Now().Unix(), 10)
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("User-Agent", "crtx-marketplace/1")
-	hreq.Header.Set(crtx.HeaderEnvironment, string(env))
-	hreq.Header.Set(crtx.HeaderTimestamp, ts)
-	hreq.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
 	if test {
 		hreq.Header.Set(crtx.HeaderTest, "true")
 	}
@@ -260,16 +270,10 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 // over "id.timestamp.body"), through the same address checks, and returns
 // the HTTP status.
 func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, ts, err := c.signedPost(ctx, url, env, body)
 	if err != nil {
 		return 0, err
 	}
-	ts := strconv.FormatInt(c.opts.Now().Unix(), 10)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "crtx-marketplace/1")
-	req.Header.Set(crtx.HeaderEnvironment, string(env))
-	req.Header.Set(crtx.HeaderTimestamp, ts)
-	req.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
 	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", ts)
 	req.Header.Set("webhook-signature", crtx.WebhookSignature(c.opts.Signer, id, ts, body))

@@ -45,6 +45,15 @@ func (q query) int(k string, def, min, max int) (int, error) {
 	return n, nil
 }
 
+// queryEnv reads a request whose only query parameter is environment.
+func queryEnv(r *http.Request) (crtx.Environment, error) {
+	q, err := newQuery(r, "environment")
+	if err != nil {
+		return "", err
+	}
+	return q.env()
+}
+
 func (q query) env() (crtx.Environment, error) {
 	if !q.has("environment") {
 		return crtx.Mainnet, nil
@@ -130,11 +139,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
-	q, err := newQuery(r, "environment")
-	if err != nil {
-		return err
-	}
-	env, err := q.env()
+	env, err := queryEnv(r)
 	if err != nil {
 		return err
 	}

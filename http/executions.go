@@ -160,11 +160,7 @@ func (s *Server) creatorEarnings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := newQuery(r, "environment")
-	if err != nil {
-		return err
-	}
-	env, err := q.env()
+	env, err := queryEnv(r)
 	if err != nil {
 		return err
 	}
