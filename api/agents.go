@@ -21,18 +21,25 @@ type CreatorInfo struct {
 	Verified    bool   `json:"verified"`
 }
 
+// AgentFacts are what every view of an agent begins with: who it is, its
+// price and its statistics. Embedded, its fields stand in the JSON where
+// the embedding puts them.
+type AgentFacts struct {
+	AgentID            string    `json:"agent_id"`
+	Name               string    `json:"name"`
+	Tagline            string    `json:"tagline"`
+	Tags               []string  `json:"tags"`
+	Price              crtx.USDC `json:"price_per_call_usdc"`
+	TotalExecutions    int64     `json:"total_executions"`
+	SuccessRate        float64   `json:"success_rate"`
+	AvgExecutionTimeMS int64     `json:"avg_execution_time_ms"`
+}
+
 // AgentSummary is an item of GET /v1/agents (seed "Agent summary").
 type AgentSummary struct {
-	AgentID            string           `json:"agent_id"`
-	Name               string           `json:"name"`
-	Tagline            string           `json:"tagline"`
-	Tags               []string         `json:"tags"`
-	Price              crtx.USDC        `json:"price_per_call_usdc"`
-	TotalExecutions    int64            `json:"total_executions"`
-	SuccessRate        float64          `json:"success_rate"`
-	AvgExecutionTimeMS int64            `json:"avg_execution_time_ms"`
-	Creator            CreatorSummary   `json:"creator"`
-	Status             crtx.AgentStatus `json:"status"`
+	AgentFacts
+	Creator CreatorSummary   `json:"creator"`
+	Status  crtx.AgentStatus `json:"status"`
 }
 
 // AgentPage is the answer of GET /v1/agents.
@@ -96,14 +103,7 @@ func (p AgentPage) CompressedJSON(compress func([]byte) []byte) ([]byte, error) 
 // AgentListing is the full listing of GET /v1/agents/{id} (seed "Agent").
 // Statistics are those of Environment.
 type AgentListing struct {
-	AgentID              string           `json:"agent_id"`
-	Name                 string           `json:"name"`
-	Tagline              string           `json:"tagline"`
-	Tags                 []string         `json:"tags"`
-	Price                crtx.USDC        `json:"price_per_call_usdc"`
-	TotalExecutions      int64            `json:"total_executions"`
-	SuccessRate          float64          `json:"success_rate"`
-	AvgExecutionTimeMS   int64            `json:"avg_execution_time_ms"`
+	AgentFacts
 	Creator              CreatorInfo      `json:"creator"`
 	Status               crtx.AgentStatus `json:"status"`
 	Description          string           `json:"description"`

@@ -10,13 +10,17 @@ import (
 	"github.com/crtx-market/crtx/api"
 )
 
+func agentFacts(a crtx.Agent, s crtx.AgentStats) api.AgentFacts {
+	return api.AgentFacts{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}
+}
+
 func (m *Market) listingView(it crtx.AgentListItem, env crtx.Environment) api.AgentListing {
 	a, s := it.Agent, it.Stats
 	return api.AgentListing{
-		AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
-		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
-		Creator: api.CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
-		Status:  a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
+		AgentFacts: agentFacts(a, s),
+		Creator:    api.CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
+		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
 		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
 		OnChainListing: m.ExplorerURL(crtx.Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
 		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
@@ -104,9 +108,8 @@ func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 	}
 	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}.Kept()
 	for i, it := range items {
-		a, s := it.Agent, it.Stats
-		page.Agents[i] = api.AgentSummary{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
-			TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS(),
+		a := it.Agent
+		page.Agents[i] = api.AgentSummary{AgentFacts: agentFacts(a, it.Stats),
 			Creator: api.CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
 	}
 	return page, nil
