@@ -103,11 +103,8 @@ func (m *Market) Proof(ctx context.Context, env crtx.Environment, id string) (cr
 	var p crtx.Proof
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		t, err := tx.Transaction(ctx, env, id)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env)
-		}
 		if err != nil {
-			return err
+			return missing(err, crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env)
 		}
 		if t.BlockHeight == 0 {
 			return crtx.Errorf(crtx.CodeNotSealed, "transaction %s is not sealed in a block yet; blocks are sealed every few seconds", id)

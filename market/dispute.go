@@ -127,11 +127,8 @@ func (m *Market) ResolveDispute(ctx context.Context, id string, in crtx.ResolveP
 	var d crtx.Dispute
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		d, err = tx.Dispute(ctx, id)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeDisputeNotFound, "no dispute %q", id)
-		}
 		if err != nil {
-			return err
+			return missing(err, crtx.CodeDisputeNotFound, "no dispute %q", id)
 		}
 		if d.Status != "open" {
 			return crtx.Errorf(crtx.CodeDisputeClosed, "the dispute is %s already", d.Status)

@@ -274,15 +274,8 @@ func (m *Market) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 
 // ResultContent returns published result bytes by CID.
 func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) {
-	var s string
-	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		s, err = tx.Result(ctx, cid)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeNotFound, "no result %s", cid)
-		}
-		return err
-	})
-	return s, internal("result", err)
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Result(ctx, cid) })
+	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", cid))
 }
 
 // Record is the execution record callers read.

@@ -13,11 +13,8 @@ func (m *Market) Account(ctx context.Context, env crtx.Environment, address stri
 	var v api.AccountView
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		v.Account, err = tx.Account(ctx, env, address)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeAccountNotFound, "no account %q on %s", address, env)
-		}
 		if err != nil {
-			return err
+			return missing(err, crtx.CodeAccountNotFound, "no account %q on %s", address, env)
 		}
 		v.Transactions, err = tx.AccountTransactions(ctx, env, address, 50)
 		return err
@@ -27,15 +24,8 @@ func (m *Market) Account(ctx context.Context, env crtx.Environment, address stri
 
 // Transaction returns one ledger transaction.
 func (m *Market) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
-	var t crtx.LedgerTx
-	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		t, err = tx.Transaction(ctx, env, id)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env)
-		}
-		return err
-	})
-	return t, internal("transaction", err)
+	t, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.LedgerTx, error) { return tx.Transaction(ctx, env, id) })
+	return t, internal("transaction", missing(err, crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env))
 }
 
 // Block returns a sealed block and its transactions.
@@ -43,11 +33,8 @@ func (m *Market) Block(ctx context.Context, env crtx.Environment, height int64) 
 	var v api.BlockView
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		v.Block, err = tx.Block(ctx, env, height)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeBlockNotFound, "no block %d on %s", height, env)
-		}
 		if err != nil {
-			return err
+			return missing(err, crtx.CodeBlockNotFound, "no block %d on %s", height, env)
 		}
 		v.Transactions, err = tx.BlockTransactions(ctx, env, height)
 		return err

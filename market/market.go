@@ -160,6 +160,15 @@ func (m *Market) ExplorerURL(env crtx.Environment, address string) string {
 	return fmt.Sprintf("%s/explorer/account/%s?cluster=%s", m.cfg.PublicURL, address, env)
 }
 
+// missing answers a lookup that found nothing with the API's error of that
+// code and message; any other error passes through.
+func missing(err error, code, format string, args ...any) error {
+	if errors.Is(err, crtx.ErrNotFound) {
+		return crtx.Errorf(code, format, args...)
+	}
+	return err
+}
+
 // internal wraps an unexpected failure with what was being done; the edge
 // logs it and answers 500 internal_error.
 func internal(what string, err error) error {

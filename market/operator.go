@@ -2,7 +2,6 @@ package market
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -38,11 +37,8 @@ func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (api.Cr
 	var a crtx.Agent
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		a, err = tx.Agent(ctx, id)
-		if errors.Is(err, crtx.ErrNotFound) {
-			return crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", id)
-		}
 		if err != nil {
-			return err
+			return missing(err, crtx.CodeAgentNotFound, "no agent %q", id)
 		}
 		now := m.now()
 		if suspended && a.SuspendedAt == nil {
