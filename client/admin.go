@@ -9,16 +9,12 @@ import (
 
 // SetVerified sets or clears a creator's badge (admin token).
 func (c *Client) SetVerified(ctx context.Context, wallet string, verified bool) (api.CreatorProfile, error) {
-	var out api.CreatorProfile
 	action := map[bool]string{true: "verify", false: "unverify"}[verified]
-	err := c.call(ctx, "POST", "/v1/admin/creators/"+url.PathEscape(wallet)+"/"+action, nil, &out)
-	return out, err
+	return do[api.CreatorProfile](ctx, c, "POST", "/v1/admin/creators/"+url.PathEscape(wallet)+"/"+action, nil)
 }
 
 // Suspend suspends an agent or lifts its suspension (admin token).
 func (c *Client) Suspend(ctx context.Context, agentID string, suspended bool) (api.CreatorAgent, error) {
-	var out api.CreatorAgent
 	action := map[bool]string{true: "suspend", false: "unsuspend"}[suspended]
-	err := c.call(ctx, "POST", "/v1/admin/agents/"+url.PathEscape(agentID)+"/"+action, nil, &out)
-	return out, err
+	return do[api.CreatorAgent](ctx, c, "POST", "/v1/admin/agents/"+url.PathEscape(agentID)+"/"+action, nil)
 }

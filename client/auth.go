@@ -10,9 +10,7 @@ import (
 
 // Challenge asks for a sign-in message for wallet.
 func (c *Client) Challenge(ctx context.Context, wallet string) (api.ChallengeResponse, error) {
-	var out api.ChallengeResponse
-	err := c.call(ctx, "POST", "/v1/auth/challenge", map[string]string{"wallet": wallet}, &out)
-	return out, err
+	return do[api.ChallengeResponse](ctx, c, "POST", "/v1/auth/challenge", map[string]string{"wallet": wallet})
 }
 
 // CreateSession exchanges a signed challenge for a session.

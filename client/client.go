@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -135,6 +136,21 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 		return fmt.Errorf("crtx: decode %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// do sends in (when not nil) as JSON and reads the answer as a T.
+func do[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.call(ctx, method, path, in, &out)
+	return out, err
+}
+
+// withQuery appends q to path, when there is one.
+func withQuery(path string, q url.Values) string {
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return path
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {

@@ -10,9 +10,7 @@ import (
 
 // OpenDispute disputes a completed execution (API key of the paying wallet).
 func (c *Client) OpenDispute(ctx context.Context, executionID string, p crtx.DisputeParams) (api.DisputeInfo, error) {
-	var out api.DisputeInfo
-	err := c.call(ctx, "POST", "/v1/executions/"+url.PathEscape(executionID)+"/disputes", p, &out)
-	return out, err
+	return do[api.DisputeInfo](ctx, c, "POST", "/v1/executions/"+url.PathEscape(executionID)+"/disputes", p)
 }
 
 // AdminDisputes lists disputes with a status ("" for all) (admin token).
@@ -28,7 +26,5 @@ func (c *Client) AdminDisputes(ctx context.Context, status string) ([]api.Disput
 
 // ResolveDispute applies the operator's ruling (admin token).
 func (c *Client) ResolveDispute(ctx context.Context, id string, p crtx.ResolveParams) (api.DisputeInfo, error) {
-	var out api.DisputeInfo
-	err := c.call(ctx, "POST", "/v1/admin/disputes/"+url.PathEscape(id)+"/resolve", p, &out)
-	return out, err
+	return do[api.DisputeInfo](ctx, c, "POST", "/v1/admin/disputes/"+url.PathEscape(id)+"/resolve", p)
 }

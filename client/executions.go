@@ -75,21 +75,14 @@ func (c *Client) Execute(ctx context.Context, agentID string, p crtx.ExecutePara
 
 // Execution reads an execution record.
 func (c *Client) Execution(ctx context.Context, id string) (api.ExecutionRecord, error) {
-	var out api.ExecutionRecord
-	err := c.call(ctx, "GET", "/v1/executions/"+url.PathEscape(id), nil, &out)
-	return out, err
+	return do[api.ExecutionRecord](ctx, c, "GET", "/v1/executions/"+url.PathEscape(id), nil)
 }
 
 // Executions lists the key's executions; q holds limit, offset, status,
 // agent_id, from and to.
 func (c *Client) Executions(ctx context.Context, q url.Values) (api.ExecutionPage, error) {
-	var out api.ExecutionPage
-	path := "/v1/executions"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	err := c.call(ctx, "GET", path, nil, &out)
-	return out, err
+	path := withQuery("/v1/executions", q)
+	return do[api.ExecutionPage](ctx, c, "GET", path, nil)
 }
 
 // Wait polls an execution until it is final or ctx ends.
@@ -126,9 +119,7 @@ func (c *Client) Content(ctx context.Context, ipfsURL string) ([]byte, error) {
 
 // Cancel cancels a pending execution that was not dispatched yet.
 func (c *Client) Cancel(ctx context.Context, id string) (api.ExecutionRecord, error) {
-	var out api.ExecutionRecord
-	err := c.call(ctx, "POST", "/v1/executions/"+url.PathEscape(id)+"/cancel", nil, &out)
-	return out, err
+	return do[api.ExecutionRecord](ctx, c, "POST", "/v1/executions/"+url.PathEscape(id)+"/cancel", nil)
 }
 
 // Events follows an execution's Server-Sent Events, calling fn with the

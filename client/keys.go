@@ -17,9 +17,7 @@ type KeyParams struct {
 
 // CreateKey makes an API key (session required).
 func (c *Client) CreateKey(ctx context.Context, p KeyParams) (api.CreatedKey, error) {
-	var out api.CreatedKey
-	err := c.call(ctx, "POST", "/v1/keys", p, &out)
-	return out, err
+	return do[api.CreatedKey](ctx, c, "POST", "/v1/keys", p)
 }
 
 // Keys lists the wallet's API keys (session required).
@@ -31,7 +29,5 @@ func (c *Client) Keys(ctx context.Context) ([]crtx.APIKey, error) {
 
 // RevokeKey revokes an API key at once (session required).
 func (c *Client) RevokeKey(ctx context.Context, id string) (crtx.APIKey, error) {
-	var out crtx.APIKey
-	err := c.call(ctx, "DELETE", "/v1/keys/"+url.PathEscape(id), nil, &out)
-	return out, err
+	return do[crtx.APIKey](ctx, c, "DELETE", "/v1/keys/"+url.PathEscape(id), nil)
 }

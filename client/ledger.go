@@ -11,37 +11,27 @@ import (
 
 // Account reads a ledger account and its newest transactions.
 func (c *Client) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
-	var out api.AccountView
-	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/accounts/"+url.PathEscape(address), nil, &out)
-	return out, err
+	return do[api.AccountView](ctx, c, "GET", "/v1/ledger/"+string(env)+"/accounts/"+url.PathEscape(address), nil)
 }
 
 // Transaction reads a ledger transaction.
 func (c *Client) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
-	var out crtx.LedgerTx
-	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/transactions/"+url.PathEscape(id), nil, &out)
-	return out, err
+	return do[crtx.LedgerTx](ctx, c, "GET", "/v1/ledger/"+string(env)+"/transactions/"+url.PathEscape(id), nil)
 }
 
 // Proof reads the inclusion proof of a sealed transaction.
 func (c *Client) Proof(ctx context.Context, env crtx.Environment, id string) (crtx.Proof, error) {
-	var out crtx.Proof
-	err := c.call(ctx, "GET", "/v1/ledger/"+string(env)+"/transactions/"+url.PathEscape(id)+"/proof", nil, &out)
-	return out, err
+	return do[crtx.Proof](ctx, c, "GET", "/v1/ledger/"+string(env)+"/transactions/"+url.PathEscape(id)+"/proof", nil)
 }
 
 // Block reads a sealed block and its transactions.
 func (c *Client) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
-	var out api.BlockView
-	err := c.call(ctx, "GET", fmt.Sprintf("/v1/ledger/%s/blocks/%d", env, height), nil, &out)
-	return out, err
+	return do[api.BlockView](ctx, c, "GET", fmt.Sprintf("/v1/ledger/%s/blocks/%d", env, height), nil)
 }
 
 // WellKnown reads /.well-known/crtx.json.
 func (c *Client) WellKnown(ctx context.Context) (api.WellKnown, error) {
-	var out api.WellKnown
-	err := c.call(ctx, "GET", "/.well-known/crtx.json", nil, &out)
-	return out, err
+	return do[api.WellKnown](ctx, c, "GET", "/.well-known/crtx.json", nil)
 }
 
 // VerifyTransaction fetches a transaction and its proof and checks them

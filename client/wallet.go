@@ -9,16 +9,12 @@ import (
 
 // Wallet returns the balances of the client's wallet.
 func (c *Client) Wallet(ctx context.Context) (api.WalletResponse, error) {
-	var out api.WalletResponse
-	err := c.call(ctx, "GET", "/v1/wallet", nil, &out)
-	return out, err
+	return do[api.WalletResponse](ctx, c, "GET", "/v1/wallet", nil)
 }
 
 // Airdrop credits devnet funds to wallet (no credential needed).
 func (c *Client) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (api.FundingResponse, error) {
-	var out api.FundingResponse
-	err := c.call(ctx, "POST", "/v1/devnet/airdrop", map[string]any{"wallet": wallet, "amount_usdc": amount}, &out)
-	return out, err
+	return do[api.FundingResponse](ctx, c, "POST", "/v1/devnet/airdrop", map[string]any{"wallet": wallet, "amount_usdc": amount})
 }
 
 // Deposit credits funds through the admin API (admin token required).
@@ -32,7 +28,5 @@ func (c *Client) Withdraw(ctx context.Context, env crtx.Environment, wallet stri
 }
 
 func (c *Client) adminFunding(ctx context.Context, path string, env crtx.Environment, wallet string, amount crtx.USDC) (api.FundingResponse, error) {
-	var out api.FundingResponse
-	err := c.call(ctx, "POST", path, map[string]any{"environment": env, "wallet": wallet, "amount_usdc": amount}, &out)
-	return out, err
+	return do[api.FundingResponse](ctx, c, "POST", path, map[string]any{"environment": env, "wallet": wallet, "amount_usdc": amount})
 }
