@@ -19,7 +19,6 @@ import (
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
-	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
@@ -69,15 +68,7 @@ func mustJSON(t *testing.T, s string, v any) {
 func TestBinaryCallerAndCreator(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := daemon.Defaults()
-	cfg.RateLimitIP = 0 // tests sign in often from one address
-	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
-	cfg.BlockInterval = 50 * time.Millisecond
-	d, err := daemon.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, _ := startMarket(t, 50*time.Millisecond)
 	base := []string{"CRTX_URL=" + d.URL, "CRTX_CONFIG=" + filepath.Join(dir, "none.json"), "CRTX_API_KEY="}
 	as := func(who string) []string {
 		return append(base[:len(base):len(base)], "CRTX_KEYPAIR="+filepath.Join(dir, who+".json"))

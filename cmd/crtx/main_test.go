@@ -21,17 +21,25 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-func TestWalletAirdropKeys(t *testing.T) {
-	ctx := context.Background()
+// startMarket starts a marketplace on 127.0.0.1 for the command line to
+// talk to, sealing blocks every blocks, and the configuration it runs with.
+func startMarket(t *testing.T, blocks time.Duration) (*daemon.Daemon, daemon.Config) {
+	t.Helper()
 	cfg := daemon.Defaults()
 	cfg.RateLimitIP = 0 // tests sign in often from one address
-	cfg.Addr, cfg.Data, cfg.BlockInterval = "127.0.0.1:0", t.TempDir(), time.Second
-	cfg.LogOutput = &bytes.Buffer{}
-	d, err := daemon.Start(ctx, cfg)
+	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
+	cfg.BlockInterval = blocks
+	d, err := daemon.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(func() { d.Close() })
+	return d, cfg
+}
+
+func TestWalletAirdropKeys(t *testing.T) {
+	ctx := context.Background()
+	d, _ := startMarket(t, time.Second)
 	t.Setenv("CRTX_URL", d.URL)
 	t.Setenv("CRTX_API_KEY", "")
 	kp := filepath.Join(t.TempDir(), "id.json")
@@ -76,14 +84,7 @@ func TestWalletAirdropKeys(t *testing.T) {
 
 func TestCreatorTest(t *testing.T) {
 	ctx := context.Background()
-	cfg := daemon.Defaults()
-	cfg.RateLimitIP = 0 // tests sign in often from one address
-	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
-	d, err := daemon.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, _ := startMarket(t, daemon.Defaults().BlockInterval)
 	_, key, _ := ed25519.GenerateKey(nil)
 	h := creator.NewHandler(key, func(context.Context, creator.Request) (string, int, error) { return "hi", 0, nil }, creator.Options{})
 	srv := httptest.NewServer(h)
@@ -118,15 +119,7 @@ func TestCreatorTest(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	ctx := context.Background()
-	cfg := daemon.Defaults()
-	cfg.RateLimitIP = 0 // tests sign in often from one address
-	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, &bytes.Buffer{}
-	cfg.BlockInterval = 50 * time.Millisecond
-	d, err := daemon.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, cfg := startMarket(t, 50*time.Millisecond)
 	_, key, _ := ed25519.GenerateKey(nil)
 	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) { return "résumé: " + r.Task, 0, nil }, creator.Options{})
 	srv := httptest.NewServer(h)
