@@ -90,7 +90,7 @@ type Execution struct {
 	Deadline         time.Time
 	LeaseUntil       time.Time
 	Attempts         int
-	// Owner is the replica (Market.Replica) that holds the lease: when it
+	// Owner is the replica (market.Market.Replica) that holds the lease: when it
 	// stops beating (Heartbeat), the others take the execution over.
 	Owner string
 	// Dispute and Result are attached by reads and by the settlement that

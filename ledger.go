@@ -108,7 +108,7 @@ type LedgerTx struct {
 	BlockHeight int64 `json:"block_height"`
 }
 
-// RolledUp reports whether the roll-up (Market.Rollup) visits t after it
+// RolledUp reports whether the roll-up (market.Market.Rollup) visits t after it
 // commits: the transactions that end an execution, from which it counts
 // the agent's statistics.
 func (t LedgerTx) RolledUp() bool {

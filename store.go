@@ -8,7 +8,7 @@ import (
 // Store keeps the marketplace's state. Each engine (SQLite, PostgreSQL)
 // implements it and passes the same conformance suite (store/storetest).
 //
-// Public methods of Market own their transaction: they call Update or View
+// Public methods of market.Market own their transaction: they call Update or View
 // once and do all their reads and writes through the Tx it hands them, so a
 // money movement commits together with the state change that causes it.
 type Store interface {

@@ -165,3 +165,8 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 	}
 	return c.Do(ctx, method, path, ct, body, out)
 }
+
+// WellKnown reads /.well-known/crtx.json.
+func (c *Client) WellKnown(ctx context.Context) (api.WellKnown, error) {
+	return do[api.WellKnown](ctx, c, "GET", "/.well-known/crtx.json", nil)
+}

@@ -29,11 +29,6 @@ func (c *Client) Block(ctx context.Context, env crtx.Environment, height int64) 
 	return do[api.BlockView](ctx, c, "GET", fmt.Sprintf("/v1/ledger/%s/blocks/%d", env, height), nil)
 }
 
-// WellKnown reads /.well-known/crtx.json.
-func (c *Client) WellKnown(ctx context.Context) (api.WellKnown, error) {
-	return do[api.WellKnown](ctx, c, "GET", "/.well-known/crtx.json", nil)
-}
-
 // VerifyTransaction fetches a transaction and its proof and checks them
 // against the ledger authority key published by the marketplace.
 func (c *Client) VerifyTransaction(ctx context.Context, env crtx.Environment, id string) error {

@@ -103,6 +103,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--platform-fee-bps %d is outside 0–10000", c.PlatformFeeBps)
 	case c.BlockInterval <= 0 || c.RollupInterval <= 0:
 		return errors.New("--block-interval and --rollup-interval must be more than zero")
+	case c.RecoveryInterval <= 0 || c.ReleaseInterval <= 0:
+		return errors.New("--recovery-interval and --release-interval must be more than zero")
+	case c.MaxDispatches < 0 || c.Lease < 0:
+		return errors.New("--max-dispatches and --lease must not be negative")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
@@ -181,7 +185,7 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// OpenStore opens the store a valid configuration names: PostgreSQL for a
+// OpenStore opens the store a valid configuration (Config.Validate) names: PostgreSQL for a
 // postgres:// DSN, else SQLite in --data.
 func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 	if isPostgres(cfg.DB) {
@@ -216,8 +220,9 @@ func OpenExisting(ctx context.Context, cfg Config) (*market.Market, crtx.Store, 
 
 // OpenMarket opens the store and keys and returns the market over them. It
 // refuses to start with an authority key other than the one that signed the
-// store's blocks, since every later block would fail verification. The
-// caller closes the store after stopping the market.
+// store's blocks, since every later block would fail verification. cfg must
+// be valid (Config.Validate); the caller closes the store after stopping the
+// market.
 func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, crtx.Store, error) {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, nil, err

@@ -1,6 +1,6 @@
 // Package http serves the crtx REST interface and the operational
-// endpoints, and answers errors for the pages mounted beside them. Handlers return errors; writeError alone turns them
-// into the seed's error body.
+// endpoints, and answers errors for the pages mounted beside them. Handlers
+// return errors; writeError alone turns them into the seed's error body.
 package http
 
 import (

@@ -302,17 +302,3 @@ func (m *Market) Summary(e crtx.Execution) api.ExecutionSummary {
 	return api.ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e), Environment: e.Environment}
 }
-
-// CreatorEarnings totals a creator's settled earnings in env, per UTC day.
-func (m *Market) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) (crtx.Earnings, error) {
-	out := crtx.Earnings{Environment: env}
-	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		out.Days, err = tx.CreatorEarnings(ctx, creator, env)
-		return err
-	})
-	for _, d := range out.Days {
-		out.Total += d.Earned
-		out.Executions += d.Executions
-	}
-	return out, internal("earnings", err)
-}

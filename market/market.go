@@ -52,8 +52,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Market is the marketplace's domain core. Its public methods each own one
-// store transaction.
+// Market is the marketplace service. Its public methods each own one store
+// transaction.
 type Market struct {
 	store   crtx.Store
 	cfg     Config

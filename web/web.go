@@ -1,7 +1,8 @@
-// Package web serves the marketplace's pages: the catalog and agent pages
-// (readable without JavaScript), wallet sign-in in the browser, and the
-// user, API key, creator and operator dashboards. Pages are rendered on the
-// server from html/template with assets embedded in the binary.
+// Package web serves every page of the marketplace: the catalog and agent
+// pages (readable without JavaScript), wallet sign-in in the browser, the
+// user, API key, creator and operator dashboards, the ledger explorer and
+// the API reference at /docs. Pages are rendered on the server from
+// html/template, in one layout, with assets embedded in the binary.
 package web
 
 import (

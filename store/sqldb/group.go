@@ -19,8 +19,9 @@ const maxGroup = 128
 var ErrClosed = errors.New("sqldb: store closed")
 
 // group is the single writer of an engine with one writer connection:
-// SQLite's, the only engine that turns it on (GroupCommit). It runs the read-write transactions that arrive while it is
-// busy as one database transaction, each inside its own savepoint, and
+// SQLite's, the only engine that turns it on (GroupCommit). It runs the
+// read-write transactions that arrive while it is busy as one database
+// transaction, each inside its own savepoint, and
 // commits them together: a commit's fixed cost (the WAL frames of every
 // page touched, the syscalls) is shared by the group instead of paid by
 // each. Each caller is answered only after the commit that holds its

@@ -1,0 +1,35 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Validate refuses each bad setting before anything opens, naming its flag,
+// and takes the defaults as they are.
+func TestValidate(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for flag, bad := range map[string]func(*Config){
+		"--log-level":         func(c *Config) { c.LogLevel = "loud" },
+		"--log-format":        func(c *Config) { c.LogFormat = "xml" },
+		"--db-conns":          func(c *Config) { c.DB, c.DBConns = "postgres://x/y", 0 },
+		"--db":                func(c *Config) { c.DB = "mysql://x/y" },
+		"--platform-fee-bps":  func(c *Config) { c.PlatformFeeBps = 10001 },
+		"--block-interval":    func(c *Config) { c.BlockInterval = 0 },
+		"--rollup-interval":   func(c *Config) { c.RollupInterval = -time.Second },
+		"--recovery-interval": func(c *Config) { c.RecoveryInterval = 0 },
+		"--release-interval":  func(c *Config) { c.ReleaseInterval = 0 },
+		"--max-dispatches":    func(c *Config) { c.MaxDispatches = -1 },
+		"--lease":             func(c *Config) { c.Lease = -time.Second },
+		"--public-url":        func(c *Config) { c.PublicURL = "crtx.example" },
+	} {
+		c := Defaults()
+		bad(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%s: Validate() = %v, want an error naming it", flag, err)
+		}
+	}
+}
