@@ -100,6 +100,7 @@ func TestLedgerProofsAndExplorer(t *testing.T) {
 			"/explorer/tx/" + dep.TransactionID:              "Deposit",
 			"/explorer/tx/" + ids[0] + "?cluster=devnet":     "Airdrop",
 			"/explorer/block/1?cluster=mainnet":              p.Block.MerkleRoot,
+			"/explorer/?cluster=mainnet":                     p.Block.Hash, // the sealed block is listed
 			"/explorer/account/" + addr + "?cluster=mainnet": "7.5 USDC",
 		}
 		for path, want := range pages {

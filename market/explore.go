@@ -42,11 +42,26 @@ func (m *Market) Block(ctx context.Context, env crtx.Environment, height int64) 
 	return v, internal("block", err)
 }
 
-// LatestBlock returns the environment's highest block; ErrNotFound before the first.
-func (m *Market) LatestBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
-	b, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Block, error) { return tx.LastBlock(ctx, env) })
-	if errors.Is(err, crtx.ErrNotFound) {
-		return b, err
-	}
-	return b, internal("latest block", err)
+// RecentBlocks returns the environment's n highest blocks, newest first,
+// without their transactions: none before the first is sealed.
+func (m *Market) RecentBlocks(ctx context.Context, env crtx.Environment, n int) ([]crtx.Block, error) {
+	blocks, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Block, error) {
+		last, err := tx.LastBlock(ctx, env)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		blocks := []crtx.Block{last}
+		for h := last.Height - 1; h > 0 && len(blocks) < n; h-- {
+			b, err := tx.Block(ctx, env, h)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, b)
+		}
+		return blocks, nil
+	})
+	return blocks, internal("recent blocks", err)
 }

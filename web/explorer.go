@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/crtx-market/crtx"
@@ -35,17 +34,9 @@ func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var blocks []crtx.Block
-	last, err := h.market.LatestBlock(r.Context(), env)
-	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+	blocks, err := h.market.RecentBlocks(r.Context(), env, 20)
+	if err != nil {
 		return err
-	}
-	for n := last.Height; n > 0 && n > last.Height-20; n-- {
-		v, err := h.market.Block(r.Context(), env, n)
-		if err != nil {
-			return err
-		}
-		blocks = append(blocks, v.Block)
 	}
 	return h.render(w, "explorer-home", struct {
 		explorerPage
