@@ -185,8 +185,8 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// OpenStore opens the store a valid configuration (Config.Validate) names: PostgreSQL for a
-// postgres:// DSN, else SQLite in --data.
+// OpenStore opens the store a valid configuration (Config.Validate) names:
+// PostgreSQL for a postgres:// DSN, else SQLite in --data.
 func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 	if isPostgres(cfg.DB) {
 		db, err := postgres.Open(ctx, cfg.DB, "")
@@ -320,6 +320,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		unlock()
 		return nil, err
 	}
+	fail := func(err error) (*Daemon, error) {
+		ln.Close()
+		store.Close()
+		unlock()
+		return nil, err
+	}
 	var collectors []prometheus.Collector
 	if db, ok := store.(*sqldb.DB); ok { // SQLite's: PostgreSQL's store is a postgres.DB
 		collectors = sqlite.Collectors(db)
@@ -328,10 +334,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}})
 	pages, err := web.New(m, web.Options{AdminToken: token, OpenAPI: crtxhttp.OpenAPI()})
 	if err != nil {
-		ln.Close()
-		store.Close()
-		unlock()
-		return nil, err
+		return fail(err)
 	}
 	for _, rt := range pages.Routes() {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
@@ -339,10 +342,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			ln.Close()
-			store.Close()
-			unlock()
-			return nil, fmt.Errorf("--metrics-addr: %w", err)
+			return fail(fmt.Errorf("--metrics-addr: %w", err))
 		}
 	}
 	srv := &http.Server{

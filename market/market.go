@@ -1,6 +1,7 @@
 package market
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -92,26 +93,14 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.AirdropMax == 0 {
-		cfg.AirdropMax = def.AirdropMax
-	}
-	if cfg.AirdropsPerHour == 0 {
-		cfg.AirdropsPerHour = def.AirdropsPerHour
-	}
+	cfg.AirdropMax = cmp.Or(cfg.AirdropMax, def.AirdropMax)
+	cfg.AirdropsPerHour = cmp.Or(cfg.AirdropsPerHour, def.AirdropsPerHour)
+	cfg.Lease = cmp.Or(cfg.Lease, def.Lease)
+	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, def.Heartbeat)
+	cfg.WebhookRetryBase = cmp.Or(cfg.WebhookRetryBase, def.WebhookRetryBase)
+	cfg.MaxDispatches = cmp.Or(cfg.MaxDispatches, def.MaxDispatches)
 	if cfg.CollateralTiers == nil {
 		cfg.CollateralTiers = def.CollateralTiers
-	}
-	if cfg.Lease == 0 {
-		cfg.Lease = def.Lease
-	}
-	if cfg.Heartbeat == 0 {
-		cfg.Heartbeat = def.Heartbeat
-	}
-	if cfg.WebhookRetryBase == 0 {
-		cfg.WebhookRetryBase = def.WebhookRetryBase
-	}
-	if cfg.MaxDispatches == 0 {
-		cfg.MaxDispatches = def.MaxDispatches
 	}
 	if cfg.FeeBps < 0 || cfg.FeeBps > 10000 {
 		return nil, fmt.Errorf("crtx: platform fee %d bps is outside 0–10000", cfg.FeeBps)

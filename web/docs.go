@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -58,14 +59,10 @@ func (h *Handler) buildDocs(openAPI []byte) ([]byte, error) {
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		return nil, err
 	}
-	p := docPage{page: page{Title: doc.Info.Title + " — API reference", NoScript: true}, API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
+	p := docPage{page: page{Title: doc.Info.Title + " — API reference", NoScript: true},
+		API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
 	groups := map[string]*docGroup{}
-	paths := make([]string, 0, len(doc.Paths))
-	for path := range doc.Paths {
-		paths = append(paths, path)
-	}
-	slices.Sort(paths)
-	for _, path := range paths {
+	for _, path := range slices.Sorted(maps.Keys(doc.Paths)) {
 		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
 			raw, ok := doc.Paths[path][method]
 			if !ok {
@@ -98,11 +95,7 @@ func (h *Handler) buildDocs(openAPI []byte) ([]byte, error) {
 			if op.Body != nil {
 				o.Request = pretty(op.Body.Content)
 			}
-			codes := make([]string, 0, len(op.Responses))
-			for c := range op.Responses {
-				codes = append(codes, c)
-			}
-			slices.Sort(codes)
+			codes := slices.Sorted(maps.Keys(op.Responses))
 			o.Codes = strings.Join(codes, " ")
 			for _, c := range codes {
 				r := op.Responses[c]
@@ -130,12 +123,7 @@ func (h *Handler) buildDocs(openAPI []byte) ([]byte, error) {
 	for _, t := range p.Tags {
 		p.Groups = append(p.Groups, *groups[t])
 	}
-	names := make([]string, 0, len(doc.Components.Schemas))
-	for n := range doc.Components.Schemas {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(doc.Components.Schemas)) {
 		p.Schemas = append(p.Schemas, docSchema{Name: n, JSON: pretty(doc.Components.Schemas[n])})
 	}
 	return h.execute("docs", p)
@@ -152,8 +140,6 @@ func compact(v any) string {
 }
 
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", PageCSP)
-	w.Write(h.docsHTML)
+	writePage(w, h.docsHTML)
 	return nil
 }

@@ -175,10 +175,14 @@ func (h *Handler) render(w http.ResponseWriter, name string, data any) error {
 	if err != nil {
 		return err
 	}
+	writePage(w, b)
+	return nil
+}
+
+func writePage(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", PageCSP)
 	w.Write(b)
-	return nil
 }
 
 func (h *Handler) execute(name string, data any) ([]byte, error) {
