@@ -21,3 +21,10 @@ type CreatedKey struct {
 type KeyList struct {
 	Keys []crtx.APIKey `json:"keys"`
 }
+
+// CreateKeyRequest is the body of POST /v1/keys.
+type CreateKeyRequest struct {
+	Name        string           `json:"name"`
+	Environment crtx.Environment `json:"environment"`
+	SpendLimit  *crtx.USDC       `json:"spend_limit_usdc,omitempty"`
+}

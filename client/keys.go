@@ -9,11 +9,7 @@ import (
 )
 
 // KeyParams create an API key.
-type KeyParams struct {
-	Name        string           `json:"name"`
-	Environment crtx.Environment `json:"environment"`
-	SpendLimit  *crtx.USDC       `json:"spend_limit_usdc,omitempty"`
-}
+type KeyParams = api.CreateKeyRequest
 
 // CreateKey makes an API key (session required).
 func (c *Client) CreateKey(ctx context.Context, p KeyParams) (api.CreatedKey, error) {

@@ -3,18 +3,11 @@ package http
 import (
 	"net/http"
 
-	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 )
 
-type createKeyRequest struct {
-	Name        string           `json:"name"`
-	Environment crtx.Environment `json:"environment"`
-	SpendLimit  *crtx.USDC       `json:"spend_limit_usdc"`
-}
-
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
-	p, req, err := withBody[createKeyRequest](r, s.session)
+	p, req, err := withBody[api.CreateKeyRequest](r, s.session)
 	if err != nil {
 		return err
 	}
