@@ -171,8 +171,5 @@ func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any)
 		}
 		out = append(out, v)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	return out, rows.Err()
 }
