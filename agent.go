@@ -44,7 +44,7 @@ type Agent struct {
 
 // AgentStats are one environment's statistics of an agent.
 type AgentStats struct {
-	Total      int64 // executions accepted
+	Total      int64 // executions ended, cancelled ones included
 	Finished   int64 // completed or failed
 	Successful int64 // completed
 	TimeSumMS  int64 // over completed executions

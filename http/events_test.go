@@ -55,6 +55,11 @@ func TestCancel(t *testing.T) {
 		t.Errorf("balance %+v", b)
 	}
 	wantCode(t, m.key.Do(ctx, "POST", "/v1/executions/"+busy.ExecutionID+"/cancel", "", nil, nil), 409, "not_cancellable")
+	// A cancellation is not the agent's failure: one run, completed, 100 %.
+	m.rollup()
+	if a, err := m.anon.Agent(ctx, agent, crtx.Devnet); err != nil || a.SuccessfulExecutions != 1 || a.SuccessRate != 1 {
+		t.Errorf("agent after a cancellation: %d successful, success rate %v, %v; want 1 and 1", a.SuccessfulExecutions, a.SuccessRate, err)
+	}
 }
 
 func TestEvents(t *testing.T) {

@@ -41,7 +41,11 @@ func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (int, error) 
 			credits = append(credits, t.DeferredCredits()...)
 			s := stats[t.Data["agent_id"]]
 			s.Total++
-			s.Finished++
+			// A caller's cancellation, before dispatch, says nothing of the
+			// agent: it is not a finished execution, so not a failure.
+			if t.Data["error_code"] != crtx.CodeCancelled {
+				s.Finished++
+			}
 			if t.Kind == crtx.TxExecutionRecord {
 				s.Successful++
 				ms, _ := strconv.ParseInt(t.Data["execution_time_ms"], 10, 64)
