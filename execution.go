@@ -90,8 +90,9 @@ type Execution struct {
 	Deadline         time.Time
 	LeaseUntil       time.Time
 	Attempts         int
-	// Owner is the replica (market.Market.Replica) that holds the lease: when it
-	// stops beating (Heartbeat), the others take the execution over.
+	// Owner is the replica (each Market names itself when made) that holds
+	// the lease: when it stops beating (Heartbeat), the others take the
+	// execution over.
 	Owner string
 	// Dispute and Result are attached by reads and by the settlement that
 	// know them; they are not part of the row.

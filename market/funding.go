@@ -85,11 +85,15 @@ func (m *Market) explain(ctx context.Context, err error) error {
 			return err
 		}
 	}
-	b, berr := m.Balances(ctx, sf.wallet, sf.env)
-	if berr != nil {
-		return berr
+	// Only the available balance is quoted: the account alone, not the
+	// escrow and pending sums a full balance reads.
+	acct, aerr := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Account, error) {
+		return tx.Account(ctx, sf.env, crtx.AccountAddress(crtx.AccountWallet, sf.wallet))
+	})
+	if aerr != nil && !errors.Is(aerr, crtx.ErrNotFound) { // no account: nothing available
+		return internal("balance", aerr)
 	}
-	return crtx.Errorf(crtx.CodeInsufficientBalance, sf.format, b[sf.env].Available, sf.env, sf.need)
+	return crtx.Errorf(crtx.CodeInsufficientBalance, sf.format, acct.Balance, sf.env, sf.need)
 }
 
 // Airdrop credits devnet funds to wallet, at most AirdropMax a call and

@@ -18,9 +18,6 @@ import (
 // replicas whose clocks differ from taking each other's work.
 const missedBeats = 3
 
-// Replica is this process's id among the replicas of its store.
-func (m *Market) Replica() string { return m.replica }
-
 // beats is what this replica saw of the others' heartbeats.
 type beats struct {
 	mu sync.Mutex

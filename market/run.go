@@ -133,6 +133,7 @@ func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
 		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL, e.Environment, false, req)
 		elapsed := time.Since(start)
 		var ce *crtx.CallError
+		o := outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
 		switch {
 		case err == nil:
 			return m.judge(e, req, reply, elapsed)
@@ -143,17 +144,14 @@ func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
 				continue
 			case <-ctx.Done():
 			}
-			// The detail names the creator's endpoint, which is theirs to
-			// keep: it goes to the log, and callers read a stable message.
-			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
-			return outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("the agent's endpoint did not answer within %d seconds", e.TimeoutSeconds)}
+			o.message = fmt.Sprintf("the agent's endpoint did not answer within %d seconds", e.TimeoutSeconds)
 		case errors.As(err, &ce) && ce.Code == crtx.CodeInvalidAgentResponse:
-			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
-			return outcome{code: crtx.CodeInvalidAgentResponse, message: ce.Message}
-		default:
-			m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
-			return outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
+			o = outcome{code: crtx.CodeInvalidAgentResponse, message: ce.Message}
 		}
+		// The detail names the creator's endpoint, which is theirs to keep:
+		// it goes to the log, and callers read a stable message.
+		m.cfg.Logger.Warn("dispatch", "execution_id", e.ID, "err", err)
+		return o
 	}
 }
 
