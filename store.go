@@ -233,14 +233,13 @@ func (e Execution) AtTerms(a Agent) bool {
 
 // Closing is what Store.CloseExecution writes.
 type Closing struct {
-	// Execution is final, with its outcome and CompletedAt.
+	// Execution is final, with its outcome and CompletedAt; when it
+	// completed, Execution.Result is published under Execution.ResultCID
+	// (an empty result is a result).
 	Execution Execution
-	// Result is the content published under Execution.ResultCID, written
-	// when the execution completed (an empty result is a result).
-	Result   string
-	Record   LedgerTx  // ExecutionRecord or EscrowRefunded
-	Accounts []Account // the accounts Record concerns
-	Webhook  *Webhook  // the delivery to make, if the caller asked for one
+	Record    LedgerTx  // ExecutionRecord or EscrowRefunded
+	Accounts  []Account // the accounts Record concerns
+	Webhook   *Webhook  // the delivery to make, if the caller asked for one
 }
 
 // AgentListItem is an agent with what a listing shows beside it.

@@ -195,7 +195,6 @@ func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.E
 		r := o.reply
 		cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = crtx.ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
 		cur.ResultCID, cur.Result = ipfs.CID(*r.Result), *r.Result
-		c.Result = cur.Result
 	}
 	// The agent's statistics are counted from the closing ledger
 	// transaction by the roll-up (Rollup), not here: every execution of

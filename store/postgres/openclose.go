@@ -76,7 +76,7 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 	}
 	var content *string
 	if c.Execution.Status == crtx.ExecCompleted {
-		content = &c.Result
+		content = &c.Execution.Result
 	}
 	args = []any{args[0], content, args[1], args[2]}
 	err = d.Retry(ctx, func() error {

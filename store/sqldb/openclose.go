@@ -60,7 +60,7 @@ func writeClosing(ctx context.Context, tx crtx.Tx, c *crtx.Closing) (bool, error
 		return false, err
 	}
 	if c.Execution.Status == crtx.ExecCompleted {
-		if err := tx.PutResult(ctx, c.Execution.ResultCID, c.Result, *c.Execution.CompletedAt); err != nil {
+		if err := tx.PutResult(ctx, c.Execution.ResultCID, c.Execution.Result, *c.Execution.CompletedAt); err != nil {
 			return false, err
 		}
 	}

@@ -155,10 +155,10 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	ms := int64(1000)
 	completed := e1.Execution
 	completed.Status, completed.CompletedAt, completed.ExecutionTimeMS = crtx.ExecCompleted, &done, &ms
-	completed.ResultCID, completed.ResultHash, completed.Signature = "cid-e1", "hash-e1", "sig-e1"
+	completed.ResultCID, completed.ResultHash, completed.Signature, completed.Result = "cid-e1", "hash-e1", "sig-e1", "hello"
 	creator := crtx.NewAccount(crtx.Devnet, crtx.AccountWallet, "w1", "w1")
 	treasury := crtx.NewAccount(crtx.Devnet, crtx.AccountTreasury, crtx.TreasuryID, "")
-	settle := &crtx.Closing{Execution: completed, Result: "hello",
+	settle := &crtx.Closing{Execution: completed,
 		Record: crtx.LedgerTx{ID: "settle-e1", Environment: crtx.Devnet, Kind: crtx.TxExecutionRecord, CreatedAt: done,
 			Data: map[string]string{"execution_id": "e1", "agent_id": "a1"},
 			Postings: []crtx.Posting{{From: escrow("e1").Address, To: creator.Address, Amount: 99_000},
