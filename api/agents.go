@@ -45,9 +45,7 @@ type AgentSummary struct {
 // AgentPage is the answer of GET /v1/agents.
 type AgentPage struct {
 	Agents []AgentSummary `json:"agents"`
-	Total  int            `json:"total"`
-	Limit  int            `json:"limit"`
-	Offset int            `json:"offset"`
+	Page
 
 	// encoded is shared by the copies of a cached page, so that a page
 	// served many times is encoded once.

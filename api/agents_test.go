@@ -10,7 +10,7 @@ import (
 func TestKeptPageCompressedOnce(t *testing.T) {
 	var calls atomic.Int32
 	compress := func(b []byte) []byte { calls.Add(1); return append([]byte("z:"), b...) }
-	kept := AgentPage{Agents: []AgentSummary{{AgentFacts: AgentFacts{AgentID: "agt_1"}}}, Total: 1, Limit: 20}.Kept()
+	kept := AgentPage{Agents: []AgentSummary{{AgentFacts: AgentFacts{AgentID: "agt_1"}}}, Page: Page{Total: 1, Limit: 20}}.Kept()
 	for _, p := range []AgentPage{kept, kept} {
 		b, err := p.CompressedJSON(compress)
 		if err != nil || string(b[:2]) != "z:" {

@@ -51,9 +51,7 @@ type ExecutionSummary struct {
 // ExecutionPage is the answer of GET /v1/executions.
 type ExecutionPage struct {
 	Executions []ExecutionSummary `json:"executions"`
-	Total      int                `json:"total"`
-	Limit      int                `json:"limit"`
-	Offset     int                `json:"offset"`
+	Page
 }
 
 // Accepted is the immediate answer to an asynchronous execute.

@@ -208,7 +208,7 @@ func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, 
 	if err != nil {
 		return err
 	}
-	page := api.ExecutionPage{Executions: make([]api.ExecutionSummary, len(list)), Total: total, Limit: eq.Limit, Offset: eq.Offset}
+	page := api.ExecutionPage{Executions: make([]api.ExecutionSummary, len(list)), Page: api.Page{Total: total, Limit: eq.Limit, Offset: eq.Offset}}
 	for i, e := range list {
 		page.Executions[i] = s.market.Summary(e)
 	}

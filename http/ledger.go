@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/crtx-market/crtx"
@@ -10,31 +11,17 @@ func pathEnv(r *http.Request) (crtx.Environment, error) {
 	return crtx.ParseEnvironment("environment", r.PathValue("environment"))
 }
 
-func (s *Server) ledgerAccount(w http.ResponseWriter, r *http.Request) error {
-	env, err := pathEnv(r)
-	if err != nil {
-		return err
+// ledgerRead serves a ledger read named by the environment in the path and
+// one more path value (an account's address, a transaction's id).
+func ledgerRead[T any](key string, read func(context.Context, crtx.Environment, string) (T, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		env, err := pathEnv(r)
+		if err != nil {
+			return err
+		}
+		v, err := read(r.Context(), env, r.PathValue(key))
+		return reply(w, http.StatusOK, v, err)
 	}
-	v, err := s.market.Account(r.Context(), env, r.PathValue("address"))
-	return reply(w, http.StatusOK, v, err)
-}
-
-func (s *Server) ledgerTransaction(w http.ResponseWriter, r *http.Request) error {
-	env, err := pathEnv(r)
-	if err != nil {
-		return err
-	}
-	t, err := s.market.Transaction(r.Context(), env, r.PathValue("id"))
-	return reply(w, http.StatusOK, t, err)
-}
-
-func (s *Server) ledgerProof(w http.ResponseWriter, r *http.Request) error {
-	env, err := pathEnv(r)
-	if err != nil {
-		return err
-	}
-	p, err := s.market.Proof(r.Context(), env, r.PathValue("id"))
-	return reply(w, http.StatusOK, p, err)
 }
 
 func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {

@@ -95,13 +95,14 @@ func TestLedgerProofsAndExplorer(t *testing.T) {
 	t.Run("explorer pages", func(t *testing.T) {
 		addr := crtx.AccountAddress(crtx.AccountWallet, w.address)
 		pages := map[string]string{
-			"/explorer/?cluster=devnet":                      "Latest blocks",
-			"/explorer/account/" + addr + "?cluster=devnet":  "6 USDC",
-			"/explorer/tx/" + dep.TransactionID:              "Deposit",
-			"/explorer/tx/" + ids[0] + "?cluster=devnet":     "Airdrop",
-			"/explorer/block/1?cluster=mainnet":              p.Block.MerkleRoot,
-			"/explorer/?cluster=mainnet":                     p.Block.Hash, // the sealed block is listed
-			"/explorer/account/" + addr + "?cluster=mainnet": "7.5 USDC",
+			"/explorer/?cluster=devnet":                              "Latest blocks",
+			"/explorer/account/" + addr + "?cluster=devnet":          "6 USDC",
+			"/explorer/tx/" + dep.TransactionID:                      "Deposit",
+			"/explorer/tx/" + dep.TransactionID + "?cluster=mainnet": p.TransactionHash,
+			"/explorer/tx/" + ids[0] + "?cluster=devnet":             "Airdrop",
+			"/explorer/block/1?cluster=mainnet":                      p.Block.MerkleRoot,
+			"/explorer/?cluster=mainnet":                             p.Block.Hash, // the sealed block is listed
+			"/explorer/account/" + addr + "?cluster=mainnet":         "7.5 USDC",
 		}
 		for path, want := range pages {
 			resp, err := e.http.Get(e.d.URL + path)

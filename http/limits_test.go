@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"maps"
 	"strconv"
 	"sync"
 	"testing"
@@ -62,26 +63,19 @@ func TestRateLimits(t *testing.T) {
 		m := newMarket(t, "10", func(c *daemon.Config) { c.MaxInFlightPerKey = 2 })
 		agent := m.list(newService(t, slow(300*time.Millisecond)), "0.1")
 		var mu sync.Mutex
-		ok, limited := 0, 0
+		codes := map[string]int{} // error code ("" for none) → executions
 		var wg sync.WaitGroup
 		for range 6 {
 			wg.Go(func() {
 				_, err := m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
 				mu.Lock()
 				defer mu.Unlock()
-				switch client.Code(err) {
-				case "":
-					ok++
-				case "rate_limited":
-					limited++
-				default:
-					t.Errorf("execute: %v", err)
-				}
+				codes[client.Code(err)]++
 			})
 		}
 		wg.Wait()
-		if ok != 2 || limited != 4 {
-			t.Errorf("ok %d, limited %d; want 2 and 4", ok, limited)
+		if want := map[string]int{"": 2, "rate_limited": 4}; !maps.Equal(codes, want) {
+			t.Errorf("error codes %v; want %v", codes, want)
 		}
 		// Refused executions took no money.
 		if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.8") {

@@ -105,9 +105,9 @@ func New(market *market.Market, opts Options) *Server {
 		{"POST", "/v1/admin/agents/{id}/suspend", s.suspendAgent(true)},
 		{"POST", "/v1/admin/agents/{id}/unsuspend", s.suspendAgent(false)},
 
-		{"GET", "/v1/ledger/{environment}/accounts/{address}", s.ledgerAccount},
-		{"GET", "/v1/ledger/{environment}/transactions/{id}", s.ledgerTransaction},
-		{"GET", "/v1/ledger/{environment}/transactions/{id}/proof", s.ledgerProof},
+		{"GET", "/v1/ledger/{environment}/accounts/{address}", ledgerRead("address", s.market.Account)},
+		{"GET", "/v1/ledger/{environment}/transactions/{id}", ledgerRead("id", s.market.Transaction)},
+		{"GET", "/v1/ledger/{environment}/transactions/{id}/proof", ledgerRead("id", s.market.Proof)},
 		{"GET", "/v1/ledger/{environment}/blocks/{height}", s.ledgerBlock},
 	}
 	if opts.MetricsElsewhere {

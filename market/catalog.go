@@ -106,7 +106,7 @@ func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 	if err != nil {
 		return api.AgentPage{}, internal("count agents", err)
 	}
-	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Total: total, Limit: q.Limit, Offset: q.Offset}.Kept()
+	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Page: api.Page{Total: total, Limit: q.Limit, Offset: q.Offset}}.Kept()
 	for i, it := range items {
 		a := it.Agent
 		page.Agents[i] = api.AgentSummary{AgentFacts: agentFacts(a, it.Stats),

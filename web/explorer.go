@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/crtx-market/crtx"
@@ -45,35 +46,27 @@ func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
 	}{h.explorerPage(r, "Ledger", env), crtx.Address(h.market.AuthorityPublicKey()), blocks})
 }
 
-func (h *Handler) explorerAccount(w http.ResponseWriter, r *http.Request) error {
-	env, err := cluster(r)
-	if err != nil {
-		return err
-	}
-	v, err := h.market.Account(r.Context(), env, r.PathValue("address"))
-	if err != nil {
-		return err
-	}
-	return h.render(w, "explorer-account", struct {
-		explorerPage
-		V api.AccountView
-	}{h.explorerPage(r, "Account", env), v})
+// explorerItem is what the account and transaction pages get: the
+// explorer's page and the one thing they show.
+type explorerItem[T any] struct {
+	explorerPage
+	V T
 }
 
-func (h *Handler) explorerTransaction(w http.ResponseWriter, r *http.Request) error {
-	env, err := cluster(r)
-	if err != nil {
-		return err
+// explorerRead serves the page of one ledger item, named by the path value
+// key and read by read, with the heading that heading gives it.
+func explorerRead[T any](h *Handler, tmpl, key string, heading func(T) string, read func(context.Context, crtx.Environment, string) (T, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		env, err := cluster(r)
+		if err != nil {
+			return err
+		}
+		v, err := read(r.Context(), env, r.PathValue(key))
+		if err != nil {
+			return err
+		}
+		return h.render(w, tmpl, explorerItem[T]{h.explorerPage(r, heading(v), env), v})
 	}
-	t, err := h.market.Transaction(r.Context(), env, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return h.render(w, "explorer-tx", struct {
-		explorerPage
-		T    crtx.LedgerTx
-		Hash string
-	}{h.explorerPage(r, "Transaction "+string(t.Kind), env), t, t.Hash().String()})
 }
 
 func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -146,8 +147,10 @@ func (h *Handler) Routes() []Route {
 
 		{"GET", "/docs", h.docs},
 		{"GET", "/explorer/{$}", h.explorerHome},
-		{"GET", "/explorer/account/{address}", h.explorerAccount},
-		{"GET", "/explorer/tx/{id}", h.explorerTransaction},
+		{"GET", "/explorer/account/{address}", explorerRead(h, "explorer-account", "address",
+			func(api.AccountView) string { return "Account" }, h.market.Account)},
+		{"GET", "/explorer/tx/{id}", explorerRead(h, "explorer-tx", "id",
+			func(t crtx.LedgerTx) string { return "Transaction " + string(t.Kind) }, h.market.Transaction)},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
 	}
 }

@@ -79,18 +79,34 @@ func escrowEndings(key *client.Client, id string) (int, error) {
 	return n, err
 }
 
-// allExecutions reads every execution of a key, page by page.
-func allExecutions(key *client.Client) (api.ExecutionPage, error) {
-	var all api.ExecutionPage
-	for offset := 0; ; offset += 100 {
-		page, err := key.Executions(ctx, url.Values{"limit": {"100"}, "offset": {fmt.Sprint(offset)}})
-		if err != nil {
-			return all, err
+// finalExecutions reads every execution of a key, page by page, until
+// none is open any more, and fails the test if some still are after within.
+func finalExecutions(t *testing.T, key *client.Client, within time.Duration) api.ExecutionPage {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		var all api.ExecutionPage
+		for offset := 0; ; offset += 100 {
+			page, err := key.Executions(ctx, url.Values{"limit": {"100"}, "offset": {fmt.Sprint(offset)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all.Executions = append(all.Executions, page.Executions...)
+			all.Total = page.Total
+			if len(page.Executions) < 100 {
+				break
+			}
 		}
-		all.Executions = append(all.Executions, page.Executions...)
-		all.Total = page.Total
-		if len(page.Executions) < 100 {
-			return all, nil
+		open := 0
+		for _, e := range all.Executions {
+			if !e.Status.Final() {
+				open++
+			}
+		}
+		if open == 0 {
+			return all
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d executions still open", open, all.Total)
 		}
 	}
 }
@@ -181,25 +197,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	key := client.New(p.url, k.Key)
-	deadline := time.Now().Add(30 * time.Second)
-	var page api.ExecutionPage
-	for {
-		page, err = allExecutions(key)
-		must(err)
-		open := 0
-		for _, e := range page.Executions {
-			if !e.Status.Final() {
-				open++
-			}
-		}
-		if open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d executions still open", open)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	page := finalExecutions(t, key, 30*time.Second)
 	if page.Total < len(accepted) {
 		t.Fatalf("only %d executions were recorded for %d accepted", page.Total, len(accepted))
 	}

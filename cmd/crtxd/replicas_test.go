@@ -4,7 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"net/url"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/store/storetest"
 )
@@ -93,26 +92,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	wg.Wait()
 
 	key := client.New(a.url, k.Key)
-	var page api.ExecutionPage
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		page, err = key.Executions(ctx, url.Values{"limit": {"100"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		open := 0
-		for _, e := range page.Executions {
-			if !e.Status.Final() {
-				open++
-			}
-		}
-		if open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d executions still open", open, page.Total)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	page := finalExecutions(t, key, 60*time.Second)
 	var spent crtx.USDC
 	for _, e := range page.Executions {
 		// Exactly one settlement or refund per execution.
@@ -140,7 +120,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	// Double spend across replicas: funds for five, twenty at once.
 	ds, _ := wallet(500_000)
 	dk, _ := ds.CreateKey(ctx, client.KeyParams{Name: "ds", Environment: crtx.Mainnet})
-	var accepted, refused int
+	codes := map[string]int{} // error code ("" for none) → executions
 	var dmu sync.Mutex
 	for i := range 20 {
 		p := []*proc{a, c}[i%2]
@@ -148,19 +128,12 @@ func TestReplicasOnPostgres(t *testing.T) {
 			_, err := client.New(p.url, dk.Key).Execute(ctx, agent.AgentID, crtx.ExecuteParams{Task: "ds", Async: true}, client.ExecuteOptions{})
 			dmu.Lock()
 			defer dmu.Unlock()
-			switch client.Code(err) {
-			case "":
-				accepted++
-			case "insufficient_balance":
-				refused++
-			default:
-				t.Errorf("execute: %v", err)
-			}
+			codes[client.Code(err)]++
 		})
 	}
 	wg.Wait()
-	if accepted != 5 || refused != 15 {
-		t.Errorf("accepted %d, refused %d, with funds for 5", accepted, refused)
+	if want := map[string]int{"": 5, "insufficient_balance": 15}; !maps.Equal(codes, want) {
+		t.Errorf("error codes %v with funds for 5; want %v", codes, want)
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if ww, _ := client.New(a.url, dk.Key).Wallet(ctx); ww.Balances[crtx.Mainnet].Escrowed == 0 {
