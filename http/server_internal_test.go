@@ -7,22 +7,17 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/market"
-	"github.com/crtx-market/crtx/store/sqlite"
+	"github.com/crtx-market/crtx/store/testdb"
 )
 
 func newServer(t *testing.T) *Server {
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "crtx.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := testdb.SQLite(t)
 	_, a, _ := ed25519.GenerateKey(nil)
 	_, b, _ := ed25519.GenerateKey(nil)
 	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1", Authority: a, Signer: b})

@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
-	"github.com/crtx-market/crtx/store/sqlite"
+	"github.com/crtx-market/crtx/store/testdb"
 )
 
 // countingStore counts read transactions.
@@ -27,11 +26,7 @@ func (s *countingStore) View(ctx context.Context, fn func(crtx.Tx) error) error 
 // A key used again and again is read once; revoking it refuses it at once.
 func TestKeyLookupsAreKept(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "crtx.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testdb.SQLite(t)
 	store := &countingStore{Store: db}
 	_, authority, _ := ed25519.GenerateKey(nil)
 	_, signer, _ := ed25519.GenerateKey(nil)

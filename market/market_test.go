@@ -5,13 +5,12 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
-	"github.com/crtx-market/crtx/store/sqlite"
+	"github.com/crtx-market/crtx/store/testdb"
 )
 
 func newMarket(t *testing.T) *market.Market {
@@ -22,11 +21,7 @@ func newMarket(t *testing.T) *market.Market {
 // newMarketOn returns a market and the store it runs on.
 func newMarketOn(t *testing.T) (*market.Market, crtx.Store) {
 	t.Helper()
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "crtx.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := testdb.SQLite(t)
 	_, authority, _ := ed25519.GenerateKey(nil)
 	_, signer, _ := ed25519.GenerateKey(nil)
 	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer, AirdropsPerHour: 3})

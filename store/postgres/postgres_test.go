@@ -16,6 +16,7 @@ import (
 	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/storetest"
+	"github.com/crtx-market/crtx/store/testdb"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -23,12 +24,7 @@ import (
 func open(t *testing.T) crtx.Store {
 	dsn := storetest.PostgresDSN(t)
 	schema := storetest.Schema(t, dsn)
-	s, err := postgres.Open(context.Background(), dsn, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testdb.Postgres(t, dsn, schema)
 }
 
 func TestConformance(t *testing.T) { storetest.Run(t, open) }
@@ -64,12 +60,7 @@ func TestRetryBudget(t *testing.T) {
 	schema := storetest.Schema(t, dsn)
 	var dbs [2]*postgres.DB
 	for i := range dbs {
-		db, err := postgres.Open(ctx, dsn, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		dbs[i] = db
+		dbs[i] = testdb.Postgres(t, dsn, schema)
 	}
 	s, other := dbs[0], dbs[1]
 	s.RetryBudget = 100 * time.Millisecond
@@ -117,11 +108,7 @@ func TestExecutionRowHasEveryColumn(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.PostgresDSN(t)
 	schema := storetest.Schema(t, dsn)
-	s, err := postgres.Open(ctx, dsn, schema)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testdb.Postgres(t, dsn, schema)
 	rows, err := s.Read.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
 		WHERE table_schema = $1 AND table_name = 'executions' ORDER BY column_name`, schema)
 	if err != nil {

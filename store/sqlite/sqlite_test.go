@@ -15,15 +15,11 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/sqlite"
 	"github.com/crtx-market/crtx/store/storetest"
+	"github.com/crtx-market/crtx/store/testdb"
 )
 
 func open(t *testing.T) crtx.Store {
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "crtx.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testdb.SQLite(t)
 }
 
 func TestConformance(t *testing.T) { storetest.Run(t, open) }
@@ -49,11 +45,7 @@ func TestReopen(t *testing.T) {
 // cancellation undoes its own writes and no one else's.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "crtx.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testdb.SQLite(t)
 	boom := errors.New("boom")
 	// Hold the writer so that the transactions below queue behind it.
 	release, held := make(chan struct{}), make(chan struct{})
@@ -133,11 +125,7 @@ func TestGroupCommit(t *testing.T) {
 // go test -bench ConcurrentUpdates ./store/sqlite/
 func BenchmarkConcurrentUpdates(b *testing.B) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "crtx.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := testdb.SQLite(b)
 	var n atomic.Int64
 	b.SetParallelism(16)
 	b.ResetTimer()
@@ -166,11 +154,7 @@ func BenchmarkWalletBalance(b *testing.B) {
 	for _, history := range []int{0, 100_000} {
 		b.Run(fmt.Sprintf("history=%d", history), func(b *testing.B) {
 			ctx := context.Background()
-			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "crtx.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := testdb.SQLite(b)
 			now := time.Now()
 			for start := 0; start < history; start += 1000 {
 				var escrows []crtx.Account
