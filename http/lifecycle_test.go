@@ -32,6 +32,11 @@ func TestListingLifecycle(t *testing.T) {
 		if p.DisplayName != crtx.DefaultDisplayName(w.address) {
 			t.Errorf("empty name gives %q", p.DisplayName)
 		}
+		// The listing shows the change at once, not when its cached copy
+		// ages out.
+		if got, _ = e.anon.Agent(ctx, a.AgentID, ""); got.Creator.DisplayName != p.DisplayName {
+			t.Errorf("after the name was cleared the listing shows %q", got.Creator.DisplayName)
+		}
 	})
 
 	t.Run("pause and resume", func(t *testing.T) {

@@ -96,14 +96,14 @@ func New(market *market.Market, opts Options) *Server {
 
 		{"GET", "/v1/wallet", s.wallet},
 		{"POST", "/v1/devnet/airdrop", s.limitIP(s.airdrop)},
-		{"POST", "/v1/admin/deposits", s.adminDeposit},
-		{"POST", "/v1/admin/withdrawals", s.adminWithdraw},
-		{"GET", "/v1/admin/disputes", s.adminDisputes},
-		{"POST", "/v1/admin/disputes/{id}/resolve", s.resolveDispute},
-		{"POST", "/v1/admin/creators/{wallet}/verify", s.verifyCreator(true)},
-		{"POST", "/v1/admin/creators/{wallet}/unverify", s.verifyCreator(false)},
-		{"POST", "/v1/admin/agents/{id}/suspend", s.suspendAgent(true)},
-		{"POST", "/v1/admin/agents/{id}/unsuspend", s.suspendAgent(false)},
+		{"POST", "/v1/admin/deposits", s.admin(s.adminDeposit)},
+		{"POST", "/v1/admin/withdrawals", s.admin(s.adminWithdraw)},
+		{"GET", "/v1/admin/disputes", s.admin(s.adminDisputes)},
+		{"POST", "/v1/admin/disputes/{id}/resolve", s.admin(s.resolveDispute)},
+		{"POST", "/v1/admin/creators/{wallet}/verify", s.admin(s.verifyCreator(true))},
+		{"POST", "/v1/admin/creators/{wallet}/unverify", s.admin(s.verifyCreator(false))},
+		{"POST", "/v1/admin/agents/{id}/suspend", s.admin(s.suspendAgent(true))},
+		{"POST", "/v1/admin/agents/{id}/unsuspend", s.admin(s.suspendAgent(false))},
 
 		{"GET", "/v1/ledger/{environment}/accounts/{address}", ledgerRead("address", s.market.Account)},
 		{"GET", "/v1/ledger/{environment}/transactions/{id}", ledgerRead("id", s.market.Transaction)},
@@ -198,9 +198,20 @@ func (s *Server) session(r *http.Request) (crtx.Principal, error) {
 	return p, nil
 }
 
-// admin checks the operator's token. With no token configured the admin
-// API does not exist.
-func (s *Server) admin(r *http.Request) error {
+// admin serves h to the operator alone: a request must carry the operator's
+// token. With no token configured the admin API does not exist. The route
+// table wraps every admin route in it, so none can forget the check.
+func (s *Server) admin(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.operator(r); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
+}
+
+// operator checks the operator's token.
+func (s *Server) operator(r *http.Request) error {
 	if s.adminToken == "" {
 		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
 	}

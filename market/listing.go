@@ -268,19 +268,25 @@ func (m *Market) SetDisplayName(ctx context.Context, wallet, name string) (api.C
 	if utf8.RuneCountInString(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
 		return api.CreatorProfile{}, crtx.InvalidField("display_name", "must be at most 64 characters on one line")
 	}
+	return m.setCreator(ctx, wallet, "display name", func(tx crtx.Tx) error { return tx.SetCreatorName(ctx, wallet, name) })
+}
+
+// setCreator makes wallet a creator if it is none yet, changes it with set,
+// and returns its profile as it is then.
+func (m *Market) setCreator(ctx context.Context, wallet, what string, set func(crtx.Tx) error) (api.CreatorProfile, error) {
 	var c crtx.Creator
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		if err := tx.EnsureCreator(ctx, wallet, m.now()); err != nil {
 			return err
 		}
-		if err := tx.SetCreatorName(ctx, wallet, name); err != nil {
+		if err := set(tx); err != nil {
 			return err
 		}
 		c, err = tx.Creator(ctx, wallet)
 		return err
 	})
 	if err != nil {
-		return api.CreatorProfile{}, internal("display name", err)
+		return api.CreatorProfile{}, internal(what, err)
 	}
 	return api.CreatorProfile{Wallet: wallet, DisplayName: displayName(c), Verified: c.Verified}, nil
 }

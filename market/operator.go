@@ -13,22 +13,9 @@ func (m *Market) SetVerified(ctx context.Context, wallet string, verified bool) 
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		return api.CreatorProfile{}, err
 	}
-	var c crtx.Creator
-	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		if err := tx.EnsureCreator(ctx, wallet, m.now()); err != nil {
-			return err
-		}
-		if err := tx.SetCreatorVerified(ctx, wallet, verified); err != nil {
-			return err
-		}
-		c, err = tx.Creator(ctx, wallet)
-		return err
-	})
-	m.catalogChanged()
-	if err != nil {
-		return api.CreatorProfile{}, internal("verify creator", err)
-	}
-	return api.CreatorProfile{Wallet: wallet, DisplayName: displayName(c), Verified: c.Verified}, nil
+	p, err := m.setCreator(ctx, wallet, "verify creator", func(tx crtx.Tx) error { return tx.SetCreatorVerified(ctx, wallet, verified) })
+	m.catalogChanged() // the badge shows in the catalog
+	return p, err
 }
 
 // Suspend takes an agent out of the catalog and out of reach of executions
