@@ -84,13 +84,7 @@ func (m *Market) RunSealer(ctx context.Context, interval time.Duration) {
 			// Seal until caught up, so a burst never leaves a backlog behind.
 			for {
 				_, sealed, err := m.Seal(ctx, env)
-				if err != nil {
-					if ctx.Err() == nil {
-						m.cfg.Logger.Error("seal block", "environment", env, "err", err)
-					}
-					break
-				}
-				if !sealed {
+				if m.failed(ctx, err, "seal block", "environment", env) || !sealed {
 					break
 				}
 			}

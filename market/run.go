@@ -289,10 +289,7 @@ func (m *Market) claim(ctx context.Context, all bool) {
 			claimed, err = tx.ClaimExecutions(ctx, m.replica, now, now.Add(m.cfg.Lease), silent, 32)
 			return err
 		})
-		if err != nil {
-			if ctx.Err() == nil {
-				m.cfg.Logger.Error("claim executions", "err", err)
-			}
+		if m.failed(ctx, err, "claim executions") {
 			return
 		}
 		for _, e := range claimed {

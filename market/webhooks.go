@@ -28,10 +28,7 @@ func (m *Market) deliverDue(ctx context.Context) {
 		due, err = tx.ClaimWebhooks(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 32)
 		return err
 	})
-	if err != nil {
-		if ctx.Err() == nil {
-			m.cfg.Logger.Error("claim webhooks", "err", err)
-		}
+	if m.failed(ctx, err, "claim webhooks") {
 		return
 	}
 	for _, w := range due {
