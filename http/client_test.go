@@ -61,15 +61,12 @@ func TestClientRetriesReuseTheIdempotencyKey(t *testing.T) {
 func TestClientCoversTheRest(t *testing.T) {
 	m := newMarket(t, "10")
 	agent := m.list(newService(t, echo), "1")
-	rec, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := m.ran(t, m.liveKey, agent)
 	var seen []crtx.ExecStatus
 	if err := m.liveKey.Events(ctx, rec.ExecutionID, func(r api.ExecutionRecord) { seen = append(seen, r.Status) }); err != nil || len(seen) != 1 || seen[0] != "completed" {
 		t.Errorf("events of a final execution = %v, %v", seen, err)
 	}
-	_, err = m.liveKey.Cancel(ctx, rec.ExecutionID)
+	_, err := m.liveKey.Cancel(ctx, rec.ExecutionID)
 	wantCode(t, err, 409, "not_cancellable")
 	d, err := m.liveKey.OpenDispute(ctx, rec.ExecutionID, crtx.DisputeParams{Reason: "other", Description: "x"})
 	if err != nil {

@@ -14,9 +14,7 @@ func TestCreatorEarningsAndExecutions(t *testing.T) {
 	m := newMarket(t, "10")
 	agent := m.list(newService(t, echo), "0.5")
 	for i := range 3 {
-		if _, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		m.ran(t, m.liveKey, agent)
 		if i == 1 {
 			m.clock.Advance(24 * time.Hour)
 		}

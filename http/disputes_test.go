@@ -225,10 +225,7 @@ func TestDisputeRejectedAndRefusals(t *testing.T) {
 func TestDevnetDisputeRefundsFromTreasury(t *testing.T) {
 	m := newMarket(t, "10")
 	agent := m.list(newService(t, echo), "2")
-	rec, err := m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := m.ran(t, m.key, agent)
 	before := m.balance(m.callerW, crtx.Devnet).Available
 	coll := m.collateral(agent)
 	d, _ := dispute(m.key, rec.ExecutionID, "fraud")

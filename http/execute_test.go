@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
@@ -98,6 +99,17 @@ func (m *marketplace) treasury(env crtx.Environment) crtx.USDC {
 }
 
 func run(task string) crtx.ExecuteParams { return crtx.ExecuteParams{Task: task} }
+
+// ran runs agent once, with the task "x", through key, and fails the test
+// if the call does.
+func (m *marketplace) ran(t *testing.T, key *client.Client, agent string) api.ExecutionRecord {
+	t.Helper()
+	rec, err := key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
 
 func TestExecuteSync(t *testing.T) {
 	m := newMarket(t, "10")
@@ -199,10 +211,7 @@ func TestFeeSplit(t *testing.T) {
 	}{{100, "1", "0.99", "0.01"}, {250, "0.333333", "0.325", "0.008333"}, {0, "0.5", "0.5", "0"}, {10000, "0.2", "0", "0.2"}, {100, "0.000099", "0.000099", "0"}} {
 		m := newMarket(t, "10", func(c *daemon.Config) { c.PlatformFeeBps = tc.bps })
 		agent := m.list(newService(t, echo), tc.price)
-		rec, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := m.ran(t, m.liveKey, agent)
 		if rec.CreatorAmount != usdc(tc.creator) || rec.PlatformAmount != usdc(tc.platfrm) || rec.CreatorAmount+rec.PlatformAmount != rec.Cost {
 			t.Errorf("%d bps of %s: %s + %s", tc.bps, tc.price, rec.CreatorAmount, rec.PlatformAmount)
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
-	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -49,10 +48,7 @@ var hostileIDs = []string{"..%2F..%2Fetc%2Fpasswd", "%00", "x%20y", strings.Repe
 func TestHostileInput(t *testing.T) {
 	m := newMarket(t, "10")
 	agent := m.list(newService(t, echo), "0.5")
-	rec, err := m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := m.ran(t, m.key, agent)
 	before := map[crtx.Environment]market.LedgerReport{}
 	for _, env := range crtx.Environments {
 		before[env], _ = market.VerifyLedger(ctx, m.d.Store, env, m.d.Market.AuthorityPublicKey())

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/ipfs"
 	"github.com/getkin/kin-openapi/openapi3"
 	"pgregory.net/rapid"
@@ -106,10 +105,7 @@ func mutate(rt *rapid.T, body any) any {
 func TestOpenAPIFuzz(t *testing.T) {
 	m := newMarket(t, "1000")
 	agent := m.list(newService(t, echo), "0.01")
-	rec, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := m.ran(t, m.liveKey, agent)
 	d, err := m.liveKey.OpenDispute(ctx, rec.ExecutionID, crtx.DisputeParams{Reason: "other", Description: "x"})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
 )
 
@@ -18,10 +17,7 @@ func TestDaemonRollsUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := m.liveKey.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := m.ran(t, m.liveKey, agent)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		w, err := m.creatorC.Wallet(ctx)
