@@ -1,0 +1,45 @@
+package crtx
+
+import "runtime/debug"
+
+// Version names the build of this module that is running: its module
+// version when it was built as a dependency or from a tagged module
+// ("v1.2.0"), else the commit it was built from ("devel 0123abc", with
+// "+dirty" when the tree had changes), else "devel". Both command lines
+// print it for --version; it reads the binary's build information, so it
+// needs no flag at link time.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	mod := info.Main
+	if mod.Path != modulePath {
+		for _, d := range info.Deps {
+			if d.Path == modulePath {
+				mod = *d
+			}
+		}
+	}
+	if mod.Path == modulePath && mod.Version != "" && mod.Version != "(devel)" {
+		return mod.Version
+	}
+	v := "devel"
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if len(rev) >= 7 {
+		v += " " + rev[:7] + dirty
+	}
+	return v
+}
+
+const modulePath = "github.com/crtx-market/crtx"
