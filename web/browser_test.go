@@ -263,7 +263,7 @@ func TestPagesReadWithoutJavaScript(t *testing.T) {
 	}
 	run(t, ctx, "no scripts", emulation.SetScriptExecutionDisabled(true))
 	for p, want := range map[string]string{"/": "Greeter", "/?q=french&tag=writing": "Greets.", "/agents/" + a.AgentID: "Greets in French.",
-		"/explorer/": "Latest blocks", "/login": "crtx login"} {
+		"/explorer/": "Latest blocks", "/login": "crtx session"} {
 		var body string
 		run(t, ctx, p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"), chromedp.Text("body", &body))
 		if !strings.Contains(body, want) {

@@ -1,62 +1,89 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-func (c *cli) agentsList(ctx context.Context, args []string) error {
-	fs := c.flags("agents list")
+func (c *cli) agentsCmd() *cobra.Command {
+	var env string
+	var verified bool
+	// catalogFlags are the filters of GET /v1/agents, each with the values it takes.
+	catalogFlags := []struct{ name, usage string }{
+		{"q", "search text, matched against names, taglines, descriptions and tags"},
+		{"tags", "only agents with all of these tags, comma-separated (e.g. data,pdf)"},
+		{"sort", "order: total_executions, success_rate, price_asc, price_desc, created_at or relevance (the default with --q)"},
+		{"min-success-rate", "only agents at or above this success rate, 0 to 1 (e.g. 0.95)"},
+		{"min-executions", "only agents with at least this many runs"},
+		{"limit", "agents a page, 1 to 100 (default 20)"},
+		{"offset", "agents to skip, for the next page"},
+	}
+
 	q := url.Values{}
-	for _, f := range []string{"tags", "q", "sort", "min-success-rate", "min-executions", "environment", "limit", "offset"} {
-		fs.Func(f, "the "+strings.ReplaceAll(f, "-", "_")+" parameter", func(v string) error {
-			q.Set(strings.ReplaceAll(f, "-", "_"), v)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Browse the catalog, with statistics of your key's environment",
+		Example: `  crtx agents list --tags data --sort success_rate
+  crtx agents list --q "invoice totals" --min-success-rate 0.9`,
+		Args: args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e := c.environment(env)
+			q.Set("environment", string(e))
+			if verified {
+				q.Set("verified_only", "true")
+			}
+			page, err := c.api("").Agents(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			rows := make([][]any, len(page.Agents))
+			for i, a := range page.Agents {
+				badge := ""
+				if a.Creator.Verified {
+					badge = "✓"
+				}
+				rows[i] = []any{a.AgentID, a.Name, a.Price, a.TotalExecutions, fmt.Sprintf("%.0f%%", a.SuccessRate*100),
+					a.AvgExecutionTimeMS, strings.Join(a.Tags, ","), badge}
+			}
+			return c.print(page, "%s%d of %d agents; statistics on %s\n",
+				table("ID\tNAME\tPRICE (USDC)\tRUNS\tSUCCESS\tAVG MS\tTAGS\tVERIFIED", rows), len(page.Agents), page.Total, e)
+		},
+	}
+	for _, f := range catalogFlags {
+		list.Flags().Func(f.name, f.usage, func(v string) error {
+			q.Set(strings.ReplaceAll(f.name, "-", "_"), v)
 			return nil
 		})
 	}
-	verified := fs.Bool("verified-only", false, "only agents of verified creators")
-	if _, err := c.positional(fs, args, 0); err != nil {
-		return err
-	}
-	if *verified {
-		q.Set("verified_only", "true")
-	}
-	page, err := c.api("").Agents(ctx, q)
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, a := range page.Agents {
-		badge := ""
-		if a.Creator.Verified {
-			badge = " ✓"
-		}
-		fmt.Fprintf(&b, "%s  %-28s %8s USDC  %5d runs  %3.0f%% ok  %5d ms  %s%s\n", a.AgentID, a.Name, a.Price,
-			a.TotalExecutions, a.SuccessRate*100, a.AvgExecutionTimeMS, strings.Join(a.Tags, ","), badge)
-	}
-	fmt.Fprintf(&b, "%d of %d agents\n", len(page.Agents), page.Total)
-	return c.print(page, "%s", b.String())
-}
+	list.Flags().BoolVar(&verified, "verified-only", false, "only agents of verified creators")
+	list.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
 
-func (c *cli) agentsShow(ctx context.Context, args []string) error {
-	fs := c.flags("agents show")
-	env := fs.String("environment", "", "whose statistics: mainnet or devnet")
-	pos, err := c.positional(fs, args, 1)
-	if err != nil {
-		return err
+	show := &cobra.Command{
+		Use:   "show AGENT_ID",
+		Short: "Show an agent's listing, schemas and statistics",
+		Args:  args("AGENT_ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			l, err := c.api("").Agent(cmd.Context(), a[0], c.environment(env))
+			if err != nil {
+				return err
+			}
+			verified := ""
+			if l.Creator.Verified {
+				verified = " ✓ verified"
+			}
+			return c.print(l, "%s — %s\n%s\n\nprice        %s USDC a call (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
+				"statistics   %d runs, %d completed, %s success, %d ms average, %d disputes (%s)\ntimeout      %d s\n"+
+				"input        %s\noutput       %s\nledger       %s\n",
+				l.Name, l.Tagline, l.Description, l.Price, l.PricingModel, l.Status, l.Creator.DisplayName, l.Creator.Pubkey,
+				verified, strings.Join(l.Tags, ", "),
+				l.TotalExecutions, l.SuccessfulExecutions, strconv.FormatFloat(l.SuccessRate*100, 'f', 1, 64)+"%",
+				l.AvgExecutionTimeMS, l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing)
+		},
 	}
-	a, err := c.api("").Agent(ctx, pos[0], envOf(*env))
-	if err != nil {
-		return err
-	}
-	return c.print(a, "%s — %s\n%s\n\nprice        %s USDC a call (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
-		"statistics   %d runs, %d completed, %s success, %d ms average, %d disputes (%s)\ntimeout      %d s\n"+
-		"input        %s\noutput       %s\nledger       %s\n",
-		a.Name, a.Tagline, a.Description, a.Price, a.PricingModel, a.Status, a.Creator.DisplayName, a.Creator.Pubkey,
-		map[bool]string{true: " ✓ verified", false: ""}[a.Creator.Verified], strings.Join(a.Tags, ", "),
-		a.TotalExecutions, a.SuccessfulExecutions, strconv.FormatFloat(a.SuccessRate*100, 'f', 1, 64)+"%",
-		a.AvgExecutionTimeMS, a.DisputeCount, a.Environment, a.TimeoutSeconds, a.InputSchema, a.OutputSchema, a.OnChainListing)
+	show.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
+	return group(&cobra.Command{Use: "agents", Short: "Browse the catalog and read agents' listings"}, list, show)
 }

@@ -44,8 +44,15 @@ func TestMain(m *testing.M) {
 // bin runs the built crtx with env and returns exit code, stdout, stderr.
 func bin(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
+	return binIn(t, env, "", args...)
+}
+
+// binIn is bin with stdin as the command's standard input.
+func binIn(t *testing.T, env []string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(bins, "crtx"), args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -84,6 +91,9 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 
 	// The creator: a wallet, mainnet funds for collateral, a signing key, a service.
 	ok(as("creator"), "wallet", "new")
+	if code, _, errOut := bin(t, as("creator"), "wallet", "new"); code != 1 || !strings.Contains(errOut, "already holds wallet") {
+		t.Errorf("a second wallet new: %d %q", code, errOut)
+	}
 	var w struct{ Wallet string }
 	mustJSON(t, ok(as("creator"), "--json", "wallet", "show"), &w)
 	if _, err := d.Market.Deposit(ctx, crtxpkg.Mainnet, w.Wallet, 100*crtxpkg.MicroPerUSDC); err != nil {
@@ -130,9 +140,9 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	// The caller: a wallet, devnet funds, a key, and the agent run three ways.
 	ok(as("caller"), "wallet", "new")
 	var s api.SessionResponse
-	mustJSON(t, ok(as("caller"), "--json", "login"), &s)
+	mustJSON(t, ok(as("caller"), "--json", "session"), &s)
 	if !strings.HasPrefix(s.SessionToken, "crtx_sess_") {
-		t.Errorf("login = %+v", s)
+		t.Errorf("session = %+v", s)
 	}
 	ok(as("caller"), "airdrop", "5")
 	var k api.CreatedKey
@@ -144,7 +154,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	}
 	caller := append(as("caller"), "CRTX_API_KEY="+k.Key)
 	var page api.AgentPage
-	mustJSON(t, ok(caller, "--json", "agents", "list", "--tags", "writing", "--sort", "price_asc"), &page)
+	mustJSON(t, ok(caller, "agents", "list", "--tags", "writing", "--sort", "price_asc", "--json"), &page)
 	if page.Total != 1 || page.Agents[0].AgentID != agent.AgentID {
 		t.Errorf("agents list = %+v", page)
 	}
@@ -155,13 +165,22 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		t.Errorf("run printed %q", out)
 	}
 	var rec api.ExecutionRecord
-	mustJSON(t, ok(caller, "--json", "run", "--async", agent.AgentID, "Bob"), &rec)
+	mustJSON(t, ok(caller, "run", "--async", agent.AgentID, "Bob", "--json"), &rec)
 	if rec.Status != "completed" || *rec.Result != "hello, Bob {}" {
 		t.Errorf("async run = %+v", rec)
 	}
+	if code, out, errOut := binIn(t, caller, "Eve\n", "run", agent.AgentID, "-"); code != 0 || out != "hello, Eve\n {}\n" {
+		t.Errorf("run with the task on stdin: %d %q %q", code, out, errOut)
+	}
+	// Lists have a header row; the catalog shows the API key's environment.
+	lines := strings.Split(ok(caller, "agents", "list"), "\n")
+	if f := strings.Fields(lines[1]); !strings.HasPrefix(lines[0], "ID ") || len(f) < 4 || f[0] != agent.AgentID || f[3] == "0" ||
+		!strings.Contains(lines[2], "statistics on devnet") {
+		t.Errorf("agents list with a devnet key:\n%s", strings.Join(lines, "\n"))
+	}
 	var list api.ExecutionPage
 	mustJSON(t, ok(caller, "--json", "executions", "list", "--agent", agent.AgentID), &list)
-	if list.Total != 2 {
+	if list.Total != 3 {
 		t.Errorf("executions list = %+v", list)
 	}
 	if out := ok(caller, "executions", "show", rec.ExecutionID); !strings.Contains(out, "completed") {
@@ -180,7 +199,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	}
 	var earned crtxpkg.Earnings
 	mustJSON(t, ok(as("creator"), "--json", "creator", "earnings", "--environment", "devnet"), &earned)
-	if earned.Executions != 2 || earned.Total != 495_000 {
+	if earned.Executions != 3 || earned.Total != 742_500 {
 		t.Errorf("earnings = %+v", earned)
 	}
 	ok(as("creator"), "creator", "delist", agent.AgentID)
@@ -194,14 +213,28 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		t.Errorf("unknown command: %d %q", code, errOut)
 	}
 
-	// A profile in the config file sets what flags and variables do not.
+	// crtx login saves a profile (the URL, the wallet and a new devnet key,
+	// readable by its owner alone) that later commands use with no flags or
+	// variables.
 	cfgPath := filepath.Join(dir, "config.json")
-	prof, _ := json.Marshal(map[string]any{"profile": "local", "profiles": map[string]any{
+	if out := ok(append(as("caller"), "CRTX_CONFIG="+cfgPath), "login", "--profile", "laptop"); !strings.Contains(out, `profile "laptop" saved`) {
+		t.Errorf("login: %s", out)
+	}
+	if st, err := os.Stat(cfgPath); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("config file: %v, %v", st, err)
+	}
+	var wl api.WalletResponse
+	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "balance", "--json"), &wl)
+	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_250_000 {
+		t.Errorf("balance through the saved profile = %+v", wl)
+	}
+	// A hand-written profile works the same, named by --profile.
+	prof, _ := json.Marshal(map[string]any{"profiles": map[string]any{
 		"local": map[string]string{"url": d.URL, "api_key": k.Key, "keypair": filepath.Join(dir, "caller.json")}}})
 	os.WriteFile(cfgPath, prof, 0o600)
-	var wl api.WalletResponse
-	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "--json", "balance"), &wl)
-	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_500_000 {
+	wl = api.WalletResponse{}
+	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "--profile", "local", "--json", "balance"), &wl)
+	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_250_000 {
 		t.Errorf("balance through the profile = %+v", wl)
 	}
 }

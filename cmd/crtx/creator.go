@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -9,47 +8,46 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
-func (c *cli) creatorKeygen(ctx context.Context, args []string) error {
-	fs := c.flags("creator keygen")
-	out := fs.String("out", "agent-key.json", "where to write the signing key (mode 0600)")
-	if _, err := c.positional(fs, args, 0); err != nil {
-		return err
-	}
-	_, key, err := ed25519.GenerateKey(nil)
-	if err != nil {
-		return err
-	}
-	if err := keyfile.Write(*out, key); err != nil {
-		return err
-	}
-	pub := crtx.Address(key.Public().(ed25519.PublicKey))
-	return c.print(map[string]string{"signing_public_key": pub, "file": *out},
-		"signing key written to %s\nsigning_public_key: %s\n", *out, pub)
+func (c *cli) creatorCmd() *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "creator",
+		Short: "List agents, manage your listings and read your earnings",
+		Long: `creator commands act as the creator signed in with your wallet key file. A listing
+locks collateral from the wallet's mainnet balance; docs/creators.md explains the
+protocol your agent's POST /execute speaks.`,
+	}, c.creatorKeygenCmd(), c.creatorTestCmd(), c.listingCmd("create"), c.listingCmd("update"),
+		c.creatorStatusCmd("pause", crtx.AgentPaused), c.creatorStatusCmd("resume", crtx.AgentActive),
+		c.creatorDelistCmd(), c.creatorListCmd(), c.creatorEarningsCmd())
 }
 
-func (c *cli) creatorList(ctx context.Context, args []string) error {
-	cl, err := c.session(ctx)
-	if err != nil {
-		return err
+func (c *cli) creatorKeygenCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Create a signing key for an agent; results are signed with it",
+		Args:  args(),
+		RunE: func(*cobra.Command, []string) error {
+			_, key, err := ed25519.GenerateKey(nil)
+			if err != nil {
+				return err
+			}
+			if err := keyfile.Write(out, key); err != nil {
+				return err
+			}
+			pub := crtx.Address(key.Public().(ed25519.PublicKey))
+			return c.print(map[string]string{"signing_public_key": pub, "file": out},
+				"signing key written to %s\nsigning_public_key: %s\n", out, pub)
+		},
 	}
-	agents, err := cl.CreatorAgents(ctx)
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, a := range agents {
-		status := string(a.Status)
-		if a.Suspended {
-			status += " (suspended)"
-		}
-		fmt.Fprintf(&b, "%s  %-28s %-9s %8s USDC  collateral %s USDC  %d runs\n", a.AgentID, a.Name, status, a.Price, a.Collateral, a.TotalExecutions)
-	}
-	return c.print(api.CreatorAgentList{Agents: agents}, "%s", b.String())
+	cmd.Flags().StringVar(&out, "out", "agent-key.json", "where to write the signing key (mode 0600; an existing file is kept)")
+	return cmd
 }
 
 // listingFile reads a listing's details from a JSON file of the REST body's shape.
@@ -67,150 +65,194 @@ func listingFile(path string) (crtx.ListingParams, error) {
 	return p, nil
 }
 
-func (c *cli) creatorCreate(ctx context.Context, args []string) error {
-	fs := c.flags("creator create")
-	file := fs.String("file", "", "the listing as JSON (the body of POST /v1/creator/agents)")
-	if _, err := c.positional(fs, args, 0); err != nil {
-		return err
+// listingCmd is "creator create" (a new listing) or "creator update"
+// (changes to one): both send a JSON file of the REST body's shape.
+func (c *cli) listingCmd(verb string) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:     "create",
+		Short:   "List an agent from a JSON file; locks collateral from your mainnet balance",
+		Example: "  crtx creator create --file examples/listing.json",
+		Args:    args(),
 	}
-	if *file == "" {
-		return fmt.Errorf("%w: --file is required", errUsage)
+	usage := "the listing as JSON: the body of POST /v1/creator/agents"
+	if verb == "update" {
+		cmd.Use, cmd.Short, cmd.Args = "update AGENT_ID", "Change a listing with the fields of a JSON file", args("AGENT_ID")
+		cmd.Example = `  echo '{"price_per_call_usdc": 0.02}' > price.json && crtx creator update AGENT_ID --file price.json`
+		usage = "the changes as JSON: the body of PATCH /v1/creator/agents/{id}"
 	}
-	p, err := listingFile(*file)
-	if err != nil {
-		return err
-	}
-	cl, err := c.session(ctx)
-	if err != nil {
-		return err
-	}
-	a, err := cl.CreateListing(ctx, p)
-	if err != nil {
-		return err
-	}
-	return c.print(a, "listed %s (%s), %s USDC of collateral locked\n%s\n", a.AgentID, a.Name, a.Collateral, a.OnChainListing)
-}
-
-func (c *cli) creatorUpdate(ctx context.Context, args []string) error {
-	fs := c.flags("creator update")
-	file := fs.String("file", "", "the changes as JSON (the body of PATCH /v1/creator/agents/{id})")
-	pos, err := c.positional(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	if *file == "" {
-		return fmt.Errorf("%w: --file is required", errUsage)
-	}
-	p, err := listingFile(*file)
-	if err != nil {
-		return err
-	}
-	return c.patch(ctx, pos[0], p, "updated")
-}
-
-func (c *cli) patch(ctx context.Context, id string, p crtx.ListingParams, done string) error {
-	cl, err := c.session(ctx)
-	if err != nil {
-		return err
-	}
-	a, err := cl.UpdateListing(ctx, id, p)
-	if err != nil {
-		return err
-	}
-	return c.print(a, "%s %s: %s\n", done, a.AgentID, a.Status)
-}
-
-func (c *cli) creatorStatus(status crtx.AgentStatus) command {
-	return func(ctx context.Context, args []string) error {
-		pos, err := c.positional(c.flags("creator "+string(status)), args, 1)
+	cmd.RunE = func(cmd *cobra.Command, a []string) error {
+		p, err := listingFile(file)
 		if err != nil {
 			return err
 		}
-		return c.patch(ctx, pos[0], crtx.ListingParams{Status: &status}, map[crtx.AgentStatus]string{"paused": "paused", "active": "resumed"}[status])
+		cl, err := c.session(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if verb == "update" {
+			l, err := cl.UpdateListing(cmd.Context(), a[0], p)
+			if err != nil {
+				return err
+			}
+			return c.print(l, "updated %s: %s\n", l.AgentID, l.Status)
+		}
+		l, err := cl.CreateListing(cmd.Context(), p)
+		if err != nil {
+			return err
+		}
+		return c.print(l, "listed %s (%s), %s USDC of collateral locked\n%s\n", l.AgentID, l.Name, l.Collateral, l.OnChainListing)
+	}
+	cmd.Flags().StringVar(&file, "file", "", usage)
+	cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func (c *cli) creatorStatusCmd(verb string, status crtx.AgentStatus) *cobra.Command {
+	short := map[crtx.AgentStatus]string{
+		crtx.AgentPaused: "Pause a listing: it leaves the catalog and takes no executions",
+		crtx.AgentActive: "Resume a paused listing",
+	}[status]
+	return &cobra.Command{
+		Use:   verb + " AGENT_ID",
+		Short: short,
+		Args:  args("AGENT_ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cl, err := c.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			l, err := cl.UpdateListing(cmd.Context(), a[0], crtx.ListingParams{Status: &status})
+			if err != nil {
+				return err
+			}
+			return c.print(l, "%sd %s: %s\n", strings.TrimSuffix(verb, "e"), l.AgentID, l.Status)
+		},
 	}
 }
 
-func (c *cli) creatorDelist(ctx context.Context, args []string) error {
-	pos, err := c.positional(c.flags("creator delist"), args, 1)
-	if err != nil {
-		return err
+func (c *cli) creatorDelistCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delist AGENT_ID",
+		Short: "Delist an agent for good; its collateral returns 72 hours after its last execution",
+		Args:  args("AGENT_ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cl, err := c.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			l, err := cl.Delist(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			return c.print(l, "delisted %s; its %s USDC of collateral is returned 72 hours after its last execution\n", l.AgentID, l.Collateral)
+		},
 	}
-	cl, err := c.session(ctx)
-	if err != nil {
-		return err
-	}
-	a, err := cl.Delist(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	return c.print(a, "delisted %s; its %s USDC of collateral is returned 72 hours after its last execution\n", a.AgentID, a.Collateral)
 }
 
-func (c *cli) creatorEarnings(ctx context.Context, args []string) error {
-	fs := c.flags("creator earnings")
-	env := fs.String("environment", "mainnet", "mainnet or devnet")
-	if _, err := c.positional(fs, args, 0); err != nil {
-		return err
+func (c *cli) creatorListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List your agents, with their mainnet statistics",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			agents, err := cl.CreatorAgents(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rows := make([][]any, len(agents))
+			for i, a := range agents {
+				status := string(a.Status)
+				if a.Suspended {
+					status += " (suspended)"
+				}
+				rows[i] = []any{a.AgentID, a.Name, status, a.Price, a.Collateral, a.TotalExecutions}
+			}
+			return c.print(api.CreatorAgentList{Agents: agents}, "%s",
+				table("ID\tNAME\tSTATUS\tPRICE (USDC)\tCOLLATERAL (USDC)\tMAINNET RUNS", rows))
+		},
 	}
-	cl, err := c.session(ctx)
-	if err != nil {
-		return err
+}
+
+func (c *cli) creatorEarningsCmd() *cobra.Command {
+	var env string
+	cmd := &cobra.Command{
+		Use:   "earnings",
+		Short: "Show your earnings a day, in your key's environment",
+		Args:  args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			e, err := cl.CreatorEarnings(cmd.Context(), c.environment(env))
+			if err != nil {
+				return err
+			}
+			rows := make([][]any, len(e.Days))
+			for i, d := range e.Days {
+				rows[i] = []any{d.Date, d.Earned, d.Executions}
+			}
+			rows = append(rows, []any{"total", e.Total, e.Executions})
+			return c.print(e, "%searnings on %s\n", table("DATE\tEARNED (USDC)\tEXECUTIONS", rows), e.Environment)
+		},
 	}
-	e, err := cl.CreatorEarnings(ctx, envOf(*env))
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, d := range e.Days {
-		fmt.Fprintf(&b, "%s  %10s USDC  %d executions\n", d.Date, d.Earned, d.Executions)
-	}
-	fmt.Fprintf(&b, "total       %10s USDC  %d executions (%s)\n", e.Total, e.Executions, e.Environment)
-	return c.print(e, "%s", b.String())
+	cmd.Flags().StringVar(&env, "environment", "", "mainnet or devnet (default: your API key's, else mainnet)")
+	return cmd
 }
 
 // errFailed ends a command that ran but found problems; its report is printed.
 var errFailed = errors.New("the endpoint did not pass")
 
-// creatorTest asks the marketplace to send a synthetic, signed request to
-// the endpoint and prints what came back. It exits 0 only when the reply
+// creatorTestCmd asks the marketplace to send a synthetic, signed request
+// to the endpoint and prints what came back. It exits 0 only when the reply
 // has the protocol's shape and a valid signature.
-func (c *cli) creatorTest(ctx context.Context, args []string) error {
-	fs := c.flags("creator test")
-	endpoint := fs.String("endpoint", "", "the creator's POST /execute URL")
-	pub := fs.String("public-key", "", "the base58 Ed25519 key results must be signed with")
-	if _, err := c.positional(fs, args, 0); err != nil {
-		return err
+func (c *cli) creatorTestCmd() *cobra.Command {
+	var endpoint, pub string
+	cmd := &cobra.Command{
+		Use:     "test",
+		Short:   "Send your endpoint a signed test request and check its answer",
+		Example: "  crtx creator test --endpoint http://127.0.0.1:9000/execute --public-key KEY",
+		Args:    args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.session(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rep, err := cl.TestExecution(cmd.Context(), endpoint, pub)
+			if err != nil {
+				return err
+			}
+			mark := func(ok bool) string {
+				if ok {
+					return "ok"
+				}
+				return "FAILED"
+			}
+			text := fmt.Sprintf("endpoint   %s\nreachable  %s (%d ms)\nshape      %s\nsignature  %s\n",
+				endpoint, mark(rep.Reachable), rep.LatencyMS, mark(rep.ShapeOK), mark(rep.SignatureOK))
+			if rep.Status != "" {
+				text += "status     " + rep.Status + "\n"
+			}
+			for _, p := range rep.Problems {
+				text += "problem    " + p + "\n"
+			}
+			if err := c.print(rep, "%s", text); err != nil {
+				return err
+			}
+			if !rep.Reachable || !rep.ShapeOK || !rep.SignatureOK {
+				return errFailed
+			}
+			return nil
+		},
 	}
-	if *endpoint == "" || *pub == "" {
-		return fmt.Errorf("%w: --endpoint and --public-key are required", errUsage)
-	}
-	cl, err := c.session(ctx)
-	if err != nil {
-		return err
-	}
-	rep, err := cl.TestExecution(ctx, *endpoint, *pub)
-	if err != nil {
-		return err
-	}
-	mark := func(ok bool) string {
-		if ok {
-			return "ok"
-		}
-		return "FAILED"
-	}
-	text := fmt.Sprintf("endpoint   %s\nreachable  %s (%d ms)\nshape      %s\nsignature  %s\n",
-		*endpoint, mark(rep.Reachable), rep.LatencyMS, mark(rep.ShapeOK), mark(rep.SignatureOK))
-	if rep.Status != "" {
-		text += "status     " + rep.Status + "\n"
-	}
-	for _, p := range rep.Problems {
-		text += "problem    " + p + "\n"
-	}
-	if err := c.print(rep, "%s", text); err != nil {
-		return err
-	}
-	if !rep.Reachable || !rep.ShapeOK || !rep.SignatureOK {
-		return errFailed
-	}
-	return nil
+	cmd.Flags().StringVar(&endpoint, "endpoint", "", "your agent's POST /execute URL")
+	cmd.Flags().StringVar(&pub, "public-key", "", "the base58 Ed25519 key its results are signed with (crtx creator keygen prints it)")
+	cmd.MarkFlagRequired("endpoint")
+	cmd.MarkFlagRequired("public-key")
+	return cmd
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
-	"github.com/crtx-market/crtx/keyfile"
 	"github.com/mr-tron/base58"
 	_ "modernc.org/sqlite"
 )
@@ -37,6 +36,31 @@ func startMarket(t *testing.T, blocks time.Duration) (*daemon.Daemon, daemon.Con
 	return d, cfg
 }
 
+// listAgent lists the agent at endpoint, signing with pub, for a new
+// creator with mainnet funds for the collateral, and returns its id.
+func listAgent(t *testing.T, d *daemon.Daemon, endpoint, pub string) string {
+	t.Helper()
+	ctx := context.Background()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	cc, _, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Market.Deposit(ctx, crtxpkg.Mainnet, crtxpkg.Address(ck.Public().(ed25519.PublicKey)), 100*crtxpkg.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, tags := crtxpkg.USDC(10_000), []string{"writing"}
+	a, err := cc.CreateListing(ctx, crtxpkg.ListingParams{Name: str("Echo"), Tagline: str("Echoes."), Description: str("Echoes."),
+		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: str(endpoint), SigningPublicKey: str(pub)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.AgentID
+}
+
 func TestWalletAirdropKeys(t *testing.T) {
 	ctx := context.Background()
 	d, _ := startMarket(t, time.Second)
@@ -45,7 +69,7 @@ func TestWalletAirdropKeys(t *testing.T) {
 	kp := filepath.Join(t.TempDir(), "id.json")
 	crtx := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := run(ctx, append([]string{"--keypair", kp}, args...), &out, &errOut)
+		code := run(ctx, append([]string{"--keypair", kp}, args...), strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	if code, _, errOut := crtx("balance"); code == 0 || !strings.Contains(errOut, "crtx wallet new") {
@@ -68,7 +92,7 @@ func TestWalletAirdropKeys(t *testing.T) {
 		t.Fatalf("keys create: %d %s", code, out)
 	}
 	t.Setenv("CRTX_API_KEY", k.Key)
-	if code, out, _ := crtx("balance"); code != 0 || !strings.Contains(out, "devnet   12.5 USDC available") || strings.Contains(out, "mainnet") {
+	if code, out, _ := crtx("balance"); code != 0 || !strings.Contains(out, "AVAILABLE") || strings.Join(strings.Fields(strings.Split(out, "\n")[1]), " ") != "devnet 12.5 0" || strings.Contains(out, "mainnet") {
 		t.Errorf("balance with a devnet key: %d %q", code, out)
 	}
 	if code, out, _ := crtx("keys", "revoke", k.ID); code != 0 || !strings.Contains(out, "revoked") {
@@ -93,7 +117,7 @@ func TestCreatorTest(t *testing.T) {
 	kp := filepath.Join(t.TempDir(), "id.json")
 	crtx := func(args ...string) (int, string) {
 		var out bytes.Buffer
-		code := run(ctx, append([]string{"--keypair", kp}, args...), &out, &out)
+		code := run(ctx, append([]string{"--keypair", kp}, args...), strings.NewReader(""), &out, &out)
 		return code, out.String()
 	}
 	crtx("wallet", "new")
@@ -128,32 +152,17 @@ func TestVerify(t *testing.T) {
 	dir := t.TempDir()
 	crtx := func(kp string, args ...string) (int, string) {
 		var out bytes.Buffer
-		code := run(ctx, append([]string{"--keypair", filepath.Join(dir, kp)}, args...), &out, &out)
+		code := run(ctx, append([]string{"--keypair", filepath.Join(dir, kp)}, args...), strings.NewReader(""), &out, &out)
 		return code, out.String()
 	}
 	// A creator lists an agent; a caller runs it with a devnet key.
-	crtx("creator.json", "wallet", "new")
-	ck, _ := keyfile.Load(filepath.Join(dir, "creator.json"))
-	cc, _, _ := client.New(d.URL, "").SignIn(ctx, ck)
-	creatorWallet := base58.Encode(ck.Public().(ed25519.PublicKey))
-	if _, err := d.Market.Deposit(ctx, crtxpkg.Mainnet, creatorWallet, 100*crtxpkg.MicroPerUSDC); err != nil {
-		t.Fatal(err)
-	}
-	str := func(s string) *string { return &s }
-	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
-	price, tags := crtxpkg.USDC(10_000), []string{"writing"}
-	a, err := cc.CreateListing(ctx, crtxpkg.ListingParams{Name: str("Echo"), Tagline: str("Echoes."), Description: str("Echoes."),
-		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: str(srv.URL), SigningPublicKey: str(h.PublicKey())})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agentID := listAgent(t, d, srv.URL, h.PublicKey())
 	crtx("caller.json", "wallet", "new")
 	crtx("caller.json", "airdrop", "5")
 	_, out := crtx("caller.json", "--json", "keys", "create", "v", "devnet")
 	var k struct{ Key string }
 	json.Unmarshal([]byte(out), &k)
-	rec, err := client.New(d.URL, k.Key).Execute(ctx, a.AgentID, crtxpkg.ExecuteParams{Task: "naïve ✓"}, client.ExecuteOptions{})
+	rec, err := client.New(d.URL, k.Key).Execute(ctx, agentID, crtxpkg.ExecuteParams{Task: "naïve ✓"}, client.ExecuteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+func (c *cli) executionsCmd() *cobra.Command {
+	q := url.Values{}
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List your API key's executions, newest first",
+		Example: "  crtx executions list --status completed --from 2026-11-01T00:00:00Z",
+		Args:    args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.key()
+			if err != nil {
+				return err
+			}
+			page, err := cl.Executions(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			rows := make([][]any, len(page.Executions))
+			for i, e := range page.Executions {
+				rows[i] = []any{e.ExecutionID, e.Status, e.Cost, e.InitiatedAt.Format(time.RFC3339), e.AgentName}
+			}
+			return c.print(page, "%s%d of %d executions\n", table("ID\tSTATUS\tCOST (USDC)\tSTARTED\tAGENT", rows), len(page.Executions), page.Total)
+		},
+	}
+	for _, f := range []struct{ flag, param, usage string }{
+		{"status", "status", "only executions in this state: pending, running, completed, failed or disputed"},
+		{"agent", "agent_id", "only executions of this agent"},
+		{"from", "from", "only executions started at or after this time (RFC 3339)"},
+		{"to", "to", "only executions started before this time (RFC 3339)"},
+		{"limit", "limit", "executions a page, 1 to 100 (default 20)"},
+		{"offset", "offset", "executions to skip, for the next page"},
+	} {
+		list.Flags().Func(f.flag, f.usage, func(v string) error { q.Set(f.param, v); return nil })
+	}
+	return group(&cobra.Command{Use: "executions", Short: "List, show and follow your executions"}, list, &cobra.Command{
+		Use:   "show ID",
+		Short: "Show an execution: status, cost, result and ledger record",
+		Args:  args("ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cl, err := c.key()
+			if err != nil {
+				return err
+			}
+			rec, err := cl.Execution(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			return c.print(rec, "%s", describe(rec))
+		},
+	}, &cobra.Command{
+		Use:   "watch ID",
+		Short: "Follow an execution until it ends, printing each status",
+		Args:  args("ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cl, err := c.key()
+			if err != nil {
+				return err
+			}
+			last := crtx.ExecStatus("")
+			rec, err := c.follow(cmd.Context(), cl, a[0], func(s crtx.ExecStatus) {
+				if s != last && !c.json {
+					fmt.Fprintf(c.out, "%s %s\n", time.Now().Format("15:04:05"), s)
+					last = s
+				}
+			})
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					c.interrupted(a[0], "")
+				}
+				return err
+			}
+			if !c.json {
+				fmt.Fprintf(c.out, "%s %s\n", time.Now().Format("15:04:05"), rec.Status)
+			}
+			return c.print(rec, "")
+		},
+	})
+}
+
+func describe(r api.ExecutionRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "execution  %s\nagent      %s (%s)\nstatus     %s\ncost       %s USDC (creator %s, platform %s)\n",
+		r.ExecutionID, r.AgentName, r.AgentID, r.Status, r.Cost, r.CreatorAmount, r.PlatformAmount)
+	if r.Error != nil {
+		fmt.Fprintf(&b, "error      %s: %s\n", r.Error.Code, r.Error.Message)
+	}
+	if r.ResultHash != nil {
+		fmt.Fprintf(&b, "hash       %s\nresult     %s\n", *r.ResultHash, *r.IPFSURL)
+	}
+	if r.Dispute != nil {
+		fmt.Fprintf(&b, "dispute    %s %s\n", r.Dispute.DisputeID, r.Dispute.Status)
+	}
+	fmt.Fprintf(&b, "ledger     %s\n", r.OnChainRecord)
+	if r.Result != nil {
+		fmt.Fprintf(&b, "\n%s\n", *r.Result)
+	}
+	return b.String()
+}
+
+func (c *cli) verifyCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify EXECUTION_ID",
+		Short: "Check an execution's result hash, creator signature, ledger record and block proof",
+		Long: `verify checks an execution from public data alone: the published result against
+its SHA-256 hash and content id, the creator's Ed25519 signature against the key of the
+agent's listing, the ledger transaction that records it, and the Merkle proof of that
+transaction to a block signed by the marketplace. It exits 1 if any check fails.`,
+		Args: args("EXECUTION_ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cl, err := c.key()
+			if err != nil {
+				return err
+			}
+			rep, err := cl.Verify(cmd.Context(), a[0])
+			if err != nil {
+				return err
+			}
+			c.last = nil // the report is this command's own
+			text := ""
+			for _, ch := range rep.Checks {
+				mark := "ok    "
+				if !ch.OK {
+					mark = "FAILED"
+				}
+				text += fmt.Sprintf("%s %-18s %s\n", mark, ch.Name, ch.Detail)
+			}
+			if err := c.print(rep, "%s", text); err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return errors.New("verification failed")
+			}
+			return nil
+		},
+	}
+}
+
+func (c *cli) disputeCmd() *cobra.Command {
+	var reason, desc, evidence string
+	cmd := &cobra.Command{
+		Use:     "dispute EXECUTION_ID",
+		Short:   "Open a dispute over an execution; upheld, it refunds you from the creator's collateral",
+		Example: `  crtx dispute EXECUTION_ID --reason hash_mismatch --description "the result does not match its hash"`,
+		Args:    args("EXECUTION_ID"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			cl, err := c.key()
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"reason": reason, "description": desc}
+			if evidence != "" {
+				b, err := os.ReadFile(evidence)
+				if err != nil {
+					return err
+				}
+				body["evidence"] = json.RawMessage(b)
+			}
+			raw, _ := json.Marshal(body)
+			var d api.DisputeInfo
+			if err := cl.Do(cmd.Context(), "POST", "/v1/executions/"+url.PathEscape(a[0])+"/disputes", "application/json", raw, &d); err != nil {
+				return err
+			}
+			return c.print(d, "dispute %s opened; the creator is to respond by %s\n", d.DisputeID, d.RespondBy.Format(time.RFC3339))
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why: hash_mismatch, fraud or other")
+	cmd.Flags().StringVar(&desc, "description", "", "what went wrong, in your words")
+	cmd.Flags().StringVar(&evidence, "evidence-file", "", "a file holding a JSON object of evidence")
+	cmd.MarkFlagRequired("reason")
+	cmd.MarkFlagRequired("description")
+	return cmd
+}
