@@ -15,7 +15,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 }
 
 // loginToken turns a session token — from the browser's own sign-in, or
-// pasted from `crtx login` — into the dashboards' cookie.
+// pasted from `crtx session` — into the dashboards' cookie.
 func (h *Handler) loginToken(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	p, err := h.market.Authenticate(r.Context(), token)

@@ -2,141 +2,208 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 )
 
-// The docs page renders /v1/openapi.json on the server: readable without
-// JavaScript and without a network.
+// The docs page renders /v1/openapi.json on the server, once: readable
+// without JavaScript and without a network. It follows the document's
+// tags in their order, which puts what callers use first and the
+// operator's endpoints last, and its paths in their order within a tag.
 
 type docParam struct {
-	Name, In, Schema, Description string
-	Required                      bool
+	Name, In, Description, Notes string
+	Type                         []typePart
+	Required                     bool
 }
 
-type docResponse struct{ Code, Description, Schema string }
+type docBody struct {
+	MediaType string
+	Type      []typePart
+	Fields    []docField // of a schema given inline, which has no section of its own
+}
+
+type docResponse struct {
+	Code, Description string
+	Body              *docBody
+}
+
+type docExample struct{ Code, Description, Body string }
 
 type docOp struct {
-	ID, Method, Path, Summary, Security, Request, Codes string
-	Params                                              []docParam
-	Responses                                           []docResponse
+	ID, Method, Path, Summary, Description, Credential string
+	Params                                             []docParam
+	Request                                            *docBody
+	Responses                                          []docResponse
+	Curl                                               string
+	CLI                                                []string
+	Examples                                           []docExample
 }
 
 type docGroup struct {
-	Tag string
-	Ops []docOp
+	Tag, Description string
+	Ops              []docOp
 }
-
-type docSchema struct{ Name, JSON string }
 
 type docPage struct {
 	page
-	API, Version, Description, OpenAPI string
-	Tags                               []string
-	Groups                             []docGroup
-	Schemas                            []docSchema
+	API, Version, Description, OpenAPI, BaseURL string
+	Groups                                      []docGroup
+	Schemas                                     []docSchema
 }
 
-func pretty(v any) string {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
-}
+var methods = []string{"get", "put", "post", "patch", "delete"}
 
-// buildDocs renders the OpenAPI document as the /docs page.
-func (h *Handler) buildDocs(openAPI []byte) ([]byte, error) {
-	var doc struct {
-		OpenAPI string `json:"openapi"`
-		Info    struct {
-			Title, Version, Description string
-		} `json:"info"`
-		Paths      map[string]map[string]json.RawMessage `json:"paths"`
-		Components struct {
-			Schemas map[string]any `json:"schemas"`
-		} `json:"components"`
-	}
+// buildDocs renders the OpenAPI document as the /docs page, with curl lines
+// against the marketplace at base.
+func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
+	var doc openAPIDoc
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		return nil, err
 	}
 	p := docPage{page: page{Title: doc.Info.Title + " — API reference", NoScript: true},
-		API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI}
-	groups := map[string]*docGroup{}
-	for _, path := range slices.Sorted(maps.Keys(doc.Paths)) {
-		for _, method := range []string{"get", "post", "put", "patch", "delete"} {
-			raw, ok := doc.Paths[path][method]
+		API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI, BaseURL: base}
+	groups := map[string]int{}
+	for _, t := range doc.Tags {
+		groups[t.Name] = len(p.Groups)
+		p.Groups = append(p.Groups, docGroup{Tag: t.Name, Description: t.Description})
+	}
+	for _, path := range doc.Paths {
+		for _, m := range path.Value {
+			if !slices.Contains(methods, m.Key) {
+				continue // the path's own parameters or summary
+			}
+			var op operation
+			if err := json.Unmarshal(m.Value, &op); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
+			}
+			o, err := docOperation(doc, base, strings.ToUpper(m.Key), path.Key, op)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
+			}
+			g, ok := groups[first(op.Tags)]
 			if !ok {
-				continue
+				return nil, fmt.Errorf("%s %s: its tag %q is not among the document's tags, which order the page", m.Key, path.Key, first(op.Tags))
 			}
-			var op struct {
-				Summary    string                            `json:"summary"`
-				Tags       []string                          `json:"tags"`
-				Security   []map[string][]string             `json:"security"`
-				Parameters []map[string]any                  `json:"parameters"`
-				Body       *struct{ Content map[string]any } `json:"requestBody"`
-				Responses  map[string]map[string]any         `json:"responses"`
-			}
-			if err := json.Unmarshal(raw, &op); err != nil {
-				return nil, err
-			}
-			o := docOp{ID: method + strings.ReplaceAll(path, "/", "-"), Method: strings.ToUpper(method), Path: path, Summary: op.Summary}
-			var sec []string
-			for _, s := range op.Security {
-				for k := range s {
-					sec = append(sec, k)
-				}
-			}
-			o.Security = strings.Join(sec, " or ")
-			for _, prm := range op.Parameters {
-				d := docParam{Name: str(prm["name"]), In: str(prm["in"]), Schema: compact(prm["schema"]), Description: str(prm["description"])}
-				d.Required, _ = prm["required"].(bool)
-				o.Params = append(o.Params, d)
-			}
-			if op.Body != nil {
-				o.Request = pretty(op.Body.Content)
-			}
-			codes := slices.Sorted(maps.Keys(op.Responses))
-			o.Codes = strings.Join(codes, " ")
-			for _, c := range codes {
-				r := op.Responses[c]
-				dr := docResponse{Code: c, Description: str(r["description"])}
-				if ref := str(r["$ref"]); ref != "" {
-					dr.Description = "the error body (" + ref[strings.LastIndex(ref, "/")+1:] + ")"
-				}
-				if content, ok := r["content"]; ok {
-					dr.Schema = pretty(content)
-				}
-				o.Responses = append(o.Responses, dr)
-			}
-			tag := "other"
-			if len(op.Tags) > 0 {
-				tag = op.Tags[0]
-			}
-			if groups[tag] == nil {
-				groups[tag] = &docGroup{Tag: tag}
-				p.Tags = append(p.Tags, tag)
-			}
-			groups[tag].Ops = append(groups[tag].Ops, o)
+			p.Groups[g].Ops = append(p.Groups[g].Ops, o)
 		}
 	}
-	slices.Sort(p.Tags)
-	for _, t := range p.Tags {
-		p.Groups = append(p.Groups, *groups[t])
+	byName := map[string]*schema{}
+	for _, s := range doc.Components.Schemas {
+		byName[s.Key] = s.Value
 	}
-	for _, n := range slices.Sorted(maps.Keys(doc.Components.Schemas)) {
-		p.Schemas = append(p.Schemas, docSchema{Name: n, JSON: pretty(doc.Components.Schemas[n])})
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		s, err := componentSchema(name, byName[name])
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
+		p.Schemas = append(p.Schemas, s)
 	}
 	return h.execute("docs", p)
 }
 
-func str(v any) string {
-	s, _ := v.(string)
-	return s
+func docOperation(doc openAPIDoc, base, method, path string, op operation) (docOp, error) {
+	if op.OperationID == "" {
+		return docOp{}, fmt.Errorf("no operationId to anchor it at")
+	}
+	o := docOp{ID: op.OperationID, Method: method, Path: path, Summary: op.Summary, Description: op.Description, CLI: op.CLI}
+	security := op.Security
+	if security == nil {
+		security = doc.Security
+	}
+	var alternatives []string
+	for _, req := range security {
+		var all []string
+		for _, scheme := range slices.Sorted(maps.Keys(req)) {
+			name, _, err := credential(scheme)
+			if err != nil {
+				return o, err
+			}
+			all = append(all, name+" ("+scheme+")") // the scheme's name in openapi.json
+		}
+		alternatives = append(alternatives, strings.Join(all, " and "))
+	}
+	o.Credential = strings.Join(alternatives, " or ")
+	for _, prm := range op.Parameters {
+		t, err := typeOf(prm.Schema)
+		if err != nil {
+			return o, fmt.Errorf("parameter %s: %w", prm.Name, err)
+		}
+		d := docParam{Name: prm.Name, In: prm.In, Description: prm.Description, Type: t, Required: prm.Required}
+		if prm.Schema != nil {
+			d.Notes = notes(prm.Schema)
+		}
+		o.Params = append(o.Params, d)
+	}
+	if op.RequestBody != nil {
+		b, err := body(op.RequestBody.Content)
+		if err != nil {
+			return o, fmt.Errorf("request body: %w", err)
+		}
+		o.Request = b
+	}
+	stream := false
+	for _, r := range op.Responses {
+		resp := r.Value
+		if resp.Ref != "" {
+			name, err := refName(resp.Ref, "responses")
+			if err != nil {
+				return o, err
+			}
+			resp = doc.Components.Responses[name]
+		}
+		b, err := body(resp.Content)
+		if err != nil {
+			return o, fmt.Errorf("response %s: %w", r.Key, err)
+		}
+		o.Responses = append(o.Responses, docResponse{Code: r.Key, Description: resp.Description, Body: b})
+		if !strings.HasPrefix(r.Key, "2") {
+			continue
+		}
+		for _, mt := range resp.Content {
+			stream = stream || mt.Key == "text/event-stream"
+			if mt.Value.Example != nil {
+				o.Examples = append(o.Examples, docExample{Code: r.Key, Description: resp.Description, Body: indent(mt.Value.Example)})
+			}
+		}
+	}
+	scheme := ""
+	if len(security) > 0 && len(security[0]) > 0 {
+		scheme = slices.Sorted(maps.Keys(security[0]))[0]
+	}
+	var err error
+	o.Curl, err = curlLine(base, method, path, op, scheme, stream)
+	return o, err
 }
 
-func compact(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+// body describes the first media type of a request or response; nil when
+// it has none.
+func body(content ordered[mediaType]) (*docBody, error) {
+	if len(content) == 0 {
+		return nil, nil
+	}
+	mt := content[0]
+	t, err := typeOf(mt.Value.Schema)
+	if err != nil {
+		return nil, err
+	}
+	b := &docBody{MediaType: mt.Key, Type: t}
+	if s := mt.Value.Schema; s != nil && s.Ref == "" {
+		if in, _ := inlineObject(s); in != nil {
+			b.Fields, err = fieldsOf("", in)
+		}
+	}
+	return b, err
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }
 
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {

@@ -92,20 +92,25 @@ func funcs() template.FuncMap {
 	}
 }
 
+// parsePage parses a page's template in the site's one layout.
+func parsePage(name string) *template.Template {
+	files := []string{"templates/layout.html", "templates/" + name + ".html"}
+	if strings.HasPrefix(name, "explorer-") {
+		files = append(files, "templates/explorer-parts.html")
+	}
+	return template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, files...))
+}
+
 // New returns the pages of market.
 func New(market *market.Market, opts Options) (*Handler, error) {
 	h := &Handler{market: market, adminToken: opts.AdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}}
 	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login",
 		"docs", "explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
-		files := []string{"templates/layout.html", "templates/" + p + ".html"}
-		if strings.HasPrefix(p, "explorer-") {
-			files = append(files, "templates/explorer-parts.html")
-		}
-		h.pages[p] = template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, files...))
+		h.pages[p] = parsePage(p)
 	}
 	var err error
-	if h.docsHTML, err = h.buildDocs(opts.OpenAPI); err != nil {
+	if h.docsHTML, err = h.buildDocs(opts.OpenAPI, market.Config().PublicURL); err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	return h, nil

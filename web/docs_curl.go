@@ -1,0 +1,118 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// credential is how the page names a security scheme of the document, and
+// the shell variable its curl lines read the secret from: the variables
+// are those the crtx command line reads, plus two for what it keeps to
+// itself.
+func credential(scheme string) (name, variable string, err error) {
+	switch scheme {
+	case "apiKey":
+		return "API key", "CRTX_API_KEY", nil
+	case "session":
+		return "session token", "CRTX_SESSION", nil
+	case "adminToken":
+		return "admin token", "CRTX_ADMIN_TOKEN", nil
+	}
+	return "", "", fmt.Errorf("security scheme %q has no shell variable for its curl lines", scheme)
+}
+
+// curlLine is the request of an operation's examples as a curl command
+// against the marketplace at base. security is the first way the
+// operation accepts to authenticate, empty for none.
+func curlLine(base, method, path string, op operation, security string, stream bool) (string, error) {
+	var query []string
+	var headers []string
+	for _, p := range op.Parameters {
+		if p.Example == nil {
+			if p.In == "path" {
+				return "", fmt.Errorf("path parameter %s has no example", p.Name)
+			}
+			continue
+		}
+		v, err := exampleText(p.Example)
+		if err != nil {
+			return "", fmt.Errorf("parameter %s: %w", p.Name, err)
+		}
+		switch p.In {
+		case "path":
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(v))
+		case "query":
+			query = append(query, url.QueryEscape(p.Name)+"="+url.QueryEscape(v))
+		case "header":
+			headers = append(headers, shellQuote(p.Name+": "+v))
+		}
+	}
+	u := base + path
+	if len(query) > 0 {
+		u = shellQuote(u + "?" + strings.Join(query, "&"))
+	}
+	args := []string{"curl"}
+	if stream {
+		args[0] += " -N" // print each event as it comes
+	}
+	args[0] += " " + u
+	var body json.RawMessage
+	if op.RequestBody != nil {
+		for _, mt := range op.RequestBody.Content {
+			body = mt.Value.Example
+			headers = append(headers, shellQuote("Content-Type: "+mt.Key))
+			break
+		}
+	}
+	if method != "GET" && (method != "POST" || body == nil) {
+		args = append(args, "-X "+method)
+	}
+	if security != "" {
+		_, variable, err := credential(security)
+		if err != nil {
+			return "", err
+		}
+		// Double quotes: the shell fills in the variable.
+		args = append(args, `-H "Authorization: Bearer $`+variable+`"`)
+	}
+	for _, h := range headers {
+		args = append(args, "-H "+h)
+	}
+	if body != nil {
+		args = append(args, "-d "+shellQuote(indent(body)))
+	}
+	return strings.Join(args, " \\\n  "), nil
+}
+
+// exampleText is an example value as it goes into a URL or header.
+func exampleText(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", err
+	}
+	return string(raw), nil
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// indent lays an example out for reading, in the document's key order.
+func indent(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s // a text body: shown as the bytes it is
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,213 @@
+package web
+
+import (
+	"encoding/json"
+	"html/template"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	crtxhttp "github.com/crtx-market/crtx/http"
+)
+
+const docsBase = "https://crtx.example.com"
+
+// docsPage renders /docs from the server's own openapi.json.
+func docsPage(t *testing.T) string {
+	t.Helper()
+	h := &Handler{pages: map[string]*template.Template{"docs": parsePage("docs")}}
+	b, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// section is the HTML of the element with id, up to the next section.
+func section(t *testing.T, page, id string) string {
+	t.Helper()
+	i := strings.Index(page, `id="`+id+`"`)
+	if i < 0 {
+		t.Fatalf("the docs page has no anchor %q", id)
+	}
+	rest := page[i:]
+	if j := strings.Index(rest, "<section"); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// specOp is what the tests need to know of an operation of openapi.json.
+type specOp struct {
+	Security []map[string][]string `json:"security"`
+	CLI      []string              `json:"x-crtx-cli"`
+}
+
+// specOps lists the document's operations by operationId.
+func specOps(t *testing.T) map[string]specOp {
+	t.Helper()
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(crtxhttp.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]specOp{}
+	for _, item := range doc.Paths {
+		for _, raw := range item {
+			var op struct {
+				ID string `json:"operationId"`
+				specOp
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatal(err)
+			}
+			ops[op.ID] = op.specOp
+		}
+	}
+	return ops
+}
+
+// What callers use comes first, in the order a newcomer meets it; the
+// operator's endpoints come last.
+func TestDocsOrder(t *testing.T) {
+	page := docsPage(t)
+	var tags []string
+	for _, m := range regexp.MustCompile(`<section id="tag-([a-z-]+)"`).FindAllStringSubmatch(page, -1) {
+		tags = append(tags, m[1])
+	}
+	want := []string{"sign-in", "keys", "agents", "executions", "funding", "creators", "ledger", "operations", "admin"}
+	if !slices.Equal(tags, want) {
+		t.Errorf("sections %v, want %v", tags, want)
+	}
+	agents := strings.Index(page, `id="listAgents"`)
+	admin := strings.Index(page, "/v1/admin/")
+	if agents < 0 || admin < 0 || agents > admin {
+		t.Errorf("GET /v1/agents at %d, the first /v1/admin/ path at %d: the admin endpoints must come last", agents, admin)
+	}
+	from, to := strings.Index(page, `id="tag-agents"`), strings.Index(page, `id="tag-executions"`)
+	for _, id := range []string{"listAgents", "getAgent", "executeAgent"} {
+		if at := strings.Index(page, `id="`+id+`"`); at < from || at > to {
+			t.Errorf("%s is not among the agents", id)
+		}
+	}
+}
+
+// Every operation is anchored at its operationId, and every link of the
+// page leads to an anchor on it.
+func TestDocsAnchors(t *testing.T) {
+	page := docsPage(t)
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		if ids[m[1]] {
+			t.Errorf("two elements have the id %q", m[1])
+		}
+		ids[m[1]] = true
+	}
+	for id := range specOps(t) {
+		if !strings.Contains(page, `<section class="op" id="`+id+`">`) {
+			t.Errorf("operation %s has no anchor", id)
+		}
+	}
+	for _, m := range regexp.MustCompile(`href="#([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		if !ids[m[1]] {
+			t.Errorf("the link to #%s leads nowhere", m[1])
+		}
+	}
+}
+
+// Schemas are tables whose types link to the schemas they name: no $ref
+// is left for the reader to look up by hand.
+func TestDocsSchemas(t *testing.T) {
+	page := docsPage(t)
+	for _, raw := range []string{"$ref", "#/components/"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the page shows %q unlinked", raw)
+		}
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(crtxhttp.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name := range doc.Components.Schemas {
+		if s := section(t, page, "schema-"+name); !strings.Contains(s, "<table>") || !strings.Contains(s, "<th>field</th>") {
+			t.Errorf("schema %s has no table of fields", name)
+		}
+	}
+	// Each $ref of the document is a link where it is used.
+	refs := regexp.MustCompile(`"\$ref": "#/components/schemas/([A-Za-z]+)"`).FindAllStringSubmatch(string(crtxhttp.OpenAPI()), -1)
+	for _, m := range refs {
+		if !strings.Contains(page, `<a href="#schema-`+m[1]+`">`+m[1]+`</a>`) {
+			t.Errorf("no link to schema %s", m[1])
+		}
+	}
+	// Nested refs and arrays of refs link too, with enums and formats.
+	for schema, want := range map[string][]string{
+		"AgentPage":       {`array of <a href="#schema-AgentSummary">AgentSummary</a>`},
+		"Wallet":          {`<code>balances.devnet</code>`, `<a href="#schema-Balance">Balance</a>`},
+		"ExecutionRecord": {"one of: pending, running, completed, failed, disputed", "format: date-time", "<code>dispute.dispute_id</code>"},
+		"CreatorAgent":    {`All the fields of <a href="#schema-Agent">Agent</a>`, "<code>endpoint_url</code>"},
+		"Environment":     {"one of: mainnet, devnet"},
+	} {
+		s := section(t, page, "schema-"+schema)
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				t.Errorf("schema %s lacks %s", schema, w)
+			}
+		}
+	}
+}
+
+// Each call shows a curl line with the credential it needs, the crtx
+// command that does the same where there is one, and an example response.
+func TestDocsExamples(t *testing.T) {
+	page := docsPage(t)
+	header := map[string]string{"apiKey": "$CRTX_API_KEY", "session": "$CRTX_SESSION", "adminToken": "$CRTX_ADMIN_TOKEN"}
+	for id, op := range specOps(t) {
+		s := section(t, page, id)
+		curl := regexp.MustCompile(`(?s)<pre class="curl">curl [^<]*` + regexp.QuoteMeta(docsBase) + `/[^<]*</pre>`).FindString(s)
+		if curl == "" {
+			t.Errorf("%s has no curl line against the marketplace", id)
+			continue
+		}
+		if len(op.Security) > 0 {
+			for scheme := range op.Security[0] {
+				if !strings.Contains(curl, "Authorization: Bearer "+header[scheme]) {
+					t.Errorf("%s: the curl line lacks the %s credential:\n%s", id, scheme, curl)
+				}
+			}
+		} else if strings.Contains(curl, "Authorization") {
+			t.Errorf("%s needs no credential, yet its curl line sends one", id)
+		}
+		if strings.Contains(curl, "{") && !strings.Contains(curl, "-d ") {
+			t.Errorf("%s: a path parameter is left unfilled:\n%s", id, curl)
+		}
+		for _, cli := range op.CLI {
+			if !strings.Contains(s, `<pre class="cli">`+template.HTMLEscapeString(cli)+`</pre>`) {
+				t.Errorf("%s lacks its command line %s", id, cli)
+			}
+		}
+		if id != "deleteSession" && !strings.Contains(s, "<p>→ 2") {
+			t.Errorf("%s has no example response", id)
+		}
+	}
+	exec := section(t, page, "executeAgent")
+	for _, want := range []string{"-d &#39;{", "&#34;task&#34;", "crtx run agt_", "→ 202"} {
+		if !strings.Contains(exec, want) {
+			t.Errorf("executeAgent lacks %s", want)
+		}
+	}
+}
+
+// The page is read without JavaScript, in the site's layout.
+func TestDocsNoScript(t *testing.T) {
+	page := docsPage(t)
+	if strings.Contains(page, "<script") || !strings.Contains(page, `<a class="brand" href="/">crtx</a>`) {
+		t.Error("the docs page runs a script or is not in the site's layout")
+	}
+}
