@@ -15,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/spf13/cobra"
 )
 
 // cli holds what every command shares: the settings, the output streams
@@ -65,6 +66,28 @@ func (c *cli) key() (*client.Client, error) {
 		return nil, errors.New("this command needs an API key: run 'crtx login', or set CRTX_API_KEY or --api-key (create one with: crtx keys create NAME devnet)")
 	}
 	return c.api(c.apiKey), nil
+}
+
+// withSession runs fn with a client signed in with the wallet key file.
+func (c *cli) withSession(fn func(ctx context.Context, cl *client.Client, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cl, err := c.session(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return fn(cmd.Context(), cl, args)
+	}
+}
+
+// withKey runs fn with a client acting with the API key.
+func (c *cli) withKey(fn func(ctx context.Context, cl *client.Client, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cl, err := c.key()
+		if err != nil {
+			return err
+		}
+		return fn(cmd.Context(), cl, args)
+	}
 }
 
 // environment is the one a command shows when --environment is not given:

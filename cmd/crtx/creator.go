@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
@@ -117,17 +119,13 @@ func (c *cli) creatorStatusCmd(verb string, status crtx.AgentStatus) *cobra.Comm
 		Use:   verb + " AGENT_ID",
 		Short: short,
 		Args:  args("AGENT_ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			l, err := cl.UpdateListing(cmd.Context(), a[0], crtx.ListingParams{Status: &status})
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, a []string) error {
+			l, err := cl.UpdateListing(ctx, a[0], crtx.ListingParams{Status: &status})
 			if err != nil {
 				return err
 			}
 			return c.print(l, "%sd %s: %s\n", strings.TrimSuffix(verb, "e"), l.AgentID, l.Status)
-		},
+		}),
 	}
 }
 
@@ -136,17 +134,13 @@ func (c *cli) creatorDelistCmd() *cobra.Command {
 		Use:   "delist AGENT_ID",
 		Short: "Delist an agent for good; its collateral returns 72 hours after its last execution",
 		Args:  args("AGENT_ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			l, err := cl.Delist(cmd.Context(), a[0])
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, a []string) error {
+			l, err := cl.Delist(ctx, a[0])
 			if err != nil {
 				return err
 			}
 			return c.print(l, "delisted %s; its %s USDC of collateral is returned 72 hours after its last execution\n", l.AgentID, l.Collateral)
-		},
+		}),
 	}
 }
 
@@ -155,12 +149,8 @@ func (c *cli) creatorListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List your agents, with their mainnet statistics",
 		Args:  args(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			agents, err := cl.CreatorAgents(cmd.Context())
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
+			agents, err := cl.CreatorAgents(ctx)
 			if err != nil {
 				return err
 			}
@@ -174,7 +164,7 @@ func (c *cli) creatorListCmd() *cobra.Command {
 			}
 			return c.print(api.CreatorAgentList{Agents: agents}, "%s",
 				table("ID\tNAME\tSTATUS\tPRICE (USDC)\tCOLLATERAL (USDC)\tMAINNET RUNS", rows))
-		},
+		}),
 	}
 }
 
@@ -184,12 +174,8 @@ func (c *cli) creatorEarningsCmd() *cobra.Command {
 		Use:   "earnings",
 		Short: "Show your earnings a day, in your key's environment",
 		Args:  args(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			e, err := cl.CreatorEarnings(cmd.Context(), c.environment(env))
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
+			e, err := cl.CreatorEarnings(ctx, c.environment(env))
 			if err != nil {
 				return err
 			}
@@ -199,7 +185,7 @@ func (c *cli) creatorEarningsCmd() *cobra.Command {
 			}
 			rows = append(rows, []any{"total", e.Total, e.Executions})
 			return c.print(e, "%searnings on %s\n", table("DATE\tEARNED (USDC)\tEXECUTIONS", rows), e.Environment)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&env, "environment", "", "mainnet or devnet (default: your API key's, else mainnet)")
 	return cmd
@@ -218,12 +204,8 @@ func (c *cli) creatorTestCmd() *cobra.Command {
 		Short:   "Send your endpoint a signed test request and check its answer",
 		Example: "  crtx creator test --endpoint http://127.0.0.1:9000/execute --public-key KEY",
 		Args:    args(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			rep, err := cl.TestExecution(cmd.Context(), endpoint, pub)
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
+			rep, err := cl.TestExecution(ctx, endpoint, pub)
 			if err != nil {
 				return err
 			}
@@ -248,7 +230,7 @@ func (c *cli) creatorTestCmd() *cobra.Command {
 				return errFailed
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&endpoint, "endpoint", "", "your agent's POST /execute URL")
 	cmd.Flags().StringVar(&pub, "public-key", "", "the base58 Ed25519 key its results are signed with (crtx creator keygen prints it)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/client"
 )
 
 func (c *cli) executionsCmd() *cobra.Command {
@@ -22,12 +24,8 @@ func (c *cli) executionsCmd() *cobra.Command {
 		Short:   "List your API key's executions, newest first",
 		Example: "  crtx executions list --status completed --from 2026-11-01T00:00:00Z",
 		Args:    args(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := c.key()
-			if err != nil {
-				return err
-			}
-			page, err := cl.Executions(cmd.Context(), q)
+		RunE: c.withKey(func(ctx context.Context, cl *client.Client, _ []string) error {
+			page, err := cl.Executions(ctx, q)
 			if err != nil {
 				return err
 			}
@@ -36,7 +34,7 @@ func (c *cli) executionsCmd() *cobra.Command {
 				rows[i] = []any{e.ExecutionID, e.Status, e.Cost, e.InitiatedAt.Format(time.RFC3339), e.AgentName}
 			}
 			return c.print(page, "%s%d of %d executions\n", table("ID\tSTATUS\tCOST (USDC)\tSTARTED\tAGENT", rows), len(page.Executions), page.Total)
-		},
+		}),
 	}
 	for _, f := range []struct{ flag, param, usage string }{
 		{"status", "status", "only executions in this state: pending, running, completed, failed or disputed"},
@@ -52,35 +50,27 @@ func (c *cli) executionsCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show an execution: status, cost, result and ledger record",
 		Args:  args("ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.key()
-			if err != nil {
-				return err
-			}
-			rec, err := cl.Execution(cmd.Context(), a[0])
+		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
+			rec, err := cl.Execution(ctx, a[0])
 			if err != nil {
 				return err
 			}
 			return c.print(rec, "%s", describe(rec))
-		},
+		}),
 	}, &cobra.Command{
 		Use:   "watch ID",
 		Short: "Follow an execution until it ends, printing each status",
 		Args:  args("ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.key()
-			if err != nil {
-				return err
-			}
+		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
 			last := crtx.ExecStatus("")
-			rec, err := c.follow(cmd.Context(), cl, a[0], func(s crtx.ExecStatus) {
+			rec, err := c.follow(ctx, cl, a[0], func(s crtx.ExecStatus) {
 				if s != last && !c.json {
 					fmt.Fprintf(c.out, "%s %s\n", time.Now().Format("15:04:05"), s)
 					last = s
 				}
 			})
 			if err != nil {
-				if cmd.Context().Err() != nil {
+				if ctx.Err() != nil {
 					c.interrupted(a[0], "")
 				}
 				return err
@@ -89,7 +79,7 @@ func (c *cli) executionsCmd() *cobra.Command {
 				fmt.Fprintf(c.out, "%s %s\n", time.Now().Format("15:04:05"), rec.Status)
 			}
 			return c.print(rec, "")
-		},
+		}),
 	})
 }
 
@@ -122,12 +112,8 @@ its SHA-256 hash and content id, the creator's Ed25519 signature against the key
 agent's listing, the ledger transaction that records it, and the Merkle proof of that
 transaction to a block signed by the marketplace. It exits 1 if any check fails.`,
 		Args: args("EXECUTION_ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.key()
-			if err != nil {
-				return err
-			}
-			rep, err := cl.Verify(cmd.Context(), a[0])
+		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
+			rep, err := cl.Verify(ctx, a[0])
 			if err != nil {
 				return err
 			}
@@ -147,7 +133,7 @@ transaction to a block signed by the marketplace. It exits 1 if any check fails.
 				return errors.New("verification failed")
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -158,11 +144,7 @@ func (c *cli) disputeCmd() *cobra.Command {
 		Short:   "Open a dispute over an execution; upheld, it refunds you from the creator's collateral",
 		Example: `  crtx dispute EXECUTION_ID --reason hash_mismatch --description "the result does not match its hash"`,
 		Args:    args("EXECUTION_ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.key()
-			if err != nil {
-				return err
-			}
+		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
 			body := map[string]any{"reason": reason, "description": desc}
 			if evidence != "" {
 				b, err := os.ReadFile(evidence)
@@ -173,11 +155,11 @@ func (c *cli) disputeCmd() *cobra.Command {
 			}
 			raw, _ := json.Marshal(body)
 			var d api.DisputeInfo
-			if err := cl.Do(cmd.Context(), "POST", "/v1/executions/"+url.PathEscape(a[0])+"/disputes", "application/json", raw, &d); err != nil {
+			if err := cl.Do(ctx, "POST", "/v1/executions/"+url.PathEscape(a[0])+"/disputes", "application/json", raw, &d); err != nil {
 				return err
 			}
 			return c.print(d, "dispute %s opened; the creator is to respond by %s\n", d.DisputeID, d.RespondBy.Format(time.RFC3339))
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why: hash_mismatch, fraud or other")
 	cmd.Flags().StringVar(&desc, "description", "", "what went wrong, in your words")

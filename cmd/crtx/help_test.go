@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -60,4 +62,85 @@ func TestHelpVersionCompletion(t *testing.T) {
 			t.Errorf("crtx %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out, errOut, want)
 		}
 	}
+}
+
+// /docs shows, beside an operation's curl line, the crtx command lines its
+// x-crtx-cli names: each must be a command of this tree, with its arguments.
+func TestOpenAPICommandLines(t *testing.T) {
+	b, err := os.ReadFile("../../http/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	root := (&cli{}).root()
+	n := 0
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			var op struct {
+				CLI []string `json:"x-crtx-cli"`
+			}
+			json.Unmarshal(raw, &op)
+			for _, line := range op.CLI {
+				n++
+				words := shellWords(line)
+				if len(words) < 2 || words[0] != "crtx" {
+					t.Errorf("%s %s: %q is not a crtx command line", method, path, line)
+					continue
+				}
+				cmd, rest, err := root.Find(words[1:])
+				if err != nil || cmd == root || cmd.HasSubCommands() {
+					t.Errorf("%s %s: %q names no crtx command", method, path, line)
+					continue
+				}
+				var positional []string
+				for _, w := range rest {
+					if strings.HasPrefix(w, "-") {
+						break
+					}
+					positional = append(positional, w)
+				}
+				if err := cmd.ValidateArgs(positional); err != nil {
+					t.Errorf("%s %s: %q: %v", method, path, line, err)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d operations name a crtx command line", n)
+	}
+}
+
+// shellWords splits a command line as a shell would, quotes and all.
+func shellWords(line string) []string {
+	var words []string
+	var w strings.Builder
+	quote, in := rune(0), false
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == ' ':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+			}
+			in = false
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/crtx-market/crtx"
@@ -48,12 +50,8 @@ func (c *cli) keysCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List your API keys",
 		Args:  args(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			keys, err := cl.Keys(cmd.Context())
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
+			keys, err := cl.Keys(ctx)
 			if err != nil {
 				return err
 			}
@@ -66,21 +64,17 @@ func (c *cli) keysCmd() *cobra.Command {
 				rows[i] = []any{k.ID, k.Environment, k.Prefix + "…", state, k.ExecutionCount, k.TotalSpent, k.Name}
 			}
 			return c.print(api.KeyList{Keys: keys}, "%s", table("ID\tENVIRONMENT\tKEY\tSTATE\tCALLS\tSPENT (USDC)\tNAME", rows))
-		},
+		}),
 	}, &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke an API key at once",
 		Args:  args("ID"),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			cl, err := c.session(cmd.Context())
-			if err != nil {
-				return err
-			}
-			k, err := cl.RevokeKey(cmd.Context(), a[0])
+		RunE: c.withSession(func(ctx context.Context, cl *client.Client, a []string) error {
+			k, err := cl.RevokeKey(ctx, a[0])
 			if err != nil {
 				return err
 			}
 			return c.print(k, "revoked %s\n", k.ID)
-		},
+		}),
 	})
 }
