@@ -5,133 +5,152 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/market"
+	"github.com/spf13/cobra"
 )
 
-const adminUsage = `usage:
-  crtxd admin disputes list [--status open|upheld|rejected]
-  crtxd admin disputes resolve DISPUTE_ID --outcome upheld|rejected [--slash USDC] [--refund USDC]
-  crtxd admin creators verify|unverify WALLET
-  crtxd admin agents suspend|unsuspend AGENT_ID
-  crtxd admin collateral release
-`
+// adminCommand holds the operator's commands, run against the store
+// directly: they take the same --data and --db as every crtxd command.
+func adminCommand() *cobra.Command {
+	group := func(use, short string, cmds ...*cobra.Command) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs, RunE: needsCommand}
+		c.AddCommand(cmds...)
+		return c
+	}
+	cmd := group("admin", "Resolve disputes, verify creators, suspend agents, release collateral")
+	cmd.Long = `The operator's tools. They open the store of --data/--db directly, so they need no admin
+token; the admin API (--admin-token-file) offers the same over HTTP.`
+	cmd.AddCommand(
+		group("disputes", "List and resolve disputes", disputesListCommand(), disputesResolveCommand()),
+		group("creators", "Mark creators verified or not",
+			setCommand("verify WALLET", "Mark a creator verified (the badge on their listings)", true, setVerified),
+			setCommand("unverify WALLET", "Take a creator's verified badge away", false, setVerified)),
+		group("agents", "Suspend agents or lift a suspension",
+			setCommand("suspend AGENT_ID", "Take an agent out of the catalog and refuse its executions", true, suspend),
+			setCommand("unsuspend AGENT_ID", "Lift an agent's suspension", false, suspend)),
+		group("collateral", "Release delisted agents' collateral", offline(&cobra.Command{
+			Use:   "release",
+			Short: "Release the collateral due now, without waiting for the release job",
+			Args:  positional(),
+		}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
+			n, err := m.ReleaseCollateral(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "released the collateral of %d listings\n", n)
+			return nil
+		})),
+	)
+	return cmd
+}
 
-// admin runs the operator's commands against the store directly; they take
-// the same --data and --db as every crtxd command.
-func admin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) < 2 {
-		fmt.Fprint(stderr, adminUsage)
-		return fmt.Errorf("missing command")
-	}
-	cmd := args[0] + " " + args[1]
+// offline gives cmd the store flags and a RunE that opens the existing
+// store and hands its market to fn.
+func offline(cmd *cobra.Command, fn func(ctx context.Context, m *market.Market, out io.Writer, args []string) error) *cobra.Command {
 	cfg := daemon.Defaults()
-	fs := newFlags("admin "+cmd, &cfg, stderr)
-	status := fs.String("status", "", "disputes list: only this status")
-	outcome := fs.String("outcome", "", "disputes resolve: upheld or rejected")
-	slash := fs.String("slash", "", "disputes resolve: USDC to slash from the collateral")
-	refund := fs.String("refund", "", "disputes resolve: USDC of the slash refunded to the caller")
-	pos, err := parseInterleaved(fs, args[2:])
-	if err != nil {
-		return flagErr(err)
-	}
-	m, store, err := daemon.OpenExisting(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	out := json.NewEncoder(stdout)
-	out.SetIndent("", "  ")
-	one := func() (string, error) {
-		if len(pos) != 1 {
-			return "", fmt.Errorf("%s takes one argument\n%s", cmd, adminUsage)
+	storeFlags(cmd.Flags(), &cfg)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		m, store, err := daemon.OpenExisting(cmd.Context(), cfg)
+		if err != nil {
+			return err
 		}
-		return pos[0], nil
+		defer store.Close()
+		return fn(cmd.Context(), m, cmd.OutOrStdout(), args)
 	}
-	amount := func(s string) (*crtx.USDC, error) {
-		if s == "" {
-			return nil, nil
-		}
-		v, err := crtx.ParseUSDC(s)
-		return &v, err
-	}
-	switch cmd {
-	case "disputes list":
-		ds, err := m.Disputes(ctx, crtx.DisputeQuery{Status: *status, Limit: 1000})
+	return cmd
+}
+
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func disputesListCommand() *cobra.Command {
+	var status string
+	cmd := offline(&cobra.Command{
+		Use:     "list",
+		Short:   "List disputes, newest first",
+		Example: "  crtxd admin disputes list --status open --data /var/lib/crtx",
+		Args:    positional(),
+	}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
+		ds, err := m.Disputes(ctx, crtx.DisputeQuery{Status: status, Limit: 1000})
 		if err != nil {
 			return err
 		}
 		for _, d := range ds {
-			fmt.Fprintf(stdout, "%s  %-8s %-13s %s  respond by %s  execution %s\n", d.ID, d.Status, d.Reason, d.Environment,
+			fmt.Fprintf(out, "%s  %-8s %-13s %s  respond by %s  execution %s\n", d.ID, d.Status, d.Reason, d.Environment,
 				d.RespondBy.Format("2006-01-02 15:04Z"), d.ExecutionID)
 		}
 		return nil
-	case "disputes resolve":
-		id, err := one()
-		if err != nil {
-			return err
-		}
-		p := crtx.ResolveParams{Outcome: *outcome}
-		if p.Slash, err = amount(*slash); err != nil {
-			return fmt.Errorf("--slash: %w", err)
-		}
-		if p.Refund, err = amount(*refund); err != nil {
-			return fmt.Errorf("--refund: %w", err)
-		}
-		d, err := m.ResolveDispute(ctx, id, p)
-		if err != nil {
-			return err
-		}
-		return out.Encode(api.NewDisputeInfo(d))
-	case "creators verify", "creators unverify":
-		w, err := one()
-		if err != nil {
-			return err
-		}
-		p, err := m.SetVerified(ctx, w, args[1] == "verify")
-		if err != nil {
-			return err
-		}
-		return out.Encode(p)
-	case "agents suspend", "agents unsuspend":
-		id, err := one()
-		if err != nil {
-			return err
-		}
-		a, err := m.Suspend(ctx, id, args[1] == "suspend")
-		if err != nil {
-			return err
-		}
-		return out.Encode(a)
-	case "collateral release":
-		n, err := m.ReleaseCollateral(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "released the collateral of %d listings\n", n)
-		return nil
-	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, adminUsage)
+	})
+	cmd.Flags().StringVar(&status, "status", "", "only disputes in this status: open, upheld or rejected")
+	return cmd
 }
 
-// parseInterleaved parses flags that may follow positional arguments.
-func parseInterleaved(fs interface {
-	Parse([]string) error
-	NArg() int
-	Arg(int) string
-	Args() []string
-}, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+func disputesResolveCommand() *cobra.Command {
+	var outcome, slash, refund string
+	cmd := offline(&cobra.Command{
+		Use:   "resolve DISPUTE_ID --outcome upheld|rejected",
+		Short: "Rule on a dispute",
+		Long: `Rule on a dispute. Upheld: --slash takes USDC from the listing's collateral, of which
+--refund (at most the slash) goes to the caller and the rest to the treasury. Rejected: the
+execution is completed again, and nothing is slashed or refunded.`,
+		Example: "  crtxd admin disputes resolve dsp_… --outcome upheld --slash 5 --refund 0.5 --data /var/lib/crtx",
+		Args:    positional("DISPUTE_ID"),
+	}, func(ctx context.Context, m *market.Market, out io.Writer, args []string) error {
+		p := crtx.ResolveParams{Outcome: outcome}
+		var err error
+		if p.Slash, err = optionalUSDC(slash); err != nil {
+			return fmt.Errorf("--slash: %w", err)
 		}
-		if fs.NArg() == 0 {
-			return pos, nil
+		if p.Refund, err = optionalUSDC(refund); err != nil {
+			return fmt.Errorf("--refund: %w", err)
 		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+		d, err := m.ResolveDispute(ctx, args[0], p)
+		if err != nil {
+			return err
+		}
+		return printJSON(out, api.NewDisputeInfo(d))
+	})
+	cmd.Flags().StringVar(&outcome, "outcome", "", "upheld or rejected")
+	cmd.Flags().StringVar(&slash, "slash", "", "USDC to slash from the agent's collateral")
+	cmd.Flags().StringVar(&refund, "refund", "", "USDC of the slash refunded to the caller")
+	cmd.MarkFlagRequired("outcome")
+	return cmd
+}
+
+// optionalUSDC parses an amount flag that may be left out.
+func optionalUSDC(s string) (*crtx.USDC, error) {
+	if s == "" {
+		return nil, nil
 	}
+	v, err := crtx.ParseUSDC(s)
+	return &v, err
+}
+
+func setVerified(ctx context.Context, m *market.Market, wallet string, on bool) (any, error) {
+	return m.SetVerified(ctx, wallet, on)
+}
+
+func suspend(ctx context.Context, m *market.Market, id string, on bool) (any, error) {
+	return m.Suspend(ctx, id, on)
+}
+
+// setCommand is a command that turns one thing about one creator or agent
+// on or off and prints it as JSON.
+func setCommand(use, short string, on bool, set func(ctx context.Context, m *market.Market, id string, on bool) (any, error)) *cobra.Command {
+	return offline(&cobra.Command{Use: use, Short: short, Args: positional(strings.Fields(use)[1:]...)},
+		func(ctx context.Context, m *market.Market, out io.Writer, args []string) error {
+			v, err := set(ctx, m, args[0], on)
+			if err != nil {
+				return err
+			}
+			return printJSON(out, v)
+		})
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"html"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/store/sqldb"
+	"github.com/spf13/cobra"
 )
 
 // result is one scenario's figures.
@@ -165,47 +165,64 @@ type benchFlags struct {
 	clients, catalog, execs, wallets, agents, rate int
 	replicas, dbConns                              int
 	dur                                            time.Duration
+	db, only, jsonOut, svgOut                      string
 	dbs                                            []string
 	cpuprofile, profiled                           string
 	want                                           func(scenario string) bool
 }
 
-// bench starts a stub creator and a plain reverse proxy to it, then, for
-// each engine of --db in turn, the marketplace (a crtxd serve child) with
-// the stub listed, and measures them side by side with closed loops of
-// concurrent clients.
-func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "proxy" {
-		return benchProxy(ctx, args[1:])
-	}
-	if len(args) > 0 && args[0] == "stub" {
-		return benchStub(ctx, args[1:])
-	}
+func benchCommand() *cobra.Command {
 	var f benchFlags
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the marketplace against a bare reverse proxy",
+		Long: `Start a stub creator and a plain reverse proxy to it, then, for each engine of --db in
+turn, the marketplace (a crtxd serve child) with the stub listed, and measure them side by side
+with closed loops of concurrent clients. docs/performance.md explains the scenarios and figures.`,
+		Example: `  crtxd bench --duration 10s --clients 64 --json docs/bench-sqlite.json --svg docs/bench-sqlite.svg
+  crtxd bench --db sqlite,postgres://postgres@127.0.0.1/bench --only sync,async`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bench(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
 	fs.IntVar(&f.clients, "clients", 64, "concurrent clients of each scenario")
 	fs.DurationVar(&f.dur, "duration", 10*time.Second, "how long each scenario runs")
-	db := fs.String("db", "sqlite", "the engines to measure, one after another in this run, comma-separated: sqlite, postgres://…")
+	fs.StringVar(&f.db, "db", "sqlite", "the engines to measure, one after another in this run, comma-separated: sqlite, postgres://…")
 	fs.IntVar(&f.catalog, "catalog", 100_000, "agents in the catalog for the browse scenario")
 	fs.IntVar(&f.execs, "executions", 100_000, "executions of the wallet for the list scenario")
 	fs.IntVar(&f.replicas, "replicas", 1, "on PostgreSQL, also run the synchronous scenario on this many crtxd replicas of one database (client c calls replica c mod N)")
 	fs.IntVar(&f.dbConns, "db-conns", daemon.Defaults().DBConns, "PostgreSQL connections each replica keeps open (crtxd serve --db-conns)")
 	fs.IntVar(&f.wallets, "wallets", 1, "wallets the execution scenarios pay from (client c pays from wallet c mod N)")
 	fs.IntVar(&f.agents, "agents", 1, "agents, each of its own creator, the execution scenarios call (client c calls agent c mod M)")
-	jsonOut := fs.String("json", "", "write the figures as JSON to this file")
-	svgOut := fs.String("svg", "", "draw the figures as an SVG chart to this file")
+	fs.StringVar(&f.jsonOut, "json", "", "write the figures as JSON to this file")
+	fs.StringVar(&f.svgOut, "svg", "", "draw the figures as an SVG chart to this file")
 	fs.IntVar(&f.rate, "rate", 500, "executions per second of the latency-at-rate scenario")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
 	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios[2:], ", "))
-	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
-	if err := parse(fs, args); err != nil {
-		return flagErr(err)
-	}
+	fs.StringVar(&f.only, "only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
+	// The stub creator and the proxy bench measures run as child
+	// processes of this binary; they are no command for anyone else.
+	cmd.AddCommand(&cobra.Command{
+		Use: "proxy ADDR TARGET IDLE", Hidden: true, Args: positional("ADDR", "TARGET", "IDLE"),
+		RunE: func(cmd *cobra.Command, args []string) error { return benchProxy(cmd.Context(), args) },
+	}, &cobra.Command{
+		Use: "stub ADDR SEED", Hidden: true, Args: positional("ADDR", "SEED"),
+		RunE: func(cmd *cobra.Command, args []string) error { return benchStub(cmd.Context(), args) },
+	})
+	return cmd
+}
+
+// bench starts a stub creator and a plain reverse proxy to it, then, for
+// each engine of --db in turn, the marketplace (a crtxd serve child) with
+// the stub listed, and measures them side by side with closed loops of
+// concurrent clients.
+func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	if f.wallets < 1 || f.agents < 1 || f.clients < 1 || f.replicas < 1 || f.dbConns < 1 {
 		return errors.New("--clients, --wallets, --agents, --replicas and --db-conns must be at least 1")
 	}
-	for _, d := range strings.Split(*db, ",") {
+	for _, d := range strings.Split(f.db, ",") {
 		if d = strings.TrimSpace(d); d != "sqlite" && !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
 			return fmt.Errorf("--db: %q is neither sqlite nor postgres://…", d)
 		}
@@ -220,7 +237,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		debug.SetGCPercent(400)
 	}
 	picked := map[string]bool{}
-	for _, name := range strings.Split(*only, ",") {
+	for _, name := range strings.Split(f.only, ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			if !slices.Contains(scenarios, name) {
 				return fmt.Errorf("--only: no scenario %q", name)
@@ -307,14 +324,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s: marketplace peak RSS %.1f MiB, %.0f µs of its CPU a synchronous execution\n", e.DB, e.PeakRSSMB, e.CPUPerSyncUS)
 	}
 	fmt.Fprintf(stdout, "%s, %d clients, %d wallets, %d agents\n", rep.Machine, f.clients, f.wallets, f.agents)
-	if *jsonOut != "" {
+	if f.jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+		if err := os.WriteFile(f.jsonOut, b, 0o644); err != nil {
 			return err
 		}
 	}
-	if *svgOut != "" {
-		if err := os.WriteFile(*svgOut, []byte(chart(rep)), 0o644); err != nil {
+	if f.svgOut != "" {
+		if err := os.WriteFile(f.svgOut, []byte(chart(rep)), 0o644); err != nil {
 			return err
 		}
 	}
@@ -624,9 +641,6 @@ func benchSchema(ctx context.Context, dsn string) (string, func(), error) {
 // clients would reconnect on most requests, and the baseline would be
 // slower than a proxy anyone would run.
 func benchProxy(ctx context.Context, args []string) error {
-	if len(args) != 3 {
-		return errors.New("usage: crtxd bench proxy ADDR TARGET IDLE")
-	}
 	target, err := url.Parse(args[1])
 	if err != nil {
 		return err
@@ -645,9 +659,6 @@ func benchProxy(ctx context.Context, args []string) error {
 // benchStub serves the stub creator on the creator SDK, signing with the
 // key of the given hex seed: a throwaway key of one run, on loopback.
 func benchStub(ctx context.Context, args []string) error {
-	if len(args) != 2 {
-		return errors.New("usage: crtxd bench stub ADDR SEED")
-	}
 	seed, err := hex.DecodeString(args[1])
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return errors.New("crtxd bench stub: SEED is 32 bytes in hex")

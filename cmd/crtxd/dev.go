@@ -19,6 +19,7 @@ import (
 	"github.com/crtx-market/crtx/examples/agents"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
+	"github.com/spf13/cobra"
 )
 
 type example struct {
@@ -38,21 +39,47 @@ var examples = []example{
 		[]string{"data"}, 20_000, agents.JSONCSV, agents.JSONCSVInput, agents.JSONCSVOutput},
 }
 
-// dev runs a marketplace for development: a data folder of its own, the
-// example agents running and listed, a funded devnet wallet and its API
-// key, and how to call it. A second run reuses the folder.
-func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// demoMainnet is what crtxd dev tops the demo wallet's mainnet balance up
+// to on each start: the collateral of one listing priced up to 0.10 USDC
+// a call (the sample examples/textstats/listing.json), so the creator
+// quick start lists an agent with no deposit of its own.
+func demoMainnet() crtx.USDC { return crtx.DefaultCollateralTiers[0].Collateral }
+
+// demoDevnet is what it tops the demo wallet's devnet balance up to, for
+// calls.
+const demoDevnet = 100 * crtx.MicroPerUSDC
+
+func devCommand() *cobra.Command {
 	cfg := daemon.Defaults()
 	cfg.Data = "./crtx-dev"
 	cfg.AllowPrivateEndpoints = true
 	cfg.BlockInterval = time.Second
-	cfg.LogOutput = stderr
 	cfg.LogLevel = "warn"
-	fs := newFlags("dev", &cfg, stderr)
-	serveFlags(fs, &cfg)
-	if err := parse(fs, args); err != nil {
-		return flagErr(err)
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run the marketplace for development, with example agents and a funded wallet",
+		Long: `Run a marketplace for development: a data folder of its own (--data, ./crtx-dev), private
+endpoints allowed, the example agents running and listed, and a demo wallet with an API key. On
+each start the demo wallet is topped up to 100 USDC on devnet, for calls, and to 10 USDC on
+mainnet, the collateral of one listing. It prints how to call an agent and how to list one.
+A second run reuses the folder. It takes the flags of crtxd serve, with other defaults.`,
+		Example: `  crtxd dev
+  crtxd dev --addr 127.0.0.1:9090 --data /tmp/crtx-dev`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.LogOutput = cmd.ErrOrStderr()
+			return dev(cmd.Context(), cfg, cmd.OutOrStdout())
+		},
 	}
+	storeFlags(cmd.Flags(), &cfg)
+	serveFlags(cmd.Flags(), &cfg)
+	return cmd
+}
+
+// dev runs a marketplace for development: a data folder of its own, the
+// example agents running and listed, a funded demo wallet and its API
+// key, and how to call it. A second run reuses the folder.
+func dev(ctx context.Context, cfg daemon.Config, stdout io.Writer) error {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return err
 	}
@@ -77,12 +104,13 @@ func dev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	first := setup.agents[0]
+	keypair := filepath.Join(cfg.Data, "demo-wallet.json")
 	fmt.Fprintf(stdout, `crtx marketplace (development) at %[1]s
   docs:         %[1]s/docs
   data:         %[2]s (admin token in %[3]s)
-  demo wallet:  %[4]s, %[5]s USDC on devnet (keypair %[6]s)
-  API key:      %[7]s
-`, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, setup.balance, filepath.Join(cfg.Data, "demo-wallet.json"), setup.key)
+  demo wallet:  %[4]s, %[5]s USDC on devnet and %[6]s on mainnet, topped up on each start (keypair %[7]s)
+  API key:      %[8]s
+`, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, setup.devnet, setup.mainnet, keypair, setup.key)
 	for _, a := range setup.agents {
 		fmt.Fprintf(stdout, "  agent:        %s  %s (%s USDC a call)\n", a.id, a.title, a.price)
 	}
@@ -92,8 +120,12 @@ Try:
   curl -s -X POST %[1]s/v1/agents/%[2]s/execute -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' -d '{"task": "%[4]s"}'
   CRTX_URL=%[1]s CRTX_API_KEY=%[3]s go run ./cmd/crtx run %[2]s '%[4]s'
 
+List an agent of your own (README.md, "Creators"), as the demo wallet:
+  export CRTX_URL=%[1]s CRTX_KEYPAIR=%[6]s
+  crtx creator keygen --out agent-key.json
+
 Ctrl-C stops it; a second run reuses %[5]s.
-`, d.URL, first.id, setup.key, task, cfg.Data)
+`, d.URL, first.id, setup.key, task, cfg.Data, keypair)
 	err = d.Wait()
 	cancel()
 	running.Wait()
@@ -106,9 +138,9 @@ type devAgent struct {
 }
 
 type devState struct {
-	wallet, key string
-	balance     crtx.USDC
-	agents      []devAgent
+	wallet, key     string
+	devnet, mainnet crtx.USDC // the demo wallet's available balances
+	agents          []devAgent
 }
 
 func writeOnce(path, content string) error {
@@ -192,20 +224,23 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		}
 		st.agents = append(st.agents, devAgent{id, ex.title, ex.price})
 	}
-	// The demo wallet, funded on devnet, and its API key, kept in the folder.
+	// The demo wallet, funded on devnet for calls and on mainnet for a
+	// listing's collateral, and its API key, kept in the folder.
 	wkey, err := keyfile.LoadOrCreate(filepath.Join(data, "demo-wallet.json"))
 	if err != nil {
 		return st, err
 	}
 	st.wallet = crtx.Address(wkey.Public().(ed25519.PublicKey))
-	if err := topUp(ctx, m, crtx.Devnet, st.wallet, 100*crtx.MicroPerUSDC); err != nil {
-		return st, err
+	for env, want := range map[crtx.Environment]crtx.USDC{crtx.Devnet: demoDevnet, crtx.Mainnet: demoMainnet()} {
+		if err := topUp(ctx, m, env, st.wallet, want); err != nil {
+			return st, err
+		}
 	}
-	b, err := m.Balances(ctx, st.wallet, crtx.Devnet)
+	b, err := m.Balances(ctx, st.wallet, crtx.Devnet, crtx.Mainnet)
 	if err != nil {
 		return st, err
 	}
-	st.balance = b[crtx.Devnet].Available
+	st.devnet, st.mainnet = b[crtx.Devnet].Available, b[crtx.Mainnet].Available
 	keyPath := filepath.Join(data, "demo-api-key")
 	if raw, err := os.ReadFile(keyPath); err == nil {
 		st.key = strings.TrimSpace(string(raw))

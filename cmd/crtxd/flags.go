@@ -1,35 +1,32 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// newFlags returns a flag set for one command with the store flags every
-// command shares, bound to cfg.
-func newFlags(name string, cfg *daemon.Config, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Data, "data", cfg.Data, "directory for the SQLite file and the keys")
+// storeFlags adds the flags every command that opens the store shares,
+// bound to cfg.
+func storeFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
+	fs.StringVar(&cfg.Data, "data", cfg.Data, "directory for the SQLite file (crtx.db) and the keys")
 	fs.StringVar(&cfg.DB, "db", cfg.DB, "postgres://… selects PostgreSQL; empty means SQLite in --data")
 	fs.IntVar(&cfg.DBConns, "db-conns", cfg.DBConns, "PostgreSQL connections this process keeps open")
-	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json")
-	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
-	return fs
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log lines as text or json")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "least severe level logged: debug, info, warn or error")
 }
 
 // serveFlags adds the flags of crtxd serve (CONTRACT §0).
-func serveFlags(fs *flag.FlagSet, cfg *daemon.Config) {
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on")
+func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on, host:port")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "absolute base of every URL field (default http://<addr>)")
 	fs.StringVar(&cfg.AdminTokenFile, "admin-token-file", cfg.AdminTokenFile, "file holding the admin API token; the admin API is off when unset")
 	fs.BoolVar(&cfg.AllowPrivateEndpoints, "allow-private-endpoints", cfg.AllowPrivateEndpoints, "let creator endpoints and webhooks resolve to loopback or private addresses")
-	fs.IntVar(&cfg.PlatformFeeBps, "platform-fee-bps", cfg.PlatformFeeBps, "platform fee in basis points")
+	fs.IntVar(&cfg.PlatformFeeBps, "platform-fee-bps", cfg.PlatformFeeBps, "platform fee in basis points, 0 to 10000")
 	fs.DurationVar(&cfg.BlockInterval, "block-interval", cfg.BlockInterval, "how often ledger blocks are sealed")
 	fs.DurationVar(&cfg.RollupInterval, "rollup-interval", cfg.RollupInterval, "how often ended executions' credits to creators and the treasury, and agents' statistics, are posted")
 	fs.IntVar(&cfg.AirdropsPerHour, "airdrops-per-hour", cfg.AirdropsPerHour, "devnet airdrops one wallet gets in a rolling hour")
@@ -45,26 +42,33 @@ func serveFlags(fs *flag.FlagSet, cfg *daemon.Config) {
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for in-flight requests")
 }
 
-// parse parses args, then fills every flag not given on the command line
-// from its CRTX_<FLAG> variable (--addr ⇔ CRTX_ADDR), so flags win over the
-// environment and the environment over defaults.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+// envName is the variable a flag is also read from: --addr ⇔ CRTX_ADDR.
+func envName(flag string) string {
+	return "CRTX_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// fromEnvironment fills every flag of fs not given on the command line
+// from its CRTX_<FLAG> variable, so flags win over the environment and the
+// environment over defaults. Cobra's own flags (--help, --version) are
+// left alone: a stray CRTX_HELP must not turn every run into help.
+func fromEnvironment(fs *pflag.FlagSet) error {
 	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil || f.Name == "version" || f.Annotations[cobra.FlagSetByCobraAnnotation] != nil {
 			return
 		}
-		env := "CRTX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok {
-			if serr := f.Value.Set(v); serr != nil {
-				err = fmt.Errorf("%s=%q: %w", env, v, serr)
-			}
+		env := envName(f.Name)
+		v, ok := os.LookupEnv(env)
+		if !ok {
+			return
 		}
+		if serr := f.Value.Set(v); serr != nil {
+			err = fmt.Errorf("%s=%q: %w", env, v, serr)
+			return
+		}
+		// Counts as given, so a required flag set in the environment
+		// passes cobra's check.
+		f.Changed = true
 	})
 	return err
 }

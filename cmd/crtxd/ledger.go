@@ -3,57 +3,68 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/market"
+	"github.com/spf13/cobra"
 )
 
-// ledger runs crtxd ledger verify|deposit|withdraw and returns the exit code.
-func ledger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: crtxd ledger verify|deposit|withdraw [flags]\n")
-		return 2
+// errLedgerFailed is crtxd ledger verify's exit 1 once it has printed
+// what it found.
+var errLedgerFailed = errors.New("the ledger failed verification")
+
+func ledgerCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ledger",
+		Short: "Verify the ledger, deposit or withdraw funds",
+		Long: `Verify the ledger's blocks and balances, or move funds in and out of a wallet as the
+operator. These commands open the store of --data/--db directly; they run beside crtxd serve.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: needsCommand,
 	}
-	var err error
-	switch args[0] {
-	case "verify":
-		var ok bool
-		ok, err = verify(ctx, args[1:], stdout, stderr)
-		if err == nil && !ok {
-			return 1
-		}
-	case "deposit", "withdraw":
-		err = funding(ctx, args[0], args[1:], stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "crtxd ledger: unknown command %q\n", args[0])
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "crtxd ledger %s: %v\n", args[0], err)
-		return 1
-	}
-	return 0
+	cmd.AddCommand(verifyCommand(), fundingCommand("deposit"), fundingCommand("withdraw"))
+	return cmd
 }
 
-// verify checks one or both environments and prints each problem it finds.
-func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool, error) {
+func verifyCommand() *cobra.Command {
 	cfg := daemon.Defaults()
-	fs := newFlags("ledger verify", &cfg, stderr)
-	envFlag := fs.String("environment", "", "mainnet or devnet; both when empty")
-	if err := parse(fs, args); err != nil {
-		return false, flagErr(err)
+	var envFlag string
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the ledger's blocks, signatures and balances",
+		Long: `Check every block's hash, Merkle root and authority signature, and that every account's
+balance is what its postings give and all of them sum to zero. It prints one line per environment
+and every problem found, and exits 1 when there is one.`,
+		Example: `  crtxd ledger verify --data /var/lib/crtx
+  crtxd ledger verify --environment mainnet --db postgres://crtx@db/crtx --data /etc/crtx`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			envs := crtx.Environments
+			if envFlag != "" {
+				env, err := crtx.ParseEnvironment("--environment", envFlag)
+				if err != nil {
+					return err
+				}
+				envs = []crtx.Environment{env}
+			}
+			ok, err := verify(cmd.Context(), cfg, envs, cmd.OutOrStdout())
+			if err == nil && !ok {
+				err = errLedgerFailed
+			}
+			return err
+		},
 	}
-	envs := crtx.Environments
-	if *envFlag != "" {
-		env, err := crtx.ParseEnvironment("--environment", *envFlag)
-		if err != nil {
-			return false, err
-		}
-		envs = []crtx.Environment{env}
-	}
+	storeFlags(cmd.Flags(), &cfg)
+	cmd.Flags().StringVar(&envFlag, "environment", "", "mainnet or devnet; both when empty")
+	return cmd
+}
+
+// verify checks envs and prints each problem it finds.
+func verify(ctx context.Context, cfg daemon.Config, envs []crtx.Environment, stdout io.Writer) (bool, error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
@@ -92,37 +103,54 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) (bool,
 	return ok, nil
 }
 
-func funding(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
+// fundingCommand is crtxd ledger deposit or withdraw; they differ in
+// their words and the market method they call.
+func fundingCommand(name string) *cobra.Command {
 	cfg := daemon.Defaults()
-	fs := newFlags("ledger "+cmd, &cfg, stderr)
-	envFlag := fs.String("environment", "", "mainnet or devnet (required)")
-	wallet := fs.String("wallet", "", "wallet address (required)")
-	amountFlag := fs.String("amount", "", "amount in USDC, e.g. 25.5 (required)")
-	if err := parse(fs, args); err != nil {
-		return flagErr(err)
+	var envFlag, wallet, amountFlag string
+	short, example := "Credit a wallet with funds received", "deposit --environment mainnet --wallet W --amount 25.5"
+	if name == "withdraw" {
+		short, example = "Debit a wallet for funds paid out", "withdraw --environment mainnet --wallet W --amount 10"
 	}
-	env, err := crtx.ParseEnvironment("--environment", *envFlag)
-	if err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     name + " --environment E --wallet W --amount A",
+		Short:   short,
+		Example: "  crtxd ledger " + example + " --data /var/lib/crtx",
+		Args:    positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			env, err := crtx.ParseEnvironment("--environment", envFlag)
+			if err != nil {
+				return err
+			}
+			amount, err := crtx.ParseUSDC(amountFlag)
+			if err != nil {
+				return fmt.Errorf("--amount: %w", err)
+			}
+			ctx := cmd.Context()
+			m, store, err := daemon.OpenExisting(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			move := m.Deposit
+			if name == "withdraw" {
+				move = m.Withdraw
+			}
+			f, err := move(ctx, env, wallet, amount)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s USDC for %s; available %s USDC\n",
+				env, f.Transaction.Kind, amount, wallet, f.Balance.Available)
+			return nil
+		},
 	}
-	amount, err := crtx.ParseUSDC(*amountFlag)
-	if err != nil {
-		return fmt.Errorf("--amount: %w", err)
+	storeFlags(cmd.Flags(), &cfg)
+	cmd.Flags().StringVar(&envFlag, "environment", "", "mainnet or devnet")
+	cmd.Flags().StringVar(&wallet, "wallet", "", "the wallet's address (base58)")
+	cmd.Flags().StringVar(&amountFlag, "amount", "", "amount in USDC, up to 6 decimals, e.g. 25.5")
+	for _, f := range []string{"environment", "wallet", "amount"} {
+		cmd.MarkFlagRequired(f)
 	}
-	m, store, err := daemon.OpenExisting(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	move := m.Deposit
-	if cmd == "withdraw" {
-		move = m.Withdraw
-	}
-	f, err := move(ctx, env, *wallet, amount)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s %s: %s USDC for %s; available %s USDC\n",
-		env, f.Transaction.Kind, amount, *wallet, f.Balance.Available)
-	return nil
+	return cmd
 }

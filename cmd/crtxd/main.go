@@ -5,15 +5,22 @@
 //	crtxd migrate  apply database migrations
 //	crtxd ledger   verify the ledger, deposit or withdraw funds
 //	crtxd admin    resolve disputes, verify creators, suspend agents
+//	crtxd bench    measure the marketplace against a bare reverse proxy
+//
+// "crtxd help COMMAND" or "crtxd COMMAND --help" describes each.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/crtx-market/crtx"
+	"github.com/spf13/cobra"
 )
 
 func main() {
@@ -22,54 +29,61 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: crtxd <command> [flags]
-
-commands:
-  serve                         run the marketplace
-  dev                           run it for development (./crtx-dev, private endpoints allowed)
-  migrate                       apply database migrations and exit
-  ledger verify [--environment E]
-  ledger deposit --environment E --wallet W --amount A
-  ledger withdraw --environment E --wallet W --amount A
-  admin disputes list|resolve, admin creators verify|unverify, admin agents suspend|unsuspend,
-  admin collateral release       operator tools (run "crtxd admin" for details)
-  bench [--clients N] [--duration D] [--db DSN] [--only S] [--json F] [--svg F]
-                                 measure the marketplace against a bare reverse proxy
-
-Every flag can also be set as CRTX_<FLAG>, e.g. --addr as CRTX_ADDR.
-Run "crtxd <command> -h" for its flags.
-`
+// Exit codes: 0 done, 1 the command failed, 2 it was not understood.
+const (
+	exitFailed = 1
+	exitUsage  = 2
+)
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	var err error
-	switch args[0] {
-	case "serve":
-		err = serve(ctx, args[1:], stdout, stderr)
-	case "dev":
-		err = dev(ctx, args[1:], stdout, stderr)
-	case "migrate":
-		err = migrate(ctx, args[1:], stdout, stderr)
-	case "ledger":
-		return ledger(ctx, args[1:], stdout, stderr)
-	case "admin":
-		err = admin(ctx, args[1:], stdout, stderr)
-	case "bench":
-		err = bench(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	root := newCrtxd()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	// cobra reads os.Args when given nil.
+	root.SetArgs(append([]string{}, args...))
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
 		return 0
-	default:
-		fmt.Fprintf(stderr, "crtxd: unknown command %q\n\n%s", args[0], usage)
-		return 2
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "crtxd: %v\n", err)
-		return 1
+	var f *failure
+	if errors.As(err, &f) {
+		fmt.Fprintf(stderr, "crtxd: %v\n", f.err)
+		return exitFailed
 	}
-	return 0
+	if cmd == nil {
+		cmd = root
+	}
+	fmt.Fprintf(stderr, "crtxd: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+	return exitUsage
+}
+
+// newCrtxd builds the command tree; each run builds its own, so no flag
+// value outlives the run that parsed it.
+func newCrtxd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "crtxd",
+		Short: "The crtx marketplace server and its operator tool",
+		Long: `crtxd runs the crtx marketplace (serve, or dev for development) and is its
+operator's tool: database migrations, the ledger's verification and funding, disputes,
+creators and agents.
+
+Every flag can also be set as CRTX_<FLAG>, upper case with - as _ (--addr as CRTX_ADDR,
+--db-conns as CRTX_DB_CONNS); a flag on the command line wins over the variable.`,
+		Example: `  crtxd dev
+  crtxd serve --addr 0.0.0.0:8080 --public-url https://crtx.example --data /var/lib/crtx
+  crtxd ledger verify --data /var/lib/crtx`,
+		Version: crtx.Version(),
+		Args:    cobra.ArbitraryArgs,
+		RunE:    needsCommand,
+		// Flags not given on the command line come from CRTX_<FLAG>
+		// before any command runs, its hidden ones included.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return fromEnvironment(cmd.Flags()) },
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+	}
+	root.SetVersionTemplate("crtxd {{.Version}}\n")
+	root.AddCommand(serveCommand(), devCommand(), migrateCommand(), ledgerCommand(), adminCommand(), benchCommand())
+	markFailures(root)
+	return root
 }

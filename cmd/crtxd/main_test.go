@@ -195,27 +195,52 @@ func TestLedgerRowsAreAppendOnly(t *testing.T) {
 	}
 }
 
+// Every flag not on the command line comes from CRTX_<FLAG>; the command
+// line wins, and a variable that does not parse stops crtxd naming it.
 func TestConfigFromEnvironment(t *testing.T) {
-	cfg := daemon.Defaults()
-	cfg.RateLimitIP = 0 // tests sign in often from one address
-	fs := newFlags("serve", &cfg, &bytes.Buffer{})
-	serveFlags(fs, &cfg)
+	serve, _, err := newCrtxd().Find([]string{"serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("CRTX_ADDR", "127.0.0.1:9999")
 	t.Setenv("CRTX_PLATFORM_FEE_BPS", "250")
 	t.Setenv("CRTX_ALLOW_PRIVATE_ENDPOINTS", "true")
+	t.Setenv("CRTX_DB_CONNS", "3")
 	t.Setenv("CRTX_DATA", "/from/env")
-	if err := parse(fs, []string{"--data", "/from/flag"}); err != nil {
+	fs := serve.Flags()
+	if err := fs.Parse([]string{"--data", "/from/flag"}); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != "127.0.0.1:9999" || cfg.PlatformFeeBps != 250 || !cfg.AllowPrivateEndpoints || cfg.Data != "/from/flag" {
-		t.Errorf("config = %+v", cfg)
+	if err := fromEnvironment(fs); err != nil {
+		t.Fatal(err)
 	}
-	t.Setenv("CRTX_PLATFORM_FEE_BPS", "lots")
-	cfg = daemon.Defaults()
-	fs = newFlags("serve", &cfg, &bytes.Buffer{})
-	serveFlags(fs, &cfg)
-	if err := parse(fs, nil); err == nil || !strings.Contains(err.Error(), "CRTX_PLATFORM_FEE_BPS") {
-		t.Errorf("a bad variable: %v", err)
+	for flag, want := range map[string]string{"addr": "127.0.0.1:9999", "platform-fee-bps": "250",
+		"allow-private-endpoints": "true", "db-conns": "3", "data": "/from/flag", "log-level": "info"} {
+		if got := fs.Lookup(flag).Value.String(); got != want {
+			t.Errorf("--%s = %q, want %q", flag, got, want)
+		}
+	}
+
+	// Through the whole command: migrate applies to the folder of CRTX_DATA.
+	data := t.TempDir()
+	t.Setenv("CRTX_DATA", data)
+	if code, out := crtxd(t, "migrate"); code != 0 || !strings.Contains(out, "migrations applied") {
+		t.Fatalf("migrate: %d %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "crtx.db")); err != nil {
+		t.Errorf("migrate did not use CRTX_DATA: %v", err)
+	}
+	// A required flag may come from the environment too.
+	t.Setenv("CRTX_DATA", withTraffic(t))
+	t.Setenv("CRTX_ENVIRONMENT", "mainnet")
+	t.Setenv("CRTX_AMOUNT", "2")
+	w := crtx.Address(must(ed25519.GenerateKey(nil)))
+	if code, out := crtxd(t, "ledger", "deposit", "--wallet", w); code != 0 || !strings.Contains(out, "available 2 USDC") {
+		t.Errorf("deposit from the environment: %d %s", code, out)
+	}
+	t.Setenv("CRTX_DB_CONNS", "lots")
+	if code, out := crtxd(t, "migrate"); code != 2 || !strings.Contains(out, "CRTX_DB_CONNS") {
+		t.Errorf("a bad variable: %d %s", code, out)
 	}
 }
 

@@ -2,30 +2,44 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/spf13/cobra"
 )
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func serveCommand() *cobra.Command {
 	cfg := daemon.Defaults()
-	cfg.LogOutput = stderr
-	fs := newFlags("serve", &cfg, stderr)
-	serveFlags(fs, &cfg)
-	gc := fs.Int("gc-percent", 400, "the Go collector's GOGC: a larger heap between collections for less CPU (GOGC wins when set)")
-	if err := parse(fs, args); err != nil {
-		return flagErr(err)
+	var gc int
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the marketplace",
+		Long: `Run the marketplace: the REST API, the web pages and the background jobs (block sealing,
+roll-ups, dispatch recovery, collateral release) on SQLite in --data or on PostgreSQL (--db).
+SIGTERM or SIGINT stops it, letting in-flight requests finish for up to --shutdown-timeout.`,
+		Example: `  crtxd serve --addr 0.0.0.0:8080 --public-url https://crtx.example --data /var/lib/crtx --admin-token-file admin-token
+  CRTX_DB=postgres://crtx@db/crtx crtxd serve --addr :8080 --db-conns 16`,
+		Args: positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.LogOutput = cmd.ErrOrStderr()
+			return serve(cmd.Context(), cfg, gc, cmd.ErrOrStderr())
+		},
 	}
+	storeFlags(cmd.Flags(), &cfg)
+	serveFlags(cmd.Flags(), &cfg)
+	cmd.Flags().IntVar(&gc, "gc-percent", 400, "the Go collector's GOGC: a larger heap between collections for less CPU (GOGC wins when set)")
+	return cmd
+}
+
+func serve(ctx context.Context, cfg daemon.Config, gc int, stderr io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		// The marketplace's live heap is small and its allocation rate high:
 		// collecting at 5× the live heap instead of 2× costs tens of MiB
 		// and saves CPU on every request.
-		debug.SetGCPercent(*gc)
+		debug.SetGCPercent(gc)
 	}
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
@@ -40,27 +54,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return d.Wait()
 }
 
-func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func migrateCommand() *cobra.Command {
 	cfg := daemon.Defaults()
-	fs := newFlags("migrate", &cfg, stderr)
-	if err := parse(fs, args); err != nil {
-		return flagErr(err)
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the database migrations and exit",
+		Long: `Apply the database's migrations and exit, for a migration run as a step of its own
+(crtxd serve applies them too when it starts).`,
+		Example: `  crtxd migrate --db postgres://crtx@db/crtx`,
+		Args:    positional(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			s, err := daemon.OpenStore(cmd.Context(), cfg) // opening applies the migrations
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return s.Close()
+		},
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	s, err := daemon.OpenStore(ctx, cfg) // opening applies the migrations
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "migrations applied")
-	return s.Close()
-}
-
-// flagErr hides the error the flag package has already printed.
-func flagErr(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	return err
+	storeFlags(cmd.Flags(), &cfg)
+	return cmd
 }
