@@ -65,7 +65,9 @@ type shortfall struct {
 	env    crtx.Environment
 	wallet string
 	need   crtx.USDC
-	format string // with %[1]s the balance, %[2]s the environment, %[3]s the amount needed
+	// format has %[1]s the balance, %[2]s the environment, %[3]s the
+	// amount needed, %[4]s the wallet and %[5]s what it lacks.
+	format string
 	// keyID, for an execution, is the API key charged: its spend limit
 	// goes before the balance (CONTRACT §8), though the database checks
 	// the balance first.
@@ -93,7 +95,7 @@ func (m *Market) explain(ctx context.Context, err error) error {
 	if aerr != nil && !errors.Is(aerr, crtx.ErrNotFound) { // no account: nothing available
 		return internal("balance", aerr)
 	}
-	return crtx.Errorf(crtx.CodeInsufficientBalance, sf.format, acct.Balance, sf.env, sf.need)
+	return crtx.Errorf(crtx.CodeInsufficientBalance, sf.format, acct.Balance, sf.env, sf.need, sf.wallet, sf.need-acct.Balance)
 }
 
 // Airdrop credits devnet funds to wallet, at most AirdropMax a call and

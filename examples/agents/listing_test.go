@@ -1,10 +1,14 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"io"
+	"os"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/crtx-market/crtx"
@@ -12,38 +16,53 @@ import (
 	"github.com/crtx-market/crtx/daemon"
 )
 
-// The example runs as a real service, checks the marketplace's signatures,
-// and passes the listing flow.
-func TestListsOnAMarketplace(t *testing.T) {
+// started runs a marketplace with an admin token and the text-statistics
+// example agent, both on 127.0.0.1, until the test ends, and returns them;
+// the agent must then stop cleanly.
+func started(t *testing.T) (context.Context, *daemon.Daemon, endpoint) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	cfg := daemon.Defaults()
 	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, io.Discard
-	tokenFile := cfg.Data + "/admin"
-	if err := writeFile(tokenFile, "admin-token-0123456789abcdef"); err != nil {
+	cfg.AdminTokenFile = cfg.Data + "/admin"
+	if err := writeFile(cfg.AdminTokenFile, "admin-token-0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	cfg.AdminTokenFile = tokenFile
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
-
+	t.Cleanup(func() { d.Close() })
 	_, key, _ := ed25519.GenerateKey(nil)
-	type endpoint struct{ url, pub string }
 	ready := make(chan endpoint, 1)
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, "127.0.0.1:0", key, d.URL, TextStats, func(url, pub string) { ready <- endpoint{url, pub} })
 	}()
-	var ep endpoint
 	select {
-	case ep = <-ready:
+	case ep := <-ready:
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("the agent did not stop cleanly: %v", err)
+			}
+		})
+		return ctx, d, ep
 	case err := <-done:
 		t.Fatal(err)
 	}
+	panic("unreachable")
+}
+
+// endpoint is where an example agent listens and the key it signs with.
+type endpoint struct{ url, pub string }
+
+// The example runs as a real service, checks the marketplace's signatures,
+// and passes the listing flow.
+func TestListsOnAMarketplace(t *testing.T) {
+	ctx, d, ep := started(t)
 
 	_, wkey, _ := ed25519.GenerateKey(nil)
 	wallet := crtx.Address(wkey.Public().(ed25519.PublicKey))
@@ -68,8 +87,76 @@ func TestListsOnAMarketplace(t *testing.T) {
 	if a.Status != "active" || a.Collateral != 10*crtx.MicroPerUSDC {
 		t.Errorf("listing = %+v", a)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("the agent did not stop cleanly: %v", err)
+}
+
+// examples/textstats/listing.json, the README's sample, lists the textstats
+// agent as it is, once its two placeholders are replaced: a creator without
+// mainnet funds is first told how much collateral is missing and the
+// command that deposits it, and that deposit is enough.
+func TestSampleListing(t *testing.T) {
+	ctx, d, ep := started(t)
+
+	raw, err := os.ReadFile("../textstats/listing.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every field a listing takes is there (status is for changes only),
+	// and nothing else.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[crtx.ListingParams]()) {
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if _, ok := fields[name]; !ok && name != "status" {
+			t.Errorf("listing.json lacks %s", name)
+		}
+	}
+	var p crtx.ListingParams
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if *p.EndpointURL != "http://127.0.0.1:9101/execute" || *p.SigningPublicKey != "YOUR_SIGNING_PUBLIC_KEY" {
+		t.Fatalf("the placeholders the README names changed: %s, %s", *p.EndpointURL, *p.SigningPublicKey)
+	}
+	if !bytes.Contains(raw, []byte(`"price_per_call_usdc": 0.01,`)) {
+		t.Errorf("the price is no longer in the collateral tier crtxd dev funds (10 USDC)")
+	}
+	// The schemas are the agent's own.
+	for got, want := range map[string]string{string(*p.InputSchema): TextStatsInput, string(*p.OutputSchema): TextStatsOutput} {
+		var g, w any
+		json.Unmarshal([]byte(got), &g)
+		json.Unmarshal([]byte(want), &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("listing.json schema %s, the agent's %s", got, want)
+		}
+	}
+	p.EndpointURL, p.SigningPublicKey = &ep.url, &ep.pub
+
+	_, wkey, _ := ed25519.GenerateKey(nil)
+	wallet := crtx.Address(wkey.Public().(ed25519.PublicKey))
+	c, _, err := client.New(d.URL, "").SignIn(ctx, wkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateListing(ctx, p)
+	if client.Code(err) != crtx.CodeInsufficientBalance {
+		t.Fatalf("listing without mainnet funds: %v", err)
+	}
+	hint := "crtxd ledger deposit --environment mainnet --wallet " + wallet + " --amount 10)"
+	if !strings.Contains(err.Error(), "needs 10 USDC of collateral") || !strings.Contains(err.Error(), hint) {
+		t.Errorf("the refusal does not name the collateral and the deposit (%s): %v", hint, err)
+	}
+	if _, err := client.New(d.URL, "admin-token-0123456789abcdef").Deposit(ctx, crtx.Mainnet, wallet, 10*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.CreateListing(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != "active" || a.Collateral != 10*crtx.MicroPerUSDC || a.Name != "Text statistics" {
+		t.Errorf("listing = %+v", a)
 	}
 }

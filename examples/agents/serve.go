@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,24 +25,49 @@ import (
 // Main parses the flags, loads or creates the key and serves fn until
 // SIGINT or SIGTERM. inputSchema and outputSchema are printed for listing.
 func Main(name, defaultAddr string, fn creator.Func, inputSchema, outputSchema string) {
-	addr := flag.String("addr", defaultAddr, "address to listen on")
-	keyPath := flag.String("key", name+"-key.json", "signing key file (created if missing, Solana CLI format)")
-	market := flag.String("marketplace", "", "marketplace URL; when set, requests it did not sign are refused")
-	flag.Parse()
-	key, err := keyfile.LoadOrCreate(*keyPath)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, *addr, key, *market, fn, func(url, pub string) {
-		fmt.Printf("%s listening at %s\n  signing_public_key: %s\n  input_schema:  %s\n  output_schema: %s\n",
-			name, url, pub, inputSchema, outputSchema)
-	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	os.Exit(command(ctx, name, defaultAddr, os.Args[1:], os.Stdout, os.Stderr, fn, inputSchema, outputSchema))
+}
+
+// command is Main without the process: it returns the exit code.
+func command(ctx context.Context, name, defaultAddr string, args []string, stdout, stderr io.Writer,
+	fn creator.Func, inputSchema, outputSchema string) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", defaultAddr, "address to listen on")
+	keyPath := fs.String("key", name+"-key.json", "signing key file (created if missing, Solana CLI format)")
+	market := fs.String("marketplace", "", "the marketplace's URL: requests it did not sign are refused (required)")
+	insecure := fs.Bool("insecure-accept-unsigned", false, "serve without --marketplace, answering requests anyone signed or did not sign (local tests only)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
 	}
+	// Without the marketplace's key anyone who finds the endpoint can run
+	// the agent for free: a forgotten flag must not serve that way.
+	if *market == "" && !*insecure {
+		fmt.Fprintf(stderr, "%s: --marketplace URL is required, so that requests the marketplace did not sign are refused\n"+
+			"(--insecure-accept-unsigned serves without that check, for local tests only)\n", name)
+		return 2
+	}
+	key, err := keyfile.LoadOrCreate(*keyPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if err := Run(ctx, *addr, key, *market, fn, func(url, pub string) {
+		fmt.Fprintf(stdout, "%s listening at %s\n  signing_public_key: %s\n  input_schema:  %s\n  output_schema: %s\n",
+			name, url, pub, inputSchema, outputSchema)
+		if *market == "" {
+			fmt.Fprintf(stdout, "  accepting unsigned requests (--insecure-accept-unsigned)\n")
+		}
+	}); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
 }
 
 // Run serves fn on addr until ctx ends; ready is told the endpoint URL
