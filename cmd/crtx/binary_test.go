@@ -19,6 +19,7 @@ import (
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/examples/agents"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
@@ -296,6 +297,41 @@ func TestDevQuickStart(t *testing.T) {
 	}
 	if code, out, errOut := bin(t, env, "verify", rec.ExecutionID); code != 0 {
 		t.Fatalf("crtx verify: %d\n%s%s", code, out, errOut)
+	}
+
+	// The creator quick start, as the README writes it, as the demo wallet:
+	// a signing key, the example agent, a test request, the sample listing.
+	creatorEnv := append(env, "CRTX_KEYPAIR="+filepath.Join(data, "demo-wallet.json"))
+	keyPath := filepath.Join(t.TempDir(), "agent-key.json")
+	code, out, errOut = bin(t, creatorEnv, "creator", "keygen", "--out", keyPath, "--json")
+	var kg struct {
+		SigningPublicKey string `json:"signing_public_key"`
+	}
+	mustJSON(t, out, &kg)
+	skey, err := keyfile.Load(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stopAgent := context.WithCancel(context.Background())
+	defer stopAgent()
+	ready := make(chan string, 1)
+	go agents.Run(actx, "127.0.0.1:0", skey, url, agents.TextStats, func(u, _ string) { ready <- u })
+	endpoint := <-ready
+	if code, out, errOut := bin(t, creatorEnv, "creator", "test", "--endpoint", endpoint, "--public-key", kg.SigningPublicKey); code != 0 {
+		t.Fatalf("crtx creator test: %d\n%s%s", code, out, errOut)
+	}
+	sample, err := os.ReadFile("../../examples/textstats/listing.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := strings.NewReplacer("YOUR_SIGNING_PUBLIC_KEY", kg.SigningPublicKey, "http://127.0.0.1:9101/execute", endpoint).Replace(string(sample))
+	listingPath := filepath.Join(t.TempDir(), "listing.json")
+	os.WriteFile(listingPath, []byte(listing), 0o600)
+	if code, out, errOut := bin(t, creatorEnv, "creator", "create", "--file", listingPath); code != 0 || !strings.Contains(out, "10 USDC of collateral locked") {
+		t.Fatalf("crtx creator create: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := bin(t, creatorEnv, "creator", "list"); code != 0 || !strings.Contains(out, "Text statistics") {
+		t.Errorf("crtx creator list: %d\n%s", code, out)
 	}
 	if err := client.New(url, "").Do(context.Background(), "GET", "/healthz", "", nil, nil); err != nil {
 		t.Fatal(err)
