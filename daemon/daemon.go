@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -309,6 +310,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		unlock()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%w: another process listens there; choose another address with --addr (CRTX_ADDR), e.g. --addr 127.0.0.1:9090", err)
+		}
 		return nil, err
 	}
 	if cfg.PublicURL == "" {

@@ -1,7 +1,12 @@
 package daemon
 
 import (
+	"context"
+	"errors"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,5 +36,24 @@ func TestValidate(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), flag) {
 			t.Errorf("%s: Validate() = %v, want an error naming it", flag, err)
 		}
+	}
+}
+
+// A busy address names the flag that moves the marketplace elsewhere.
+func TestBusyAddressNamesTheFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := Defaults()
+	cfg.Addr, cfg.Data, cfg.LogOutput = ln.Addr().String(), t.TempDir(), io.Discard
+	d, err := Start(context.Background(), cfg)
+	if err == nil {
+		d.Close()
+		t.Fatal("started on a busy address")
+	}
+	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "--addr") {
+		t.Errorf("error %q does not say how to pick another address", err)
 	}
 }

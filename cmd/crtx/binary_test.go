@@ -128,10 +128,12 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if agent.Status != "active" || agent.Collateral != 50*crtxpkg.MicroPerUSDC {
 		t.Fatalf("created = %+v", agent)
 	}
-	if out := ok(as("creator"), "creator", "pause", agent.AgentID); !strings.Contains(out, "paused") {
-		t.Errorf("pause: %s", out)
+	if out := ok(as("creator"), "creator", "pause", agent.AgentID); out != "paused "+agent.AgentID+": paused\n" {
+		t.Errorf("pause: %q", out)
 	}
-	ok(as("creator"), "creator", "resume", agent.AgentID)
+	if out := ok(as("creator"), "creator", "resume", agent.AgentID); out != "resumed "+agent.AgentID+": active\n" {
+		t.Errorf("resume: %q", out)
+	}
 	var mine api.CreatorAgentList
 	mustJSON(t, ok(as("creator"), "--json", "creator", "list"), &mine)
 	if len(mine.Agents) != 1 || mine.Agents[0].Status != "active" {
@@ -173,11 +175,20 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if code, out, errOut := binIn(t, caller, "Eve\n", "run", agent.AgentID, "-"); code != 0 || out != "hello, Eve\n {}\n" {
 		t.Errorf("run with the task on stdin: %d %q %q", code, out, errOut)
 	}
-	// Lists have a header row; the catalog shows the API key's environment.
-	lines := strings.Split(ok(caller, "agents", "list"), "\n")
-	if f := strings.Fields(lines[1]); !strings.HasPrefix(lines[0], "ID ") || len(f) < 4 || f[0] != agent.AgentID || f[3] == "0" ||
-		!strings.Contains(lines[2], "statistics on devnet") {
-		t.Errorf("agents list with a devnet key:\n%s", strings.Join(lines, "\n"))
+	// Lists have a header row; the catalog shows the API key's environment,
+	// whose runs count once the roll-up has posted them.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		lines := strings.Split(ok(caller, "agents", "list"), "\n")
+		f := strings.Fields(lines[1])
+		if !strings.HasPrefix(lines[0], "ID ") || len(f) < 4 || f[0] != agent.AgentID || !strings.Contains(lines[2], "statistics on devnet") {
+			t.Fatalf("agents list with a devnet key:\n%s", strings.Join(lines, "\n"))
+		}
+		if f[3] != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agents list with a devnet key never counts its devnet runs:\n%s", strings.Join(lines, "\n"))
+		}
 	}
 	var list api.ExecutionPage
 	mustJSON(t, ok(caller, "--json", "executions", "list", "--agent", agent.AgentID), &list)
@@ -228,6 +239,12 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "balance", "--json"), &wl)
 	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_250_000 {
 		t.Errorf("balance through the saved profile = %+v", wl)
+	}
+	// A key file given in a variable wins over the profile's API key.
+	wl = api.WalletResponse{}
+	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR=" + filepath.Join(dir, "creator.json")}, "balance", "--json"), &wl)
+	if wl.Wallet != w.Wallet {
+		t.Errorf("balance with CRTX_KEYPAIR over a profile shows wallet %s, want the creator's %s", wl.Wallet, w.Wallet)
 	}
 	// A hand-written profile works the same, named by --profile.
 	prof, _ := json.Marshal(map[string]any{"profiles": map[string]any{

@@ -26,10 +26,13 @@ type cli struct {
 	}
 	// The settings in force: flags, then CRTX_* variables, then the profile.
 	url, apiKey, keypair string
-	json                 bool
-	out, errOut          io.Writer
-	last                 []byte // the last response body, for --json
-	started              bool   // a command's own code began to run
+	// Whether the key file and the API key were given by flag or
+	// variable, as against by the profile.
+	keypairGiven, apiKeyGiven bool
+	json                      bool
+	out, errOut               io.Writer
+	last                      []byte // the last response body, for --json
+	started                   bool   // a command's own code began to run
 }
 
 // configure settles the settings before a command runs. A profile that
@@ -41,6 +44,8 @@ func (c *cli) configure(saves bool) error {
 	}
 	c.url = strings.TrimRight(firstOf(c.flags.url, os.Getenv("CRTX_URL"), p.URL, "http://127.0.0.1:8080"), "/")
 	c.apiKey = firstOf(c.flags.apiKey, os.Getenv("CRTX_API_KEY"), p.APIKey)
+	c.apiKeyGiven = firstOf(c.flags.apiKey, os.Getenv("CRTX_API_KEY")) != ""
+	c.keypairGiven = firstOf(c.flags.keypair, os.Getenv("CRTX_KEYPAIR")) != ""
 	c.keypair = firstOf(c.flags.keypair, os.Getenv("CRTX_KEYPAIR"), p.Keypair, filepath.Join(configDir(), "id.json"))
 	return nil
 }

@@ -111,10 +111,10 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 }
 
 func (c *cli) creatorStatusCmd(verb string, status crtx.AgentStatus) *cobra.Command {
-	short := map[crtx.AgentStatus]string{
-		crtx.AgentPaused: "Pause a listing: it leaves the catalog and takes no executions",
-		crtx.AgentActive: "Resume a paused listing",
-	}[status]
+	short, done := "Pause a listing: it leaves the catalog and takes no executions", "paused"
+	if status == crtx.AgentActive {
+		short, done = "Resume a paused listing", "resumed"
+	}
 	return &cobra.Command{
 		Use:   verb + " AGENT_ID",
 		Short: short,
@@ -124,7 +124,7 @@ func (c *cli) creatorStatusCmd(verb string, status crtx.AgentStatus) *cobra.Comm
 			if err != nil {
 				return err
 			}
-			return c.print(l, "%sd %s: %s\n", strings.TrimSuffix(verb, "e"), l.AgentID, l.Status)
+			return c.print(l, "%s %s: %s\n", done, l.AgentID, l.Status)
 		}),
 	}
 }

@@ -76,9 +76,9 @@ func (c *cli) executionsCmd() *cobra.Command {
 				return err
 			}
 			if !c.json {
-				fmt.Fprintf(c.out, "%s %s\n", time.Now().Format("15:04:05"), rec.Status)
+				fmt.Fprintf(c.out, "%s %s\n\n", time.Now().Format("15:04:05"), rec.Status)
 			}
-			return c.print(rec, "")
+			return c.print(rec, "%s", describe(rec))
 		}),
 	})
 }

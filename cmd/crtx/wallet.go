@@ -71,12 +71,16 @@ func (c *cli) writeWallet(key ed25519.PrivateKey, done string) error {
 func (c *cli) balanceCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "balance",
-		Short: "Show the wallet's balances (with an API key: that key's environment)",
-		Args:  args(),
+		Short: "Show the wallet's balances (with only an API key: that key's wallet and environment)",
+		Long: `balance shows, with an API key, that key's wallet in that key's environment; else it
+signs in with the wallet key file and shows every environment. A key file given by
+--keypair or CRTX_KEYPAIR wins over the API key of the profile.`,
+		Args: args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var cl *client.Client
 			var err error
-			if c.apiKey != "" {
+			// A key file given on the command line wins over the profile's key.
+			if c.apiKey != "" && (c.apiKeyGiven || !c.keypairGiven) {
 				cl, _ = c.key()
 			} else if cl, err = c.session(cmd.Context()); err != nil {
 				return err
