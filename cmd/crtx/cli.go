@@ -73,21 +73,23 @@ func (c *cli) key() (*client.Client, error) {
 	return c.api(c.apiKey), nil
 }
 
+// runE is the body of a command that acts through a client.
+type runE func(ctx context.Context, cl *client.Client, args []string) error
+
 // withSession runs fn with a client signed in with the wallet key file.
-func (c *cli) withSession(fn func(ctx context.Context, cl *client.Client, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		cl, err := c.session(cmd.Context())
-		if err != nil {
-			return err
-		}
-		return fn(cmd.Context(), cl, args)
-	}
+func (c *cli) withSession(fn runE) func(*cobra.Command, []string) error {
+	return c.acting(c.session, fn)
 }
 
 // withKey runs fn with a client acting with the API key.
-func (c *cli) withKey(fn func(ctx context.Context, cl *client.Client, args []string) error) func(*cobra.Command, []string) error {
+func (c *cli) withKey(fn runE) func(*cobra.Command, []string) error {
+	return c.acting(func(context.Context) (*client.Client, error) { return c.key() }, fn)
+}
+
+// acting opens the client a command acts with, then runs the command.
+func (c *cli) acting(open func(context.Context) (*client.Client, error), fn runE) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		cl, err := c.key()
+		cl, err := open(cmd.Context())
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,6 +93,22 @@ func TestWalletAirdropKeys(t *testing.T) {
 		t.Fatalf("keys create: %d %s", code, out)
 	}
 	t.Setenv("CRTX_API_KEY", k.Key)
+	// login with a key checks it and saves it; a bad one saves nothing.
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	t.Setenv("CRTX_CONFIG", cfgPath)
+	if code, out, errOut := crtx("login"); code != 0 || !strings.Contains(out, "with a devnet key") {
+		t.Fatalf("login with a key: %d %s %s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(cfgPath); !strings.Contains(string(b), k.Key) {
+		t.Errorf("the saved profile lacks the key:\n%s", b)
+	}
+	if code, _, errOut := crtx("login", "--api-key", crtxpkg.TestKeyPrefix+"bogus", "--profile", "bad"); code != 1 || !strings.Contains(errOut, "invalid_api_key") {
+		t.Errorf("login with a bad key: %d %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(cfgPath); strings.Contains(string(b), "bogus") {
+		t.Errorf("a bad key was saved:\n%s", b)
+	}
+	t.Setenv("CRTX_CONFIG", filepath.Join(t.TempDir(), "none.json"))
 	if code, out, _ := crtx("balance"); code != 0 || !strings.Contains(out, "AVAILABLE") || strings.Join(strings.Fields(strings.Split(out, "\n")[1]), " ") != "devnet 12.5 0" || strings.Contains(out, "mainnet") {
 		t.Errorf("balance with a devnet key: %d %q", code, out)
 	}
