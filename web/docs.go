@@ -55,8 +55,6 @@ type docPage struct {
 	Schemas                                     []docSchema
 }
 
-var methods = []string{"get", "put", "post", "patch", "delete"}
-
 // buildDocs renders the OpenAPI document as the /docs page, with curl lines
 // against the marketplace at base.
 func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
@@ -71,10 +69,14 @@ func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
 		groups[t.Name] = len(p.Groups)
 		p.Groups = append(p.Groups, docGroup{Tag: t.Name, Description: t.Description})
 	}
+	methods := []string{"get", "put", "post", "patch", "delete"}
 	for _, path := range doc.Paths {
 		for _, m := range path.Value {
+			if m.Key == "parameters" {
+				return nil, fmt.Errorf("%s: parameters shared by a path's operations are not shown; give each operation its own", path.Key)
+			}
 			if !slices.Contains(methods, m.Key) {
-				continue // the path's own parameters or summary
+				continue // the path's summary or description
 			}
 			var op operation
 			if err := json.Unmarshal(m.Value, &op); err != nil {
@@ -91,16 +93,13 @@ func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
 			p.Groups[g].Ops = append(p.Groups[g].Ops, o)
 		}
 	}
-	byName := map[string]*schema{}
-	for _, s := range doc.Components.Schemas {
-		byName[s.Key] = s.Value
-	}
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		s, err := componentSchema(name, byName[name])
+	schemas := slices.SortedFunc(slices.Values(doc.Components.Schemas), func(a, b entry[*schema]) int { return strings.Compare(a.Key, b.Key) })
+	for _, s := range schemas {
+		d, err := componentSchema(s.Key, s.Value)
 		if err != nil {
-			return nil, fmt.Errorf("schema %s: %w", name, err)
+			return nil, fmt.Errorf("schema %s: %w", s.Key, err)
 		}
-		p.Schemas = append(p.Schemas, s)
+		p.Schemas = append(p.Schemas, d)
 	}
 	return h.execute("docs", p)
 }

@@ -37,10 +37,7 @@ func curlLine(base, method, path string, op operation, security string, stream b
 			}
 			continue
 		}
-		v, err := exampleText(p.Example)
-		if err != nil {
-			return "", fmt.Errorf("parameter %s: %w", p.Name, err)
-		}
+		v := exampleText(p.Example)
 		switch p.In {
 		case "path":
 			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(v))
@@ -60,12 +57,10 @@ func curlLine(base, method, path string, op operation, security string, stream b
 	}
 	args[0] += " " + u
 	var body json.RawMessage
-	if op.RequestBody != nil {
-		for _, mt := range op.RequestBody.Content {
-			body = mt.Value.Example
-			headers = append(headers, shellQuote("Content-Type: "+mt.Key))
-			break
-		}
+	if op.RequestBody != nil && len(op.RequestBody.Content) > 0 {
+		mt := op.RequestBody.Content[0]
+		body = mt.Value.Example
+		headers = append(headers, shellQuote("Content-Type: "+mt.Key))
 	}
 	if method != "GET" && (method != "POST" || body == nil) {
 		args = append(args, "-X "+method)
@@ -87,17 +82,15 @@ func curlLine(base, method, path string, op operation, security string, stream b
 	return strings.Join(args, " \\\n  "), nil
 }
 
-// exampleText is an example value as it goes into a URL or header.
-func exampleText(raw json.RawMessage) (string, error) {
+// exampleText is an example value as it goes into a URL or header: a
+// string without its quotes, anything else as written. The document was
+// decoded already, so raw is valid JSON.
+func exampleText(raw json.RawMessage) string {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+		return s
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", err
-	}
-	return string(raw), nil
+	return string(raw)
 }
 
 func shellQuote(s string) string {

@@ -132,7 +132,7 @@ func inlineObject(s *schema) (*schema, string) {
 	case s.Items != nil && s.Items.Ref == "" && len(s.Items.Properties) > 0:
 		return s.Items, "[]"
 	}
-	for _, alt := range append(slices.Clone(s.OneOf), s.AnyOf...) {
+	for _, alt := range slices.Concat(s.OneOf, s.AnyOf) {
 		if alt.Ref == "" && len(alt.Properties) > 0 {
 			return alt, ""
 		}

@@ -135,12 +135,15 @@ func TestDocsSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name := range doc.Components.Schemas {
-		if s := section(t, page, "schema-"+name); !strings.Contains(s, "<table>") || !strings.Contains(s, "<th>field</th>") {
-			t.Errorf("schema %s has no table of fields", name)
+		if s := section(t, page, "schema-"+name); !strings.Contains(s, "<th>field</th>") || !strings.Contains(s, "<tr><td><code>") {
+			t.Errorf("schema %s has no table of fields, or an empty one", name)
 		}
 	}
 	// Each $ref of the document is a link where it is used.
-	refs := regexp.MustCompile(`"\$ref": "#/components/schemas/([A-Za-z]+)"`).FindAllStringSubmatch(string(crtxhttp.OpenAPI()), -1)
+	refs := regexp.MustCompile(`"\$ref":\s*"#/components/schemas/([A-Za-z]+)"`).FindAllStringSubmatch(string(crtxhttp.OpenAPI()), -1)
+	if len(refs) == 0 {
+		t.Fatal("found no $ref in openapi.json to check")
+	}
 	for _, m := range refs {
 		if !strings.Contains(page, `<a href="#schema-`+m[1]+`">`+m[1]+`</a>`) {
 			t.Errorf("no link to schema %s", m[1])
@@ -184,7 +187,7 @@ func TestDocsExamples(t *testing.T) {
 		} else if strings.Contains(curl, "Authorization") {
 			t.Errorf("%s needs no credential, yet its curl line sends one", id)
 		}
-		if strings.Contains(curl, "{") && !strings.Contains(curl, "-d ") {
+		if url, _, _ := strings.Cut(curl, " \\\n"); strings.Contains(url, "{") {
 			t.Errorf("%s: a path parameter is left unfilled:\n%s", id, curl)
 		}
 		for _, cli := range op.CLI {
@@ -194,6 +197,19 @@ func TestDocsExamples(t *testing.T) {
 		}
 		if id != "deleteSession" && !strings.Contains(s, "<p>→ 2") {
 			t.Errorf("%s has no example response", id)
+		}
+	}
+	// Parameters are a table with what each takes; each call names its credential.
+	for id, want := range map[string][]string{
+		"listAgents":   {"<td><code>sort</code></td><td>query</td>", "one of: total_executions, success_rate, price_asc, price_desc, created_at", "<td><code>q</code></td>", "credential: none"},
+		"executeAgent": {"<td><code>agent_id</code></td><td>path</td>", "<td><code>Idempotency-Key</code></td><td>header</td>", "credential: API key (apiKey)"},
+		"createKey":    {"credential: session token (session)"},
+	} {
+		s := section(t, page, id)
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s lacks %s", id, w)
+			}
 		}
 	}
 	exec := section(t, page, "executeAgent")
