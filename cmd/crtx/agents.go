@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +30,7 @@ func (c *cli) agentsCmd() *cobra.Command {
 		Short: "Browse the catalog, with statistics of your key's environment",
 		Example: `  crtx agents list --tags data --sort success_rate
   crtx agents list --q "invoice totals" --min-success-rate 0.9`,
-		Args: args(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e := c.environment(env)
 			q.Set("environment", string(e))
@@ -65,7 +66,7 @@ func (c *cli) agentsCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show AGENT_ID",
 		Short: "Show an agent's listing, schemas and statistics",
-		Args:  args("AGENT_ID"),
+		Args:  cmdline.Args("AGENT_ID"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			l, err := c.api("").Agent(cmd.Context(), a[0], c.environment(env))
 			if err != nil {
@@ -85,5 +86,5 @@ func (c *cli) agentsCmd() *cobra.Command {
 		},
 	}
 	show.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
-	return group(&cobra.Command{Use: "agents", Short: "Browse the catalog and read agents' listings"}, list, show)
+	return cmdline.Group(&cobra.Command{Use: "agents", Short: "Browse the catalog and read agents' listings"}, list, show)
 }

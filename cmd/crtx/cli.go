@@ -32,7 +32,6 @@ type cli struct {
 	json                      bool
 	out, errOut               io.Writer
 	last                      []byte // the last response body, for --json
-	started                   bool   // a command's own code began to run
 }
 
 // configure settles the settings before a command runs. A profile that

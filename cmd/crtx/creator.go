@@ -14,11 +14,12 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
 func (c *cli) creatorCmd() *cobra.Command {
-	return group(&cobra.Command{
+	return cmdline.Group(&cobra.Command{
 		Use:   "creator",
 		Short: "List agents, manage your listings and read your earnings",
 		Long: `creator commands act as the creator signed in with your wallet key file. A listing
@@ -34,7 +35,7 @@ func (c *cli) creatorKeygenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keygen",
 		Short: "Create a signing key for an agent; results are signed with it",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: func(*cobra.Command, []string) error {
 			_, key, err := ed25519.GenerateKey(nil)
 			if err != nil {
@@ -75,11 +76,11 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 		Use:     "create",
 		Short:   "List an agent from a JSON file; locks collateral from your mainnet balance",
 		Example: "  crtx creator create --file examples/listing.json",
-		Args:    args(),
+		Args:    cmdline.Args(),
 	}
 	usage := "the listing as JSON: the body of POST /v1/creator/agents"
 	if verb == "update" {
-		cmd.Use, cmd.Short, cmd.Args = "update AGENT_ID", "Change a listing with the fields of a JSON file", args("AGENT_ID")
+		cmd.Use, cmd.Short, cmd.Args = "update AGENT_ID", "Change a listing with the fields of a JSON file", cmdline.Args("AGENT_ID")
 		cmd.Example = `  echo '{"price_per_call_usdc": 0.02}' > price.json && crtx creator update AGENT_ID --file price.json`
 		usage = "the changes as JSON: the body of PATCH /v1/creator/agents/{id}"
 	}
@@ -118,7 +119,7 @@ func (c *cli) creatorStatusCmd(verb string, status crtx.AgentStatus) *cobra.Comm
 	return &cobra.Command{
 		Use:   verb + " AGENT_ID",
 		Short: short,
-		Args:  args("AGENT_ID"),
+		Args:  cmdline.Args("AGENT_ID"),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, a []string) error {
 			l, err := cl.UpdateListing(ctx, a[0], crtx.ListingParams{Status: &status})
 			if err != nil {
@@ -133,7 +134,7 @@ func (c *cli) creatorDelistCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "delist AGENT_ID",
 		Short: "Delist an agent for good; its collateral returns 72 hours after its last execution",
-		Args:  args("AGENT_ID"),
+		Args:  cmdline.Args("AGENT_ID"),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, a []string) error {
 			l, err := cl.Delist(ctx, a[0])
 			if err != nil {
@@ -148,7 +149,7 @@ func (c *cli) creatorListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List your agents, with their mainnet statistics",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
 			agents, err := cl.CreatorAgents(ctx)
 			if err != nil {
@@ -173,7 +174,7 @@ func (c *cli) creatorEarningsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "earnings",
 		Short: "Show your earnings a day, in your key's environment",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
 			e, err := cl.CreatorEarnings(ctx, c.environment(env))
 			if err != nil {
@@ -203,7 +204,7 @@ func (c *cli) creatorTestCmd() *cobra.Command {
 		Use:     "test",
 		Short:   "Send your endpoint a signed test request and check its answer",
 		Example: "  crtx creator test --endpoint http://127.0.0.1:9000/execute --public-key KEY",
-		Args:    args(),
+		Args:    cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
 			rep, err := cl.TestExecution(ctx, endpoint, pub)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 )
 
 func (c *cli) executionsCmd() *cobra.Command {
@@ -23,7 +24,7 @@ func (c *cli) executionsCmd() *cobra.Command {
 		Use:     "list",
 		Short:   "List your API key's executions, newest first",
 		Example: "  crtx executions list --status completed --from 2026-11-01T00:00:00Z",
-		Args:    args(),
+		Args:    cmdline.Args(),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, _ []string) error {
 			page, err := cl.Executions(ctx, q)
 			if err != nil {
@@ -46,10 +47,10 @@ func (c *cli) executionsCmd() *cobra.Command {
 	} {
 		list.Flags().Func(f.flag, f.usage, func(v string) error { q.Set(f.param, v); return nil })
 	}
-	return group(&cobra.Command{Use: "executions", Short: "List, show and follow your executions"}, list, &cobra.Command{
+	return cmdline.Group(&cobra.Command{Use: "executions", Short: "List, show and follow your executions"}, list, &cobra.Command{
 		Use:   "show ID",
 		Short: "Show an execution: status, cost, result and ledger record",
-		Args:  args("ID"),
+		Args:  cmdline.Args("ID"),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
 			rec, err := cl.Execution(ctx, a[0])
 			if err != nil {
@@ -60,7 +61,7 @@ func (c *cli) executionsCmd() *cobra.Command {
 	}, &cobra.Command{
 		Use:   "watch ID",
 		Short: "Follow an execution until it ends, printing each status",
-		Args:  args("ID"),
+		Args:  cmdline.Args("ID"),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
 			last := crtx.ExecStatus("")
 			rec, err := c.follow(ctx, cl, a[0], func(s crtx.ExecStatus) {
@@ -111,7 +112,7 @@ func (c *cli) verifyCmd() *cobra.Command {
 its SHA-256 hash and content id, the creator's Ed25519 signature against the key of the
 agent's listing, the ledger transaction that records it, and the Merkle proof of that
 transaction to a block signed by the marketplace. It exits 1 if any check fails.`,
-		Args: args("EXECUTION_ID"),
+		Args: cmdline.Args("EXECUTION_ID"),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
 			rep, err := cl.Verify(ctx, a[0])
 			if err != nil {
@@ -143,7 +144,7 @@ func (c *cli) disputeCmd() *cobra.Command {
 		Use:     "dispute EXECUTION_ID",
 		Short:   "Open a dispute over an execution; upheld, it refunds you from the creator's collateral",
 		Example: `  crtx dispute EXECUTION_ID --reason hash_mismatch --description "the result does not match its hash"`,
-		Args:    args("EXECUTION_ID"),
+		Args:    cmdline.Args("EXECUTION_ID"),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
 			body := map[string]any{"reason": reason, "description": desc}
 			if evidence != "" {

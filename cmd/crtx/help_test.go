@@ -17,7 +17,6 @@ func TestHelpVersionCompletion(t *testing.T) {
 		"crtx help run":               {"help", "run"},
 		"crtx run --help":             {"run", "--help"},
 		"crtx agents --help":          {"agents", "--help"},
-		"crtx agents":                 {"agents"},
 		"crtx help agents list":       {"help", "agents", "list"},
 		"crtx creator --help":         {"creator", "--help"},
 		"crtx creator create -h":      {"creator", "create", "-h"},
@@ -56,6 +55,8 @@ func TestHelpVersionCompletion(t *testing.T) {
 		"run only-one":    "Run 'crtx run --help' for usage.",
 		"run a b --bogus": "unknown flag: --bogus",
 		"dispute x":       `required flag(s) "description", "reason" not set`,
+		"agents":          "missing command: crtx agents takes one of list, show",
+		"":                "missing command: crtx takes one of",
 	} {
 		code, out, errOut := bin(t, env, strings.Fields(args)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, want) {

@@ -8,6 +8,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 )
 
 func (c *cli) keysCmd() *cobra.Command {
@@ -17,7 +18,7 @@ func (c *cli) keysCmd() *cobra.Command {
 		Short: "Create an API key for devnet (crtx_test_…) or mainnet (crtx_live_…); it is shown once",
 		Example: `  crtx keys create laptop devnet
   crtx keys create ci mainnet --spend-limit 25`,
-		Args: args("NAME", "ENVIRONMENT"),
+		Args: cmdline.Args("NAME", "ENVIRONMENT"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			env, err := crtx.ParseEnvironment("ENVIRONMENT", a[1])
 			if err != nil {
@@ -43,13 +44,13 @@ func (c *cli) keysCmd() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&limit, "spend-limit", "", "the most the key may spend in all, in USDC (no limit when not given)")
-	return group(&cobra.Command{
+	return cmdline.Group(&cobra.Command{
 		Use:   "keys",
 		Short: "Create, list and revoke API keys",
 	}, create, &cobra.Command{
 		Use:   "list",
 		Short: "List your API keys",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
 			keys, err := cl.Keys(ctx)
 			if err != nil {
@@ -68,7 +69,7 @@ func (c *cli) keysCmd() *cobra.Command {
 	}, &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke an API key at once",
-		Args:  args("ID"),
+		Args:  cmdline.Args("ID"),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, a []string) error {
 			k, err := cl.RevokeKey(ctx, a[0])
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 )
 
 // profile is one entry of the config file.
@@ -125,7 +126,7 @@ this machine. The profile is named by --profile ("default" when not given) and b
 the default if there is none yet.`,
 		Example: `  crtx login --url http://127.0.0.1:8080 --environment devnet
   crtx login --profile prod --url https://market.example --api-key crtx_live_…`,
-		Args: args(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			e, err := crtx.ParseEnvironment("--environment", env)
@@ -174,7 +175,7 @@ func (c *cli) sessionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "session",
 		Short: "Sign in with your wallet and print a session token (for the web dashboards and curl)",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			key, _, err := c.wallet()
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 )
 
 // maxStdinTask bounds a task read from standard input: the marketplace
@@ -90,7 +91,7 @@ following, not the execution, and prints how to pick it up again.`,
 		Example: `  crtx run AGENT_ID "Summarise this text" --param lang=en --param max_words=50
   cat report.txt | crtx run AGENT_ID - --max-cost 0.10
   crtx run AGENT_ID "a long job" --async`,
-		Args: args("AGENT_ID", "TASK"),
+		Args: cmdline.Args("AGENT_ID", "TASK"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			ctx := cmd.Context()
 			task := a[1]

@@ -10,17 +10,18 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
 func (c *cli) walletCmd() *cobra.Command {
-	return group(&cobra.Command{
+	return cmdline.Group(&cobra.Command{
 		Use:   "wallet",
 		Short: "Create, import or show your wallet key file",
 	}, &cobra.Command{
 		Use:   "new",
 		Short: "Create a wallet key file (Solana CLI format, mode 0600) at --keypair",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: func(*cobra.Command, []string) error {
 			_, key, err := ed25519.GenerateKey(nil)
 			if err != nil {
@@ -32,7 +33,7 @@ func (c *cli) walletCmd() *cobra.Command {
 		Use:     "import FILE",
 		Short:   "Copy a Solana CLI key file to --keypair",
 		Example: "  crtx wallet import ~/.config/solana/id.json",
-		Args:    args("FILE"),
+		Args:    cmdline.Args("FILE"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			key, err := keyfile.Load(a[0])
 			if err != nil {
@@ -43,7 +44,7 @@ func (c *cli) walletCmd() *cobra.Command {
 	}, &cobra.Command{
 		Use:   "show",
 		Short: "Print the wallet's address",
-		Args:  args(),
+		Args:  cmdline.Args(),
 		RunE: func(*cobra.Command, []string) error {
 			_, addr, err := c.wallet()
 			if err != nil {
@@ -75,7 +76,7 @@ func (c *cli) balanceCmd() *cobra.Command {
 		Long: `balance shows, with an API key, that key's wallet in that key's environment; else it
 signs in with the wallet key file and shows every environment. A key file given by
 --keypair or CRTX_KEYPAIR wins over the API key of the profile.`,
-		Args: args(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var cl *client.Client
 			var err error
@@ -105,7 +106,7 @@ func (c *cli) airdropCmd() *cobra.Command {
 		Use:     "airdrop AMOUNT",
 		Short:   "Get devnet USDC for the wallet (free, limited per hour)",
 		Example: "  crtx airdrop 50",
-		Args:    args("AMOUNT"),
+		Args:    cmdline.Args("AMOUNT"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			amount, err := crtx.ParseUSDC(a[0])
 			if err != nil {

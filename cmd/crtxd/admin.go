@@ -9,6 +9,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/market"
 	"github.com/spf13/cobra"
@@ -18,9 +19,7 @@ import (
 // directly: they take the same --data and --db as every crtxd command.
 func adminCommand() *cobra.Command {
 	group := func(use, short string, cmds ...*cobra.Command) *cobra.Command {
-		c := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs, RunE: needsCommand}
-		c.AddCommand(cmds...)
-		return c
+		return cmdline.Group(&cobra.Command{Use: use, Short: short}, cmds...)
 	}
 	cmd := group("admin", "Resolve disputes, verify creators, suspend agents, release collateral")
 	cmd.Long = `The operator's tools. They open the store of --data/--db directly, so they need no admin
@@ -36,7 +35,7 @@ token; the admin API (--admin-token-file) offers the same over HTTP.`
 		group("collateral", "Release delisted agents' collateral", offline(&cobra.Command{
 			Use:   "release",
 			Short: "Release the collateral due now, without waiting for the release job",
-			Args:  positional(),
+			Args:  cmdline.Args(),
 		}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
 			n, err := m.ReleaseCollateral(ctx)
 			if err != nil {
@@ -77,7 +76,7 @@ func disputesListCommand() *cobra.Command {
 		Use:     "list",
 		Short:   "List disputes, newest first",
 		Example: "  crtxd admin disputes list --status open --data /var/lib/crtx",
-		Args:    positional(),
+		Args:    cmdline.Args(),
 	}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
 		ds, err := m.Disputes(ctx, crtx.DisputeQuery{Status: status, Limit: 1000})
 		if err != nil {
@@ -102,7 +101,7 @@ func disputesResolveCommand() *cobra.Command {
 --refund (at most the slash) goes to the caller and the rest to the treasury. Rejected: the
 execution is completed again, and nothing is slashed or refunded.`,
 		Example: "  crtxd admin disputes resolve dsp_… --outcome upheld --slash 5 --refund 0.5 --data /var/lib/crtx",
-		Args:    positional("DISPUTE_ID"),
+		Args:    cmdline.Args("DISPUTE_ID"),
 	}, func(ctx context.Context, m *market.Market, out io.Writer, args []string) error {
 		p := crtx.ResolveParams{Outcome: outcome}
 		var err error
@@ -145,7 +144,7 @@ func suspend(ctx context.Context, m *market.Market, id string, on bool) (any, er
 // setCommand is a command that turns one thing about one creator or agent
 // on or off and prints it as JSON.
 func setCommand(use, short string, on bool, set func(ctx context.Context, m *market.Market, id string, on bool) (any, error)) *cobra.Command {
-	return offline(&cobra.Command{Use: use, Short: short, Args: positional(strings.Fields(use)[1:]...)},
+	return offline(&cobra.Command{Use: use, Short: short, Args: cmdline.Args(strings.Fields(use)[1:]...)},
 		func(ctx context.Context, m *market.Market, out io.Writer, args []string) error {
 			v, err := set(ctx, m, args[0], on)
 			if err != nil {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/store/sqldb"
@@ -181,7 +182,7 @@ turn, the marketplace (a crtxd serve child) with the stub listed, and measure th
 with closed loops of concurrent clients. docs/performance.md explains the scenarios and figures.`,
 		Example: `  crtxd bench --duration 10s --clients 64 --json docs/bench-sqlite.json --svg docs/bench-sqlite.svg
   crtxd bench --db sqlite,postgres://postgres@127.0.0.1/bench --only sync,async`,
-		Args: positional(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return bench(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -205,10 +206,10 @@ with closed loops of concurrent clients. docs/performance.md explains the scenar
 	// The stub creator and the proxy bench measures run as child
 	// processes of this binary; they are no command for anyone else.
 	cmd.AddCommand(&cobra.Command{
-		Use: "proxy ADDR TARGET IDLE", Hidden: true, Args: positional("ADDR", "TARGET", "IDLE"),
+		Use: "proxy ADDR TARGET IDLE", Hidden: true, Args: cmdline.Args("ADDR", "TARGET", "IDLE"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchProxy(cmd.Context(), args) },
 	}, &cobra.Command{
-		Use: "stub ADDR SEED", Hidden: true, Args: positional("ADDR", "SEED"),
+		Use: "stub ADDR SEED", Hidden: true, Args: cmdline.Args("ADDR", "SEED"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchStub(cmd.Context(), args) },
 	})
 	return cmd

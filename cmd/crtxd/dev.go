@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/examples/agents"
@@ -65,7 +66,7 @@ mainnet, the collateral of one listing. It prints how to call an agent and how t
 A second run reuses the folder. It takes the flags of crtxd serve, with other defaults.`,
 		Example: `  crtxd dev
   crtxd dev --addr 127.0.0.1:9090 --data /tmp/crtx-dev`,
-		Args: positional(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.LogOutput = cmd.ErrOrStderr()
 			return dev(cmd.Context(), cfg, cmd.OutOrStdout())

@@ -54,7 +54,7 @@ func envName(flag string) string {
 func fromEnvironment(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil || f.Name == "version" || f.Annotations[cobra.FlagSetByCobraAnnotation] != nil {
+		if f.Changed || err != nil || f.Annotations[cobra.FlagSetByCobraAnnotation] != nil {
 			return
 		}
 		env := envName(f.Name)

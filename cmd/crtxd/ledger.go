@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/market"
 	"github.com/spf13/cobra"
@@ -23,11 +24,8 @@ func ledgerCommand() *cobra.Command {
 		Short: "Verify the ledger, deposit or withdraw funds",
 		Long: `Verify the ledger's blocks and balances, or move funds in and out of a wallet as the
 operator. These commands open the store of --data/--db directly; they run beside crtxd serve.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: needsCommand,
 	}
-	cmd.AddCommand(verifyCommand(), fundingCommand("deposit"), fundingCommand("withdraw"))
-	return cmd
+	return cmdline.Group(cmd, verifyCommand(), fundingCommand("deposit"), fundingCommand("withdraw"))
 }
 
 func verifyCommand() *cobra.Command {
@@ -41,7 +39,7 @@ balance is what its postings give and all of them sum to zero. It prints one lin
 and every problem found, and exits 1 when there is one.`,
 		Example: `  crtxd ledger verify --data /var/lib/crtx
   crtxd ledger verify --environment mainnet --db postgres://crtx@db/crtx --data /etc/crtx`,
-		Args: positional(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			envs := crtx.Environments
 			if envFlag != "" {
@@ -116,7 +114,7 @@ func fundingCommand(name string) *cobra.Command {
 		Use:     name + " --environment E --wallet W --amount A",
 		Short:   short,
 		Example: "  crtxd ledger " + example + " --data /var/lib/crtx",
-		Args:    positional(),
+		Args:    cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			env, err := crtx.ParseEnvironment("--environment", envFlag)
 			if err != nil {

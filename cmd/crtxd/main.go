@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/spf13/cobra"
 )
 
@@ -29,33 +29,15 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Exit codes: 0 done, 1 the command failed, 2 it was not understood.
-const (
-	exitFailed = 1
-	exitUsage  = 2
-)
-
-// run is main without the process: it returns the exit code.
+// run is main without the process: it returns the exit code. Flags not
+// given on the command line come from CRTX_<FLAG> before any command runs,
+// hidden ones included; a bad variable is a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newCrtxd()
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	// cobra reads os.Args when given nil.
-	root.SetArgs(append([]string{}, args...))
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return 0
-	}
-	var f *failure
-	if errors.As(err, &f) {
-		fmt.Fprintf(stderr, "crtxd: %v\n", f.err)
-		return exitFailed
-	}
-	if cmd == nil {
-		cmd = root
-	}
-	fmt.Fprintf(stderr, "crtxd: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
-	return exitUsage
+	return cmdline.Run(ctx, newCrtxd(), args, func(cmd *cobra.Command) error { return fromEnvironment(cmd.Flags()) },
+		nil, stdout, stderr, func(err error) int {
+			fmt.Fprintf(stderr, "crtxd: %v\n", err)
+			return cmdline.ExitFailed
+		})
 }
 
 // newCrtxd builds the command tree; each run builds its own, so no flag
@@ -74,16 +56,7 @@ Every flag can also be set as CRTX_<FLAG>, upper case with - as _ (--addr as CRT
   crtxd serve --addr 0.0.0.0:8080 --public-url https://crtx.example --data /var/lib/crtx
   crtxd ledger verify --data /var/lib/crtx`,
 		Version: crtx.Version(),
-		Args:    cobra.ArbitraryArgs,
-		RunE:    needsCommand,
-		// Flags not given on the command line come from CRTX_<FLAG>
-		// before any command runs, its hidden ones included.
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return fromEnvironment(cmd.Flags()) },
-		SilenceErrors:     true,
-		SilenceUsage:      true,
 	}
 	root.SetVersionTemplate("crtxd {{.Version}}\n")
-	root.AddCommand(serveCommand(), devCommand(), migrateCommand(), ledgerCommand(), adminCommand(), benchCommand())
-	markFailures(root)
-	return root
+	return cmdline.Group(root, serveCommand(), devCommand(), migrateCommand(), ledgerCommand(), adminCommand(), benchCommand())
 }

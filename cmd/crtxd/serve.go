@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +23,7 @@ roll-ups, dispatch recovery, collateral release) on SQLite in --data or on Postg
 SIGTERM or SIGINT stops it, letting in-flight requests finish for up to --shutdown-timeout.`,
 		Example: `  crtxd serve --addr 0.0.0.0:8080 --public-url https://crtx.example --data /var/lib/crtx --admin-token-file admin-token
   CRTX_DB=postgres://crtx@db/crtx crtxd serve --addr :8080 --db-conns 16`,
-		Args: positional(),
+		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.LogOutput = cmd.ErrOrStderr()
 			return serve(cmd.Context(), cfg, gc, cmd.ErrOrStderr())
@@ -62,7 +63,7 @@ func migrateCommand() *cobra.Command {
 		Long: `Apply the database's migrations and exit, for a migration run as a step of its own
 (crtxd serve applies them too when it starts).`,
 		Example: `  crtxd migrate --db postgres://crtx@db/crtx`,
-		Args:    positional(),
+		Args:    cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Validate(); err != nil {
 				return err
