@@ -3,6 +3,7 @@ package market
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -65,9 +66,11 @@ type shortfall struct {
 	env    crtx.Environment
 	wallet string
 	need   crtx.USDC
-	// format has %[1]s the balance, %[2]s the environment, %[3]s the
-	// amount needed, %[4]s the wallet and %[5]s what it lacks.
-	format string
+	format string // with %[1]s the balance, %[2]s the environment, %[3]s the amount needed
+	// deposit adds how much is missing and the operator's command that
+	// deposits it: for collateral, which a creator's first listing meets
+	// before anything else that costs money.
+	deposit bool
 	// keyID, for an execution, is the API key charged: its spend limit
 	// goes before the balance (CONTRACT §8), though the database checks
 	// the balance first.
@@ -95,7 +98,13 @@ func (m *Market) explain(ctx context.Context, err error) error {
 	if aerr != nil && !errors.Is(aerr, crtx.ErrNotFound) { // no account: nothing available
 		return internal("balance", aerr)
 	}
-	return crtx.Errorf(crtx.CodeInsufficientBalance, sf.format, acct.Balance, sf.env, sf.need, sf.wallet, sf.need-acct.Balance)
+	msg := fmt.Sprintf(sf.format, acct.Balance, sf.env, sf.need)
+	if sf.deposit {
+		missing := sf.need - acct.Balance
+		msg += fmt.Sprintf(": deposit the %s USDC missing to %s on %s (the marketplace's operator: crtxd ledger deposit --environment %[3]s --wallet %[2]s --amount %[1]s)",
+			missing, sf.wallet, sf.env)
+	}
+	return crtx.Errorf(crtx.CodeInsufficientBalance, "%s", msg)
 }
 
 // Airdrop credits devnet funds to wallet, at most AirdropMax a call and
@@ -166,7 +175,8 @@ func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kin
 	}
 	lt, err := m.post(ctx, tx, env, kind, map[string]string{"wallet": wallet}, []crtx.Posting{p}, issuance, acct)
 	if errors.Is(err, crtx.ErrInsufficientFunds) {
-		return crtx.Funding{}, &shortfall{env, wallet, amount, "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC", ""}
+		return crtx.Funding{}, &shortfall{env: env, wallet: wallet, need: amount,
+			format: "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC"}
 	}
 	if err != nil {
 		return crtx.Funding{}, err

@@ -59,10 +59,8 @@ func (m *Market) lockCollateral(ctx context.Context, tx crtx.Tx, a crtx.Agent, a
 	_, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralLocked, map[string]string{"agent_id": a.ID, "creator": a.Creator},
 		[]crtx.Posting{{From: wallet.Address, To: coll.Address, Amount: amount}}, wallet, coll)
 	if errors.Is(err, crtx.ErrInsufficientFunds) {
-		// A creator's first listing meets this before anything else that
-		// costs money, so the message says how to get past it.
-		return &shortfall{crtx.Mainnet, a.Creator, amount, "your mainnet balance has %[1]s USDC available (%[2]s); the listing needs %[3]s USDC of collateral: " +
-			"deposit the %[5]s USDC missing to %[4]s on mainnet (the marketplace's operator: crtxd ledger deposit --environment mainnet --wallet %[4]s --amount %[5]s)", ""}
+		return &shortfall{env: crtx.Mainnet, wallet: a.Creator, need: amount, deposit: true,
+			format: "your mainnet balance has %[1]s USDC available (%[2]s); the listing needs %[3]s USDC of collateral"}
 	}
 	return err
 }
