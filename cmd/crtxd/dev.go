@@ -192,7 +192,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		return st, err
 	}
 	cwallet := crtx.Address(ckey.Public().(ed25519.PublicKey))
-	if err := topUp(ctx, m, crtx.Mainnet, cwallet, 1000*crtx.MicroPerUSDC); err != nil {
+	if _, err := topUp(ctx, m, crtx.Mainnet, cwallet, 1000*crtx.MicroPerUSDC); err != nil {
 		return st, err
 	}
 	m.SetDisplayName(ctx, cwallet, "crtx examples")
@@ -232,16 +232,12 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		return st, err
 	}
 	st.wallet = crtx.Address(wkey.Public().(ed25519.PublicKey))
-	for env, want := range map[crtx.Environment]crtx.USDC{crtx.Devnet: demoDevnet, crtx.Mainnet: demoMainnet()} {
-		if err := topUp(ctx, m, env, st.wallet, want); err != nil {
-			return st, err
-		}
-	}
-	b, err := m.Balances(ctx, st.wallet, crtx.Devnet, crtx.Mainnet)
-	if err != nil {
+	if st.devnet, err = topUp(ctx, m, crtx.Devnet, st.wallet, demoDevnet); err != nil {
 		return st, err
 	}
-	st.devnet, st.mainnet = b[crtx.Devnet].Available, b[crtx.Mainnet].Available
+	if st.mainnet, err = topUp(ctx, m, crtx.Mainnet, st.wallet, demoMainnet()); err != nil {
+		return st, err
+	}
 	keyPath := filepath.Join(data, "demo-api-key")
 	if raw, err := os.ReadFile(keyPath); err == nil {
 		st.key = strings.TrimSpace(string(raw))
@@ -265,14 +261,17 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 
 func ptr[T any](v T) *T { return &v }
 
-// topUp deposits what wallet lacks of want in env.
-func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) error {
+// topUp deposits what wallet lacks of want in env, and returns the
+// balance available then.
+func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) (crtx.USDC, error) {
 	b, err := m.Balances(ctx, wallet, env)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if have := b[env].Available; have < want {
-		_, err = m.Deposit(ctx, env, wallet, want-have)
+	have := b[env].Available
+	if have >= want {
+		return have, nil
 	}
-	return err
+	f, err := m.Deposit(ctx, env, wallet, want-have)
+	return f.Balance.Available, err
 }
