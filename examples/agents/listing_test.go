@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"reflect"
@@ -121,14 +122,15 @@ func TestSampleListing(t *testing.T) {
 	if *p.EndpointURL != "http://127.0.0.1:9101/execute" || *p.SigningPublicKey != "YOUR_SIGNING_PUBLIC_KEY" {
 		t.Fatalf("the placeholders the README names changed: %s, %s", *p.EndpointURL, *p.SigningPublicKey)
 	}
-	if !bytes.Contains(raw, []byte(`"price_per_call_usdc": 0.01,`)) {
-		t.Errorf("the price is no longer in the collateral tier crtxd dev funds (10 USDC)")
+	if c := crtx.CollateralFor(crtx.DefaultCollateralTiers, *p.Price); c != 10*crtx.MicroPerUSDC {
+		t.Errorf("the price %s needs %s USDC of collateral, not the 10 USDC crtxd dev funds", *p.Price, c)
 	}
 	// The schemas are the agent's own.
 	for got, want := range map[string]string{string(*p.InputSchema): TextStatsInput, string(*p.OutputSchema): TextStatsOutput} {
 		var g, w any
-		json.Unmarshal([]byte(got), &g)
-		json.Unmarshal([]byte(want), &w)
+		if err := errors.Join(json.Unmarshal([]byte(got), &g), json.Unmarshal([]byte(want), &w)); err != nil {
+			t.Fatal(err)
+		}
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("listing.json schema %s, the agent's %s", got, want)
 		}
