@@ -104,46 +104,36 @@ func verify(ctx context.Context, cfg daemon.Config, envs []crtx.Environment, std
 // fundingCommand is crtxd ledger deposit or withdraw; they differ in
 // their words and the market method they call.
 func fundingCommand(name string) *cobra.Command {
-	cfg := daemon.Defaults()
 	var envFlag, wallet, amountFlag string
 	short, example := "Credit a wallet with funds received", "deposit --environment mainnet --wallet W --amount 25.5"
 	if name == "withdraw" {
 		short, example = "Debit a wallet for funds paid out", "withdraw --environment mainnet --wallet W --amount 10"
 	}
-	cmd := &cobra.Command{
+	cmd := offline(&cobra.Command{
 		Use:     name + " --environment E --wallet W --amount A",
 		Short:   short,
 		Example: "  crtxd ledger " + example + " --data /var/lib/crtx",
 		Args:    cmdline.Args(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, err := crtx.ParseEnvironment("--environment", envFlag)
-			if err != nil {
-				return err
-			}
-			amount, err := crtx.ParseUSDC(amountFlag)
-			if err != nil {
-				return fmt.Errorf("--amount: %w", err)
-			}
-			ctx := cmd.Context()
-			m, store, err := daemon.OpenExisting(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			move := m.Deposit
-			if name == "withdraw" {
-				move = m.Withdraw
-			}
-			f, err := move(ctx, env, wallet, amount)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s USDC for %s; available %s USDC\n",
-				env, f.Transaction.Kind, amount, wallet, f.Balance.Available)
-			return nil
-		},
-	}
-	storeFlags(cmd.Flags(), &cfg)
+	}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
+		env, err := crtx.ParseEnvironment("--environment", envFlag)
+		if err != nil {
+			return err
+		}
+		amount, err := crtx.ParseUSDC(amountFlag)
+		if err != nil {
+			return fmt.Errorf("--amount: %w", err)
+		}
+		move := m.Deposit
+		if name == "withdraw" {
+			move = m.Withdraw
+		}
+		f, err := move(ctx, env, wallet, amount)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s %s: %s USDC for %s; available %s USDC\n", env, f.Transaction.Kind, amount, wallet, f.Balance.Available)
+		return nil
+	})
 	cmd.Flags().StringVar(&envFlag, "environment", "", "mainnet or devnet")
 	cmd.Flags().StringVar(&wallet, "wallet", "", "the wallet's address (base58)")
 	cmd.Flags().StringVar(&amountFlag, "amount", "", "amount in USDC, up to 6 decimals, e.g. 25.5")
