@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"html"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // Help is on every level, on stdout with exit 0, and says what each flag
@@ -88,25 +93,8 @@ func TestOpenAPICommandLines(t *testing.T) {
 			json.Unmarshal(raw, &op)
 			for _, line := range op.CLI {
 				n++
-				words := shellWords(line)
-				if len(words) < 2 || words[0] != "crtx" {
-					t.Errorf("%s %s: %q is not a crtx command line", method, path, line)
-					continue
-				}
-				cmd, rest, err := root.Find(words[1:])
-				if err != nil || cmd == root || cmd.HasSubCommands() {
-					t.Errorf("%s %s: %q names no crtx command", method, path, line)
-					continue
-				}
-				var positional []string
-				for _, w := range rest {
-					if strings.HasPrefix(w, "-") {
-						break
-					}
-					positional = append(positional, w)
-				}
-				if err := cmd.ValidateArgs(positional); err != nil {
-					t.Errorf("%s %s: %q: %v", method, path, line, err)
+				if err := commandLine(root, line); err != nil {
+					t.Errorf("%s %s: %v", method, path, err)
 				}
 			}
 		}
@@ -114,6 +102,48 @@ func TestOpenAPICommandLines(t *testing.T) {
 	if n < 10 {
 		t.Errorf("only %d operations name a crtx command line", n)
 	}
+}
+
+// The getting-started steps of /docs name crtx commands too.
+func TestDocsCommandLines(t *testing.T) {
+	b, err := os.ReadFile("../../web/templates/docs.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := regexp.MustCompile(`<code>(crtx [^<]*)</code>`).FindAllStringSubmatch(string(b), -1)
+	if len(lines) < 5 {
+		t.Fatalf("found %d crtx command lines in docs.html", len(lines))
+	}
+	root := (&cli{}).root()
+	for _, l := range lines {
+		if err := commandLine(root, html.UnescapeString(l[1])); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// commandLine checks that line runs a command of root with the arguments
+// it takes.
+func commandLine(root *cobra.Command, line string) error {
+	words := shellWords(line)
+	if len(words) < 2 || words[0] != "crtx" {
+		return fmt.Errorf("%q is not a crtx command line", line)
+	}
+	cmd, rest, err := root.Find(words[1:])
+	if err != nil || cmd == root || cmd.HasSubCommands() {
+		return fmt.Errorf("%q names no crtx command", line)
+	}
+	var positional []string
+	for _, w := range rest {
+		if strings.HasPrefix(w, "-") {
+			break
+		}
+		positional = append(positional, w)
+	}
+	if err := cmd.ValidateArgs(positional); err != nil {
+		return fmt.Errorf("%q: %w", line, err)
+	}
+	return nil
 }
 
 // shellWords splits a command line as a shell would, quotes and all.
