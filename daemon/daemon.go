@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crtx-market/crtx/mcp"
+
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/dispatch"
 	crtxhttp "github.com/crtx-market/crtx/http"
@@ -343,6 +345,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	for _, rt := range pages.Routes() {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
+	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {

@@ -38,10 +38,11 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if p.Key == nil {
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
 	}
-	if !s.running.acquire(p.Key.ID) {
-		return rateLimited(1, "this API key has %d executions in flight, its limit; wait for one to end", s.running.max)
+	release, err := s.Admit(p.Key.ID)
+	if err != nil {
+		return err
 	}
-	defer s.running.release(p.Key.ID)
+	defer release()
 	// The body is read once for decoding and for the idempotency hash.
 	raw, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError

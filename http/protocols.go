@@ -1,0 +1,32 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Protocol serves another protocol's endpoint (MCP, A2A) beside the REST
+// interface, behind the same middleware: request id, body limit, panic
+// guard, metrics and log. h answers its own errors, in its protocol's form.
+func (s *Server) Protocol(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Caller authenticates a protocol request as the REST interface does an
+// execute: an API key (never a session), within the key's rate limit.
+func (s *Server) Caller(r *http.Request) (crtx.Principal, error) { return s.apiKey(r) }
+
+// WriteError answers err with the seed's error body, as a REST error is
+// answered; a protocol uses it for what happens before its own framing
+// (a missing key, say).
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeError(w, r, err)
+}
+
+// Admit takes one of the key's in-flight execution slots, or refuses as
+// the REST execute does when all are taken; release gives the slot back.
+func (s *Server) Admit(keyID string) (release func(), err error) {
+	if !s.running.acquire(keyID) {
+		return nil, rateLimited(1, "this API key has %d executions in flight, its limit; wait for one to end", s.running.max)
+	}
+	return func() { s.running.release(keyID) }, nil
+}

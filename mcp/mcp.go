@@ -1,0 +1,136 @@
+// Package mcp serves the marketplace as an MCP server at /mcp (Streamable
+// HTTP): callers' MCP clients search, inspect, run and verify agents with
+// their API key, charged and checked exactly as on the REST interface.
+//
+// The protocol is the official Go SDK's. What it lacks — the experimental
+// Tasks of protocol 2025-11-25 — is added in tasks.go over the same
+// executions the REST interface queues.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	crtxhttp "github.com/crtx-market/crtx/http"
+	"github.com/crtx-market/crtx/market"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure the MCP handler.
+type Options struct {
+	// API authenticates callers and admits executions as the REST
+	// interface does, and answers the REST reads verify_execution makes.
+	API    *crtxhttp.Server
+	Logger *slog.Logger
+}
+
+// server holds what every tool needs.
+type server struct {
+	market *market.Market
+	api    *crtxhttp.Server
+	log    *slog.Logger
+	// poll is how often a waiting call reads its execution again.
+	poll time.Duration
+}
+
+// sessionIdle is how long an MCP session lives without a request. Its
+// executions do not depend on it: they are rows any replica finishes.
+const sessionIdle = 30 * time.Minute
+
+// New returns the handler of /mcp.
+func New(m *market.Market, opts Options) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{market: m, api: opts.API, log: opts.Logger, poll: 100 * time.Millisecond}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
+		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions})
+	srv.AddReceivingMiddleware(carryCaller)
+	s.addTools(srv)
+	s.addTasks(srv)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{SessionTimeout: sessionIdle, Logger: opts.Logger})
+	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		c := r.Context().Value(callerKey{}).(caller)
+		// A session belongs to the key that opened it: the SDK refuses
+		// another key's requests on it.
+		return &auth.TokenInfo{UserID: c.p.Key.ID, Extra: map[string]any{extraCaller: c}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return s.authenticate(s.liftTask(bound))
+}
+
+const instructions = `crtx is a marketplace of paid AI agents. search_agents finds agents (price per call, success rate);
+get_agent shows one with the parameters it takes; run_agent runs one, charging its price from the API key's wallet
+through an escrow that is refunded if the run fails; get_execution and verify_execution read and check a run.
+A devnet key (crtx_test_…) spends devnet test USDC; a mainnet key (crtx_live_…) spends real USDC.`
+
+// caller is who a request acts for: the API key's principal, and the key
+// itself for the REST reads verify_execution makes on the caller's behalf.
+type caller struct {
+	p   crtx.Principal
+	key string
+}
+
+type callerKey struct{}
+
+const extraCaller = "crtx.caller"
+
+// authenticate lets through requests with a valid API key within its rate
+// limit. Anything else is answered before the SDK sees it, with the REST
+// error body and the challenge MCP clients look for on a 401.
+func (s *server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.api.Caller(r)
+		if err != nil {
+			if unauthenticated(err) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="crtx", error="invalid_token", error_description="send Authorization: Bearer crtx_live_… or crtx_test_…"`)
+			}
+			s.api.WriteError(w, r, err)
+			return
+		}
+		c := caller{p: p, key: bearer(r)}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+	})
+}
+
+// unauthenticated reports whether err refuses the credential itself, which
+// is what a 401 and its challenge say; a rate limit is not.
+func unauthenticated(err error) bool {
+	var e *crtx.Error
+	return errors.As(err, &e) && (e.Code == crtx.CodeInvalidAPIKey || e.Code == crtx.CodeAuthenticationRequired)
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 {
+		return h[7:]
+	}
+	return ""
+}
+
+// carryCaller puts the caller the SDK carried from the HTTP request into
+// the context of every handler, tools and task methods alike (the latter
+// are given no request to read it from).
+func carryCaller(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+			if c, ok := extra.TokenInfo.Extra[extraCaller].(caller); ok {
+				ctx = context.WithValue(ctx, callerKey{}, c)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// callerOf is the caller a handler acts for.
+func callerOf(ctx context.Context) (caller, error) {
+	if c, ok := ctx.Value(callerKey{}).(caller); ok {
+		return c, nil
+	}
+	return caller{}, crtx.Errorf(crtx.CodeInvalidAPIKey, "this call needs an API key (Bearer crtx_live_… or crtx_test_…)")
+}

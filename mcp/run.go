@@ -1,0 +1,156 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type runIn struct {
+	AgentID        string          `json:"agent_id" jsonschema:"the agent's id, as search_agents gives it"`
+	Task           string          `json:"task" jsonschema:"what the agent is to do, in words"`
+	Parameters     json.RawMessage `json:"parameters,omitempty" jsonschema:"an object matching the agent's input_schema (see get_agent)"`
+	MaxCost        *crtx.USDC      `json:"max_cost_usdc,omitempty" jsonschema:"the most to pay: if the price is above it, nothing runs and nothing is charged"`
+	TimeoutSeconds *int            `json:"timeout_seconds,omitempty" jsonschema:"give up after this many seconds, at most the agent's own timeout"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty" jsonschema:"a key of your choosing: the same key with the same arguments returns the first run instead of paying again (24 hours)"`
+}
+
+// runOut is run_agent's structured answer: where the result is and what
+// it cost; the result text is the answer's first content.
+type runOut struct {
+	ExecutionID   string          `json:"execution_id"`
+	Status        crtx.ExecStatus `json:"status"`
+	Cost          crtx.USDC       `json:"cost_usdc"`
+	ResultHash    *string         `json:"result_hash"`
+	IPFSURL       *string         `json:"ipfs_url"`
+	OnChainRecord string          `json:"on_chain_record"`
+}
+
+func runTool() *sdk.Tool {
+	in := schemaFor[runIn]()
+	property(in, "parameters").Type = "object"
+	property(in, "task").MinLength, property(in, "task").MaxLength = ptr(1), ptr(crtx.MaxTaskBytes)
+	property(in, "idempotency_key").MaxLength = ptr(255)
+	property(in, "timeout_seconds").Minimum = ptr(1.0)
+	property(in, "max_cost_usdc").Minimum = ptr(0.0)
+	return &sdk.Tool{Name: "run_agent", Title: "Run an agent",
+		Description: "Run an agent on a task, paying its price per call from this API key's wallet. The price is held in escrow and paid to the creator only when the agent returns a result whose hash and signature check out; a failed run is refunded. Answers the result text, and the execution's id, cost, result hash, IPFS URL and ledger record. As POST /v1/agents/{agent_id}/execute.",
+		InputSchema: in, OutputSchema: schemaFor[runOut](),
+		Annotations: &sdk.ToolAnnotations{Title: "Run an agent (paid)", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}}
+}
+
+// run executes an agent. It opens the execution as an asynchronous one and
+// waits for it here, so that the call can report progress, be cancelled
+// while the execution is still pending, and become an MCP task.
+func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, runOut, error) {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return nil, runOut{}, s.toolError(err)
+	}
+	release, err := s.api.Admit(c.p.Key.ID)
+	if err != nil {
+		return nil, runOut{}, s.toolError(err)
+	}
+	defer release()
+	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost}
+	idem, hash := in.IdempotencyKey, ""
+	if idem != "" {
+		// What the key stands for is the call's arguments, less the key.
+		args := in
+		args.IdempotencyKey = ""
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, runOut{}, s.toolError(err)
+		}
+		hash = crtx.RequestHash(in.AgentID, b)
+	}
+	e, err := s.market.Execute(ctx, c.p, in.AgentID, params, idem, hash)
+	var replay *crtx.Replay
+	if errors.As(err, &replay) {
+		e, err = replay.Execution, nil
+	}
+	if err != nil {
+		return nil, runOut{}, s.toolError(err)
+	}
+	if asTask(ctx) {
+		return nil, s.out(e), nil
+	}
+	e, result, err := s.wait(ctx, req, c, e)
+	if err != nil {
+		return nil, runOut{}, s.toolError(err)
+	}
+	return s.answer(e, result)
+}
+
+// progress numbers an execution's states for progress notifications.
+var progress = map[crtx.ExecStatus]float64{crtx.ExecPending: 1, crtx.ExecRunning: 2}
+
+// wait follows the execution until it is final, telling the client of each
+// change of state when it asked for progress. If the client cancels the
+// call, an execution still pending is cancelled and refunded; one already
+// sent to the creator runs on, and stays charged, as on REST.
+func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e crtx.Execution) (crtx.Execution, string, error) {
+	token := req.Params.GetProgressToken()
+	tick := time.NewTicker(s.poll)
+	defer tick.Stop()
+	var last crtx.ExecStatus
+	var result string
+	if e.Status.Final() { // a replay of a finished run: its result is read, not waited for
+		var err error
+		if e, result, err = s.market.GetExecution(ctx, c.p, e.ID); err != nil {
+			return e, "", err
+		}
+	}
+	for {
+		if e.Status != last && token != nil {
+			p, ok := progress[e.Status]
+			if !ok {
+				p = 3
+			}
+			msg := "execution " + e.ID + " is " + string(e.Status)
+			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 3, Message: msg}); err != nil {
+				s.log.Debug("mcp progress", "err", err)
+			}
+		}
+		last = e.Status
+		if e.Status.Final() {
+			return e, result, nil
+		}
+		select {
+		case <-ctx.Done():
+			if _, err := s.market.Cancel(context.WithoutCancel(ctx), c.p, e.ID); err != nil {
+				s.log.Info("mcp call cancelled; its execution runs on", "execution_id", e.ID, "err", err)
+			}
+			return e, "", ctx.Err()
+		case <-tick.C:
+		}
+		var err error
+		if e, result, err = s.market.GetExecution(ctx, c.p, e.ID); err != nil {
+			return e, "", err
+		}
+	}
+}
+
+func (s *server) out(e crtx.Execution) runOut {
+	r := s.market.Record(e, "")
+	return runOut{ExecutionID: e.ID, Status: e.Status, Cost: e.Cost, ResultHash: r.ResultHash, IPFSURL: r.IPFSURL, OnChainRecord: r.OnChainRecord}
+}
+
+// answer is run_agent's answer for a final execution: the result text and
+// the structured part, or the execution's error as a tool error.
+func (s *server) answer(e crtx.Execution, result string) (*sdk.CallToolResult, runOut, error) {
+	if e.Status == crtx.ExecFailed {
+		return nil, runOut{}, s.toolError(&crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID})
+	}
+	out := s.out(e)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, runOut{}, s.toolError(err)
+	}
+	// The structured part also as text, for clients that read only text.
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: result}, &sdk.TextContent{Text: string(b)}}}, out, nil
+}

@@ -1,0 +1,172 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/client"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type searchIn struct {
+	Q     string   `json:"q,omitempty" jsonschema:"words to find in agents' names, taglines and descriptions"`
+	Tags  []string `json:"tags,omitempty" jsonschema:"only agents carrying all of these tags"`
+	Sort  string   `json:"sort,omitempty" jsonschema:"the order; by relevance when q is given, else by total_executions"`
+	Limit int      `json:"limit,omitempty" jsonschema:"how many agents, 1 to 100; 20 if absent"`
+}
+
+type agentIn struct {
+	AgentID string `json:"agent_id" jsonschema:"the agent's id, as search_agents gives it"`
+}
+
+type executionIn struct {
+	ExecutionID string `json:"execution_id" jsonschema:"the execution's id, as run_agent gives it"`
+}
+
+var sorts = []string{crtx.SortTotalExecutions, crtx.SortSuccessRate, crtx.SortPriceAsc, crtx.SortPriceDesc, crtx.SortCreatedAt}
+
+// addTools registers the five tools. Their input schemas bound what the
+// REST interface bounds, so the SDK refuses what REST would refuse before a
+// handler runs.
+func (s *server) addTools(srv *sdk.Server) {
+	in := schemaFor[searchIn]()
+	property(in, "q").MaxLength = ptr(200)
+	property(in, "tags").MaxItems = ptr(10)
+	property(in, "tags").Items.MaxLength = ptr(32)
+	property(in, "sort").Enum = anys(sorts)
+	property(in, "limit").Minimum, property(in, "limit").Maximum = ptr(1.0), ptr(100.0)
+	sdk.AddTool(srv, &sdk.Tool{Name: "search_agents", Title: "Search agents",
+		Description: "Search the catalog of agents this API key's environment offers: price per call, success rate, average time. As GET /v1/agents.",
+		InputSchema: in, OutputSchema: schemaFor[api.AgentPage](), Annotations: readOnly},
+		s.search)
+	sdk.AddTool(srv, &sdk.Tool{Name: "get_agent", Title: "Get an agent",
+		Description: "One agent's full listing: its description, price, statistics and the input_schema its parameters must match. As GET /v1/agents/{agent_id}.",
+		InputSchema: schemaFor[agentIn](), OutputSchema: schemaFor[api.AgentListing](), Annotations: readOnly},
+		s.getAgent)
+	sdk.AddTool(srv, runTool(), s.run)
+	sdk.AddTool(srv, &sdk.Tool{Name: "get_execution", Title: "Get an execution",
+		Description: "An execution of this API key: status, result, cost and its split, and where it is recorded. As GET /v1/executions/{id}.",
+		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[api.ExecutionRecord](), Annotations: readOnly},
+		s.getExecution)
+	sdk.AddTool(srv, &sdk.Tool{Name: "verify_execution", Title: "Verify an execution",
+		Description: "Check a completed execution as a careful caller would: the published result hashes to result_hash and has its CID, the ledger's ExecutionRecord commits that hash, the creator's signature holds under the listing's key, and the record is in a block signed by the ledger authority. Waits up to a minute for the block.",
+		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[client.VerifyReport](), Annotations: readOnly},
+		s.verify)
+}
+
+var readOnly = &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+
+func anys(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func (s *server) search(ctx context.Context, _ *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, api.AgentPage, error) {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return nil, api.AgentPage{}, s.toolError(err)
+	}
+	q := crtx.AgentQuery{Environment: c.p.Environment(), Q: in.Q, Sort: in.Sort, Limit: in.Limit}
+	if q.Limit == 0 {
+		q.Limit = 20
+	}
+	for _, t := range in.Tags {
+		if !slices.Contains(q.Tags, t) {
+			q.Tags = append(q.Tags, t)
+		}
+	}
+	page, err := s.market.Agents(ctx, q)
+	return nil, page, s.toolError(err)
+}
+
+func (s *server) getAgent(ctx context.Context, _ *sdk.CallToolRequest, in agentIn) (*sdk.CallToolResult, api.AgentListing, error) {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return nil, api.AgentListing{}, s.toolError(err)
+	}
+	a, err := s.market.Agent(ctx, in.AgentID, c.p.Environment())
+	return nil, a, s.toolError(err)
+}
+
+func (s *server) getExecution(ctx context.Context, _ *sdk.CallToolRequest, in executionIn) (*sdk.CallToolResult, api.ExecutionRecord, error) {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return nil, api.ExecutionRecord{}, s.toolError(err)
+	}
+	e, result, err := s.market.GetExecution(ctx, c.p, in.ExecutionID)
+	if err != nil {
+		return nil, api.ExecutionRecord{}, s.toolError(err)
+	}
+	return nil, s.market.Record(e, result), nil
+}
+
+// verify runs the client SDK's verification against this very server, in
+// process: the checks a caller's own code would make, from the public
+// reads alone, rather than a second copy of them that could drift.
+func (s *server) verify(ctx context.Context, _ *sdk.CallToolRequest, in executionIn) (*sdk.CallToolResult, client.VerifyReport, error) {
+	c, err := callerOf(ctx)
+	if err != nil {
+		return nil, client.VerifyReport{}, s.toolError(err)
+	}
+	r, err := s.loopback(c).Verify(ctx, in.ExecutionID)
+	if err != nil {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			err = &crtx.Error{Code: ce.Code, Message: ce.Message}
+		}
+		return nil, r, s.toolError(err)
+	}
+	res := &sdk.CallToolResult{}
+	if !r.OK() {
+		// A failed check is the answer, not a failure of the tool: the
+		// report says which.
+		res.Content = []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("execution %s did NOT verify; see the checks", in.ExecutionID)}}
+	}
+	return res, r, nil
+}
+
+// toolError turns an error into the tool error an MCP client shows its
+// model: the REST error's code and message. Anything that is not a
+// marketplace error is logged and answered as internal_error, never raw.
+func (s *server) toolError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *crtx.Error
+	if !errors.As(err, &e) {
+		s.log.Error("mcp tool", "err", err)
+		return crtx.Errorf(crtx.CodeInternal, "internal error")
+	}
+	if e.ExecutionID != "" && !strings.Contains(e.Message, e.ExecutionID) {
+		return fmt.Errorf("%w (execution %s)", e, e.ExecutionID)
+	}
+	return e
+}
+
+// loopback is a client of this server's REST interface that acts for c
+// without leaving the process.
+func (s *server) loopback(c caller) *client.Client {
+	return client.New(s.market.Config().PublicURL, c.key).WithHTTPClient(&http.Client{Transport: inProcess{s.api}})
+}
+
+// inProcess answers a client's requests with a handler.
+type inProcess struct{ h http.Handler }
+
+func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	w := httptest.NewRecorder()
+	t.h.ServeHTTP(w, r)
+	return w.Result(), nil
+}
