@@ -130,6 +130,27 @@ func service(t *testing.T) (string, string) {
 	return srv.URL + "/execute", h.PublicKey()
 }
 
+// greeter lists an agent, "Greeter", for a new creator with mainnet funds
+// for its collateral, and returns its id.
+func greeter(t *testing.T, d *daemon.Daemon) string {
+	t.Helper()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	w := crtx.Address(ck.Public().(ed25519.PublicKey))
+	client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, w, 100*crtx.MicroPerUSDC)
+	cc, _, _ := client.New(d.URL, "").SignIn(context.Background(), ck)
+	endpoint, pub := service(t)
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, tags := crtx.USDC(50_000), []string{"writing"}
+	a, err := cc.CreateListing(context.Background(), crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."),
+		Description: str("Greets in French."), Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`),
+		PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.AgentID
+}
+
 // A new user signs in with a key made in the browser, gets devnet funds,
 // creates an API key, sees an execution made with that key and verifies it.
 // A creator lists an agent, runs the test tool, pauses and resumes it. The
@@ -247,22 +268,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 func TestPagesReadWithoutJavaScript(t *testing.T) {
 	ctx := browser(t)
 	d := market(t)
-	_, ck, _ := ed25519.GenerateKey(nil)
-	w := crtx.Address(ck.Public().(ed25519.PublicKey))
-	client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, w, 100*crtx.MicroPerUSDC)
-	cc, _, _ := client.New(d.URL, "").SignIn(context.Background(), ck)
-	endpoint, pub := service(t)
-	str := func(s string) *string { return &s }
-	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
-	price, tags := crtx.USDC(50_000), []string{"writing"}
-	a, err := cc.CreateListing(context.Background(), crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."),
-		Description: str("Greets in French."), Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`),
-		PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agentID := greeter(t, d)
 	run(t, ctx, "no scripts", emulation.SetScriptExecutionDisabled(true))
-	for p, want := range map[string]string{"/": "Greeter", "/?q=french&tag=writing": "Greets.", "/agents/" + a.AgentID: "Greets in French.",
+	for p, want := range map[string]string{"/": "Greeter", "/?q=french&tag=writing": "Greets.", "/agents/" + agentID: "Greets in French.",
 		"/explorer/": "Latest blocks", "/login": "crtx session"} {
 		var body string
 		run(t, ctx, p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"), chromedp.Text("body", &body))

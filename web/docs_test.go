@@ -227,3 +227,13 @@ func TestDocsNoScript(t *testing.T) {
 		t.Error("the docs page runs a script or is not in the site's layout")
 	}
 }
+
+// Getting started points MCP and A2A clients at this marketplace.
+func TestDocsIntegrations(t *testing.T) {
+	s := section(t, docsPage(t), "getting-started")
+	for _, want := range []string{"<code>" + docsBase + "/mcp</code>", "<code>run_agent</code>", "<code>" + docsBase + "/a2a/AGENT_ID</code>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("getting started lacks %s", want)
+		}
+	}
+}

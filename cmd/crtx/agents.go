@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/spf13/cobra"
 )
@@ -65,7 +68,7 @@ func (c *cli) agentsCmd() *cobra.Command {
 
 	show := &cobra.Command{
 		Use:   "show AGENT_ID",
-		Short: "Show an agent's listing, schemas and statistics",
+		Short: "Show an agent's listing, schemas, statistics, and how to reach it over MCP and A2A",
 		Args:  cmdline.Args("AGENT_ID"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			l, err := c.api("").Agent(cmd.Context(), a[0], c.environment(env))
@@ -76,15 +79,40 @@ func (c *cli) agentsCmd() *cobra.Command {
 			if l.Creator.Verified {
 				verified = " ✓ verified"
 			}
+			// How to reach it from MCP and A2A, with a key of the environment
+			// shown; --json stays the listing as the API sent it.
+			mcpURL, key := c.url+"/mcp", crtx.LiveKeyPrefix+"…"
+			if l.Environment == crtx.Devnet {
+				key = crtx.TestKeyPrefix + "…"
+			}
 			return c.print(l, "%s — %s\n%s\n\nprice        %s USDC a call (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
 				"statistics   %d runs, %d completed, %s success, %d ms average, %d disputes (%s)\ntimeout      %d s\n"+
-				"input        %s\noutput       %s\nledger       %s\n",
+				"input        %s\noutput       %s\nledger       %s\n"+
+				"mcp          %s — call the tool run_agent with agent_id %s\n             %s\n             %s\n"+
+				"a2a card     %s\n",
 				l.Name, l.Tagline, l.Description, l.Price, l.PricingModel, l.Status, l.Creator.DisplayName, l.Creator.Pubkey,
 				verified, strings.Join(l.Tags, ", "),
 				l.TotalExecutions, l.SuccessfulExecutions, strconv.FormatFloat(l.SuccessRate*100, 'f', 1, 64)+"%",
-				l.AvgExecutionTimeMS, l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing)
+				l.AvgExecutionTimeMS, l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing,
+				mcpURL, l.AgentID, `claude mcp add --transport http crtx `+mcpURL+` --header "Authorization: Bearer `+key+`"`,
+				mcpConfig(mcpURL, "Bearer "+key), c.url+"/a2a/"+l.AgentID+"/.well-known/agent-card.json")
 		},
 	}
 	show.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
 	return cmdline.Group(&cobra.Command{Use: "agents", Short: "Browse the catalog and read agents' listings"}, list, show)
+}
+
+// mcpConfig is the marketplace's entry for an MCP client's mcpServers
+// configuration, on one line. Marshalled, so any URL comes out as valid
+// JSON; HTML escaping is off to keep the key's placeholder readable.
+func mcpConfig(mcpURL, auth string) string {
+	type server struct {
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]map[string]server{"mcpServers": {"crtx": {URL: mcpURL, Headers: map[string]string{"Authorization": auth}}}})
+	return strings.TrimSpace(b.String())
 }

@@ -202,3 +202,42 @@ func TestVerify(t *testing.T) {
 		t.Errorf("verify of forged content: %d\n%s", code, out)
 	}
 }
+
+// agents show ends with how to reach the agent from MCP and A2A, at the
+// marketplace's URL, with a key placeholder of the environment shown;
+// --json stays the listing as the API sent it.
+func TestAgentsShowMCPAndA2A(t *testing.T) {
+	ctx := context.Background()
+	d, _ := startMarket(t, time.Second)
+	_, key, _ := ed25519.GenerateKey(nil)
+	h := creator.NewHandler(key, func(context.Context, creator.Request) (string, int, error) { return "hi", 0, nil }, creator.Options{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	id := listAgent(t, d, srv.URL, h.PublicKey())
+	t.Setenv("CRTX_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	crtx := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(ctx, append([]string{"--url", d.URL + "/"}, args...), strings.NewReader(""), &out, &out)
+		return code, out.String()
+	}
+	for apiKey, prefix := range map[string]string{"": "crtx_live_…", crtxpkg.TestKeyPrefix + "x": "crtx_test_…"} {
+		t.Setenv("CRTX_API_KEY", apiKey)
+		code, out := crtx("agents", "show", id)
+		mcpURL := d.URL + "/mcp"
+		for _, want := range []string{
+			"mcp          " + mcpURL + " — call the tool run_agent with agent_id " + id + "\n",
+			`claude mcp add --transport http crtx ` + mcpURL + ` --header "Authorization: Bearer ` + prefix + `"` + "\n",
+			`{"mcpServers":{"crtx":{"url":"` + mcpURL + `","headers":{"Authorization":"Bearer ` + prefix + `"}}}}` + "\n",
+			"a2a card     " + d.URL + "/a2a/" + id + "/.well-known/agent-card.json\n",
+		} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("agents show with key %q: %d, lacks %q:\n%s", apiKey, code, want, out)
+			}
+		}
+	}
+	code, out := crtx("--json", "agents", "show", id)
+	var l map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &l) != nil || l["agent_id"] != id || strings.Contains(out, "/mcp") {
+		t.Errorf("agents show --json: %d\n%s", code, out)
+	}
+}
