@@ -326,3 +326,46 @@ func TestMCPCancel(t *testing.T) {
 		t.Errorf("balance %+v, want only the busy run paid", b)
 	}
 }
+
+// A key's spend limit, in-flight limit and revocation hold on MCP as on REST.
+func TestMCPLimits(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxInFlightPerKey = 1 })
+	agent := m.list(newService(t, slow(400*time.Millisecond)), "0.5")
+	limit := usdc("0.7")
+	k, err := m.callerC.CreateKey(ctx, client.KeyParams{Name: "capped", Environment: crtx.Devnet, SpendLimit: &limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLogs.secret(k.Key)
+	capped := m.anon.WithToken(k.Key)
+	cs := mcpSession(t, m.env, capped, nil)
+	if msg := call(t, cs, "run_agent", map[string]any{"agent_id": agent, "task": "one"}, nil); msg != "" {
+		t.Fatal(msg)
+	}
+	if msg := call(t, cs, "run_agent", map[string]any{"agent_id": agent, "task": "two"}, nil); !strings.HasPrefix(msg, "spend_limit_exceeded: ") {
+		t.Errorf("past the spend limit: %q", msg)
+	}
+
+	// One execution in flight on REST takes the key's only slot.
+	other := mcpSession(t, m.env, m.key, nil)
+	running := make(chan error, 1)
+	go func() {
+		_, err := m.key.Execute(ctx, agent, run("rest"), client.ExecuteOptions{})
+		running <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if msg := call(t, other, "run_agent", map[string]any{"agent_id": agent, "task": "mcp"}, nil); !strings.HasPrefix(msg, "rate_limited: ") {
+		t.Errorf("a second execution in flight: %q", msg)
+	}
+	if err := <-running; err != nil {
+		t.Fatal(err)
+	}
+
+	// A revoked key's session is refused at its next request.
+	if _, err := m.callerC.RevokeKey(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "get_agent", Arguments: map[string]any{"agent_id": agent}}); err == nil {
+		t.Error("a revoked key's session still answers")
+	}
+}
