@@ -111,6 +111,18 @@ func (m *marketplace) ran(t *testing.T, key *client.Client, agent string) api.Ex
 	return rec
 }
 
+// occupy takes a daemon's only dispatch slot (MaxDispatches 1) with an
+// execution of agent, so that the next one waits, pending and cancellable.
+func (m *marketplace) occupy(agent string) api.ExecutionRecord {
+	m.t.Helper()
+	busy, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "busy", Async: true}, client.ExecuteOptions{})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // for the dispatch to take the slot
+	return busy
+}
+
 func TestExecuteSync(t *testing.T) {
 	m := newMarket(t, "10")
 	svc := newService(t, func(_ context.Context, r creator.Request) (string, int, error) {

@@ -285,11 +285,7 @@ func TestMCPErrors(t *testing.T) {
 func TestMCPCancel(t *testing.T) {
 	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxDispatches = 1 })
 	agent := m.list(newService(t, slow(600*time.Millisecond)), "1")
-	busy, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "busy", Async: true}, client.ExecuteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond) // the first takes the only dispatch slot
+	busy := m.occupy(agent)
 	progress := &progressLog{}
 	cs := mcpSession(t, m.env, m.key, progress)
 	cctx, cancel := context.WithCancel(ctx)
