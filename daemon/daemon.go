@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/crtx-market/crtx/a2a"
 	"github.com/crtx-market/crtx/mcp"
 
 	"github.com/crtx-market/crtx"
@@ -346,6 +347,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
 	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
+	agents := a2a.New(m, a2a.Options{API: api, Logger: log})
+	api.Protocol("/a2a/", agents)
+	api.Protocol("GET /.well-known/jwks.json", agents)
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {

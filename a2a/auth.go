@@ -1,0 +1,63 @@
+package a2a
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/crtx-market/crtx"
+)
+
+// call is who is calling which agent's endpoint, as the HTTP layer found
+// out before the SDK read the body.
+type call struct {
+	principal crtx.Principal
+	agentID   string
+	requestID string // the daemon's X-Request-Id, quoted in internal errors
+	version   string // the A2A-Version the client asked for, if any
+}
+
+type callKey struct{}
+
+// authenticated lets a request reach the A2A transport only with a valid
+// API key within its rate limit. A refusal is the REST interface's error
+// body with a plain HTTP status: before the key is known there is no A2A
+// conversation to answer in, and 401 with a challenge is what any HTTP
+// client understands.
+func (s *server) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.api.Caller(r)
+		if err != nil {
+			switch crtx.ErrorCode(err) {
+			case crtx.CodeAuthenticationRequired, crtx.CodeInvalidAPIKey, crtx.CodeInvalidSession:
+				w.Header().Set("WWW-Authenticate", `Bearer realm="crtx"`)
+			}
+			s.api.WriteError(w, r, err)
+			return
+		}
+		c := call{principal: p, agentID: r.PathValue("agent_id"), requestID: w.Header().Get("X-Request-Id"),
+			version: r.Header.Get(a2a.SvcParamVersion)}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
+	})
+}
+
+// callFrom returns the call a request handler serves, refusing a protocol
+// version this endpoint does not speak. A client that names no version is
+// answered in 1.0, the only one served.
+func callFrom(ctx context.Context) (call, error) {
+	c, ok := ctx.Value(callKey{}).(call)
+	if !ok || c.principal.Key == nil {
+		// Only a route mounted without authenticated gets here.
+		return call{}, a2a.NewError(a2a.ErrUnauthenticated, "send Authorization: Bearer crtx_live_… or crtx_test_…")
+	}
+	if v := strings.TrimSpace(c.version); v != "" {
+		if major, _, _ := strings.Cut(v, "."); major != "1" {
+			return call{}, a2a.NewError(a2a.ErrVersionNotSupported,
+				"A2A-Version "+v+" is not supported: this agent speaks A2A "+string(a2a.Version)).
+				WithDetails(map[string]any{"supported_versions": []any{string(a2a.Version)}})
+		}
+	}
+	return c, nil
+}

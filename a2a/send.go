@@ -1,0 +1,138 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/crtx-market/crtx"
+)
+
+// pollInterval is how often a waiting or streaming call reads its
+// execution again, as GET /v1/executions/{id}/events does: the row may be
+// moved by any replica, so it is read rather than waited on.
+const pollInterval = 100 * time.Millisecond
+
+// SendMessage runs the agent on the message. By default it answers when
+// the task is final, as a synchronous REST execute does; with
+// configuration.returnImmediately it answers the task as soon as it is
+// paid for and queued. A message sent again (same messageId, same content)
+// is answered with its first task, never charged twice.
+func (t *tasks) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	c, err := callFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	async := req.Config != nil && req.Config.ReturnImmediately
+	e, result, err := t.send(ctx, c, req, async)
+	for err == nil && !async && !e.Status.Final() {
+		// A replay of a message first sent without waiting: wait now.
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(pollInterval):
+			e, result, err = t.m.GetExecution(ctx, c.principal, e.ID)
+		}
+	}
+	if err != nil {
+		return nil, t.protocolError(ctx, c, err)
+	}
+	return t.task(e, result, req.Message.ContextID, true), nil
+}
+
+// SendStreamingMessage runs the agent on the message in the background and
+// streams its task: the task first, then each change of state, the result
+// as an artifact just before the final completed state.
+func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		c, err := callFrom(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		e, result, err := t.send(ctx, c, req, true)
+		if err != nil {
+			yield(nil, t.protocolError(ctx, c, err))
+			return
+		}
+		if !yield(t.task(e, result, req.Message.ContextID, true), nil) {
+			return
+		}
+		t.follow(ctx, c, e, req.Message.ContextID, yield)
+	}
+}
+
+// send opens the execution a message asks for, or finds the one it opened
+// when first sent, and returns it with its result if it has one.
+func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, async bool) (crtx.Execution, string, error) {
+	if req.Config != nil {
+		if req.Config.PushConfig != nil {
+			return crtx.Execution{}, "", a2a.NewError(a2a.ErrPushNotificationNotSupported,
+				"push notifications are not supported: stream the task or poll GetTask")
+		}
+		if !acceptable(req.Config.AcceptedOutputModes) {
+			return crtx.Execution{}, "", a2a.NewError(a2a.ErrUnsupportedContentType,
+				"this agent answers text/plain and application/json, which acceptedOutputModes leaves out")
+		}
+	}
+	o, err := readMessage(c.agentID, req.Message)
+	if err != nil {
+		return crtx.Execution{}, "", err
+	}
+	o.params.Async = async
+	for {
+		e, err := t.execute(ctx, c, o)
+		var replay *crtx.Replay
+		switch {
+		case errors.As(err, &replay):
+			return t.m.GetExecution(ctx, c.principal, replay.Execution.ID)
+		case crtx.ErrorCode(err) == crtx.CodeIdempotencyInProgress:
+			// The first send of this message still runs synchronously and
+			// its execution id is not known here: wait for it to end.
+			select {
+			case <-ctx.Done():
+				return crtx.Execution{}, "", err
+			case <-time.After(pollInterval):
+			}
+			continue
+		case err != nil:
+			return crtx.Execution{}, "", err
+		case e.ResultCID != "" && e.Result == "":
+			// Settled by another path than this call's: read the result.
+			return t.m.GetExecution(ctx, c.principal, e.ID)
+		}
+		return e, e.Result, nil
+	}
+}
+
+// execute runs one execute attempt within the key's in-flight limit, the
+// one REST executions count against.
+func (t *tasks) execute(ctx context.Context, c call, o order) (crtx.Execution, error) {
+	release, err := t.api.Admit(c.principal.Key.ID)
+	if err != nil {
+		return crtx.Execution{}, err
+	}
+	defer release()
+	return t.m.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
+}
+
+// acceptable reports whether a client's accepted output modes (none means
+// any) admit one of the two this agent answers in.
+func acceptable(modes []string) bool {
+	if len(modes) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(modes, func(m string) bool {
+		m, _, _ = strings.Cut(strings.ToLower(strings.TrimSpace(m)), ";")
+		switch strings.TrimSpace(m) {
+		case "text/plain", "application/json", "text/*", "application/*", "*/*", "*":
+			return true
+		}
+		return false
+	})
+}
