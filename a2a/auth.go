@@ -30,10 +30,6 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.api.Caller(r)
 		if err != nil {
-			switch crtx.ErrorCode(err) {
-			case crtx.CodeAuthenticationRequired, crtx.CodeInvalidAPIKey, crtx.CodeInvalidSession:
-				w.Header().Set("WWW-Authenticate", `Bearer realm="crtx"`)
-			}
 			s.api.WriteError(w, r, err)
 			return
 		}

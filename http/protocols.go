@@ -1,6 +1,7 @@
 package http
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/crtx-market/crtx"
@@ -13,12 +14,21 @@ func (s *Server) Protocol(pattern string, h http.Handler) { s.mux.Handle(pattern
 
 // Caller authenticates a protocol request as the REST interface does an
 // execute: an API key (never a session), within the key's rate limit.
-func (s *Server) Caller(r *http.Request) (crtx.Principal, error) { return s.apiKey(r) }
+func (s *Server) Caller(r *http.Request) (crtx.Principal, error) {
+	if r.Header.Get("Authorization") == "" {
+		return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer crtx_live_… or crtx_test_… (an API key)")
+	}
+	return s.apiKey(r)
+}
 
 // WriteError answers err with the seed's error body, as a REST error is
-// answered; a protocol uses it for what happens before its own framing
-// (a missing key, say).
+// answered; a protocol uses it for what happens before its own framing.
+// A 401 carries the Bearer challenge HTTP clients look for.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *crtx.Error
+	if errors.As(err, &e) && statusOf(e) == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="crtx"`)
+	}
 	s.writeError(w, r, err)
 }
 

@@ -9,7 +9,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -82,27 +81,17 @@ const extraCaller = "crtx.caller"
 
 // authenticate lets through requests with a valid API key within its rate
 // limit. Anything else is answered before the SDK sees it, with the REST
-// error body and the challenge MCP clients look for on a 401.
+// error body (and, on a 401, the challenge MCP clients look for).
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.api.Caller(r)
 		if err != nil {
-			if unauthenticated(err) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="crtx", error="invalid_token", error_description="send Authorization: Bearer crtx_live_… or crtx_test_…"`)
-			}
 			s.api.WriteError(w, r, err)
 			return
 		}
 		c := caller{p: p, key: bearer(r)}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
-}
-
-// unauthenticated reports whether err refuses the credential itself, which
-// is what a 401 and its challenge say; a rate limit is not.
-func unauthenticated(err error) bool {
-	var e *crtx.Error
-	return errors.As(err, &e) && (e.Code == crtx.CodeInvalidAPIKey || e.Code == crtx.CodeAuthenticationRequired)
 }
 
 func bearer(r *http.Request) string {
