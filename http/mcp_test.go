@@ -149,7 +149,7 @@ func TestMCPTools(t *testing.T) {
 
 	before := m.balance(m.callerW, crtx.Devnet)
 	creatorBefore := m.balance(m.creatorW, crtx.Devnet)
-	args := map[string]any{"agent_id": agent, "task": "count", "parameters": map[string]any{"lang": "en"},
+	args := map[string]any{"agent_id": agent, "task": "count", "parameters": map[string]any{"lang": "en", "n": 1},
 		"max_cost_usdc": 0.25, "idempotency_key": "mcp-run-1"}
 	res, err := cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: args, Meta: sdk.Meta{"progressToken": "run-1"}})
 	if err != nil || res.IsError {
@@ -175,7 +175,9 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("progress notifications = %q", got)
 	}
 	// The same idempotency key again: the first run, not a second charge.
-	res, err = cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: args})
+	// The same idempotency key, the same arguments in another order.
+	reordered := json.RawMessage(`{"idempotency_key":"mcp-run-1","max_cost_usdc":0.25,"parameters":{"n":1,"lang":"en"},"task":"count","agent_id":"` + agent + `"}`)
+	res, err = cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: reordered})
 	if err != nil || res.IsError {
 		t.Fatalf("run_agent again: %v %+v", err, res)
 	}
@@ -273,6 +275,21 @@ func TestMCPErrors(t *testing.T) {
 		if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") || !strings.Contains(string(body), `"code":`) {
 			t.Errorf("auth %q: %d %q %s", auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
 		}
+	}
+	// Behind a reverse proxy on the same machine, requests reach the
+	// loopback socket with the public Host: they are served.
+	req, _ := http.NewRequest("POST", m.d.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Host = "crtx.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+m.key.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("a proxied request: %s", resp.Status)
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "crtx-test", Version: "1"}, nil)
 	if _, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: m.d.URL + "/mcp", MaxRetries: -1}, nil); err == nil {

@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -115,12 +116,30 @@ func TestMCPTasks(t *testing.T) {
 		t.Errorf("structured result = %s", b)
 	}
 	// A finished task cannot be cancelled; an unknown one is not there.
-	if _, err := c.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: first.TaskId}}); err == nil {
-		t.Error("cancelled a completed task")
+	if _, err := c.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: first.TaskId}}); !errors.Is(err, mcp.ErrInvalidParams) {
+		t.Errorf("cancel a completed task: %v, want invalid params (-32602)", err)
 	}
-	if _, err := c.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: crtx.NewUUID()}}); err == nil {
-		t.Error("got an unknown task")
+	if _, err := c.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: crtx.NewUUID()}}); !errors.Is(err, mcp.ErrInvalidParams) {
+		t.Errorf("get an unknown task: %v, want invalid params (-32602)", err)
 	}
+	// Another wallet's key sees none of these tasks.
+	w := newWallet(t)
+	k, err := m.signIn(w).CreateKey(ctx, client.KeyParams{Name: "stranger", Environment: crtx.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLogs.secret(k.Key, w.address)
+	stranger, _ := tasksClient(t, m.env, m.anon.WithToken(k.Key))
+	if _, err := stranger.GetTask(ctx, mcp.GetTaskRequest{Params: mcp.GetTaskParams{TaskId: first.TaskId}}); !errors.Is(err, mcp.ErrInvalidParams) {
+		t.Errorf("another wallet's task: %v", err)
+	}
+	if _, err := stranger.CancelTask(ctx, mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: second.TaskId}}); !errors.Is(err, mcp.ErrInvalidParams) {
+		t.Errorf("cancel another wallet's task: %v", err)
+	}
+	if l, err := stranger.ListTasks(ctx, mcp.ListTasksRequest{}); err != nil || len(l.Tasks) != 0 {
+		t.Errorf("another wallet's tasks/list: %+v %v", l, err)
+	}
+
 	// The cancelled task's result is the run's error: it was refunded.
 	res, err = c.TaskResult(bounded(t), mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: second.TaskId}})
 	if err != nil || !res.IsError {
@@ -143,7 +162,7 @@ func TestMCPTasks(t *testing.T) {
 	// Only run_agent runs as a task.
 	resp, err = c.GetTransport().SendRequest(bounded(t), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(103)), Method: "tools/call",
 		Params: mcp.CallToolParams{Name: "get_agent", Arguments: map[string]any{"agent_id": agent}, Task: &mcp.TaskParams{}}})
-	if err == nil && (resp.Error == nil || resp.Error.Code != -32601) {
+	if err != nil || resp.Error == nil || resp.Error.Code != -32601 {
 		t.Errorf("get_agent as a task: %+v", resp)
 	}
 }

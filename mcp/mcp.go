@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -53,7 +54,11 @@ func New(m *market.Market, opts Options) http.Handler {
 	s.addTools(srv)
 	s.addTasks(srv)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{SessionTimeout: sessionIdle, Logger: opts.Logger})
+		// The SDK's DNS-rebinding guard refuses a request that reached a
+		// loopback socket with another Host, which is every request behind
+		// a reverse proxy on the same machine. It guards ambient
+		// credentials; here every request carries its key.
+		&sdk.StreamableHTTPOptions{SessionTimeout: sessionIdle, Logger: opts.Logger, DisableLocalhostProtection: true})
 	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		c := r.Context().Value(callerKey{}).(caller)
 		// A session belongs to the key that opened it: the SDK refuses
@@ -96,8 +101,8 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
-	if len(h) > 7 {
-		return h[7:]
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
 	}
 	return ""
 }

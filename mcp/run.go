@@ -57,16 +57,18 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	}
 	defer release()
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost}
-	idem, hash := in.IdempotencyKey, ""
-	if idem != "" {
-		// What the key stands for is the call's arguments, less the key.
+	idem, hash := "", ""
+	if in.IdempotencyKey != "" {
+		// The key stands for the call's arguments, less the key, in their
+		// canonical form: a client that sends them again in another key
+		// order is replayed, not refused. Its namespace is MCP's own.
 		args := in
 		args.IdempotencyKey = ""
-		b, err := json.Marshal(args)
+		b, err := crtx.Canonical(args)
 		if err != nil {
 			return nil, runOut{}, s.toolError(err)
 		}
-		hash = crtx.RequestHash(in.AgentID, b)
+		idem, hash = "mcp:"+in.IdempotencyKey, crtx.RequestHash(in.AgentID, b)
 	}
 	e, err := s.market.Execute(ctx, c.p, in.AgentID, params, idem, hash)
 	var replay *crtx.Replay
@@ -76,12 +78,16 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	if err != nil {
 		return nil, runOut{}, s.toolError(err)
 	}
-	if asTask(ctx) {
+	if opened, ok := ctx.Value(asTaskKey{}).(*crtx.Execution); ok {
+		*opened = e
 		return nil, s.out(e), nil
 	}
+	id := e.ID
 	e, result, err := s.wait(ctx, req, c, e)
 	if err != nil {
-		return nil, runOut{}, s.toolError(err)
+		// Money is held for this execution: whatever went wrong, the
+		// caller learns its id, to read it rather than pay again.
+		return nil, runOut{}, s.held(err, id)
 	}
 	return s.answer(e, result)
 }
@@ -153,4 +159,17 @@ func (s *server) answer(e crtx.Execution, result string) (*sdk.CallToolResult, r
 	}
 	// The structured part also as text, for clients that read only text.
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: result}, &sdk.TextContent{Text: string(b)}}}, out, nil
+}
+
+// held is an error that came after the execution opened, with its id, so
+// that the caller reads the execution rather than pays for another.
+func (s *server) held(err error, id string) error {
+	var e *crtx.Error
+	if !errors.As(err, &e) {
+		s.toolError(err) // logged there
+		e = crtx.Errorf(crtx.CodeInternal, "internal error while following the execution; read it with get_execution")
+	}
+	c := *e
+	c.ExecutionID = id
+	return s.toolError(&c)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -121,11 +120,9 @@ func (s *server) liftTask(next http.Handler) http.Handler {
 	})
 }
 
+// asTaskKey holds, for a task-augmented call, the *crtx.Execution that
+// run_agent opens and answers at once with.
 type asTaskKey struct{}
-
-// asTask reports whether run_agent is to answer as soon as the execution
-// is open, for a task.
-func asTask(ctx context.Context) bool { return ctx.Value(asTaskKey{}) != nil }
 
 // taskCalls declares the tasks capability and run_agent's optional task
 // support, and answers a task-augmented run_agent with its task.
@@ -158,23 +155,14 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 			if p, _ := req.GetParams().(*sdk.CallToolParamsRaw); p == nil || p.Name != "run_agent" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "only run_agent runs as a task"}
 			}
-			res, err := next(context.WithValue(ctx, asTaskKey{}, true), method, req)
-			if err != nil {
-				return res, err
+			// run fills opened in when it opens the execution: from then
+			// on money is held, and the answer is the task, whatever else.
+			var opened crtx.Execution
+			res, err := next(context.WithValue(ctx, asTaskKey{}, &opened), method, req)
+			if opened.ID == "" {
+				return res, err // refused before any execution opened: the tool's answer
 			}
-			call, _ := res.(*sdk.CallToolResult)
-			if call == nil || call.IsError {
-				return res, nil // refused before any execution opened: nothing to follow
-			}
-			var out runOut
-			b, _ := call.StructuredContent.(json.RawMessage)
-			if err := json.Unmarshal(b, &out); err != nil {
-				return nil, fmt.Errorf("run_agent's answer: %w", err)
-			}
-			t, err := s.task(ctx, out.ExecutionID)
-			if err != nil {
-				return nil, err
-			}
+			t := taskOf(opened)
 			r := &createTaskResult{Task: t}
 			r.Meta = sdk.Meta{"io.modelcontextprotocol/model-immediate-response": "execution " + t.TaskID + " started; its result comes with tasks/result"}
 			return r, nil

@@ -144,7 +144,11 @@ func (s *server) toolError(err error) error {
 	}
 	var e *crtx.Error
 	if !errors.As(err, &e) {
-		s.log.Error("mcp tool", "err", err)
+		if errors.Is(err, context.Canceled) { // the client cancelled: no one reads the answer
+			s.log.Debug("mcp tool", "err", err)
+		} else {
+			s.log.Error("mcp tool", "err", err)
+		}
 		return crtx.Errorf(crtx.CodeInternal, "internal error")
 	}
 	if e.ExecutionID != "" && !strings.Contains(e.Message, e.ExecutionID) {
