@@ -25,8 +25,10 @@ const schemeName = "crtx_api_key"
 const skillID = "execute"
 
 // PricingExtension is the URI of the card extension that carries an agent's
-// price and track record, under the marketplace's documentation.
-func PricingExtension(publicURL string) string { return publicURL + "/docs/integrations#a2a-pricing" }
+// price and track record. A client matches extensions by URI, so it is the
+// same on every marketplace: the section of the project's documentation
+// that defines it.
+const PricingExtension = "https://github.com/crtx-market/crtx/blob/main/docs/integrations.md#a2a-pricing"
 
 // card serves an agent's signed card: any active or paused agent has one;
 // a delisted, suspended or unknown one is agent_not_found (404), as its
@@ -116,7 +118,7 @@ func (s *server) pricing(l api.AgentListing, lat market.Latency) a2a.AgentExtens
 		p50, p95 = lat.P50MS, lat.P95MS
 	}
 	return a2a.AgentExtension{
-		URI: PricingExtension(s.publicURL),
+		URI: PricingExtension,
 		Description: "Each call is paid in USDC from the API key's wallet (mainnet for crtx_live_ keys, devnet for crtx_test_), " +
 			"held in escrow while the agent works and released to its creator when the call completes, or refunded when it fails. " +
 			"Statistics are mainnet's.",

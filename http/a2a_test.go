@@ -197,7 +197,7 @@ func TestA2ACard(t *testing.T) {
 	}
 	ext := card.Capabilities.Extensions[0]
 	p := ext.Params
-	if ext.URI != crtxa2a.PricingExtension(m.d.URL) || ext.URI != m.d.URL+"/docs/integrations#a2a-pricing" || ext.Required ||
+	if ext.URI != crtxa2a.PricingExtension || ext.Required ||
 		p["price_per_call_usdc"] != "0.050000" || p["executions"] != 3.0 || p["success_rate"] != 1.0 || p["latency_samples"] != 3.0 ||
 		p["status"] != "active" || p["currency"] != "USDC" {
 		t.Errorf("pricing extension = %+v", ext)

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -77,27 +75,9 @@ type agentData struct {
 	Example      string
 	InputSchema  string
 	OutputSchema string
-	// The marketplace's MCP endpoint, a client's configuration for it,
-	// and this agent's A2A card.
-	MCPURL, MCPConfig, CardURL string
-}
-
-// mcpConfig is the mcpServers entry most MCP clients read, with a
-// placeholder for the key. It is marshalled rather than templated so that
-// any public URL comes out as valid JSON; the page then escapes it as HTML.
-func mcpConfig(mcpURL string) string {
-	type server struct {
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-	}
-	cfg := map[string]map[string]server{"mcpServers": {"crtx": {URL: mcpURL,
-		Headers: map[string]string{"Authorization": "Bearer <your API key>"}}}}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // keep "<your API key>" readable; html/template escapes the page
-	enc.SetIndent("", "  ")
-	enc.Encode(cfg) // cannot fail: strings only
-	return string(bytes.TrimSpace(b.Bytes()))
+	// The marketplace's MCP endpoint, Claude Code's command and other
+	// clients' configuration for it, and this agent's A2A card.
+	MCPURL, MCPAdd, MCPConfig, CardURL string
 }
 
 // agent is one listing: what it does, its schemas, price, statistics in
@@ -117,5 +97,6 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	wallet, _, _ := h.session(r)
 	return h.render(w, "agent", page_(a.Name+" — crtx", wallet, agentData{Agent: a, Devnet: dev, URL: base,
 		Example: "Hello", InputSchema: string(a.InputSchema), OutputSchema: string(a.OutputSchema),
-		MCPURL: base + "/mcp", MCPConfig: mcpConfig(base + "/mcp"), CardURL: base + "/a2a/" + a.AgentID + "/.well-known/agent-card.json"}))
+		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
+		CardURL: api.CardURL(base, a.AgentID)}))
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +80,7 @@ func (c *cli) agentsCmd() *cobra.Command {
 			}
 			// How to reach it from MCP and A2A, with a key of the environment
 			// shown; --json stays the listing as the API sent it.
-			mcpURL, key := c.url+"/mcp", crtx.LiveKeyPrefix+"…"
+			key := crtx.LiveKeyPrefix + "…"
 			if l.Environment == crtx.Devnet {
 				key = crtx.TestKeyPrefix + "…"
 			}
@@ -94,25 +93,9 @@ func (c *cli) agentsCmd() *cobra.Command {
 				verified, strings.Join(l.Tags, ", "),
 				l.TotalExecutions, l.SuccessfulExecutions, strconv.FormatFloat(l.SuccessRate*100, 'f', 1, 64)+"%",
 				l.AvgExecutionTimeMS, l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing,
-				mcpURL, l.AgentID, `claude mcp add --transport http crtx `+mcpURL+` --header "Authorization: Bearer `+key+`"`,
-				mcpConfig(mcpURL, "Bearer "+key), c.url+"/a2a/"+l.AgentID+"/.well-known/agent-card.json")
+				api.MCPURL(c.url), l.AgentID, api.ClaudeMCPAdd(c.url, key), api.MCPServers(c.url, key, ""), api.CardURL(c.url, l.AgentID))
 		},
 	}
 	show.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
 	return cmdline.Group(&cobra.Command{Use: "agents", Short: "Browse the catalog and read agents' listings"}, list, show)
-}
-
-// mcpConfig is the marketplace's entry for an MCP client's mcpServers
-// configuration, on one line. Marshalled, so any URL comes out as valid
-// JSON; HTML escaping is off to keep the key's placeholder readable.
-func mcpConfig(mcpURL, auth string) string {
-	type server struct {
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(map[string]map[string]server{"mcpServers": {"crtx": {URL: mcpURL, Headers: map[string]string{"Authorization": auth}}}})
-	return strings.TrimSpace(b.String())
 }
