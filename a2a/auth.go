@@ -49,7 +49,7 @@ func callFrom(ctx context.Context) (call, error) {
 		return call{}, a2a.NewError(a2a.ErrUnauthenticated, "send Authorization: Bearer crtx_live_… or crtx_test_…")
 	}
 	if v := strings.TrimSpace(c.version); v != "" {
-		if major, _, _ := strings.Cut(v, "."); major != "1" {
+		if v != string(a2a.Version) { // Major.Minor must match
 			return call{}, a2a.NewError(a2a.ErrVersionNotSupported,
 				"A2A-Version "+v+" is not supported: this agent speaks A2A "+string(a2a.Version)).
 				WithDetails(map[string]any{"supported_versions": []any{string(a2a.Version)}})

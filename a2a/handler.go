@@ -45,15 +45,15 @@ func (t *tasks) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task
 }
 
 // CancelTask cancels a task that is still waiting for dispatch, refunding
-// its escrow; one the agent already works on cannot be taken back. Asking
-// again for a cancelled task answers it again, as A2A wants.
+// its escrow; one the agent already works on, or one that ended (a
+// cancelled one too, as A2A 1.0 §3.1.5 says), is TaskNotCancelable.
 func (t *tasks) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	c, err := callFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
 	e, _, err := t.own(ctx, c, string(req.ID))
-	if err == nil && state(e) != a2a.TaskStateCanceled {
+	if err == nil {
 		e, err = t.m.Cancel(ctx, c.principal, e.ID)
 	}
 	if err != nil {

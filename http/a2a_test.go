@@ -565,10 +565,9 @@ func TestA2ACancel(t *testing.T) {
 		cancelled.Status.Message.Parts[1].Data().(map[string]any)["code"] != "cancelled" {
 		t.Fatalf("cancel: %+v, %v", cancelled, err)
 	}
-	// Cancelling again answers the same; a task at work cannot be cancelled.
-	if again, err := c.CancelTask(c.ctx, &a2a.CancelTaskRequest{ID: waiting.ID}); err != nil || again.Status.State != a2a.TaskStateCanceled {
-		t.Errorf("cancel again: %+v, %v", again, err)
-	}
+	// A cancelled task, like one at work, cannot be cancelled (A2A 1.0 §3.1.5).
+	_, err = c.CancelTask(c.ctx, &a2a.CancelTaskRequest{ID: waiting.ID})
+	wantA2A(t, err, a2a.ErrTaskNotCancelable, "not_cancellable")
 	_, err = c.CancelTask(c.ctx, &a2a.CancelTaskRequest{ID: busy.ID})
 	if ae := wantA2A(t, err, a2a.ErrTaskNotCancelable, "not_cancellable"); ae.Details["execution_id"] != string(busy.ID) {
 		t.Errorf("details %v", ae.Details)
@@ -677,10 +676,12 @@ func TestA2AErrors(t *testing.T) {
 	wantA2A(t, err, a2a.ErrUnsupportedOperation, "agent_not_found")
 	unchanged("refused agents")
 
-	// A protocol version other than 1.x is refused.
-	old := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC, version{v: "0.3"})
-	_, err = old.GetTask(old.ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(crtx.NewUUID())})
-	wantA2A(t, err, a2a.ErrVersionNotSupported, "")
+	// A protocol version other than 1.0 is refused: Major.Minor must match.
+	for _, v := range []string{"0.3", "1.9"} {
+		old := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC, version{v: v})
+		_, err = old.GetTask(old.ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(crtx.NewUUID())})
+		wantA2A(t, err, a2a.ErrVersionNotSupported, "")
+	}
 
 	// Routes: the endpoint takes POST; unknown paths are the REST 404.
 	wantCode(t, m.anon.Do(ctx, "GET", "/a2a/"+agent, "", nil, nil), 405, "method_not_allowed")
