@@ -30,14 +30,9 @@ func (t *tasks) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a
 	}
 	async := req.Config != nil && req.Config.ReturnImmediately
 	e, result, err := t.send(ctx, c, req, async)
-	for err == nil && !async && !e.Status.Final() {
+	if err == nil && !async && !e.Status.Final() {
 		// A replay of a message first sent without waiting: wait now.
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(pollInterval):
-			e, result, err = t.m.GetExecution(ctx, c.principal, e.ID)
-		}
+		e, result, err = t.m.Follow(ctx, c.principal, e, pollInterval, nil)
 	}
 	if err != nil {
 		return nil, t.protocolError(ctx, c, err)

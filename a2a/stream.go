@@ -3,7 +3,6 @@ package a2a
 import (
 	"context"
 	"iter"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -14,34 +13,14 @@ import (
 // pollInterval. A completed task's result comes as an artifact before the
 // final status, so a client holds the result when the stream ends.
 func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool) {
-	last := state(e)
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for !e.Status.Final() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	_, _, err := t.m.Follow(ctx, c.principal, e, pollInterval, func(e crtx.Execution, result string) bool {
+		if state(e) == a2a.TaskStateCompleted && !yield(t.artifactEvent(e, result, contextID), nil) {
+			return false
 		}
-		next, result, err := t.m.GetExecution(ctx, c.principal, e.ID)
-		if err != nil {
-			if ctx.Err() == nil {
-				yield(nil, t.protocolError(ctx, c, err))
-			}
-			return
-		}
-		e = next
-		st := state(e)
-		if st == last {
-			continue
-		}
-		last = st
-		if st == a2a.TaskStateCompleted && !yield(t.artifactEvent(e, result, contextID), nil) {
-			return
-		}
-		if !yield(t.statusEvent(e, contextID), nil) {
-			return
-		}
+		return yield(t.statusEvent(e, contextID), nil)
+	})
+	if err != nil && ctx.Err() == nil {
+		yield(nil, t.protocolError(ctx, c, err))
 	}
 }
 

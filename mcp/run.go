@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/crtx-market/crtx"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,44 +100,29 @@ var progress = map[crtx.ExecStatus]float64{crtx.ExecPending: 1, crtx.ExecRunning
 // sent to the creator runs on, and stays charged, as on REST.
 func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e crtx.Execution) (crtx.Execution, string, error) {
 	token := req.Params.GetProgressToken()
-	tick := time.NewTicker(s.poll)
-	defer tick.Stop()
-	var last crtx.ExecStatus
-	var result string
-	if e.Status.Final() { // a replay of a finished run: its result is read, not waited for
-		var err error
-		if e, result, err = s.market.GetExecution(ctx, c.p, e.ID); err != nil {
-			return e, "", err
+	notify := func(e crtx.Execution, _ string) bool {
+		if token == nil {
+			return true
+		}
+		p, ok := progress[e.Status]
+		if !ok {
+			p = 3
+		}
+		msg := "execution " + e.ID + " is " + string(e.Status)
+		if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 3, Message: msg}); err != nil {
+			s.log.Debug("mcp progress", "err", err)
+		}
+		return true
+	}
+	notify(e, "")
+	// A replay of a finished run is read once, for its result.
+	e, result, err := s.market.Follow(ctx, c.p, e, s.poll, notify)
+	if err != nil && ctx.Err() != nil {
+		if _, err := s.market.Cancel(context.WithoutCancel(ctx), c.p, e.ID); err != nil {
+			s.log.Info("mcp call cancelled; its execution runs on", "execution_id", e.ID, "err", err)
 		}
 	}
-	for {
-		if e.Status != last && token != nil {
-			p, ok := progress[e.Status]
-			if !ok {
-				p = 3
-			}
-			msg := "execution " + e.ID + " is " + string(e.Status)
-			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 3, Message: msg}); err != nil {
-				s.log.Debug("mcp progress", "err", err)
-			}
-		}
-		last = e.Status
-		if e.Status.Final() {
-			return e, result, nil
-		}
-		select {
-		case <-ctx.Done():
-			if _, err := s.market.Cancel(context.WithoutCancel(ctx), c.p, e.ID); err != nil {
-				s.log.Info("mcp call cancelled; its execution runs on", "execution_id", e.ID, "err", err)
-			}
-			return e, "", ctx.Err()
-		case <-tick.C:
-		}
-		var err error
-		if e, result, err = s.market.GetExecution(ctx, c.p, e.ID); err != nil {
-			return e, "", err
-		}
-	}
+	return e, result, err
 }
 
 func (s *server) out(e crtx.Execution) runOut {

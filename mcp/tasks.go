@@ -250,18 +250,14 @@ func (s *server) getTask(ctx context.Context, _ *sdk.ServerSession, p *taskParam
 // run_agent would have answered.
 func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (*sdk.CallToolResult, error) {
 	e, result, err := s.execution(ctx, p.TaskID)
-	tick := time.NewTicker(s.poll)
-	defer tick.Stop()
-	for err == nil && !e.Status.Final() {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		e, result, err = s.execution(ctx, p.TaskID)
-	}
 	if err != nil {
 		return nil, err
+	}
+	if !e.Status.Final() {
+		c, _ := callerOf(ctx) // s.execution found it
+		if e, result, err = s.market.Follow(ctx, c.p, e, s.poll, nil); err != nil {
+			return nil, s.toolError(err)
+		}
 	}
 	res, out, err := s.answer(e, result)
 	if err != nil {
