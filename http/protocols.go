@@ -21,6 +21,10 @@ func (s *Server) Caller(r *http.Request) (crtx.Principal, error) {
 	return s.apiKey(r)
 }
 
+// Bearer is the token of a request's Authorization: Bearer header, as
+// Caller read it.
+func Bearer(r *http.Request) string { return bearer(r) }
+
 // WriteError answers err with the seed's error body, as a REST error is
 // answered; a protocol uses it for what happens before its own framing.
 // A 401 carries the Bearer challenge HTTP clients look for.

@@ -11,7 +11,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -94,17 +93,9 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			s.api.WriteError(w, r, err)
 			return
 		}
-		c := caller{p: p, key: bearer(r)}
+		c := caller{p: p, key: crtxhttp.Bearer(r)}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
-}
-
-func bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
-	}
-	return ""
 }
 
 // carryCaller puts the caller the SDK carried from the HTTP request into
