@@ -31,11 +31,14 @@ type Agent struct {
 	Price            USDC
 	EndpointURL      string
 	SigningPublicKey string
-	TimeoutSeconds   int
-	Status           AgentStatus
-	Collateral       USDC // locked so far, before any slashing
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// KeyTx is the listing transaction (AgentListed, or a ListingUpdated
+	// that changed the key) that registered SigningPublicKey.
+	KeyTx          string
+	TimeoutSeconds int
+	Status         AgentStatus
+	Collateral     USDC // locked so far, before any slashing
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// SuspendedAt is set while the operator suspends the agent: it is out of
 	// the catalog and cannot be executed, whatever its status.
 	SuspendedAt *time.Time

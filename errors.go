@@ -24,6 +24,7 @@ const (
 	CodeExecutionNotFound      = "execution_not_found"
 	CodeMethodNotAllowed       = "method_not_allowed"
 	CodeNotSealed              = "not_sealed"
+	CodeNotFinal               = "not_final"
 	CodeRequestTooLarge        = "request_too_large"
 	CodeUnsupportedMediaType   = "unsupported_media_type"
 	CodeRateLimited            = "rate_limited"

@@ -68,6 +68,7 @@ type Execution struct {
 	Creator          string
 	EndpointURL      string // as listed when the execution began
 	SigningPublicKey string // likewise
+	ListingTx        string // the listing transaction that registered SigningPublicKey
 	Task             string
 	Parameters       json.RawMessage
 	TimeoutSeconds   int
@@ -82,14 +83,16 @@ type Execution struct {
 	ResultCID        string
 	ResultHash       string
 	Signature        string
-	TokensUsed       *int64
-	ExecutionTimeMS  *int64
-	InitiatedAt      time.Time
-	DispatchedAt     *time.Time
-	CompletedAt      *time.Time
-	Deadline         time.Time
-	LeaseUntil       time.Time
-	Attempts         int
+	// RecordTx is the ExecutionRecord or EscrowRefunded that closed it.
+	RecordTx        string
+	TokensUsed      *int64
+	ExecutionTimeMS *int64
+	InitiatedAt     time.Time
+	DispatchedAt    *time.Time
+	CompletedAt     *time.Time
+	Deadline        time.Time
+	LeaseUntil      time.Time
+	Attempts        int
 	// Owner is the replica (each Market names itself when made) that holds
 	// the lease: when it stops beating (Heartbeat), the others take the
 	// execution over.

@@ -106,6 +106,10 @@ type LedgerTx struct {
 	CreatedAt time.Time `json:"created_at"`
 	// BlockHeight is 0 until the transaction is sealed into a block.
 	BlockHeight int64 `json:"block_height"`
+	// Version is the encoding Leaf hashes the transaction with.
+	Version int `json:"version"`
+	// Hash is Leaf in hex, as served (MarshalJSON); it is not stored.
+	Hash string `json:"hash"`
 }
 
 // RolledUp reports whether the roll-up (market.Market.Rollup) visits t after it
@@ -159,23 +163,47 @@ type Credit struct {
 	Amount  USDC
 }
 
-// Hash is the transaction's leaf in its block's Merkle tree: SHA-256 of a
-// canonical encoding of everything the transaction says. Seq and BlockHeight
-// are placement, not content, and are left out.
-func (t LedgerTx) Hash() merkle.Hash {
+// HashVersion is the encoding new transactions and blocks are hashed with:
+// 2, the RFC 8785 canonical JSON of the object as the API serves it, less
+// its placement (docs/ledger.md). Version 1, Go's own JSON of a private
+// layout, is kept for what was sealed with it.
+const HashVersion = 2
+
+// Leaf is the transaction's leaf in its block's Merkle tree: SHA-256 of the
+// canonical encoding, under t.Version, of everything the transaction says.
+// Seq, BlockHeight and Hash are placement or derived, and are left out.
+func (t LedgerTx) Leaf() merkle.Hash {
+	// nil and empty hash alike, so a transaction hashes the same before it
+	// is stored and after it is read back.
+	if t.Accounts == nil {
+		t.Accounts = []string{}
+	}
+	if t.Data == nil {
+		t.Data = map[string]string{}
+	}
+	if t.Postings == nil {
+		t.Postings = []Posting{}
+	}
+	if t.Version < 2 {
+		return t.leafV1()
+	}
+	return canonicalHash(struct {
+		Version     int               `json:"version"`
+		ID          string            `json:"id"`
+		Environment Environment       `json:"environment"`
+		Kind        TxKind            `json:"kind"`
+		Data        map[string]string `json:"data"`
+		Postings    []Posting         `json:"postings"`
+		Accounts    []string          `json:"accounts"`
+		CreatedAt   string            `json:"created_at"`
+	}{t.Version, t.ID, t.Environment, t.Kind, t.Data, t.Postings, t.Accounts, canonicalTime(t.CreatedAt)})
+}
+
+func (t LedgerTx) leafV1() merkle.Hash {
 	type posting struct {
 		From   string `json:"from"`
 		To     string `json:"to"`
 		Amount int64  `json:"amount"`
-	}
-	// nil and empty hash alike, so a transaction hashes the same before it
-	// is stored and after it is read back.
-	accounts, data := t.Accounts, t.Data
-	if accounts == nil {
-		accounts = []string{}
-	}
-	if data == nil {
-		data = map[string]string{}
 	}
 	ps := make([]posting, len(t.Postings))
 	for i, p := range t.Postings {
@@ -189,7 +217,35 @@ func (t LedgerTx) Hash() merkle.Hash {
 		Postings    []posting         `json:"postings"`
 		Accounts    []string          `json:"accounts"`
 		CreatedAt   int64             `json:"created_at_us"`
-	}{t.ID, t.Environment, t.Kind, data, ps, accounts, t.CreatedAt.UnixMicro()})
+	}{t.ID, t.Environment, t.Kind, t.Data, ps, t.Accounts, t.CreatedAt.UnixMicro()})
+	return sha256.Sum256(b)
+}
+
+// MarshalJSON writes the transaction with its hash, and its time as it is
+// hashed (UTC, to the microsecond), so that what is served is what a
+// verifier hashes.
+func (t LedgerTx) MarshalJSON() ([]byte, error) {
+	type plain LedgerTx
+	t.Hash = t.Leaf().String()
+	t.CreatedAt = t.CreatedAt.UTC().Truncate(time.Microsecond)
+	return json.Marshal(plain(t))
+}
+
+// canonicalTime is a time as hashed objects of version 2 hold it: RFC 3339
+// in UTC, to the microsecond, without trailing zeros (as Go writes times in
+// JSON).
+func canonicalTime(t time.Time) string {
+	return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+}
+
+// canonicalHash is SHA-256 of v's RFC 8785 form. v is one of this
+// package's hashed layouts, which always canonicalize: strings, whole
+// numbers and amounts far inside a double's exact range.
+func canonicalHash(v any) merkle.Hash {
+	b, err := Canonical(v)
+	if err != nil {
+		panic("crtx: a hashed layout failed to canonicalize: " + err.Error())
+	}
 	return sha256.Sum256(b)
 }
 
@@ -202,31 +258,45 @@ type Block struct {
 	MerkleRoot  string      `json:"merkle_root"`
 	TxCount     int         `json:"tx_count"`
 	SealedAt    time.Time   `json:"sealed_at"`
-	Hash        string      `json:"hash"`
-	Signature   string      `json:"signature"`
+	// Version is the encoding of the block's own hash (ComputeHash).
+	Version   int    `json:"version"`
+	Hash      string `json:"hash"`
+	Signature string `json:"signature"`
 }
 
 // GenesisPrevHash is the PrevHash of block 1.
 var GenesisPrevHash = merkle.Hash{}.String()
 
-// ComputeHash is SHA-256 over the block's header fields.
+// ComputeHash is SHA-256 over the block's header fields, encoded as
+// b.Version says.
 func (b Block) ComputeHash() merkle.Hash {
-	h, _ := json.Marshal(struct {
+	if b.Version < 2 {
+		h, _ := json.Marshal(struct {
+			Environment Environment `json:"environment"`
+			Height      int64       `json:"height"`
+			PrevHash    string      `json:"prev_hash"`
+			MerkleRoot  string      `json:"merkle_root"`
+			TxCount     int         `json:"tx_count"`
+			SealedAt    int64       `json:"sealed_at_us"`
+		}{b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, b.SealedAt.UnixMicro()})
+		return sha256.Sum256(h)
+	}
+	return canonicalHash(struct {
+		Version     int         `json:"version"`
 		Environment Environment `json:"environment"`
 		Height      int64       `json:"height"`
 		PrevHash    string      `json:"prev_hash"`
 		MerkleRoot  string      `json:"merkle_root"`
 		TxCount     int         `json:"tx_count"`
-		SealedAt    int64       `json:"sealed_at_us"`
-	}{b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, b.SealedAt.UnixMicro()})
-	return sha256.Sum256(h)
+		SealedAt    string      `json:"sealed_at"`
+	}{b.Version, b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, canonicalTime(b.SealedAt)})
 }
 
 // TxLeaves returns the Merkle leaves of txs in order.
 func TxLeaves(txs []LedgerTx) []merkle.Hash {
 	out := make([]merkle.Hash, len(txs))
 	for i, t := range txs {
-		out[i] = t.Hash()
+		out[i] = t.Leaf()
 	}
 	return out
 }

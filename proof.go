@@ -17,19 +17,18 @@ type ProofStep struct {
 
 // Proof shows that a transaction is in a sealed, signed block.
 type Proof struct {
-	Environment        Environment `json:"environment"`
-	TransactionID      string      `json:"transaction_id"`
-	TransactionHash    string      `json:"transaction_hash"`
-	Block              Block       `json:"block"`
-	Path               []ProofStep `json:"path"`
-	AuthorityPublicKey string      `json:"authority_public_key"`
+	Environment     Environment `json:"environment"`
+	TransactionID   string      `json:"transaction_id"`
+	TransactionHash string      `json:"transaction_hash"`
+	Block           Block       `json:"block"`
+	Path            []ProofStep `json:"path"`
 }
 
 // VerifyProof checks a proof for t against the authority key: the
 // transaction hashes to the proof's leaf, the path leads to the block's
 // Merkle root, the block hashes to its hash and the signature verifies.
 func VerifyProof(p Proof, t LedgerTx, authority ed25519.PublicKey) error {
-	leaf := t.Hash()
+	leaf := t.Leaf()
 	if leaf.String() != p.TransactionHash {
 		return errors.New("the transaction does not hash to the proven leaf")
 	}

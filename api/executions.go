@@ -27,6 +27,19 @@ type ExecutionRecord struct {
 	IPFSURL         *string          `json:"ipfs_url"`
 	Error           *ExecError       `json:"error"`
 	Dispute         *DisputeView     `json:"dispute"`
+	// Refunded is what the escrow returned to the caller: the cost when the
+	// execution failed (and then the split is zero), else 0. A dispute's
+	// refund is the dispute's own.
+	Refunded crtx.USDC `json:"refunded_usdc"`
+	// Signature is the creator's over result_hash, as committed on the
+	// ledger; SigningPublicKey the listing's key it was checked against,
+	// registered by ListingTransaction (mainnet ledger).
+	Signature          *string `json:"signature"`
+	SigningPublicKey   string  `json:"signing_public_key"`
+	ListingTransaction *string `json:"listing_transaction"`
+	// LedgerTransaction is the ExecutionRecord or EscrowRefunded that
+	// closed the escrow, in this environment's ledger.
+	LedgerTransaction *string `json:"ledger_transaction"`
 }
 
 // ExecError says why an execution failed.

@@ -10,8 +10,10 @@ type AccountView struct {
 	Transactions []crtx.LedgerTx `json:"transactions"`
 }
 
-// BlockView is a block with its transactions.
+// BlockView is a block with its transactions, in order, and their hashes:
+// the leaves of the block's Merkle tree.
 type BlockView struct {
-	Block        crtx.Block      `json:"block"`
-	Transactions []crtx.LedgerTx `json:"transactions"`
+	Block             crtx.Block      `json:"block"`
+	TransactionHashes []string        `json:"transaction_hashes"`
+	Transactions      []crtx.LedgerTx `json:"transactions"`
 }

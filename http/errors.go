@@ -35,6 +35,7 @@ var statuses = map[string]int{
 	crtx.CodeNotCancellable:         http.StatusConflict,
 	crtx.CodeDisputeWindowClosed:    http.StatusConflict,
 	crtx.CodeNotSealed:              http.StatusConflict,
+	crtx.CodeNotFinal:               http.StatusConflict,
 	crtx.CodeDisputeExists:          http.StatusConflict,
 	crtx.CodeNotDisputable:          http.StatusConflict,
 	crtx.CodeDisputeClosed:          http.StatusConflict,

@@ -124,6 +124,19 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.apiKey(r)
+	if err != nil {
+		return err
+	}
+	rc, err := s.market.Receipt(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rc)
+	return nil
+}
+
 var execStatuses = []string{"pending", "running", "completed", "failed", "disputed"}
 
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {

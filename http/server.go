@@ -80,6 +80,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"GET", "/v1/executions/{id}", s.getExecution},
 		{"POST", "/v1/executions/{id}/cancel", s.cancel},
 		{"GET", "/v1/executions/{id}/events", s.events},
+		{"GET", "/v1/executions/{id}/receipt", s.receipt},
 		{"POST", "/v1/executions/{id}/disputes", s.openDispute},
 		{"GET", "/ipfs/{cid}", s.ipfs},
 

@@ -38,7 +38,8 @@ func (m *Market) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bo
 		return crtx.Block{}, false, internal("seal", err)
 	}
 	b := crtx.Block{Environment: env, Height: prev.Height + 1, PrevHash: prev.Hash,
-		MerkleRoot: merkle.Root(crtx.TxLeaves(txs)).String(), TxCount: len(txs), SealedAt: m.now()}
+		MerkleRoot: merkle.Root(crtx.TxLeaves(txs)).String(), TxCount: len(txs),
+		SealedAt: m.now().UTC().Truncate(time.Microsecond), Version: crtx.HashVersion}
 	h := b.ComputeHash()
 	b.Hash = h.String()
 	b.Signature = base58.Encode(ed25519.Sign(m.cfg.Authority, h[:]))
@@ -118,8 +119,8 @@ func (m *Market) Proof(ctx context.Context, env crtx.Environment, id string) (cr
 				idx = i
 			}
 		}
-		p = crtx.Proof{Environment: env, TransactionID: id, TransactionHash: t.Hash().String(), Block: b,
-			Path: []crtx.ProofStep{}, AuthorityPublicKey: crtx.Address(m.AuthorityPublicKey())}
+		p = crtx.Proof{Environment: env, TransactionID: id, TransactionHash: t.Leaf().String(), Block: b,
+			Path: []crtx.ProofStep{}}
 		for _, s := range merkle.Prove(leaves, idx) {
 			pos := "right"
 			if s.Left {

@@ -25,6 +25,7 @@ func (m *Market) Cancel(ctx context.Context, p crtx.Principal, id string) (crtx.
 		if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
 			return err
 		}
+		e.RecordTx = lt.ID
 		out = e
 		if e.WebhookURL != "" {
 			if err := tx.InsertWebhook(ctx, crtx.Webhook{ExecutionID: e.ID, URL: e.WebhookURL, NextAt: now, CreatedAt: now}); err != nil {

@@ -122,7 +122,7 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 	now := m.now()
 	e := crtx.Execution{ID: crtx.NewUUID(), Environment: p.Key.Environment, Wallet: p.Wallet, KeyID: p.Key.ID, AgentID: a.ID,
 		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
-		Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
+		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
 		Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
 		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
 	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
@@ -294,7 +294,21 @@ func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 	if e.Dispute != nil {
 		r.Dispute = api.NewDisputeView(*e.Dispute)
 	}
+	r.SigningPublicKey = e.SigningPublicKey
+	r.Signature, r.ListingTransaction, r.LedgerTransaction = orNull(e.Signature), orNull(e.ListingTx), orNull(e.RecordTx)
+	if e.Status == crtx.ExecFailed {
+		// The escrow went back whole: nobody was paid.
+		r.CreatorAmount, r.PlatformAmount, r.Refunded = 0, 0, e.Cost
+	}
 	return r
+}
+
+// orNull is s, or null when empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // Summary is the list item of an execution.

@@ -39,6 +39,10 @@ func (m *Market) Block(ctx context.Context, env crtx.Environment, height int64) 
 		v.Transactions, err = tx.BlockTransactions(ctx, env, height)
 		return err
 	})
+	v.TransactionHashes = make([]string, len(v.Transactions))
+	for i, l := range crtx.TxLeaves(v.Transactions) {
+		v.TransactionHashes[i] = l.String()
+	}
 	return v, internal("block", err)
 }
 

@@ -42,5 +42,5 @@ func (m *Market) ledgerTx(env crtx.Environment, kind crtx.TxKind, data map[strin
 	if postings == nil {
 		postings = []crtx.Posting{}
 	}
-	return crtx.LedgerTx{ID: crtx.NewTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, Accounts: refs, CreatedAt: now}, accounts
+	return crtx.LedgerTx{ID: crtx.NewTxID(), Environment: env, Kind: kind, Data: data, Postings: postings, Accounts: refs, CreatedAt: now, Version: crtx.HashVersion}, accounts
 }

@@ -199,8 +199,9 @@ func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.E
 	// The agent's statistics are counted from the closing ledger
 	// transaction by the roll-up (Rollup), not here: every execution of
 	// the agent would write its row.
-	c.Execution = cur
 	c.Record, c.Accounts = m.closingTx(cur)
+	cur.RecordTx = c.Record.ID
+	c.Execution = cur
 	if cur.WebhookURL != "" {
 		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
@@ -244,8 +245,8 @@ func (m *Market) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 	}
 	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
-		"signing_public_key": e.SigningPublicKey, "cid": e.ResultCID, "status": string(crtx.ExecCompleted),
-		"execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
+		"signing_public_key": e.SigningPublicKey, "listing_tx": e.ListingTx, "cid": e.ResultCID,
+		"status": string(crtx.ExecCompleted), "execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
 	}, ps, escrow, creator, treasury)
 }
 

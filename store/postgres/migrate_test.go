@@ -36,3 +36,28 @@ func TestLedgerRowsMigration(t *testing.T) {
 		return s
 	})
 }
+
+// Blocks sealed before migration 0011 keep verifying after it.
+func TestHashVersionMigration(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	schema := storetest.Schema(t, dsn)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = schema
+	old := stdlib.OpenDB(*cfg)
+	defer old.Close()
+	if err := sqldb.Migrate(ctx, old, storetest.Before(t, migrations, "migrations", 11), "migrations", migrationLock); err != nil {
+		t.Fatal(err)
+	}
+	storetest.HashVersionMigration(t, old, func() crtx.Store {
+		s, err := Open(ctx, dsn, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -34,7 +34,7 @@ func (t *tx) SetCreatorVerified(ctx context.Context, wallet string, verified boo
 }
 
 const agentColumns = `a.id, a.creator, a.name, a.tagline, a.description, a.tags, a.input_schema, a.output_schema,
-	a.pricing_model, a.price, a.endpoint_url, a.signing_public_key, a.timeout_seconds, a.status, a.collateral,
+	a.pricing_model, a.price, a.endpoint_url, a.signing_public_key, a.key_tx, a.timeout_seconds, a.status, a.collateral,
 	a.created_at, a.updated_at, a.suspended_at, a.delisted_at`
 
 // agentTargets returns scan targets for agentColumns and a function that
@@ -45,7 +45,7 @@ func agentTargets() (*crtx.Agent, []any, func() error) {
 	var created, updated int64
 	var suspended, delisted sql.NullInt64
 	targets := []any{&a.ID, &a.Creator, &a.Name, &a.Tagline, &a.Description, &tags, &in, &out,
-		&a.PricingModel, &a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.TimeoutSeconds, &a.Status, &a.Collateral,
+		&a.PricingModel, &a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.KeyTx, &a.TimeoutSeconds, &a.Status, &a.Collateral,
 		&created, &updated, &suspended, &delisted}
 	return &a, targets, func() error {
 		a.InputSchema, a.OutputSchema = json.RawMessage(in), json.RawMessage(out)
@@ -74,11 +74,11 @@ func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
 func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	if _, err := t.exec(ctx, `INSERT INTO agents (id, creator, name, tagline, description, tags, input_schema, output_schema,
-		pricing_model, price, endpoint_url, signing_public_key, timeout_seconds, status, collateral, created_at, updated_at,
+		pricing_model, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status, collateral, created_at, updated_at,
 		suspended_at, delisted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Creator, a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema),
-		a.PricingModel, a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral,
+		a.PricingModel, a.Price, a.EndpointURL, a.SigningPublicKey, a.KeyTx, a.TimeoutSeconds, a.Status, a.Collateral,
 		us(a.CreatedAt), us(a.UpdatedAt), nullUS(a.SuspendedAt), nullUS(a.DelistedAt)); err != nil {
 		return err
 	}
@@ -88,10 +88,10 @@ func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
 func (t *tx) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	r, err := t.exec(ctx, `UPDATE agents SET name = ?, tagline = ?, description = ?, tags = ?, input_schema = ?,
-		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, timeout_seconds = ?,
-		status = ?, collateral = ?, updated_at = ?, suspended_at = ?, delisted_at = ? WHERE id = ?`,
+		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, key_tx = ?,
+		timeout_seconds = ?, status = ?, collateral = ?, updated_at = ?, suspended_at = ?, delisted_at = ? WHERE id = ?`,
 		a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema), a.PricingModel,
-		a.Price, a.EndpointURL, a.SigningPublicKey, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt),
+		a.Price, a.EndpointURL, a.SigningPublicKey, a.KeyTx, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt),
 		nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.ID)
 	if err != nil {
 		return err
@@ -121,9 +121,9 @@ func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
 func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
 	a := crtx.Agent{ID: id}
 	var suspended sql.NullInt64
-	err := t.queryRow(ctx, `SELECT creator, name, price, endpoint_url, signing_public_key, timeout_seconds, status, suspended_at
-		FROM agents WHERE id = ?`, id).Scan(&a.Creator, &a.Name, &a.Price, &a.EndpointURL, &a.SigningPublicKey,
-		&a.TimeoutSeconds, &a.Status, &suspended)
+	err := t.queryRow(ctx, `SELECT creator, name, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status,
+		suspended_at FROM agents WHERE id = ?`, id).Scan(&a.Creator, &a.Name, &a.Price, &a.EndpointURL, &a.SigningPublicKey,
+		&a.KeyTx, &a.TimeoutSeconds, &a.Status, &suspended)
 	if err != nil {
 		return crtx.Agent{}, notFound(err, "agent")
 	}

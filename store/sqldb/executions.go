@@ -15,7 +15,7 @@ import (
 const execColumns = `id, environment, wallet, key_id, agent_id, agent_name, creator, endpoint_url, signing_public_key,
 	task, parameters, timeout_seconds, async, webhook_url, cost, creator_amount, platform_amount, status,
 	error_code, error_message, result_cid, result_hash, signature, tokens_used, execution_time_ms,
-	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts, owner`
+	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts, owner, listing_tx, record_tx`
 
 func nullInt(p *int64) sql.NullInt64 {
 	if p == nil {
@@ -28,7 +28,8 @@ func execArgs(e crtx.Execution) []any {
 	return []any{e.ID, e.Environment, e.Wallet, e.KeyID, e.AgentID, e.AgentName, e.Creator, e.EndpointURL, e.SigningPublicKey,
 		e.Task, string(e.Parameters), e.TimeoutSeconds, e.Async, e.WebhookURL, e.Cost, e.CreatorAmount, e.PlatformAmount, e.Status,
 		e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed), nullInt(e.ExecutionTimeMS),
-		us(e.InitiatedAt), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.Deadline), us(e.LeaseUntil), e.Attempts, e.Owner}
+		us(e.InitiatedAt), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.Deadline), us(e.LeaseUntil), e.Attempts, e.Owner,
+		e.ListingTx, e.RecordTx}
 }
 
 func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) {
@@ -39,7 +40,8 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 	err := row.Scan(&e.ID, &e.Environment, &e.Wallet, &e.KeyID, &e.AgentID, &e.AgentName, &e.Creator, &e.EndpointURL,
 		&e.SigningPublicKey, &e.Task, &params, &e.TimeoutSeconds, &e.Async, &e.WebhookURL, &e.Cost, &e.CreatorAmount,
 		&e.PlatformAmount, &e.Status, &e.ErrorCode, &e.ErrorMessage, &e.ResultCID, &e.ResultHash, &e.Signature,
-		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts, &e.Owner)
+		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts, &e.Owner,
+		&e.ListingTx, &e.RecordTx)
 	e.Parameters = json.RawMessage(params)
 	if tokens.Valid {
 		e.TokensUsed = &tokens.Int64
@@ -54,16 +56,17 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 
 func (t *tx) InsertExecution(ctx context.Context, e crtx.Execution) error {
 	_, err := t.exec(ctx, `INSERT INTO executions (`+execColumns+`) VALUES (`+
-		strings.TrimSuffix(strings.Repeat("?, ", 32), ", ")+`)`, execArgs(e)...)
+		strings.TrimSuffix(strings.Repeat("?, ", 34), ", ")+`)`, execArgs(e)...)
 	return err
 }
 
 func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
 		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, dispatched_at = ?, completed_at = ?,
-		lease_until = ?, attempts = ?, owner = ? WHERE id = ?`,
+		lease_until = ?, attempts = ?, owner = ?, record_tx = ? WHERE id = ?`,
 		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
-		nullInt(e.ExecutionTimeMS), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.LeaseUntil), e.Attempts, e.Owner, e.ID)
+		nullInt(e.ExecutionTimeMS), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.LeaseUntil), e.Attempts, e.Owner,
+		e.RecordTx, e.ID)
 	if err != nil {
 		return err
 	}
@@ -75,10 +78,10 @@ func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 
 func (t *tx) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error) {
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
-		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?
+		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?, record_tx = ?
 		WHERE id = ? AND status IN ('pending', 'running')`,
 		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
-		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.ID)
+		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.RecordTx, e.ID)
 	if err != nil {
 		return false, err
 	}

@@ -70,9 +70,9 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 	if err != nil {
 		return err
 	}
-	err = t.queryRow(ctx, `INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-		lt.ID, lt.Environment, lt.Kind, p.Data, p.Postings, p.Refs, us(lt.CreatedAt)).Scan(&lt.Seq)
+	err = t.queryRow(ctx, `INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+		lt.ID, lt.Environment, lt.Kind, p.Data, p.Postings, p.Refs, us(lt.CreatedAt), lt.Version).Scan(&lt.Seq)
 	if err != nil {
 		if t.d.IsUnique(err) {
 			return fmt.Errorf("%w: %v", crtx.ErrConflict, err)
@@ -218,7 +218,7 @@ func (t *tx) PostCredits(ctx context.Context, env crtx.Environment, seqs []int64
 	return nil
 }
 
-const txColumns = `t.seq, t.id, t.environment, t.kind, t.data, t.postings, t.refs, t.created_at, coalesce(t.block_height, 0)`
+const txColumns = `t.seq, t.id, t.environment, t.kind, t.data, t.postings, t.refs, t.created_at, coalesce(t.block_height, 0), t.version`
 
 // queryTxs reads the transactions a query over ledger_txs (as t) selects.
 func (t *tx) queryTxs(ctx context.Context, from string, args ...any) ([]crtx.LedgerTx, error) {
@@ -230,7 +230,7 @@ func scanTx(row interface{ Scan(...any) error }) (crtx.LedgerTx, error) {
 	var lt crtx.LedgerTx
 	var data, postings, refs string
 	var created int64
-	if err := row.Scan(&lt.Seq, &lt.ID, &lt.Environment, &lt.Kind, &data, &postings, &refs, &created, &lt.BlockHeight); err != nil {
+	if err := row.Scan(&lt.Seq, &lt.ID, &lt.Environment, &lt.Kind, &data, &postings, &refs, &created, &lt.BlockHeight, &lt.Version); err != nil {
 		return lt, err
 	}
 	lt.CreatedAt = fromUS(created)
@@ -312,12 +312,12 @@ func (t *tx) UnsealedTransactions(ctx context.Context, env crtx.Environment, lim
 	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.block_height IS NULL ORDER BY t.seq LIMIT ?`, env, limit)
 }
 
-const blockColumns = `environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature`
+const blockColumns = `environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature, version`
 
 func scanBlock(row interface{ Scan(...any) error }) (crtx.Block, error) {
 	var b crtx.Block
 	var sealed int64
-	err := row.Scan(&b.Environment, &b.Height, &b.PrevHash, &b.MerkleRoot, &b.TxCount, &sealed, &b.Hash, &b.Signature)
+	err := row.Scan(&b.Environment, &b.Height, &b.PrevHash, &b.MerkleRoot, &b.TxCount, &sealed, &b.Hash, &b.Signature, &b.Version)
 	b.SealedAt = fromUS(sealed)
 	return b, err
 }
@@ -335,8 +335,8 @@ func (t *tx) Block(ctx context.Context, env crtx.Environment, height int64) (crt
 }
 
 func (t *tx) InsertBlock(ctx context.Context, b crtx.Block, seqs []int64) error {
-	if _, err := t.exec(ctx, `INSERT INTO blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature); err != nil {
+	if _, err := t.exec(ctx, `INSERT INTO blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature, b.Version); err != nil {
 		return err
 	}
 	if len(seqs) == 0 {

@@ -36,6 +36,9 @@ type Plan struct {
 // transaction defers, when the roll-up posts them (PostCredits).
 func PlanTransaction(lt *crtx.LedgerTx, accounts ...crtx.Account) (Plan, error) {
 	p := Plan{Tx: lt, Unposted: lt.RolledUp()}
+	if lt.Version == 0 {
+		lt.Version = crtx.HashVersion
+	}
 	data, err := json.Marshal(lt.Data)
 	if err != nil {
 		return p, err
@@ -122,6 +125,6 @@ func (p Plan) MarshalJSON() ([]byte, error) {
 		index = []string{}
 	}
 	return json.Marshal(map[string]any{"id": p.Tx.ID, "environment": p.Tx.Environment, "kind": p.Tx.Kind,
-		"data": p.Data, "postings": p.Postings, "refs": p.Refs, "created_at": us(p.Tx.CreatedAt),
+		"data": p.Data, "postings": p.Postings, "refs": p.Refs, "created_at": us(p.Tx.CreatedAt), "version": p.Tx.Version,
 		"create": rows(p.Create), "receive": rows(p.Receive), "pay": rows(p.Pay), "index": index, "unposted": p.Unposted})
 }

@@ -34,3 +34,26 @@ func TestLedgerRowsMigration(t *testing.T) {
 		return s
 	})
 }
+
+// Blocks sealed before migration 0015 keep verifying after it.
+func TestHashVersionMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "crtx.db")
+	old, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := sqldb.Migrate(ctx, old, storetest.Before(t, migrations, "migrations", 15), "migrations", ""); err != nil {
+		t.Fatal(err)
+	}
+	storetest.HashVersionMigration(t, old, func() crtx.Store {
+		old.Close()
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

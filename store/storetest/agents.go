@@ -258,7 +258,7 @@ func testLedgerRefs(t *testing.T, s crtx.Store) {
 			}
 		}
 		back, err := tx.Transaction(ctx, crtx.Mainnet, "listed")
-		if err != nil || back.Hash() != lt.Hash() || fmt.Sprint(back.Accounts) != fmt.Sprint(lt.Accounts) {
+		if err != nil || back.Leaf() != lt.Leaf() || fmt.Sprint(back.Accounts) != fmt.Sprint(lt.Accounts) {
 			t.Errorf("read back = %+v, %v", back, err)
 		}
 		return nil

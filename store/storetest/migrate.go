@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/merkle"
 )
 
 // Before returns the migrations of files (in dir) numbered below version,
@@ -88,4 +90,72 @@ func LedgerRowsMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
 	if got := balances(t, s, crtx.Devnet, issuance, bob); !equal(got, []crtx.USDC{-15, 8}) {
 		t.Errorf("balances after a new transaction = %v", got)
 	}
+}
+
+// HashVersionMigration checks that a block sealed before transactions and
+// blocks named their hash encoding keeps verifying under version 1 after
+// the migration, and that a block sealed after it, over the old
+// transactions and new ones, verifies under the current version: old is a
+// database with the schema before the migration, open opens it with every
+// migration applied.
+func HashVersionMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
+	t.Helper()
+	v1 := crtx.LedgerTx{ID: "v1", Environment: crtx.Devnet, Kind: crtx.TxDeposit, Version: 1, CreatedAt: t0,
+		Data: map[string]string{"wallet": "alice"}, Postings: []crtx.Posting{{From: "ISS", To: "ALICE", Amount: 50000}}}
+	b1 := crtx.Block{Environment: crtx.Devnet, Height: 1, PrevHash: crtx.GenesisPrevHash, TxCount: 1, SealedAt: t0, Version: 1,
+		MerkleRoot: merkle.Root(crtx.TxLeaves([]crtx.LedgerTx{v1})).String()}
+	b1.Hash = b1.ComputeHash().String()
+	for _, q := range []string{
+		`INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at)
+			VALUES ('v1', 'devnet', 'Deposit', '{"wallet":"alice"}', '[{"from":"ISS","to":"ALICE","amount":50000}]', '[]', ` +
+			strconv.FormatInt(t0.UnixMicro(), 10) + `)`,
+		`INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at)
+			VALUES ('unsealed', 'devnet', 'Deposit', '{}', '[]', '[]', ` + strconv.FormatInt(t0.UnixMicro(), 10) + `)`,
+		`INSERT INTO blocks (environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature)
+			VALUES ('devnet', 1, '` + b1.PrevHash + `', '` + b1.MerkleRoot + `', 1, ` + strconv.FormatInt(t0.UnixMicro(), 10) +
+			`, '` + b1.Hash + `', 'sig')`,
+		`UPDATE ledger_txs SET block_height = 1 WHERE id = 'v1'`,
+	} {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := open()
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		b, err := tx.Block(ctx, crtx.Devnet, 1)
+		if err != nil || b.Version != 1 || b.ComputeHash().String() != b1.Hash {
+			t.Errorf("block 1 after the migration = %+v, %v; its hash no longer verifies", b, err)
+		}
+		sealed, err := tx.BlockTransactions(ctx, crtx.Devnet, 1)
+		if err != nil || len(sealed) != 1 || sealed[0].Version != 1 || merkle.Root(crtx.TxLeaves(sealed)).String() != b1.MerkleRoot {
+			t.Errorf("block 1's transactions after the migration = %+v, %v; their root no longer verifies", sealed, err)
+		}
+		return nil
+	})
+	// A new transaction is written under the current version and sealed
+	// beside one left unsealed by the old schema, which keeps version 1.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		_, err := insert(ctx, tx, crtx.Devnet, "v2", crtx.TxDeposit, t0.Add(time.Second), nil, nil)
+		return err
+	})
+	var b2 crtx.Block
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		txs, err := tx.UnsealedTransactions(ctx, crtx.Devnet, 10)
+		if err != nil || len(txs) != 2 || txs[0].Version != 1 || txs[1].Version != crtx.HashVersion {
+			t.Fatalf("unsealed after the migration = %+v, %v; want the old one at version 1, the new at %d", txs, err, crtx.HashVersion)
+		}
+		b2 = crtx.Block{Environment: crtx.Devnet, Height: 2, PrevHash: b1.Hash, TxCount: 2, SealedAt: t0.Add(time.Minute),
+			Version: crtx.HashVersion, MerkleRoot: merkle.Root(crtx.TxLeaves(txs)).String()}
+		b2.Hash = b2.ComputeHash().String()
+		return tx.InsertBlock(ctx, b2, []int64{txs[0].Seq, txs[1].Seq})
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		b, err := tx.Block(ctx, crtx.Devnet, 2)
+		txs, terr := tx.BlockTransactions(ctx, crtx.Devnet, 2)
+		if err != nil || terr != nil || b.Version != crtx.HashVersion || b.ComputeHash().String() != b2.Hash ||
+			merkle.Root(crtx.TxLeaves(txs)).String() != b.MerkleRoot {
+			t.Errorf("block 2 read back = %+v (%v), transactions %+v (%v): it does not verify", b, err, txs, terr)
+		}
+		return nil
+	})
 }

@@ -292,7 +292,7 @@ func testPostings(t *testing.T, s crtx.Store) {
 		if err != nil {
 			return err
 		}
-		if back.Hash() != lt.Hash() || back.Seq != lt.Seq || back.BlockHeight != 0 || len(back.Postings) != 2 {
+		if back.Leaf() != lt.Leaf() || back.Seq != lt.Seq || back.BlockHeight != 0 || len(back.Postings) != 2 {
 			t.Errorf("transaction read back differs: %+v vs %+v", back, lt)
 		}
 		if _, err := tx.Transaction(ctx, crtx.Mainnet, "nope"); !errors.Is(err, crtx.ErrNotFound) {

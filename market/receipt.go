@@ -1,0 +1,34 @@
+package market
+
+import (
+	"context"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// Receipt is the marketplace's signed statement of a final execution of
+// p's wallet: what it cost, who was paid or refunded, the result hash and
+// the creator's signature, and the ledger transactions that show it.
+func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.Receipt, error) {
+	e, result, err := m.GetExecution(ctx, p, id)
+	if err != nil {
+		return api.Receipt{}, err
+	}
+	if !e.Status.Final() {
+		return api.Receipt{}, &crtx.Error{Code: crtx.CodeNotFinal, ExecutionID: id,
+			Message: "the execution is " + string(e.Status) + "; a receipt is issued once it is completed or failed"}
+	}
+	r := m.Record(e, result)
+	rc := api.Receipt{Version: api.ReceiptVersion, Issuer: m.cfg.PublicURL, ExecutionID: e.ID, Environment: e.Environment,
+		Wallet: e.Wallet, AgentID: e.AgentID, Status: e.Status, Cost: r.Cost, CreatorAmount: r.CreatorAmount,
+		PlatformAmount: r.PlatformAmount, Refunded: r.Refunded, ResultHash: r.ResultHash, CreatorSignature: r.Signature,
+		SigningPublicKey: r.SigningPublicKey, ListingTransaction: r.ListingTransaction, LedgerTransaction: r.LedgerTransaction,
+		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
+	b, err := rc.SignedBytes()
+	if err != nil {
+		return api.Receipt{}, internal("receipt", err)
+	}
+	rc.Signature = "ed25519:" + crtx.SignBase58(m.cfg.Signer, b)
+	return rc, nil
+}
