@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/crtx-market/crtx"
@@ -11,53 +12,41 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// A database an older crtxd left, with postings and references in tables
-// of their own, reads the same after migration 0003.
-func TestLedgerRowsMigration(t *testing.T) {
-	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	schema := storetest.Schema(t, dsn)
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
+// Databases an older crtxd left read and verify the same after the
+// migration that changed them: 0003 moved postings and references into
+// their transactions' rows; 0011 named the hash encoding of transactions
+// and blocks.
+func TestMigrations(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		version int
+		check   func(*testing.T, *sql.DB, func() crtx.Store)
+	}{
+		{"ledger rows", 3, storetest.LedgerRowsMigration},
+		{"hash versions", 11, storetest.HashVersionMigration},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.PostgresDSN(t)
+			schema := storetest.Schema(t, dsn)
+			cfg, err := pgx.ParseConfig(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.RuntimeParams["search_path"] = schema
+			old := stdlib.OpenDB(*cfg)
+			defer old.Close()
+			if err := sqldb.Migrate(ctx, old, storetest.Before(t, migrations, "migrations", c.version), "migrations", migrationLock); err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, old, func() crtx.Store {
+				s, err := Open(ctx, dsn, schema)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			})
+		})
 	}
-	cfg.RuntimeParams["search_path"] = schema
-	old := stdlib.OpenDB(*cfg)
-	defer old.Close()
-	if err := sqldb.Migrate(ctx, old, storetest.Before(t, migrations, "migrations", 3), "migrations", migrationLock); err != nil {
-		t.Fatal(err)
-	}
-	storetest.LedgerRowsMigration(t, old, func() crtx.Store {
-		s, err := Open(ctx, dsn, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	})
-}
-
-// Blocks sealed before migration 0011 keep verifying after it.
-func TestHashVersionMigration(t *testing.T) {
-	ctx := context.Background()
-	dsn := storetest.PostgresDSN(t)
-	schema := storetest.Schema(t, dsn)
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["search_path"] = schema
-	old := stdlib.OpenDB(*cfg)
-	defer old.Close()
-	if err := sqldb.Migrate(ctx, old, storetest.Before(t, migrations, "migrations", 11), "migrations", migrationLock); err != nil {
-		t.Fatal(err)
-	}
-	storetest.HashVersionMigration(t, old, func() crtx.Store {
-		s, err := Open(ctx, dsn, schema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	})
 }
