@@ -117,6 +117,11 @@ func CollateralFor(tiers []CollateralTier, price USDC) USDC {
 
 // ListingParams are a creator's listing details (CONTRACT §6). For an edit,
 // nil fields stay as they are.
+//
+// CreatorSignature is the creator's wallet signature (base58, no prefix) of
+// the listing statement (ListingStatement): required to list an agent and
+// to change its signing key, so that the ledger shows the wallet authorised
+// the key; ignored by an edit that keeps the key.
 type ListingParams struct {
 	Name             *string          `json:"name"`
 	Tagline          *string          `json:"tagline"`
@@ -130,4 +135,5 @@ type ListingParams struct {
 	SigningPublicKey *string          `json:"signing_public_key"`
 	TimeoutSeconds   *int             `json:"timeout_seconds"`
 	Status           *AgentStatus     `json:"status"`
+	CreatorSignature *string          `json:"creator_signature"`
 }

@@ -22,7 +22,8 @@ func (c *Client) CreateSession(ctx context.Context, wallet, message, signature s
 }
 
 // SignIn runs the whole sign-in with a wallet key and returns a client that
-// acts with the new session.
+// acts with the new session. That client keeps the key, in memory, to sign
+// the listing statements of CreateListing and UpdateListing.
 func (c *Client) SignIn(ctx context.Context, key ed25519.PrivateKey) (*Client, api.SessionResponse, error) {
 	wallet := crtx.Address(key.Public().(ed25519.PublicKey))
 	ch, err := c.Challenge(ctx, wallet)
@@ -33,7 +34,9 @@ func (c *Client) SignIn(ctx context.Context, key ed25519.PrivateKey) (*Client, a
 	if err != nil {
 		return nil, s, err
 	}
-	return c.WithToken(s.SessionToken), s, nil
+	signed := c.WithToken(s.SessionToken)
+	signed.wallet = key
+	return signed, s, nil
 }
 
 // SignOut ends the client's session.

@@ -5,6 +5,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,9 @@ type Client struct {
 	token      string
 	http       *http.Client
 	onResponse func(status int, body []byte)
+	// wallet is the key SignIn signed in with, kept to sign listing
+	// statements (SignListing); nil for any other credential.
+	wallet ed25519.PrivateKey
 }
 
 // New returns a client for the marketplace at baseURL (for example
@@ -47,10 +51,11 @@ func (c *Client) OnResponse(fn func(status int, body []byte)) *Client {
 	return &cp
 }
 
-// WithToken returns a copy of c that sends another credential.
+// WithToken returns a copy of c that sends another credential. The copy
+// forgets the wallet key of SignIn: the credential may be another wallet's.
 func (c *Client) WithToken(token string) *Client {
 	cp := *c
-	cp.token = token
+	cp.token, cp.wallet = token, nil
 	return &cp
 }
 

@@ -2,20 +2,87 @@ package client
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 )
 
-// CreateListing lists an agent (creator session required).
+// CreateListing lists an agent (creator session required). A client of
+// SignIn fills p.CreatorSignature when it is nil; any other client's caller
+// fills it, with SignListing.
 func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (api.CreatorAgent, error) {
+	c.sign(&p, "")
 	return do[api.CreatorAgent](ctx, c, "POST", "/v1/creator/agents", p)
 }
 
-// UpdateListing changes a listing; nil fields stay as they are.
+// UpdateListing changes a listing; nil fields stay as they are. A client
+// of SignIn fills p.CreatorSignature, which a new signing key needs, when p
+// names a key and no signature.
 func (c *Client) UpdateListing(ctx context.Context, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
+	c.sign(&p, id)
 	return do[api.CreatorAgent](ctx, c, "PATCH", "/v1/creator/agents/"+url.PathEscape(id), p)
+}
+
+// sign fills p.CreatorSignature when c holds a wallet key and p has none.
+// A p that lacks what the statement needs (a name, a price, a key) is sent
+// unsigned, so that the marketplace's answer names the field at fault, as
+// for any other invalid listing.
+func (c *Client) sign(p *crtx.ListingParams, agentID string) {
+	if c.wallet != nil && p.CreatorSignature == nil {
+		_ = SignListing(c.wallet, p, agentID)
+	}
+}
+
+// SignListing is the package's SignListing with the wallet key of SignIn,
+// for callers that send listing bodies of their own (Do).
+func (c *Client) SignListing(p *crtx.ListingParams, agentID string) error {
+	if c.wallet == nil {
+		return errors.New("sign listing: the client holds no wallet key (only a client of SignIn does)")
+	}
+	return SignListing(c.wallet, p, agentID)
+}
+
+// SignListing sets p.CreatorSignature to wallet's signature of the listing
+// statement (crtx.ListingStatement, docs/creators.md) that the marketplace
+// checks: for a new listing (agentID "") over the creator, name, price and
+// signing key of p, which must all be set; for a change of agentID's
+// listing over the new signing key, and only when p names one (a change
+// that keeps the key needs no signature, and p is left as it is). wallet is
+// the key of the creator's wallet, the one signed in.
+func SignListing(wallet ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
+	if len(wallet) != ed25519.PrivateKeySize {
+		return fmt.Errorf("sign listing: the wallet key has %d bytes, not %d", len(wallet), ed25519.PrivateKeySize)
+	}
+	data := map[string]string{"creator": crtx.Address(wallet.Public().(ed25519.PublicKey))}
+	kind := crtx.TxAgentListed
+	if agentID != "" {
+		if p.SigningPublicKey == nil {
+			return nil
+		}
+		kind, data["agent_id"] = crtx.TxListingUpdated, agentID
+	} else {
+		if p.Name == nil || p.Price == nil {
+			return errors.New("sign listing: a new listing's name and price_per_call_usdc are required")
+		}
+		// The marketplace lists, and so signs, the name trimmed.
+		data["name"], data["price_per_call_usdc"] = strings.TrimSpace(*p.Name), p.Price.String()
+	}
+	if p.SigningPublicKey == nil {
+		return errors.New("sign listing: signing_public_key is required")
+	}
+	data["signing_public_key"] = *p.SigningPublicKey
+	stmt, err := crtx.ListingStatement(kind, data)
+	if err != nil {
+		return fmt.Errorf("sign listing: %w", err)
+	}
+	sig := crtx.SignBase58(wallet, stmt)
+	p.CreatorSignature = &sig
+	return nil
 }
 
 // Delist takes an agent out of the catalog.

@@ -80,18 +80,50 @@ func (e *env) creatorOf(amount string) (wallet, *client.Client) {
 	return w, e.signIn(w)
 }
 
+// list posts a listing, signed by c's wallet as the client's CreateListing
+// would (withSignature).
 func list(c *client.Client, p listingReq) (api.CreatorAgent, error) {
 	var a api.CreatorAgent
-	body, _ := json.Marshal(p)
+	body, _ := json.Marshal(withSignature(c, p, ""))
 	err := c.Do(ctx, "POST", "/v1/creator/agents", "application/json", body, &a)
 	return a, err
 }
 
+// patch changes a listing; a new signing key is signed by c's wallet, as
+// the client's UpdateListing would (withSignature).
 func patch(c *client.Client, id string, p map[string]any) (api.CreatorAgent, error) {
 	var a api.CreatorAgent
-	body, _ := json.Marshal(p)
+	body, _ := json.Marshal(withSignature(c, p, id))
 	err := c.Do(ctx, "PATCH", "/v1/creator/agents/"+id, "application/json", body, &a)
 	return a, err
+}
+
+// withSignature is body with the creator_signature that c's wallet key (a
+// client of SignIn) makes for it: over a new listing's name, price and key
+// when agentID is "", over agentID's new key otherwise. A body that already
+// has the member, or lacks what the statement needs, or a client without a
+// wallet key, is left as it is: the marketplace's answer is then the test.
+func withSignature(c *client.Client, body map[string]any, agentID string) map[string]any {
+	if _, ok := body["creator_signature"]; ok || (agentID != "" && body["signing_public_key"] == nil) {
+		return body
+	}
+	var p crtx.ListingParams
+	for k, dst := range map[string]any{"name": &p.Name, "price_per_call_usdc": &p.Price, "signing_public_key": &p.SigningPublicKey} {
+		if v, ok := body[k]; ok {
+			b, _ := json.Marshal(v)
+			if json.Unmarshal(b, dst) != nil {
+				return body
+			}
+		}
+	}
+	if c.SignListing(&p, agentID) != nil || p.CreatorSignature == nil {
+		return body
+	}
+	out := map[string]any{"creator_signature": *p.CreatorSignature}
+	for k, v := range body {
+		out[k] = v
+	}
+	return out
 }
 
 func mainnetBalance(t *testing.T, c *client.Client) crtx.USDC {

@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -221,5 +222,159 @@ func TestEditKeepsASuspensionMadeMeanwhile(t *testing.T) {
 	}
 	if a := mine[0]; !a.Suspended || a.Tagline != "Counts words faster." || a.EndpointURL != slowTest.URL {
 		t.Errorf("after the edit: suspended %v, tagline %q, endpoint %s; want suspended, with the edit", a.Suspended, a.Tagline, a.EndpointURL)
+	}
+}
+
+// The creator's wallet authorises the agent's signing key, on the ledger:
+// a listing needs creator_signature over the listing statement, and so
+// does a change of key; the listing transactions carry it, verifiable from
+// their public data alone, and each execution names the transaction that
+// registered the key it was signed with.
+func TestListingCreatorSignature(t *testing.T) {
+	m := newMarket(t, "10")
+	svc := newService(t, echo)
+	p := params(svc, "0.05")
+	statement := func(kind crtx.TxKind, data map[string]string) []byte {
+		t.Helper()
+		b, err := crtx.ListingStatement(kind, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	listed := statement(crtx.TxAgentListed, map[string]string{"creator": m.creatorW.address, "name": "Word counter",
+		"price_per_call_usdc": "0.05", "signing_public_key": svc.PubKey})
+	// send posts or patches body as it is, with no signature added.
+	send := func(method, path string, body map[string]any) error {
+		b, _ := json.Marshal(body)
+		return m.creatorC.Do(ctx, method, path, "application/json", b, nil)
+	}
+	balance := mainnetBalance(t, m.creatorC)
+	other := newWallet(t)
+	for name, tc := range map[string]struct {
+		body listingReq
+		want string // in the message
+	}{
+		"none":             {p, `is required: the base58 Ed25519 signature, by your wallet ` + m.creatorW.address + `, of the UTF-8 bytes of the listing statement ` + string(listed)},
+		"empty":            {p.with("creator_signature", ""), "is required"},
+		"by another key":   {p.with("creator_signature", crtx.SignBase58(other.key, listed)), "does not verify: give the base58 Ed25519 signature, by your wallet " + m.creatorW.address},
+		"of another price": {p.with("creator_signature", crtx.SignBase58(m.creatorW.key, bytes.Replace(listed, []byte(`"0.05"`), []byte(`"0.5"`), 1))), "does not verify"},
+		"with a prefix":    {p.with("creator_signature", "ed25519:"+crtx.SignBase58(m.creatorW.key, listed)), "without the \"ed25519:\" prefix"},
+		"not base58":       {p.with("creator_signature", "0OIl"), "does not verify"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ce := wantCode(t, send("POST", "/v1/creator/agents", tc.body), 400, "invalid_request")
+			if !strings.HasPrefix(ce.Message, "creator_signature: ") || !strings.Contains(ce.Message, tc.want) {
+				t.Errorf("message %q: want creator_signature and %q", ce.Message, tc.want)
+			}
+		})
+	}
+	// Refused before anything was locked or written.
+	if got := mainnetBalance(t, m.creatorC); got != balance {
+		t.Errorf("creator balance %s after refusals, want %s", got, balance)
+	}
+	if mine, err := m.creatorC.CreatorAgents(ctx); err != nil || len(mine) != 0 {
+		t.Errorf("creator agents after refusals = %+v, %v", mine, err)
+	}
+
+	sig := crtx.SignBase58(m.creatorW.key, listed)
+	a, err := list(m.creatorC, p.with("creator_signature", sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// newest is the newest transaction of kind on the agent's listing
+	// account, read as anyone can.
+	newest := func(kind crtx.TxKind) crtx.LedgerTx {
+		t.Helper()
+		v, err := m.anon.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountListing, a.AgentID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lt := range v.Transactions {
+			if lt.Kind == kind {
+				if lt.Data["creator"] != m.creatorW.address || lt.Data["agent_id"] != a.AgentID {
+					t.Fatalf("%s data = %v", kind, lt.Data)
+				}
+				return lt
+			}
+		}
+		t.Fatalf("no %s transaction on the listing account", kind)
+		return crtx.LedgerTx{}
+	}
+	// keyTx is newest, checked from its public data alone: its
+	// creator_signature verifies against data.creator over the statement
+	// of its own data.
+	keyTx := func(kind crtx.TxKind) crtx.LedgerTx {
+		t.Helper()
+		lt := newest(kind)
+		creator, err := crtx.ParseAddress("creator", lt.Data["creator"])
+		if err != nil || !crtx.VerifyBase58(creator, statement(lt.Kind, lt.Data), lt.Data["creator_signature"]) {
+			t.Errorf("%s: creator_signature %q does not verify over %s", kind, lt.Data["creator_signature"], statement(lt.Kind, lt.Data))
+		}
+		return lt
+	}
+	agentListed := keyTx(crtx.TxAgentListed)
+	if agentListed.Data["creator_signature"] != sig || agentListed.Data["signing_public_key"] != svc.PubKey {
+		t.Errorf("AgentListed data = %v", agentListed.Data)
+	}
+	listingTx := func() string {
+		t.Helper()
+		rec := m.ran(t, m.key, a.AgentID)
+		if rec.ListingTransaction == nil {
+			t.Fatal("execution without listing_transaction")
+		}
+		return *rec.ListingTransaction
+	}
+	if got := listingTx(); got != agentListed.ID {
+		t.Errorf("listing_transaction %s, want the AgentListed %s", got, agentListed.ID)
+	}
+
+	// A change that keeps the key needs no signature, and one given is
+	// ignored: it is not written.
+	if err := send("PATCH", "/v1/creator/agents/"+a.AgentID, map[string]any{"tagline": "Counts words, quickly.",
+		"signing_public_key": svc.PubKey, "creator_signature": "not a signature"}); err != nil {
+		t.Fatalf("an edit that keeps the key: %v", err)
+	}
+	if lt := newest(crtx.TxListingUpdated); lt.Data["changed"] != "tagline" || lt.Data["creator_signature"] != "" {
+		t.Errorf("ListingUpdated of the tagline = %v", lt.Data)
+	}
+	// A new key needs the wallet's signature over the agent and the key.
+	next := newService(t, echo)
+	change := map[string]any{"endpoint_url": next.URL, "signing_public_key": next.PubKey}
+	ce := wantCode(t, send("PATCH", "/v1/creator/agents/"+a.AgentID, change), 400, "invalid_request")
+	rekeyed := statement(crtx.TxListingUpdated, map[string]string{"agent_id": a.AgentID, "creator": m.creatorW.address,
+		"signing_public_key": next.PubKey})
+	if !strings.HasPrefix(ce.Message, "creator_signature: is required") || !strings.Contains(ce.Message, string(rekeyed)) {
+		t.Errorf("message %q does not say what to sign", ce.Message)
+	}
+	change["creator_signature"] = crtx.SignBase58(other.key, rekeyed)
+	wantCode(t, send("PATCH", "/v1/creator/agents/"+a.AgentID, change), 400, "invalid_request")
+	if mine, err := m.creatorC.CreatorAgents(ctx); err != nil || len(mine) != 1 || mine[0].SigningPublicKey != svc.PubKey {
+		t.Fatalf("after refused key changes: %+v, %v", mine, err)
+	}
+	if got := listingTx(); got != agentListed.ID {
+		t.Errorf("listing_transaction %s after refused key changes, want %s", got, agentListed.ID)
+	}
+	delete(change, "creator_signature")
+	if _, err := patch(m.creatorC, a.AgentID, change); err != nil {
+		t.Fatal(err)
+	}
+	updated := keyTx(crtx.TxListingUpdated)
+	if updated.Data["signing_public_key"] != next.PubKey || updated.Data["creator_signature"] != crtx.SignBase58(m.creatorW.key, rekeyed) ||
+		updated.Data["changed"] != "endpoint_url,signing_public_key" {
+		t.Errorf("ListingUpdated of the key = %v", updated.Data)
+	}
+	if got := listingTx(); got != updated.ID {
+		t.Errorf("listing_transaction %s, want the ListingUpdated %s", got, updated.ID)
+	}
+	// Later changes that keep the key leave it registered by that one.
+	if _, err := patch(m.creatorC, a.AgentID, map[string]any{"status": "paused"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := patch(m.creatorC, a.AgentID, map[string]any{"status": "active"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listingTx(); got != updated.ID {
+		t.Errorf("listing_transaction %s after a pause, want %s", got, updated.ID)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -45,6 +46,36 @@ func metadataHash(a crtx.Agent) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// creatorSignature checks that p carries the creator's wallet signature of
+// the listing statement of a kind transaction with data (its data as it will
+// be written, creator included), and returns it for the transaction to
+// carry: so the ledger shows that the wallet, not only the marketplace,
+// registered the agent's signing key.
+func creatorSignature(kind crtx.TxKind, data map[string]string, p crtx.ListingParams) (string, error) {
+	stmt, err := crtx.ListingStatement(kind, data)
+	if err != nil {
+		return "", fmt.Errorf("creator signature: %w", err)
+	}
+	what := fmt.Sprintf("the base58 Ed25519 signature, by your wallet %s, of the UTF-8 bytes of the listing statement %s (docs/creators.md)", data["creator"], stmt)
+	if p.CreatorSignature == nil || *p.CreatorSignature == "" {
+		return "", crtx.InvalidField("creator_signature", "is required: %s", what)
+	}
+	sig := *p.CreatorSignature
+	// One spelling only, as the sign-in signature: the ledger carries it
+	// as given.
+	if strings.HasPrefix(sig, "ed25519:") {
+		return "", crtx.InvalidField("creator_signature", "is plain base58, without the \"ed25519:\" prefix")
+	}
+	pub, err := crtx.ParseAddress("creator", data["creator"])
+	if err != nil {
+		return "", fmt.Errorf("creator signature: %w", err)
+	}
+	if len(sig) > 100 || !crtx.VerifyBase58(pub, stmt, sig) {
+		return "", crtx.InvalidField("creator_signature", "does not verify: give %s", what)
+	}
+	return sig, nil
+}
+
 func listingData(a crtx.Agent) map[string]string {
 	return map[string]string{"agent_id": a.ID, "creator": a.Creator, "name": a.Name,
 		"price_per_call_usdc": a.Price.String(), "signing_public_key": a.SigningPublicKey,
@@ -77,24 +108,34 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 	if err := apply(p, &a, true); err != nil {
 		return api.CreatorAgent{}, err
 	}
+	sig, err := creatorSignature(crtx.TxAgentListed, listingData(a), p)
+	if err != nil {
+		return api.CreatorAgent{}, err
+	}
 	if err := m.reachable(ctx, a); err != nil {
 		return api.CreatorAgent{}, err
 	}
 	now := m.now()
 	a.CreatedAt, a.UpdatedAt = now, now
 	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)
-	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
 		if err := tx.EnsureCreator(ctx, wallet, now); err != nil {
-			return err
-		}
-		if err := tx.InsertAgent(ctx, a); err != nil {
 			return err
 		}
 		if err := m.lockCollateral(ctx, tx, a, a.Collateral); err != nil {
 			return err
 		}
-		_, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentListed, listingData(a), nil, listingAccount(a))
-		return err
+		// The agent row names the AgentListed transaction that registered
+		// its key (executions copy it into listing_transaction), so the
+		// transaction is built first and both are written together.
+		data := listingData(a)
+		data["creator_signature"] = sig
+		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, listingAccount(a))
+		a.KeyTx = lt.ID
+		if err := tx.InsertAgent(ctx, a); err != nil {
+			return err
+		}
+		return tx.InsertTransaction(ctx, &lt, accounts...)
 	})
 	m.catalogChanged()
 	if err != nil {
@@ -137,8 +178,19 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 		return nil
 	}
+	// keySignature is the creator's signature that a change of the signing
+	// key needs, checked; "" when the key stays.
+	keySignature := func(cur, a crtx.Agent) (string, error) {
+		if a.SigningPublicKey == cur.SigningPublicKey {
+			return "", nil
+		}
+		return creatorSignature(crtx.TxListingUpdated, listingData(a), p)
+	}
 	before := a
 	if err := edit(&a); err != nil {
+		return api.CreatorAgent{}, err
+	}
+	if _, err := keySignature(before, a); err != nil {
 		return api.CreatorAgent{}, err
 	}
 	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
@@ -162,6 +214,12 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 		if len(changed) == 0 {
 			return nil
 		}
+		// Checked again against the listing as written: the key it
+		// replaces may have changed during the reachability test.
+		sig, err := keySignature(cur, a)
+		if err != nil {
+			return err
+		}
 		a.UpdatedAt = m.now()
 		if need := crtx.CollateralFor(m.cfg.CollateralTiers, a.Price); need > a.Collateral {
 			if err := m.lockCollateral(ctx, tx, a, need-a.Collateral); err != nil {
@@ -169,13 +227,19 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 			}
 			a.Collateral = need
 		}
+		data := listingData(a)
+		data["changed"] = strings.Join(changed, ",")
+		if sig != "" {
+			data["creator_signature"] = sig
+		}
+		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		if sig != "" {
+			a.KeyTx = lt.ID
+		}
 		if err := tx.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		data := listingData(a)
-		data["changed"] = strings.Join(changed, ",")
-		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
-		return err
+		return tx.InsertTransaction(ctx, &lt, accounts...)
 	})
 	m.catalogChanged()
 	if err != nil {

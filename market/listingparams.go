@@ -15,6 +15,11 @@ func checkText(field, v string, max int) error {
 	if strings.TrimSpace(v) == "" {
 		return crtx.InvalidField(field, "is required")
 	}
+	// A form post can carry any bytes; JSON, the ledger and the listing
+	// statement a creator signs carry text.
+	if !utf8.ValidString(v) {
+		return crtx.InvalidField(field, "is not valid UTF-8")
+	}
 	if n := utf8.RuneCountInString(v); n > max {
 		return crtx.InvalidField(field, "is %d characters; at most %d", n, max)
 	}

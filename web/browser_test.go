@@ -173,7 +173,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	}
 	endpoint, pub := service(t)
 
-	// Creator: list, test, pause, resume.
+	// Creator: list, test, edit, change the key, pause, resume. The listing
+	// form is sent with a click, as a person sends it, so that app.js signs
+	// it (chromedp.Submit calls form.submit(), which skips the submit event).
 	run(t, ctx, "creator page", chromedp.Navigate(d.URL+"/dashboard/creator"), chromedp.WaitVisible(`form[action="/dashboard/creator/agents"]`))
 	run(t, ctx, "fill listing",
 		chromedp.SetValue(`input[name=name]`, "Greeter"), chromedp.SetValue(`input[name=tagline]`, "Greets in French."),
@@ -181,10 +183,37 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		chromedp.SetValue(`input[name=tags]`, "writing"), chromedp.SetValue(`input[name=price_per_call_usdc]`, "0.05"),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=signing_public_key]`, pub),
-		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.ok`))
+		chromedp.Click(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
 		t.Fatalf("listing: %q", got)
 	}
+	listed, err := client.New(d.URL, "").Agents(context.Background(), nil)
+	if err != nil || len(listed.Agents) != 1 {
+		t.Fatalf("catalog = %+v, %v", listed, err)
+	}
+	// signedBy checks that the newest kind transaction of the listing
+	// carries the browser wallet's signature of its listing statement.
+	signedBy := func(kind crtx.TxKind, key string) {
+		t.Helper()
+		v, err := client.New(d.URL, "").Account(context.Background(), crtx.Mainnet, crtx.AccountAddress(crtx.AccountListing, listed.Agents[0].AgentID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lt := range v.Transactions {
+			if lt.Kind != kind {
+				continue
+			}
+			stmt, err := crtx.ListingStatement(lt.Kind, lt.Data)
+			creator, perr := crtx.ParseAddress("wallet", wallet)
+			if err != nil || perr != nil || lt.Data["creator"] != wallet || lt.Data["signing_public_key"] != key ||
+				!crtx.VerifyBase58(creator, stmt, lt.Data["creator_signature"]) {
+				t.Errorf("%s data %v: not signed by the browser's wallet (%v)", kind, lt.Data, err)
+			}
+			return
+		}
+		t.Errorf("no %s transaction", kind)
+	}
+	signedBy(crtx.TxAgentListed, pub)
 	run(t, ctx, "test tool",
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=signing_public_key]`, pub),
@@ -197,6 +226,14 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
 		t.Errorf("edit: %q", got)
 	}
+	endpoint, pub = service(t)
+	run(t, ctx, "change the key", chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=signing_public_key]`),
+		chromedp.SetValue(`input[name=endpoint_url]`, endpoint), chromedp.SetValue(`input[name=signing_public_key]`, pub),
+		chromedp.Click(`form[action$="/edit"] button`), chromedp.WaitVisible(`.ok`))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
+		t.Errorf("key change: %q", got)
+	}
+	signedBy(crtx.TxListingUpdated, pub)
 	run(t, ctx, "pause", chromedp.Submit(`form[action$="/pause"] button`), chromedp.WaitVisible(`.status-paused`))
 	run(t, ctx, "resume", chromedp.Submit(`form[action$="/resume"] button`), chromedp.WaitVisible(`form[action$="/pause"]`))
 	// A listing the API refuses shows why, in words.

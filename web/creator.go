@@ -113,6 +113,7 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request) error {
 	}
 	form := listingForm(r)
 	p, perr := listingParams(form)
+	p.CreatorSignature = formSignature(r)
 	if perr == nil {
 		_, perr = h.market.CreateListing(r.Context(), wallet, p)
 	}
@@ -123,6 +124,17 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request) error {
 		return h.renderCreator(w, r, wallet, csrf, page{Error: message(perr)}, form, nil)
 	}
 	return h.renderCreator(w, r, wallet, csrf, page{Notice: "Listed " + form["name"] + "."}, nil, nil)
+}
+
+// formSignature is the creator_signature a form carries: app.js signs the
+// listing statement with the wallet key kept in the browser, on submit.
+// Without it (no script, no key here) the marketplace's refusal says what
+// to sign. It is not kept in the form shown again: it is signed anew.
+func formSignature(r *http.Request) *string {
+	if sig := strings.TrimSpace(r.PostFormValue("creator_signature")); sig != "" {
+		return &sig
+	}
+	return nil
 }
 
 func listingParams(f map[string]string) (crtx.ListingParams, error) {
@@ -250,6 +262,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request) error {
 	form["name"], form["pricing_model"] = "", ""
 	p, perr := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
+	p.CreatorSignature = formSignature(r)
 	var a api.CreatorAgent
 	if perr == nil {
 		a, perr = h.market.UpdateListing(r.Context(), wallet, r.PathValue("id"), p)

@@ -89,6 +89,9 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// The session's client holds the wallet key it signed in with and
+		// signs the listing statement (creator_signature) of a new listing
+		// or a new signing key itself, unless the file carries one.
 		cl, err := c.session(cmd.Context())
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
@@ -212,16 +213,29 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			str := func(s string) *string { return &s }
 			raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 			tags, price := ex.tags, ex.price
-			a, err := m.CreateListing(ctx, cwallet, crtx.ListingParams{Name: str(ex.title), Tagline: str(ex.tagline),
+			p := crtx.ListingParams{Name: str(ex.title), Tagline: str(ex.tagline),
 				Description: str(ex.description), Tags: &tags, InputSchema: raw(ex.in), OutputSchema: raw(ex.out),
-				PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &url, SigningPublicKey: &pub})
+				PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &url, SigningPublicKey: &pub}
+			// The creator's wallet authorises the agent's key, as any
+			// creator's does (docs/creators.md).
+			if err := client.SignListing(ckey, &p, ""); err != nil {
+				return st, fmt.Errorf("list %s: %w", ex.name, err)
+			}
+			a, err := m.CreateListing(ctx, cwallet, p)
 			if err != nil {
 				return st, fmt.Errorf("list %s: %w", ex.name, err)
 			}
 			id = a.AgentID
-		} else if _, err := m.UpdateListing(ctx, cwallet, id, crtx.ListingParams{EndpointURL: &url, SigningPublicKey: &pub,
-			Status: ptr(crtx.AgentActive)}); err != nil {
-			return st, fmt.Errorf("update %s: %w", ex.name, err)
+		} else {
+			// The agent's key file may have been replaced since: the
+			// change is signed, and the signature ignored if it is not.
+			p := crtx.ListingParams{EndpointURL: &url, SigningPublicKey: &pub, Status: ptr(crtx.AgentActive)}
+			if err := client.SignListing(ckey, &p, id); err != nil {
+				return st, fmt.Errorf("update %s: %w", ex.name, err)
+			}
+			if _, err := m.UpdateListing(ctx, cwallet, id, p); err != nil {
+				return st, fmt.Errorf("update %s: %w", ex.name, err)
+			}
 		}
 		st.agents = append(st.agents, devAgent{id, ex.title, ex.price})
 	}

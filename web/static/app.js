@@ -44,6 +44,24 @@ async function signIn(jwk) {
   form.submit();
 }
 
+// listingSignature is the creator_signature of a listing form: the wallet's
+// signature of the listing statement (docs/creators.md), the RFC 8785 JSON
+// of an object of strings. For such an object with ASCII member names, that
+// is JSON.stringify with the members in sorted order. The values are the
+// form's as the server reads them: trimmed, and the price as
+// Number#toString writes it, which is how crtx writes amounts. An edit form
+// names its agent (data-agent-id) and signs the key change; the marketplace
+// ignores the signature when the key stays.
+async function listingSignature(jwk, form) {
+  const v = (name) => form.elements[name].value.trim();
+  const stmt = { creator: addressOf(jwk), signing_public_key: v("signing_public_key") };
+  if (form.dataset.agentId) Object.assign(stmt, { kind: "ListingUpdated", agent_id: form.dataset.agentId });
+  else Object.assign(stmt, { kind: "AgentListed", name: v("name"), price_per_call_usdc: String(Number(v("price_per_call_usdc"))) });
+  const sorted = Object.fromEntries(Object.keys(stmt).sort().map((k) => [k, stmt[k]]));
+  const key = await crypto.subtle.importKey("jwk", jwk, { name: "Ed25519" }, false, ["sign"]);
+  return b58encode(new Uint8Array(await crypto.subtle.sign("Ed25519", key, new TextEncoder().encode(JSON.stringify(sorted)))));
+}
+
 function status(msg, bad) {
   const el = document.getElementById("login-status");
   if (el) { el.textContent = msg; el.className = bad ? "error" : "ok"; }
@@ -73,6 +91,19 @@ document.addEventListener("DOMContentLoaded", () => {
       await signIn(jwk);
     } catch (e) { status(e.message, true); }
   });
+  // Listing forms are signed on submit with the wallet key kept here; without
+  // one they go unsigned and the marketplace's answer says what to sign.
+  document.querySelectorAll("form[data-sign-listing]").forEach((form) => form.addEventListener("submit", async (ev) => {
+    const jwk = localStorage.getItem("crtx-wallet");
+    if (!jwk) return;
+    ev.preventDefault();
+    try {
+      form.elements.creator_signature.value = await listingSignature(JSON.parse(jwk), form);
+    } catch (e) {
+      form.elements.creator_signature.value = ""; // sent unsigned: the refusal explains
+    }
+    form.submit(); // submit() fires no submit event: this runs once
+  }));
   const keygen = document.getElementById("keygen");
   if (keygen) keygen.addEventListener("click", async () => {
     const jwk = await newKey();

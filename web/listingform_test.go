@@ -1,0 +1,146 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+// dashboard posts the creator dashboard's forms as a browser without
+// JavaScript would, with the session cookie of one wallet.
+type dashboard struct {
+	t     *testing.T
+	d     *daemon.Daemon
+	token string
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+var shownError = regexp.MustCompile(`<div class="error" role="alert">([^<]*)</div>`)
+
+func (b dashboard) do(method, path string, form url.Values) string {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.d.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: "crtx_session", Value: b.token})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		b.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// post sends a form of the page at path, with that page's CSRF value, and
+// returns the error the answer shows ("" for none) and the answer.
+func (b dashboard) post(page, action string, form url.Values) (string, string) {
+	b.t.Helper()
+	m := csrfField.FindStringSubmatch(b.do("GET", page, nil))
+	if m == nil {
+		b.t.Fatalf("%s has no CSRF value", page)
+	}
+	form.Set("csrf", m[1])
+	body := b.do("POST", action, form)
+	if e := shownError.FindStringSubmatch(body); e != nil {
+		return html.UnescapeString(e[1]), body
+	}
+	return "", body
+}
+
+// A listing form posted without JavaScript has no creator_signature: the
+// page shows why it was refused, and what to sign, like any field error,
+// with the form kept as typed. With the wallet's signature, as app.js adds
+// it, the listing goes through; a change of key likewise.
+func TestListingFormSignature(t *testing.T) {
+	d := market(t)
+	_, ck, _ := ed25519.GenerateKey(nil)
+	wallet := crtx.Address(ck.Public().(ed25519.PublicKey))
+	ctx := context.Background()
+	if _, err := client.New(d.URL, adminToken).Deposit(ctx, crtx.Mainnet, wallet, 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dashboard{t, d, s.SessionToken}
+	endpoint, pub := service(t)
+	form := url.Values{"name": {" Greeter "}, "tagline": {"Greets."}, "description": {"Greets in French."}, "tags": {"writing"},
+		"price_per_call_usdc": {"0.050"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
+		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
+		"creator_signature": {""}}
+	// What app.js signs: the form's values as the marketplace reads them.
+	statement, err := crtx.ListingStatement(crtx.TxAgentListed, map[string]string{"creator": wallet, "name": "Greeter",
+		"price_per_call_usdc": "0.05", "signing_public_key": pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	problem, page := b.post("/dashboard/creator", "/dashboard/creator/agents", form)
+	if !strings.HasPrefix(problem, "creator_signature: is required") || !strings.Contains(problem, string(statement)) {
+		t.Errorf("unsigned listing: error shown %q, want creator_signature and the statement %s", problem, statement)
+	}
+	if !strings.Contains(page, `name="tagline" value="Greets."`) {
+		t.Error("the refused form is not shown as typed")
+	}
+	form.Set("creator_signature", crtx.SignBase58(ed25519.NewKeyFromSeed(make([]byte, 32)), statement))
+	if problem, _ := b.post("/dashboard/creator", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "creator_signature: does not verify") {
+		t.Errorf("listing signed by another wallet: error shown %q", problem)
+	}
+	if mine, err := cc.CreatorAgents(ctx); err != nil || len(mine) != 0 {
+		t.Fatalf("agents after refusals: %+v, %v", mine, err)
+	}
+
+	form.Set("creator_signature", crtx.SignBase58(ck, statement))
+	if problem, page := b.post("/dashboard/creator", "/dashboard/creator/agents", form); problem != "" || !strings.Contains(page, "Listed Greeter") {
+		t.Fatalf("signed listing: error %q", problem)
+	}
+	mine, err := cc.CreatorAgents(ctx)
+	if err != nil || len(mine) != 1 {
+		t.Fatalf("agents = %+v, %v", mine, err)
+	}
+	id := mine[0].AgentID
+
+	// The edit form: a new key needs the signature, anything else not.
+	edit := "/dashboard/creator/agents/" + id + "/edit"
+	endpoint2, pub2 := service(t)
+	change := url.Values{"tagline": {"Greets, politely."}, "description": {"Greets in French."}, "tags": {"writing"},
+		"price_per_call_usdc": {"0.05"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
+		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "creator_signature": {""}}
+	if problem, _ := b.post(edit, edit, change); problem != "" {
+		t.Errorf("an edit that keeps the key: error %q", problem)
+	}
+	change.Set("endpoint_url", endpoint2)
+	change.Set("signing_public_key", pub2)
+	problem, page = b.post(edit, edit, change)
+	if !strings.HasPrefix(problem, "creator_signature: is required") || !strings.Contains(page, `value="`+pub2+`"`) {
+		t.Errorf("unsigned key change: error shown %q", problem)
+	}
+	p := crtx.ListingParams{SigningPublicKey: &pub2}
+	if err := client.SignListing(ck, &p, id); err != nil {
+		t.Fatal(err)
+	}
+	change.Set("creator_signature", *p.CreatorSignature)
+	if problem, page := b.post(edit, edit, change); problem != "" || !strings.Contains(page, "Saved Greeter") {
+		t.Fatalf("signed key change: error %q", problem)
+	}
+	if mine, err := cc.CreatorAgents(ctx); err != nil || mine[0].SigningPublicKey != pub2 || mine[0].Tagline != "Greets, politely." {
+		t.Errorf("after the edits: %+v, %v", mine, err)
+	}
+}
