@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"path"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/ipfs"
 )
 
@@ -34,12 +36,13 @@ func (r VerifyReport) OK() bool {
 	return len(r.Checks) > 0
 }
 
-// Verify checks an execution the way a careful caller would, trusting only
-// the ledger authority key: the seed's procedure (the content at ipfs_url
+// Verify checks an execution as docs/verify.md does, trusting only the keys
+// the marketplace publishes: the seed's procedure (the content at ipfs_url
 // hashes to result_hash), the ExecutionRecord on the ledger committing that
-// hash, the creator's signature against the signing key of the on-chain
-// listing, and the record's inclusion in a block signed by the authority.
-// It waits up to a minute for the record's block to be sealed.
+// hash, the creator's signature, the listing transaction that registered
+// the key signed by the creator's wallet, the record's inclusion in a block
+// signed by the ledger authority, and the marketplace's receipt. It waits up
+// to a minute for the record's block to be sealed.
 func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	r := VerifyReport{ExecutionID: id}
 	add := func(name string, ok bool, format string, args ...any) bool {
@@ -64,37 +67,25 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	cid := ipfs.CID(string(content))
 	add("content id", path.Base(*rec.IPFSURL) == cid, "the content's CID is %s", cid)
 
-	acct, err := c.Account(ctx, rec.Environment, crtx.AccountAddress(crtx.AccountEscrow, id))
-	if err != nil {
-		return r, err
-	}
-	var record *crtx.LedgerTx
-	for i := range acct.Transactions {
-		if acct.Transactions[i].Kind == crtx.TxExecutionRecord {
-			record = &acct.Transactions[i]
-		}
-	}
-	if !add("ledger record", record != nil && record.Data["result_hash"] == *rec.ResultHash,
-		"the ExecutionRecord transaction commits the result hash") {
+	if rec.LedgerTransaction == nil {
+		add("ledger record", false, "the record names no ledger transaction")
 		return r, nil
 	}
-
-	// The key is the one the listing carried on the ledger when the record
-	// was written: the newest AgentListed or ListingUpdated before it.
-	listing, err := c.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountListing, rec.AgentID))
+	record, err := c.Transaction(ctx, rec.Environment, *rec.LedgerTransaction)
 	if err != nil {
 		return r, err
 	}
-	key := ""
-	var keyAt time.Time
-	for _, t := range listing.Transactions {
-		if (t.Kind == crtx.TxAgentListed || t.Kind == crtx.TxListingUpdated) && !t.CreatedAt.After(record.CreatedAt) && t.CreatedAt.After(keyAt) {
-			key, keyAt = t.Data["signing_public_key"], t.CreatedAt
-		}
+	if !add("ledger record", record.Kind == crtx.TxExecutionRecord && record.Data["execution_id"] == id &&
+		record.Data["result_hash"] == *rec.ResultHash && rec.Signature != nil && record.Data["signature"] == *rec.Signature &&
+		record.Data["signing_public_key"] == rec.SigningPublicKey,
+		"the ExecutionRecord %s commits the result hash, the creator's signature and the key", record.ID) {
+		return r, nil
 	}
-	pub, perr := crtx.ParseAddress("signing_public_key", key)
-	add("creator signature", perr == nil && crtx.VerifyBase58(ed25519.PublicKey(pub), []byte(*rec.ResultHash), record.Data["signature"]),
-		"signature over the result hash by the listing's key %s", key)
+	pub, perr := crtx.ParseAddress("signing_public_key", rec.SigningPublicKey)
+	add("creator signature", perr == nil && crtx.VerifyBase58(ed25519.PublicKey(pub), []byte(*rec.ResultHash), *rec.Signature),
+		"signature over the result hash by the listing's key %s", rec.SigningPublicKey)
+	kerr := c.listingKey(ctx, rec)
+	add("listing key", kerr == nil, "%s", orOK(kerr, "the creator's wallet signed the listing transaction that registered the key"))
 
 	wk, err := c.WellKnown(ctx)
 	if err != nil {
@@ -120,10 +111,54 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 		add("sealed in a block", false, "%v", err)
 		return r, nil
 	}
-	if verr := crtx.VerifyProof(proof, *record, authority); verr != nil {
+	if verr := crtx.VerifyProof(proof, record, authority); verr != nil {
 		add("sealed in a block", false, "%v", verr)
 	} else {
 		add("sealed in a block", true, "in block %d, signed by the ledger authority %s", proof.Block.Height, wk.AuthorityPublicKey)
 	}
+	market, err := crtx.ParseAddress("signing_public_key", wk.SigningPublicKey)
+	if err != nil {
+		return r, err
+	}
+	rc, err := c.Receipt(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	verr := VerifyReceipt(rc, market)
+	add("receipt", verr == nil && rc.ResultHash != nil && *rc.ResultHash == *rec.ResultHash && rc.Cost == rec.Cost,
+		"%v", orOK(verr, "signed by the marketplace key "+wk.SigningPublicKey))
 	return r, nil
+}
+
+// listingKey checks that the record's signing key was registered by its
+// listing transaction, signed by the creator's wallet over the listing
+// statement (docs/verify.md, step 4).
+func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord) error {
+	if rec.ListingTransaction == nil {
+		return errors.New("the record names no listing transaction")
+	}
+	t, err := c.Transaction(ctx, crtx.Mainnet, *rec.ListingTransaction)
+	if err != nil {
+		return err
+	}
+	if t.Data["agent_id"] != rec.AgentID || t.Data["signing_public_key"] != rec.SigningPublicKey {
+		return fmt.Errorf("listing transaction %s registers %q for %s, not the record's key", t.ID, t.Data["signing_public_key"], t.Data["agent_id"])
+	}
+	stmt, err := crtx.ListingStatement(t.Kind, t.Data)
+	if err != nil {
+		return err
+	}
+	wallet, err := crtx.ParseAddress("creator", t.Data["creator"])
+	if err != nil || !crtx.VerifyBase58(wallet, stmt, t.Data["creator_signature"]) {
+		return fmt.Errorf("listing transaction %s is not signed by its creator %s", t.ID, t.Data["creator"])
+	}
+	return nil
+}
+
+// orOK is err's text, or ok when err is nil.
+func orOK(err error, ok string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return ok
 }

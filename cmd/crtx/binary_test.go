@@ -139,6 +139,18 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if len(mine.Agents) != 1 || mine.Agents[0].Status != "active" {
 		t.Errorf("creator list = %+v", mine)
 	}
+	// The listing was signed with the wallet key file: its AgentListed
+	// carries the wallet's signature of the listing statement.
+	v, err := client.New(d.URL, "").Account(ctx, crtxpkg.Mainnet, crtxpkg.AccountAddress(crtxpkg.AccountListing, agent.AgentID))
+	if err != nil || len(v.Transactions) == 0 || v.Transactions[len(v.Transactions)-1].Kind != crtxpkg.TxAgentListed {
+		t.Fatalf("listing account = %+v, %v", v, err)
+	}
+	listed := v.Transactions[len(v.Transactions)-1]
+	stmt, err := crtxpkg.ListingStatement(listed.Kind, listed.Data)
+	wpub, perr := crtxpkg.ParseAddress("wallet", w.Wallet)
+	if err != nil || perr != nil || listed.Data["creator"] != w.Wallet || !crtxpkg.VerifyBase58(wpub, stmt, listed.Data["creator_signature"]) {
+		t.Errorf("AgentListed %v is not signed by the wallet key file (%v)", listed.Data, err)
+	}
 
 	// The caller: a wallet, devnet funds, a key, and the agent run three ways.
 	ok(as("caller"), "wallet", "new")
@@ -201,7 +213,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if out := ok(caller, "executions", "watch", rec.ExecutionID); !strings.Contains(out, "completed") {
 		t.Errorf("executions watch: %s", out)
 	}
-	if out := ok(caller, "verify", rec.ExecutionID); strings.Count(out, "ok    ") != 6 {
+	if out := ok(caller, "verify", rec.ExecutionID); strings.Count(out, "ok    ") != 8 {
 		t.Errorf("verify: %s", out)
 	}
 	var dsp api.DisputeInfo

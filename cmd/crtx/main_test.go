@@ -185,7 +185,7 @@ func TestVerify(t *testing.T) {
 	}
 	t.Setenv("CRTX_API_KEY", k.Key)
 	code, out := crtx("caller.json", "verify", rec.ExecutionID)
-	if code != 0 || strings.Count(out, "ok    ") != 6 || !strings.Contains(out, "sealed in a block") {
+	if code != 0 || strings.Count(out, "ok    ") != 8 || !strings.Contains(out, "sealed in a block") || !strings.Contains(out, "listing key") || !strings.Contains(out, "receipt") {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
 	// Published content that no longer matches the committed hash fails.
