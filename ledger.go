@@ -228,6 +228,16 @@ func (t LedgerTx) MarshalJSON() ([]byte, error) {
 	type plain LedgerTx
 	t.Hash = t.Leaf().String()
 	t.CreatedAt = t.CreatedAt.UTC().Truncate(time.Microsecond)
+	// Served as hashed: empty, never null.
+	if t.Data == nil {
+		t.Data = map[string]string{}
+	}
+	if t.Postings == nil {
+		t.Postings = []Posting{}
+	}
+	if t.Accounts == nil {
+		t.Accounts = []string{}
+	}
 	return json.Marshal(plain(t))
 }
 

@@ -77,7 +77,8 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	}
 	if !add("ledger record", record.Kind == crtx.TxExecutionRecord && record.Data["execution_id"] == id &&
 		record.Data["result_hash"] == *rec.ResultHash && rec.Signature != nil && record.Data["signature"] == *rec.Signature &&
-		record.Data["signing_public_key"] == rec.SigningPublicKey,
+		record.Data["signing_public_key"] == rec.SigningPublicKey && rec.ListingTransaction != nil &&
+		record.Data["listing_tx"] == *rec.ListingTransaction,
 		"the ExecutionRecord %s commits the result hash, the creator's signature and the key", record.ID) {
 		return r, nil
 	}
@@ -95,18 +96,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	if err != nil {
 		return r, err
 	}
-	var proof crtx.Proof
-	for wait := time.Now().Add(time.Minute); ; {
-		proof, err = c.Proof(ctx, rec.Environment, record.ID)
-		if Code(err) != crtx.CodeNotSealed || time.Now().After(wait) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	proof, err := c.sealedProof(ctx, rec.Environment, record.ID)
 	if err != nil {
 		add("sealed in a block", false, "%v", err)
 		return r, nil
@@ -125,8 +115,10 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 		return r, err
 	}
 	verr := VerifyReceipt(rc, market)
-	add("receipt", verr == nil && rc.ResultHash != nil && *rc.ResultHash == *rec.ResultHash && rc.Cost == rec.Cost,
-		"%v", orOK(verr, "signed by the marketplace key "+wk.SigningPublicKey))
+	if verr == nil && !receiptAgrees(rc, rec) {
+		verr = errors.New("the receipt does not state what the record says")
+	}
+	add("receipt", verr == nil, "%v", orOK(verr, "signed by the marketplace key "+wk.SigningPublicKey))
 	return r, nil
 }
 
@@ -152,7 +144,47 @@ func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord) error 
 	if err != nil || !crtx.VerifyBase58(wallet, stmt, t.Data["creator_signature"]) {
 		return fmt.Errorf("listing transaction %s is not signed by its creator %s", t.ID, t.Data["creator"])
 	}
-	return nil
+	// An AgentListed's statement leaves the agent out (the creator signs
+	// before it is named): the authority's block binds the two.
+	p, err := c.sealedProof(ctx, crtx.Mainnet, t.ID)
+	if err != nil {
+		return err
+	}
+	wk, err := c.WellKnown(ctx)
+	if err != nil {
+		return err
+	}
+	authority, err := crtx.ParseAddress("ledger_authority_public_key", wk.AuthorityPublicKey)
+	if err != nil {
+		return err
+	}
+	return crtx.VerifyProof(p, t, authority)
+}
+
+// sealedProof reads a transaction's inclusion proof, waiting up to a minute
+// for its block to be sealed.
+func (c *Client) sealedProof(ctx context.Context, env crtx.Environment, id string) (crtx.Proof, error) {
+	for wait := time.Now().Add(time.Minute); ; {
+		proof, err := c.Proof(ctx, env, id)
+		if Code(err) != crtx.CodeNotSealed || time.Now().After(wait) {
+			return proof, err
+		}
+		select {
+		case <-ctx.Done():
+			return crtx.Proof{}, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// receiptAgrees reports whether a receipt states what the record says.
+func receiptAgrees(rc api.Receipt, rec api.ExecutionRecord) bool {
+	same := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return rc.ExecutionID == rec.ExecutionID && rc.Environment == rec.Environment && rc.AgentID == rec.AgentID &&
+		rc.Status == rec.Status && rc.Cost == rec.Cost && rc.CreatorAmount == rec.CreatorAmount &&
+		rc.PlatformAmount == rec.PlatformAmount && rc.Refunded == rec.Refunded && same(rc.ResultHash, rec.ResultHash) &&
+		same(rc.CreatorSignature, rec.Signature) && rc.SigningPublicKey == rec.SigningPublicKey &&
+		same(rc.ListingTransaction, rec.ListingTransaction) && same(rc.LedgerTransaction, rec.LedgerTransaction)
 }
 
 // orOK is err's text, or ok when err is nil.

@@ -3,6 +3,8 @@ package http_test
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"testing"
 
@@ -36,6 +38,20 @@ func TestReceiptsAndRecordLinks(t *testing.T) {
 	if err != nil || settled.Kind != crtx.TxExecutionRecord || settled.Data["execution_id"] != rec.ExecutionID ||
 		settled.Data["signature"] != *rec.Signature || settled.Data["listing_tx"] != *rec.ListingTransaction {
 		t.Errorf("ledger_transaction = %+v, %v", settled, err)
+	}
+	// The served hash is SHA-256 of the served transaction's RFC 8785 form
+	// without its placement (docs/ledger.md), whatever decodes it.
+	var served map[string]any
+	if err := m.anon.Do(ctx, "GET", "/v1/ledger/devnet/transactions/"+settled.ID, "", nil, &served); err != nil {
+		t.Fatal(err)
+	}
+	hash := served["hash"]
+	for _, k := range []string{"seq", "block_height", "hash"} {
+		delete(served, k)
+	}
+	canonical, err := crtx.Canonical(served)
+	if sum := sha256.Sum256(canonical); err != nil || hex.EncodeToString(sum[:]) != hash || hash != settled.Leaf().String() {
+		t.Errorf("served hash %v; the canonical form %s hashes otherwise (%v)", hash, canonical, err)
 	}
 	listed, err := m.anon.Transaction(ctx, crtx.Mainnet, *rec.ListingTransaction)
 	if err != nil || listed.Kind != crtx.TxAgentListed || listed.Data["agent_id"] != agent || listed.Data["signing_public_key"] != svc.PubKey {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,8 @@ func TestIndependentVerifier(t *testing.T) {
 		}
 	}
 	// A marketplace whose authority is not the one the verifier trusts.
-	if code, out := verify(pinned(done.ExecutionID, wk.SigningPublicKey)...); code != 1 || !strings.Contains(out, "NOT verified") {
+	if code, out := verify(pinned(done.ExecutionID, wk.SigningPublicKey)...); code != 1 || !strings.Contains(out, "NOT verified") ||
+		!regexp.MustCompile(`(?m)^FAIL .*authority signature`).MatchString(out) {
 		t.Errorf("with another authority key: exit %d\n%s", code, out)
 	}
 	m.rollup()

@@ -142,6 +142,8 @@ func TestLedgerVerifyFindsTampering(t *testing.T) {
 			[]string{"devnet: FAILED", "but its postings give", "not zero"}},
 		{"transaction data", []string{`UPDATE ledger_txs SET data = '{"wallet":"someone else"}' WHERE seq = (SELECT min(seq) FROM ledger_txs)`},
 			[]string{"FAILED", "Merkle root"}},
+		{"transaction hash version", []string{`UPDATE ledger_txs SET version = 1 WHERE seq = (SELECT min(seq) FROM ledger_txs)`},
+			[]string{"FAILED", "Merkle root"}},
 		{"block merkle root", []string{`UPDATE blocks SET merkle_root = '00' || substr(merkle_root, 3) WHERE environment = 'devnet' AND height = 1`},
 			[]string{"devnet: FAILED", "block 1: header hashes to"}},
 		{"block signature", []string{`UPDATE blocks SET signature = (SELECT signature FROM blocks WHERE environment = 'mainnet' AND height = 1) WHERE environment = 'devnet' AND height = 1`},
@@ -187,7 +189,7 @@ func TestLedgerRowsAreAppendOnly(t *testing.T) {
 		`UPDATE ledger_txs SET postings = '[]'`, `UPDATE ledger_txs SET refs = '[]'`, `UPDATE account_txs SET tx_seq = 1`,
 		`DELETE FROM account_txs`, `UPDATE blocks SET signature = 'x'`,
 		`DELETE FROM blocks`, `DELETE FROM ledger_txs`, `UPDATE ledger_txs SET data = '{}'`,
-		`UPDATE ledger_txs SET block_height = NULL`,
+		`UPDATE ledger_txs SET block_height = NULL`, `UPDATE ledger_txs SET version = 1`,
 	} {
 		if _, err := db.Exec(s); err == nil {
 			t.Errorf("%s was allowed", s)

@@ -4,10 +4,22 @@
 -- Each transaction and block names the encoding its hash is computed with:
 -- 1 for those written before the RFC 8785 canonical form, which keep the
 -- hashes they were sealed with; new rows name their version. Adding a
--- column with a default rewrites no row, so the append-only triggers stay
--- untouched.
+-- column with a default rewrites no row, so no append-only trigger fires;
+-- sealing may not change the version, which the hash depends on.
 ALTER TABLE ledger_txs ADD COLUMN version INT NOT NULL DEFAULT 1;
 ALTER TABLE blocks ADD COLUMN version INT NOT NULL DEFAULT 1;
+CREATE OR REPLACE FUNCTION crtx_seal_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.block_height IS NOT NULL OR NEW.block_height IS NULL
+       OR NEW.id IS DISTINCT FROM OLD.id OR NEW.environment IS DISTINCT FROM OLD.environment
+       OR NEW.kind IS DISTINCT FROM OLD.kind OR NEW.data IS DISTINCT FROM OLD.data
+       OR NEW.created_at IS DISTINCT FROM OLD.created_at
+       OR NEW.postings IS DISTINCT FROM OLD.postings OR NEW.refs IS DISTINCT FROM OLD.refs
+       OR NEW.version IS DISTINCT FROM OLD.version THEN
+        RAISE EXCEPTION 'a ledger transaction changes only when it is sealed';
+    END IF;
+    RETURN NEW;
+END $$;
 
 -- key_tx: the listing transaction that registered the agent's signing key;
 -- an execution keeps it (listing_tx) with the key it is checked against,
@@ -22,11 +34,12 @@ UPDATE agents SET key_tx = coalesce((SELECT t.id FROM ledger_txs t
     ORDER BY t.seq LIMIT 1), '');
 UPDATE executions SET record_tx = coalesce((SELECT t.id FROM ledger_txs t
     WHERE t.environment = executions.environment AND (t.data::jsonb ->> 'execution_id') = executions.id
-      AND t.kind IN ('ExecutionRecord', 'EscrowRefunded')), '')
+      AND t.kind IN ('ExecutionRecord', 'EscrowRefunded') LIMIT 1), '')
     WHERE status IN ('completed', 'failed', 'disputed');
 
 -- crtx_post and crtx_close_execution (0009) again, writing the version and
--- the closing transaction's id.
+-- the closing transaction's id. A crtxd from before sends no version: what
+-- it writes it hashes with version 1.
 CREATE OR REPLACE FUNCTION crtx_post(p jsonb) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     env   text := p->>'environment';
@@ -35,7 +48,7 @@ DECLARE
 BEGIN
     INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at, version)
         VALUES (p->>'id', env, p->>'kind', p->>'data', p->>'postings', p->>'refs', (p->>'created_at')::bigint,
-            (p->>'version')::int)
+            coalesce((p->>'version')::int, 1))
         RETURNING seq INTO tseq;
     INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at)
         SELECT environment, address, kind, ref, owner, may_go_negative, created_at

@@ -3,9 +3,17 @@
 --
 -- Each transaction and block names the encoding its hash is computed with:
 -- 1 for those written before the RFC 8785 canonical form, which keep the
--- hashes they were sealed with; new rows name their version.
+-- hashes they were sealed with; new rows name their version, and sealing
+-- may not change it.
 ALTER TABLE ledger_txs ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE blocks ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+DROP TRIGGER ledger_txs_seal_once;
+CREATE TRIGGER ledger_txs_seal_once BEFORE UPDATE ON ledger_txs
+WHEN OLD.block_height IS NOT NULL OR NEW.block_height IS NULL
+  OR NEW.id IS NOT OLD.id OR NEW.environment IS NOT OLD.environment OR NEW.kind IS NOT OLD.kind
+  OR NEW.data IS NOT OLD.data OR NEW.created_at IS NOT OLD.created_at OR NEW.seq IS NOT OLD.seq
+  OR NEW.postings IS NOT OLD.postings OR NEW.refs IS NOT OLD.refs OR NEW.version IS NOT OLD.version
+BEGIN SELECT RAISE(ABORT, 'a ledger transaction changes only when it is sealed'); END;
 
 -- key_tx: the listing transaction that registered the agent's signing key;
 -- an execution keeps it (listing_tx) with the key it is checked against,
@@ -21,5 +29,5 @@ UPDATE agents SET key_tx = coalesce((SELECT t.id FROM ledger_txs t
     ORDER BY t.seq LIMIT 1), '');
 UPDATE executions SET record_tx = coalesce((SELECT t.id FROM ledger_txs t
     WHERE t.environment = executions.environment AND json_extract(t.data, '$.execution_id') = executions.id
-      AND t.kind IN ('ExecutionRecord', 'EscrowRefunded')), '')
+      AND t.kind IN ('ExecutionRecord', 'EscrowRefunded') LIMIT 1), '')
     WHERE status IN ('completed', 'failed', 'disputed');
