@@ -1,12 +1,15 @@
 package crtx_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/merkle"
@@ -45,7 +48,7 @@ func TestLedgerDocExample(t *testing.T) {
 	if err != nil || string(got) != canonical {
 		t.Fatalf("canonical form = %s, %v\nthe doc shows %s", got, err, canonical)
 	}
-	if !strings.Contains(doc, "Its canonical form, "+itoa(len(canonical))+" bytes") {
+	if !strings.Contains(doc, "Its canonical form, "+strconv.Itoa(len(canonical))+" bytes") {
 		t.Errorf("the doc should give the canonical form's length, %d bytes", len(canonical))
 	}
 
@@ -71,4 +74,37 @@ func TestLedgerDocExample(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// Whatever a transaction holds, the hash served with it is the hash of what
+// is served, read back by any JSON decoder: the served object without seq,
+// block_height and hash, in its RFC 8785 form.
+func FuzzServedHash(f *testing.F) {
+	f.Add("wallet", "café <&> \u2028", int64(50000), int64(1_700_000_000_123_456), "3GkQ7QDDnjb2RB8xWctb7UMA9VHSrren8")
+	f.Add("", "\x00\xff", int64(7), int64(0), "")
+	f.Fuzz(func(t *testing.T, key, value string, micro, at int64, id string) {
+		if micro <= 0 || micro > int64(crtx.MaxUSDC) {
+			micro = 1
+		}
+		lt := crtx.LedgerTx{ID: id, Environment: crtx.Devnet, Kind: crtx.TxAirdrop, Data: map[string]string{key: value},
+			Postings:  []crtx.Posting{{From: "ISS", To: value, Amount: crtx.USDC(micro)}},
+			CreatedAt: time.UnixMicro(at % 1e17), Version: crtx.HashVersion}
+		served, err := json.Marshal(lt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(served, &obj); err != nil {
+			t.Fatal(err)
+		}
+		hash := obj["hash"]
+		for _, k := range []string{"seq", "block_height", "hash"} {
+			delete(obj, k)
+		}
+		canonical, err := crtx.Canonical(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(canonical); hex.EncodeToString(sum[:]) != hash || hash != lt.Leaf().String() {
+			t.Fatalf("served %s with hash %v; its canonical form %s hashes to %x; Leaf %s", served, hash, canonical, sum, lt.Leaf())
+		}
+	})
+}
