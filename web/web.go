@@ -120,7 +120,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 func (h *Handler) Routes() []Route {
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
-	return []Route{
+	routes := []Route{
 		{"GET", "/{$}", h.home},
 		{"GET", "/agents/{id}", h.agent},
 		{"GET", "/static/", func(w http.ResponseWriter, r *http.Request) error {
@@ -157,6 +157,22 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/explorer/tx/{id}", explorerRead(h, "explorer-tx", "id",
 			func(t crtx.LedgerTx) string { return "Transaction " + string(t.Kind) }, h.market.Transaction)},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
+	}
+	for i, r := range routes {
+		if strings.HasPrefix(r.Path, "/dashboard/") || r.Path == "/login" {
+			routes[i].Handle = private(r.Handle)
+		}
+	}
+	return routes
+}
+
+// private keeps a page that shows a wallet's own state (balances, keys,
+// listings) out of every cache, the browser's back-forward history
+// included: after sign-out, Back must not show it again.
+func private(next func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Cache-Control", "no-store")
+		return next(w, r)
 	}
 }
 
