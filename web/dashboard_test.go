@@ -33,3 +33,23 @@ func TestSignedInPagesAreNotStored(t *testing.T) {
 		}
 	}
 }
+
+// A GET of a form's action, as a reload or a pasted address sends, lands
+// on the page of the form instead of a 405 in JSON.
+func TestFormActionsAnswerGetWithTheirPage(t *testing.T) {
+	d := market(t)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for path, want := range map[string]string{"/dashboard/airdrop": "/dashboard/", "/dashboard/login": "/login",
+		"/dashboard/creator/test": "/dashboard/creator", "/dashboard/creator/agents": "/dashboard/creator",
+		"/dashboard/keys/k1/revoke": "/dashboard/keys", "/dashboard/operator/disputes/d1": "/dashboard/operator",
+		"/dashboard/creator/agents/a1/pause": "/dashboard/creator"} {
+		resp, err := noFollow.Get(d.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want 303 to %s", path, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}

@@ -158,12 +158,44 @@ func (h *Handler) Routes() []Route {
 			func(t crtx.LedgerTx) string { return "Transaction " + string(t.Kind) }, h.market.Transaction)},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
 	}
+	routes = append(routes, formLandings(routes)...)
 	for i, r := range routes {
 		if strings.HasPrefix(r.Path, "/dashboard/") || r.Path == "/login" {
 			routes[i].Handle = private(r.Handle)
 		}
 	}
 	return routes
+}
+
+// formLandings answers a GET of a form's action (a reload after the post,
+// a bookmark, a pasted address) with the page the form lives on, rather
+// than 405 in JSON.
+func formLandings(routes []Route) []Route {
+	gets := map[string]bool{}
+	for _, r := range routes {
+		if r.Method == "GET" {
+			gets[r.Path] = true
+		}
+	}
+	var out []Route
+	for _, r := range routes {
+		if r.Method != "POST" || gets[r.Path] {
+			continue
+		}
+		landing := "/dashboard/"
+		for _, p := range []struct{ prefix, page string }{{"/dashboard/login", "/login"}, {"/dashboard/logout", "/login"},
+			{"/dashboard/keys", "/dashboard/keys"}, {"/dashboard/creator", "/dashboard/creator"}, {"/dashboard/operator", "/dashboard/operator"}} {
+			if strings.HasPrefix(r.Path, p.prefix) {
+				landing = p.page
+				break
+			}
+		}
+		out = append(out, Route{"GET", r.Path, func(w http.ResponseWriter, r *http.Request) error {
+			http.Redirect(w, r, landing, http.StatusSeeOther)
+			return nil
+		}})
+	}
+	return out
 }
 
 // private keeps a page that shows a wallet's own state (balances, keys,
