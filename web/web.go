@@ -214,12 +214,14 @@ const PageCSP = "default-src 'self'; style-src 'self'; script-src 'self'; img-sr
 
 // page is what every template gets.
 type page struct {
-	Title  string
-	Wallet string
-	CSRF   string
-	Error  string
-	Notice string
-	Data   any
+	Title string
+	// Description is the page's meta description; empty, the site's.
+	Description string
+	Wallet      string
+	CSRF        string
+	Error       string
+	Notice      string
+	Data        any
 	// NoScript leaves the site's script out: the page works without it.
 	NoScript bool
 }
