@@ -173,17 +173,7 @@ const HashVersion = 2
 // canonical encoding, under t.Version, of everything the transaction says.
 // Seq, BlockHeight and Hash are placement or derived, and are left out.
 func (t LedgerTx) Leaf() merkle.Hash {
-	// nil and empty hash alike, so a transaction hashes the same before it
-	// is stored and after it is read back.
-	if t.Accounts == nil {
-		t.Accounts = []string{}
-	}
-	if t.Data == nil {
-		t.Data = map[string]string{}
-	}
-	if t.Postings == nil {
-		t.Postings = []Posting{}
-	}
+	t = t.withEmpties()
 	if t.Version < 2 {
 		return t.leafV1()
 	}
@@ -228,7 +218,13 @@ func (t LedgerTx) MarshalJSON() ([]byte, error) {
 	type plain LedgerTx
 	t.Hash = t.Leaf().String()
 	t.CreatedAt = t.CreatedAt.UTC().Truncate(time.Microsecond)
-	// Served as hashed: empty, never null.
+	return json.Marshal(plain(t.withEmpties()))
+}
+
+// withEmpties is t with nil data, postings and accounts made empty: nil
+// and empty hash alike, so a transaction hashes the same before it is
+// stored and after it is read back, and it is served as hashed, never null.
+func (t LedgerTx) withEmpties() LedgerTx {
 	if t.Data == nil {
 		t.Data = map[string]string{}
 	}
@@ -238,7 +234,7 @@ func (t LedgerTx) MarshalJSON() ([]byte, error) {
 	if t.Accounts == nil {
 		t.Accounts = []string{}
 	}
-	return json.Marshal(plain(t))
+	return t
 }
 
 // canonicalTime is a time as hashed objects of version 2 hold it: RFC 3339

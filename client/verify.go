@@ -85,9 +85,6 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	pub, perr := crtx.ParseAddress("signing_public_key", rec.SigningPublicKey)
 	add("creator signature", perr == nil && crtx.VerifyBase58(ed25519.PublicKey(pub), []byte(*rec.ResultHash), *rec.Signature),
 		"signature over the result hash by the listing's key %s", rec.SigningPublicKey)
-	kerr := c.listingKey(ctx, rec)
-	add("listing key", kerr == nil, "%s", orOK(kerr, "the creator's wallet signed the listing transaction that registered the key"))
-
 	wk, err := c.WellKnown(ctx)
 	if err != nil {
 		return r, err
@@ -96,6 +93,9 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	if err != nil {
 		return r, err
 	}
+	kerr := c.listingKey(ctx, rec, authority)
+	add("listing key", kerr == nil, "%s", orOK(kerr, "the creator's wallet signed the listing transaction that registered the key"))
+
 	proof, err := c.sealedProof(ctx, rec.Environment, record.ID)
 	if err != nil {
 		add("sealed in a block", false, "%v", err)
@@ -125,7 +125,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 // listingKey checks that the record's signing key was registered by its
 // listing transaction, signed by the creator's wallet over the listing
 // statement (docs/verify.md, step 4).
-func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord) error {
+func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord, authority ed25519.PublicKey) error {
 	if rec.ListingTransaction == nil {
 		return errors.New("the record names no listing transaction")
 	}
@@ -147,14 +147,6 @@ func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord) error 
 	// An AgentListed's statement leaves the agent out (the creator signs
 	// before it is named): the authority's block binds the two.
 	p, err := c.sealedProof(ctx, crtx.Mainnet, t.ID)
-	if err != nil {
-		return err
-	}
-	wk, err := c.WellKnown(ctx)
-	if err != nil {
-		return err
-	}
-	authority, err := crtx.ParseAddress("ledger_authority_public_key", wk.AuthorityPublicKey)
 	if err != nil {
 		return err
 	}

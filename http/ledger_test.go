@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/merkle"
 )
 
 // waitSealed polls until the transaction is in a block.
@@ -80,6 +81,18 @@ func TestLedgerProofsAndExplorer(t *testing.T) {
 		b, err := e.anon.Block(ctx, crtx.Mainnet, p.Block.Height)
 		if err != nil || b.Block.Hash != p.Block.Hash || len(b.Transactions) != b.Block.TxCount {
 			t.Errorf("block = %+v, %v", b, err)
+		}
+		// The block lists its leaves: each transaction's hash, in order,
+		// whose Merkle root is the block's.
+		leaves := make([]merkle.Hash, len(b.TransactionHashes))
+		for i, h := range b.TransactionHashes {
+			leaves[i], _ = merkle.ParseHash(h)
+			if h != b.Transactions[i].Leaf().String() {
+				t.Errorf("transaction_hashes[%d] = %s, the transaction hashes to %s", i, h, b.Transactions[i].Leaf())
+			}
+		}
+		if len(leaves) != b.Block.TxCount || merkle.Root(leaves).String() != b.Block.MerkleRoot {
+			t.Errorf("transaction_hashes %v do not give the block's Merkle root", b.TransactionHashes)
 		}
 		_, err = e.anon.Account(ctx, crtx.Devnet, "nope")
 		wantCode(t, err, 404, "account_not_found")
