@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -25,22 +26,20 @@ type creatorData struct {
 	Disputes   []api.DisputeInfo
 	Form       map[string]string
 	Report     *api.TestReport
+	// Test holds the Test Execution tool's inputs, kept with its report.
+	Test map[string]string
 }
 
 // creator is the creator's dashboard: listings, the listing form, the
 // signing-key generator, the Test Execution tool, earnings per day, usage,
 // receipts and disputes to answer.
 func (h *Handler) creator(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.session(r)
+	v, err := h.session(r)
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	return h.renderCreator(w, r, wallet, csrf, page{}, nil, nil)
-}
-
-func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, csrf string, p page, form map[string]string, rep *api.TestReport) error {
 	ctx := r.Context()
-	agents, err := h.market.CreatorAgents(ctx, wallet)
+	agents, err := h.market.CreatorAgents(ctx, v.Wallet)
 	if err != nil {
 		return err
 	}
@@ -48,19 +47,20 @@ func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, 
 	if r.URL.Query().Get("environment") == "devnet" {
 		env = crtx.Devnet
 	}
-	earnings, err := h.market.CreatorEarnings(ctx, wallet, env)
+	earnings, err := h.market.CreatorEarnings(ctx, v.Wallet, env)
 	if err != nil {
 		return err
 	}
-	list, _, err := h.market.Executions(ctx, crtx.ExecutionQuery{Creator: wallet, Environment: env, Limit: 20})
+	list, _, err := h.market.Executions(ctx, crtx.ExecutionQuery{Creator: v.Wallet, Environment: env, Limit: 20})
 	if err != nil {
 		return err
 	}
-	disputes, err := h.market.Disputes(ctx, crtx.DisputeQuery{Creator: wallet, Limit: 100})
+	disputes, err := h.market.Disputes(ctx, crtx.DisputeQuery{Creator: v.Wallet, Limit: 100})
 	if err != nil {
 		return err
 	}
-	d := creatorData{Agents: agents, Earnings: earnings, Form: form, Report: rep}
+	out := h.outcome(r, v)
+	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form}
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
@@ -84,12 +84,14 @@ func (h *Handler) renderCreator(w http.ResponseWriter, r *http.Request, wallet, 
 		d.Chart = append(d.Chart, bar{X: i * 20, Y: 110 - hgt, W: 16, H: hgt, Label: day.Date + ": " + day.Earned.String() + " USDC"})
 	}
 	d.ChartMax = top.String()
-	if form == nil {
+	if d.Form == nil || d.Report != nil {
 		d.Form = map[string]string{"pricing_model": "pay_per_use", "input_schema": `{"type": "object", "properties": {}}`,
 			"output_schema": `{"type": "string"}`, "timeout_seconds": "60"}
 	}
-	p.Title, p.Wallet, p.CSRF, p.Data = "Creator — crtx", wallet, csrf, d
-	return h.render(w, "creator", p)
+	if d.Report != nil {
+		d.Test = out.Form
+	}
+	return h.render(w, "creator", v.page("Creator — crtx", d).with(out))
 }
 
 var listingFields = []string{"name", "tagline", "description", "tags", "price_per_call_usdc", "endpoint_url",
@@ -104,26 +106,19 @@ func listingForm(r *http.Request) map[string]string {
 	return form
 }
 
-// createListing lists an agent from the form; any refusal is shown in the
+// createListing lists an agent from the form; a refusal is shown in the
 // API's words, with the form kept as typed.
-func (h *Handler) createListing(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	form := listingForm(r)
-	p, perr := listingParams(form)
+	p, err := listingParams(form)
 	p.CreatorSignature = formSignature(r)
-	if perr == nil {
-		_, perr = h.market.CreateListing(r.Context(), wallet, p)
+	if err == nil {
+		_, err = h.market.CreateListing(r.Context(), v.Wallet, p)
 	}
-	if perr != nil {
-		if !isUserError(perr) {
-			return perr
-		}
-		return h.renderCreator(w, r, wallet, csrf, page{Error: message(perr)}, form, nil)
+	if isUserError(err) {
+		return outcome{Error: message(err), Form: form, Landing: "/dashboard/creator#new-listing"}, nil
 	}
-	return h.renderCreator(w, r, wallet, csrf, page{Notice: "Listed " + form["name"] + "."}, nil, nil)
+	return outcome{Notice: "Listed " + form["name"] + "."}, err
 }
 
 // formSignature is the creator_signature a form carries: app.js signs the
@@ -175,72 +170,61 @@ func listingParams(f map[string]string) (crtx.ListingParams, error) {
 }
 
 // listingAction pauses, resumes or delists one of the creator's agents.
-func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
-	id := r.PathValue("id")
-	switch action := r.PathValue("action"); action {
+func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	var a api.CreatorAgent
+	var err error
+	id, action := r.PathValue("id"), r.PathValue("action")
+	switch action {
 	case "pause", "resume":
 		st := map[string]crtx.AgentStatus{"pause": crtx.AgentPaused, "resume": crtx.AgentActive}[action]
-		_, err = h.market.UpdateListing(r.Context(), wallet, id, crtx.ListingParams{Status: &st})
+		a, err = h.market.UpdateListing(r.Context(), v.Wallet, id, crtx.ListingParams{Status: &st})
 	case "delist":
-		_, err = h.market.Delist(r.Context(), wallet, id)
+		a, err = h.market.Delist(r.Context(), v.Wallet, id)
 	default:
-		return crtx.Errorf(crtx.CodeNotFound, "no action %q", action)
+		return outcome{}, crtx.Errorf(crtx.CodeNotFound, "no action %q", action)
 	}
-	if err != nil {
-		if !isUserError(err) {
-			return err
-		}
-		return h.renderCreator(w, r, wallet, csrf, page{Error: message(err)}, nil, nil)
-	}
-	http.Redirect(w, r, "/dashboard/creator", http.StatusSeeOther)
-	return nil
+	done := map[string]string{"pause": " is paused: it takes no executions until you resume it.", "resume": " is active again.",
+		"delist": " is delisted; its collateral comes back when its dispute window has passed."}[action]
+	return outcome{Notice: a.Name + done}, err
 }
 
-// testTool runs the Test Execution tool from the dashboard.
-func (h *Handler) testTool(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
-	rep := h.market.TestEndpoint(r.Context(), wallet, strings.TrimSpace(r.PostFormValue("endpoint_url")),
-		strings.TrimSpace(r.PostFormValue("signing_public_key")), 30)
-	return h.renderCreator(w, r, wallet, csrf, page{}, nil, &rep)
+// testTool runs the Test Execution tool from the dashboard; the report is
+// shown with the inputs kept.
+func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
+		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key"))}
+	rep := h.market.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30)
+	return outcome{Report: &rep, Form: in}, nil
 }
 
-func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
+func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	if _, err := h.market.RespondToDispute(r.Context(), v.Wallet, r.PathValue("id"), r.PostFormValue("text")); err != nil {
+		return outcome{}, err
 	}
-	if _, err := h.market.RespondToDispute(r.Context(), wallet, r.PathValue("id"), r.PostFormValue("text")); err != nil {
-		if !isUserError(err) {
-			return err
-		}
-		return h.renderCreator(w, r, wallet, csrf, page{Error: message(err)}, nil, nil)
-	}
-	return h.renderCreator(w, r, wallet, csrf, page{Notice: fmt.Sprintf("Answer sent for dispute %s.", r.PathValue("id"))}, nil, nil)
+	return outcome{Notice: fmt.Sprintf("Answer sent for dispute %s.", r.PathValue("id"))}, nil
 }
 
-// editListing shows a listing's form, filled in, for changes.
+// editListing shows a listing's form, filled in, for changes: with the
+// agent's values, or as typed when a change was refused.
 func (h *Handler) editListing(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.session(r)
+	v, err := h.session(r)
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	agents, err := h.market.CreatorAgents(r.Context(), wallet)
+	agents, err := h.market.CreatorAgents(r.Context(), v.Wallet)
 	if err != nil {
 		return err
 	}
 	for _, a := range agents {
 		if a.AgentID == r.PathValue("id") && a.Status != crtx.AgentDelisted {
-			form := map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
-				"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
-				"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
-			return h.render(w, "edit", page{Title: "Edit " + a.Name + " — crtx", Wallet: wallet, CSRF: csrf, Data: editData{Agent: a, Form: form}})
+			out := h.outcome(r, v)
+			form := out.Form
+			if form == nil {
+				form = map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
+					"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
+					"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
+			}
+			return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form}).with(out))
 		}
 	}
 	return crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", r.PathValue("id"))
@@ -252,32 +236,19 @@ type editData struct {
 }
 
 // saveListing applies the edit form: each change is a ListingUpdated; a new
-// endpoint or key is tested again.
-func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+// endpoint or key is tested again. A refusal goes back to the form, as typed.
+func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	form := listingForm(r)
 	form["name"], form["pricing_model"] = "", ""
-	p, perr := listingParams(form)
+	p, err := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
 	p.CreatorSignature = formSignature(r)
 	var a api.CreatorAgent
-	if perr == nil {
-		a, perr = h.market.UpdateListing(r.Context(), wallet, r.PathValue("id"), p)
+	if err == nil {
+		a, err = h.market.UpdateListing(r.Context(), v.Wallet, r.PathValue("id"), p)
 	}
-	if perr != nil {
-		if !isUserError(perr) {
-			return perr
-		}
-		agents, _ := h.market.CreatorAgents(r.Context(), wallet)
-		for _, x := range agents {
-			if x.AgentID == r.PathValue("id") {
-				a = x
-			}
-		}
-		return h.render(w, "edit", page{Title: "Edit — crtx", Wallet: wallet, CSRF: csrf, Error: message(perr), Data: editData{Agent: a, Form: form}})
+	if isUserError(err) {
+		return outcome{Error: message(err), Form: form, Landing: "/dashboard/creator/agents/" + url.PathEscape(r.PathValue("id")) + "/edit"}, nil
 	}
-	return h.renderCreator(w, r, wallet, csrf, page{Notice: "Saved " + a.Name + "."}, nil, nil)
+	return outcome{Notice: "Saved " + a.Name + "."}, err
 }

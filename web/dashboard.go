@@ -1,40 +1,61 @@
 package web
 
 import (
-	"errors"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 )
 
+// loginProblems are what the sign-in page says when it is sent back to:
+// an unknown token pasted, or a session that ended under a form.
+var loginProblems = map[string]string{
+	"token": "That is not a valid session token: run crtx session again, or sign in with a key in this browser.",
+	"ended": "Your session has ended, so nothing was sent. Sign in again to go on.",
+}
+
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
-	wallet, _, _ := h.session(r)
-	return h.render(w, "login", page{Title: "Sign in — crtx", Wallet: wallet, Data: r.URL.Query().Get("next")})
+	v, _ := h.session(r)
+	q := r.URL.Query()
+	p := v.page("Sign in — crtx", q.Get("next"))
+	for k, problem := range loginProblems {
+		if q.Get(k) != "" {
+			p.Error = problem
+		}
+	}
+	return h.render(w, "login", p)
 }
 
 // loginToken turns a session token — from the browser's own sign-in, or
 // pasted from `crtx session` — into the dashboards' cookie.
 func (h *Handler) loginToken(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	p, err := h.market.Authenticate(r.Context(), token)
-	if err != nil || p.Key != nil || !strings.HasPrefix(token, crtx.SessionPrefix) {
-		return h.render(w, "login", page{Title: "Sign in — crtx", Error: "That is not a valid session token; sign in again."})
-	}
-	h.setCookie(w, sessionCookie, token, int(crtx.SessionTTL.Seconds()))
 	next := r.PostFormValue("next")
 	if !strings.HasPrefix(next, "/dashboard") {
 		next = "/dashboard/"
 	}
+	p, err := h.market.Authenticate(r.Context(), token)
+	if err != nil || p.Key != nil || !strings.HasPrefix(token, crtx.SessionPrefix) {
+		http.Redirect(w, r, "/login?token=bad&next="+url.QueryEscape(next), http.StatusSeeOther)
+		return nil
+	}
+	h.setCookie(w, sessionCookie, token, int(crtx.SessionTTL.Seconds()))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }
 
+// logout ends the session whose page sent the form; a form of no session
+// of this browser only clears the cookie.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		if _, _, err := h.form(r); err == nil {
-			h.market.SignOut(r.Context(), c.Value)
+	if v, err := h.session(r); err == nil {
+		if _, err := v.key.check(r.PostFormValue("csrf"), time.Now()); err == nil {
+			h.market.SignOut(r.Context(), string(v.key))
 		}
 	}
 	h.setCookie(w, sessionCookie, "", -1)
@@ -54,15 +75,11 @@ type dashData struct {
 // dashboard is the user's: balances, a devnet airdrop, and the history of
 // executions with filters.
 func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.session(r)
+	v, err := h.session(r)
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	return h.renderDashboard(w, r, wallet, csrf, "", "")
-}
-
-func (h *Handler) renderDashboard(w http.ResponseWriter, r *http.Request, wallet, csrf, notice, problem string) error {
-	b, err := h.market.Balances(r.Context(), wallet, crtx.Environments...)
+	b, err := h.market.Balances(r.Context(), v.Wallet, crtx.Environments...)
 	if err != nil {
 		return err
 	}
@@ -71,7 +88,7 @@ func (h *Handler) renderDashboard(w http.ResponseWriter, r *http.Request, wallet
 	if q.Get("environment") == "mainnet" {
 		env = crtx.Mainnet
 	}
-	eq := crtx.ExecutionQuery{Wallet: wallet, Environment: env, AgentID: q.Get("agent_id"), Limit: 50}
+	eq := crtx.ExecutionQuery{Wallet: v.Wallet, Environment: env, AgentID: q.Get("agent_id"), Limit: 50}
 	switch st := q.Get("status"); st {
 	case "pending", "running", "completed", "failed", "disputed":
 		eq.Status = crtx.ExecStatus(st)
@@ -85,25 +102,18 @@ func (h *Handler) renderDashboard(w http.ResponseWriter, r *http.Request, wallet
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
-	return h.render(w, "dashboard", page{Title: "Dashboard — crtx", Wallet: wallet, CSRF: csrf, Notice: notice, Error: problem, Data: d})
+	return h.render(w, "dashboard", v.page("Dashboard — crtx", d).with(h.outcome(r, v)))
 }
 
-func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	amount, err := crtx.ParseUSDC(r.PostFormValue("amount"))
-	if err == nil {
-		_, err = h.market.Airdrop(r.Context(), wallet, amount)
-	}
 	if err != nil {
-		if errors.Is(err, crtx.ErrAmount) || isUserError(err) {
-			return h.renderDashboard(w, r, wallet, csrf, "", message(err))
-		}
-		return err
+		return outcome{Error: "Amount: " + err.Error()}, nil
 	}
-	return h.renderDashboard(w, r, wallet, csrf, amount.String()+" USDC airdropped on devnet.", "")
+	if _, err := h.market.Airdrop(r.Context(), v.Wallet, amount); err != nil {
+		return outcome{}, err
+	}
+	return outcome{Notice: amount.String() + " USDC airdropped on devnet."}, nil
 }
 
 type execData struct {
@@ -115,13 +125,13 @@ type execData struct {
 // (cost, split, ledger links) and a Verify button that recomputes the hash
 // in the browser.
 func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.session(r)
+	v, err := h.session(r)
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
 	var found *api.ExecutionRecord
 	for _, env := range crtx.Environments {
-		e, result, err := h.market.GetExecution(r.Context(), crtx.Principal{Wallet: wallet, Key: &crtx.APIKey{Environment: env}}, r.PathValue("id"))
+		e, result, err := h.market.GetExecution(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: env}}, r.PathValue("id"))
 		if err == nil {
 			rec := h.market.Record(e, result)
 			found = &rec
@@ -134,7 +144,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
 	if found == nil {
 		return crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q of this wallet", r.PathValue("id"))
 	}
-	return h.render(w, "execution", page{Title: "Execution — crtx", Wallet: wallet, CSRF: csrf, Data: execData{Record: *found}})
+	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: *found}))
 }
 
 type keysData struct {
@@ -142,55 +152,59 @@ type keysData struct {
 	Created *api.CreatedKey
 }
 
+// newKeyCookie carries a created key's secret from the form's post to the
+// page that shows it, once: that page clears it, so a reload or Back shows
+// the secret no more, and the database never holds it.
+const newKeyCookie = "crtx_new_key"
+
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.session(r)
+	v, err := h.session(r)
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	return h.renderKeys(w, r, wallet, csrf, nil, "")
-}
-
-func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, wallet, csrf string, created *api.CreatedKey, problem string) error {
-	keys, err := h.market.Keys(r.Context(), wallet)
+	keys, err := h.market.Keys(r.Context(), v.Wallet)
 	if err != nil {
 		return err
 	}
-	return h.render(w, "keys", page{Title: "API keys — crtx", Wallet: wallet, CSRF: csrf, Error: problem, Data: keysData{Keys: keys, Created: created}})
+	d := keysData{Keys: keys}
+	if c, err := r.Cookie(newKeyCookie); err == nil {
+		http.SetCookie(w, &http.Cookie{Name: newKeyCookie, Path: "/dashboard/keys", MaxAge: -1, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
+		var created api.CreatedKey
+		if b, err := base64.RawURLEncoding.DecodeString(c.Value); err == nil && json.Unmarshal(b, &created) == nil &&
+			slices.ContainsFunc(keys, func(k crtx.APIKey) bool { return k.ID == created.ID }) {
+			d.Created = &created
+		}
+	}
+	return h.render(w, "keys", v.page("API keys — crtx", d).with(h.outcome(r, v)))
 }
 
-func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
-	wallet, csrf, err := h.form(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	var limit *crtx.USDC
 	if s := strings.TrimSpace(r.PostFormValue("spend_limit")); s != "" {
 		l, err := crtx.ParseUSDC(s)
 		if err != nil {
-			return h.renderKeys(w, r, wallet, csrf, nil, "Spend limit: "+err.Error())
+			return outcome{Error: "Spend limit: " + err.Error()}, nil
 		}
 		limit = &l
 	}
-	k, secret, err := h.market.CreateKey(r.Context(), wallet, r.PostFormValue("name"), crtx.Environment(r.PostFormValue("environment")), limit)
+	k, secret, err := h.market.CreateKey(r.Context(), v.Wallet, r.PostFormValue("name"), crtx.Environment(r.PostFormValue("environment")), limit)
 	if err != nil {
-		if isUserError(err) {
-			return h.renderKeys(w, r, wallet, csrf, nil, message(err))
-		}
-		return err
+		return outcome{}, err
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	return h.renderKeys(w, r, wallet, csrf, &api.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
-		Prefix: k.Prefix, CreatedAt: k.CreatedAt, SpendLimit: k.SpendLimit}, "")
+	b, err := json.Marshal(api.CreatedKey{ID: k.ID, Name: k.Name, Environment: k.Environment, Key: secret,
+		Prefix: k.Prefix, CreatedAt: k.CreatedAt, SpendLimit: k.SpendLimit})
+	if err != nil {
+		return outcome{}, err
+	}
+	http.SetCookie(w, &http.Cookie{Name: newKeyCookie, Value: base64.RawURLEncoding.EncodeToString(b), Path: "/dashboard/keys",
+		MaxAge: 300, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
+	return outcome{Notice: "Key " + k.Name + " created."}, nil
 }
 
-func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	wallet, _, err := h.form(r)
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	k, err := h.market.RevokeKey(r.Context(), v.Wallet, r.PathValue("id"))
 	if err != nil {
-		return h.signedIn(w, r, err)
+		return outcome{}, err
 	}
-	if _, err := h.market.RevokeKey(r.Context(), wallet, r.PathValue("id")); err != nil {
-		return err
-	}
-	http.Redirect(w, r, "/dashboard/keys", http.StatusSeeOther)
-	return nil
+	return outcome{Notice: "Key " + k.Name + " revoked: it can no longer run agents."}, nil
 }

@@ -206,6 +206,6 @@ func first(s []string) string {
 }
 
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
-	writePage(w, h.docsHTML)
+	writePage(w, http.StatusOK, h.docsHTML)
 	return nil
 }

@@ -26,8 +26,8 @@ type explorerPage struct {
 }
 
 func (h *Handler) explorerPage(r *http.Request, heading string, env crtx.Environment) explorerPage {
-	wallet, csrf, _ := h.session(r)
-	return explorerPage{page{Title: heading + " · crtx explorer", Wallet: wallet, CSRF: csrf}, env, heading}
+	v, _ := h.session(r)
+	return explorerPage{v.page(heading+" · crtx explorer", nil), env, heading}
 }
 
 func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {

@@ -24,7 +24,7 @@ type dashboard struct {
 	token string
 }
 
-var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9A-Za-z.]+)"`)
 var shownError = regexp.MustCompile(`<div class="error" role="alert">([^<]*)</div>`)
 
 func (b dashboard) do(method, path string, form url.Values) string {

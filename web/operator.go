@@ -3,36 +3,47 @@ package web
 import (
 	"crypto/subtle"
 	"net/http"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 )
 
-// operator pages are behind an operator session, opened with the admin
-// token and kept in a cookie of its own; it returns the session's token.
-func (h *Handler) isOperator(r *http.Request) (string, bool) {
+// operatorVisit is the operator's, behind an operator session opened with
+// the admin token and kept in a cookie of its own; errOperatorSignIn
+// without one.
+func (h *Handler) operatorVisit(r *http.Request) (visit, error) {
 	c, err := r.Cookie(adminCookie)
 	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
-		return "", false
+		return visit{}, errOperatorSignIn
 	}
-	return c.Value, true
+	return visit{owner: crtx.OperatorOwner, key: formKey(c.Value)}, nil
 }
 
 type operatorData struct {
 	Disputes []api.DisputeInfo
 }
 
+// operatorProblems are what the operator's sign-in says when sent back to.
+var operatorProblems = map[string]string{
+	"token": "That is not the admin token.",
+	"ended": "Your operator session has ended, so nothing was done. Sign in again to go on.",
+}
+
 func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 	if h.adminToken == "" {
 		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
 	}
-	if _, ok := h.isOperator(r); !ok {
-		return h.render(w, "operator-login", page{Title: "Operator — crtx"})
+	v, err := h.operatorVisit(r)
+	if err != nil {
+		p := page{Title: "Operator — crtx"}
+		for k, problem := range operatorProblems {
+			if r.URL.Query().Get(k) != "" {
+				p.Error = problem
+			}
+		}
+		return h.render(w, "operator-login", p)
 	}
-	return h.renderOperator(w, r, page{})
-}
-
-func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, p page) error {
 	ds, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
 	if err != nil {
 		return err
@@ -41,14 +52,13 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, p page)
 	for _, x := range ds {
 		d.Disputes = append(d.Disputes, api.NewDisputeInfo(x))
 	}
-	session, _ := h.isOperator(r)
-	p.Title, p.Data, p.CSRF = "Operator — crtx", d, csrfFor(session)
-	return h.render(w, "operator", p)
+	return h.render(w, "operator", v.page("Operator — crtx", d).with(h.outcome(r, v)))
 }
 
 func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 	if h.adminToken == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(h.adminToken)) != 1 {
-		return h.render(w, "operator-login", page{Title: "Operator — crtx", Error: "That is not the admin token."})
+		http.Redirect(w, r, "/dashboard/operator?token=bad", http.StatusSeeOther)
+		return nil
 	}
 	session, err := h.market.OpenOperatorSession(r.Context(), h.adminToken)
 	if err != nil {
@@ -61,9 +71,11 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 
 // operatorLogout ends the operator's session.
 func (h *Handler) operatorLogout(w http.ResponseWriter, r *http.Request) error {
-	if c, err := r.Cookie(adminCookie); err == nil && h.operatorForm(r) == nil {
-		if err := h.market.SignOut(r.Context(), c.Value); err != nil {
-			return err
+	if v, err := h.operatorVisit(r); err == nil {
+		if _, err := v.key.check(r.PostFormValue("csrf"), time.Now()); err == nil {
+			if err := h.market.SignOut(r.Context(), string(v.key)); err != nil {
+				return err
+			}
 		}
 	}
 	h.setCookie(w, adminCookie, "", -1)
@@ -71,18 +83,7 @@ func (h *Handler) operatorLogout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) operatorForm(r *http.Request) error {
-	session, ok := h.isOperator(r)
-	if !ok || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(csrfFor(session))) != 1 {
-		return crtx.Errorf(crtx.CodeInvalidAPIKey, "sign in as the operator first")
-	}
-	return nil
-}
-
-func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) error {
-	if err := h.operatorForm(r); err != nil {
-		return err
-	}
+func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	p := crtx.ResolveParams{Outcome: r.PostFormValue("outcome")}
 	for _, f := range []struct {
 		name string
@@ -91,35 +92,26 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) error {
 		if v := r.PostFormValue(f.name); v != "" {
 			amount, err := crtx.ParseUSDC(v)
 			if err != nil {
-				return h.renderOperator(w, r, page{Error: f.name + ": " + err.Error()})
+				return outcome{Error: f.name + ": " + err.Error()}, nil
 			}
 			*f.dst = &amount
 		}
 	}
 	d, err := h.market.ResolveDispute(r.Context(), r.PathValue("id"), p)
 	if err != nil {
-		if !isUserError(err) {
-			return err
-		}
-		return h.renderOperator(w, r, page{Error: message(err)})
+		return outcome{}, err
 	}
-	return h.renderOperator(w, r, page{Notice: "Dispute " + d.ID + " " + d.Status + "."})
+	return outcome{Notice: "Dispute " + d.ID + " " + d.Status + "."}, nil
 }
 
-func (h *Handler) verifyCreator(w http.ResponseWriter, r *http.Request) error {
-	if err := h.operatorForm(r); err != nil {
-		return err
-	}
+func (h *Handler) verifyCreator(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	p, err := h.market.SetVerified(r.Context(), r.PostFormValue("wallet"), r.PostFormValue("verified") == "true")
 	if err != nil {
-		if !isUserError(err) {
-			return err
-		}
-		return h.renderOperator(w, r, page{Error: message(err)})
+		return outcome{}, err
 	}
 	state := "no longer verified"
 	if p.Verified {
 		state = "verified"
 	}
-	return h.renderOperator(w, r, page{Notice: p.Wallet + " is " + state + "."})
+	return outcome{Notice: p.Wallet + " is " + state + "."}, nil
 }

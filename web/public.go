@@ -60,12 +60,8 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	if aq.Offset+aq.Limit < page.Total {
 		d.Next = link(aq.Offset + aq.Limit)
 	}
-	wallet, _, _ := h.session(r)
-	return h.render(w, "home", page_("crtx — agents", wallet, d))
-}
-
-func page_(title, wallet string, data any) page {
-	return page{Title: title, Wallet: wallet, Data: data}
+	v, _ := h.session(r)
+	return h.render(w, "home", v.page("crtx — agents", d))
 }
 
 type agentData struct {
@@ -94,8 +90,8 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	base := h.market.Config().PublicURL
-	wallet, _, _ := h.session(r)
-	return h.render(w, "agent", page_(a.Name+" — crtx", wallet, agentData{Agent: a, Devnet: dev, URL: base,
+	v, _ := h.session(r)
+	return h.render(w, "agent", v.page(a.Name+" — crtx", agentData{Agent: a, Devnet: dev, URL: base,
 		Example: "Hello", InputSchema: string(a.InputSchema), OutputSchema: string(a.OutputSchema),
 		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
 		CardURL: api.CardURL(base, a.AgentID)}))

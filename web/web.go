@@ -7,16 +7,15 @@ package web
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +40,7 @@ const (
 type Handler struct {
 	market     *market.Market
 	adminToken string
+	log        *slog.Logger
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
 	docsHTML   []byte // the /docs page, rendered once from the OpenAPI document
@@ -52,6 +52,8 @@ type Options struct {
 	AdminToken string
 	// OpenAPI is the REST interface's document, which /docs renders.
 	OpenAPI []byte
+	// Logger takes the internal errors of pages; nil discards them.
+	Logger *slog.Logger
 }
 
 // Route is one page or form handler.
@@ -104,9 +106,12 @@ func parsePage(name string) *template.Template {
 // New returns the pages of market.
 func New(market *market.Market, opts Options) (*Handler, error) {
 	h := &Handler{market: market, adminToken: opts.AdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
-		pages: map[string]*template.Template{}}
+		pages: map[string]*template.Template{}, log: opts.Logger}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
 	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login",
-		"docs", "explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
+		"docs", "error", "explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
 		h.pages[p] = parsePage(p)
 	}
 	var err error
@@ -132,23 +137,23 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/login", h.loginToken},
 		{"POST", "/dashboard/logout", h.logout},
 		{"GET", "/dashboard/{$}", h.dashboard},
-		{"POST", "/dashboard/airdrop", h.airdrop},
+		{"POST", "/dashboard/airdrop", h.action(h.session, "/dashboard/", h.airdrop)},
 		{"GET", "/dashboard/executions/{id}", h.execution},
 		{"GET", "/dashboard/keys", h.keys},
-		{"POST", "/dashboard/keys", h.createKey},
-		{"POST", "/dashboard/keys/{id}/revoke", h.revokeKey},
+		{"POST", "/dashboard/keys", h.action(h.session, "/dashboard/keys", h.createKey)},
+		{"POST", "/dashboard/keys/{id}/revoke", h.action(h.session, "/dashboard/keys", h.revokeKey)},
 		{"GET", "/dashboard/creator", h.creator},
-		{"POST", "/dashboard/creator/agents", h.createListing},
+		{"POST", "/dashboard/creator/agents", h.action(h.session, "/dashboard/creator", h.createListing)},
 		{"GET", "/dashboard/creator/agents/{id}/edit", h.editListing},
-		{"POST", "/dashboard/creator/agents/{id}/edit", h.saveListing},
-		{"POST", "/dashboard/creator/agents/{id}/{action}", h.listingAction},
-		{"POST", "/dashboard/creator/test", h.testTool},
-		{"POST", "/dashboard/creator/disputes/{id}", h.answerDispute},
+		{"POST", "/dashboard/creator/agents/{id}/edit", h.action(h.session, "/dashboard/creator", h.saveListing)},
+		{"POST", "/dashboard/creator/agents/{id}/{action}", h.action(h.session, "/dashboard/creator", h.listingAction)},
+		{"POST", "/dashboard/creator/test", h.action(h.session, "/dashboard/creator#test", h.testTool)},
+		{"POST", "/dashboard/creator/disputes/{id}", h.action(h.session, "/dashboard/creator#disputes", h.answerDispute)},
 		{"GET", "/dashboard/operator", h.operator},
 		{"POST", "/dashboard/operator/login", h.operatorLogin},
 		{"POST", "/dashboard/operator/logout", h.operatorLogout},
-		{"POST", "/dashboard/operator/disputes/{id}", h.resolve},
-		{"POST", "/dashboard/operator/creators", h.verifyCreator},
+		{"POST", "/dashboard/operator/disputes/{id}", h.action(h.operatorVisit, "/dashboard/operator", h.resolve)},
+		{"POST", "/dashboard/operator/creators", h.action(h.operatorVisit, "/dashboard/operator#badges", h.verifyCreator)},
 
 		{"GET", "/docs", h.docs},
 		{"GET", "/explorer/{$}", h.explorerHome},
@@ -160,8 +165,9 @@ func (h *Handler) Routes() []Route {
 	}
 	routes = append(routes, formLandings(routes)...)
 	for i, r := range routes {
+		routes[i].Handle = h.human(r.Handle)
 		if strings.HasPrefix(r.Path, "/dashboard/") || r.Path == "/login" {
-			routes[i].Handle = private(r.Handle)
+			routes[i].Handle = private(routes[i].Handle)
 		}
 	}
 	return routes
@@ -182,20 +188,24 @@ func formLandings(routes []Route) []Route {
 		if r.Method != "POST" || gets[r.Path] {
 			continue
 		}
-		landing := "/dashboard/"
-		for _, p := range []struct{ prefix, page string }{{"/dashboard/login", "/login"}, {"/dashboard/logout", "/login"},
-			{"/dashboard/keys", "/dashboard/keys"}, {"/dashboard/creator", "/dashboard/creator"}, {"/dashboard/operator", "/dashboard/operator"}} {
-			if strings.HasPrefix(r.Path, p.prefix) {
-				landing = p.page
-				break
-			}
-		}
+		landing := formPage(r.Path)
 		out = append(out, Route{"GET", r.Path, func(w http.ResponseWriter, r *http.Request) error {
 			http.Redirect(w, r, landing, http.StatusSeeOther)
 			return nil
 		}})
 	}
 	return out
+}
+
+// formPage is the page of the form whose action is path.
+func formPage(path string) string {
+	for _, p := range []struct{ prefix, page string }{{"/dashboard/login", "/login"}, {"/dashboard/logout", "/login"},
+		{"/dashboard/keys", "/dashboard/keys"}, {"/dashboard/creator", "/dashboard/creator"}, {"/dashboard/operator", "/dashboard/operator"}} {
+		if strings.HasPrefix(path, p.prefix) {
+			return p.page
+		}
+	}
+	return "/dashboard/"
 }
 
 // private keeps a page that shows a wallet's own state (balances, keys,
@@ -218,28 +228,36 @@ type page struct {
 	// Description is the page's meta description; empty, the site's.
 	Description string
 	Wallet      string
-	CSRF        string
 	Error       string
 	Notice      string
 	Data        any
 	// NoScript leaves the site's script out: the page works without it.
 	NoScript bool
+	key      formKey
 }
+
+// CSRF is a new one-time token for one of the page's forms.
+func (p page) CSRF() string { return p.key.token(time.Now()) }
 
 // render writes a page: into a buffer first, so that a template failure
 // still answers with a clean error body.
 func (h *Handler) render(w http.ResponseWriter, name string, data any) error {
+	return h.renderStatus(w, http.StatusOK, name, data)
+}
+
+func (h *Handler) renderStatus(w http.ResponseWriter, status int, name string, data any) error {
 	b, err := h.execute(name, data)
 	if err != nil {
 		return err
 	}
-	writePage(w, b)
+	writePage(w, status, b)
 	return nil
 }
 
-func writePage(w http.ResponseWriter, b []byte) {
+func writePage(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", PageCSP)
+	w.WriteHeader(status)
 	w.Write(b)
 }
 
@@ -249,46 +267,37 @@ func (h *Handler) execute(name string, data any) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// csrfFor ties a form to the session it was served in: the session cookie
-// is SameSite, and the form carries a value derived from the token that a
-// page of another origin cannot know.
-func csrfFor(token string) string {
-	sum := sha256.Sum256([]byte("crtx-csrf:" + token))
-	return hex.EncodeToString(sum[:16])
-}
-
-var errSignIn = errors.New("sign in first")
+var (
+	errSignIn         = errors.New("sign in first")
+	errOperatorSignIn = errors.New("sign in as the operator first")
+)
 
 // session returns the signed-in wallet, or errSignIn.
-func (h *Handler) session(r *http.Request) (string, string, error) {
+func (h *Handler) session(r *http.Request) (visit, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return "", "", errSignIn
+		return visit{}, errSignIn
 	}
 	p, err := h.market.Authenticate(r.Context(), c.Value)
 	if err != nil || p.Key != nil {
-		return "", "", errSignIn
+		return visit{}, errSignIn
 	}
-	return p.Wallet, csrfFor(c.Value), nil
+	return visit{Wallet: p.Wallet, owner: p.Wallet, key: formKey(c.Value)}, nil
 }
 
-// form checks a POST's CSRF value and returns the signed-in wallet.
-func (h *Handler) form(r *http.Request) (string, string, error) {
-	wallet, csrf, err := h.session(r)
-	if err != nil {
-		return "", "", err
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(csrf)) != 1 {
-		return "", "", crtx.Errorf(crtx.CodeInvalidSession, "the form is stale or from another site; reload the page")
-	}
-	return wallet, csrf, nil
-}
-
-// signedIn wraps a dashboard handler: visitors without a session go to the
-// sign-in page.
+// signedIn answers a page or form of a visitor whose session is missing or
+// has ended: with the sign-in page, which sends them back here after.
 func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, err error) error {
-	if errors.Is(err, errSignIn) {
-		http.Redirect(w, r, "/login?next="+r.URL.Path, http.StatusSeeOther)
+	switch {
+	case errors.Is(err, errSignIn):
+		to := "/login?next=" + url.QueryEscape(r.URL.Path)
+		if r.Method == http.MethodPost {
+			to += "&ended=1"
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
+		return nil
+	case errors.Is(err, errOperatorSignIn):
+		http.Redirect(w, r, "/dashboard/operator?ended=1", http.StatusSeeOther)
 		return nil
 	}
 	return err

@@ -22,6 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Meta", testMeta},
 		{"Nonces", testNonces},
 		{"Sessions", testSessions},
+		{"SentForms", testSentForms},
 		{"Keys", testKeys},
 		{"Postings", testPostings},
 		{"NonNegative", testNonNegative},
@@ -564,4 +565,48 @@ func testTryLock(t *testing.T, s crtx.Store) {
 		}
 		return nil
 	})
+}
+
+// A form's token is claimed once per owner; its outcome is kept for the
+// replay; an owner's old forms go as it sends new ones.
+func testSentForms(t *testing.T, s crtx.Store) {
+	claim := func(owner, token string, at time.Time) error {
+		return s.Update(context.Background(), func(tx crtx.Tx) error {
+			return tx.ClaimForm(context.Background(), crtx.SentForm{Owner: owner, Token: token, SentAt: at}, at.Add(-24*time.Hour))
+		})
+	}
+	if err := claim("w1", "f1", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim("w1", "f1", t0.Add(time.Second)); !errors.Is(err, crtx.ErrConflict) {
+		t.Errorf("a form claimed twice: %v, want ErrConflict", err)
+	}
+	if err := claim("w2", "f1", t0); err != nil {
+		t.Errorf("another owner's form with the same token: %v", err)
+	}
+	read := func(owner, token string) (f crtx.SentForm, err error) {
+		err = s.View(context.Background(), func(tx crtx.Tx) (err error) {
+			f, err = tx.SentForm(context.Background(), owner, token)
+			return err
+		})
+		return f, err
+	}
+	if f, err := read("w1", "f1"); err != nil || f.Outcome != nil || !f.SentAt.Equal(t0) {
+		t.Errorf("a form in flight: %+v, %v", f, err)
+	}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.SetFormOutcome(ctx, "w1", "f1", []byte(`{"notice":"done"}`))
+	})
+	if f, err := read("w1", "f1"); err != nil || string(f.Outcome) != `{"notice":"done"}` {
+		t.Errorf("a form's outcome: %+v, %v", f, err)
+	}
+	if err := claim("w1", "f2", t0.Add(25*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := read("w1", "f1"); !errors.Is(err, crtx.ErrNotFound) {
+		t.Errorf("a day-old form is still kept: %v", err)
+	}
+	if _, err := read("w2", "f1"); err != nil {
+		t.Errorf("another owner's form went too: %v", err)
+	}
 }

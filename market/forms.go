@@ -1,0 +1,44 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// formMemory is how long a sent form is remembered: longer than a page's
+// forms may be sent (the web package refuses older ones as stale).
+const formMemory = 24 * time.Hour
+
+// ClaimForm records that owner sent the form that carries token, before
+// its action runs. It reports false when the form was sent already.
+func (m *Market) ClaimForm(ctx context.Context, owner, token string) (bool, error) {
+	now := m.now()
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		return tx.ClaimForm(ctx, crtx.SentForm{Owner: owner, Token: token, SentAt: now}, now.Add(-formMemory))
+	})
+	if errors.Is(err, crtx.ErrConflict) {
+		return false, nil
+	}
+	return err == nil, internal("claim form", err)
+}
+
+// FormOutcome returns what a sent form led to: nil while its action runs,
+// ErrNotFound for a form never sent (or forgotten).
+func (m *Market) FormOutcome(ctx context.Context, owner, token string) ([]byte, error) {
+	f, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.SentForm, error) { return tx.SentForm(ctx, owner, token) })
+	if errors.Is(err, crtx.ErrNotFound) {
+		return nil, err
+	}
+	return f.Outcome, internal("form outcome", err)
+}
+
+// SetFormOutcome keeps what a sent form led to, for the page it lands on
+// and for its replays.
+func (m *Market) SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error {
+	return internal("form outcome", m.store.Update(ctx, func(tx crtx.Tx) error {
+		return tx.SetFormOutcome(ctx, owner, token, outcome)
+	}))
+}

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+)
+
+// problem is an error page: what happened, in plain words, and where to
+// go next.
+type problem struct {
+	Heading, Text string
+	Next          []link
+	RequestID     string
+}
+
+type link struct{ Href, Label string }
+
+// notFound names what a page looked for, by the code of its absence.
+var notFound = map[string]string{
+	crtx.CodeAgentNotFound: "No such agent", crtx.CodeExecutionNotFound: "No such execution",
+	crtx.CodeTransactionNotFound: "No such transaction", crtx.CodeAccountNotFound: "No such account",
+	crtx.CodeBlockNotFound: "No such block", crtx.CodeKeyNotFound: "No such key",
+	crtx.CodeDisputeNotFound: "No such dispute", crtx.CodeNotFound: "Nothing here",
+}
+
+// human serves a page's error as a page for people, in the site's
+// layout, never as the API's JSON. An internal error is logged with the
+// request id, which the page gives to quote, and its text is not shown.
+func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		err := next(w, r)
+		if err == nil {
+			return nil
+		}
+		status, p := http.StatusBadRequest, problem{Next: []link{{"/", "Browse the agents"}}}
+		var e *crtx.Error
+		switch {
+		case !errors.As(err, &e):
+			p.RequestID = w.Header().Get("X-Request-Id")
+			h.log.ErrorContext(r.Context(), "internal error", "request_id", p.RequestID, "err", err)
+			status, p.Heading = http.StatusInternalServerError, "Something went wrong on our side"
+			p.Text = "Nothing you did caused it. Try again in a minute; if it keeps happening, tell the operator the request id below."
+		case notFound[e.Code] != "":
+			status, p.Heading, p.Text = http.StatusNotFound, notFound[e.Code], sentence(e.Message)
+			if strings.HasPrefix(r.URL.Path, "/explorer/") {
+				env, _ := cluster(r)
+				other := map[crtx.Environment]crtx.Environment{crtx.Mainnet: crtx.Devnet, crtx.Devnet: crtx.Mainnet}[env]
+				p.Text = sentence(e.Message) + " It is not on " + string(env) + "'s ledger: each environment keeps its own."
+				p.Next = []link{{r.URL.Path + "?cluster=" + string(other), "Look on " + string(other)},
+					{"/explorer/?cluster=" + string(env), "The " + string(env) + " explorer"}}
+			} else if e.Code == crtx.CodeExecutionNotFound {
+				p.Next = append([]link{{"/dashboard/", "Your executions"}}, p.Next...)
+			}
+		case e.Code == crtx.CodeInvalidSession:
+			status, p.Heading = http.StatusForbidden, "This form was not sent"
+			p.Text = sentence(e.Message) + " Nothing was done: open the page again and send the form from there."
+			p.Next = []link{{formPage(r.URL.Path), "Open the page again"}}
+		default:
+			p.Heading, p.Text = "That did not work", sentence(e.Message)
+		}
+		v, _ := h.session(r)
+		return h.renderStatus(w, status, "error", v.page(p.Heading+" — crtx", p))
+	}
+}
+
+// sentence is an API message as a sentence: capitalised, with its stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// cookie reads one of the browser's cookies (HttpOnly ones included).
+func cookie(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	var value string
+	run(t, ctx, "cookies", chromedp.ActionFunc(func(ctx context.Context) error {
+		cs, err := network.GetCookies().Do(ctx)
+		for _, c := range cs {
+			if c.Name == name {
+				value = c.Value
+			}
+		}
+		return err
+	}))
+	if value == "" {
+		t.Fatalf("no cookie %s", name)
+	}
+	return value
+}
+
+// Errors reach people as pages in the site's layout that say what
+// happened and where to go next, never as the API's JSON: an unknown
+// agent or execution, a transaction looked for on the other cluster, a
+// form that is stale, and forms sent after a session ended.
+func TestErrorsArePages(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	page := func(what, path, heading, next string) {
+		t.Helper()
+		run(t, ctx, what, chromedp.Navigate(d.URL+path), chromedp.WaitVisible("h1"))
+		if h := text(t, ctx, "h1"); h != heading {
+			t.Errorf("%s: heading %q, want %q", what, h, heading)
+		}
+		var nav int
+		run(t, ctx, what+" links", chromedp.Evaluate(`document.querySelectorAll('header a[href="/explorer/"]').length`, &nav))
+		if nav != 1 || (next != "" && !strings.Contains(text(t, ctx, "#main"), next)) {
+			t.Errorf("%s: no site header, or no %q to go on", what, next)
+		}
+	}
+	page("unknown agent", "/agents/agt_nothing", "No such agent", "Browse the agents")
+
+	fund, err := client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, "11111111111111111111111111111111", crtx.MicroPerUSDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "a transaction", chromedp.Navigate(d.URL+"/explorer/tx/"+fund.TransactionID), chromedp.WaitVisible("nav.cluster"),
+		chromedp.Click(`nav.cluster a[href="?cluster=devnet"]`), chromedp.WaitVisible("ul.next"))
+	if h := text(t, ctx, "h1"); h != "No such transaction" {
+		t.Errorf("the transaction on the other cluster: %q", h)
+	}
+	run(t, ctx, "back to mainnet", chromedp.Click(`ul.next a`), chromedp.WaitVisible(`nav.cluster`))
+	if got := text(t, ctx, "#main"); !strings.Contains(got, fund.TransactionID) {
+		t.Error("Look on mainnet does not lead to the transaction")
+	}
+
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
+		chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	page("unknown execution", "/dashboard/executions/exe_nothing", "No such execution", "Your executions")
+
+	// A form whose token is not this session's is refused on a page.
+	run(t, ctx, "stale form", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
+		chromedp.SetValue(`form[action="/dashboard/airdrop"] input[name=csrf]`, "1.stale.0"),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible("ul.next"))
+	if h := text(t, ctx, "h1"); h != "This form was not sent" {
+		t.Errorf("stale form: %q", h)
+	}
+
+	// A form sent after the session ended leads to sign-in, which says so
+	// and comes back to the page after.
+	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	if err := d.Market.SignOut(context.Background(), cookie(t, ctx, "crtx_session")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "airdrop after the end", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".error"))
+	if got := text(t, ctx, ".error"); !strings.Contains(got, "session has ended") {
+		t.Errorf("after the session ended: %q", got)
+	}
+	run(t, ctx, "sign in again", chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+
+	// Likewise the operator's.
+	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`),
+		chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
+	if err := d.Market.SignOut(context.Background(), cookie(t, ctx, "crtx_admin")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "badge after the end", chromedp.Submit(`form[action="/dashboard/operator/creators"] button`), chromedp.WaitVisible(".error"))
+	if got := text(t, ctx, ".error"); !strings.Contains(got, "operator session has ended") {
+		t.Errorf("operator after the session ended: %q", got)
+	}
+}

@@ -1,0 +1,194 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// formTTL is how long a served form may be sent.
+const formTTL = 12 * time.Hour
+
+// formKey signs the forms served in one session: the session's own secret
+// token (a wallet's, or the operator's). A form's token can then be known
+// only to a page of this site served in that session.
+type formKey string
+
+// token is a new one-time value for one form: when it was served, a nonce,
+// and a MAC of both under the session.
+func (k formKey) token(now time.Time) string {
+	if k == "" {
+		return ""
+	}
+	head := strconv.FormatInt(now.Unix(), 10) + "." + crtx.RandomBase62(16)
+	return head + "." + k.mac(head)
+}
+
+func (k formKey) mac(head string) string {
+	m := hmac.New(sha256.New, []byte("crtx-form:"+string(k)))
+	m.Write([]byte(head))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// check returns the nonce of a token k issued less than formTTL ago.
+func (k formKey) check(token string, now time.Time) (string, error) {
+	parts := strings.Split(token, ".")
+	if k == "" || len(parts) != 3 || !hmac.Equal([]byte(k.mac(parts[0]+"."+parts[1])), []byte(parts[2])) {
+		return "", crtx.Errorf(crtx.CodeInvalidSession, "this form was not served in your current session (it may be from before you signed in again, or from another site)")
+	}
+	served, err := strconv.ParseInt(parts[0], 10, 64)
+	if err != nil || now.Sub(time.Unix(served, 0)) > formTTL {
+		return "", crtx.Errorf(crtx.CodeInvalidSession, "this form was opened more than %d hours ago", int(formTTL.Hours()))
+	}
+	return parts[1], nil
+}
+
+// visit is who looks at a page: the signed-in wallet (or the operator),
+// and the key that signs the page's forms.
+type visit struct {
+	Wallet string
+	owner  string // of the forms: the wallet, or crtx.OperatorOwner
+	key    formKey
+}
+
+// page is a page for the visitor.
+func (v visit) page(title string, data any) page {
+	return page{Title: title, Wallet: v.Wallet, key: v.key, Data: data}
+}
+
+// outcome is what a sent form led to, kept with the form and shown on the
+// page it lands on: by that page, and again to any replay of the form.
+type outcome struct {
+	Landing string `json:"landing"`
+	Notice  string `json:"notice,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Form holds the values as typed, for a form shown again to be mended.
+	Form   map[string]string `json:"form,omitempty"`
+	Report *api.TestReport   `json:"report,omitempty"`
+}
+
+// replayWait is how long a replay waits for the first sending to finish.
+const replayWait = 10 * time.Second
+
+// action serves a form's POST. It checks the form's token, runs act at
+// most once per token, keeps what act led to and sends the browser on
+// (303) to the page that shows it, whose address stays harmless to reload.
+// A replay (Back and send again, a double click) runs nothing: it is sent
+// to the same page, with the first sending's outcome. home is the form's
+// own page, where a refusal that act does not place lands.
+func (h *Handler) action(who func(*http.Request) (visit, error), home string,
+	act func(w http.ResponseWriter, r *http.Request, v visit) (outcome, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := who(r)
+		if err != nil {
+			return h.signedIn(w, r, err)
+		}
+		nonce, err := v.key.check(r.PostFormValue("csrf"), time.Now())
+		if err != nil {
+			return err
+		}
+		first, err := h.market.ClaimForm(r.Context(), v.owner, nonce)
+		if err != nil {
+			return err
+		}
+		if !first {
+			return h.replay(w, r, v, nonce, home)
+		}
+		out, err := act(w, r, v)
+		if err != nil && isUserError(err) {
+			out.Error, err = message(err), nil
+		}
+		if err != nil {
+			out = outcome{Error: "This was not done: something went wrong on our side. Try again in a minute."}
+		}
+		if out.Landing == "" {
+			out.Landing = home
+		}
+		b, merr := json.Marshal(out)
+		if merr == nil {
+			merr = h.market.SetFormOutcome(r.Context(), v.owner, nonce, b)
+		}
+		if err = errors.Join(err, merr); err != nil {
+			return err
+		}
+		http.Redirect(w, r, landing(out.Landing, nonce), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// replay answers a form sent again: once the first sending has finished,
+// with the page it landed on.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request, v visit, nonce, home string) error {
+	deadline := time.Now().Add(replayWait)
+	for {
+		b, err := h.market.FormOutcome(r.Context(), v.owner, nonce)
+		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+			return err
+		}
+		var out outcome
+		if b != nil && json.Unmarshal(b, &out) == nil && out.Landing != "" {
+			home = out.Landing
+		}
+		if b != nil || time.Now().After(deadline) {
+			http.Redirect(w, r, landing(home, nonce), http.StatusSeeOther)
+			return nil
+		}
+		select {
+		case <-r.Context().Done():
+			return r.Context().Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// landing is the address of a page that shows a form's outcome: the
+// page's own, with ?sent= naming the form (before any #fragment).
+func landing(page, nonce string) string {
+	path, frag, _ := strings.Cut(page, "#")
+	u, err := url.Parse(path)
+	if err != nil {
+		return "/"
+	}
+	q := u.Query()
+	q.Set("sent", nonce)
+	u.RawQuery = q.Encode()
+	if frag != "" {
+		return u.String() + "#" + frag
+	}
+	return u.String()
+}
+
+// outcome reads what the form named by ?sent= led to, if the visitor sent
+// it; a form still at work says so.
+func (h *Handler) outcome(r *http.Request, v visit) outcome {
+	nonce := r.URL.Query().Get("sent")
+	if nonce == "" || v.owner == "" {
+		return outcome{}
+	}
+	b, err := h.market.FormOutcome(r.Context(), v.owner, nonce)
+	var out outcome
+	switch {
+	case err != nil:
+	case b == nil:
+		out.Notice = "This is still being done: reload the page in a moment to see how it went."
+	default:
+		json.Unmarshal(b, &out)
+	}
+	return out
+}
+
+// with is p showing the outcome o.
+func (p page) with(o outcome) page {
+	p.Notice, p.Error = o.Notice, o.Error
+	return p
+}

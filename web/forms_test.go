@@ -1,0 +1,175 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// browserLike sends requests as a browser of one wallet does: with its
+// session cookie and any cookie the answers set, following no redirect.
+type browserLike struct {
+	t       *testing.T
+	base    string
+	cookies map[string]string
+	mu      sync.Mutex
+}
+
+func (b *browserLike) send(method, path string, form url.Values) (*http.Response, string) {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	b.mu.Lock()
+	for k, v := range b.cookies {
+		req.AddCookie(&http.Cookie{Name: k, Value: v})
+	}
+	b.mu.Unlock()
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	b.mu.Lock()
+	for _, c := range resp.Cookies() {
+		if c.MaxAge < 0 {
+			delete(b.cookies, c.Name)
+		} else {
+			b.cookies[c.Name] = c.Value
+		}
+	}
+	b.mu.Unlock()
+	return resp, string(body)
+}
+
+// token is a new form token of the page at path.
+func (b *browserLike) token(path string) string {
+	b.t.Helper()
+	_, body := b.send("GET", path, nil)
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		b.t.Fatalf("%s has no form token", path)
+	}
+	return m[1]
+}
+
+// twice sends a form twice at once, as a double click does, and once more
+// after, as Back and send again does; it returns where each answer sent
+// the browser.
+func (b *browserLike) twice(action string, form url.Values) []string {
+	b.t.Helper()
+	where := make([]string, 3)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			resp, _ := b.send("POST", action, form)
+			where[i] = resp.Header.Get("Location")
+		})
+	}
+	wg.Wait()
+	resp, _ := b.send("POST", action, form)
+	where[2] = resp.Header.Get("Location")
+	return where
+}
+
+// A form acts once: a double click, Back and send again, or a reload of
+// the page it lands on repeat nothing; every answer lands on the page of
+// the first sending's outcome. A created key's secret is shown once.
+func TestFormsActOnce(t *testing.T) {
+	d := market(t)
+	ctx := context.Background()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	wallet := crtx.Address(ck.Public().(ed25519.PublicKey))
+	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+	same := func(what string, where []string) string {
+		t.Helper()
+		for _, w := range where {
+			if w != where[0] || !strings.Contains(w, "sent=") {
+				t.Fatalf("%s sent three times landed on %q", what, where)
+			}
+		}
+		return where[0]
+	}
+
+	// The airdrop.
+	landing := same("airdrop", b.twice("/dashboard/airdrop", url.Values{"csrf": {b.token("/dashboard/")}, "amount": {"5"}}))
+	for range 2 { // the landing page, and its reload
+		if _, body := b.send("GET", landing, nil); !strings.Contains(body, "5 USDC airdropped on devnet") {
+			t.Errorf("the airdrop's page does not say it was made")
+		}
+	}
+	if wr, err := cc.Wallet(ctx); err != nil || wr.Balances[crtx.Devnet].Available != 5*crtx.MicroPerUSDC {
+		t.Errorf("after one airdrop sent three times: %+v, %v; want 5 USDC", wr.Balances, err)
+	}
+
+	// A key: made once, its secret shown on the first landing only.
+	landing = same("key", b.twice("/dashboard/keys", url.Values{"csrf": {b.token("/dashboard/keys")}, "name": {"ci"}, "environment": {"devnet"}}))
+	_, first := b.send("GET", landing, nil)
+	_, again := b.send("GET", landing, nil)
+	if !strings.Contains(first, `id="new-key">crtx_test_`) || !strings.Contains(first, "Key ci created") {
+		t.Error("the key's page does not show its secret")
+	}
+	if strings.Contains(again, `id="new-key"`) || !strings.Contains(again, "Key ci created") {
+		t.Error("a reload of the key's page shows the secret again, or forgets the key was made")
+	}
+	if keys, err := cc.Keys(ctx); err != nil || len(keys) != 1 {
+		t.Errorf("keys after one form sent three times: %d, %v", len(keys), err)
+	}
+
+	// A listing: listed once, collateral locked once.
+	if _, err := client.New(d.URL, adminToken).Deposit(ctx, crtx.Mainnet, wallet, 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	endpoint, pub := service(t)
+	statement, err := crtx.ListingStatement(crtx.TxAgentListed, map[string]string{"creator": wallet, "name": "Greeter",
+		"price_per_call_usdc": "0.05", "signing_public_key": pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"csrf": {b.token("/dashboard/creator")}, "name": {"Greeter"}, "tagline": {"Greets."}, "description": {"Greets."},
+		"tags": {"writing"}, "price_per_call_usdc": {"0.05"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
+		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
+		"creator_signature": {crtx.SignBase58(ck, statement)}}
+	landing = same("listing", b.twice("/dashboard/creator/agents", form))
+	if _, body := b.send("GET", landing, nil); !strings.Contains(body, "Listed Greeter") {
+		t.Error("the listing's page does not say it was listed")
+	}
+	mine, err := cc.CreatorAgents(ctx)
+	if err != nil || len(mine) != 1 {
+		t.Fatalf("listings after one form sent three times: %d, %v", len(mine), err)
+	}
+	if wr, err := cc.Wallet(ctx); err != nil || wr.Balances[crtx.Mainnet].Available != 90*crtx.MicroPerUSDC {
+		t.Errorf("mainnet after one listing: %+v, %v; want 10 USDC of collateral locked once", wr.Balances, err)
+	}
+
+	// A form of another session is refused, with nothing done.
+	_, other, _ := ed25519.GenerateKey(nil)
+	_, s2, err := client.New(d.URL, "").SignIn(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := (&browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s2.SessionToken}}).token("/dashboard/")
+	resp, body := b.send("POST", "/dashboard/airdrop", url.Values{"csrf": {foreign}, "amount": {"5"}})
+	if resp.StatusCode < 400 || !strings.Contains(body, "<html") {
+		t.Errorf("a form of another session: %d, want a refusal on a page", resp.StatusCode)
+	}
+	if wr, err := cc.Wallet(ctx); err != nil || wr.Balances[crtx.Devnet].Available != 5*crtx.MicroPerUSDC {
+		t.Errorf("a refused form moved money: %+v, %v", wr.Balances, err)
+	}
+}
