@@ -243,12 +243,40 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	p, err := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
 	p.CreatorSignature = formSignature(r)
+	edit := "/dashboard/creator/agents/" + url.PathEscape(r.PathValue("id")) + "/edit"
+	if err == nil {
+		if more, err := h.moreCollateral(r, v, *p.Price); err != nil || more != "" {
+			form["more_collateral"] = more
+			return outcome{Error: "This price locks " + more + " USDC more collateral, from your mainnet balance. Tick the box below the form to confirm.",
+				Form: form, Landing: edit}, err
+		}
+	}
 	var a api.CreatorAgent
 	if err == nil {
 		a, err = h.market.UpdateListing(r.Context(), v.Wallet, r.PathValue("id"), p)
 	}
 	if isUserError(err) {
-		return outcome{Error: message(err), Form: form, Landing: "/dashboard/creator/agents/" + url.PathEscape(r.PathValue("id")) + "/edit"}, nil
+		return outcome{Error: message(err), Form: form, Landing: edit}, nil
 	}
 	return outcome{Notice: "Saved " + a.Name + "."}, err
+}
+
+// moreCollateral is the collateral a new price of the listing would lock
+// beyond what it holds, unless the form confirms exactly that amount: a
+// price in a higher tier takes money, which a person agrees to first.
+func (h *Handler) moreCollateral(r *http.Request, v visit, price crtx.USDC) (string, error) {
+	agents, err := h.market.CreatorAgents(r.Context(), v.Wallet)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range agents {
+		if a.AgentID != r.PathValue("id") {
+			continue
+		}
+		need := crtx.CollateralFor(h.market.Config().CollateralTiers, price)
+		if more := (need - a.Collateral).String(); need > a.Collateral && r.PostFormValue("more_collateral") != more {
+			return more, nil
+		}
+	}
+	return "", nil
 }

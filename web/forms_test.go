@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -173,3 +174,51 @@ func TestFormsActOnce(t *testing.T) {
 		t.Errorf("a refused form moved money: %+v, %v", wr.Balances, err)
 	}
 }
+
+// A price in a higher tier takes more collateral: the edit form says how
+// much and changes nothing until the creator ticks the box for that amount.
+func TestMoreCollateralIsConfirmed(t *testing.T) {
+	d := market(t)
+	ctx := context.Background()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.New(d.URL, adminToken).Deposit(ctx, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	endpoint, pub := service(t)
+	str := func(s string) *string { return &s }
+	price, tags := crtx.USDC(50_000), []string{"writing"}
+	a, err := cc.CreateListing(ctx, crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."), Description: str("Greets."), Tags: &tags,
+		InputSchema: rawJSON(`{"type":"object"}`), OutputSchema: rawJSON(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+	edit := "/dashboard/creator/agents/" + a.AgentID + "/edit"
+	form := url.Values{"tagline": {"Greets."}, "description": {"Greets."}, "tags": {"writing"}, "price_per_call_usdc": {"0.5"}, "endpoint_url": {endpoint},
+		"signing_public_key": {pub}, "input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "timeout_seconds": {"60"}}
+	form.Set("csrf", b.token(edit))
+	resp, _ := b.send("POST", edit, form)
+	_, page := b.send("GET", resp.Header.Get("Location"), nil)
+	if !strings.Contains(page, "locks 40 USDC more collateral") || !strings.Contains(page, `name="more_collateral" value="40"`) {
+		t.Fatalf("an unconfirmed price rise does not ask for 40 USDC: %s", shownError.FindString(page))
+	}
+	if mine, _ := cc.CreatorAgents(ctx); mine[0].Price != price || mine[0].Collateral != 10*crtx.MicroPerUSDC {
+		t.Fatalf("an unconfirmed price rise changed the listing: %+v", mine[0])
+	}
+	form.Set("csrf", b.token(edit))
+	form.Set("more_collateral", "40")
+	resp, _ = b.send("POST", edit, form)
+	if _, page := b.send("GET", resp.Header.Get("Location"), nil); !strings.Contains(page, "Saved Greeter") {
+		t.Errorf("a confirmed price rise: %s", shownError.FindString(page))
+	}
+	if mine, _ := cc.CreatorAgents(ctx); mine[0].Price != 500_000 || mine[0].Collateral != 50*crtx.MicroPerUSDC {
+		t.Errorf("after the confirmed rise: price %v, collateral %v", mine[0].Price, mine[0].Collateral)
+	}
+}
+
+func rawJSON(s string) *json.RawMessage { r := json.RawMessage(s); return &r }

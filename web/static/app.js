@@ -21,12 +21,20 @@ async function newKey() {
   const kp = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
   return crypto.subtle.exportKey("jwk", kp.privateKey);
 }
-// A Solana CLI key file is a JSON array of the 32-byte seed and the 32-byte public key.
-function jwkFromSolana(text) {
-  const a = JSON.parse(text);
-  if (!Array.isArray(a) || a.length !== 64) throw new Error("a Solana key file is a JSON array of 64 numbers");
+// A Solana CLI key file is a JSON array of the 32-byte seed and the 32-byte
+// public key. What is wrong with a pasted one is said in words, and a file
+// whose halves do not belong together is refused before it signs anything.
+async function jwkFromSolana(text) {
+  const bad = (why) => new Error("That is not a usable key file: " + why);
+  let a;
+  try { a = JSON.parse(text); } catch { throw bad("paste the whole file, a JSON array of 64 numbers such as [12,250,…]."); }
+  if (!Array.isArray(a) || a.length !== 64) throw bad("a key file holds 64 numbers; this holds " + (Array.isArray(a) ? a.length : "no array") + ".");
+  if (!a.every((n) => Number.isInteger(n) && n >= 0 && n <= 255)) throw bad("every number is a byte, 0 to 255.");
   const b = Uint8Array.from(a);
-  return { kty: "OKP", crv: "Ed25519", d: b64u(b.slice(0, 32)), x: b64u(b.slice(32)), ext: true, key_ops: ["sign"] };
+  const pkcs8 = Uint8Array.from([0x30, 0x2e, 2, 1, 0, 0x30, 5, 6, 3, 0x2b, 0x65, 0x70, 4, 0x22, 4, 0x20, ...b.slice(0, 32)]);
+  const own = await crypto.subtle.exportKey("jwk", await crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, true, ["sign"]));
+  if (own.x !== b64u(b.slice(32))) throw bad("its public half (the last 32 numbers) does not belong to its secret half; is it whole?");
+  return { kty: "OKP", crv: "Ed25519", d: own.d, x: own.x, ext: true, key_ops: ["sign"] };
 }
 function solanaFromJwk(jwk) { return JSON.stringify([...fromB64u(jwk.d), ...fromB64u(jwk.x)]); }
 const addressOf = (jwk) => b58encode(fromB64u(jwk.x));
@@ -86,16 +94,31 @@ document.addEventListener("DOMContentLoaded", () => {
   const imp = document.getElementById("import-wallet");
   if (imp) imp.addEventListener("click", async () => {
     try {
-      const jwk = jwkFromSolana(document.getElementById("import-key").value);
+      const jwk = await jwkFromSolana(document.getElementById("import-key").value);
       localStorage.setItem("crtx-wallet", JSON.stringify(jwk));
       await signIn(jwk);
     } catch (e) { status(e.message, true); }
   });
+  // A form asks before what cannot be undone, and is sent once: its buttons
+  // are disabled while it goes (the server refuses a replay anyway).
+  document.querySelectorAll("form[method=post]").forEach((form) => form.addEventListener("submit", (ev) => {
+    if (form.dataset.confirm && !confirm(form.dataset.confirm)) { ev.preventDefault(); return; }
+    if (form.dataset.sending) { ev.preventDefault(); return; }
+    form.dataset.sending = "1";
+    setTimeout(() => form.querySelectorAll("button").forEach((b) => { b.disabled = true; b.setAttribute("aria-busy", "true"); }));
+  }));
+  // What a page shows once (a new key's secret) is gone when Back or
+  // Forward restores the page from memory instead of loading it again.
+  window.addEventListener("pageshow", (ev) => { if (ev.persisted) document.querySelectorAll("[data-once]").forEach((el) => el.remove()); });
+  window.addEventListener("pageshow", () => document.querySelectorAll("form[data-sending]").forEach((form) => {
+    delete form.dataset.sending;
+    form.querySelectorAll("button").forEach((b) => { b.disabled = false; b.removeAttribute("aria-busy"); });
+  }));
   // Listing forms are signed on submit with the wallet key kept here; without
   // one they go unsigned and the marketplace's answer says what to sign.
   document.querySelectorAll("form[data-sign-listing]").forEach((form) => form.addEventListener("submit", async (ev) => {
     const jwk = localStorage.getItem("crtx-wallet");
-    if (!jwk) return;
+    if (!jwk || ev.defaultPrevented) return;
     ev.preventDefault();
     try {
       form.elements.creator_signature.value = await listingSignature(JSON.parse(jwk), form);

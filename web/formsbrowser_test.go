@@ -1,0 +1,109 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// In the browser: a failed token paste keeps where sign-in was going; a
+// bad key file is explained in words; a double click on Airdrop credits
+// once; Back and Forward after making a key send nothing again and show
+// its secret no more; Revoke asks first, and does nothing when declined.
+func TestFormsInTheBrowser(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	answer := true // how the next confirmation dialog is answered
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			go chromedp.Run(ctx, page.HandleJavaScriptDialog(answer))
+		}
+	})
+
+	run(t, ctx, "bad token", chromedp.Navigate(d.URL+"/login?next=/dashboard/keys"), chromedp.WaitVisible(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, "crtx_sess_notatoken"), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(".error"))
+	var next string
+	run(t, ctx, "next", chromedp.Value(`input[name=next]`, &next, chromedp.ByQuery))
+	if next != "/dashboard/keys" || !strings.Contains(text(t, ctx, ".error"), "not a valid session token") {
+		t.Errorf("after a bad token: next %q, error %q", next, text(t, ctx, ".error"))
+	}
+	for paste, want := range map[string]string{"[1, 2,": "paste the whole file", "[1,2,3]": "this holds 3",
+		"[" + strings.Repeat("7,", 63) + "7]": "does not belong"} {
+		run(t, ctx, "import "+paste, chromedp.Evaluate(`document.querySelector("details").open = true`, nil),
+			chromedp.SetValue("#import-key", paste, chromedp.ByQuery), chromedp.Click("#import-wallet", chromedp.ByQuery),
+			chromedp.WaitVisible("#login-status.error", chromedp.ByQuery))
+		if got := text(t, ctx, "#login-status"); !strings.HasPrefix(got, "That is not a usable key file") || !strings.Contains(got, want) {
+			t.Errorf("key file %q: %q, want %q", paste, got, want)
+		}
+	}
+	run(t, ctx, "sign in", chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/keys"]`))
+	var at string
+	run(t, ctx, "where", chromedp.Location(&at))
+	if !strings.HasSuffix(at, "/dashboard/keys") {
+		t.Errorf("signed in at %s, want the page sign-in was asked for", at)
+	}
+	var token string
+	run(t, ctx, "session", chromedp.ActionFunc(func(ctx context.Context) error { token = cookie(t, ctx, "crtx_session"); return nil }))
+	cc := client.New(d.URL, token)
+
+	run(t, ctx, "double click", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
+		chromedp.SetValue(`input[name=amount]`, "7"), chromedp.DoubleClick(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"))
+	if w, err := cc.Wallet(context.Background()); err != nil || w.Balances[crtx.Devnet].Available != 7*crtx.MicroPerUSDC {
+		t.Errorf("a double click on Airdrop: %+v, %v; want 7 USDC", w.Balances, err)
+	}
+
+	run(t, ctx, "make a key", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`input[name=name]`),
+		chromedp.SetValue(`input[name=name]`, "ci"), chromedp.Click(`form[action="/dashboard/keys"] button`), chromedp.WaitVisible("#new-key"))
+	// Chromium may restore either page from its back-forward cache rather
+	// than load it: the page itself must then drop the secret.
+	// chromedp's own queries lose the page after such a restore; the
+	// page's default context answers runtime.Evaluate still.
+	count := func(sel string) int {
+		var n int
+		run(t, ctx, "count "+sel, chromedp.ActionFunc(func(ctx context.Context) error {
+			res, exc, err := runtime.Evaluate(`document.querySelectorAll(` + strconv.Quote(sel) + `).length`).Do(ctx)
+			if err == nil && exc != nil {
+				err = exc
+			}
+			if err == nil {
+				err = json.Unmarshal(res.Value, &n)
+			}
+			return err
+		}))
+		return n
+	}
+	for _, step := range []string{"back", "forward"} {
+		run(t, ctx, step, chromedp.ActionFunc(func(ctx context.Context) error {
+			_, _, err := runtime.Evaluate(`history.` + step + `()`).Do(ctx)
+			return err
+		}), chromedp.Sleep(time.Second))
+		if secret, shown := count("#new-key"), count("form[action$='/revoke']"); secret != 0 || shown != 1 {
+			t.Errorf("after %s: the secret shown %d times, %d keys listed", step, secret, shown)
+		}
+	}
+	if keys, err := cc.Keys(context.Background()); err != nil || len(keys) != 1 {
+		t.Fatalf("keys after Back and Forward: %d, %v", len(keys), err)
+	}
+
+	answer = false
+	run(t, ctx, "revoke, declined", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`),
+		chromedp.Click(`form[action$="/revoke"] button`), chromedp.Sleep(300*time.Millisecond),
+		chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`))
+	answer = true
+	run(t, ctx, "revoke", chromedp.Click(`form[action$="/revoke"] button`), chromedp.WaitVisible(".ok"))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Key ci revoked") {
+		t.Errorf("revoke: %q", got)
+	}
+	if keys, err := cc.Keys(context.Background()); err != nil || len(keys) != 1 || keys[0].RevokedAt == nil {
+		t.Errorf("the key after Revoke: %+v, %v", keys, err)
+	}
+}
