@@ -111,7 +111,13 @@ func TestHostileInput(t *testing.T) {
 			t.Errorf("%s %.80s with %.60q → %d %s", tg.method, path, body, resp.StatusCode, b)
 			continue
 		}
-		if resp.StatusCode >= 400 {
+		if resp.StatusCode >= 400 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			// A page's refusal is a page for people, in the site's layout.
+			if !strings.HasPrefix(tg.path, "/explorer/") && !strings.HasPrefix(tg.path, "/dashboard/") && !strings.HasPrefix(tg.path, "/agents/") ||
+				!bytes.Contains(b, []byte(`<main id="main"`)) || resp.Header.Get("X-Request-Id") == "" {
+				t.Errorf("%s %.80s → %d with a page that is not one: %.200s", tg.method, path, resp.StatusCode, b)
+			}
+		} else if resp.StatusCode >= 400 {
 			var eb api.ErrorBody
 			if err := json.Unmarshal(b, &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" || resp.Header.Get("X-Request-Id") == "" {
 				t.Errorf("%s %.80s → %d with a malformed error body: %.200s", tg.method, path, resp.StatusCode, b)

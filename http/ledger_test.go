@@ -128,8 +128,21 @@ func TestLedgerProofsAndExplorer(t *testing.T) {
 				t.Errorf("%s: %d %s, want a page with %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), want)
 			}
 		}
-		wantCode(t, e.anon.Do(ctx, "GET", "/explorer/tx/unknown", "", nil, nil), 404, "transaction_not_found")
-		wantCode(t, e.anon.Do(ctx, "GET", "/explorer/account/"+addr+"?cluster=testnet", "", nil, nil), 400, "invalid_request")
+		// The explorer's refusals are pages for people, with where to go on.
+		for path, want := range map[string]struct {
+			status int
+			text   string
+		}{"/explorer/tx/unknown": {404, "No such transaction"}, "/explorer/account/" + addr + "?cluster=testnet": {400, "Cluster"}} {
+			resp, err := e.http.Get(e.d.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(body), want.text) {
+				t.Errorf("%s: %d %s, want a %d page with %q", path, resp.StatusCode, resp.Header.Get("Content-Type"), want.status, want.text)
+			}
+		}
 	})
 }
 
