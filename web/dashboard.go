@@ -144,7 +144,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
 	if found == nil {
 		return crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q of this wallet", r.PathValue("id"))
 	}
-	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: *found}))
+	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: *found}).with(h.outcome(r, v)))
 }
 
 type keysData struct {

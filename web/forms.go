@@ -85,10 +85,15 @@ const replayWait = 10 * time.Second
 // (303) to the page that shows it, whose address stays harmless to reload.
 // A replay (Back and send again, a double click) runs nothing: it is sent
 // to the same page, with the first sending's outcome. home is the form's
-// own page, where a refusal that act does not place lands.
+// own page, where a refusal that act does not place lands; "" is the page
+// formPage names.
 func (h *Handler) action(who func(*http.Request) (visit, error), home string,
 	act func(w http.ResponseWriter, r *http.Request, v visit) (outcome, error)) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		home := home
+		if home == "" {
+			home = formPage(r.URL.Path)
+		}
 		v, err := who(r)
 		if err != nil {
 			return h.signedIn(w, r, err)

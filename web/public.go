@@ -1,6 +1,9 @@
 package web
 
 import (
+	"encoding/json"
+	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -65,20 +68,29 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 }
 
 type agentData struct {
-	Agent        api.AgentListing
-	Devnet       api.AgentListing
-	URL          string
-	Example      string
-	InputSchema  string
-	OutputSchema string
+	Agent  api.AgentListing
+	Devnet api.AgentListing
+	URL    string
+	// Params are the agent's parameters; the snippets send Example, its
+	// required ones filled, as JSON (Parameters) and as CLI flags (Flags).
+	Params               []param
+	Parameters, CurlBody string
+	Flags                []string
+	Keys                 []crtx.APIKey
+	Signed               bool
+	Try                  map[string]string
+	Example              string
+	InputSchema          string
+	OutputSchema         string
 	// The marketplace's MCP endpoint, Claude Code's command and other
 	// clients' configuration for it, and this agent's A2A card.
 	MCPURL, MCPAdd, MCPConfig, CardURL string
 }
 
-// agent is one listing: what it does, its schemas, price, statistics in
-// both environments, its ledger account, and how to call it over REST,
-// the command line, MCP and A2A.
+// agent is one listing as a product page: what it does, its parameters,
+// price and statistics in both environments, a form to try it for a
+// signed-in caller, and how to call it over REST, the command line, MCP
+// and A2A with snippets that run as pasted.
 func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	a, err := h.market.Agent(r.Context(), id, crtx.Mainnet)
@@ -91,8 +103,70 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	}
 	base := h.market.Config().PublicURL
 	v, _ := h.session(r)
-	return h.render(w, "agent", v.page(a.Name+" — crtx", agentData{Agent: a, Devnet: dev, URL: base,
-		Example: "Hello", InputSchema: string(a.InputSchema), OutputSchema: string(a.OutputSchema),
+	d := agentData{Agent: a, Devnet: dev, URL: base, Example: "Hello", InputSchema: string(a.InputSchema), OutputSchema: string(a.OutputSchema),
 		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
-		CardURL: api.CardURL(base, a.AgentID)}))
+		CardURL: api.CardURL(base, a.AgentID), Signed: v.Wallet != ""}
+	var example map[string]any
+	d.Params, example = params(a.InputSchema)
+	b, _ := json.Marshal(example)
+	d.Parameters = string(b)
+	body, _ := json.Marshal(map[string]any{"task": d.Example, "parameters": json.RawMessage(b)})
+	d.CurlBody = shellQuote(string(body))
+	for _, k := range slices.Sorted(maps.Keys(example)) {
+		d.Flags = append(d.Flags, shellQuote(k+"="+shown(example[k])))
+	}
+	out := h.outcome(r, v)
+	d.Try = out.Form
+	if d.Signed {
+		keys, err := h.market.Keys(r.Context(), v.Wallet)
+		if err != nil {
+			return err
+		}
+		d.Keys = slices.DeleteFunc(keys, func(k crtx.APIKey) bool { return k.RevokedAt != nil })
+	}
+	return h.render(w, "agent", v.page(a.Name+" — crtx", d).with(out))
+}
+
+// tryAgent runs the agent from its page's form, with one of the caller's
+// API keys, and lands on the execution's page with its verified result.
+func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	id := r.PathValue("id")
+	a, err := h.market.Agent(r.Context(), id, crtx.Mainnet)
+	if err != nil {
+		return outcome{}, err
+	}
+	typed := map[string]string{"task": r.PostFormValue("task"), "key_id": r.PostFormValue("key_id")}
+	ps, _ := params(a.InputSchema)
+	for _, p := range ps {
+		typed["param."+p.Name] = r.PostFormValue("param." + p.Name)
+	}
+	refuse := func(err error) (outcome, error) {
+		if !isUserError(err) {
+			return outcome{}, err
+		}
+		return outcome{Error: message(err), Form: typed, Landing: "/agents/" + url.PathEscape(id) + "#try"}, nil
+	}
+	raw, err := formParams(ps, r.PostFormValue)
+	if err != nil {
+		return refuse(err)
+	}
+	keys, err := h.market.Keys(r.Context(), v.Wallet)
+	if err != nil {
+		return outcome{}, err
+	}
+	i := slices.IndexFunc(keys, func(k crtx.APIKey) bool { return k.ID == typed["key_id"] && k.RevokedAt == nil })
+	if i < 0 {
+		return refuse(crtx.InvalidField("key", "choose one of your API keys"))
+	}
+	e, err := h.market.Execute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &keys[i]}, id,
+		crtx.ExecuteParams{Task: typed["task"], Parameters: raw}, "", "")
+	var ce *crtx.Error
+	if errors.As(err, &ce) && ce.ExecutionID != "" {
+		return outcome{Error: message(err), Landing: "/dashboard/executions/" + ce.ExecutionID}, nil
+	}
+	if err != nil {
+		return refuse(err)
+	}
+	return outcome{Notice: "Ran " + a.Name + " on " + string(e.Environment) + " for " + e.Cost.String() + " USDC.",
+		Landing: "/dashboard/executions/" + e.ID}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	pathpkg "path"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,14 @@ func funcs() template.FuncMap {
 		},
 		"add": func(a, b int) int { return a + b },
 		"sub": func(a, b int) int { return a - b },
+		// prettyText lays out a result that is JSON; other text stays as it is.
+		"prettyText": func(s string) string {
+			var b bytes.Buffer
+			if json.Indent(&b, []byte(s), "", "  ") != nil {
+				return s
+			}
+			return b.String()
+		},
 		"pretty": func(raw []byte) string {
 			var b bytes.Buffer
 			if err := json.Indent(&b, raw, "", "  "); err != nil {
@@ -128,6 +137,7 @@ func (h *Handler) Routes() []Route {
 	routes := []Route{
 		{"GET", "/{$}", h.home},
 		{"GET", "/agents/{id}", h.agent},
+		{"POST", "/agents/{id}/run", h.action(h.session, "", h.tryAgent)},
 		{"GET", "/static/", func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			files.ServeHTTP(w, r)
@@ -188,17 +198,20 @@ func formLandings(routes []Route) []Route {
 		if r.Method != "POST" || gets[r.Path] {
 			continue
 		}
-		landing := formPage(r.Path)
 		out = append(out, Route{"GET", r.Path, func(w http.ResponseWriter, r *http.Request) error {
-			http.Redirect(w, r, landing, http.StatusSeeOther)
+			http.Redirect(w, r, formPage(r.URL.Path), http.StatusSeeOther)
 			return nil
 		}})
 	}
 	return out
 }
 
-// formPage is the page of the form whose action is path.
+// formPage is the page of the form whose action is path: a dashboard's,
+// or else the page one level up (an agent's for /agents/{id}/run).
 func formPage(path string) string {
+	if !strings.HasPrefix(path, "/dashboard/") {
+		return pathpkg.Dir(path)
+	}
 	for _, p := range []struct{ prefix, page string }{{"/dashboard/login", "/login"}, {"/dashboard/logout", "/login"},
 		{"/dashboard/keys", "/dashboard/keys"}, {"/dashboard/creator", "/dashboard/creator"}, {"/dashboard/operator", "/dashboard/operator"}} {
 		if strings.HasPrefix(path, p.prefix) {
