@@ -3,6 +3,7 @@ package web
 import (
 	"crypto/subtle"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -22,6 +23,8 @@ func (h *Handler) operatorVisit(r *http.Request) (visit, error) {
 
 type operatorData struct {
 	Disputes []api.DisputeInfo
+	// Resolved are the latest resolved disputes, newest first.
+	Resolved []api.DisputeInfo
 }
 
 // operatorProblems are what the operator's sign-in says when sent back to.
@@ -44,13 +47,17 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 		}
 		return h.render(w, "operator-login", p)
 	}
-	ds, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
+	ds, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Limit: 1000})
 	if err != nil {
 		return err
 	}
 	d := operatorData{}
-	for _, x := range ds {
-		d.Disputes = append(d.Disputes, api.NewDisputeInfo(x))
+	for _, x := range slices.Backward(ds) {
+		if x.Status == "open" {
+			d.Disputes = slices.Insert(d.Disputes, 0, api.NewDisputeInfo(x))
+		} else if len(d.Resolved) < 50 {
+			d.Resolved = append(d.Resolved, api.NewDisputeInfo(x))
+		}
 	}
 	return h.render(w, "operator", v.page("Operator — crtx", d).with(h.outcome(r, v)))
 }
@@ -83,8 +90,16 @@ func (h *Handler) operatorLogout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// resolve applies the operator's ruling, which moves money when upheld:
+// the form must name the slash and the refund, and be confirmed.
 func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	p := crtx.ResolveParams{Outcome: r.PostFormValue("outcome")}
+	switch {
+	case p.Outcome == "upheld" && (r.PostFormValue("slash_usdc") == "" || r.PostFormValue("refund_usdc") == ""):
+		return outcome{Error: "To uphold dispute " + r.PathValue("id") + ", give the USDC to slash from the creator's collateral and the USDC of it to refund the caller (0 for none)."}, nil
+	case r.PostFormValue("confirm") != "yes":
+		return outcome{Error: "Dispute " + r.PathValue("id") + " is not resolved: tick the box to confirm the ruling."}, nil
+	}
 	for _, f := range []struct {
 		name string
 		dst  **crtx.USDC
