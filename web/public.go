@@ -14,16 +14,44 @@ import (
 )
 
 type homeData struct {
-	Page                 api.AgentPage
-	Q, Sort, Env         string
-	Tags                 []string
-	Verified             bool
-	Standard             []string
-	Sorts                []string
-	Prev, Next           string
-	First, Last, Total   int
-	ActiveTag, TagsQuery string
+	Page               api.AgentPage
+	Q, Sort, Env       string
+	Tags               []string
+	Verified           bool
+	Standard           []string
+	Sorts              []sortChoice
+	Prev, Next         string
+	First, Last, Total int
+	ActiveTag          string
+	query              url.Values
 }
+
+// sortChoice is a sort of the catalog as a person reads it.
+type sortChoice struct{ Value, Label string }
+
+var sorts = []sortChoice{{crtx.SortTotalExecutions, "Most used"}, {crtx.SortSuccessRate, "Most reliable"},
+	{crtx.SortPriceAsc, "Cheapest first"}, {crtx.SortPriceDesc, "Priciest first"}, {crtx.SortCreatedAt, "Newest"}}
+
+// TagURL is the catalog filtered by tag ("" for every tag), keeping the
+// search, sort and other filters, from the first page.
+func (d homeData) TagURL(tag string) string {
+	v := url.Values{}
+	for k, vals := range d.query {
+		v[k] = vals
+	}
+	v.Del("offset")
+	v.Del("tag")
+	if tag != "" {
+		v.Set("tag", tag)
+	}
+	if len(v) == 0 {
+		return "/"
+	}
+	return "/?" + v.Encode()
+}
+
+// Filtered reports whether the catalog is narrowed by anything.
+func (d homeData) Filtered() bool { return d.Q != "" || d.ActiveTag != "" || d.Verified }
 
 // home is the marketplace: search, tag filters, sorts and pages, all as
 // links and a GET form, so it reads and works without JavaScript.
@@ -47,8 +75,8 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := homeData{Page: page, Q: aq.Q, Sort: aq.Sort, Env: string(aq.Environment), Tags: aq.Tags, Verified: aq.VerifiedOnly,
-		Standard: crtx.StandardTags, Sorts: []string{"total_executions", "success_rate", "price_asc", "price_desc", "created_at"},
-		Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents), ActiveTag: q.Get("tag")}
+		Standard: crtx.StandardTags, Sorts: sorts, Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents),
+		ActiveTag: q.Get("tag"), query: q}
 	link := func(offset int) string {
 		v := url.Values{}
 		for k, vals := range q {

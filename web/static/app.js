@@ -79,6 +79,8 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-copy]").forEach((b) => b.addEventListener("click", () => {
     navigator.clipboard.writeText(document.getElementById(b.dataset.copy).textContent.trim()); b.textContent = "Copied";
   }));
+  // The catalog's sort and filters apply as soon as they change.
+  document.querySelectorAll("[data-autosubmit]").forEach((el) => el.addEventListener("change", () => el.form.requestSubmit()));
   const saved = localStorage.getItem("crtx-wallet");
   const here = document.getElementById("browser-wallet");
   if (here && saved) here.textContent = "Wallet in this browser: " + addressOf(JSON.parse(saved));
