@@ -290,7 +290,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// Every main page is usable at 375 px: nothing wider than the screen.
 	run(t, ctx, "narrow", emulation.SetDeviceMetricsOverride(375, 800, 2, true))
 	for _, p := range []string{"/", "/agents/" + agentID, "/login", "/dashboard/", "/dashboard/keys", "/dashboard/creator",
-		"/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/explorer/"} {
+		"/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/explorer/", "/docs", "/agents/agt_nothing"} {
 		var width int
 		run(t, ctx, "narrow "+p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))
