@@ -1,0 +1,89 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// axeViolation is what axe-core reports of one rule a page breaks.
+type axeViolation struct {
+	ID, Impact, Help string
+	Nodes            []struct{ Target []any }
+}
+
+// Every page, in the light and the dark scheme, passes axe-core's checks
+// with no violation of moderate impact or worse. axe-core comes from npm
+// ($CRTX_AXE is its axe.min.js; .ci/run installs it).
+func TestAccessibility(t *testing.T) {
+	path := os.Getenv("CRTX_AXE")
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CRTX_AXE is not set; the accessibility check may not be skipped in CI")
+		}
+		t.Skip("set CRTX_AXE to axe-core's axe.min.js (npm install axe-core) to check accessibility")
+	}
+	axe, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	d := market(t)
+	bg := context.Background()
+	agentID := greeter(t, d)
+	fund, err := client.New(d.URL, adminToken).Deposit(bg, crtx.Mainnet, "11111111111111111111111111111111", crtx.MicroPerUSDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A signed-in caller with an execution and a key, who is also a creator.
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"))
+	cc := client.New(d.URL, cookie(t, ctx, "crtx_session"))
+	key, err := cc.CreateKey(bg, client.KeyParams{Name: "ci", Environment: crtx.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := client.New(d.URL, key.Key).Execute(bg, agentID, crtx.ExecuteParams{Task: "Ada"}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
+		"/explorer/", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
+		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login"}
+	check := func(scheme string) {
+		run(t, ctx, scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+		for _, p := range pages {
+			var out string
+			run(t, ctx, p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"), chromedp.Evaluate(string(axe), nil),
+				chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`, &out,
+					func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+			var vs []axeViolation
+			if err := json.Unmarshal([]byte(out), &vs); err != nil {
+				t.Fatalf("%s: axe answered %q", p, out)
+			}
+			for _, v := range vs {
+				if v.Impact == "minor" {
+					continue
+				}
+				var where []string
+				for _, n := range v.Nodes {
+					where = append(where, fmt.Sprint(n.Target...))
+				}
+				t.Errorf("%s (%s): %s %s — %s at %s", p, scheme, v.Impact, v.ID, v.Help, strings.Join(where, ", "))
+			}
+		}
+	}
+	check("light")
+	check("dark")
+}
