@@ -218,8 +218,10 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=signing_public_key]`, pub),
 		chromedp.Submit(`form[action="/dashboard/creator/test"] button`), chromedp.WaitVisible("#report"))
-	if rep := text(t, ctx, "#report"); !strings.Contains(rep, "signature: true") {
-		t.Errorf("test tool report: %q", rep)
+	var kept string
+	run(t, ctx, "kept", chromedp.Value(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, &kept, chromedp.ByQuery))
+	if rep := text(t, ctx, "#report"); !strings.Contains(rep, "✓ The signature verifies") || strings.Contains(rep, "✗") || kept != endpoint {
+		t.Errorf("test tool report: %q, the endpoint field keeps %q", rep, kept)
 	}
 	run(t, ctx, "edit", chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=tagline]`),
 		chromedp.SetValue(`input[name=tagline]`, "Greets in French, politely."), chromedp.Submit(`input[name=tagline]`), chromedp.WaitVisible(`.ok`))
@@ -274,6 +276,14 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		t.Errorf("result shown: %q", got)
 	}
 	screenshot(t, ctx, "execution")
+
+	// The creator's earnings of that execution, on a chart with its axes.
+	var axes string
+	run(t, ctx, "earnings", chromedp.Navigate(d.URL+"/dashboard/creator?environment=devnet"), chromedp.WaitVisible("svg.chart"),
+		chromedp.Evaluate(`[...document.querySelectorAll("svg.chart text")].map(t => t.textContent).join(" ")`, &axes))
+	if today := time.Now().UTC().Format("2006-01-02"); !strings.Contains(axes, today) || !strings.Contains(axes, "0.0495") || !strings.Contains(axes, "USDC") {
+		t.Errorf("the earnings chart's axes read %q; want today's date and 0.0495 USDC", axes)
+	}
 
 	// Public pages, and the operator's.
 	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))

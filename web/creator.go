@@ -12,16 +12,45 @@ import (
 	"github.com/crtx-market/crtx/api"
 )
 
+// chart is the earnings per day as the bars of an inline SVG, with its axes.
+type chart struct {
+	Bars        []bar
+	First, Last string // the dates at the ends of the x axis
+	Max, Half   string // the y axis's marks, in USDC
+}
+
 type bar struct {
-	X, Y, W, H int
-	Label      string
+	X, Y, W, H  int
+	Date, Value string
+	Label       string
+}
+
+// earningsChart draws the last 30 days with earnings; nil without any.
+func earningsChart(days []crtx.DayEarnings) *chart {
+	if len(days) == 0 {
+		return nil
+	}
+	days = days[max(len(days)-30, 0):]
+	var top crtx.USDC
+	for _, day := range days {
+		top = max(top, day.Earned)
+	}
+	c := &chart{First: days[0].Date, Last: days[len(days)-1].Date, Max: top.String(), Half: (top / 2).String()}
+	for i, day := range days {
+		h := 0
+		if top > 0 {
+			h = int(int64(day.Earned) * 110 / int64(top))
+		}
+		c.Bars = append(c.Bars, bar{X: 76 + i*20, Y: 120 - h, W: 16, H: h, Date: day.Date, Value: day.Earned.String(),
+			Label: day.Date + ": " + day.Earned.String() + " USDC"})
+	}
+	return c
 }
 
 type creatorData struct {
 	Agents     []api.CreatorAgent
 	Earnings   crtx.Earnings
-	Chart      []bar
-	ChartMax   string
+	Chart      *chart
 	Executions []api.ExecutionSummary
 	Disputes   []api.DisputeInfo
 	Form       map[string]string
@@ -67,23 +96,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request) error {
 	for _, ds := range disputes {
 		d.Disputes = append(d.Disputes, api.NewDisputeInfo(ds))
 	}
-	// Earnings per day as bars of an inline SVG, the last 30 days with any.
-	days := earnings.Days
-	if len(days) > 30 {
-		days = days[len(days)-30:]
-	}
-	var top crtx.USDC
-	for _, day := range days {
-		top = max(top, day.Earned)
-	}
-	for i, day := range days {
-		hgt := 0
-		if top > 0 {
-			hgt = int(int64(day.Earned) * 100 / int64(top))
-		}
-		d.Chart = append(d.Chart, bar{X: i * 20, Y: 110 - hgt, W: 16, H: hgt, Label: day.Date + ": " + day.Earned.String() + " USDC"})
-	}
-	d.ChartMax = top.String()
+	d.Chart = earningsChart(earnings.Days)
 	if d.Form == nil || d.Report != nil {
 		d.Form = map[string]string{"pricing_model": "pay_per_use", "input_schema": `{"type": "object", "properties": {}}`,
 			"output_schema": `{"type": "string"}`, "timeout_seconds": "60"}
