@@ -52,5 +52,8 @@ type ResolveParams struct {
 type DisputeQuery struct {
 	Status  string
 	Creator string
-	Limit   int
+	// Resolved lists only resolved disputes, the latest resolved first
+	// (others list oldest opened first).
+	Resolved bool
+	Limit    int
 }

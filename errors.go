@@ -55,6 +55,9 @@ type Error struct {
 	ExecutionID string
 	// RetryAfter, when positive, is how many seconds a rate-limited caller waits.
 	RetryAfter int
+	// Field names the request field at fault (InvalidField), for a form
+	// to show the error beside it.
+	Field string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -107,7 +110,7 @@ func ErrorMessage(err error) string {
 // InvalidField is an invalid_request error that names the request field at fault.
 func InvalidField(field, format string, args ...any) *Error {
 	e := Errorf(CodeInvalidRequest, format, args...)
-	e.Message = field + ": " + e.Message
+	e.Message, e.Field = field+": "+e.Message, field
 	return e
 }
 

@@ -238,11 +238,19 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	signedBy(crtx.TxListingUpdated, pub)
 	run(t, ctx, "pause", chromedp.Submit(`form[action$="/pause"] button`), chromedp.WaitVisible(`.status-paused`))
 	run(t, ctx, "resume", chromedp.Submit(`form[action$="/resume"] button`), chromedp.WaitVisible(`form[action$="/pause"]`))
-	// A listing the API refuses shows why, in words.
-	run(t, ctx, "bad listing", chromedp.SetValue(`input[name=name]`, "Broken"), chromedp.SetValue(`input[name=price_per_call_usdc]`, "0.0000001"),
-		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.error`))
-	if e := text(t, ctx, ".error"); !strings.Contains(e, "price_per_call_usdc") {
-		t.Errorf("error shown: %q", e)
+	// A listing the marketplace refuses shows why beside each field at
+	// fault, all at once, with the form as typed.
+	lf := `form[action="/dashboard/creator/agents"] `
+	run(t, ctx, "bad listing", chromedp.SetValue(lf+`input[name=name]`, "Broken", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=tagline]`, " ", chromedp.ByQuery),
+		chromedp.SetValue(lf+`input[name=tags]`, "Not A Slug", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=price_per_call_usdc]`, "0.0000001", chromedp.ByQuery),
+		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.field-error`))
+	var marked map[string]string
+	run(t, ctx, "fields marked", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll(".field-error")].map(e => [e.parentElement.querySelector("[name]").name, e.textContent]))`, &marked))
+	var name string
+	run(t, ctx, "kept", chromedp.Value(`input[name=name]`, &name, chromedp.ByQuery))
+	if !strings.Contains(marked["price_per_call_usdc"], "decimals") || marked["tagline"] != "Is required." || !strings.Contains(marked["tags"], "lowercase slug") ||
+		name != "Broken" {
+		t.Errorf("fields marked %v, name kept %q", marked, name)
 	}
 	screenshot(t, ctx, "creator")
 

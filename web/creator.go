@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/market"
 )
 
 // chart is the earnings per day as the bars of an inline SVG, with its axes.
@@ -54,6 +56,7 @@ type creatorData struct {
 	Executions []api.ExecutionSummary
 	Disputes   []api.DisputeInfo
 	Form       map[string]string
+	Fields     map[string]string // what is wrong with each field of Form
 	Report     *api.TestReport
 	// Test holds the Test Execution tool's inputs, kept with its report.
 	Test map[string]string
@@ -89,7 +92,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := h.outcome(r, v)
-	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form}
+	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form, Fields: out.Fields}
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
@@ -127,9 +130,11 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit)
 	p.CreatorSignature = formSignature(r)
 	if err == nil {
 		_, err = h.market.CreateListing(r.Context(), v.Wallet, p)
+	} else {
+		err = errors.Join(err, market.CheckListing(p, true))
 	}
 	if isUserError(err) {
-		return outcome{Error: message(err), Form: form, Landing: "/dashboard/creator#new-listing"}, nil
+		return refused(err, form, "/dashboard/creator#new-listing"), nil
 	}
 	return outcome{Notice: "Listed " + form["name"] + "."}, err
 }
@@ -157,29 +162,30 @@ func listingParams(f map[string]string) (crtx.ListingParams, error) {
 		}
 	}
 	p.Tags = &tags
-	price, err := crtx.ParseUSDC(f["price_per_call_usdc"])
-	if err != nil {
-		return p, crtx.Errorf(crtx.CodeInvalidRequest, "price_per_call_usdc: %v", err)
+	var errs []error
+	if price, err := crtx.ParseUSDC(f["price_per_call_usdc"]); err != nil {
+		errs = append(errs, crtx.InvalidField("price_per_call_usdc", "%v", err))
+	} else {
+		p.Price = &price
 	}
-	p.Price = &price
 	for _, s := range []struct {
 		key string
 		dst **json.RawMessage
 	}{{"input_schema", &p.InputSchema}, {"output_schema", &p.OutputSchema}} {
 		raw := json.RawMessage(f[s.key])
 		if !json.Valid(raw) {
-			return p, crtx.Errorf(crtx.CodeInvalidRequest, "%s: not valid JSON", s.key)
+			errs = append(errs, crtx.InvalidField(s.key, "is not valid JSON"))
 		}
 		*s.dst = &raw
 	}
 	if f["timeout_seconds"] != "" {
 		n, err := strconv.Atoi(f["timeout_seconds"])
 		if err != nil {
-			return p, crtx.Errorf(crtx.CodeInvalidRequest, "timeout_seconds: a whole number of seconds")
+			errs = append(errs, crtx.InvalidField("timeout_seconds", "is a whole number of seconds"))
 		}
 		p.TimeoutSeconds = &n
 	}
-	return p, nil
+	return p, errors.Join(errs...)
 }
 
 // listingAction pauses, resumes or delists one of the creator's agents.
@@ -196,9 +202,12 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 	default:
 		return outcome{}, crtx.Errorf(crtx.CodeNotFound, "no action %q", action)
 	}
+	if err != nil {
+		return outcome{}, err
+	}
 	done := map[string]string{"pause": " is paused: it takes no executions until you resume it.", "resume": " is active again.",
 		"delist": " is delisted; its collateral comes back when its dispute window has passed."}[action]
-	return outcome{Notice: a.Name + done}, err
+	return outcome{Notice: a.Name + done}, nil
 }
 
 // testTool runs the Test Execution tool from the dashboard; the report is
@@ -237,15 +246,16 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request) error {
 					"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
 					"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
 			}
-			return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form}).with(out))
+			return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields}).with(out))
 		}
 	}
 	return crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", r.PathValue("id"))
 }
 
 type editData struct {
-	Agent api.CreatorAgent
-	Form  map[string]string
+	Agent  api.CreatorAgent
+	Form   map[string]string
+	Fields map[string]string
 }
 
 // saveListing applies the edit form: each change is a ListingUpdated; a new
@@ -256,6 +266,9 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	p, err := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
 	p.CreatorSignature = formSignature(r)
+	if err != nil {
+		err = errors.Join(err, market.CheckListing(p, false))
+	}
 	edit := "/dashboard/creator/agents/" + url.PathEscape(r.PathValue("id")) + "/edit"
 	if err == nil {
 		if more, err := h.moreCollateral(r, v, *p.Price); err != nil || more != "" {
@@ -269,7 +282,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 		a, err = h.market.UpdateListing(r.Context(), v.Wallet, r.PathValue("id"), p)
 	}
 	if isUserError(err) {
-		return outcome{Error: message(err), Form: form, Landing: edit}, nil
+		return refused(err, form, edit), nil
 	}
 	return outcome{Notice: "Saved " + a.Name + "."}, err
 }

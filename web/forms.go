@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -72,8 +73,10 @@ type outcome struct {
 	Landing string `json:"landing"`
 	Notice  string `json:"notice,omitempty"`
 	Error   string `json:"error,omitempty"`
-	// Form holds the values as typed, for a form shown again to be mended.
+	// Form holds the values as typed, for a form shown again to be mended,
+	// and Fields what is wrong with each field at fault.
 	Form   map[string]string `json:"form,omitempty"`
+	Fields map[string]string `json:"fields,omitempty"`
 	Report *api.TestReport   `json:"report,omitempty"`
 }
 
@@ -109,21 +112,29 @@ func (h *Handler) action(who func(*http.Request) (visit, error), home string,
 		if !first {
 			return h.replay(w, r, v, nonce, home)
 		}
+		// Once claimed, the action and its outcome are seen through even if
+		// the browser goes away: a claim without an outcome would leave
+		// the form's page waiting for good.
+		r = r.WithContext(context.WithoutCancel(r.Context()))
 		out, err := act(w, r, v)
 		if err != nil && isUserError(err) {
 			out.Error, err = message(err), nil
 		}
 		if err != nil {
-			out = outcome{Error: "This was not done: something went wrong on our side. Try again in a minute."}
+			h.log.ErrorContext(r.Context(), "internal error", "request_id", w.Header().Get("X-Request-Id"), "err", err)
+			out = outcome{Error: "Something went wrong on our side, and this may not have been done: look at the page before you send it again."}
+		}
+		if out.Error != "" {
+			out.Notice = ""
 		}
 		if out.Landing == "" {
 			out.Landing = home
 		}
-		b, merr := json.Marshal(out)
-		if merr == nil {
-			merr = h.market.SetFormOutcome(r.Context(), v.owner, nonce, b)
+		b, err := json.Marshal(out)
+		if err == nil {
+			err = h.market.SetFormOutcome(r.Context(), v.owner, nonce, b)
 		}
-		if err = errors.Join(err, merr); err != nil {
+		if err != nil {
 			return err
 		}
 		http.Redirect(w, r, landing(out.Landing, nonce), http.StatusSeeOther)
@@ -196,4 +207,40 @@ func (h *Handler) outcome(r *http.Request, v visit) outcome {
 func (p page) with(o outcome) page {
 	p.Notice, p.Error = o.Notice, o.Error
 	return p
+}
+
+// refused is the outcome of a form the marketplace refused, shown again as
+// typed on landing: each field at fault with its own words beside it, or
+// else the refusal at the top.
+func refused(err error, form map[string]string, landing string) outcome {
+	out := outcome{Form: form, Landing: landing, Fields: map[string]string{}}
+	var each func(error)
+	each = func(err error) {
+		var e *crtx.Error
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, err := range j.Unwrap() {
+				each(err)
+			}
+		} else if _, shown := form[fieldOf(err)]; shown && errors.As(err, &e) {
+			if out.Fields[e.Field] == "" { // the first fault found is the one to mend first
+				out.Fields[e.Field] = sentence(strings.TrimPrefix(e.Message, e.Field+": "))
+			}
+		} else if out.Error == "" {
+			out.Error = message(err)
+		}
+	}
+	each(err)
+	if out.Error == "" && len(out.Fields) > 0 {
+		out.Error = "Nothing was saved: mend the fields marked below."
+	}
+	return out
+}
+
+// fieldOf is the request field an error names; "" for none.
+func fieldOf(err error) string {
+	var e *crtx.Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
 }

@@ -170,6 +170,16 @@ func TestFormsActOnce(t *testing.T) {
 	if resp.StatusCode < 400 || !strings.Contains(body, "<html") {
 		t.Errorf("a form of another session: %d, want a refusal on a page", resp.StatusCode)
 	}
+	// Nor is a form of another session of the same wallet: the token is
+	// bound to the session it was served in.
+	_, s3, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s3.SessionToken}}
+	if resp, _ := twin.send("POST", "/dashboard/airdrop", url.Values{"csrf": {b.token("/dashboard/")}, "amount": {"5"}}); resp.StatusCode != 403 {
+		t.Errorf("a form of the wallet's other session: %d, want 403", resp.StatusCode)
+	}
 	if wr, err := cc.Wallet(ctx); err != nil || wr.Balances[crtx.Devnet].Available != 5*crtx.MicroPerUSDC {
 		t.Errorf("a refused form moved money: %+v, %v", wr.Balances, err)
 	}

@@ -3,7 +3,6 @@ package web
 import (
 	"crypto/subtle"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -47,17 +46,20 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 		}
 		return h.render(w, "operator-login", p)
 	}
-	ds, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Limit: 1000})
+	open, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
+	if err != nil {
+		return err
+	}
+	resolved, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Resolved: true, Limit: 50})
 	if err != nil {
 		return err
 	}
 	d := operatorData{}
-	for _, x := range slices.Backward(ds) {
-		if x.Status == "open" {
-			d.Disputes = slices.Insert(d.Disputes, 0, api.NewDisputeInfo(x))
-		} else if len(d.Resolved) < 50 {
-			d.Resolved = append(d.Resolved, api.NewDisputeInfo(x))
-		}
+	for _, x := range open {
+		d.Disputes = append(d.Disputes, api.NewDisputeInfo(x))
+	}
+	for _, x := range resolved {
+		d.Resolved = append(d.Resolved, api.NewDisputeInfo(x))
 	}
 	return h.render(w, "operator", v.page("Operator — crtx", d).with(h.outcome(r, v)))
 }

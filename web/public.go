@@ -146,6 +146,8 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	out := h.outcome(r, v)
 	d.Try = out.Form
 	if d.Signed {
+		// The page names the caller's keys: kept out of caches as a dashboard is.
+		w.Header().Set("Cache-Control", "no-store")
 		keys, err := h.market.Keys(r.Context(), v.Wallet)
 		if err != nil {
 			return err

@@ -63,10 +63,14 @@ func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Disp
 	if q.Creator != "" {
 		where, args = where+` AND creator = ?`, append(args, q.Creator)
 	}
+	order := ` ORDER BY opened_at, id`
+	if q.Resolved {
+		where, order = where+` AND status <> 'open'`, ` ORDER BY resolved_at DESC, id DESC`
+	}
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
-	rows, err := t.query(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+` ORDER BY opened_at, id LIMIT ?`, append(args, q.Limit)...)
+	rows, err := t.query(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+order+` LIMIT ?`, append(args, q.Limit)...)
 	return collect(rows, err, scanDispute)
 }
 

@@ -62,6 +62,12 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "upheld"}); len(l) != 1 {
 			t.Errorf("upheld list = %v", l)
 		}
+		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Resolved: true}); len(l) != 1 || l[0].ID != "d1" {
+			t.Errorf("resolved list = %v", l)
+		}
+		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "open"}); len(l) != 0 {
+			t.Errorf("open list after resolving = %v", l)
+		}
 		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Creator: "w2"}); len(l) != 0 {
 			t.Errorf("another creator's list = %v", l)
 		}
