@@ -16,7 +16,9 @@ const formMemory = 24 * time.Hour
 // its action runs. It reports false when the form was sent already.
 func (m *Market) ClaimForm(ctx context.Context, owner, token string) (bool, error) {
 	now := m.now()
-	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+	// The primary key holds the once-only rule, so the weakest isolation
+	// serves: two tabs of one wallet sending forms do not fail each other.
+	err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
 		return tx.ClaimForm(ctx, crtx.SentForm{Owner: owner, Token: token, SentAt: now}, now.Add(-formMemory))
 	})
 	if errors.Is(err, crtx.ErrConflict) {
