@@ -317,6 +317,16 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "explorer-375")
+	// On a phone, tables of executions, keys and listings are cards, each
+	// value beside its name.
+	var display, label string
+	run(t, ctx, "rows as cards", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("table.rows"),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector("table.rows tr:nth-child(2)")).display`, &display),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector("table.rows td[data-label]"), "::before").content`, &label))
+	if display != "block" || label != `"execution: "` {
+		t.Errorf("executions at 375 px: rows %q, labels %s", display, label)
+	}
+	screenshot(t, ctx, "dashboard-375")
 }
 
 // The catalog, an agent and the explorer read without JavaScript.
