@@ -175,7 +175,11 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {
 			d.Created = &created
 		}
 	}
-	return h.render(w, "keys", v.page("API keys — crtx", d).with(h.outcome(r, v)))
+	out := h.outcome(r, v)
+	if out.Key != "" && d.Created == nil {
+		out.Notice += " Its secret was shown once, on the page that first answered; if you did not keep it, revoke the key and make another."
+	}
+	return h.render(w, "keys", v.page("API keys — crtx", d).with(out))
 }
 
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
@@ -198,7 +202,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v visit) (ou
 	}
 	http.SetCookie(w, &http.Cookie{Name: newKeyCookie, Value: base64.RawURLEncoding.EncodeToString(b), Path: "/dashboard/keys",
 		MaxAge: 300, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
-	return outcome{Notice: "Key " + k.Name + " created."}, nil
+	return outcome{Notice: "Key " + k.Name + " created.", Key: k.ID}, nil
 }
 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {

@@ -78,6 +78,9 @@ type outcome struct {
 	Form   map[string]string `json:"form,omitempty"`
 	Fields map[string]string `json:"fields,omitempty"`
 	Report *api.TestReport   `json:"report,omitempty"`
+	// Key is the id of the API key the form made, whose secret its page
+	// shows once.
+	Key string `json:"key,omitempty"`
 }
 
 // replayWait is how long a replay waits for the first sending to finish.
