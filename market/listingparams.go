@@ -41,143 +41,112 @@ func CheckListing(p crtx.ListingParams, creating bool) error {
 // beside its field (the REST answer names the first).
 func apply(p crtx.ListingParams, a *crtx.Agent, creating bool) error {
 	var errs []error
-	check := func(f func() error) {
-		if err := f(); err != nil {
+	ok := func(err error) bool {
+		if err != nil {
 			errs = append(errs, err)
 		}
-	}
-	required := map[string]bool{
-		"name": p.Name == nil, "tagline": p.Tagline == nil, "description": p.Description == nil, "tags": p.Tags == nil,
-		"input_schema": p.InputSchema == nil, "output_schema": p.OutputSchema == nil, "pricing_model": p.PricingModel == nil,
-		"price_per_call_usdc": p.Price == nil, "endpoint_url": p.EndpointURL == nil, "signing_public_key": p.SigningPublicKey == nil,
+		return err == nil
 	}
 	if creating {
-		for _, f := range []string{"name", "tagline", "description", "tags", "input_schema", "output_schema",
-			"pricing_model", "price_per_call_usdc", "endpoint_url", "signing_public_key"} {
-			if required[f] {
+		missing := map[string]bool{"name": p.Name == nil, "tagline": p.Tagline == nil, "description": p.Description == nil,
+			"tags": p.Tags == nil, "input_schema": p.InputSchema == nil, "output_schema": p.OutputSchema == nil,
+			"pricing_model": p.PricingModel == nil, "price_per_call_usdc": p.Price == nil, "endpoint_url": p.EndpointURL == nil,
+			"signing_public_key": p.SigningPublicKey == nil}
+		for _, f := range formOrder {
+			if missing[f] {
 				errs = append(errs, crtx.InvalidField(f, "is required"))
 			}
 		}
 	}
-	check(func() error {
-		if p.Name != nil {
-			if err := checkText("name", *p.Name, 64); err != nil {
-				return err
-			}
-			a.Name = strings.TrimSpace(*p.Name)
-		}
-		return nil
-	})
-	check(func() error {
-		if p.Tagline != nil {
-			t := strings.TrimSpace(*p.Tagline)
-			if err := checkText("tagline", t, 160); err != nil {
-				return err
-			}
-			if strings.ContainsAny(t, "\n\r") {
-				return crtx.InvalidField("tagline", "must be one sentence on one line")
-			}
-			a.Tagline = t
-		}
-		return nil
-	})
-	check(func() error {
-		if p.Description != nil {
-			if err := checkText("description", *p.Description, 10_000); err != nil {
-				return err
-			}
-			a.Description = *p.Description
-		}
-		return nil
-	})
-	check(func() error {
-		if p.Tags != nil {
-			tags := *p.Tags
-			if len(tags) < 1 || len(tags) > 5 {
-				return crtx.InvalidField("tags", "give 1 to 5 tags")
-			}
-			for i, t := range tags {
-				if !tagPattern.MatchString(t) || len(t) > 32 {
-					return crtx.InvalidField("tags", "%q is not a lowercase slug (a-z, 0-9 and single hyphens, up to 32 characters)", t)
-				}
-				if slices.Contains(tags[:i], t) {
-					return crtx.InvalidField("tags", "%q appears twice", t)
-				}
-			}
-			a.Tags = slices.Clone(tags)
-		}
-		return nil
-	})
-	check(func() error {
-		if p.InputSchema != nil {
-			if err := checkSchema("input_schema", *p.InputSchema, true); err != nil {
-				return err
-			}
-			a.InputSchema = compactJSON(*p.InputSchema)
-		}
-		return nil
-	})
-	check(func() error {
-		if p.OutputSchema != nil {
-			if err := checkSchema("output_schema", *p.OutputSchema, false); err != nil {
-				return err
-			}
-			a.OutputSchema = compactJSON(*p.OutputSchema)
-		}
-		return nil
-	})
-	check(func() error {
-		if p.PricingModel != nil {
-			if !creating {
-				return crtx.InvalidField("pricing_model", "cannot change; pay_per_use is the only model in beta")
-			}
-			if *p.PricingModel != "pay_per_use" {
-				return crtx.InvalidField("pricing_model", "must be \"pay_per_use\" (the only model in beta)")
-			}
-			a.PricingModel = *p.PricingModel
-		}
-		return nil
-	})
-	check(func() error {
-		if p.Price != nil {
-			if *p.Price <= 0 || *p.Price > crtx.MaxPrice {
-				return crtx.InvalidField("price_per_call_usdc", "must be more than 0 and at most %s", crtx.MaxPrice)
-			}
-			a.Price = *p.Price
-		}
-		return nil
-	})
-	check(func() error {
-		if p.SigningPublicKey != nil {
-			if _, err := crtx.ParseAddress("signing_public_key", *p.SigningPublicKey); err != nil {
-				return err
-			}
+	if p.Name != nil && ok(checkText("name", *p.Name, 64)) {
+		a.Name = strings.TrimSpace(*p.Name)
+	}
+	if p.Tagline != nil && ok(checkTagline(strings.TrimSpace(*p.Tagline))) {
+		a.Tagline = strings.TrimSpace(*p.Tagline)
+	}
+	if p.Description != nil && ok(checkText("description", *p.Description, 10_000)) {
+		a.Description = *p.Description
+	}
+	if p.Tags != nil && ok(checkTags(*p.Tags)) {
+		a.Tags = slices.Clone(*p.Tags)
+	}
+	if p.InputSchema != nil && ok(checkSchema("input_schema", *p.InputSchema, true)) {
+		a.InputSchema = compactJSON(*p.InputSchema)
+	}
+	if p.OutputSchema != nil && ok(checkSchema("output_schema", *p.OutputSchema, false)) {
+		a.OutputSchema = compactJSON(*p.OutputSchema)
+	}
+	if p.PricingModel != nil && ok(checkPricingModel(*p.PricingModel, creating)) {
+		a.PricingModel = *p.PricingModel
+	}
+	if p.Price != nil && ok(checkPrice(*p.Price)) {
+		a.Price = *p.Price
+	}
+	if p.SigningPublicKey != nil {
+		if _, err := crtx.ParseAddress("signing_public_key", *p.SigningPublicKey); ok(err) {
 			a.SigningPublicKey = *p.SigningPublicKey
 		}
-		return nil
-	})
-	check(func() error {
-		if p.EndpointURL != nil {
-			a.EndpointURL = *p.EndpointURL
-		}
-		return nil
-	})
-	check(func() error {
-		if p.TimeoutSeconds != nil {
-			if *p.TimeoutSeconds < 1 || *p.TimeoutSeconds > 300 {
-				return crtx.InvalidField("timeout_seconds", "must be 1 to 300")
-			}
-			a.TimeoutSeconds = *p.TimeoutSeconds
-		} else if creating {
-			a.TimeoutSeconds = 60
-		}
-		return nil
-	})
-	check(func() error {
-		if p.Status != nil && creating {
-			return crtx.InvalidField("status", "a new listing is active; pause it afterwards")
-		}
-		return nil
-	})
+	}
+	if p.EndpointURL != nil {
+		a.EndpointURL = *p.EndpointURL
+	}
+	switch {
+	case p.TimeoutSeconds == nil && creating:
+		a.TimeoutSeconds = 60
+	case p.TimeoutSeconds != nil && (*p.TimeoutSeconds < 1 || *p.TimeoutSeconds > 300):
+		errs = append(errs, crtx.InvalidField("timeout_seconds", "must be 1 to 300"))
+	case p.TimeoutSeconds != nil:
+		a.TimeoutSeconds = *p.TimeoutSeconds
+	}
+	if p.Status != nil && creating {
+		errs = append(errs, crtx.InvalidField("status", "a new listing is active; pause it afterwards"))
+	}
 	return errors.Join(errs...)
+}
+
+// formOrder is the order of a listing's required fields in its form and
+// its documentation, in which their absence is reported.
+var formOrder = []string{"name", "tagline", "description", "tags", "input_schema", "output_schema",
+	"pricing_model", "price_per_call_usdc", "endpoint_url", "signing_public_key"}
+
+func checkTagline(t string) error {
+	if err := checkText("tagline", t, 160); err != nil {
+		return err
+	}
+	if strings.ContainsAny(t, "\n\r") {
+		return crtx.InvalidField("tagline", "must be one sentence on one line")
+	}
+	return nil
+}
+
+func checkTags(tags []string) error {
+	if len(tags) < 1 || len(tags) > 5 {
+		return crtx.InvalidField("tags", "give 1 to 5 tags")
+	}
+	for i, t := range tags {
+		if !tagPattern.MatchString(t) || len(t) > 32 {
+			return crtx.InvalidField("tags", "%q is not a lowercase slug (a-z, 0-9 and single hyphens, up to 32 characters)", t)
+		}
+		if slices.Contains(tags[:i], t) {
+			return crtx.InvalidField("tags", "%q appears twice", t)
+		}
+	}
+	return nil
+}
+
+func checkPricingModel(m string, creating bool) error {
+	if !creating {
+		return crtx.InvalidField("pricing_model", "cannot change; pay_per_use is the only model in beta")
+	}
+	if m != "pay_per_use" {
+		return crtx.InvalidField("pricing_model", "must be \"pay_per_use\" (the only model in beta)")
+	}
+	return nil
+}
+
+func checkPrice(price crtx.USDC) error {
+	if price <= 0 || price > crtx.MaxPrice {
+		return crtx.InvalidField("price_per_call_usdc", "must be more than 0 and at most %s", crtx.MaxPrice)
+	}
+	return nil
 }
