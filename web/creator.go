@@ -216,14 +216,16 @@ func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (out
 	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
 		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key"))}
 	rep := h.market.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30)
-	return outcome{Report: &rep, Form: in}, nil
+	return outcome{Report: &rep, Form: in, Landing: "/dashboard/creator#test"}, nil
 }
 
 func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	out := outcome{Landing: "/dashboard/creator#disputes"}
 	if _, err := h.market.RespondToDispute(r.Context(), v.Wallet, r.PathValue("id"), r.PostFormValue("text")); err != nil {
-		return outcome{}, err
+		return out, err
 	}
-	return outcome{Notice: fmt.Sprintf("Answer sent for dispute %s.", r.PathValue("id"))}, nil
+	out.Notice = fmt.Sprintf("Answer sent for dispute %s.", r.PathValue("id"))
+	return out, nil
 }
 
 // editListing shows a listing's form, filled in, for changes: with the

@@ -39,8 +39,7 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 		var e *crtx.Error
 		switch {
 		case !errors.As(err, &e):
-			p.RequestID = w.Header().Get("X-Request-Id")
-			h.log.ErrorContext(r.Context(), "internal error", "request_id", p.RequestID, "err", err)
+			p.RequestID = h.logInternal(w, r, err)
 			status, p.Heading = http.StatusInternalServerError, "Something went wrong on our side"
 			p.Text = "Nothing you did caused it. Try again in a minute; if it keeps happening, tell the operator the request id below."
 		case notFound[e.Code] != "":
@@ -76,4 +75,12 @@ func sentence(s string) string {
 		s += "."
 	}
 	return s
+}
+
+// logInternal logs an error that is not the person's to act on, with the
+// request id it answers under, and returns that id.
+func (h *Handler) logInternal(w http.ResponseWriter, r *http.Request, err error) string {
+	id := w.Header().Get("X-Request-Id")
+	h.log.ErrorContext(r.Context(), "internal error", "request_id", id, "err", err)
+	return id
 }

@@ -58,8 +58,16 @@ func (k formKey) check(token string, now time.Time) (string, error) {
 // and the key that signs the page's forms.
 type visit struct {
 	Wallet string
-	owner  string // of the forms: the wallet, or crtx.OperatorOwner
 	key    formKey
+}
+
+// owner is who the visitor's forms belong to: the wallet, or the operator
+// (a session without a wallet); "" for a visitor without a session.
+func (v visit) owner() string {
+	if v.Wallet == "" && v.key != "" {
+		return crtx.OperatorOwner
+	}
+	return v.Wallet
 }
 
 // page is a page for the visitor.
@@ -88,18 +96,14 @@ const replayWait = 10 * time.Second
 
 // action serves a form's POST. It checks the form's token, runs act at
 // most once per token, keeps what act led to and sends the browser on
-// (303) to the page that shows it, whose address stays harmless to reload.
-// A replay (Back and send again, a double click) runs nothing: it is sent
-// to the same page, with the first sending's outcome. home is the form's
-// own page, where a refusal that act does not place lands; "" is the page
-// formPage names.
-func (h *Handler) action(who func(*http.Request) (visit, error), home string,
+// (303) to the page that shows it, whose address stays harmless to reload:
+// the outcome's Landing, by default the form's own page (formPage). A
+// replay (Back and send again, a double click) runs nothing: it is sent to
+// the same page, with the first sending's outcome.
+func (h *Handler) action(who func(*http.Request) (visit, error),
 	act func(w http.ResponseWriter, r *http.Request, v visit) (outcome, error)) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		home := home
-		if home == "" {
-			home = formPage(r.URL.Path)
-		}
+		home := formPage(r.URL.Path)
 		v, err := who(r)
 		if err != nil {
 			return h.signedIn(w, r, err)
@@ -108,7 +112,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error), home string,
 		if err != nil {
 			return err
 		}
-		first, err := h.market.ClaimForm(r.Context(), v.owner, nonce)
+		first, err := h.market.ClaimForm(r.Context(), v.owner(), nonce)
 		if err != nil {
 			return err
 		}
@@ -124,7 +128,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error), home string,
 			out.Error, err = message(err), nil
 		}
 		if err != nil {
-			h.log.ErrorContext(r.Context(), "internal error", "request_id", w.Header().Get("X-Request-Id"), "err", err)
+			h.logInternal(w, r, err)
 			out = outcome{Error: "Something went wrong on our side, and this may not have been done: look at the page before you send it again."}
 		}
 		if out.Error != "" {
@@ -135,7 +139,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error), home string,
 		}
 		b, err := json.Marshal(out)
 		if err == nil {
-			err = h.market.SetFormOutcome(r.Context(), v.owner, nonce, b)
+			err = h.market.SetFormOutcome(r.Context(), v.owner(), nonce, b)
 		}
 		if err != nil {
 			return err
@@ -150,7 +154,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error), home string,
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request, v visit, nonce, home string) error {
 	deadline := time.Now().Add(replayWait)
 	for {
-		b, err := h.market.FormOutcome(r.Context(), v.owner, nonce)
+		b, err := h.market.FormOutcome(r.Context(), v.owner(), nonce)
 		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 			return err
 		}
@@ -191,10 +195,10 @@ func landing(page, nonce string) string {
 // it; a form still at work says so.
 func (h *Handler) outcome(r *http.Request, v visit) outcome {
 	nonce := r.URL.Query().Get("sent")
-	if nonce == "" || v.owner == "" {
+	if nonce == "" || v.owner() == "" {
 		return outcome{}
 	}
-	b, err := h.market.FormOutcome(r.Context(), v.owner, nonce)
+	b, err := h.market.FormOutcome(r.Context(), v.owner(), nonce)
 	var out outcome
 	switch {
 	case err != nil:
@@ -219,16 +223,22 @@ func refused(err error, form map[string]string, landing string) outcome {
 	out := outcome{Form: form, Landing: landing, Fields: map[string]string{}}
 	var each func(error)
 	each = func(err error) {
-		var e *crtx.Error
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, err := range j.Unwrap() {
 				each(err)
 			}
-		} else if _, shown := form[fieldOf(err)]; shown && errors.As(err, &e) {
-			if out.Fields[e.Field] == "" { // the first fault found is the one to mend first
-				out.Fields[e.Field] = sentence(strings.TrimPrefix(e.Message, e.Field+": "))
+			return
+		}
+		var e *crtx.Error
+		if errors.As(err, &e) {
+			if _, shown := form[e.Field]; shown {
+				if out.Fields[e.Field] == "" { // the first fault found is the one to mend first
+					out.Fields[e.Field] = sentence(strings.TrimPrefix(e.Message, e.Field+": "))
+				}
+				return
 			}
-		} else if out.Error == "" {
+		}
+		if out.Error == "" {
 			out.Error = message(err)
 		}
 	}
@@ -237,13 +247,4 @@ func refused(err error, form map[string]string, landing string) outcome {
 		out.Error = "Nothing was saved: mend the fields marked below."
 	}
 	return out
-}
-
-// fieldOf is the request field an error names; "" for none.
-func fieldOf(err error) string {
-	var e *crtx.Error
-	if errors.As(err, &e) {
-		return e.Field
-	}
-	return ""
 }

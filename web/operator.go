@@ -17,7 +17,7 @@ func (h *Handler) operatorVisit(r *http.Request) (visit, error) {
 	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
 		return visit{}, errOperatorSignIn
 	}
-	return visit{owner: crtx.OperatorOwner, key: formKey(c.Value)}, nil
+	return visit{key: formKey(c.Value)}, nil
 }
 
 type operatorData struct {
@@ -122,13 +122,14 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, v visit) (outc
 }
 
 func (h *Handler) verifyCreator(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	out := outcome{Landing: "/dashboard/operator#badges"}
 	p, err := h.market.SetVerified(r.Context(), r.PostFormValue("wallet"), r.PostFormValue("verified") == "true")
 	if err != nil {
-		return outcome{}, err
+		return out, err
 	}
-	state := "no longer verified"
+	out.Notice = p.Wallet + " is no longer verified."
 	if p.Verified {
-		state = "verified"
+		out.Notice = p.Wallet + " is verified."
 	}
-	return outcome{Notice: p.Wallet + " is " + state + "."}, nil
+	return out, nil
 }

@@ -137,7 +137,7 @@ func (h *Handler) Routes() []Route {
 	routes := []Route{
 		{"GET", "/{$}", h.home},
 		{"GET", "/agents/{id}", h.agent},
-		{"POST", "/agents/{id}/run", h.action(h.session, "", h.tryAgent)},
+		{"POST", "/agents/{id}/run", h.action(h.session, h.tryAgent)},
 		{"GET", "/static/", func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			files.ServeHTTP(w, r)
@@ -147,23 +147,23 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/login", h.loginToken},
 		{"POST", "/dashboard/logout", h.logout},
 		{"GET", "/dashboard/{$}", h.dashboard},
-		{"POST", "/dashboard/airdrop", h.action(h.session, "/dashboard/", h.airdrop)},
+		{"POST", "/dashboard/airdrop", h.action(h.session, h.airdrop)},
 		{"GET", "/dashboard/executions/{id}", h.execution},
 		{"GET", "/dashboard/keys", h.keys},
-		{"POST", "/dashboard/keys", h.action(h.session, "/dashboard/keys", h.createKey)},
-		{"POST", "/dashboard/keys/{id}/revoke", h.action(h.session, "/dashboard/keys", h.revokeKey)},
+		{"POST", "/dashboard/keys", h.action(h.session, h.createKey)},
+		{"POST", "/dashboard/keys/{id}/revoke", h.action(h.session, h.revokeKey)},
 		{"GET", "/dashboard/creator", h.creator},
-		{"POST", "/dashboard/creator/agents", h.action(h.session, "/dashboard/creator", h.createListing)},
+		{"POST", "/dashboard/creator/agents", h.action(h.session, h.createListing)},
 		{"GET", "/dashboard/creator/agents/{id}/edit", h.editListing},
-		{"POST", "/dashboard/creator/agents/{id}/edit", h.action(h.session, "/dashboard/creator", h.saveListing)},
-		{"POST", "/dashboard/creator/agents/{id}/{action}", h.action(h.session, "/dashboard/creator", h.listingAction)},
-		{"POST", "/dashboard/creator/test", h.action(h.session, "/dashboard/creator#test", h.testTool)},
-		{"POST", "/dashboard/creator/disputes/{id}", h.action(h.session, "/dashboard/creator#disputes", h.answerDispute)},
+		{"POST", "/dashboard/creator/agents/{id}/edit", h.action(h.session, h.saveListing)},
+		{"POST", "/dashboard/creator/agents/{id}/{action}", h.action(h.session, h.listingAction)},
+		{"POST", "/dashboard/creator/test", h.action(h.session, h.testTool)},
+		{"POST", "/dashboard/creator/disputes/{id}", h.action(h.session, h.answerDispute)},
 		{"GET", "/dashboard/operator", h.operator},
 		{"POST", "/dashboard/operator/login", h.operatorLogin},
 		{"POST", "/dashboard/operator/logout", h.operatorLogout},
-		{"POST", "/dashboard/operator/disputes/{id}", h.action(h.operatorVisit, "/dashboard/operator", h.resolve)},
-		{"POST", "/dashboard/operator/creators", h.action(h.operatorVisit, "/dashboard/operator#badges", h.verifyCreator)},
+		{"POST", "/dashboard/operator/disputes/{id}", h.action(h.operatorVisit, h.resolve)},
+		{"POST", "/dashboard/operator/creators", h.action(h.operatorVisit, h.verifyCreator)},
 
 		{"GET", "/docs", h.docs},
 		{"GET", "/explorer/{$}", h.explorerHome},
@@ -295,7 +295,7 @@ func (h *Handler) session(r *http.Request) (visit, error) {
 	if err != nil || p.Key != nil {
 		return visit{}, errSignIn
 	}
-	return visit{Wallet: p.Wallet, owner: p.Wallet, key: formKey(c.Value)}, nil
+	return visit{Wallet: p.Wallet, key: formKey(c.Value)}, nil
 }
 
 // signedIn answers a page or form of a visitor whose session is missing or
