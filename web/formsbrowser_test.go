@@ -98,6 +98,9 @@ func TestFormsInTheBrowser(t *testing.T) {
 	run(t, ctx, "revoke, declined", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`),
 		chromedp.Click(`form[action$="/revoke"] button`), chromedp.Sleep(300*time.Millisecond),
 		chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`))
+	if keys, err := cc.Keys(context.Background()); err != nil || keys[0].RevokedAt != nil {
+		t.Fatalf("a declined Revoke revoked the key: %+v, %v", keys, err)
+	}
 	answer = true
 	run(t, ctx, "revoke", chromedp.Click(`form[action$="/revoke"] button`), chromedp.WaitVisible(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Key ci revoked") {

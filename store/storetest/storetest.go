@@ -591,6 +591,23 @@ func testSentForms(t *testing.T, s crtx.Store) {
 		})
 		return f, err
 	}
+	// Sent at once from two places, a form is claimed by one of them.
+	claimed := make(chan error, 4)
+	for range cap(claimed) {
+		go func() { claimed <- claim("w3", "f1", t0) }()
+	}
+	won := 0
+	for range cap(claimed) {
+		switch err := <-claimed; {
+		case err == nil:
+			won++
+		case !errors.Is(err, crtx.ErrConflict):
+			t.Errorf("a concurrent claim: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("a form sent four times at once was claimed %d times", won)
+	}
 	if f, err := read("w1", "f1"); err != nil || f.Outcome != nil || !f.SentAt.Equal(t0) {
 		t.Errorf("a form in flight: %+v, %v", f, err)
 	}
