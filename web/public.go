@@ -16,7 +16,6 @@ import (
 type homeData struct {
 	Page               api.AgentPage
 	Q, Sort, Env       string
-	Tags               []string
 	Verified           bool
 	Standard           []string
 	Sorts              []sortChoice
@@ -74,7 +73,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := homeData{Page: page, Q: aq.Q, Sort: aq.Sort, Env: string(aq.Environment), Tags: aq.Tags, Verified: aq.VerifiedOnly,
+	d := homeData{Page: page, Q: aq.Q, Sort: aq.Sort, Env: string(aq.Environment), Verified: aq.VerifiedOnly,
 		Standard: crtx.StandardTags, Sorts: sorts, Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents),
 		ActiveTag: q.Get("tag"), query: q}
 	link := func(offset int) string {
@@ -105,11 +104,8 @@ type agentData struct {
 	Parameters, CurlBody string
 	Flags                []string
 	Keys                 []crtx.APIKey
-	Signed               bool
 	Try                  map[string]string
 	Example              string
-	InputSchema          string
-	OutputSchema         string
 	// The marketplace's MCP endpoint, Claude Code's command and other
 	// clients' configuration for it, and this agent's A2A card.
 	MCPURL, MCPAdd, MCPConfig, CardURL string
@@ -131,9 +127,9 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	}
 	base := h.market.Config().PublicURL
 	v, _ := h.session(r)
-	d := agentData{Agent: a, Devnet: dev, URL: base, Example: "Hello", InputSchema: string(a.InputSchema), OutputSchema: string(a.OutputSchema),
+	d := agentData{Agent: a, Devnet: dev, URL: base, Example: "Hello",
 		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
-		CardURL: api.CardURL(base, a.AgentID), Signed: v.Wallet != ""}
+		CardURL: api.CardURL(base, a.AgentID)}
 	var example map[string]any
 	d.Params, example = params(a.InputSchema)
 	b, _ := json.Marshal(example)
@@ -145,7 +141,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := h.outcome(r, v)
 	d.Try = out.Form
-	if d.Signed {
+	if v.Wallet != "" {
 		// The page names the caller's keys: kept out of caches as a dashboard is.
 		w.Header().Set("Cache-Control", "no-store")
 		keys, err := h.market.Keys(r.Context(), v.Wallet)
