@@ -55,12 +55,12 @@ type docPage struct {
 	Schemas                                     []docSchema
 }
 
-// buildDocs renders the OpenAPI document as the /docs page, with curl lines
-// against the marketplace at base.
-func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
+// buildDocs reads the OpenAPI document into the /docs page, with curl
+// lines against the marketplace at base.
+func buildDocs(openAPI []byte, base string) (docPage, error) {
 	var doc openAPIDoc
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
-		return nil, err
+		return docPage{}, err
 	}
 	p := docPage{page: page{Title: doc.Info.Title + " — API reference", NoScript: true},
 		API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI, BaseURL: base}
@@ -73,22 +73,22 @@ func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
 	for _, path := range doc.Paths {
 		for _, m := range path.Value {
 			if m.Key == "parameters" {
-				return nil, fmt.Errorf("%s: parameters shared by a path's operations are not shown; give each operation its own", path.Key)
+				return docPage{}, fmt.Errorf("%s: parameters shared by a path's operations are not shown; give each operation its own", path.Key)
 			}
 			if !slices.Contains(methods, m.Key) {
 				continue // the path's summary or description
 			}
 			var op operation
 			if err := json.Unmarshal(m.Value, &op); err != nil {
-				return nil, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
+				return docPage{}, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
 			}
 			o, err := docOperation(doc, base, strings.ToUpper(m.Key), path.Key, op)
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
+				return docPage{}, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
 			}
 			g, ok := groups[first(op.Tags)]
 			if !ok {
-				return nil, fmt.Errorf("%s %s: its tag %q is not among the document's tags, which order the page", m.Key, path.Key, first(op.Tags))
+				return docPage{}, fmt.Errorf("%s %s: its tag %q is not among the document's tags, which order the page", m.Key, path.Key, first(op.Tags))
 			}
 			p.Groups[g].Ops = append(p.Groups[g].Ops, o)
 		}
@@ -97,11 +97,11 @@ func (h *Handler) buildDocs(openAPI []byte, base string) ([]byte, error) {
 	for _, s := range schemas {
 		d, err := componentSchema(s.Key, s.Value)
 		if err != nil {
-			return nil, fmt.Errorf("schema %s: %w", s.Key, err)
+			return docPage{}, fmt.Errorf("schema %s: %w", s.Key, err)
 		}
 		p.Schemas = append(p.Schemas, d)
 	}
-	return h.execute("docs", p)
+	return p, nil
 }
 
 func docOperation(doc openAPIDoc, base, method, path string, op operation) (docOp, error) {
@@ -205,7 +205,11 @@ func first(s []string) string {
 	return s[0]
 }
 
+// docs shows the page read once at start, under the visitor's header.
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
-	writePage(w, http.StatusOK, h.docsHTML)
-	return nil
+	v, _ := h.session(r)
+	p := h.docsPage
+	p.page = v.page(p.Title, nil)
+	p.NoScript = true
+	return h.render(w, "docs", p)
 }

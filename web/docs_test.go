@@ -17,7 +17,11 @@ const docsBase = "https://crtx.example.com"
 func docsPage(t *testing.T) string {
 	t.Helper()
 	h := &Handler{pages: map[string]*template.Template{"docs": parsePage("docs")}}
-	b, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase)
+	p, err := buildDocs(crtxhttp.OpenAPI(), docsBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.execute("docs", p)
 	if err != nil {
 		t.Fatal(err)
 	}

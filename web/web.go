@@ -44,7 +44,7 @@ type Handler struct {
 	log        *slog.Logger
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
-	docsHTML   []byte // the /docs page, rendered once from the OpenAPI document
+	docsPage   docPage // the /docs page, read once from the OpenAPI document
 }
 
 // Options configure the pages.
@@ -103,13 +103,41 @@ func funcs() template.FuncMap {
 	}
 }
 
-// parsePage parses a page's template in the site's one layout.
+// parsePage parses a page's template in the site's one layout, whose
+// navigation marks the page's section as the current one.
 func parsePage(name string) *template.Template {
 	files := []string{"templates/layout.html", "templates/" + name + ".html"}
 	if strings.HasPrefix(name, "explorer-") {
 		files = append(files, "templates/explorer-parts.html")
 	}
-	return template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, files...))
+	current := func(s string) template.HTMLAttr {
+		if s == siteSection(name) {
+			return ` aria-current="page"`
+		}
+		return ""
+	}
+	return template.Must(template.New("").Funcs(funcs()).Funcs(template.FuncMap{"current": current}).ParseFS(templateFS, files...))
+}
+
+// siteSection names the part of the site a page belongs to, as the header's
+// navigation calls it; an error page belongs to none.
+func siteSection(page string) string {
+	switch page {
+	case "home", "agent":
+		return "agents"
+	case "docs", "dashboard", "keys", "creator", "operator", "login":
+		return page
+	case "execution":
+		return "dashboard"
+	case "edit":
+		return "creator"
+	case "operator-login":
+		return "operator"
+	}
+	if strings.HasPrefix(page, "explorer-") {
+		return "explorer"
+	}
+	return ""
 }
 
 // New returns the pages of market.
@@ -124,7 +152,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 		h.pages[p] = parsePage(p)
 	}
 	var err error
-	if h.docsHTML, err = h.buildDocs(opts.OpenAPI, market.Config().PublicURL); err != nil {
+	if h.docsPage, err = buildDocs(opts.OpenAPI, market.Config().PublicURL); err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	return h, nil
@@ -248,6 +276,9 @@ type page struct {
 	NoScript bool
 	key      formKey
 }
+
+// Operator says the page is shown to the signed-in operator.
+func (p page) Operator() bool { return p.Wallet == "" && p.key != "" }
 
 // CSRF is a new one-time token for one of the page's forms.
 func (p page) CSRF() string { return p.key.token(time.Now()) }
