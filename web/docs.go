@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"maps"
 	"net/http"
 	"slices"
@@ -49,21 +51,20 @@ type docGroup struct {
 }
 
 type docPage struct {
-	page
 	API, Version, Description, OpenAPI, BaseURL string
 	Groups                                      []docGroup
 	Schemas                                     []docSchema
 }
 
-// buildDocs reads the OpenAPI document into the /docs page, with curl
-// lines against the marketplace at base.
-func buildDocs(openAPI []byte, base string) (docPage, error) {
+// buildDocs renders the OpenAPI document as the /docs page's content, with
+// curl lines against the marketplace at base, once: each request only adds
+// the visitor's header.
+func (h *Handler) buildDocs(openAPI []byte, base string) (page, error) {
 	var doc openAPIDoc
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
-		return docPage{}, err
+		return page{}, err
 	}
-	p := docPage{page: page{Title: doc.Info.Title + " — API reference", NoScript: true},
-		API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI, BaseURL: base}
+	p := docPage{API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI, BaseURL: base}
 	groups := map[string]int{}
 	for _, t := range doc.Tags {
 		groups[t.Name] = len(p.Groups)
@@ -73,22 +74,22 @@ func buildDocs(openAPI []byte, base string) (docPage, error) {
 	for _, path := range doc.Paths {
 		for _, m := range path.Value {
 			if m.Key == "parameters" {
-				return docPage{}, fmt.Errorf("%s: parameters shared by a path's operations are not shown; give each operation its own", path.Key)
+				return page{}, fmt.Errorf("%s: parameters shared by a path's operations are not shown; give each operation its own", path.Key)
 			}
 			if !slices.Contains(methods, m.Key) {
 				continue // the path's summary or description
 			}
 			var op operation
 			if err := json.Unmarshal(m.Value, &op); err != nil {
-				return docPage{}, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
+				return page{}, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
 			}
 			o, err := docOperation(doc, base, strings.ToUpper(m.Key), path.Key, op)
 			if err != nil {
-				return docPage{}, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
+				return page{}, fmt.Errorf("%s %s: %w", m.Key, path.Key, err)
 			}
 			g, ok := groups[first(op.Tags)]
 			if !ok {
-				return docPage{}, fmt.Errorf("%s %s: its tag %q is not among the document's tags, which order the page", m.Key, path.Key, first(op.Tags))
+				return page{}, fmt.Errorf("%s %s: its tag %q is not among the document's tags, which order the page", m.Key, path.Key, first(op.Tags))
 			}
 			p.Groups[g].Ops = append(p.Groups[g].Ops, o)
 		}
@@ -97,11 +98,15 @@ func buildDocs(openAPI []byte, base string) (docPage, error) {
 	for _, s := range schemas {
 		d, err := componentSchema(s.Key, s.Value)
 		if err != nil {
-			return docPage{}, fmt.Errorf("schema %s: %w", s.Key, err)
+			return page{}, fmt.Errorf("schema %s: %w", s.Key, err)
 		}
 		p.Schemas = append(p.Schemas, d)
 	}
-	return p, nil
+	var b bytes.Buffer
+	if err := h.pages["docs"].ExecuteTemplate(&b, "docs-body", p); err != nil {
+		return page{}, err
+	}
+	return page{Title: doc.Info.Title + " — API reference", Data: template.HTML(b.String()), NoScript: true}, nil
 }
 
 func docOperation(doc openAPIDoc, base, method, path string, op operation) (docOp, error) {
@@ -205,11 +210,10 @@ func first(s []string) string {
 	return s[0]
 }
 
-// docs shows the page read once at start, under the visitor's header.
+// docs shows the page rendered at start under the visitor's header.
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
 	v, _ := h.session(r)
-	p := h.docsPage
-	p.page = v.page(p.Title, nil)
+	p := v.page(h.docsPage.Title, h.docsPage.Data)
 	p.NoScript = true
 	return h.render(w, "docs", p)
 }

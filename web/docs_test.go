@@ -17,7 +17,7 @@ const docsBase = "https://crtx.example.com"
 func docsPage(t *testing.T) string {
 	t.Helper()
 	h := &Handler{pages: map[string]*template.Template{"docs": parsePage("docs")}}
-	p, err := buildDocs(crtxhttp.OpenAPI(), docsBase)
+	p, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +238,22 @@ func TestDocsIntegrations(t *testing.T) {
 	for _, want := range []string{"<code>" + docsBase + "/mcp</code>", "<code>run_agent</code>", "<code>" + docsBase + "/a2a/AGENT_ID</code>"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("getting started lacks %s", want)
+		}
+	}
+}
+
+// BenchmarkDocs renders /docs as each request does: the content rendered
+// at start under a visitor's header.
+func BenchmarkDocs(b *testing.B) {
+	h := &Handler{pages: map[string]*template.Template{"docs": parsePage("docs")}}
+	p, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.execute("docs", p); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

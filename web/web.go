@@ -44,7 +44,7 @@ type Handler struct {
 	log        *slog.Logger
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
-	docsPage   docPage // the /docs page, read once from the OpenAPI document
+	docsPage   page // the /docs page's content, rendered once from the OpenAPI document
 }
 
 // Options configure the pages.
@@ -152,7 +152,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 		h.pages[p] = parsePage(p)
 	}
 	var err error
-	if h.docsPage, err = buildDocs(opts.OpenAPI, market.Config().PublicURL); err != nil {
+	if h.docsPage, err = h.buildDocs(opts.OpenAPI, market.Config().PublicURL); err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	return h, nil
