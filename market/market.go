@@ -129,6 +129,9 @@ func (m *Market) Config() Config { return m.cfg }
 // Ping checks that the store answers.
 func (m *Market) Ping(ctx context.Context) error { return m.store.Ping(ctx) }
 
+// Now is the market's clock.
+func (m *Market) Now() time.Time { return m.cfg.Now() }
+
 // now is the clock at the precision the store keeps (microseconds, UTC), so a
 // time hashed before a write is the time read back after it.
 func (m *Market) now() time.Time { return m.cfg.Now().UTC().Truncate(time.Microsecond) }

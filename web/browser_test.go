@@ -68,7 +68,9 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-func market(t *testing.T) *daemon.Daemon {
+// market starts a marketplace on 127.0.0.1 with SQLite in a temporary
+// folder; each change adjusts its configuration first.
+func market(t *testing.T, changes ...func(*daemon.Config)) *daemon.Daemon {
 	data := t.TempDir()
 	token := filepath.Join(data, "admin-token")
 	os.WriteFile(token, []byte(adminToken), 0o600)
@@ -76,6 +78,9 @@ func market(t *testing.T) *daemon.Daemon {
 	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AdminTokenFile, cfg.AllowPrivateEndpoints = "127.0.0.1:0", data, token, true
 	cfg.BlockInterval, cfg.LogOutput = 50*time.Millisecond, io.Discard
+	for _, change := range changes {
+		change(&cfg)
+	}
 	d, err := daemon.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -54,7 +53,7 @@ func (h *Handler) loginToken(w http.ResponseWriter, r *http.Request) error {
 // of this browser only clears the cookie.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	if v, err := h.session(r); err == nil {
-		if _, err := v.key.check(r.PostFormValue("csrf"), time.Now()); err == nil {
+		if _, err := v.key.check(r.PostFormValue("csrf"), v.at); err == nil {
 			h.market.SignOut(r.Context(), string(v.key))
 		}
 	}

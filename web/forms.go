@@ -59,6 +59,9 @@ func (k formKey) check(token string, now time.Time) (string, error) {
 type visit struct {
 	Wallet string
 	key    formKey
+	// at is when the visit is, by the market's clock: the time its forms'
+	// tokens are issued and checked at.
+	at time.Time
 }
 
 // owner is who the visitor's forms belong to: the wallet, or the operator
@@ -72,7 +75,7 @@ func (v visit) owner() string {
 
 // page is a page for the visitor.
 func (v visit) page(title string, data any) page {
-	return page{Title: title, Wallet: v.Wallet, key: v.key, Data: data}
+	return page{Title: title, Wallet: v.Wallet, key: v.key, at: v.at, Data: data}
 }
 
 // outcome is what a sent form led to, kept with the form and shown on the
@@ -108,7 +111,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error),
 		if err != nil {
 			return h.signedIn(w, r, err)
 		}
-		nonce, err := v.key.check(r.PostFormValue("csrf"), time.Now())
+		nonce, err := v.key.check(r.PostFormValue("csrf"), v.at)
 		if err != nil {
 			return err
 		}

@@ -9,10 +9,13 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
 )
 
 // browserLike sends requests as a browser of one wallet does: with its
@@ -182,6 +185,34 @@ func TestFormsActOnce(t *testing.T) {
 	}
 	if wr, err := cc.Wallet(ctx); err != nil || wr.Balances[crtx.Devnet].Available != 5*crtx.MicroPerUSDC {
 		t.Errorf("a refused form moved money: %+v, %v", wr.Balances, err)
+	}
+}
+
+// A form's token is dated by the market's clock: sent 13 hours after the
+// page was served, by that clock, it is refused and acts on nothing, while
+// the wallet's session (24 hours) still holds.
+func TestFormsExpireByTheMarketClock(t *testing.T) {
+	var ahead atomic.Int64
+	d := market(t, func(c *daemon.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	ctx := context.Background()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+	token := b.token("/dashboard/")
+	ahead.Store(int64(13 * time.Hour))
+	if resp, body := b.send("POST", "/dashboard/airdrop", url.Values{"csrf": {token}, "amount": {"5"}}); resp.StatusCode != 403 || !strings.Contains(body, "more than 12 hours ago") {
+		t.Errorf("a form served 13 hours ago by the market's clock: %d", resp.StatusCode)
+	}
+	if landing := b.twice("/dashboard/airdrop", url.Values{"csrf": {b.token("/dashboard/")}, "amount": {"5"}}); !strings.Contains(landing[0], "sent=") {
+		t.Errorf("a form served now, by the same clock: landed on %q", landing[0])
+	}
+	if wr, err := cc.Wallet(ctx); err != nil || wr.Balances[crtx.Devnet].Available != 5*crtx.MicroPerUSDC {
+		t.Errorf("after a stale form and a fresh one: %+v, %v; want 5 USDC", wr.Balances, err)
 	}
 }
 

@@ -3,7 +3,6 @@ package web
 import (
 	"crypto/subtle"
 	"net/http"
-	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -17,7 +16,7 @@ func (h *Handler) operatorVisit(r *http.Request) (visit, error) {
 	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
 		return visit{}, errOperatorSignIn
 	}
-	return visit{key: formKey(c.Value)}, nil
+	return visit{key: formKey(c.Value), at: h.market.Now()}, nil
 }
 
 type operatorData struct {
@@ -81,7 +80,7 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 // operatorLogout ends the operator's session.
 func (h *Handler) operatorLogout(w http.ResponseWriter, r *http.Request) error {
 	if v, err := h.operatorVisit(r); err == nil {
-		if _, err := v.key.check(r.PostFormValue("csrf"), time.Now()); err == nil {
+		if _, err := v.key.check(r.PostFormValue("csrf"), v.at); err == nil {
 			if err := h.market.SignOut(r.Context(), string(v.key)); err != nil {
 				return err
 			}

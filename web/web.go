@@ -275,13 +275,14 @@ type page struct {
 	// NoScript leaves the site's script out: the page works without it.
 	NoScript bool
 	key      formKey
+	at       time.Time
 }
 
 // Operator says the page is shown to the signed-in operator.
 func (p page) Operator() bool { return p.Wallet == "" && p.key != "" }
 
 // CSRF is a new one-time token for one of the page's forms.
-func (p page) CSRF() string { return p.key.token(time.Now()) }
+func (p page) CSRF() string { return p.key.token(p.at) }
 
 // render writes a page: into a buffer first, so that a template failure
 // still answers with a clean error body.
@@ -326,7 +327,7 @@ func (h *Handler) session(r *http.Request) (visit, error) {
 	if err != nil || p.Key != nil {
 		return visit{}, errSignIn
 	}
-	return visit{Wallet: p.Wallet, key: formKey(c.Value)}, nil
+	return visit{Wallet: p.Wallet, key: formKey(c.Value), at: h.market.Now()}, nil
 }
 
 // signedIn answers a page or form of a visitor whose session is missing or
