@@ -25,7 +25,7 @@ func (s *Server) execResponse(e crtx.Execution, result string) (int, any) {
 	if e.Status == crtx.ExecFailed {
 		err := &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
 		msg := api.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
-		return statusOf(err), api.ErrorBody{Error: msg}
+		return api.Status(err), api.ErrorBody{Error: msg}
 	}
 	return http.StatusOK, s.market.Record(e, result)
 }

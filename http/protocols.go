@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // Protocol serves another protocol's endpoint (MCP, A2A) beside the REST
@@ -30,7 +31,7 @@ func Bearer(r *http.Request) string { return bearer(r) }
 // A 401 carries the Bearer challenge HTTP clients look for.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *crtx.Error
-	if errors.As(err, &e) && statusOf(e) == http.StatusUnauthorized {
+	if errors.As(err, &e) && api.Status(e) == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="crtx"`)
 	}
 	s.writeError(w, r, err)

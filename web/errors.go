@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // problem is an error page: what happened, in plain words, and where to
@@ -35,7 +36,8 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 		if err == nil {
 			return nil
 		}
-		status, p := http.StatusBadRequest, problem{Next: []link{{"/", "Browse the agents"}}}
+		var status int
+		p := problem{Next: []link{{"/", "Browse the agents"}}}
 		var e *crtx.Error
 		switch {
 		case !errors.As(err, &e):
@@ -58,7 +60,10 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 			p.Text = sentence(e.Message) + " Nothing was done: open the page again and send the form from there."
 			p.Next = []link{{formPage(r.URL.Path), "Open the page again"}}
 		default:
-			p.Heading, p.Text = "That did not work", sentence(e.Message)
+			status, p.Heading, p.Text = api.Status(e), "That did not work", sentence(e.Message)
+			if status >= 500 {
+				p.Text += " Try again in a minute."
+			}
 		}
 		v, _ := h.session(r)
 		return h.renderStatus(w, status, "error", v.page(p.Heading+" — crtx", p))
