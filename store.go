@@ -72,8 +72,8 @@ type Tx interface {
 	SessionByHash(ctx context.Context, hash string) (Session, error)
 	DeleteSession(ctx context.Context, hash string) error
 
-	// ClaimForm records a sent form, forgetting the owner's forms sent
-	// before forgetBefore; ErrConflict when it was sent already.
+	// ClaimForm records a sent form, forgetting every form sent before
+	// forgetBefore; ErrConflict when it was sent already.
 	ClaimForm(ctx context.Context, f SentForm, forgetBefore time.Time) error
 	SentForm(ctx context.Context, owner, token string) (SentForm, error)
 	SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error

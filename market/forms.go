@@ -27,14 +27,14 @@ func (m *Market) ClaimForm(ctx context.Context, owner, token string) (bool, erro
 	return err == nil, internal("claim form", err)
 }
 
-// FormOutcome returns what a sent form led to: nil while its action runs,
-// ErrNotFound for a form never sent (or forgotten).
-func (m *Market) FormOutcome(ctx context.Context, owner, token string) ([]byte, error) {
+// SentForm returns a sent form with what it led to (no outcome while its
+// action runs), or ErrNotFound for a form never sent (or forgotten).
+func (m *Market) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, error) {
 	f, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.SentForm, error) { return tx.SentForm(ctx, owner, token) })
 	if errors.Is(err, crtx.ErrNotFound) {
-		return nil, err
+		return f, err
 	}
-	return f.Outcome, internal("form outcome", err)
+	return f, internal("sent form", err)
 }
 
 // SetFormOutcome keeps what a sent form led to, for the page it lands on

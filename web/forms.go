@@ -157,15 +157,15 @@ func (h *Handler) action(who func(*http.Request) (visit, error),
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request, v visit, nonce, home string) error {
 	deadline := time.Now().Add(replayWait)
 	for {
-		b, err := h.market.FormOutcome(r.Context(), v.owner(), nonce)
+		f, err := h.market.SentForm(r.Context(), v.owner(), nonce)
 		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 			return err
 		}
 		var out outcome
-		if b != nil && json.Unmarshal(b, &out) == nil && out.Landing != "" {
+		if f.Outcome != nil && json.Unmarshal(f.Outcome, &out) == nil && out.Landing != "" {
 			home = out.Landing
 		}
-		if b != nil || time.Now().After(deadline) {
+		if f.Outcome != nil || time.Now().After(deadline) {
 			http.Redirect(w, r, landing(home, nonce), http.StatusSeeOther)
 			return nil
 		}
@@ -194,21 +194,29 @@ func landing(page, nonce string) string {
 	return u.String()
 }
 
+// formWork bounds how long a form's action runs: a run from the agent page
+// waits at most an agent's longest timeout (300 s). A form without an
+// outcome after that was cut off, as when the marketplace stopped.
+const formWork = 10 * time.Minute
+
 // outcome reads what the form named by ?sent= led to, if the visitor sent
-// it; a form still at work says so.
+// it; a form still at work says so, and one cut off says that its outcome
+// is unknown.
 func (h *Handler) outcome(r *http.Request, v visit) outcome {
 	nonce := r.URL.Query().Get("sent")
 	if nonce == "" || v.owner() == "" {
 		return outcome{}
 	}
-	b, err := h.market.FormOutcome(r.Context(), v.owner(), nonce)
+	f, err := h.market.SentForm(r.Context(), v.owner(), nonce)
 	var out outcome
 	switch {
 	case err != nil:
-	case b == nil:
+	case f.Outcome == nil && v.at.Sub(f.SentAt) > formWork:
+		out.Error = "This form was received at " + f.SentAt.UTC().Format("15:04 UTC") + ", but how it ended was not recorded: the marketplace stopped while it ran. Look at this page to see whether it was done before you send it again."
+	case f.Outcome == nil:
 		out.Notice = "This is still being done: reload the page in a moment to see how it went."
 	default:
-		json.Unmarshal(b, &out)
+		json.Unmarshal(f.Outcome, &out)
 	}
 	return out
 }

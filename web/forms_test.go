@@ -216,6 +216,35 @@ func TestFormsExpireByTheMarketClock(t *testing.T) {
 	}
 }
 
+// A form whose action was cut off (the marketplace stopped while it ran)
+// has no outcome: its page says it is being done while it may still be,
+// and once no action could still run, that how it ended was not recorded.
+func TestFormCutOff(t *testing.T) {
+	var ahead atomic.Int64
+	d := market(t, func(c *daemon.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	})
+	ctx := context.Background()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	_, s, err := client.New(d.URL, "").SignIn(ctx, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+	nonce := strings.Split(b.token("/dashboard/"), ".")[1]
+	if first, err := d.Market.ClaimForm(ctx, crtx.Address(ck.Public().(ed25519.PublicKey)), nonce); !first || err != nil {
+		t.Fatalf("claim: %v, %v", first, err)
+	}
+	if _, body := b.send("GET", "/dashboard/?sent="+nonce, nil); !strings.Contains(body, "still being done") {
+		t.Error("a form at work does not say so")
+	}
+	ahead.Store(int64(11 * time.Minute))
+	_, body := b.send("GET", "/dashboard/?sent="+nonce, nil)
+	if e := shownError.FindStringSubmatch(body); e == nil || !strings.Contains(e[1], "how it ended was not recorded") {
+		t.Error("a form cut off 11 minutes ago still says it is being done")
+	}
+}
+
 // A price in a higher tier takes more collateral: the edit form says how
 // much and changes nothing until the creator ticks the box for that amount.
 func TestMoreCollateralIsConfirmed(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 func (t *tx) ClaimForm(ctx context.Context, f crtx.SentForm, forgetBefore time.Time) error {
-	if _, err := t.exec(ctx, `DELETE FROM sent_forms WHERE owner = ? AND sent_at < ?`, f.Owner, us(forgetBefore)); err != nil {
+	if _, err := t.exec(ctx, `DELETE FROM sent_forms WHERE sent_at < ?`, us(forgetBefore)); err != nil {
 		return err
 	}
 	_, err := t.exec(ctx, `INSERT INTO sent_forms (owner, token, sent_at) VALUES (?, ?, ?)`, f.Owner, f.Token, us(f.SentAt))

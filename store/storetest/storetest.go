@@ -568,7 +568,8 @@ func testTryLock(t *testing.T, s crtx.Store) {
 }
 
 // A form's token is claimed once per owner; its outcome is kept for the
-// replay; an owner's old forms go as it sends new ones.
+// replay; old forms go as new ones are sent, those of an owner that sends
+// nothing more included.
 func testSentForms(t *testing.T, s crtx.Store) {
 	claim := func(owner, token string, at time.Time) error {
 		return s.Update(context.Background(), func(tx crtx.Tx) error {
@@ -617,13 +618,18 @@ func testSentForms(t *testing.T, s crtx.Store) {
 	if f, err := read("w1", "f1"); err != nil || string(f.Outcome) != `{"notice":"done"}` {
 		t.Errorf("a form's outcome: %+v, %v", f, err)
 	}
+	if err := claim("w2", "f2", t0.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	if err := claim("w1", "f2", t0.Add(25*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := read("w1", "f1"); !errors.Is(err, crtx.ErrNotFound) {
-		t.Errorf("a day-old form is still kept: %v", err)
+	for _, f := range []struct{ owner, token string }{{"w1", "f1"}, {"w2", "f1"}, {"w3", "f1"}} {
+		if _, err := read(f.owner, f.token); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("%s's day-old form %s is still kept: %v", f.owner, f.token, err)
+		}
 	}
-	if _, err := read("w2", "f1"); err != nil {
-		t.Errorf("another owner's form went too: %v", err)
+	if _, err := read("w2", "f2"); err != nil {
+		t.Errorf("a form of less than a day went too: %v", err)
 	}
 }
