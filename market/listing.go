@@ -158,6 +158,40 @@ func ownAgent(ctx context.Context, tx crtx.Tx, wallet, id string) (crtx.Agent, e
 // ListingUpdated transaction; a new endpoint or key is tested again; a price
 // in a higher collateral tier locks the difference.
 func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
+	return m.updateListing(ctx, wallet, id, p, nil)
+}
+
+// UpdateListingWithin is UpdateListing for a person who agreed to lock at
+// most more collateral than the listing holds: a change that would lock
+// more fails with a *MoreCollateral and changes nothing. The bound is
+// checked in the update's own transaction, against the collateral as it is
+// then (a slash in between raises what a tier needs).
+func (m *Market) UpdateListingWithin(ctx context.Context, wallet, id string, p crtx.ListingParams, more crtx.USDC) (api.CreatorAgent, error) {
+	return m.updateListing(ctx, wallet, id, p, &more)
+}
+
+// MoreCollateral is the refusal of a change that would lock more
+// collateral than its sender agreed to: it names what it would lock.
+type MoreCollateral struct {
+	More crtx.USDC
+	err  error
+}
+
+func (e *MoreCollateral) Error() string { return e.err.Error() }
+func (e *MoreCollateral) Unwrap() error { return e.err }
+
+// collateralFor is the collateral a listing must lock more at its price;
+// beyond within (nil: no bound), a *MoreCollateral.
+func (m *Market) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, error) {
+	more := max(crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)-a.Collateral, 0)
+	if within != nil && more > *within {
+		return 0, &MoreCollateral{More: more, err: crtx.InvalidField("price_per_call_usdc",
+			"this price locks %s USDC more collateral from your mainnet balance; confirm that amount", more)}
+	}
+	return more, nil
+}
+
+func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.ListingParams, within *crtx.USDC) (api.CreatorAgent, error) {
 	if p.Name != nil {
 		return api.CreatorAgent{}, crtx.InvalidField("name", "cannot change; delist and list again under a new name")
 	}
@@ -193,6 +227,9 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 	if _, err := keySignature(before, a); err != nil {
 		return api.CreatorAgent{}, err
 	}
+	if _, err := m.collateralFor(a, within); err != nil {
+		return api.CreatorAgent{}, err // before the endpoint's test, which takes seconds
+	}
 	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
 		if err := m.reachable(ctx, a); err != nil {
 			return api.CreatorAgent{}, err
@@ -221,11 +258,15 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 			return err
 		}
 		a.UpdatedAt = m.now()
-		if need := crtx.CollateralFor(m.cfg.CollateralTiers, a.Price); need > a.Collateral {
-			if err := m.lockCollateral(ctx, tx, a, need-a.Collateral); err != nil {
+		more, err := m.collateralFor(a, within)
+		if err != nil {
+			return err
+		}
+		if more > 0 {
+			if err := m.lockCollateral(ctx, tx, a, more); err != nil {
 				return err
 			}
-			a.Collateral = need
+			a.Collateral += more
 		}
 		data := listingData(a)
 		data["changed"] = strings.Join(changed, ",")

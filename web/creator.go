@@ -272,39 +272,20 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 		err = errors.Join(err, market.CheckListing(p, false))
 	}
 	edit := "/dashboard/creator/agents/" + url.PathEscape(r.PathValue("id")) + "/edit"
-	if err == nil {
-		if more, err := h.moreCollateral(r, v, *p.Price); err != nil || more != "" {
-			form["more_collateral"] = more
-			return outcome{Error: "This price locks " + more + " USDC more collateral, from your mainnet balance. Tick the box below the form to confirm.",
-				Form: form, Landing: edit}, err
-		}
-	}
 	var a api.CreatorAgent
 	if err == nil {
-		a, err = h.market.UpdateListing(r.Context(), v.Wallet, r.PathValue("id"), p)
+		// A price in a higher tier takes money, which a person agrees to
+		// first: the box ticked for the amount the form showed.
+		confirmed, _ := crtx.ParseUSDC(r.PostFormValue("more_collateral"))
+		a, err = h.market.UpdateListingWithin(r.Context(), v.Wallet, r.PathValue("id"), p, confirmed)
+	}
+	if mc := (*market.MoreCollateral)(nil); errors.As(err, &mc) {
+		form["more_collateral"] = mc.More.String()
+		return outcome{Error: "This price locks " + mc.More.String() + " USDC more collateral, from your mainnet balance. Tick the box below the form to confirm.",
+			Form: form, Landing: edit}, nil
 	}
 	if isUserError(err) {
 		return refused(err, form, edit), nil
 	}
 	return outcome{Notice: "Saved " + a.Name + "."}, err
-}
-
-// moreCollateral is the collateral a new price of the listing would lock
-// beyond what it holds, unless the form confirms exactly that amount: a
-// price in a higher tier takes money, which a person agrees to first.
-func (h *Handler) moreCollateral(r *http.Request, v visit, price crtx.USDC) (string, error) {
-	agents, err := h.market.CreatorAgents(r.Context(), v.Wallet)
-	if err != nil {
-		return "", err
-	}
-	for _, a := range agents {
-		if a.AgentID != r.PathValue("id") {
-			continue
-		}
-		need := crtx.CollateralFor(h.market.Config().CollateralTiers, price)
-		if more := (need - a.Collateral).String(); need > a.Collateral && r.PostFormValue("more_collateral") != more {
-			return more, nil
-		}
-	}
-	return "", nil
 }

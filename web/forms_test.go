@@ -246,7 +246,8 @@ func TestFormCutOff(t *testing.T) {
 }
 
 // A price in a higher tier takes more collateral: the edit form says how
-// much and changes nothing until the creator ticks the box for that amount.
+// much and changes nothing until the creator ticks the box for that amount;
+// the marketplace locks no more than was confirmed.
 func TestMoreCollateralIsConfirmed(t *testing.T) {
 	d := market(t)
 	ctx := context.Background()
@@ -279,6 +280,14 @@ func TestMoreCollateralIsConfirmed(t *testing.T) {
 	}
 	if mine, _ := cc.CreatorAgents(ctx); mine[0].Price != price || mine[0].Collateral != 10*crtx.MicroPerUSDC {
 		t.Fatalf("an unconfirmed price rise changed the listing: %+v", mine[0])
+	}
+	// A confirmation of less than the rise locks (a page shown before a
+	// slash, say) is asked again for the amount it takes now.
+	form.Set("csrf", b.token(edit))
+	form.Set("more_collateral", "30")
+	resp, _ = b.send("POST", edit, form)
+	if _, page := b.send("GET", resp.Header.Get("Location"), nil); !strings.Contains(page, `name="more_collateral" value="40"`) {
+		t.Fatalf("a confirmation of 30 USDC for a 40 USDC rise: %s", shownError.FindString(page))
 	}
 	form.Set("csrf", b.token(edit))
 	form.Set("more_collateral", "40")
