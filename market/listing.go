@@ -141,7 +141,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 	if err != nil {
 		return api.CreatorAgent{}, internal("create listing", m.explain(ctx, err))
 	}
-	return m.creatorAgent(ctx, wallet, a.ID)
+	return m.CreatorAgent(ctx, wallet, a.ID)
 }
 
 // ownAgent loads one of wallet's listings that is not delisted; anything
@@ -286,7 +286,7 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 	if err != nil {
 		return api.CreatorAgent{}, internal("update listing", m.explain(ctx, err))
 	}
-	return m.creatorAgent(ctx, wallet, id)
+	return m.CreatorAgent(ctx, wallet, id)
 }
 
 func changedFields(a, b crtx.Agent) []string {
@@ -329,7 +329,7 @@ func (m *Market) Delist(ctx context.Context, wallet, id string) (api.CreatorAgen
 	if err != nil {
 		return api.CreatorAgent{}, internal("delist", err)
 	}
-	return m.creatorAgent(ctx, wallet, id)
+	return m.CreatorAgent(ctx, wallet, id)
 }
 
 // CreatorAgents lists wallet's own agents, every status included.
@@ -353,11 +353,13 @@ func (m *Market) CreatorAgents(ctx context.Context, wallet string) ([]api.Creato
 	return out, internal("creator agents", err)
 }
 
-func (m *Market) creatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+// CreatorAgent is one of the wallet's agents, delisted ones included, as
+// its creator sees it.
+func (m *Market) CreatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		it, err = tx.AgentListing(ctx, id, crtx.Mainnet)
-		if err == nil && it.Agent.Creator != wallet {
+		if err = missing(err, crtx.CodeAgentNotFound, "you have no agent %q", id); err == nil && it.Agent.Creator != wallet {
 			return crtx.Errorf(crtx.CodeAgentNotFound, "you have no agent %q", id)
 		}
 		return err

@@ -58,7 +58,7 @@ func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (api.Cr
 	if err != nil {
 		return api.CreatorAgent{}, internal("suspend", err)
 	}
-	return m.creatorAgent(ctx, a.Creator, id)
+	return m.CreatorAgent(ctx, a.Creator, id)
 }
 
 // ReleaseCollateral returns the collateral of delisted agents to their

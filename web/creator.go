@@ -235,23 +235,21 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.signedIn(w, r, err)
 	}
-	agents, err := h.market.CreatorAgents(r.Context(), v.Wallet)
+	a, err := h.market.CreatorAgent(r.Context(), v.Wallet, r.PathValue("id"))
+	if err == nil && a.Status == crtx.AgentDelisted {
+		err = crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", a.AgentID)
+	}
 	if err != nil {
 		return err
 	}
-	for _, a := range agents {
-		if a.AgentID == r.PathValue("id") && a.Status != crtx.AgentDelisted {
-			out := h.outcome(r, v)
-			form := out.Form
-			if form == nil {
-				form = map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
-					"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
-					"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
-			}
-			return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields}).with(out))
-		}
+	out := h.outcome(r, v)
+	form := out.Form
+	if form == nil {
+		form = map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
+			"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
+			"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
 	}
-	return crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", r.PathValue("id"))
+	return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields}).with(out))
 }
 
 type editData struct {

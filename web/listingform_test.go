@@ -143,4 +143,30 @@ func TestListingFormSignature(t *testing.T) {
 	if mine, err := cc.CreatorAgents(ctx); err != nil || mine[0].SigningPublicKey != pub2 || mine[0].Tagline != "Greets, politely." {
 		t.Errorf("after the edits: %+v, %v", mine, err)
 	}
+
+	// The edit page is the creator's own, and only while the agent is listed.
+	_, other, _ := ed25519.GenerateKey(nil)
+	_, os, err := client.New(d.URL, "").SignIn(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(token string) int {
+		req, _ := http.NewRequest("GET", d.URL+edit, nil)
+		req.AddCookie(&http.Cookie{Name: "crtx_session", Value: token})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(os.SessionToken); got != 404 {
+		t.Errorf("another wallet's edit page of the agent: %d, want 404", got)
+	}
+	if _, err := cc.Delist(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(s.SessionToken); got != 404 {
+		t.Errorf("the edit page of a delisted agent: %d, want 404", got)
+	}
 }
