@@ -21,6 +21,7 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/store/storetest"
 )
 
 const adminToken = "browser-test-admin-token-0123456789"
@@ -69,7 +70,8 @@ func browser(t *testing.T) context.Context {
 }
 
 // market starts a marketplace on 127.0.0.1 with SQLite in a temporary
-// folder; each change adjusts its configuration first.
+// folder (PostgreSQL with CRTX_TEST_ENGINE=postgres); each change adjusts
+// its configuration first.
 func market(t *testing.T, changes ...func(*daemon.Config)) *daemon.Daemon {
 	data := t.TempDir()
 	token := filepath.Join(data, "admin-token")
@@ -78,6 +80,9 @@ func market(t *testing.T, changes ...func(*daemon.Config)) *daemon.Daemon {
 	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AdminTokenFile, cfg.AllowPrivateEndpoints = "127.0.0.1:0", data, token, true
 	cfg.BlockInterval, cfg.LogOutput = 50*time.Millisecond, io.Discard
+	if os.Getenv("CRTX_TEST_ENGINE") == "postgres" {
+		cfg.DB = storetest.SchemaDSN(t) // the pages on PostgreSQL, in a schema of this test's own
+	}
 	for _, change := range changes {
 		change(&cfg)
 	}
