@@ -141,7 +141,8 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if found == nil {
-		return crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q of this wallet", r.PathValue("id"))
+		return &guided{crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q of this wallet", r.PathValue("id")),
+			"", []link{{"/dashboard/", "Your executions"}}}
 	}
 	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: *found}).with(h.outcome(r, v)))
 }

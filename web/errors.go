@@ -19,6 +19,16 @@ type problem struct {
 
 type link struct{ Href, Label string }
 
+// guided is an error whose page says more than its message, and offers
+// ways on that only the page that failed knows of.
+type guided struct {
+	error
+	text string
+	next []link
+}
+
+func (g *guided) Unwrap() error { return g.error }
+
 // notFound names what a page looked for, by the code of its absence.
 var notFound = map[string]string{
 	crtx.CodeAgentNotFound: "No such agent", crtx.CodeExecutionNotFound: "No such execution",
@@ -46,15 +56,6 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 			p.Text = "Nothing you did caused it. Try again in a minute; if it keeps happening, tell the operator the request id below."
 		case notFound[e.Code] != "":
 			status, p.Heading, p.Text = http.StatusNotFound, notFound[e.Code], sentence(e.Message)
-			if strings.HasPrefix(r.URL.Path, "/explorer/") {
-				env, _ := cluster(r)
-				other := map[crtx.Environment]crtx.Environment{crtx.Mainnet: crtx.Devnet, crtx.Devnet: crtx.Mainnet}[env]
-				p.Text = sentence(e.Message) + " It is not on " + string(env) + "'s ledger: each environment keeps its own."
-				p.Next = []link{{r.URL.Path + "?cluster=" + string(other), "Look on " + string(other)},
-					{"/explorer/?cluster=" + string(env), "The " + string(env) + " explorer"}}
-			} else if e.Code == crtx.CodeExecutionNotFound {
-				p.Next = append([]link{{"/dashboard/", "Your executions"}}, p.Next...)
-			}
 		case e.Code == crtx.CodeInvalidSession:
 			status, p.Heading = http.StatusForbidden, "This form was not sent"
 			p.Text = sentence(e.Message) + " Nothing was done: open the page again and send the form from there."
@@ -64,6 +65,10 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 			if status >= 500 {
 				p.Text += " Try again in a minute."
 			}
+		}
+		if g := (*guided)(nil); errors.As(err, &g) {
+			p.Text = strings.TrimSpace(p.Text + " " + g.text)
+			p.Next = append(g.next, p.Next...)
 		}
 		v, _ := h.session(r)
 		return h.renderStatus(w, status, "error", v.page(p.Heading+" — crtx", p))

@@ -25,6 +25,21 @@ type explorerPage struct {
 	Heading string
 }
 
+// elsewhere is a record missing from env's ledger: each environment keeps
+// its own, so the page offers to look on the other.
+func elsewhere(r *http.Request, env crtx.Environment, err error) error {
+	if notFound[crtx.ErrorCode(err)] == "" {
+		return err
+	}
+	other := crtx.Devnet
+	if env == crtx.Devnet {
+		other = crtx.Mainnet
+	}
+	return &guided{err, "It is not on " + string(env) + "'s ledger: each environment keeps its own.",
+		[]link{{r.URL.Path + "?cluster=" + string(other), "Look on " + string(other)},
+			{"/explorer/?cluster=" + string(env), "The " + string(env) + " explorer"}}}
+}
+
 func (h *Handler) explorerPage(r *http.Request, heading string, env crtx.Environment) explorerPage {
 	v, _ := h.session(r)
 	return explorerPage{v.page(heading+" · crtx explorer", nil), env, heading}
@@ -63,7 +78,7 @@ func explorerRead[T any](h *Handler, tmpl, key string, heading func(T) string, r
 		}
 		v, err := read(r.Context(), env, r.PathValue(key))
 		if err != nil {
-			return err
+			return elsewhere(r, env, err)
 		}
 		return h.render(w, tmpl, explorerItem[T]{h.explorerPage(r, heading(v), env), v})
 	}
@@ -80,7 +95,7 @@ func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 	}
 	v, err := h.market.Block(r.Context(), env, height)
 	if err != nil {
-		return err
+		return elsewhere(r, env, err)
 	}
 	return h.render(w, "explorer-block", struct {
 		explorerPage
