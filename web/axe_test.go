@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/crtx-market/crtx"
@@ -39,7 +40,7 @@ func TestAccessibility(t *testing.T) {
 	ctx := browser(t)
 	d := market(t)
 	bg := context.Background()
-	agentID := greeter(t, d)
+	agentID, creator := greeterOf(t, d)
 	fund, err := client.New(d.URL, adminToken).Deposit(bg, crtx.Mainnet, "11111111111111111111111111111111", crtx.MicroPerUSDC)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestAccessibility(t *testing.T) {
 	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
 		"/explorer/", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
 		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login"}
-	check := func(scheme string) {
+	check := func(scheme string, pages ...string) {
 		run(t, ctx, scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
 		for _, p := range pages {
 			var out string
@@ -84,6 +85,19 @@ func TestAccessibility(t *testing.T) {
 			}
 		}
 	}
-	check("light")
-	check("dark")
+	check("light", pages...)
+	check("dark", pages...)
+
+	// The creator's edit form, and the operator's pages signed in.
+	run(t, ctx, "the creator's session", network.SetCookie("crtx_session", creator).WithURL(d.URL).WithPath("/"),
+		chromedp.Navigate(d.URL+"/dashboard/creator/agents/"+agentID+"/edit"), chromedp.WaitVisible("h1"))
+	if h := text(t, ctx, "h1"); h != "Edit Greeter" {
+		t.Fatalf("the creator's edit page: %q", h)
+	}
+	run(t, ctx, "the operator's session", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`),
+		chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
+	for _, scheme := range []string{"light", "dark"} {
+		check(scheme, "/dashboard/creator/agents/"+agentID+"/edit", "/dashboard/operator")
+	}
 }

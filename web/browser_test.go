@@ -144,10 +144,17 @@ func service(t *testing.T) (string, string) {
 // for its collateral, and returns its id.
 func greeter(t *testing.T, d *daemon.Daemon) string {
 	t.Helper()
+	id, _ := greeterOf(t, d)
+	return id
+}
+
+// greeterOf is greeter, also returning the creator's session token.
+func greeterOf(t *testing.T, d *daemon.Daemon) (string, string) {
+	t.Helper()
 	_, ck, _ := ed25519.GenerateKey(nil)
 	w := crtx.Address(ck.Public().(ed25519.PublicKey))
 	client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, w, 100*crtx.MicroPerUSDC)
-	cc, _, _ := client.New(d.URL, "").SignIn(context.Background(), ck)
+	cc, session, _ := client.New(d.URL, "").SignIn(context.Background(), ck)
 	endpoint, pub := service(t)
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
@@ -158,7 +165,7 @@ func greeter(t *testing.T, d *daemon.Daemon) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.AgentID
+	return a.AgentID, session.SessionToken
 }
 
 // A new user signs in with a key made in the browser, gets devnet funds,
