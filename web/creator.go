@@ -65,11 +65,7 @@ type creatorData struct {
 // creator is the creator's dashboard: listings, the listing form, the
 // signing-key generator, the Test Execution tool, earnings per day, usage,
 // receipts and disputes to answer.
-func (h *Handler) creator(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.session(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error {
 	ctx := r.Context()
 	agents, err := h.market.CreatorAgents(ctx, v.Wallet)
 	if err != nil {
@@ -230,11 +226,7 @@ func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit)
 
 // editListing shows a listing's form, filled in, for changes: with the
 // agent's values, or as typed when a change was refused.
-func (h *Handler) editListing(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.session(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) error {
 	a, err := h.market.CreatorAgent(r.Context(), v.Wallet, r.PathValue("id"))
 	if err == nil && a.Status == crtx.AgentDelisted {
 		err = crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", a.AgentID)

@@ -73,11 +73,7 @@ type dashData struct {
 
 // dashboard is the user's: balances, a devnet airdrop, and the history of
 // executions with filters.
-func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.session(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) error {
 	b, err := h.market.Balances(r.Context(), v.Wallet, crtx.Environments...)
 	if err != nil {
 		return err
@@ -123,11 +119,7 @@ type execData struct {
 // execution shows one of the wallet's executions: its result, its receipt
 // (cost, split, ledger links) and a Verify button that recomputes the hash
 // in the browser.
-func (h *Handler) execution(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.session(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) error {
 	var found *api.ExecutionRecord
 	for _, env := range crtx.Environments {
 		e, result, err := h.market.GetExecution(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: env}}, r.PathValue("id"))
@@ -157,11 +149,7 @@ type keysData struct {
 // the secret no more, and the database never holds it.
 const newKeyCookie = "crtx_new_key"
 
-func (h *Handler) keys(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.session(r)
-	if err != nil {
-		return h.signedIn(w, r, err)
-	}
+func (h *Handler) keys(w http.ResponseWriter, r *http.Request, v visit) error {
 	keys, err := h.market.Keys(r.Context(), v.Wallet)
 	if err != nil {
 		return err

@@ -174,15 +174,15 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/login", h.login},
 		{"POST", "/dashboard/login", h.loginToken},
 		{"POST", "/dashboard/logout", h.logout},
-		{"GET", "/dashboard/{$}", h.dashboard},
+		{"GET", "/dashboard/{$}", h.signedPage(h.dashboard)},
 		{"POST", "/dashboard/airdrop", h.action(h.session, h.airdrop)},
-		{"GET", "/dashboard/executions/{id}", h.execution},
-		{"GET", "/dashboard/keys", h.keys},
+		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
+		{"GET", "/dashboard/keys", h.signedPage(h.keys)},
 		{"POST", "/dashboard/keys", h.action(h.session, h.createKey)},
 		{"POST", "/dashboard/keys/{id}/revoke", h.action(h.session, h.revokeKey)},
-		{"GET", "/dashboard/creator", h.creator},
+		{"GET", "/dashboard/creator", h.signedPage(h.creator)},
 		{"POST", "/dashboard/creator/agents", h.action(h.session, h.createListing)},
-		{"GET", "/dashboard/creator/agents/{id}/edit", h.editListing},
+		{"GET", "/dashboard/creator/agents/{id}/edit", h.signedPage(h.editListing)},
 		{"POST", "/dashboard/creator/agents/{id}/edit", h.action(h.session, h.saveListing)},
 		{"POST", "/dashboard/creator/agents/{id}/{action}", h.action(h.session, h.listingAction)},
 		{"POST", "/dashboard/creator/test", h.action(h.session, h.testTool)},
@@ -328,6 +328,18 @@ func (h *Handler) session(r *http.Request) (visit, error) {
 		return visit{}, errSignIn
 	}
 	return visit{Wallet: p.Wallet, key: formKey(c.Value), at: h.market.Now()}, nil
+}
+
+// signedPage serves a page of the signed-in wallet; a visitor without a
+// session gets the sign-in page, which sends them back here after.
+func (h *Handler) signedPage(page func(http.ResponseWriter, *http.Request, visit) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := h.session(r)
+		if err != nil {
+			return h.signedIn(w, r, err)
+		}
+		return page(w, r, v)
+	}
 }
 
 // signedIn answers a page or form of a visitor whose session is missing or
