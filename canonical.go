@@ -152,18 +152,12 @@ func (p *jcsParser) object(depth int) (any, error) {
 			return nil, err
 		}
 		obj.names, obj.values = append(obj.names, name), append(obj.values, v)
-		p.space()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unexpected end of input in an object")
+		more, err := p.more('}', "an object")
+		if err != nil {
+			return nil, err
 		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if !more {
 			return obj, nil
-		default:
-			return nil, p.fail("',' or '}' expected")
 		}
 	}
 }
@@ -183,20 +177,32 @@ func (p *jcsParser) array(depth int) (any, error) {
 			return nil, err
 		}
 		arr = append(arr, v)
-		p.space()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unexpected end of input in an array")
+		more, err := p.more(']', "an array")
+		if err != nil {
+			return nil, err
 		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
+		if !more {
 			return arr, nil
-		default:
-			return nil, p.fail("',' or ']' expected")
 		}
 	}
+}
+
+// more reads what follows a member of an object or an element of an
+// array: ',' before another, or the close that ends them.
+func (p *jcsParser) more(close byte, in string) (bool, error) {
+	p.space()
+	if p.pos >= len(p.data) {
+		return false, p.fail("unexpected end of input in " + in)
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return true, nil
+	case close:
+		p.pos++
+		return false, nil
+	}
+	return false, p.fail(fmt.Sprintf("',' or '%c' expected", close))
 }
 
 // string reads a string literal (RFC 8259 §7), refusing raw control
