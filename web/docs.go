@@ -212,7 +212,7 @@ func first(s []string) string {
 
 // docs shows the page rendered at start under the visitor's header.
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
-	v, _ := h.session(r)
+	v := h.visitor(r)
 	p := v.page(h.docsPage.Title, h.docsPage.Data)
 	p.NoScript = true
 	return h.render(w, "docs", p)

@@ -70,7 +70,7 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 			p.Text = strings.TrimSpace(p.Text + " " + g.text)
 			p.Next = append(g.next, p.Next...)
 		}
-		v, _ := h.session(r)
+		v := h.visitor(r)
 		return h.renderStatus(w, status, "error", v.page(p.Heading+" — crtx", p))
 	}
 }

@@ -41,7 +41,7 @@ func elsewhere(r *http.Request, env crtx.Environment, err error) error {
 }
 
 func (h *Handler) explorerPage(r *http.Request, heading string, env crtx.Environment) explorerPage {
-	v, _ := h.session(r)
+	v := h.visitor(r)
 	return explorerPage{v.page(heading+" · crtx explorer", nil), env, heading}
 }
 

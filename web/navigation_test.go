@@ -66,6 +66,10 @@ func TestOneNavigation(t *testing.T) {
 		{signed, "/dashboard/keys", forWallet, "Keys"},
 		{signed, "/dashboard/creator", forWallet, "Creator"},
 		{operator, "/dashboard/operator", forOperator, "Operator"},
+		{operator, "/", forOperator, "Agents"},
+		{operator, tx, forOperator, "Explorer"},
+		{operator, "/docs", forOperator, "API"},
+		{operator, "/agents/no-such-agent", forOperator, ""},
 		{visitor, "/dashboard/operator", forVisitor, ""},
 	} {
 		resp, body := c.who.send("GET", c.path, nil)

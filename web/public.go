@@ -90,7 +90,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	if aq.Offset+aq.Limit < page.Total {
 		d.Next = link(aq.Offset + aq.Limit)
 	}
-	v, _ := h.session(r)
+	v := h.visitor(r)
 	return h.render(w, "home", v.page("crtx — agents", d))
 }
 
@@ -126,7 +126,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	base := h.market.Config().PublicURL
-	v, _ := h.session(r)
+	v := h.visitor(r)
 	d := agentData{Agent: a, Devnet: dev, URL: base, Example: "Hello",
 		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
 		CardURL: api.CardURL(base, a.AgentID)}

@@ -330,6 +330,18 @@ func (h *Handler) session(r *http.Request) (visit, error) {
 	return visit{Wallet: p.Wallet, key: formKey(c.Value), at: h.market.Now()}, nil
 }
 
+// visitor is whoever looks at a public page: the signed-in wallet, else
+// the signed-in operator, else a visitor without a session.
+func (h *Handler) visitor(r *http.Request) visit {
+	if v, err := h.session(r); err == nil {
+		return v
+	}
+	if v, err := h.operatorVisit(r); err == nil {
+		return v
+	}
+	return visit{}
+}
+
 // signedPage serves a page of the signed-in wallet; a visitor without a
 // session gets the sign-in page, which sends them back here after.
 func (h *Handler) signedPage(page func(http.ResponseWriter, *http.Request, visit) error) func(http.ResponseWriter, *http.Request) error {
