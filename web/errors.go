@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/crtx-market/crtx"
@@ -60,11 +61,15 @@ func (h *Handler) human(next func(http.ResponseWriter, *http.Request) error) fun
 			status, p.Heading = http.StatusForbidden, "This form was not sent"
 			p.Text = sentence(e.Message) + " Nothing was done: open the page again and send the form from there."
 			p.Next = []link{{formPage(r.URL.Path), "Open the page again"}}
+		case e.Code == crtx.CodeUnavailable:
+			// Its message speaks to programs (Idempotency-Key, retry).
+			status, p.Heading = api.Status(e), "The marketplace is busy"
+			p.Text = "Nothing was changed. Try again in a few seconds."
 		default:
 			status, p.Heading, p.Text = api.Status(e), "That did not work", sentence(e.Message)
-			if status >= 500 {
-				p.Text += " Try again in a minute."
-			}
+		}
+		if e != nil && e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 		}
 		if g := (*guided)(nil); errors.As(err, &g) {
 			p.Text = strings.TrimSpace(p.Text + " " + g.text)
