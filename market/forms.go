@@ -17,7 +17,8 @@ const formMemory = 24 * time.Hour
 func (m *Market) ClaimForm(ctx context.Context, owner, token string) (bool, error) {
 	now := m.now()
 	// The primary key holds the once-only rule, so the weakest isolation
-	// serves: two tabs of one wallet sending forms do not fail each other.
+	// serves: forms sent at once (two tabs, two wallets sweeping the same
+	// old forms) wait on each other at most, never fail each other.
 	err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
 		return tx.ClaimForm(ctx, crtx.SentForm{Owner: owner, Token: token, SentAt: now}, now.Add(-formMemory))
 	})

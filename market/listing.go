@@ -163,9 +163,10 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 
 // UpdateListingWithin is UpdateListing for a person who agreed to lock at
 // most more collateral than the listing holds: a change that would lock
-// more fails with a *MoreCollateral and changes nothing. The bound is
-// checked in the update's own transaction, against the collateral as it is
-// then (a slash in between raises what a tier needs).
+// more fails with a *MoreCollateral and changes nothing. The bound holds in
+// the transaction that locks, against the listing as written; it is also
+// checked before a new endpoint's test, so as not to make a person wait
+// seconds for a refusal.
 func (m *Market) UpdateListingWithin(ctx context.Context, wallet, id string, p crtx.ListingParams, more crtx.USDC) (api.CreatorAgent, error) {
 	return m.updateListing(ctx, wallet, id, p, &more)
 }
@@ -186,7 +187,7 @@ func (m *Market) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, erro
 	more := max(crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)-a.Collateral, 0)
 	if within != nil && more > *within {
 		return 0, &MoreCollateral{More: more, err: crtx.InvalidField("price_per_call_usdc",
-			"this price locks %s USDC more collateral from your mainnet balance; confirm that amount", more)}
+			"this change locks %s USDC more collateral from your mainnet balance, for what the price's tier needs beyond what the listing holds; confirm that amount", more)}
 	}
 	return more, nil
 }
@@ -227,8 +228,10 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 	if _, err := keySignature(before, a); err != nil {
 		return api.CreatorAgent{}, err
 	}
-	if _, err := m.collateralFor(a, within); err != nil {
-		return api.CreatorAgent{}, err // before the endpoint's test, which takes seconds
+	if len(changedFields(before, a)) > 0 {
+		if _, err := m.collateralFor(a, within); err != nil {
+			return api.CreatorAgent{}, err // before the endpoint's test, which takes seconds
+		}
 	}
 	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
 		if err := m.reachable(ctx, a); err != nil {

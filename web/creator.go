@@ -271,7 +271,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	}
 	if mc := (*market.MoreCollateral)(nil); errors.As(err, &mc) {
 		form["more_collateral"] = mc.More.String()
-		return outcome{Error: "This price locks " + mc.More.String() + " USDC more collateral, from your mainnet balance. Tick the box below the form to confirm.",
+		return outcome{Error: "Saving locks " + mc.More.String() + " USDC more collateral, from your mainnet balance, for what this price's tier needs beyond what the listing holds. Tick the box below the form to confirm.",
 			Form: form, Landing: edit}, nil
 	}
 	if isUserError(err) {

@@ -194,9 +194,10 @@ func landing(page, nonce string) string {
 	return u.String()
 }
 
-// formWork bounds how long a form's action runs: a run from the agent page
-// waits at most an agent's longest timeout (300 s). A form without an
-// outcome after that was cut off, as when the marketplace stopped.
+// formWork is longer than a form's action can run: the longest, a run from
+// the agent page, waits at most an agent's longest timeout (300 s). A form
+// without an outcome after that was cut off, as when the marketplace
+// stopped.
 const formWork = 10 * time.Minute
 
 // outcome reads what the form named by ?sent= led to, if the visitor sent
@@ -212,7 +213,7 @@ func (h *Handler) outcome(r *http.Request, v visit) outcome {
 	switch {
 	case err != nil:
 	case f.Outcome == nil && v.at.Sub(f.SentAt) > formWork:
-		out.Error = "This form was received at " + f.SentAt.UTC().Format("15:04 UTC") + ", but how it ended was not recorded: the marketplace stopped while it ran. Look at this page to see whether it was done before you send it again."
+		out.Error = "This form was received at " + f.SentAt.UTC().Format("2006-01-02 15:04 UTC") + ", but how it ended was not recorded: the marketplace stopped while it ran. Look at this page to see whether it was done before you send it again."
 	case f.Outcome == nil:
 		out.Notice = "This is still being done: reload the page in a moment to see how it went."
 	default:
