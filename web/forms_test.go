@@ -88,19 +88,35 @@ func (b *browserLike) twice(action string, form url.Values) []string {
 	return where
 }
 
+// signedIn is a new wallet signed in: its key, its REST client, and a
+// browser holding its session.
+func signedIn(t *testing.T, d *daemon.Daemon) (ed25519.PrivateKey, *client.Client, *browserLike) {
+	t.Helper()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	cc, s, err := client.New(d.URL, "").SignIn(context.Background(), ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck, cc, &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+}
+
+// ahead is a marketplace whose clock runs the returned duration ahead of
+// the real one.
+func ahead(t *testing.T) (*daemon.Daemon, *atomic.Int64) {
+	var by atomic.Int64
+	return market(t, func(c *daemon.Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(by.Load())) }
+	}), &by
+}
+
 // A form acts once: a double click, Back and send again, or a reload of
 // the page it lands on repeat nothing; every answer lands on the page of
 // the first sending's outcome. A created key's secret is shown once.
 func TestFormsActOnce(t *testing.T) {
 	d := market(t)
 	ctx := context.Background()
-	_, ck, _ := ed25519.GenerateKey(nil)
+	ck, cc, b := signedIn(t, d)
 	wallet := crtx.Address(ck.Public().(ed25519.PublicKey))
-	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
 	same := func(what string, where []string) string {
 		t.Helper()
 		for _, w := range where {
@@ -192,19 +208,11 @@ func TestFormsActOnce(t *testing.T) {
 // page was served, by that clock, it is refused and acts on nothing, while
 // the wallet's session (24 hours) still holds.
 func TestFormsExpireByTheMarketClock(t *testing.T) {
-	var ahead atomic.Int64
-	d := market(t, func(c *daemon.Config) {
-		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
-	})
+	d, clock := ahead(t)
 	ctx := context.Background()
-	_, ck, _ := ed25519.GenerateKey(nil)
-	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+	_, cc, b := signedIn(t, d)
 	token := b.token("/dashboard/")
-	ahead.Store(int64(13 * time.Hour))
+	clock.Store(int64(13 * time.Hour))
 	if resp, body := b.send("POST", "/dashboard/airdrop", url.Values{"csrf": {token}, "amount": {"5"}}); resp.StatusCode != 403 || !strings.Contains(body, "more than 12 hours ago") {
 		t.Errorf("a form served 13 hours ago by the market's clock: %d", resp.StatusCode)
 	}
@@ -220,25 +228,16 @@ func TestFormsExpireByTheMarketClock(t *testing.T) {
 // has no outcome: its page says it is being done while it may still be,
 // and once no action could still run, that how it ended was not recorded.
 func TestFormCutOff(t *testing.T) {
-	var ahead atomic.Int64
-	d := market(t, func(c *daemon.Config) {
-		c.Now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
-	})
-	ctx := context.Background()
-	_, ck, _ := ed25519.GenerateKey(nil)
-	_, s, err := client.New(d.URL, "").SignIn(ctx, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
+	d, clock := ahead(t)
+	ck, _, b := signedIn(t, d)
 	nonce := strings.Split(b.token("/dashboard/"), ".")[1]
-	if first, err := d.Market.ClaimForm(ctx, crtx.Address(ck.Public().(ed25519.PublicKey)), nonce); !first || err != nil {
+	if first, err := d.Market.ClaimForm(context.Background(), crtx.Address(ck.Public().(ed25519.PublicKey)), nonce); !first || err != nil {
 		t.Fatalf("claim: %v, %v", first, err)
 	}
 	if _, body := b.send("GET", "/dashboard/?sent="+nonce, nil); !strings.Contains(body, "still being done") {
 		t.Error("a form at work does not say so")
 	}
-	ahead.Store(int64(11 * time.Minute))
+	clock.Store(int64(11 * time.Minute))
 	_, body := b.send("GET", "/dashboard/?sent="+nonce, nil)
 	if e := shownError.FindStringSubmatch(body); e == nil || !strings.Contains(e[1], "how it ended was not recorded") {
 		t.Error("a form cut off 11 minutes ago still says it is being done")
@@ -251,25 +250,15 @@ func TestFormCutOff(t *testing.T) {
 func TestMoreCollateralIsConfirmed(t *testing.T) {
 	d := market(t)
 	ctx := context.Background()
-	_, ck, _ := ed25519.GenerateKey(nil)
-	cc, s, err := client.New(d.URL, "").SignIn(ctx, ck)
+	id, session := greeterOf(t, d)
+	cc := client.New(d.URL, session)
+	mine, err := cc.CreatorAgents(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.New(d.URL, adminToken).Deposit(ctx, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
-		t.Fatal(err)
-	}
-	endpoint, pub := service(t)
-	str := func(s string) *string { return &s }
-	price, tags := crtx.USDC(50_000), []string{"writing"}
-	a, err := cc.CreateListing(ctx, crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."), Description: str("Greets."), Tags: &tags,
-		InputSchema: rawJSON(`{"type":"object"}`), OutputSchema: rawJSON(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
-	edit := "/dashboard/creator/agents/" + a.AgentID + "/edit"
+	price, endpoint, pub := mine[0].Price, mine[0].EndpointURL, mine[0].SigningPublicKey
+	b := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": session}}
+	edit := "/dashboard/creator/agents/" + id + "/edit"
 	form := url.Values{"tagline": {"Greets."}, "description": {"Greets."}, "tags": {"writing"}, "price_per_call_usdc": {"0.5"}, "endpoint_url": {endpoint},
 		"signing_public_key": {pub}, "input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "timeout_seconds": {"60"}}
 	form.Set("csrf", b.token(edit))

@@ -23,20 +23,13 @@ var (
 // one, as the current page.
 func TestOneNavigation(t *testing.T) {
 	d := market(t)
-	ctx := context.Background()
 	id := greeter(t, d)
-	_, ck, _ := ed25519.GenerateKey(nil)
-	wallet := crtx.Address(ck.Public().(ed25519.PublicKey))
-	_, s, err := client.New(d.URL, "").SignIn(ctx, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fund, err := client.New(d.URL, adminToken).Deposit(ctx, crtx.Mainnet, wallet, crtx.MicroPerUSDC)
+	ck, _, signed := signedIn(t, d)
+	fund, err := client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), crtx.MicroPerUSDC)
 	if err != nil {
 		t.Fatal(err)
 	}
 	visitor := &browserLike{t: t, base: d.URL, cookies: map[string]string{}}
-	signed := &browserLike{t: t, base: d.URL, cookies: map[string]string{"crtx_session": s.SessionToken}}
 	operator := &browserLike{t: t, base: d.URL, cookies: map[string]string{}}
 	operator.send("POST", "/dashboard/operator/login", url.Values{"token": {adminToken}})
 
