@@ -11,7 +11,7 @@ import (
 
 // Pages that show a wallet's own state are kept out of every cache, so
 // that Back after signing out does not show balances again; public pages
-// may be cached.
+// may be cached, by the browser alone while they show a signed-in header.
 func TestSignedInPagesAreNotStored(t *testing.T) {
 	d := market(t)
 	_, key, _ := ed25519.GenerateKey(nil)
@@ -19,17 +19,25 @@ func TestSignedInPagesAreNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, private := range map[string]bool{"/dashboard/": true, "/dashboard/keys": true, "/dashboard/creator": true,
-		"/login": true, "/": false, "/explorer/": false} {
-		req, _ := http.NewRequest("GET", d.URL+path, nil)
-		req.AddCookie(&http.Cookie{Name: "crtx_session", Value: s.SessionToken})
+	for _, c := range []struct {
+		path, session, want string
+	}{
+		{"/dashboard/", s.SessionToken, "no-store"}, {"/dashboard/keys", s.SessionToken, "no-store"},
+		{"/dashboard/creator", s.SessionToken, "no-store"}, {"/login", s.SessionToken, "no-store"},
+		{"/", s.SessionToken, "private"}, {"/explorer/", s.SessionToken, "private"}, {"/docs", s.SessionToken, "private"},
+		{"/", "", ""}, {"/explorer/", "", ""}, {"/docs", "", ""},
+	} {
+		req, _ := http.NewRequest("GET", d.URL+c.path, nil)
+		if c.session != "" {
+			req.AddCookie(&http.Cookie{Name: "crtx_session", Value: c.session})
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if got := resp.Header.Get("Cache-Control") == "no-store"; resp.StatusCode != 200 || got != private {
-			t.Errorf("%s: %d, Cache-Control %q; want no-store: %v", path, resp.StatusCode, resp.Header.Get("Cache-Control"), private)
+		if got := resp.Header.Get("Cache-Control"); resp.StatusCode != 200 || got != c.want {
+			t.Errorf("%s (signed in: %v): %d, Cache-Control %q; want %q", c.path, c.session != "", resp.StatusCode, got, c.want)
 		}
 	}
 }

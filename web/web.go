@@ -281,6 +281,9 @@ type page struct {
 // Operator says the page is shown to the signed-in operator.
 func (p page) Operator() bool { return p.Wallet == "" && p.key != "" }
 
+// personal says the page is shown to someone signed in.
+func (p page) personal() bool { return p.key != "" }
+
 // CSRF is a new one-time token for one of the page's forms.
 func (p page) CSRF() string { return p.key.token(p.at) }
 
@@ -294,6 +297,11 @@ func (h *Handler) renderStatus(w http.ResponseWriter, status int, name string, d
 	b, err := h.execute(name, data)
 	if err != nil {
 		return err
+	}
+	// A public page under a signed-in header is that visitor's alone: no
+	// shared cache may keep it (pages of a wallet's state say no-store).
+	if p, ok := data.(interface{ personal() bool }); ok && p.personal() && w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "private")
 	}
 	writePage(w, status, b)
 	return nil
