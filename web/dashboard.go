@@ -12,22 +12,23 @@ import (
 	"github.com/crtx-market/crtx/api"
 )
 
-// loginProblems are what the sign-in page says when it is sent back to:
-// an unknown token pasted, or a session that ended under a form.
-var loginProblems = map[string]string{
-	"token": "That is not a valid session token: run crtx session again, or sign in with a key in this browser.",
-	"ended": "Your session has ended, so nothing was sent. Sign in again to go on.",
+// loginProblem is what the sign-in page says when it is sent back to:
+// a session that ended under a form, or an unknown token pasted.
+func loginProblem(q url.Values) string {
+	switch {
+	case q.Get("ended") != "":
+		return "Your session has ended, so nothing was sent. Sign in again to go on."
+	case q.Get("token") != "":
+		return "That is not a valid session token: run crtx session again, or sign in with a key in this browser."
+	}
+	return ""
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	v, _ := h.session(r)
 	q := r.URL.Query()
 	p := v.page("Sign in — crtx", q.Get("next"))
-	for k, problem := range loginProblems {
-		if q.Get(k) != "" {
-			p.Error = problem
-		}
-	}
+	p.Error = loginProblem(q)
 	return h.render(w, "login", p)
 }
 

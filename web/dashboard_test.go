@@ -3,7 +3,9 @@ package web_test
 import (
 	"context"
 	"crypto/ed25519"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/crtx-market/crtx/client"
@@ -58,6 +60,23 @@ func TestFormActionsAnswerGetWithTheirPage(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
 			t.Errorf("GET %s: %d to %q, want 303 to %s", path, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}
+
+// Sent back to sign in for two reasons at once, the page says the same
+// one every time: the session that ended under a form.
+func TestLoginProblemIsStable(t *testing.T) {
+	d := market(t)
+	for range 5 {
+		resp, err := http.Get(d.URL + "/login?token=bad&ended=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "Your session has ended") {
+			t.Fatalf("/login?token=bad&ended=1 says: %s", shownError.FindString(string(body)))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"crypto/subtle"
 	"net/http"
+	"net/url"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -25,10 +26,15 @@ type operatorData struct {
 	Resolved []api.DisputeInfo
 }
 
-// operatorProblems are what the operator's sign-in says when sent back to.
-var operatorProblems = map[string]string{
-	"token": "That is not the admin token.",
-	"ended": "Your operator session has ended, so nothing was done. Sign in again to go on.",
+// operatorProblem is what the operator's sign-in says when sent back to.
+func operatorProblem(q url.Values) string {
+	switch {
+	case q.Get("ended") != "":
+		return "Your operator session has ended, so nothing was done. Sign in again to go on."
+	case q.Get("token") != "":
+		return "That is not the admin token."
+	}
+	return ""
 }
 
 func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
@@ -37,12 +43,7 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 	}
 	v, err := h.operatorVisit(r)
 	if err != nil {
-		p := page{Title: "Operator — crtx"}
-		for k, problem := range operatorProblems {
-			if r.URL.Query().Get(k) != "" {
-				p.Error = problem
-			}
-		}
+		p := page{Title: "Operator — crtx", Error: operatorProblem(r.URL.Query())}
 		return h.render(w, "operator-login", p)
 	}
 	open, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
