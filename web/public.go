@@ -57,8 +57,8 @@ func (d homeData) Filtered() bool { return d.Q != "" || d.ActiveTag != "" || d.V
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	aq := crtx.AgentQuery{Q: q.Get("q"), Sort: q.Get("sort"), Limit: 12, VerifiedOnly: q.Get("verified_only") == "true"}
-	if !slices.Contains([]string{"", crtx.SortTotalExecutions, crtx.SortSuccessRate, crtx.SortPriceAsc, crtx.SortPriceDesc, crtx.SortCreatedAt}, aq.Sort) {
-		aq.Sort = ""
+	if !slices.ContainsFunc(sorts, func(s sortChoice) bool { return s.Value == aq.Sort }) {
+		aq.Sort = "" // best match with a search, else the default
 	}
 	if t := q.Get("tag"); t != "" {
 		aq.Tags = []string{t}
