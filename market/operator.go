@@ -16,12 +16,14 @@ func (m *Market) SetVerified(ctx context.Context, wallet string, verified bool) 
 	p, err := m.setCreator(ctx, wallet, "verify creator", func(tx crtx.Tx) error {
 		// The badge vouches for a creator's agents: a wallet that never
 		// listed one has nothing to vouch for.
-		agents, err := tx.AgentsByCreator(ctx, wallet)
-		if err != nil {
-			return err
-		}
-		if verified && len(agents) == 0 {
-			return crtx.Errorf(crtx.CodeNotFound, "%s has listed no agent; the badge is for creators", wallet)
+		if verified {
+			agents, err := tx.AgentsByCreator(ctx, wallet)
+			if err != nil {
+				return err
+			}
+			if len(agents) == 0 {
+				return crtx.Errorf(crtx.CodeNotFound, "%s has listed no agent; the badge is for creators", wallet)
+			}
 		}
 		return tx.SetCreatorVerified(ctx, wallet, verified)
 	})
