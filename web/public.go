@@ -150,7 +150,9 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 		}
 		d.Keys = slices.DeleteFunc(keys, func(k crtx.APIKey) bool { return k.RevokedAt != nil })
 	}
-	return h.render(w, "agent", v.page(a.Name+" — crtx", d).with(out))
+	p := v.page(a.Name+" — crtx", d).with(out)
+	p.Description = a.Name + " on crtx: " + a.Tagline
+	return h.render(w, "agent", p)
 }
 
 // tryAgent runs the agent from its page's form, with one of the caller's

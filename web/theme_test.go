@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -37,5 +39,21 @@ func TestThemeFaviconAndSkipLink(t *testing.T) {
 				t.Errorf("%s (%s): background %s (want %s), icon %q, description %q, first Tab on %q", path, scheme, bg, want, icon, description, focused)
 			}
 		}
+	}
+}
+
+// An agent's page describes the agent, for search results and link
+// previews; other pages the site.
+func TestAgentPageDescription(t *testing.T) {
+	d := market(t)
+	id := greeter(t, d)
+	resp, err := http.Get(d.URL + "/agents/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `<meta name="description" content="Greeter on crtx: Greets.">`) {
+		t.Error("the agent's page does not describe the agent")
 	}
 }
