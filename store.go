@@ -43,6 +43,23 @@ type Store interface {
 	Close() error
 }
 
+// Notifier is what a store shared by several processes (PostgreSQL's)
+// implements beside Store, to carry word between them that executions
+// changed state: so a stream served by one replica hears of a change made
+// by another without reading the row over and over. A store that serves
+// one process (SQLite) has none.
+type Notifier interface {
+	// Notify sends msg, at most MaxNotification bytes, to every process
+	// listening, the sender included.
+	Notify(ctx context.Context, msg string) error
+	// Listen calls listening once it hears what Notify sends, then fn with
+	// each message, until ctx ends or the connection it listens on fails.
+	Listen(ctx context.Context, listening func(), fn func(msg string)) error
+}
+
+// MaxNotification is the longest message a Notifier carries.
+const MaxNotification = 7900
+
 // Read runs fn in a read-only transaction of s and returns what it read:
 // the shape of most reads, which fetch one value.
 func Read[T any](ctx context.Context, s Store, fn func(Tx) (T, error)) (T, error) {

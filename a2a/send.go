@@ -13,9 +13,8 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// pollInterval is how often a waiting or streaming call reads its
-// execution again, as GET /v1/executions/{id}/events does: the row may be
-// moved by any replica, so it is read rather than waited on.
+// pollInterval is how often a message waits to be sent again while its
+// first sending still runs.
 const pollInterval = 100 * time.Millisecond
 
 // SendMessage runs the agent on the message. By default it answers when
@@ -31,8 +30,9 @@ func (t *tasks) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a
 	async := req.Config != nil && req.Config.ReturnImmediately
 	e, result, err := t.send(ctx, c, req, async)
 	if err == nil && !async && !e.Status.Final() {
-		// A replay of a message first sent without waiting: wait now.
-		e, result, err = t.m.Follow(ctx, c.principal, e, pollInterval, nil)
+		// A replay of a message first sent without waiting: wait now, as
+		// a stream does.
+		e, result, err = t.wait(ctx, c, e)
 	}
 	if err != nil {
 		return nil, t.protocolError(ctx, c, err)
@@ -50,6 +50,13 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 			yield(nil, err)
 			return
 		}
+		// Refused before the message is paid for, not after.
+		release, err := t.api.AdmitStream(c.principal.Key.ID)
+		if err != nil {
+			yield(nil, t.protocolError(ctx, c, err))
+			return
+		}
+		defer release()
 		e, result, err := t.send(ctx, c, req, true)
 		if err != nil {
 			yield(nil, t.protocolError(ctx, c, err))
@@ -60,6 +67,16 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 		}
 		t.follow(ctx, c, e, req.Message.ContextID, yield)
 	}
+}
+
+// wait follows e until it is final, within the key's streams.
+func (t *tasks) wait(ctx context.Context, c call, e crtx.Execution) (crtx.Execution, string, error) {
+	release, err := t.api.AdmitStream(c.principal.Key.ID)
+	if err != nil {
+		return e, "", err
+	}
+	defer release()
+	return t.m.Follow(ctx, e, nil)
 }
 
 // send opens the execution a message asks for, or finds the one it opened

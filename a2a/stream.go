@@ -9,11 +9,11 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// follow streams e's changes of state until it is final, reading it every
-// pollInterval. A completed task's result comes as an artifact before the
-// final status, so a client holds the result when the stream ends.
+// follow streams e's changes of state until it is final. A completed
+// task's result comes as an artifact before the final status, so a client
+// holds the result when the stream ends.
 func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool) {
-	_, _, err := t.m.Follow(ctx, c.principal, e, pollInterval, func(e crtx.Execution, result string) bool {
+	_, _, err := t.m.Follow(ctx, e, func(e crtx.Execution, result string) bool {
 		if state(e) == a2a.TaskStateCompleted && !yield(t.artifactEvent(e, result, contextID), nil) {
 			return false
 		}
@@ -33,6 +33,12 @@ func (t *tasks) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			yield(nil, err)
 			return
 		}
+		release, err := t.api.AdmitStream(c.principal.Key.ID)
+		if err != nil {
+			yield(nil, t.protocolError(ctx, c, err))
+			return
+		}
+		defer release()
 		e, result, err := t.own(ctx, c, string(req.ID))
 		if err != nil {
 			yield(nil, t.protocolError(ctx, c, err))

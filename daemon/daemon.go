@@ -63,9 +63,10 @@ type Config struct {
 	LogFormat        string
 	LogLevel         string
 	// Limits against abuse: per client address on sign-in and airdrops, per
-	// API key, and executions in flight per key.
+	// API key, and executions in flight and streams open per key.
 	RateLimitIP, RateLimitKey float64
 	MaxInFlightPerKey         int
+	MaxStreamsPerKey          int
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
 	// MetricsAddr, when set, serves GET /metrics there instead of on Addr.
@@ -88,7 +89,7 @@ func Defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", DBConns: postgres.DefaultConns, PlatformFeeBps: md.FeeBps,
 		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: md.AirdropsPerHour,
 		ShutdownTimeout: 30 * time.Second, Lease: md.Lease, MaxDispatches: md.MaxDispatches, WebhookRetryBase: md.WebhookRetryBase,
-		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxInFlightPerKey: 256,
+		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxInFlightPerKey: 256, MaxStreamsPerKey: 64,
 		LogFormat: "text", LogLevel: "info"}
 }
 
@@ -338,7 +339,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		collectors = sqlite.Collectors(db)
 	}
 	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
-		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey}})
+		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey,
+			StreamsPerKey: cfg.MaxStreamsPerKey}})
 	pages, err := web.New(m, web.Options{AdminToken: token, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)
@@ -370,6 +372,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.RunRollup(ctx, cfg.RollupInterval) })
 	jobs.Go(func() { m.RunHeartbeat(ctx) })
+	jobs.Go(func() { m.RunNotifications(ctx, nil) })
 	if alone {
 		// This process holds the folder's lock: whatever is in flight was
 		// left by one that died, and runs again now.

@@ -1,60 +1,71 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 )
 
+// keepAlive is how long an events stream stays silent before it sends a
+// comment, so that proxies do not close it as idle.
+const keepAlive = 15 * time.Second
+
 // events streams an execution's status changes as Server-Sent Events, one
 // event per change with the record as data, and ends after the final one.
-// It reads the database, so it works whichever replica made the change.
+// It waits to be told of a change (market.Follower), whichever replica
+// made it, rather than reading the execution over and over.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.apiKey(r)
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("id")
-	e, result, err := s.market.GetExecution(r.Context(), p, id)
+	release, err := s.AdmitStream(p.Key.ID)
 	if err != nil {
 		return err
 	}
+	defer release()
+	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	f := s.market.Watch(e)
+	defer f.Close()
 	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	last := ""
 	seq := 0
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	keepAlive := time.NewTicker(15 * time.Second)
-	defer keepAlive.Stop()
 	for {
 		if string(e.Status) != last {
 			last = string(e.Status)
 			seq++
 			b, _ := json.Marshal(s.market.Record(e, result))
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, e.Status, b)
-			if flusher != nil {
-				flusher.Flush()
-			}
+			flush()
 			if e.Status.Final() {
 				return nil
 			}
 		}
-		select {
-		case <-r.Context().Done():
+		ctx, cancel := context.WithTimeout(r.Context(), keepAlive)
+		e, result, err = f.Next(ctx)
+		cancel()
+		switch {
+		case r.Context().Err() != nil:
 			return nil
-		case <-keepAlive.C:
+		case errors.Is(err, context.DeadlineExceeded):
 			fmt.Fprint(w, ": keep-alive\n\n")
-			if flusher != nil {
-				flusher.Flush()
-			}
-		case <-tick.C:
-		}
-		if e, result, err = s.market.GetExecution(r.Context(), p, id); err != nil {
+			flush()
+		case err != nil:
 			s.log.Warn("events", "request_id", requestID(r), "err", err)
 			return nil
 		}

@@ -21,6 +21,9 @@ type Limits struct {
 	PerKey float64
 	// InFlightPerKey caps one key's executions running at once; 0 is off.
 	InFlightPerKey int
+	// StreamsPerKey caps one key's streams open at once: the events of
+	// executions, A2A streams and MCP tasks/result calls; 0 is off.
+	StreamsPerKey int
 }
 
 // bucket is a token bucket.
@@ -74,6 +77,15 @@ type inflight struct {
 	mu  sync.Mutex
 	max int
 	n   map[string]int
+}
+
+// admit takes one of key's slots, or refuses with rate_limited, its
+// message naming the limit; release gives the slot back.
+func (f *inflight) admit(key, format string) (release func(), err error) {
+	if !f.acquire(key) {
+		return nil, rateLimited(1, format, f.max)
+	}
+	return func() { f.release(key) }, nil
 }
 
 func (f *inflight) acquire(key string) bool {

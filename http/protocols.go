@@ -40,8 +40,12 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 // Admit takes one of the key's in-flight execution slots, or refuses as
 // the REST execute does when all are taken; release gives the slot back.
 func (s *Server) Admit(keyID string) (release func(), err error) {
-	if !s.running.acquire(keyID) {
-		return nil, rateLimited(1, "this API key has %d executions in flight, its limit; wait for one to end", s.running.max)
-	}
-	return func() { s.running.release(keyID) }, nil
+	return s.running.admit(keyID, "this API key has %d executions in flight, its limit; wait for one to end")
+}
+
+// AdmitStream takes one of the key's stream slots, or refuses as
+// GET /v1/executions/{id}/events does when all are taken; release gives
+// the slot back.
+func (s *Server) AdmitStream(keyID string) (release func(), err error) {
+	return s.streams.admit(keyID, "this API key has %d streams open, its limit; close one first")
 }

@@ -34,5 +34,8 @@ func (m *Market) Cancel(ctx context.Context, p crtx.Principal, id string) (crtx.
 		}
 		return tx.UpdateExecution(ctx, e)
 	})
+	if err == nil {
+		m.announce(id)
+	}
 	return out, internal("cancel", err)
 }

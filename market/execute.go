@@ -237,18 +237,24 @@ func (m *Market) GetExecution(ctx context.Context, p crtx.Principal, id string) 
 		if e, err = ownExecution(ctx, tx, p, id); err != nil {
 			return err
 		}
-		if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
-			e.Dispute = &d
-		} else if !errors.Is(err, crtx.ErrNotFound) {
-			return err
-		}
-		if e.ResultCID == "" {
-			return nil
-		}
-		result, err = tx.Result(ctx, e.ResultCID)
+		result, err = details(ctx, tx, &e)
 		return err
 	})
 	return e, result, internal("get execution", err)
+}
+
+// details reads what an execution's record shows beside its row: its
+// dispute, set on e, and its result, returned.
+func details(ctx context.Context, tx crtx.Tx, e *crtx.Execution) (string, error) {
+	if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
+		e.Dispute = &d
+	} else if !errors.Is(err, crtx.ErrNotFound) {
+		return "", err
+	}
+	if e.ResultCID == "" {
+		return "", nil
+	}
+	return tx.Result(ctx, e.ResultCID)
 }
 
 // ownExecution reads one of the principal's executions in its key's

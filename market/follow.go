@@ -7,23 +7,88 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// Follow reads the principal's execution e every interval until it is
-// final, and returns it with its result. changed, if not nil, is told of
-// each state e moves to, and ends the following early by answering false.
-// The row is read rather than waited on, since any replica may move it.
-// When ctx ends first, Follow returns ctx's error and e as last read.
-func (m *Market) Follow(ctx context.Context, p crtx.Principal, e crtx.Execution, every time.Duration, changed func(e crtx.Execution, result string) bool) (crtx.Execution, string, error) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+// A Follower waits for one execution's changes of state, for a stream:
+// woken when the change is announced (see watches), with a read every
+// Config.StreamRecheck besides, so that an announcement lost on its way
+// from another replica delays a stream rather than hangs it.
+type Follower struct {
+	m *Market
+	w *watch
+	e crtx.Execution // as last returned
+	// due says a read is owed: one after announcement gen (as next
+	// answered it) that started no earlier than since.
+	due   bool
+	since time.Time
+}
+
+// Watch starts following e, an execution its caller has read under the
+// principal it serves. Close the Follower when done.
+func (m *Market) Watch(e crtx.Execution) *Follower {
+	return &Follower{m: m, w: m.watches.join(e.ID), e: e, due: true, since: time.Now()}
+}
+
+// Close stops following.
+func (f *Follower) Close() { f.m.watches.leave(f.e.ID, f.w) }
+
+// Next returns the execution once its state is no longer the one last
+// returned (Watch's, at first), or as it is once it is final, with its
+// result. When ctx ends first, Next returns ctx's error and the execution
+// as last returned.
+func (f *Follower) Next(ctx context.Context) (crtx.Execution, string, error) {
 	for {
+		changed, gen := f.m.watches.next(f.w)
+		if f.due {
+			e, result, err := f.w.read(ctx, gen, f.since, f.load)
+			if err != nil {
+				return f.e, "", err
+			}
+			f.due = false
+			if e.Status != f.e.Status || e.Status.Final() {
+				f.e = e
+				return e, result, nil
+			}
+		}
+		t := time.NewTimer(f.m.cfg.StreamRecheck)
 		select {
 		case <-ctx.Done():
-			return e, "", ctx.Err()
-		case <-tick.C:
+			t.Stop()
+			return f.e, "", ctx.Err()
+		case <-changed:
+			t.Stop()
+		case now := <-t.C:
+			// Any follower's read since this one's last will do.
+			f.since = now.Add(-f.m.cfg.StreamRecheck)
 		}
-		next, result, err := m.GetExecution(ctx, p, e.ID)
+		f.due = true
+	}
+}
+
+// load reads the execution with its dispute and result.
+func (f *Follower) load(ctx context.Context) (crtx.Execution, string, error) {
+	var e crtx.Execution
+	var result string
+	err := f.m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		if e, err = tx.Execution(ctx, f.e.ID); err != nil {
+			return err
+		}
+		result, err = details(ctx, tx, &e)
+		return err
+	})
+	return e, result, internal("follow execution", err)
+}
+
+// Follow waits for e, an execution its caller has read under the
+// principal it serves, until it is final, and returns it with its result.
+// changed, if not nil, is told of each state e moves to, and ends the
+// following early by answering false. When ctx ends first, Follow returns
+// ctx's error and e as last read.
+func (m *Market) Follow(ctx context.Context, e crtx.Execution, changed func(e crtx.Execution, result string) bool) (crtx.Execution, string, error) {
+	f := m.Watch(e)
+	defer f.Close()
+	for {
+		next, result, err := f.Next(ctx)
 		if err != nil {
-			return e, "", err
+			return next, "", err
 		}
 		moved := next.Status != e.Status
 		e = next
@@ -33,5 +98,21 @@ func (m *Market) Follow(ctx context.Context, p crtx.Principal, e crtx.Execution,
 		if e.Status.Final() {
 			return e, result, nil
 		}
+	}
+}
+
+// announce tells the streams following execution id, in this process and
+// in the other replicas, that its state changed: call it once the change
+// is committed.
+func (m *Market) announce(id string) {
+	m.watches.announce(id)
+	if m.outbox == nil {
+		return
+	}
+	select {
+	case m.outbox <- id:
+	default:
+		// The publisher is behind: the other replicas' streams see the
+		// change at their next recheck.
 	}
 }

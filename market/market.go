@@ -45,6 +45,10 @@ type Config struct {
 	// Heartbeat is how often a replica says it is alive (RunHeartbeat); one
 	// silent for three takes over its executions. 0 means 1 s.
 	Heartbeat time.Duration
+	// StreamRecheck is how often a stream following an execution reads it
+	// without having been told of a change: the most a change announced
+	// by another replica, and lost on the way, can be late. 0 means 5 s.
+	StreamRecheck time.Duration
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
@@ -74,6 +78,10 @@ type Market struct {
 	agentCache *ttlCache[crtx.Agent]         // agents by id for the checks before an execution, for a second
 	hooks      *destinations                 // webhook destinations' pace
 	beats      *beats                        // the other replicas' heartbeats, as seen here
+	watches    *watches                      // the executions streams follow here
+	// outbox holds the ids of executions whose change the other replicas
+	// are yet to hear of (RunNotifications); nil on a store of one process.
+	outbox chan string
 }
 
 // Defaults is the one place the service's defaults are written: New gives
@@ -81,7 +89,8 @@ type Market struct {
 // crtxd's flags start from them.
 func Defaults() Config {
 	return Config{FeeBps: 100, AirdropMax: 1000 * crtx.MicroPerUSDC, AirdropsPerHour: 5, CollateralTiers: crtx.DefaultCollateralTiers,
-		MaxDispatches: 512, WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second}
+		MaxDispatches: 512, WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second,
+		StreamRecheck: 5 * time.Second}
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -99,6 +108,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, def.Heartbeat)
 	cfg.WebhookRetryBase = cmp.Or(cfg.WebhookRetryBase, def.WebhookRetryBase)
 	cfg.MaxDispatches = cmp.Or(cfg.MaxDispatches, def.MaxDispatches)
+	cfg.StreamRecheck = cmp.Or(cfg.StreamRecheck, def.StreamRecheck)
 	if cfg.CollateralTiers == nil {
 		cfg.CollateralTiers = def.CollateralTiers
 	}
@@ -117,7 +127,11 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 		domain = u.Host
 	}
 	bg, stop := context.WithCancel(context.Background())
-	return &Market{store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
+	var outbox chan string
+	if _, ok := store.(crtx.Notifier); ok {
+		outbox = make(chan string, outboxSize)
+	}
+	return &Market{outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil

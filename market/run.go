@@ -75,6 +75,9 @@ func (m *Market) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execut
 		cur.LeaseUntil, cur.Owner = now.Add(m.cfg.Lease), m.replica
 		return tx.UpdateExecution(ctx, cur)
 	})
+	if err == nil && !cur.Status.Final() {
+		m.announce(cur.ID)
+	}
 	return cur, err
 }
 
@@ -206,6 +209,9 @@ func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.E
 		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
 	ok, err := m.store.CloseExecution(ctx, &c)
+	if ok {
+		m.announce(cur.ID)
+	}
 	if err == nil && !ok {
 		err = m.store.View(ctx, func(tx crtx.Tx) (err error) {
 			cur, err = tx.Execution(ctx, e.ID)

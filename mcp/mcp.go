@@ -33,8 +33,6 @@ type server struct {
 	market *market.Market
 	api    *crtxhttp.Server
 	log    *slog.Logger
-	// poll is how often a waiting call reads its execution again.
-	poll time.Duration
 }
 
 // sessionIdle is how long an MCP session lives without a request. Its
@@ -46,7 +44,7 @@ func New(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, api: opts.API, log: opts.Logger, poll: 100 * time.Millisecond}
+	s := &server{market: m, api: opts.API, log: opts.Logger}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions})
 	srv.AddReceivingMiddleware(carryCaller)

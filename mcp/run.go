@@ -116,7 +116,7 @@ func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e
 	}
 	notify(e, "")
 	// A replay of a finished run is read once, for its result.
-	e, result, err := s.market.Follow(ctx, c.p, e, s.poll, notify)
+	e, result, err := s.market.Follow(ctx, e, notify)
 	if err != nil && ctx.Err() != nil {
 		if _, err := s.market.Cancel(context.WithoutCancel(ctx), c.p, e.ID); err != nil {
 			s.log.Info("mcp call cancelled; its execution runs on", "execution_id", e.ID, "err", err)

@@ -255,7 +255,12 @@ func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 	}
 	if !e.Status.Final() {
 		c, _ := callerOf(ctx) // s.execution found it
-		if e, result, err = s.market.Follow(ctx, c.p, e, s.poll, nil); err != nil {
+		release, err := s.api.AdmitStream(c.p.Key.ID)
+		if err != nil {
+			return nil, rateLimited(err)
+		}
+		defer release()
+		if e, result, err = s.market.Follow(ctx, e, nil); err != nil {
 			return nil, s.toolError(err)
 		}
 	}
@@ -268,6 +273,17 @@ func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 	}
 	res.Meta = sdk.Meta{relatedTask: map[string]any{"taskId": e.ID}}
 	return res, nil
+}
+
+// rateLimited is a refusal of the key's limits as a JSON-RPC error of the
+// server's own (-32000), with the crtx code and when to try again as data.
+func rateLimited(err error) error {
+	var e *crtx.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	data, _ := json.Marshal(map[string]any{"code": e.Code, "retry_after_seconds": e.RetryAfter})
+	return &jsonrpc.Error{Code: -32000, Message: e.Message, Data: data}
 }
 
 // cancelTask cancels a pending execution, refunding it. One already sent

@@ -77,17 +77,20 @@ func Open(ctx context.Context, dsn, searchPath string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return &DB{&sqldb.DB{Write: db, Read: db, Dialect: dialect{},
+	return &DB{DB: &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
 		WriteOptions:   &sql.TxOptions{Isolation: sql.LevelSerializable},
 		GuardedOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
-		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}}, nil
+		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}, conn: cfg}, nil
 }
 
 // DB is the PostgreSQL store: the SQL engine, with an execution's first
 // and last transactions each sent as one statement, a function call in
 // autocommit (migration 0009), instead of a dozen round trips inside
 // BEGIN and COMMIT during which the wallet's row stays locked.
-type DB struct{ *sqldb.DB }
+type DB struct {
+	*sqldb.DB
+	conn *pgx.ConnConfig // for Listen's connection of its own
+}
 
 // SetConns sets how many connections the store keeps open.
 func (d *DB) SetConns(n int) {

@@ -1,0 +1,87 @@
+package market
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// outboxSize bounds the changes waiting to be told to the other replicas;
+// past it they are dropped, and the streams there find them at their next
+// recheck (Config.StreamRecheck).
+const outboxSize = 4096
+
+// RunNotifications carries changes of executions' state between this
+// replica and the others on its store, until ctx ends: it sends those made
+// here, batched into one message per round trip, and wakes the streams
+// here that follow those made elsewhere. It listens again after its
+// connection fails, waking every stream then, since changes may have gone
+// by unheard. listening, if not nil, is called each time it starts
+// listening. On a store without a Notifier it returns at once.
+func (m *Market) RunNotifications(ctx context.Context, listening func()) {
+	n, ok := m.store.(crtx.Notifier)
+	if !ok {
+		return
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { m.publish(ctx, n) })
+	for {
+		err := n.Listen(ctx, func() {
+			m.watches.announceAll()
+			if listening != nil {
+				listening()
+			}
+		}, m.heard)
+		if ctx.Err() != nil {
+			return
+		}
+		m.cfg.Logger.Warn("listen for other replicas' changes; streams fall back to rechecks", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// A message is the sending replica's id and the ids of the executions that
+// changed, separated by spaces.
+
+// publish sends the ids in the outbox, as many as fit in each message.
+func (m *Market) publish(ctx context.Context, n crtx.Notifier) {
+	var b strings.Builder
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-m.outbox:
+			b.Reset()
+			b.WriteString(m.replica + " " + id)
+		}
+	batch:
+		for b.Len()+100 < crtx.MaxNotification { // an id is 36 bytes
+			select {
+			case id := <-m.outbox:
+				b.WriteString(" " + id)
+			default:
+				break batch
+			}
+		}
+		if err := n.Notify(ctx, b.String()); err != nil && ctx.Err() == nil {
+			m.cfg.Logger.Warn("tell other replicas of changes; their streams fall back to rechecks", "err", err)
+		}
+	}
+}
+
+// heard wakes the streams here on the executions another replica changed.
+func (m *Market) heard(msg string) {
+	ids := strings.Fields(msg)
+	if len(ids) < 2 || ids[0] == m.replica {
+		return
+	}
+	m.watches.announce(ids[1:]...)
+}
