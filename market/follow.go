@@ -15,16 +15,20 @@ type Follower struct {
 	m *Market
 	w *watch
 	e crtx.Execution // as last returned
-	// due says a read is owed: one after announcement gen (as next
-	// answered it) that started no earlier than since.
-	due   bool
-	since time.Time
+	// due says a read is owed: one after the latest announcement that
+	// started after the first after reads of the watch. One is owed too
+	// when announcements were made since gen, the last read's.
+	due        bool
+	gen, after uint64
 }
 
 // Watch starts following e, an execution its caller has read under the
 // principal it serves. Close the Follower when done.
 func (m *Market) Watch(e crtx.Execution) *Follower {
-	return &Follower{m: m, w: m.watches.join(e.ID), e: e, due: true, since: time.Now()}
+	w := m.watches.join(e.ID)
+	// e was read before joining: a change announced in between went by
+	// unheard, so the first read must start after the join.
+	return &Follower{m: m, w: w, e: e, due: true, after: w.reads.Load()}
 }
 
 // Close stops following.
@@ -37,17 +41,19 @@ func (f *Follower) Close() { f.m.watches.leave(f.e.ID, f.w) }
 func (f *Follower) Next(ctx context.Context) (crtx.Execution, string, error) {
 	for {
 		changed, gen := f.m.watches.next(f.w)
-		if f.due {
-			e, result, err := f.w.read(ctx, gen, f.since, f.load)
+		if f.due || gen != f.gen {
+			e, result, err := f.w.read(ctx, gen, f.after, f.load)
 			if err != nil {
 				return f.e, "", err
 			}
-			f.due = false
+			f.due, f.gen = false, gen
 			if e.Status != f.e.Status || e.Status.Final() {
 				f.e = e
 				return e, result, nil
 			}
 		}
+		// A recheck takes any follower's read that starts from now on.
+		f.after = f.w.reads.Load()
 		t := time.NewTimer(f.m.cfg.StreamRecheck)
 		select {
 		case <-ctx.Done():
@@ -55,11 +61,9 @@ func (f *Follower) Next(ctx context.Context) (crtx.Execution, string, error) {
 			return f.e, "", ctx.Err()
 		case <-changed:
 			t.Stop()
-		case now := <-t.C:
-			// Any follower's read since this one's last will do.
-			f.since = now.Add(-f.m.cfg.StreamRecheck)
+		case <-t.C:
+			f.due = true
 		}
-		f.due = true
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/crtx-market/crtx"
 )
@@ -26,15 +25,16 @@ type watch struct {
 	gen       atomic.Uint64 // announcements so far
 
 	reading chan struct{} // one slot: held by the follower that reads for all
+	reads   atomic.Uint64 // reads started so far
 	last    snapshot      // the latest read, under reading
 }
 
-// snapshot is an execution as read after announcement gen, at at.
+// snapshot is an execution as read by the seq-th read, started after
+// announcement gen.
 type snapshot struct {
-	gen    uint64
-	at     time.Time
-	e      crtx.Execution
-	result string
+	seq, gen uint64
+	e        crtx.Execution
+	result   string
 }
 
 func (ws *watches) join(id string) *watch {
@@ -93,19 +93,19 @@ func (w *watch) wake() {
 }
 
 // read returns the execution as read after announcement gen by a read
-// that started no earlier than since: the last follower's read if it is
-// that fresh, else a read made now with load, which the others share.
-func (w *watch) read(ctx context.Context, gen uint64, since time.Time, load func(context.Context) (crtx.Execution, string, error)) (crtx.Execution, string, error) {
+// that started after the first after reads: the last follower's read if it
+// is that fresh, else a read made now with load, which the others share.
+func (w *watch) read(ctx context.Context, gen, after uint64, load func(context.Context) (crtx.Execution, string, error)) (crtx.Execution, string, error) {
 	select {
 	case w.reading <- struct{}{}:
 	case <-ctx.Done():
 		return crtx.Execution{}, "", ctx.Err()
 	}
 	defer func() { <-w.reading }()
-	if s := w.last; s.e.ID != "" && s.gen >= gen && !s.at.Before(since) {
+	if s := w.last; s.seq > after && s.gen >= gen {
 		return s.e, s.result, nil
 	}
-	s := snapshot{gen: w.gen.Load(), at: time.Now()}
+	s := snapshot{seq: w.reads.Add(1), gen: w.gen.Load()}
 	var err error
 	if s.e, s.result, err = load(ctx); err != nil {
 		return crtx.Execution{}, "", err
