@@ -5,12 +5,15 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/store/postgres"
+	"github.com/crtx-market/crtx/store/storetest"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -149,4 +152,80 @@ func TestStreamsShareTheirReads(t *testing.T) {
 			}
 		}
 	})
+}
+
+// viewCountingPG counts the read transactions of a PostgreSQL store and
+// keeps its Notifier.
+type viewCountingPG struct {
+	*postgres.DB
+	views atomic.Int64
+}
+
+func (s *viewCountingPG) View(ctx context.Context, fn func(crtx.Tx) error) error {
+	s.views.Add(1)
+	return s.DB.View(ctx, fn)
+}
+
+// Two replicas on one PostgreSQL database: a stream served by B hears at
+// once of the change A makes, through the notification A sends. Streams
+// recheck only hourly here, so nothing else could tell it.
+func TestStreamsHearOtherReplicas(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	schema := storetest.Schema(t, dsn)
+	caller := newHeldCaller()
+	_, authority, _ := ed25519.GenerateKey(nil)
+	_, signer, _ := ed25519.GenerateKey(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	replica := func(store crtx.Store) *market.Market {
+		m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
+			Caller: caller, StreamRecheck: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listening := make(chan struct{})
+		var once sync.Once
+		wg.Go(func() { m.RunNotifications(ctx, func() { once.Do(func() { close(listening) }) }) })
+		<-listening
+		return m
+	}
+	storeB := &viewCountingPG{DB: testdb.Postgres(t, dsn, schema)}
+	a, b := replica(testdb.Postgres(t, dsn, schema)), replica(storeB)
+	defer a.Stop()
+
+	agent, p := listAgent(t, storeB), payer(t, a)
+	opened, err := a.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-caller.called
+	e, _, err := b.GetExecution(ctx, p, opened.ID)
+	if err != nil || e.Status != crtx.ExecRunning {
+		t.Fatalf("execution %s, %v; want running", e.Status, err)
+	}
+	f := b.Watch(e)
+	defer f.Close()
+	before := storeB.views.Load()
+	type next struct {
+		e   crtx.Execution
+		err error
+	}
+	got := make(chan next, 1)
+	go func() {
+		wait, stop := context.WithTimeout(ctx, 30*time.Second)
+		defer stop()
+		e, _, err := f.Next(wait)
+		got <- next{e, err}
+	}()
+	// Let A finish once B's stream has read the execution running and
+	// waits: from then on only word from A can move it.
+	for storeB.views.Load() == before {
+		time.Sleep(time.Millisecond)
+	}
+	close(caller.release)
+	if n := <-got; n.err != nil || n.e.Status != crtx.ExecFailed {
+		t.Errorf("B's stream got %s, %v; want failed, told by A", n.e.Status, n.err)
+	}
 }
