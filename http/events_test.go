@@ -2,16 +2,22 @@ package http_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestCancel(t *testing.T) {
@@ -105,4 +111,88 @@ func TestEvents(t *testing.T) {
 		}
 	}
 	wantCode(t, m.liveKey.Do(ctx, "GET", "/v1/executions/"+acc.ExecutionID+"/events", "", nil, nil), 404, "execution_not_found")
+}
+
+// A key has at most --max-streams-per-key streams open: the next, over
+// REST, A2A or MCP, is refused as rate_limited until one closes. Another
+// key is not counted with it.
+func TestStreamsPerKey(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxStreamsPerKey = 2 })
+	held := make(chan struct{})
+	agent := m.list(newService(t, func(ctx context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			select {
+			case <-held:
+			case <-ctx.Done():
+			}
+		}
+		return "held " + r.Task, 0, nil
+	}), "1")
+	acc, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "watched", Async: true}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := acc.ExecutionID
+	stream := func() *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(bounded(t), "GET", m.d.URL+"/v1/executions/"+id+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+m.key.Token())
+		// Not m.http, which reads a response to its end before answering.
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first, second := stream(), stream()
+	defer second.Body.Close()
+	if first.StatusCode != 200 || second.StatusCode != 200 {
+		t.Fatalf("streams within the limit answered %d and %d", first.StatusCode, second.StatusCode)
+	}
+
+	ce := wantCode(t, m.key.Do(ctx, "GET", "/v1/executions/"+id+"/events", "", nil, nil), 429, "rate_limited")
+	if ce.RetryAfter == "" {
+		t.Error("429 without Retry-After")
+	}
+	a := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC)
+	var subscribed error
+	for _, err := range a.SubscribeToTask(a.ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(id)}) {
+		subscribed = err
+	}
+	wantA2A(t, subscribed, a2a.ErrServerError, "rate_limited")
+	mc, _ := tasksClient(t, m.env, m.key)
+	resp, err := mc.GetTransport().SendRequest(bounded(t), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(7)),
+		Method: "tasks/result", Params: map[string]any{"taskId": id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error == nil || resp.Error.Code != -32000 || !strings.Contains(fmt.Sprint(resp.Error.Data), "rate_limited") {
+		t.Errorf("MCP tasks/result over the limit: %+v, %s", resp.Error, resp.Result)
+	}
+	// Another key's request is its own: here, not found on mainnet.
+	wantCode(t, m.liveKey.Do(ctx, "GET", "/v1/executions/"+id+"/events", "", nil, nil), 404, "execution_not_found")
+
+	// Closing a stream frees its place, once the server sees it closed.
+	first.Body.Close()
+	third := stream()
+	for deadline := time.Now().Add(10 * time.Second); third.StatusCode == 429 && time.Now().Before(deadline); third = stream() {
+		third.Body.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	defer third.Body.Close()
+	if third.StatusCode != 200 {
+		t.Fatalf("a stream after one closed answered %d", third.StatusCode)
+	}
+	close(held)
+	for _, r := range []*http.Response{second, third} {
+		var events []string
+		for sc := bufio.NewScanner(r.Body); sc.Scan(); {
+			if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				events = append(events, ev)
+			}
+		}
+		if len(events) == 0 || events[len(events)-1] != "completed" {
+			t.Errorf("a stream within the limit sent %v", events)
+		}
+	}
 }
