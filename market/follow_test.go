@@ -89,9 +89,10 @@ func payer(t *testing.T, m *market.Market) crtx.Principal {
 
 // Fifty streams follow one running execution for a minute, then see it
 // fail. They read it once per recheck between them, and once for the
-// change: not each on its own timer (fifty reads every 100 ms, 30,000 in
-// the minute), nor each once per recheck. The minute passes on the
-// bubble's clock (testing/synctest), so the test waits for nothing.
+// change, which they hear of at once: not each on its own timer (fifty
+// reads every 100 ms, 30,000 in the minute), nor each once per recheck.
+// The minute passes on the bubble's clock (testing/synctest), so the test
+// waits for nothing.
 func TestStreamsShareTheirReads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -140,8 +141,12 @@ func TestStreamsShareTheirReads(t *testing.T) {
 			t.Errorf("%d streams idle for %s read the execution %d times; want at most %d (one per recheck)", streams, idle, n, most)
 		}
 		before = store.views.Load()
+		released := time.Now()
 		close(caller.release)
 		wg.Wait()
+		if waited := time.Since(released); waited >= recheck {
+			t.Errorf("the streams heard of the change %s after it, at a recheck; want them told at once", waited)
+		}
 		// The execution's own final read (finish) may add one.
 		if n := store.views.Load() - before; n > 2 {
 			t.Errorf("%d streams read one change %d times; want once between them", streams, n)
