@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // CreatorRequest is the body the marketplace POSTs to a creator's /execute
@@ -99,6 +98,9 @@ func CheckReply(req CreatorRequest, r CreatorReply, key ed25519.PublicKey) error
 		if r.Result != nil || r.ResultHash != nil || r.Signature != nil {
 			return malformed("a failed reply must have null result, result_hash and signature")
 		}
+		if !IsText(*r.Error) {
+			return malformed("the error description holds a NUL character (U+0000) or bytes that are not UTF-8; it must be text")
+		}
 		return nil
 	case "completed":
 	default:
@@ -110,8 +112,10 @@ func CheckReply(req CreatorRequest, r CreatorReply, key ed25519.PublicKey) error
 	if len(*r.Result) > MaxResultBytes {
 		return malformed("the result is %d bytes, over the limit of %d", len(*r.Result), MaxResultBytes)
 	}
-	if !utf8.ValidString(*r.Result) {
-		return malformed("the result is not valid UTF-8")
+	// The result is stored and published: it is text, or it is refused
+	// here and the execution refunded, on either engine alike.
+	if !IsText(*r.Result) {
+		return malformed("the result holds a NUL character (U+0000) or bytes that are not UTF-8; it must be text")
 	}
 	if r.TokensUsed != nil && *r.TokensUsed < 0 {
 		return malformed("tokens_used is negative")

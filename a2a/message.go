@@ -1,11 +1,9 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -44,7 +42,7 @@ func readMessage(agentID string, msg *a2a.Message) (order, error) {
 	switch {
 	case msg.ID == "":
 		return order{}, crtx.InvalidField("message.messageId", "is required: it is the idempotency key of the call")
-	case len(msg.ID) > maxMessageID || !utf8.ValidString(msg.ID) || strings.ContainsRune(msg.ID, 0):
+	case len(msg.ID) > maxMessageID || !crtx.IsText(msg.ID):
 		return order{}, crtx.InvalidField("message.messageId", "must be text of at most %d bytes", maxMessageID)
 	case msg.TaskID != "":
 		return order{}, a2a.NewError(a2a.ErrUnsupportedOperation,
@@ -81,8 +79,7 @@ func readMessage(agentID string, msg *a2a.Message) (order, error) {
 		}
 	}
 	in := crtx.ExecuteParams{Task: strings.Join(texts, "\n"), Parameters: params}
-	// Text a database stores cannot hold NUL; JSON may escape one.
-	if strings.ContainsRune(in.Task, 0) || bytes.Contains(params, []byte(`\u0000`)) {
+	if !crtx.IsText(in.Task) || !crtx.IsJSONText(params) {
 		return order{}, crtx.InvalidField("message.parts", "hold a NUL character, which no task or parameter accepts")
 	}
 	if in.Task == "" {

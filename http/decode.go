@@ -50,8 +50,8 @@ func decodeBytes(body []byte, dst any) error {
 		return invalid("the body is not valid UTF-8")
 	}
 	// Escaped NUL characters are valid JSON but no text a field may hold
-	// (PostgreSQL cannot store them).
-	if bytes.Contains(body, []byte(`\u0000`)) {
+	// (crtx.IsText).
+	if !crtx.IsJSONText(body) {
 		return invalid("the body holds a NUL character (\\u0000), which no field accepts")
 	}
 	if depth(body) > maxDepth {

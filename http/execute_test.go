@@ -303,6 +303,13 @@ func TestCreatorFaults(t *testing.T) {
 			r.Status = "done"
 			replyJSON(w, r)
 		}, false, 502, "invalid_agent_response"},
+		{"NUL in the result", func(w http.ResponseWriter, req crtx.CreatorRequest, key ed25519.PrivateKey) {
+			replyJSON(w, signed(req, "ok\x00", key))
+		}, false, 502, "invalid_agent_response"},
+		{"NUL in the error", func(w http.ResponseWriter, req crtx.CreatorRequest, _ ed25519.PrivateKey) {
+			msg := "overloaded\x00"
+			replyJSON(w, crtx.CreatorReply{ExecutionID: req.ExecutionID, Status: "failed", Error: &msg})
+		}, false, 502, "invalid_agent_response"},
 		{"5 MiB result", func(w http.ResponseWriter, req crtx.CreatorRequest, key ed25519.PrivateKey) {
 			replyJSON(w, signed(req, strings.Repeat("a", 5<<20), key))
 		}, false, 502, "invalid_agent_response"},

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
 )
@@ -96,7 +95,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 // the path or the query — before it can reach a handler or a database that
 // stores only text (PostgreSQL refuses both).
 func textOnly(r *http.Request) error {
-	bad := func(s string) bool { return !utf8.ValidString(s) || strings.ContainsRune(s, 0) }
+	bad := func(s string) bool { return !crtx.IsText(s) }
 	if bad(r.URL.Path) {
 		return crtx.Errorf(crtx.CodeInvalidRequest, "the path holds bytes that are not text")
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -37,6 +36,13 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 	if in.Task == "" || len(in.Task) > crtx.MaxTaskBytes {
 		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "task is required, at most %d bytes", crtx.MaxTaskBytes)
 	}
+	// Every door comes here: what it let through is held to the one rule
+	// of text both engines store.
+	for _, err := range []error{crtx.CheckText("task", in.Task), crtx.CheckJSONText("parameters", in.Parameters), crtx.CheckText("idempotency key", idemKey)} {
+		if err != nil {
+			return crtx.Execution{}, err
+		}
+	}
 	if len(in.Parameters) == 0 || string(in.Parameters) == "null" {
 		in.Parameters = json.RawMessage(`{}`)
 	}
@@ -48,7 +54,7 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 			return crtx.Execution{}, err
 		}
 	}
-	if idemKey != "" && (len(idemKey) > 255 || !utf8.ValidString(idemKey)) {
+	if len(idemKey) > 255 {
 		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most 255 characters")
 	}
 	// The agent is kept for a second; the store opens the execution only

@@ -47,7 +47,7 @@ func New(m *market.Market, opts Options) http.Handler {
 	s := &server{market: m, api: opts.API, log: opts.Logger}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions})
-	srv.AddReceivingMiddleware(carryCaller)
+	srv.AddReceivingMiddleware(carryCaller, textOnly)
 	s.addTools(srv)
 	s.addTasks(srv)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
