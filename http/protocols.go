@@ -49,3 +49,8 @@ func (s *Server) Admit(keyID string) (release func(), err error) {
 func (s *Server) AdmitStream(keyID string) (release func(), err error) {
 	return s.streams.admit(keyID, "this API key has %d streams open, its limit; close one first")
 }
+
+// Limit counts one more request of p's key against the key's rate limit,
+// for a protocol whose one HTTP request carries several calls (an MCP
+// batch): each is counted, as that many REST requests would be.
+func (s *Server) Limit(p crtx.Principal) error { return s.limitKey(p) }

@@ -47,7 +47,7 @@ func New(m *market.Market, opts Options) http.Handler {
 	s := &server{market: m, api: opts.API, log: opts.Logger}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions})
-	srv.AddReceivingMiddleware(carryCaller, textOnly)
+	srv.AddReceivingMiddleware(carryCaller, textOnly, s.limitCalls)
 	s.addTools(srv)
 	s.addTasks(srv)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
@@ -73,8 +73,9 @@ A devnet key (crtx_test_â€¦) spends devnet test USDC; a mainnet key (crtx_live_â
 // caller is who a request acts for: the API key's principal, and the key
 // itself for the REST reads verify_execution makes on the caller's behalf.
 type caller struct {
-	p   crtx.Principal
-	key string
+	p     crtx.Principal
+	key   string
+	calls *calls
 }
 
 type callerKey struct{}
@@ -91,7 +92,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			s.api.WriteError(w, r, err)
 			return
 		}
-		c := caller{p: p, key: crtxhttp.Bearer(r)}
+		c := caller{p: p, key: crtxhttp.Bearer(r), calls: &calls{}}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
