@@ -67,6 +67,8 @@ type Config struct {
 	RateLimitIP, RateLimitKey float64
 	MaxInFlightPerKey         int
 	MaxStreamsPerKey          int
+	// MCP sessions open at once per API key and per wallet (0: no cap).
+	MCPSessionsPerKey, MCPSessionsPerWallet int
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
 	// MetricsAddr, when set, serves GET /metrics there instead of on Addr.
@@ -90,6 +92,7 @@ func Defaults() Config {
 		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: md.AirdropsPerHour,
 		ShutdownTimeout: 30 * time.Second, Lease: md.Lease, MaxDispatches: md.MaxDispatches, WebhookRetryBase: md.WebhookRetryBase,
 		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxInFlightPerKey: 256, MaxStreamsPerKey: 64,
+		MCPSessionsPerKey: 32, MCPSessionsPerWallet: 128,
 		LogFormat: "text", LogLevel: "info"}
 }
 
@@ -112,6 +115,8 @@ func (c Config) Validate() error {
 		return errors.New("--recovery-interval and --release-interval must be more than zero")
 	case c.MaxDispatches < 0 || c.Lease < 0:
 		return errors.New("--max-dispatches and --lease must not be negative")
+	case c.MCPSessionsPerKey < 0 || c.MCPSessionsPerWallet < 0:
+		return errors.New("--mcp-sessions-per-key and --mcp-sessions-per-wallet must not be negative")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
@@ -348,7 +353,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	for _, rt := range pages.Routes() {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
-	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
+	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log,
+		SessionsPerKey: cfg.MCPSessionsPerKey, SessionsPerWallet: cfg.MCPSessionsPerWallet}))
 	agents := a2a.New(m, a2a.Options{API: api, Logger: log})
 	api.Protocol("/a2a/", agents)
 	api.Protocol("GET /.well-known/jwks.json", agents)

@@ -1,15 +1,20 @@
 package http_test
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 )
 
@@ -28,13 +33,12 @@ type rpcAnswer struct {
 	} `json:"error"`
 }
 
-// mcpPost POSTs a JSON-RPC body to /mcp as an MCP client of protocol
+// mcpDo POSTs a JSON-RPC body to /mcp as an MCP client of protocol
 // 2025-03-26 would, with key and session (empty to open one), and returns
-// the status, the session id the answer names, and the responses it
-// streamed.
-func mcpPost(t *testing.T, e *env, key, session, body string) (int, string, []rpcAnswer) {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(bounded(t), "POST", e.d.URL+"/mcp", strings.NewReader(body))
+// the status, the session id the answer names, the responses it streamed
+// and, when it streamed none, the body.
+func mcpDo(ctx context.Context, url, key, session, body string) (int, string, []rpcAnswer, []byte, error) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -44,14 +48,16 @@ func mcpPost(t *testing.T, e *env, key, session, body string) (int, string, []rp
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", nil, nil, err
 	}
 	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", nil, nil, err
+	}
 	var out []rpcAnswer
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+	for line := range bytes.Lines(raw) {
+		data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: "))
 		if !ok || len(data) == 0 {
 			continue
 		}
@@ -60,11 +66,20 @@ func mcpPost(t *testing.T, e *env, key, session, body string) (int, string, []rp
 			data = append(append([]byte("["), data...), ']')
 		}
 		if err := json.Unmarshal(data, &one); err != nil {
-			t.Fatalf("answer %s: %v", data, err)
+			return 0, "", nil, nil, fmt.Errorf("answer %s: %w", data, err)
 		}
 		out = append(out, one...)
 	}
-	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), out
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), out, raw, nil
+}
+
+func mcpPost(t *testing.T, e *env, key, session, body string) (int, string, []rpcAnswer) {
+	t.Helper()
+	status, id, answers, _, err := mcpDo(bounded(t), e.d.URL, key, session, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return status, id, answers
 }
 
 const mcpInitialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -116,4 +131,98 @@ func TestMCPBatchRateLimit(t *testing.T) {
 	if got := m.balance(m.callerW, crtx.Devnet).Available; got != before.Available-crtx.USDC(ran)*usdc("0.05") {
 		t.Errorf("balance %s after %d runs, was %s", got, ran, before.Available)
 	}
+}
+
+// A key, and a wallet, keep at most their cap of MCP sessions: a new one
+// past it ends the session idle the longest, whose next request answers
+// 404; when every one is busy, the new one is refused 429. Sessions opened
+// past the cap do not pile up goroutines.
+func TestMCPSessionCap(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MCPSessionsPerKey, c.MCPSessionsPerWallet = 2, 3 })
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	agent := m.list(newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
+		if r.Task == "block" {
+			started <- struct{}{}
+			<-release
+		}
+		return "ok", 0, nil
+	}), "0.05")
+	key, live := m.key.Token(), m.liveKey.Token()
+	ping := func(key, session string) int {
+		t.Helper()
+		status, _, _ := mcpPost(t, m.env, key, session, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+		return status
+	}
+	alive := func(key string, sessions ...string) {
+		t.Helper()
+		for _, s := range sessions {
+			if status := ping(key, s); status != 200 {
+				t.Errorf("session %s: %d, want it open", s, status)
+			}
+		}
+	}
+	ended := func(key, session string) {
+		t.Helper()
+		if status := ping(key, session); status != 404 {
+			t.Errorf("session %s: %d, want 404 (ended)", session, status)
+		}
+	}
+
+	// The key's cap: the third session ends the one idle the longest, s2,
+	// not the oldest, s1, which was used since.
+	s1, s2 := mcpOpen(t, m.env, key), mcpOpen(t, m.env, key)
+	alive(key, s1)
+	s3 := mcpOpen(t, m.env, key)
+	ended(key, s2)
+	alive(key, s1, s3)
+
+	// The wallet's cap, over its two keys: the mainnet key's second session
+	// ends the wallet's session idle the longest, the devnet key's s1.
+	l1 := mcpOpen(t, m.env, live)
+	l2 := mcpOpen(t, m.env, live)
+	ended(key, s1)
+	alive(live, l1, l2)
+	alive(key, s3)
+
+	// Every session of the key busy with a call: a new one is refused, and
+	// none of them ended.
+	s4 := mcpOpen(t, m.env, key) // ends l1, the wallet's idle one
+	ended(live, l1)
+	runs := make(chan error, 2)
+	for _, s := range []string{s3, s4} {
+		go func() {
+			_, _, answers, _, err := mcpDo(ctx, m.d.URL, key, s, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent_id":%q,"task":"block"}}}`, agent))
+			if err == nil && (len(answers) != 1 || answers[0].Result == nil || answers[0].Result.IsError) {
+				err = fmt.Errorf("run_agent: %+v", answers)
+			}
+			runs <- err
+		}()
+	}
+	<-started
+	<-started
+	status, _, _, body, err := mcpDo(ctx, m.d.URL, key, "", mcpInitialize)
+	var e api.ErrorBody
+	if err != nil || status != 429 || json.Unmarshal(body, &e) != nil || e.Error.Code != "rate_limited" {
+		t.Errorf("a session past the cap, all busy: %d %s %v", status, body, err)
+	}
+	close(release)
+	for range 2 {
+		if err := <-runs; err != nil {
+			t.Error(err)
+		}
+	}
+	alive(key, s3, s4)
+
+	// Many more sessions than the cap hold no more goroutines than the cap's.
+	before := runtime.NumGoroutine()
+	for range 40 {
+		mcpOpen(t, m.env, key)
+	}
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before+10; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after 40 sessions past the cap, %d before", runtime.NumGoroutine(), before)
+		}
+	}
+	ended(key, s3)
+	ended(key, s4)
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// interface does, and answers the REST reads verify_execution makes.
 	API    *crtxhttp.Server
 	Logger *slog.Logger
+	// SessionsPerKey and SessionsPerWallet cap the MCP sessions open at
+	// once for one API key and for one wallet (0: no cap).
+	SessionsPerKey, SessionsPerWallet int
 }
 
 // server holds what every tool needs.
@@ -33,6 +36,8 @@ type server struct {
 	market *market.Market
 	api    *crtxhttp.Server
 	log    *slog.Logger
+	// sessions counts and caps the open sessions.
+	sessions *sessions
 }
 
 // sessionIdle is how long an MCP session lives without a request. Its
@@ -44,10 +49,10 @@ func New(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, api: opts.API, log: opts.Logger}
+	s := &server{market: m, api: opts.API, log: opts.Logger, sessions: newSessions(opts.SessionsPerKey, opts.SessionsPerWallet)}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions})
-	srv.AddReceivingMiddleware(carryCaller, textOnly, s.limitCalls)
+	srv.AddReceivingMiddleware(carryCaller, textOnly, s.limitCalls, s.sessions.opened)
 	s.addTools(srv)
 	s.addTasks(srv)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
@@ -62,7 +67,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		// another key's requests on it.
 		return &auth.TokenInfo{UserID: c.p.Key.ID, Extra: map[string]any{extraCaller: c}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
-	return s.authenticate(s.liftTask(bound))
+	return s.authenticate(s.liftTask(s.guard(bound)))
 }
 
 const instructions = `crtx is a marketplace of paid AI agents. search_agents finds agents (price per call, success rate);
@@ -76,6 +81,8 @@ type caller struct {
 	p     crtx.Principal
 	key   string
 	calls *calls
+	// open is the slot of the session this request opens, if it opens one.
+	open *slot
 }
 
 type callerKey struct{}
