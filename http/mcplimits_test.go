@@ -175,6 +175,11 @@ func TestMCPSessionCap(t *testing.T) {
 	s3 := mcpOpen(t, m.env, key)
 	ended(key, s2)
 	alive(key, s1, s3)
+	// A request that opens no session (no initialize) ends none.
+	for range 3 {
+		mcpPost(t, m.env, key, "", `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	}
+	alive(key, s1, s3)
 
 	// The wallet's cap, over its two keys: the mainnet key's second session
 	// ends the wallet's session idle the longest, the devnet key's s1.
@@ -213,10 +218,12 @@ func TestMCPSessionCap(t *testing.T) {
 	}
 	alive(key, s3, s4)
 
-	// Many more sessions than the cap hold no more goroutines than the cap's.
+	// Many more sessions than the cap, opened alone or in a batch, hold no
+	// more goroutines than the cap's.
 	before := runtime.NumGoroutine()
-	for range 40 {
+	for range 20 {
 		mcpOpen(t, m.env, key)
+		mcpPost(t, m.env, key, "", "["+mcpInitialize+"]")
 	}
 	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before+10; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -1,12 +1,16 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"sync"
 
 	"github.com/crtx-market/crtx"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,9 +21,9 @@ import (
 // every one is busy with a request, the new one is refused (429).
 //
 // The SDK keeps sessions but offers no hook to count or end them, so this
-// sits in front of it: it sees each POST that opens a session (one without
-// Mcp-Session-Id), learns the session from its initialize, and sees each
-// later request by the session's id. A session ended here answers 404, as
+// sits in front of it: it sees each POST that opens a session (an
+// initialize, without Mcp-Session-Id), learns the session from the
+// initialize, and sees each later request by the session's id. A session ended here answers 404, as
 // one the SDK ended does.
 type sessions struct {
 	perKey, perWallet int
@@ -50,13 +54,16 @@ func (s *server) guard(next http.Handler) http.Handler {
 	t, api := s.sessions, s.api
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := r.Context().Value(callerKey{}).(caller)
-		id := r.Header.Get("Mcp-Session-Id")
+		id, post := r.Header.Get("Mcp-Session-Id"), r.Method == http.MethodPost
 		var sl *slot
-		if id == "" {
-			if r.Method != http.MethodPost {
-				next.ServeHTTP(w, r) // the SDK refuses it
+		switch {
+		case id != "":
+			if sl = t.use(id, post); sl == nil {
+				api.WriteError(w, r, crtx.Errorf(crtx.CodeNotFound,
+					"no MCP session %q: it ended (closed, idle too long, or the one idle the longest past its key's or wallet's cap); initialize a new one", id))
 				return
 			}
+		case post && initializes(r):
 			var ended []*slot
 			var err error
 			if sl, ended, err = t.reserve(c.p.Key.ID, c.p.Wallet); err != nil {
@@ -70,14 +77,38 @@ func (s *server) guard(next http.Handler) http.Handler {
 			}
 			c.open = sl
 			r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
-		} else if sl = t.use(id, r.Method == http.MethodPost); sl == nil {
-			api.WriteError(w, r, crtx.Errorf(crtx.CodeNotFound,
-				"no MCP session %q: it ended (closed, idle too long, or the oldest idle one past its key's or wallet's cap); initialize a new one", id))
+		default:
+			// No session outlives it: the SDK ends, with the request, a
+			// session that no initialize opened.
+			next.ServeHTTP(w, r)
 			return
 		}
-		defer t.done(sl, r.Method == http.MethodPost)
+		defer t.done(sl, post)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// initializes reports whether a POST's body holds an initialize, alone or
+// in a batch; the body is left to be read again.
+func initializes(r *http.Request) bool {
+	b, err := io.ReadAll(r.Body) // bounded by the server's body limit
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return false
+	}
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '{' {
+		b = append(append([]byte{'['}, b...), ']')
+	}
+	var msgs []struct {
+		Method string `json:"method"`
+	}
+	json.Unmarshal(b, &msgs) // a body that is no JSON-RPC initializes nothing
+	for _, m := range msgs {
+		if m.Method == "initialize" {
+			return true
+		}
+	}
+	return false
 }
 
 // reserve takes a busy slot for a new session of key and wallet, ending
@@ -175,14 +206,22 @@ func (t *sessions) remove(s *slot) {
 }
 
 // opened is receiving middleware: an initialize that succeeds on a POST
-// that took a slot gives the slot its session.
+// that took a slot gives the slot its session. An initialize without a
+// slot (one guard did not read as such) opens nothing: every session is
+// counted.
 func (t *sessions) opened(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "initialize" {
+			return next(ctx, method, req)
+		}
+		c, err := callerOf(ctx)
+		ss, ok := req.GetSession().(*sdk.ServerSession)
+		if err != nil || !ok || c.open == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "initialize opens a session: send it in a POST of its own, without Mcp-Session-Id"}
+		}
 		res, err := next(ctx, method, req)
-		if c, cerr := callerOf(ctx); method == "initialize" && err == nil && cerr == nil && c.open != nil {
-			if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
-				t.open(c.open, ss)
-			}
+		if err == nil {
+			t.open(c.open, ss)
 		}
 		return res, err
 	}
