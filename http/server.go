@@ -139,13 +139,22 @@ func (s *Server) handle(pattern string, h func(http.ResponseWriter, *http.Reques
 // Mount serves a page or form beside the REST interface, behind the same
 // middleware and error writer. Pages are not part of the REST interface
 // (nor of openapi.json). A form posted from another site is refused before
-// it runs: sign-in forms have no session (nor CSRF value) yet to check.
+// it runs: sign-in forms have no session (nor CSRF value) yet to check. A
+// form's fields are held to the rule of text (crtx.IsText), as REST bodies
+// are.
 func (s *Server) Mount(method, path string, h func(http.ResponseWriter, *http.Request) error) {
 	if method == http.MethodPost {
 		page := h
 		h = func(w http.ResponseWriter, r *http.Request) error {
 			if err := s.cop.Check(r); err != nil {
 				return crtx.Errorf(crtx.CodeInvalidSession, "this form was posted from another site; open the page on this site and send it from there")
+			}
+			if r.ParseForm() == nil {
+				for k, vs := range r.PostForm {
+					if !crtx.IsText(k) || slices.ContainsFunc(vs, func(v string) bool { return !crtx.IsText(v) }) {
+						return invalid("the form holds a NUL character or bytes that are not UTF-8, which no field accepts")
+					}
+				}
 			}
 			return page(w, r)
 		}

@@ -1,0 +1,22 @@
+package web_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+)
+
+// A form field holding a NUL character (U+0000) is refused, as a REST body
+// holding one is: PostgreSQL cannot store it, and SQLite must not keep what
+// PostgreSQL would refuse.
+func TestFormRefusesNUL(t *testing.T) {
+	d := market(t)
+	_, cc, b := signedIn(t, d)
+	resp, _ := b.send("POST", "/dashboard/keys", url.Values{"csrf": {b.token("/dashboard/keys")}, "name": {"c\x00i"}, "environment": {"devnet"}})
+	if resp.StatusCode != 400 {
+		t.Errorf("a key name holding NUL: %s, want 400", resp.Status)
+	}
+	if keys, err := cc.Keys(context.Background()); err != nil || len(keys) != 0 {
+		t.Errorf("keys = %+v, %v; want none", keys, err)
+	}
+}
