@@ -23,8 +23,9 @@ import (
 // The SDK keeps sessions but offers no hook to count or end them, so this
 // sits in front of it: it sees each POST that opens a session (an
 // initialize, without Mcp-Session-Id), learns the session from the
-// initialize, and sees each later request by the session's id. A session ended here answers 404, as
-// one the SDK ended does.
+// initialize, and sees each later request by the session's id. A session
+// ended here answers 404, as one the SDK ended does. Idle means no POST in
+// flight, as for the SDK's idle timeout; an open GET stream does not count.
 type sessions struct {
 	perKey, perWallet int
 
@@ -60,7 +61,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 		case id != "":
 			if sl = t.use(id, post); sl == nil {
 				api.WriteError(w, r, crtx.Errorf(crtx.CodeNotFound,
-					"no MCP session %q: it ended (closed, idle too long, or the one idle the longest past its key's or wallet's cap); initialize a new one", id))
+					"no such MCP session: it ended (closed, idle too long, or the one idle the longest past its key's or wallet's cap); initialize a new one"))
 				return
 			}
 		case post && initializes(r):
