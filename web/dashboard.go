@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 
@@ -36,10 +37,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 // pasted from `crtx session` — into the dashboards' cookie.
 func (h *Handler) loginToken(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.PostFormValue("token"))
-	next := r.PostFormValue("next")
-	if !strings.HasPrefix(next, "/dashboard") {
-		next = "/dashboard/"
-	}
+	next := dashboardPath(r.PostFormValue("next"))
 	p, err := h.market.Authenticate(r.Context(), token)
 	if err != nil || p.Key != nil || !strings.HasPrefix(token, crtx.SessionPrefix) {
 		http.Redirect(w, r, "/login?token=bad&next="+url.QueryEscape(next), http.StatusSeeOther)
@@ -48,6 +46,26 @@ func (h *Handler) loginToken(w http.ResponseWriter, r *http.Request) error {
 	h.setCookie(w, sessionCookie, token, int(crtx.SessionTTL.Seconds()))
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
+}
+
+// dashboardPath is next if it names a dashboard page of this origin, else
+// the dashboard. Only a path is kept, cleaned and escaped again: a browser
+// reads "//host" and "/\host" as another origin, and http.Redirect cleans
+// "/dashboard/../\host" into the second, so a prefix is not enough.
+func dashboardPath(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Opaque != "" || u.User != nil || u.Host != "" ||
+		!strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) || strings.Contains(u.Path, `\`) {
+		return "/dashboard/"
+	}
+	p := path.Clean(u.Path)
+	if p != "/dashboard" && !strings.HasPrefix(p, "/dashboard/") {
+		return "/dashboard/"
+	}
+	if strings.HasSuffix(u.Path, "/") {
+		p += "/"
+	}
+	return (&url.URL{Path: p, RawQuery: u.RawQuery}).String()
 }
 
 // logout ends the session whose page sent the form; a form of no session

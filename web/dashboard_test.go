@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -77,6 +78,39 @@ func TestLoginProblemIsStable(t *testing.T) {
 		resp.Body.Close()
 		if !strings.Contains(string(body), "Your session has ended") {
 			t.Fatalf("/login?token=bad&ended=1 says: %s", shownError.FindString(string(body)))
+		}
+	}
+}
+
+// After signing in, the browser goes on only to a dashboard page of this
+// origin: an address that a browser reads as another origin, however it is
+// written or encoded, lands on the dashboard instead.
+func TestSignInGoesOnOnlyToThisOrigin(t *testing.T) {
+	d := market(t)
+	_, key, _ := ed25519.GenerateKey(nil)
+	_, s, err := client.New(d.URL, "").SignIn(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for next, want := range map[string]string{
+		"/dashboard/keys": "/dashboard/keys", "/dashboard/executions?status=failed": "/dashboard/executions?status=failed",
+		"/dashboard": "/dashboard", "/dashboard/creator/": "/dashboard/creator/",
+		`/dashboard/../\127.0.0.2:18081/`: "/dashboard/", `/dashboard/..\127.0.0.2:18081/`: "/dashboard/",
+		`/dashboard/%2e%2e/\127.0.0.2:18081/`: "/dashboard/", `/dashboard/%2e%2e/%5C127.0.0.2/`: "/dashboard/",
+		"//evil.example/": "/dashboard/", `/\evil.example/`: "/dashboard/", "/%5Cevil.example/": "/dashboard/",
+		"/dashboard/%2F%2Fevil.example/": "/dashboard/evil.example/", "/dashboard/../../evil": "/dashboard/",
+		"https://evil.example/dashboard/": "/dashboard/", "/dashboardevil": "/dashboard/", "": "/dashboard/",
+		"/dashboard@evil.example": "/dashboard/", "javascript:alert(1)//dashboard": "/dashboard/",
+	} {
+		form := url.Values{"token": {s.SessionToken}, "next": {next}}
+		resp, err := noFollow.PostForm(d.URL+"/dashboard/login", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || got != want {
+			t.Errorf("next=%s: %d to %q, want 303 to %q", next, resp.StatusCode, got, want)
 		}
 	}
 }
