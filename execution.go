@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -120,6 +121,35 @@ type ExecutionQuery struct {
 	From, To    *time.Time // initiated_at: from inclusive, to exclusive
 	Limit       int
 	Offset      int
+}
+
+// Idempotency keys of the three doors share a wallet's key space in the
+// store: an MCP idempotency_key is stored under MCPKeys, an A2A messageId
+// under A2AKeys, and a REST Idempotency-Key as it is sent, unless it
+// starts with a door's prefix, when it is stored under restKeys
+// (RESTIdempotencyKey). No key sent through one door is then a key of
+// another: a REST "a2a:m-1" is not the A2A message m-1.
+const (
+	MCPKeys  = "mcp:"
+	A2AKeys  = "a2a:"
+	restKeys = "rest:"
+)
+
+// MaxIdempotencyKey is the longest key a caller sends (CONTRACT §8).
+const MaxIdempotencyKey = 255
+
+// MaxStoredIdempotencyKey is the longest key stored: a door's prefix and
+// the key sent.
+const MaxStoredIdempotencyKey = len(restKeys) + MaxIdempotencyKey
+
+// RESTIdempotencyKey is how a REST Idempotency-Key is stored.
+func RESTIdempotencyKey(key string) string {
+	for _, door := range []string{MCPKeys, A2AKeys, restKeys} {
+		if strings.HasPrefix(key, door) {
+			return restKeys + key
+		}
+	}
+	return key
 }
 
 // Idempotency remembers the first answer to an Idempotency-Key.

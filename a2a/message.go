@@ -10,13 +10,13 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// idempotencyPrefix keeps the keys of A2A messages apart from REST
-// Idempotency-Keys, which share a wallet's key space: a messageId that
+// idempotencyPrefix keeps the keys of A2A messages apart from REST and MCP
+// keys, which share a wallet's key space (crtx.A2AKeys): a messageId that
 // happens to equal a REST key is not the same request.
-const idempotencyPrefix = "a2a:"
+const idempotencyPrefix = crtx.A2AKeys
 
 // maxMessageID leaves room for the prefix in the 255 characters a key may have.
-const maxMessageID = 255 - len(idempotencyPrefix)
+const maxMessageID = crtx.MaxIdempotencyKey - len(idempotencyPrefix)
 
 // maxParameterDepth is the REST body's nesting limit, less the body itself.
 const maxParameterDepth = 63

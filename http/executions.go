@@ -55,10 +55,12 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	agentID := r.PathValue("agent_id")
-	idem := r.Header.Get("Idempotency-Key")
-	hash := ""
+	idem, hash := r.Header.Get("Idempotency-Key"), ""
+	if len(idem) > crtx.MaxIdempotencyKey {
+		return crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most %d characters", crtx.MaxIdempotencyKey)
+	}
 	if idem != "" {
-		hash = crtx.RequestHash(agentID, raw)
+		idem, hash = crtx.RESTIdempotencyKey(idem), crtx.RequestHash(agentID, raw)
 	}
 	e, err := s.market.Execute(r.Context(), p, agentID, in, idem, hash)
 	var replay *crtx.Replay

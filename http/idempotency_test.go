@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
@@ -113,5 +115,36 @@ func TestIdempotency(t *testing.T) {
 	}
 	if again, err := m.liveKey.Execute(ctx, agent, run("both"), ob); err != nil || again.ExecutionID != live.ExecutionID {
 		t.Errorf("mainnet replay = %s, %v; want %s", again.ExecutionID, err, live.ExecutionID)
+	}
+}
+
+// REST, MCP and A2A keys share a wallet's key space in the store, each
+// door under a prefix of its own: a REST Idempotency-Key written as
+// another door's stored key is a REST key all the same, a request of its
+// own, neither a replay of that door's call nor refused as reused.
+func TestIdempotencyDoorsAreApart(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newService(t, slow(0)), "0.25")
+
+	msg := userMessage(a2a.NewTextPart("count"))
+	msg.ID = "m-1"
+	task, err := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC).send(msg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran runAnswer
+	if text := call(t, mcpSession(t, m.env, m.key, nil), "run_agent", map[string]any{"agent_id": agent, "task": "count",
+		"idempotency_key": "k-1"}, &ran); text != "" {
+		t.Fatal(text)
+	}
+	for key, other := range map[string]string{"a2a:m-1": string(task.ID), "mcp:k-1": ran.ExecutionID} {
+		r, err := m.key.Execute(ctx, agent, run("count"), client.ExecuteOptions{IdempotencyKey: key})
+		if err != nil || r.ExecutionID == other {
+			t.Errorf("REST Idempotency-Key %s: %+v, %v; want an execution of its own, not %s", key, r, err, other)
+		}
+		again, err := m.key.Execute(ctx, agent, run("count"), client.ExecuteOptions{IdempotencyKey: key})
+		if err != nil || again.ExecutionID != r.ExecutionID {
+			t.Errorf("REST Idempotency-Key %s again: %+v, %v; want %s replayed", key, again, err, r.ExecutionID)
+		}
 	}
 }

@@ -54,8 +54,8 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 			return crtx.Execution{}, err
 		}
 	}
-	if len(idemKey) > 255 {
-		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most 255 characters")
+	if len(idemKey) > crtx.MaxStoredIdempotencyKey {
+		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most %d characters", crtx.MaxIdempotencyKey)
 	}
 	// The agent is kept for a second; the store opens the execution only
 	// if its terms are still those read, and a change reads them again.

@@ -67,7 +67,7 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		if err != nil {
 			return nil, runOut{}, s.toolError(err)
 		}
-		idem, hash = "mcp:"+in.IdempotencyKey, crtx.RequestHash(in.AgentID, b)
+		idem, hash = crtx.MCPKeys+in.IdempotencyKey, crtx.RequestHash(in.AgentID, b)
 	}
 	e, err := s.market.Execute(ctx, c.p, in.AgentID, params, idem, hash)
 	var replay *crtx.Replay
