@@ -167,11 +167,11 @@ type Tx interface {
 	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, error)
 	// CountAgents counts the active agents that match q in all.
 	CountAgents(ctx context.Context, q AgentQuery) (int, error)
-	// DelistedWithCollateral lists delisted agents whose mainnet collateral
-	// account still holds money.
-	DelistedWithCollateral(ctx context.Context, limit int) ([]Agent, error)
-	// LastCompletion is when the agent's last execution ended; nil if none did.
-	LastCompletion(ctx context.Context, agentID string) (*time.Time, error)
+	// ReleasableCollateral lists, oldest delisting first, delisted agents
+	// whose mainnet collateral account still holds money and that nothing
+	// holds: delisted at or before cutoff, no mainnet execution of theirs
+	// ended after it or still in flight, no mainnet dispute open.
+	ReleasableCollateral(ctx context.Context, cutoff time.Time, limit int) ([]Agent, error)
 	// AddAgentStats adds delta to an agent's statistics in env.
 	AddAgentStats(ctx context.Context, id string, env Environment, delta AgentStats) error
 
@@ -225,8 +225,6 @@ type Tx interface {
 	DisputeByExecution(ctx context.Context, executionID string) (Dispute, error)
 	// ListDisputes lists disputes, oldest first.
 	ListDisputes(ctx context.Context, q DisputeQuery) ([]Dispute, error)
-	// OpenDisputes counts an agent's open disputes.
-	OpenDisputes(ctx context.Context, agentID string) (int, error)
 
 	InsertWebhook(ctx context.Context, w Webhook) error
 	// ClaimWebhooks takes undelivered webhooks due at now and created after

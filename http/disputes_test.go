@@ -296,8 +296,16 @@ func TestCollateralRelease(t *testing.T) {
 		}
 		return n
 	}
-	// A dispute, upheld with a partial slash, then delisting.
+	// A dispute, upheld with a partial slash, then delisting. A devnet
+	// dispute, which can slash nothing, stays open and holds nothing.
 	d, _ := dispute(m.liveKey, recs[0].ExecutionID, "fraud")
+	dev, err := m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dispute(m.key, dev.ExecutionID, "fraud"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := m.creatorC.Delist(ctx, agent); err != nil {
 		t.Fatal(err)
 	}

@@ -63,53 +63,52 @@ func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (api.Cr
 	return m.CreatorAgent(ctx, a.Creator, id)
 }
 
+// releaseBatch bounds the listings one release transaction returns.
+const releaseBatch = 100
+
 // ReleaseCollateral returns the collateral of delisted agents to their
 // creators (CollateralReleased): what is left after slashing, 72 hours after
-// the later of delisting and the agent's last execution, once no dispute
-// about it is open. It derives everything from the database each time, so it
-// is safe to run again, after a restart, or on every replica. It returns how
-// many listings it released.
+// the later of delisting and the agent's last mainnet execution, once no
+// mainnet dispute about it is open. Devnet has no collateral, so nothing
+// there holds it. Held listings are never read, so however many there are,
+// the due ones behind them are released. It derives everything from the
+// database each time, so it is safe to run again, after a restart, or on
+// every replica. It returns how many listings it released.
 func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
-	agents, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Agent, error) { return tx.DelistedWithCollateral(ctx, 100) })
-	if err != nil {
-		return 0, internal("release collateral", err)
-	}
 	released := 0
-	for _, a := range agents {
+	for {
+		n := 0
 		err := m.store.Update(ctx, func(tx crtx.Tx) error {
-			if open, err := tx.OpenDisputes(ctx, a.ID); err != nil || open > 0 {
-				return err
-			}
-			due := *a.DelistedAt
-			last, err := tx.LastCompletion(ctx, a.ID)
+			n = 0
+			agents, err := tx.ReleasableCollateral(ctx, m.now().Add(-crtx.DisputeWindow), releaseBatch)
 			if err != nil {
 				return err
 			}
-			if last != nil && last.After(due) {
-				due = *last
+			for _, a := range agents {
+				coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, a.ID, a.Creator)
+				left, err := tx.Account(ctx, crtx.Mainnet, coll.Address)
+				if err != nil {
+					return err
+				}
+				wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
+				if _, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralReleased,
+					map[string]string{"agent_id": a.ID, "creator": a.Creator, "released_usdc": left.Balance.String()},
+					[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, listingAccount(a)); err != nil {
+					return err
+				}
 			}
-			if m.now().Before(due.Add(crtx.DisputeWindow)) {
-				return nil
-			}
-			coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, a.ID, a.Creator)
-			left, err := tx.Account(ctx, crtx.Mainnet, coll.Address)
-			if err != nil || left.Balance == 0 {
-				return err
-			}
-			wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
-			_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralReleased,
-				map[string]string{"agent_id": a.ID, "creator": a.Creator, "released_usdc": left.Balance.String()},
-				[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, listingAccount(a))
-			if err == nil {
-				released++
-			}
-			return err
+			n = len(agents)
+			return nil
 		})
 		if err != nil {
 			return released, internal("release collateral", err)
 		}
+		// Each released listing leaves the query, so a full batch means
+		// there may be more.
+		if released += n; n < releaseBatch {
+			return released, nil
+		}
 	}
-	return released, nil
 }
 
 // RunReleases runs ReleaseCollateral every interval until ctx ends.

@@ -267,15 +267,17 @@ func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment,
 	return err
 }
 
-func (t *tx) DelistedWithCollateral(ctx context.Context, limit int) ([]crtx.Agent, error) {
+func (t *tx) ReleasableCollateral(ctx context.Context, cutoff time.Time, limit int) ([]crtx.Agent, error) {
+	// Held listings are left out here, not skipped after reading, so that
+	// any number of them never hides one that is due. Only mainnet, where
+	// the collateral is, can slash it: a devnet execution or dispute holds
+	// nothing.
 	rows, err := t.query(ctx, `SELECT `+agentColumns+` FROM agents a
 		JOIN accounts c ON c.environment = 'mainnet' AND c.kind = 'collateral' AND c.ref = a.id
-		WHERE a.status = 'delisted' AND c.balance > 0 ORDER BY a.delisted_at, a.id LIMIT ?`, limit)
+		WHERE a.status = 'delisted' AND c.balance > 0 AND a.delisted_at <= ?
+		AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.agent_id = a.id AND d.status = 'open' AND d.environment = 'mainnet')
+		AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.agent_id = a.id AND e.environment = 'mainnet'
+			AND (e.completed_at > ? OR e.completed_at IS NULL AND e.status IN ('pending', 'running')))
+		ORDER BY a.delisted_at, a.id LIMIT ?`, us(cutoff), us(cutoff), limit)
 	return collect(rows, err, scanAgent)
-}
-
-func (t *tx) LastCompletion(ctx context.Context, agentID string) (*time.Time, error) {
-	var v sql.NullInt64
-	err := t.queryRow(ctx, `SELECT max(completed_at) FROM executions WHERE agent_id = ?`, agentID).Scan(&v)
-	return fromNullUS(v), err
 }

@@ -73,9 +73,3 @@ func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Disp
 	rows, err := t.query(ctx, `SELECT `+disputeColumns+` FROM disputes`+where+order+` LIMIT ?`, append(args, q.Limit)...)
 	return collect(rows, err, scanDispute)
 }
-
-func (t *tx) OpenDisputes(ctx context.Context, agentID string) (int, error) {
-	var n int
-	err := t.queryRow(ctx, `SELECT count(*) FROM disputes WHERE agent_id = ? AND status = 'open'`, agentID).Scan(&n)
-	return n, err
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,8 +43,8 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		if _, err := tx.DisputeByExecution(ctx, "e2"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("undisputed execution: %v", err)
 		}
-		if n, _ := tx.OpenDisputes(ctx, "a1"); n != 1 {
-			t.Errorf("open disputes = %d", n)
+		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "open"}); len(l) != 1 {
+			t.Errorf("open list = %v", l)
 		}
 		return nil
 	})
@@ -55,9 +57,6 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		got, _ := tx.Dispute(ctx, "d1")
 		if got.Status != "upheld" || got.Slashed != 500 || got.Refunded != 100 || got.Response != "sorry" || got.ResolvedAt == nil {
 			t.Errorf("updated dispute = %+v", got)
-		}
-		if n, _ := tx.OpenDisputes(ctx, "a1"); n != 0 {
-			t.Errorf("open disputes after resolving = %d", n)
 		}
 		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "upheld"}); len(l) != 1 {
 			t.Errorf("upheld list = %v", l)
@@ -76,40 +75,84 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		}
 		return nil
 	})
-	// Collateral release queries.
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		a, _ := tx.Agent(ctx, "a1")
-		at := t0.Add(time.Hour)
+}
+
+// The release job's query leaves out every listing something holds, so
+// that more held listings than one batch never hide a due one behind
+// them; only mainnet, where collateral is, holds it.
+func testReleasableCollateral(t *testing.T, s crtx.Store) {
+	cutoff := t0.Add(100 * time.Hour)
+	issuance, _, _ := accounts(crtx.Mainnet)
+	n := 0
+	// list adds a delisted agent, delisted at (the held ones first), with
+	// collateral unless empty, an execution in env that ended at ended (in
+	// flight if nil), and a dispute of it in status ("" for none).
+	list := func(ctx context.Context, tx crtx.Tx, id string, at time.Time, empty bool, env crtx.Environment, ended *time.Time, status string) error {
+		a := agent(id, "w1", 100_000, []string{"data"}, t0)
 		a.Status, a.DelistedAt = crtx.AgentDelisted, &at
-		if err := tx.UpdateAgent(ctx, a); err != nil {
+		if err := tx.InsertAgent(ctx, a); err != nil {
 			return err
 		}
-		e, _ := tx.Execution(ctx, "e2")
-		done := t0.Add(2 * time.Hour)
-		e.Status, e.CompletedAt = crtx.ExecCompleted, &done
-		return tx.UpdateExecution(ctx, e)
-	})
-	issuance, _, _ := accounts(crtx.Mainnet)
-	coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, "a1", "w1")
-	coll.CreatedAt = t0
-	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if l, _ := tx.DelistedWithCollateral(ctx, 10); len(l) != 0 {
-			t.Errorf("listed without any collateral: %v", l)
+		e := execution("e-"+id, t0)
+		e.AgentID, e.Environment, e.Status, e.CompletedAt = id, env, crtx.ExecCompleted, ended
+		if ended == nil {
+			e.Status = crtx.ExecRunning
 		}
-		return nil
-	})
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		_, err := insert(ctx, tx, crtx.Mainnet, "lock", crtx.TxCollateralLocked, t0, nil, []crtx.Account{issuance, coll}, crtx.Posting{From: issuance.Address, To: coll.Address, Amount: 10})
+		if err := tx.InsertExecution(ctx, e); err != nil {
+			return err
+		}
+		if status != "" {
+			if err := tx.InsertDispute(ctx, crtx.Dispute{ID: "d-" + id, ExecutionID: e.ID, Environment: env, Wallet: "w1", AgentID: id,
+				Creator: "w1", Reason: "fraud", Description: "wrong", Evidence: json.RawMessage(`{}`), EvidenceHash: "sha256:x",
+				Status: status, OpenedAt: t0, RespondBy: t0.Add(72 * time.Hour)}); err != nil {
+				return err
+			}
+		}
+		if empty {
+			return nil
+		}
+		n++
+		coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, id, "w1")
+		coll.CreatedAt = t0
+		_, err := insert(ctx, tx, crtx.Mainnet, fmt.Sprintf("lock-%d", n), crtx.TxCollateralLocked, t0, nil,
+			[]crtx.Account{issuance, coll}, crtx.Posting{From: issuance.Address, To: coll.Address, Amount: 10})
 		return err
+	}
+	ptr := func(at time.Time) *time.Time { return &at }
+	ended, later := ptr(t0.Add(time.Hour)), t0.Add(time.Hour)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+			return err
+		}
+		// More listings held by an open mainnet dispute than one read returns.
+		for i := range 12 {
+			if err := list(ctx, tx, fmt.Sprintf("held-%02d", i), t0, false, crtx.Mainnet, ended, "open"); err != nil {
+				return err
+			}
+		}
+		return errors.Join(
+			list(ctx, tx, "recent", t0, false, crtx.Mainnet, ptr(cutoff.Add(time.Second)), ""),
+			list(ctx, tx, "in-flight", t0, false, crtx.Mainnet, nil, ""),
+			list(ctx, tx, "late", cutoff.Add(time.Second), false, crtx.Mainnet, ended, ""),
+			list(ctx, tx, "no-collateral", t0, true, crtx.Mainnet, ended, ""),
+			// Due: a devnet dispute open and a devnet execution just now
+			// (devnet cannot slash), and a mainnet dispute resolved.
+			list(ctx, tx, "devnet", later, false, crtx.Devnet, ptr(cutoff.Add(time.Second)), "open"),
+			list(ctx, tx, "resolved", later, false, crtx.Mainnet, ended, "upheld"),
+			list(ctx, tx, "on-time", later, false, crtx.Mainnet, ptr(cutoff), ""),
+		)
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		l, err := tx.DelistedWithCollateral(ctx, 10)
-		if err != nil || len(l) != 1 || l[0].ID != "a1" || l[0].DelistedAt == nil {
-			t.Errorf("DelistedWithCollateral = %v, %v", l, err)
+		l, err := tx.ReleasableCollateral(ctx, cutoff, 5)
+		var ids []string
+		for _, a := range l {
+			ids = append(ids, a.ID)
 		}
-		last, err := tx.LastCompletion(ctx, "a1")
-		if err != nil || last == nil || !last.Equal(t0.Add(2*time.Hour)) {
-			t.Errorf("LastCompletion = %v, %v", last, err)
+		if err != nil || strings.Join(ids, " ") != "devnet on-time resolved" || l[0].DelistedAt == nil {
+			t.Errorf("ReleasableCollateral = %v, %v; want devnet on-time resolved", ids, err)
+		}
+		if l, err := tx.ReleasableCollateral(ctx, cutoff, 2); err != nil || len(l) != 2 {
+			t.Errorf("ReleasableCollateral with limit 2 = %d, %v", len(l), err)
 		}
 		return nil
 	})

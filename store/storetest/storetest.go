@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"ResultsAndIdempotency", testResultsAndIdempotency},
 		{"Webhooks", testWebhooks},
 		{"Disputes", testDisputes},
+		{"ReleasableCollateral", testReleasableCollateral},
 		{"TryLock", testTryLock},
 		{"Unposted", testUnposted},
 		{"OpenClose", testOpenClose},
