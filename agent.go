@@ -104,6 +104,12 @@ var DefaultCollateralTiers = []CollateralTier{
 // MaxPrice is the highest price of one call: 10,000 USDC.
 const MaxPrice USDC = 10_000 * MicroPerUSDC
 
+// MinPrice is the lowest price of one call: 0.0001 USDC, whose 1% fee (the
+// default 100 bps) is 1 micro-USDC. Below it the fee rounds down to 0, and
+// calls that cost their caller nothing (a creator calling its own agent
+// pays itself) could be made without end.
+const MinPrice USDC = 100
+
 // CollateralFor is the collateral a listing at price locks, by the first tier
 // whose ceiling the price does not pass.
 func CollateralFor(tiers []CollateralTier, price USDC) USDC {

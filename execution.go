@@ -118,9 +118,12 @@ type ExecutionQuery struct {
 	Environment Environment
 	Status      ExecStatus
 	AgentID     string
-	From, To    *time.Time // initiated_at: from inclusive, to exclusive
-	Limit       int
-	Offset      int
+	// NotByCreator, with Creator, leaves out the calls the creator paid
+	// for itself, as public statistics do.
+	NotByCreator bool
+	From, To     *time.Time // initiated_at: from inclusive, to exclusive
+	Limit        int
+	Offset       int
 }
 
 // Idempotency keys of the three doors share a wallet's key space in the

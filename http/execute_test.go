@@ -220,7 +220,7 @@ func TestFeeSplit(t *testing.T) {
 	for _, tc := range []struct {
 		bps                     int
 		price, creator, platfrm string
-	}{{100, "1", "0.99", "0.01"}, {250, "0.333333", "0.325", "0.008333"}, {0, "0.5", "0.5", "0"}, {10000, "0.2", "0", "0.2"}, {100, "0.000099", "0.000099", "0"}} {
+	}{{100, "1", "0.99", "0.01"}, {250, "0.333333", "0.325", "0.008333"}, {0, "0.5", "0.5", "0"}, {10000, "0.2", "0", "0.2"}, {100, "0.0001", "0.000099", "0.000001"}, {100, "0.000199", "0.000198", "0.000001"}} {
 		m := newMarket(t, "10", func(c *daemon.Config) { c.PlatformFeeBps = tc.bps })
 		agent := m.list(newService(t, echo), tc.price)
 		rec := m.ran(t, m.liveKey, agent)

@@ -378,3 +378,25 @@ func TestListingCreatorSignature(t *testing.T) {
 		t.Errorf("listing_transaction %s after a pause, want %s", got, updated.ID)
 	}
 }
+
+// The lowest price is 0.0001 USDC, whose 1% fee is 1 micro-USDC: below it
+// the fee rounds to nothing and a creator's calls to its own agent would
+// cost it nothing. A listing and a price change below it are refused.
+func TestMinimumPrice(t *testing.T) {
+	m := newMarket(t, "10")
+	svc := newService(t, echo)
+	for _, price := range []string{"0.000099", "0.000001"} {
+		_, err := list(m.creatorC, params(svc, price))
+		if ce := wantCode(t, err, 400, "invalid_request"); !strings.Contains(ce.Message, "price_per_call_usdc") || !strings.Contains(ce.Message, "0.0001") {
+			t.Errorf("listing at %s: %q names neither the field nor the minimum", price, ce.Message)
+		}
+	}
+	agent := m.list(svc, "0.0001")
+	_, err := patch(m.creatorC, agent, map[string]any{"price_per_call_usdc": json.Number("0.000099")})
+	if ce := wantCode(t, err, 400, "invalid_request"); !strings.Contains(ce.Message, "price_per_call_usdc") {
+		t.Errorf("price change: %q does not name the field", ce.Message)
+	}
+	if rec := m.ran(t, m.liveKey, agent); rec.PlatformAmount != 1 || rec.Cost != 100 {
+		t.Errorf("a call at the minimum: cost %s, fee %s; want 0.0001 and 0.000001", rec.Cost, rec.PlatformAmount)
+	}
+}

@@ -56,7 +56,7 @@ func TestIndependentVerifier(t *testing.T) {
 	svc := newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
 		return "Größe: " + r.Task + " ✓", 0, nil
 	})
-	done := m.ran(t, m.key, m.list(svc, "0.000007")) // a fee below 0.0001 USDC: ECMAScript writes it 0.000007
+	done := m.ran(t, m.key, m.list(svc, "0.0007")) // a fee below 0.0001 USDC: ECMAScript writes it 0.000007
 	failing := fault(t, func(w http.ResponseWriter, req crtx.CreatorRequest, _ ed25519.PrivateKey) {
 		msg := "model overloaded"
 		replyJSON(w, crtx.CreatorReply{ExecutionID: req.ExecutionID, Status: "failed", Error: &msg})

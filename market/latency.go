@@ -20,6 +20,7 @@ const LatencySamples = 1000
 // share of the samples did not exceed. Failed, cancelled and disputed
 // executions are not samples: a failure's time says nothing of how long
 // the work takes, and devnet is for trying an agent, not for measuring it.
+// Nor are the creator's calls to its own agent, which it pays itself.
 type Latency struct {
 	// Samples is how many executions were measured; with none, both
 	// percentiles are zero and mean "unknown", not "instant".
@@ -32,7 +33,7 @@ type Latency struct {
 // is the agent's creator: the executions are read by the creator's index.
 func (m *Market) Latency(ctx context.Context, creator, agentID string) (Latency, error) {
 	list, _, err := m.Executions(ctx, crtx.ExecutionQuery{Creator: creator, AgentID: agentID, Environment: crtx.Mainnet,
-		Status: crtx.ExecCompleted, Limit: LatencySamples})
+		Status: crtx.ExecCompleted, NotByCreator: true, Limit: LatencySamples})
 	if err != nil {
 		return Latency{}, err
 	}

@@ -145,8 +145,8 @@ func checkPricingModel(m string, creating bool) error {
 }
 
 func checkPrice(price crtx.USDC) error {
-	if price <= 0 || price > crtx.MaxPrice {
-		return crtx.InvalidField("price_per_call_usdc", "must be more than 0 and at most %s", crtx.MaxPrice)
+	if price < crtx.MinPrice || price > crtx.MaxPrice {
+		return crtx.InvalidField("price_per_call_usdc", "must be at least %s and at most %s", crtx.MinPrice, crtx.MaxPrice)
 	}
 	return nil
 }

@@ -39,6 +39,9 @@ func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (int, error) 
 		for i, t := range txs {
 			seqs[i] = t.Seq
 			credits = append(credits, t.DeferredCredits()...)
+			if t.Data["by_creator"] == "true" {
+				continue // the creator's own call says nothing of the agent to others
+			}
 			s := stats[t.Data["agent_id"]]
 			s.Total++
 			// A caller's cancellation, before dispatch, says nothing of the

@@ -236,9 +236,9 @@ func (m *Market) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 	escrow := escrowAccount(e)
 	if e.Status != crtx.ExecCompleted {
 		wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
-		return m.ledgerTx(e.Environment, crtx.TxEscrowRefunded, map[string]string{
+		return m.ledgerTx(e.Environment, crtx.TxEscrowRefunded, byCreator(e, map[string]string{
 			"execution_id": e.ID, "agent_id": e.AgentID, "error_code": e.ErrorCode, "status": string(crtx.ExecFailed),
-		}, []crtx.Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet)
+		}), []crtx.Posting{{From: escrow.Address, To: wallet.Address, Amount: e.Cost}}, escrow, wallet)
 	}
 	creator := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Creator, e.Creator)
 	treasury := crtx.NewAccount(e.Environment, crtx.AccountTreasury, crtx.TreasuryID, "")
@@ -249,11 +249,22 @@ func (m *Market) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 	if e.PlatformAmount > 0 {
 		ps = append(ps, crtx.Posting{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount})
 	}
-	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, map[string]string{
+	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, byCreator(e, map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
 		"signing_public_key": e.SigningPublicKey, "listing_tx": e.ListingTx, "cid": e.ResultCID,
 		"status": string(crtx.ExecCompleted), "execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
-	}, ps, escrow, creator, treasury)
+	}), ps, escrow, creator, treasury)
+}
+
+// byCreator marks the closing data of an execution the agent's creator
+// paid for ("by_creator": "true"), which the agent's public statistics
+// leave out: a creator calling its own agent pays itself all but the fee,
+// and would otherwise buy executions, a success rate and a latency.
+func byCreator(e crtx.Execution, data map[string]string) map[string]string {
+	if e.Wallet == e.Creator {
+		data["by_creator"] = "true"
+	}
+	return data
 }
 
 // listingAccountOf is the listing account of an execution's agent.

@@ -106,6 +106,9 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 	if q.AgentID != "" {
 		where, args = append(where, `agent_id = ?`), append(args, q.AgentID)
 	}
+	if q.NotByCreator {
+		where = append(where, `wallet <> creator`)
+	}
 	if q.From != nil {
 		where, args = append(where, `initiated_at >= ?`), append(args, us(*q.From))
 	}
