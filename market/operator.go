@@ -80,6 +80,11 @@ func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
 		n := 0
 		err := m.store.Update(ctx, func(tx crtx.Tx) error {
 			n = 0
+			// One release at a time, across replicas: two would both read
+			// the same due listings.
+			if ok, err := tx.TryLock(ctx, "crtx-release"); err != nil || !ok {
+				return err
+			}
 			agents, err := tx.ReleasableCollateral(ctx, m.now().Add(-crtx.DisputeWindow), releaseBatch)
 			if err != nil {
 				return err
