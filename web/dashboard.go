@@ -28,7 +28,7 @@ func loginProblem(q url.Values) string {
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	v, _ := h.session(r)
 	q := r.URL.Query()
-	p := v.page("Sign in — crtx", q.Get("next"))
+	p := v.page("Sign in — crtx", dashboardPath(q.Get("next")))
 	p.Error = loginProblem(q)
 	return h.render(w, "login", p)
 }
