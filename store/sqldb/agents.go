@@ -277,7 +277,7 @@ func (t *tx) ReleasableCollateral(ctx context.Context, cutoff time.Time, limit i
 		WHERE a.status = 'delisted' AND c.balance > 0 AND a.delisted_at <= ?
 		AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.agent_id = a.id AND d.status = 'open' AND d.environment = 'mainnet')
 		AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.agent_id = a.id AND e.environment = 'mainnet'
-			AND (e.completed_at > ? OR e.completed_at IS NULL AND e.status IN ('pending', 'running')))
+			AND (e.completed_at > ? OR (e.completed_at IS NULL AND e.status IN ('pending', 'running'))))
 		ORDER BY a.delisted_at, a.id LIMIT ?`, us(cutoff), us(cutoff), limit)
 	return collect(rows, err, scanAgent)
 }
