@@ -96,6 +96,11 @@ var (
 	// ErrTermsChanged: an execution was to open at terms (price, endpoint,
 	// signing key, status) that its agent no longer has.
 	ErrTermsChanged = errors.New("the agent's terms changed")
+	// ErrKeyInFlight, ErrWalletInFlight: an execution would take its key's,
+	// or its wallet's, executions pending or running at once past their
+	// limit (Opening).
+	ErrKeyInFlight    = errors.New("too many of the key's executions in flight")
+	ErrWalletInFlight = errors.New("too many of the wallet's executions in flight")
 )
 
 // ErrorMessage is the message of an *Error, or the error's text.

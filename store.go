@@ -28,8 +28,11 @@ type Store interface {
 	// (ErrConflict when the key is taken), the execution row, refused with
 	// ErrTermsChanged unless its agent is listed at exactly the terms the
 	// row carries, the EscrowOpened transaction that debits the wallet
-	// (ErrInsufficientFunds), and the key's usage (AddKeyUsage's errors).
-	// It sets o.Escrow.Seq.
+	// (ErrInsufficientFunds), the key's usage (AddKeyUsage's errors), and
+	// last the key's and the wallet's executions in flight, counted with
+	// this one under the lock the debit holds on the wallet, so that
+	// concurrent openings cannot pass o's limits together
+	// (ErrKeyInFlight, ErrWalletInFlight). It sets o.Escrow.Seq.
 	OpenExecution(ctx context.Context, o *Opening) error
 	// CloseExecution writes an execution's last transaction: its outcome
 	// (FinishExecution), its result, its ExecutionRecord or EscrowRefunded
@@ -204,6 +207,9 @@ type Tx interface {
 	// holds; ErrNotFound when it holds none (another replica took it over,
 	// or it is final).
 	RenewLease(ctx context.Context, id, owner string, until time.Time) error
+	// InFlight counts a wallet's executions pending or running in env, and
+	// those of them opened with the key keyID.
+	InFlight(ctx context.Context, wallet string, env Environment, keyID string) (all, key int, err error)
 	// AddKeyUsage counts one execution and its cost against an API key
 	// that is not revoked: ErrNotFound for a revoked or unknown key,
 	// ErrSpendLimit if the cost would take it past its spend limit.
@@ -243,6 +249,10 @@ type Opening struct {
 	Idempotency *Idempotency // nil without an Idempotency-Key
 	Escrow      LedgerTx     // the EscrowOpened transaction
 	Accounts    []Account    // the accounts Escrow concerns
+	// MaxKeyInFlight and MaxWalletInFlight, when above 0, are how many of
+	// its key's, and of its wallet's in its environment, executions may
+	// be pending or running at once, this one included.
+	MaxKeyInFlight, MaxWalletInFlight int
 }
 
 // AtTerms reports whether an execution was priced and addressed by a's

@@ -98,7 +98,7 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 	}
 	o.params.Async = async
 	for {
-		e, err := t.execute(ctx, c, o)
+		e, err := t.m.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
 		var replay *crtx.Replay
 		switch {
 		case errors.As(err, &replay):
@@ -120,17 +120,6 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 		}
 		return e, e.Result, nil
 	}
-}
-
-// execute runs one execute attempt within the key's in-flight limit, the
-// one REST executions count against.
-func (t *tasks) execute(ctx context.Context, c call, o order) (crtx.Execution, error) {
-	release, err := t.api.Admit(c.principal.Key.ID)
-	if err != nil {
-		return crtx.Execution{}, err
-	}
-	defer release()
-	return t.m.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
 }
 
 // acceptable reports whether a client's accepted output modes (none means

@@ -62,11 +62,15 @@ type Config struct {
 	RecoveryInterval time.Duration
 	LogFormat        string
 	LogLevel         string
+	// MaxDispatchShare is the share of the dispatch slots one creator or
+	// wallet may hold in an environment (market.Config).
+	MaxDispatchShare float64
 	// Limits against abuse: per client address on sign-in and airdrops, per
-	// API key, and executions in flight and streams open per key.
-	RateLimitIP, RateLimitKey float64
-	MaxInFlightPerKey         int
-	MaxStreamsPerKey          int
+	// API key, executions pending or running per key and per wallet, and
+	// streams open per key.
+	RateLimitIP, RateLimitKey               float64
+	MaxInFlightPerKey, MaxInFlightPerWallet int
+	MaxStreamsPerKey                        int
 	// MCP sessions open at once per API key and per wallet (0: no cap).
 	MCPSessionsPerKey, MCPSessionsPerWallet int
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
@@ -91,7 +95,8 @@ func Defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Data: "./crtx-data", DBConns: postgres.DefaultConns, PlatformFeeBps: md.FeeBps,
 		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: md.AirdropsPerHour,
 		ShutdownTimeout: 30 * time.Second, Lease: md.Lease, MaxDispatches: md.MaxDispatches, WebhookRetryBase: md.WebhookRetryBase,
-		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxInFlightPerKey: 256, MaxStreamsPerKey: 64,
+		MaxDispatchShare: md.MaxDispatchShare, MaxInFlightPerKey: md.MaxInFlightPerKey, MaxInFlightPerWallet: md.MaxInFlightPerWallet,
+		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxStreamsPerKey: 64,
 		MCPSessionsPerKey: 32, MCPSessionsPerWallet: 128,
 		LogFormat: "text", LogLevel: "info"}
 }
@@ -117,6 +122,10 @@ func (c Config) Validate() error {
 		return errors.New("--max-dispatches and --lease must not be negative")
 	case c.MCPSessionsPerKey < 0 || c.MCPSessionsPerWallet < 0:
 		return errors.New("--mcp-sessions-per-key and --mcp-sessions-per-wallet must not be negative")
+	case c.MaxDispatchShare <= 0 || c.MaxDispatchShare > 1:
+		return fmt.Errorf("--max-dispatch-share %v must be more than 0 and at most 1", c.MaxDispatchShare)
+	case c.MaxInFlightPerKey < 0 || c.MaxInFlightPerWallet < 0:
+		return errors.New("--max-inflight-per-key and --max-inflight-per-wallet must not be negative")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
@@ -267,8 +276,8 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := market.New(store, market.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
-		MaxDispatches: cfg.MaxDispatches, WebhookRetryBase: cfg.WebhookRetryBase,
-		Now: cfg.Now, Logger: log})
+		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
+		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log})
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -344,8 +353,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		collectors = sqlite.Collectors(db)
 	}
 	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
-		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, InFlightPerKey: cfg.MaxInFlightPerKey,
-			StreamsPerKey: cfg.MaxStreamsPerKey}})
+		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, StreamsPerKey: cfg.MaxStreamsPerKey}})
 	pages, err := web.New(m, web.Options{AdminToken: token, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)

@@ -18,18 +18,20 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	for flag, bad := range map[string]func(*Config){
-		"--log-level":         func(c *Config) { c.LogLevel = "loud" },
-		"--log-format":        func(c *Config) { c.LogFormat = "xml" },
-		"--db-conns":          func(c *Config) { c.DB, c.DBConns = "postgres://x/y", 0 },
-		"--db":                func(c *Config) { c.DB = "mysql://x/y" },
-		"--platform-fee-bps":  func(c *Config) { c.PlatformFeeBps = 10001 },
-		"--block-interval":    func(c *Config) { c.BlockInterval = 0 },
-		"--rollup-interval":   func(c *Config) { c.RollupInterval = -time.Second },
-		"--recovery-interval": func(c *Config) { c.RecoveryInterval = 0 },
-		"--release-interval":  func(c *Config) { c.ReleaseInterval = 0 },
-		"--max-dispatches":    func(c *Config) { c.MaxDispatches = -1 },
-		"--lease":             func(c *Config) { c.Lease = -time.Second },
-		"--public-url":        func(c *Config) { c.PublicURL = "crtx.example" },
+		"--log-level":               func(c *Config) { c.LogLevel = "loud" },
+		"--log-format":              func(c *Config) { c.LogFormat = "xml" },
+		"--db-conns":                func(c *Config) { c.DB, c.DBConns = "postgres://x/y", 0 },
+		"--db":                      func(c *Config) { c.DB = "mysql://x/y" },
+		"--platform-fee-bps":        func(c *Config) { c.PlatformFeeBps = 10001 },
+		"--block-interval":          func(c *Config) { c.BlockInterval = 0 },
+		"--rollup-interval":         func(c *Config) { c.RollupInterval = -time.Second },
+		"--recovery-interval":       func(c *Config) { c.RecoveryInterval = 0 },
+		"--release-interval":        func(c *Config) { c.ReleaseInterval = 0 },
+		"--max-dispatches":          func(c *Config) { c.MaxDispatches = -1 },
+		"--lease":                   func(c *Config) { c.Lease = -time.Second },
+		"--max-dispatch-share":      func(c *Config) { c.MaxDispatchShare = 0 },
+		"--max-inflight-per-wallet": func(c *Config) { c.MaxInFlightPerWallet = -1 },
+		"--public-url":              func(c *Config) { c.PublicURL = "crtx.example" },
 	} {
 		c := Defaults()
 		bad(&c)

@@ -38,11 +38,6 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if p.Key == nil {
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
 	}
-	release, err := s.Admit(p.Key.ID)
-	if err != nil {
-		return err
-	}
-	defer release()
 	// The body is read once for decoding and for the idempotency hash.
 	raw, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError

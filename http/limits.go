@@ -19,8 +19,6 @@ type Limits struct {
 	// the default, since the seed limits a key only by what its wallet
 	// can pay.
 	PerKey float64
-	// InFlightPerKey caps one key's executions running at once; 0 is off.
-	InFlightPerKey int
 	// StreamsPerKey caps one key's streams open at once: the events of
 	// executions, A2A streams and MCP tasks/result calls; 0 is off.
 	StreamsPerKey int
@@ -72,7 +70,7 @@ func (l *limiter) allow(name string, now time.Time) (bool, int) {
 	return false, int(math.Ceil((1 - b.tokens) / l.rate))
 }
 
-// inflight counts a key's executions running at once.
+// inflight counts what each key holds open at once (streams).
 type inflight struct {
 	mu  sync.Mutex
 	max int

@@ -37,12 +37,6 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeError(w, r, err)
 }
 
-// Admit takes one of the key's in-flight execution slots, or refuses as
-// the REST execute does when all are taken; release gives the slot back.
-func (s *Server) Admit(keyID string) (release func(), err error) {
-	return s.running.admit(keyID, "this API key has %d executions in flight, its limit; wait for one to end")
-}
-
 // AdmitStream takes one of the key's stream slots, or refuses as
 // GET /v1/executions/{id}/events does when all are taken; release gives
 // the slot back.

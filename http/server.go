@@ -39,7 +39,6 @@ type Server struct {
 	routes     []Route
 	perIP      *limiter
 	perKey     *limiter
-	running    *inflight
 	streams    *inflight
 	cop        *http.CrossOriginProtection // for mounted pages' forms
 }
@@ -57,7 +56,6 @@ func New(market *market.Market, opts Options) *Server {
 	}
 	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, mux: http.NewServeMux(),
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
-		running: &inflight{max: opts.Limits.InFlightPerKey, n: map[string]int{}},
 		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}}}
 	s.metrics = newMetrics(prometheus.NewRegistry(), opts.Collectors...)
 	s.routes = []Route{

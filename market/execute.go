@@ -60,7 +60,7 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 	// The agent is kept for a second; the store opens the execution only
 	// if its terms are still those read, and a change reads them again.
 	for attempt := 0; ; attempt++ {
-		e, err := m.open(ctx, p, agentID, in, idemKey, requestHash, attempt > 0)
+		e, release, err := m.open(ctx, p, agentID, in, idemKey, requestHash, attempt > 0)
 		var replay *crtx.Replay
 		switch {
 		case errors.As(err, &replay):
@@ -72,10 +72,10 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 		case err != nil:
 			return crtx.Execution{}, internal("execute", err)
 		case e.Async:
-			m.jobs.Go(func() { m.run(m.bg, e) })
+			m.jobs.Go(func() { m.run(m.bg, e, nil) })
 			return e, nil
 		}
-		return m.run(context.WithoutCancel(ctx), e), nil
+		return m.run(context.WithoutCancel(ctx), e, release), nil
 	}
 }
 
@@ -86,7 +86,7 @@ var errRetry = errors.New("try again")
 // open checks the request against the agent's terms and opens the
 // execution with its escrow (Store.OpenExecution). fresh reads the agent
 // from the store rather than from the cache.
-func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string, fresh bool) (crtx.Execution, error) {
+func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string, fresh bool) (crtx.Execution, func(), error) {
 	// A request whose Idempotency-Key was seen gets its first answer,
 	// whatever the agent's terms have become since.
 	refuse := func(refusal error) error {
@@ -99,30 +99,30 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 	}
 	a, err := m.agent(ctx, agentID, fresh)
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Status == crtx.AgentDelisted || a.SuspendedAt != nil)) {
-		return crtx.Execution{}, refuse(crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID))
+		return crtx.Execution{}, nil, refuse(crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID))
 	}
 	if err != nil {
-		return crtx.Execution{}, err
+		return crtx.Execution{}, nil, err
 	}
 	if a.Status == crtx.AgentPaused {
-		return crtx.Execution{}, refuse(crtx.Errorf(crtx.CodeAgentPaused, "agent %s is paused by its creator", agentID))
+		return crtx.Execution{}, nil, refuse(crtx.Errorf(crtx.CodeAgentPaused, "agent %s is paused by its creator", agentID))
 	}
 	timeout := a.TimeoutSeconds
 	if in.TimeoutSeconds != nil {
 		if *in.TimeoutSeconds < 1 || *in.TimeoutSeconds > a.TimeoutSeconds {
-			return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "timeout_seconds must be 1 to %d (the agent's)", a.TimeoutSeconds)
+			return crtx.Execution{}, nil, crtx.Errorf(crtx.CodeInvalidRequest, "timeout_seconds must be 1 to %d (the agent's)", a.TimeoutSeconds)
 		}
 		timeout = *in.TimeoutSeconds
 	}
 	sch, err := m.compiled(a.InputSchema)
 	if err != nil {
-		return crtx.Execution{}, fmt.Errorf("input schema: %w", err)
+		return crtx.Execution{}, nil, fmt.Errorf("input schema: %w", err)
 	}
 	if err := validate(sch, in.Parameters); err != nil {
-		return crtx.Execution{}, err
+		return crtx.Execution{}, nil, err
 	}
 	if in.MaxCost != nil && a.Price > *in.MaxCost {
-		return crtx.Execution{}, refuse(crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost))
+		return crtx.Execution{}, nil, refuse(crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost))
 	}
 
 	now := m.now()
@@ -146,29 +146,55 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
 		[]crtx.Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
 		wallet, escrowAccount(e))
+	o.MaxKeyInFlight, o.MaxWalletInFlight = m.cfg.MaxInFlightPerKey, m.cfg.MaxInFlightPerWallet
+	// A synchronous execution is dispatched now or not at all: a caller
+	// waiting on it is told at once, and nothing is charged, rather than
+	// left waiting for a slot past its timeout.
+	var release func()
+	if !in.Async {
+		var ok bool
+		if release, ok = m.slots.take(e); !ok {
+			return crtx.Execution{}, nil, refuse(&crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 1,
+				Message: "the marketplace has no dispatch slot free for this call now, and charged nothing; retry in a moment, or call asynchronously to wait in line"})
+		}
+	}
 	err = m.store.OpenExecution(ctx, &o)
+	if err != nil && release != nil {
+		release()
+	}
 	switch {
 	case err == nil:
-		return e, nil
+		return e, release, nil
+	case errors.Is(err, crtx.ErrKeyInFlight):
+		return crtx.Execution{}, nil, inFlight("this API key has %d executions pending or running, its limit; wait for one to end", m.cfg.MaxInFlightPerKey)
+	case errors.Is(err, crtx.ErrWalletInFlight):
+		return crtx.Execution{}, nil, inFlight("this wallet has %d executions pending or running on %s, its limit; wait for one to end", m.cfg.MaxInFlightPerWallet, e.Environment)
 	case errors.Is(err, crtx.ErrTermsChanged):
-		return crtx.Execution{}, fmt.Errorf("%w: %w", errRetry, err)
+		return crtx.Execution{}, nil, fmt.Errorf("%w: %w", errRetry, err)
 	case errors.Is(err, crtx.ErrConflict) && idemKey != "":
 		if err := m.idempotent(ctx, p.Wallet, p.Key.Environment, idemKey, requestHash); err != nil {
-			return crtx.Execution{}, err
+			return crtx.Execution{}, nil, err
 		}
-		return crtx.Execution{}, fmt.Errorf("%w: Idempotency-Key %q expired or was let go", errRetry, idemKey)
+		return crtx.Execution{}, nil, fmt.Errorf("%w: Idempotency-Key %q expired or was let go", errRetry, idemKey)
 	case errors.Is(err, crtx.ErrInsufficientFunds):
-		return crtx.Execution{}, m.explain(ctx, &shortfall{env: e.Environment, wallet: e.Wallet, need: e.Cost,
+		return crtx.Execution{}, nil, m.explain(ctx, &shortfall{env: e.Environment, wallet: e.Wallet, need: e.Cost,
 			format: "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", keyID: p.Key.ID})
 	case errors.Is(err, crtx.ErrNotFound), errors.Is(err, crtx.ErrSpendLimit):
 		// The store refused the key; reading it says why (a limit raised
 		// since leaves the refusal as it was).
 		if kerr := m.keyRefusal(ctx, p.Key.ID, e.Cost); kerr != nil {
-			return crtx.Execution{}, kerr
+			return crtx.Execution{}, nil, kerr
 		}
-		return crtx.Execution{}, crtx.Errorf(crtx.CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
+		return crtx.Execution{}, nil, crtx.Errorf(crtx.CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
 	}
-	return crtx.Execution{}, err
+	return crtx.Execution{}, nil, err
+}
+
+// inFlight refuses an execution over an in-flight limit, as a rate limit.
+func inFlight(format string, args ...any) error {
+	e := crtx.Errorf(crtx.CodeRateLimited, format, args...)
+	e.RetryAfter = 1
+	return e
 }
 
 // agent returns an agent, from the cache unless fresh.

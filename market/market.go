@@ -33,9 +33,22 @@ type Config struct {
 	CollateralTiers []crtx.CollateralTier
 	// Caller reaches creators' services.
 	Caller crtx.Caller
-	// MaxDispatches bounds the dispatches in flight in this process; an
-	// execution waits, pending and cancellable, for a free slot. 0 means 512.
+	// MaxDispatches bounds the dispatches in flight in this process. Each
+	// environment is guaranteed a quarter of them, and one creator or one
+	// wallet holds at most MaxDispatchShare of them in an environment
+	// (slots). An asynchronous execution waits, pending and cancellable,
+	// for a slot free to it; a synchronous one finding none is refused
+	// (unavailable) before any money moves. 0 means 512.
 	MaxDispatches int
+	// MaxDispatchShare is the fraction of MaxDispatches one creator, or one
+	// wallet, may hold in one environment (at least one slot); 0 means 0.25.
+	MaxDispatchShare float64
+	// MaxInFlightPerKey and MaxInFlightPerWallet bound the executions one
+	// API key, and one wallet in one environment, may have pending or
+	// running at once, asynchronous ones included, until each ends; the
+	// store counts them as it opens one (Opening), so the limits hold
+	// across replicas. 0 is no limit.
+	MaxInFlightPerKey, MaxInFlightPerWallet int
 	// WebhookRetryBase is the first wait before a failed webhook is sent
 	// again; each failure doubles it, up to an hour. 0 means 1 s.
 	WebhookRetryBase time.Duration
@@ -69,7 +82,7 @@ type Market struct {
 	bg    context.Context
 	stop  context.CancelFunc
 	jobs  sync.WaitGroup
-	slots chan struct{} // dispatch slots
+	slots *slots // dispatch slots
 
 	schemas    *ttlCache[*jsonschema.Schema] // compiled input schemas
 	pages      *ttlCache[api.AgentPage]      // catalog pages, for a second
@@ -85,12 +98,12 @@ type Market struct {
 }
 
 // Defaults is the one place the service's defaults are written: New gives
-// them to zero fields (but FeeBps, where 0 is a free marketplace), and
-// crtxd's flags start from them.
+// them to zero fields (but FeeBps, where 0 is a free marketplace, and the
+// in-flight limits, where 0 is none), and crtxd's flags start from them.
 func Defaults() Config {
 	return Config{FeeBps: 100, AirdropMax: 1000 * crtx.MicroPerUSDC, AirdropsPerHour: 5, CollateralTiers: crtx.DefaultCollateralTiers,
-		MaxDispatches: 512, WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second,
-		StreamRecheck: 5 * time.Second}
+		MaxDispatches: 512, MaxDispatchShare: 0.25, MaxInFlightPerKey: 256, MaxInFlightPerWallet: 512,
+		WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second, StreamRecheck: 5 * time.Second}
 }
 
 // New returns a Market over store. Zero config fields take their defaults.
@@ -109,8 +122,12 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	cfg.WebhookRetryBase = cmp.Or(cfg.WebhookRetryBase, def.WebhookRetryBase)
 	cfg.MaxDispatches = cmp.Or(cfg.MaxDispatches, def.MaxDispatches)
 	cfg.StreamRecheck = cmp.Or(cfg.StreamRecheck, def.StreamRecheck)
+	cfg.MaxDispatchShare = cmp.Or(cfg.MaxDispatchShare, def.MaxDispatchShare)
 	if cfg.CollateralTiers == nil {
 		cfg.CollateralTiers = def.CollateralTiers
+	}
+	if cfg.MaxDispatchShare < 0 || cfg.MaxDispatchShare > 1 {
+		return nil, fmt.Errorf("crtx: dispatch share %v is outside 0–1", cfg.MaxDispatchShare)
 	}
 	if cfg.FeeBps < 0 || cfg.FeeBps > 10000 {
 		return nil, fmt.Errorf("crtx: platform fee %d bps is outside 0–10000", cfg.FeeBps)
@@ -131,7 +148,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	if _, ok := store.(crtx.Notifier); ok {
 		outbox = make(chan string, outboxSize)
 	}
-	return &Market{outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: make(chan struct{}, cfg.MaxDispatches),
+	return &Market{outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil

@@ -15,10 +15,15 @@ import (
 
 // run dispatches e to its creator until an answer, a definitive failure or
 // the deadline, then settles or refunds it. It holds e's lease, renewing
-// it, so no other process takes e over while this one works on it. It
-// returns the execution as it ended (or as it is, if another process
-// finished it first).
-func (m *Market) run(ctx context.Context, e crtx.Execution) crtx.Execution {
+// it from the start, so no other process — nor this one — takes e over
+// while this one waits for a dispatch slot or works on e. release gives
+// back the slot e holds already (nil: it waits for one). It returns the
+// execution as it ended (or as it is, if another process finished it
+// first, or the market stopped before a slot was free).
+func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx.Execution {
+	if release != nil {
+		defer release()
+	}
 	// The deadline is on the market's clock; the context counts what is left.
 	ctx, cancel := context.WithTimeout(ctx, e.Deadline.Sub(m.now()))
 	defer cancel()
@@ -26,14 +31,25 @@ func (m *Market) run(ctx context.Context, e crtx.Execution) crtx.Execution {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
 			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
 	}
-	// Wait for a dispatch slot; meanwhile the execution is pending and can
-	// be cancelled.
-	select {
-	case m.slots <- struct{}{}:
-		defer func() { <-m.slots }()
-	case <-ctx.Done():
-		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
-			message: "the marketplace had no free dispatch slot before the deadline"})
+	dctx, cancelDispatch := context.WithCancel(ctx)
+	defer cancelDispatch()
+	stopRenew, lost := m.renewLease(ctx, e.ID, cancelDispatch)
+	defer stopRenew()
+	if release == nil {
+		// Meanwhile the execution is pending and can be cancelled; a
+		// cancellation ends the renewal, and so the wait.
+		rel, err := m.slots.wait(dctx, e)
+		if err != nil {
+			stopRenew()
+			if lost() || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// Cancelled, taken over, or the market stopped: the
+				// execution is someone else's, or the next start's.
+				return e
+			}
+			return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
+				message: "the marketplace had no free dispatch slot before the deadline"})
+		}
+		defer rel()
 	}
 	// A synchronous execution was marked dispatched with its escrow, and a
 	// claimed one holds a fresh lease; anything else is marked now.
@@ -47,9 +63,6 @@ func (m *Market) run(ctx context.Context, e crtx.Execution) crtx.Execution {
 		}
 		e = started
 	}
-	dctx, cancelDispatch := context.WithCancel(ctx)
-	defer cancelDispatch()
-	stopRenew, lost := m.renewLease(ctx, e.ID, cancelDispatch)
 	o := m.dispatch(dctx, e)
 	stopRenew()
 	if lost() {
@@ -312,7 +325,7 @@ func (m *Market) claim(ctx context.Context, all bool) {
 		}
 		for _, e := range claimed {
 			m.cfg.Logger.Info("recovering execution", "execution_id", e.ID, "attempt", e.Attempts)
-			m.jobs.Go(func() { m.run(m.bg, e) })
+			m.jobs.Go(func() { m.run(m.bg, e, nil) })
 		}
 		if len(claimed) < 32 {
 			return

@@ -50,11 +50,6 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	if err != nil {
 		return nil, runOut{}, s.toolError(err)
 	}
-	release, err := s.api.Admit(c.p.Key.ID)
-	if err != nil {
-		return nil, runOut{}, s.toolError(err)
-	}
-	defer release()
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost}
 	idem, hash := "", ""
 	if in.IdempotencyKey != "" {

@@ -31,7 +31,8 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 		return err
 	}
 	err = d.Retry(ctx, func() error {
-		return d.Write.QueryRowContext(ctx, `SELECT crtx_open_execution($1, $2, $3)`, args...).Scan(&o.Escrow.Seq)
+		return d.Write.QueryRowContext(ctx, `SELECT crtx_open_execution($1, $2, $3, $4, $5)`,
+			append(args, o.MaxKeyInFlight, o.MaxWalletInFlight)...).Scan(&o.Escrow.Seq)
 	})
 	var pe *pgconn.PgError
 	errors.As(err, &pe)
@@ -52,6 +53,10 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 		return fmt.Errorf("key %s: %w", o.Execution.KeyID, crtx.ErrNotFound)
 	case "CX003":
 		return fmt.Errorf("key %s: %w", o.Execution.KeyID, crtx.ErrSpendLimit)
+	case "CX005":
+		return fmt.Errorf("key %s: %w", o.Execution.KeyID, crtx.ErrKeyInFlight)
+	case "CX006":
+		return fmt.Errorf("wallet %s: %w", o.Execution.Wallet, crtx.ErrWalletInFlight)
 	}
 	return err
 }

@@ -50,12 +50,19 @@ func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account
 }
 
 func (t *tx) Escrowed(ctx context.Context, env crtx.Environment, wallet string) (crtx.USDC, error) {
-	// The executions in flight are few (executions_work), where the
-	// wallet's escrow accounts are one for every execution it ever made.
+	// The wallet's executions in flight are few (executions_in_flight),
+	// where its escrow accounts are one for every execution it ever made.
 	var sum crtx.USDC
-	err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(cost), 0) AS BIGINT) FROM executions`+t.d.IndexedBy("executions_work")+`
+	err := t.queryRow(ctx, `SELECT CAST(coalesce(sum(cost), 0) AS BIGINT) FROM executions`+t.d.IndexedBy("executions_in_flight")+`
 		WHERE status IN ('pending', 'running') AND wallet = ? AND environment = ?`, wallet, env).Scan(&sum)
 	return sum, err
+}
+
+func (t *tx) InFlight(ctx context.Context, wallet string, env crtx.Environment, keyID string) (all, key int, err error) {
+	err = t.queryRow(ctx, `SELECT count(*), coalesce(sum(CASE WHEN key_id = ? THEN 1 ELSE 0 END), 0) FROM executions`+
+		t.d.IndexedBy("executions_in_flight")+` WHERE status IN ('pending', 'running') AND wallet = ? AND environment = ?`,
+		keyID, wallet, env).Scan(&all, &key)
+	return all, key, err
 }
 
 // storedPosting is a posting as a transaction's row keeps it (JSON).

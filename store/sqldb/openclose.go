@@ -51,7 +51,29 @@ func writeOpening(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
 	if err := tx.InsertTransaction(ctx, &o.Escrow, o.Accounts...); err != nil {
 		return notConflict(err)
 	}
-	return tx.AddKeyUsage(ctx, e.KeyID, e.Cost)
+	if err := tx.AddKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
+		return err
+	}
+	return inFlightLimits(ctx, tx, o)
+}
+
+// inFlightLimits refuses an opening that takes its key's or its wallet's
+// executions in flight, itself counted, past o's limits.
+func inFlightLimits(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
+	if o.MaxKeyInFlight <= 0 && o.MaxWalletInFlight <= 0 {
+		return nil
+	}
+	e := o.Execution
+	all, key, err := tx.InFlight(ctx, e.Wallet, e.Environment, e.KeyID)
+	switch {
+	case err != nil:
+		return err
+	case o.MaxKeyInFlight > 0 && key > o.MaxKeyInFlight:
+		return fmt.Errorf("key %s: %d in flight: %w", e.KeyID, key, crtx.ErrKeyInFlight)
+	case o.MaxWalletInFlight > 0 && all > o.MaxWalletInFlight:
+		return fmt.Errorf("wallet %s: %d in flight: %w", e.Wallet, all, crtx.ErrWalletInFlight)
+	}
+	return nil
 }
 
 // writeClosing writes c inside tx, statement by statement.
