@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"TryLock", testTryLock},
 		{"Unposted", testUnposted},
 		{"OpenClose", testOpenClose},
+		{"InFlight", testInFlight},
 		{"Heartbeats", testHeartbeats},
 	}
 	for _, tc := range tests {
