@@ -88,11 +88,15 @@ func (s *slots) take(e crtx.Execution) (release func(), ok bool) {
 // wait takes a slot for e, waiting in line until one is free to it, or
 // returns ctx's error when ctx ends first.
 func (s *slots) wait(ctx context.Context, e crtx.Execution) (release func(), err error) {
-	if release, ok := s.take(e); ok {
-		return release, nil
+	// Tried and lined up under one lock, so no slot frees in between
+	// unseen.
+	s.mu.Lock()
+	if s.fits(e) {
+		s.hold(e, 1)
+		s.mu.Unlock()
+		return s.releaser(e), nil
 	}
 	w := &waiter{e: e, ready: make(chan struct{})}
-	s.mu.Lock()
 	s.line = append(s.line, w)
 	s.mu.Unlock()
 	select {
