@@ -58,6 +58,52 @@ func CanonicalJSON(data []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// ErrUnknownMember is wrapped by SignedJSON's refusal of a member its
+// layout does not have.
+var ErrUnknownMember = errors.New("unknown member")
+
+// SignedJSON reads data, a JSON object that carries its own signature in
+// the member named sig, so that the signature can be checked over exactly
+// what was received rather than over what a decoder kept of it. It
+// refuses what CanonicalJSON refuses (a duplicate name among them) and a
+// member not named in known, so a name that differs from a known one only
+// in case, which encoding/json would decode into that field, is refused
+// too. It returns the RFC 8785 form of the object without sig, and sig's
+// value, which must be a string.
+func SignedJSON(data []byte, known []string, sig string) (signed []byte, signature string, err error) {
+	p := jcsParser{data: data}
+	p.space()
+	if p.pos >= len(data) || data[p.pos] != '{' {
+		return nil, "", p.fail("a JSON object expected")
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, "", err
+	}
+	p.space()
+	if p.pos != len(data) {
+		return nil, "", p.fail("data after the JSON value")
+	}
+	obj, rest := v.(*jcsObject), &jcsObject{}
+	for i, name := range obj.names {
+		switch {
+		case !slices.Contains(known, name):
+			return nil, "", fmt.Errorf("%w %q", ErrUnknownMember, name)
+		case name != sig:
+			rest.names, rest.values = append(rest.names, name), append(rest.values, obj.values[i])
+		default:
+			s, ok := obj.values[i].(string)
+			if !ok {
+				return nil, "", fmt.Errorf("%w: %q is not a string", ErrNotCanonicalizable, sig)
+			}
+			signature = s
+		}
+	}
+	var out bytes.Buffer
+	writeCanonical(&out, rest)
+	return out.Bytes(), signature, nil
+}
+
 // jcsObject is a parsed object; members keep their parsed order until
 // written.
 type jcsObject struct {

@@ -1,6 +1,11 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -42,4 +47,35 @@ type Receipt struct {
 func (r Receipt) SignedBytes() ([]byte, error) {
 	r.Signature = ""
 	return crtx.Canonical(r)
+}
+
+// receiptMembers are the names of Receipt's members, from its tags.
+func receiptMembers() []string {
+	t := reflect.TypeFor[Receipt]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}
+
+// ReadReceipt reads a receipt as it was received, for checking its
+// signature: it returns the receipt, the bytes its signature must sign
+// (the RFC 8785 form of exactly what was received, without the
+// signature) and the signature. It refuses a member the layout does not
+// have, a name given twice (or twice but for case, which encoding/json
+// would take as one), and a receipt whose members do not read back as
+// the same receipt, so what it returns is what the signature covers.
+func ReadReceipt(data []byte) (r Receipt, signed []byte, signature string, err error) {
+	signed, signature, err = crtx.SignedJSON(data, receiptMembers(), "signature")
+	if err != nil {
+		return Receipt{}, nil, "", err
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Receipt{}, nil, "", err
+	}
+	if again, err := r.SignedBytes(); err != nil || !bytes.Equal(again, signed) {
+		return Receipt{}, nil, "", errors.New("the receipt's members do not read back as it was received")
+	}
+	return r, signed, signature, nil
 }

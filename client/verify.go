@@ -110,11 +110,11 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	if err != nil {
 		return r, err
 	}
-	rc, err := c.Receipt(ctx, id)
+	raw, err := c.Receipt(ctx, id)
 	if err != nil {
 		return r, err
 	}
-	verr := VerifyReceipt(rc, market)
+	rc, verr := VerifyReceipt(raw, market)
 	if verr == nil && !receiptAgrees(rc, rec) {
 		verr = errors.New("the receipt does not state what the record says")
 	}

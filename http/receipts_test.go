@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/crtx-market/crtx"
@@ -63,11 +65,12 @@ func TestReceiptsAndRecordLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	marketKey, _ := crtx.ParseAddress("key", wk.SigningPublicKey)
-	rc, err := m.key.Receipt(ctx, rec.ExecutionID)
+	raw, err := m.key.Receipt(ctx, rec.ExecutionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := client.VerifyReceipt(rc, marketKey); err != nil {
+	rc, err := client.VerifyReceipt(raw, marketKey)
+	if err != nil {
 		t.Errorf("receipt: %v", err)
 	}
 	if rc.ExecutionID != rec.ExecutionID || rc.Wallet != m.callerW.address || rc.Status != crtx.ExecCompleted || rc.Cost != rec.Cost ||
@@ -75,21 +78,36 @@ func TestReceiptsAndRecordLinks(t *testing.T) {
 		*rc.LedgerTransaction != *rec.LedgerTransaction || rc.Issuer != m.d.URL {
 		t.Errorf("receipt = %+v for record %+v", rc, rec)
 	}
-	forged := rc
-	forged.Refunded = rc.Cost
-	if client.VerifyReceipt(forged, marketKey) == nil {
-		t.Error("a receipt with another refund verified")
+	// The signature is checked over exactly the bytes received: a changed
+	// amount, a member added, or a name given twice (in another case,
+	// which encoding/json would read as the same field) is refused.
+	for name, change := range map[string]func(string) string{
+		"another refund": func(s string) string {
+			return strings.Replace(s, `"refunded_usdc":0`, `"refunded_usdc":`+rec.Cost.String(), 1)
+		},
+		"a member added":            func(s string) string { return `{"note":"paid in full",` + s[1:] },
+		"a name twice, in capitals": func(s string) string { return `{"COST_USDC":50,` + s[1:] },
+		"a name twice":              func(s string) string { return `{"cost_usdc":50,` + s[1:] },
+		"a member left out":         func(s string) string { return strings.Replace(s, `"completed_at":`, `"completed":`, 1) },
+	} {
+		forged := change(string(raw))
+		if forged == string(raw) {
+			t.Fatalf("%s: the receipt %s was not changed", name, raw)
+		}
+		if _, err := client.VerifyReceipt([]byte(forged), marketKey); err == nil {
+			t.Errorf("a receipt with %s verified: %s", name, forged)
+		}
 	}
 	// The signature holds over the receipt as served, whatever decodes it:
 	// its RFC 8785 form without the signature.
-	var raw map[string]any
-	if err := m.key.Do(ctx, "GET", "/v1/executions/"+rec.ExecutionID+"/receipt", "", nil, &raw); err != nil {
+	var asServed map[string]any
+	if err := json.Unmarshal(raw, &asServed); err != nil {
 		t.Fatal(err)
 	}
-	sig, _ := raw["signature"].(string)
-	delete(raw, "signature")
-	signed, err := crtx.Canonical(raw)
-	if err != nil || !crtx.VerifyBase58(marketKey, signed, sig) {
+	sig, _ := asServed["signature"].(string)
+	delete(asServed, "signature")
+	signed, err := crtx.Canonical(asServed)
+	if err != nil || !crtx.VerifyBase58(marketKey, signed, strings.TrimPrefix(sig, "ed25519:")) {
 		t.Errorf("the served receipt's signature does not verify over its canonical form (%v)", err)
 	}
 
@@ -123,8 +141,12 @@ func TestReceiptsAndRecordLinks(t *testing.T) {
 		refund.Postings[0].To != crtx.AccountAddress(crtx.AccountWallet, m.callerW.address) {
 		t.Errorf("refund transaction = %+v, %v", refund, err)
 	}
-	frc, err := m.key.Receipt(ctx, failed.ExecutionID)
-	if err != nil || client.VerifyReceipt(frc, marketKey) != nil || frc.Status != crtx.ExecFailed || frc.Refunded != usdc("0.07") ||
+	fraw, err := m.key.Receipt(ctx, failed.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frc, err := client.VerifyReceipt(fraw, marketKey)
+	if err != nil || frc.Status != crtx.ExecFailed || frc.Refunded != usdc("0.07") ||
 		frc.CreatorAmount != 0 || frc.ResultHash != nil {
 		t.Errorf("failed receipt = %+v, %v", frc, err)
 	}
