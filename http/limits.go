@@ -70,6 +70,15 @@ func (l *limiter) allow(name string, now time.Time) (bool, int) {
 	return false, int(math.Ceil((1 - b.tokens) / l.rate))
 }
 
+// refund gives back a token allow took.
+func (l *limiter) refund(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[name]; ok {
+		b.tokens = math.Min(l.burst, b.tokens+1)
+	}
+}
+
 // inflight counts what each key holds open at once (streams).
 type inflight struct {
 	mu  sync.Mutex

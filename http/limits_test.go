@@ -2,6 +2,9 @@ package http_test
 
 import (
 	"maps"
+	"net"
+	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"testing"
@@ -82,4 +85,44 @@ func TestRateLimits(t *testing.T) {
 			t.Errorf("balance %s", b.Available)
 		}
 	})
+}
+
+// Wrong admin tokens are throttled per address, on the admin API and the
+// operator's sign-in alike, before the token is compared; the operator at
+// another address is not held up.
+func TestAdminGuessesThrottled(t *testing.T) {
+	e := start(t)
+	refused, limited := 0, 0
+	for i := range 30 {
+		_, err := e.anon.WithToken("guess-"+strconv.Itoa(i)).AdminDisputes(ctx, "")
+		switch client.Code(err) {
+		case "invalid_api_key":
+			refused++
+		case "rate_limited":
+			ce := wantCode(t, err, 429, "rate_limited")
+			if n, perr := strconv.Atoi(ce.RetryAfter); perr != nil || n < 1 {
+				t.Errorf("Retry-After = %q", ce.RetryAfter)
+			}
+			limited++
+		default:
+			t.Fatalf("guess %d: %v", i, err)
+		}
+	}
+	if refused != 5 || limited != 25 {
+		t.Errorf("of 30 wrong admin tokens, %d were compared and %d throttled; want 5 and 25", refused, limited)
+	}
+	// While throttled, even the right token is not compared, so an answer
+	// tells nothing; the sign-in page shares the budget.
+	_, err := e.admin.AdminDisputes(ctx, "")
+	wantCode(t, err, 429, "rate_limited")
+	resp, _ := send(t, browserClient(t), "POST", e.d.URL+"/dashboard/operator/login", url.Values{"token": {"guess"}}, nil)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("operator sign-in while throttled: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+
+	elsewhere := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+	if _, err := e.admin.WithHTTPClient(elsewhere).AdminDisputes(ctx, ""); err != nil {
+		t.Errorf("the right token from another address: %v", err)
+	}
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"net/url"
 
@@ -65,7 +64,15 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
-	if h.adminToken == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(h.adminToken)) != 1 {
+	err := errOperatorSignIn
+	if h.adminToken != "" {
+		err = h.checkAdmin(r, r.PostFormValue("token"))
+	}
+	// A guess while guesses from this address are throttled is answered
+	// 429, as on the admin API.
+	if crtx.ErrorCode(err) == crtx.CodeRateLimited {
+		return err
+	} else if err != nil {
 		http.Redirect(w, r, "/dashboard/operator?token=bad", http.StatusSeeOther)
 		return nil
 	}

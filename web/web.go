@@ -41,6 +41,7 @@ const (
 type Handler struct {
 	market     *market.Market
 	adminToken string
+	checkAdmin func(*http.Request, string) error
 	log        *slog.Logger
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
@@ -51,6 +52,11 @@ type Handler struct {
 type Options struct {
 	// AdminToken enables the operator pages; empty turns them off.
 	AdminToken string
+	// CheckAdminToken admits a token given on the operator's sign-in page
+	// as the admin token, or refuses it; the REST server's, so that a
+	// guess here counts against the same budget (required with
+	// AdminToken).
+	CheckAdminToken func(r *http.Request, token string) error
 	// OpenAPI is the REST interface's document, which /docs renders.
 	OpenAPI []byte
 	// Logger takes the internal errors of pages; nil discards them.
@@ -142,7 +148,10 @@ func siteSection(page string) string {
 
 // New returns the pages of market.
 func New(market *market.Market, opts Options) (*Handler, error) {
-	h := &Handler{market: market, adminToken: opts.AdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
+	if opts.AdminToken != "" && opts.CheckAdminToken == nil {
+		return nil, errors.New("web: the operator pages need CheckAdminToken")
+	}
+	h := &Handler{market: market, adminToken: opts.AdminToken, checkAdmin: opts.CheckAdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}, log: opts.Logger}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -1,0 +1,81 @@
+package http
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// An admin token is guessed only slowly: each client address may fail
+// adminBurst times, then once per adminEvery, and all addresses together
+// adminGlobalBurst times, then once a second. A throttled address is
+// refused before its token is compared, so that the answer to a guess
+// says nothing while it lasts (a right token too waits); an address that
+// gives the right token costs nothing, and an operator signed in keeps
+// their session meanwhile.
+const (
+	adminBurst       = 5
+	adminEvery       = 12 * time.Second
+	adminGlobalBurst = 60
+)
+
+// adminGuard checks the admin token for the admin API and the operator's
+// sign-in, throttling failed guesses per address and overall.
+type adminGuard struct {
+	token           string
+	perAddr, global *limiter
+}
+
+func newAdminGuard(token string) *adminGuard {
+	return &adminGuard{token: token,
+		perAddr: &limiter{rate: 1 / adminEvery.Seconds(), burst: adminBurst, buckets: map[string]*bucket{}},
+		global:  &limiter{rate: 1, burst: adminGlobalBurst, buckets: map[string]*bucket{}}}
+}
+
+// check admits given as the admin token sent from r's address; a wrong
+// one is invalid_api_key, and one sent while guesses from that address
+// (or from everywhere) are throttled is rate_limited.
+func (g *adminGuard) check(r *http.Request, given string) error {
+	addr, now := guesser(r), time.Now()
+	if ok, retry := g.perAddr.allow(addr, now); !ok {
+		return rateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", max(retry, 1))
+	}
+	if ok, retry := g.global.allow("", now); !ok {
+		g.perAddr.refund(addr)
+		return rateLimited(retry, "too many wrong admin tokens; try again in %d seconds", max(retry, 1))
+	}
+	if subtle.ConstantTimeCompare([]byte(given), []byte(g.token)) != 1 {
+		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the admin token is not valid")
+	}
+	g.perAddr.refund(addr)
+	g.global.refund("")
+	return nil
+}
+
+// guesser names the client address a guess is counted against: an IPv6
+// address by its /64, which one host commonly holds whole.
+func guesser(r *http.Request) string {
+	a, err := netip.ParseAddr(clientIP(r))
+	if err != nil {
+		return clientIP(r)
+	}
+	if a = a.Unmap(); a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// CheckAdminToken admits given as the admin token sent with r, counting a
+// wrong one against r's address as the admin API does; the operator's
+// sign-in page checks its form with it, so both share one budget of
+// guesses.
+func (s *Server) CheckAdminToken(r *http.Request, given string) error {
+	if s.adminToken == "" {
+		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
+	}
+	return s.guard.check(r, given)
+}
