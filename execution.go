@@ -16,6 +16,9 @@ type ExecuteParams struct {
 	TimeoutSeconds *int            `json:"timeout_seconds"`
 	MaxCost        *USDC           `json:"max_cost_usdc"`
 	WebhookURL     string          `json:"webhook_url"`
+	// Private keeps the result off /ipfs/{cid} and its CID off the
+	// ledger: only the caller reads it, through its record.
+	Private bool `json:"private"`
 }
 
 // MaxTaskBytes bounds the task (CONTRACT §8).
@@ -75,15 +78,17 @@ type Execution struct {
 	TimeoutSeconds   int
 	Async            bool
 	WebhookURL       string
-	Cost             USDC
-	CreatorAmount    USDC
-	PlatformAmount   USDC
-	Status           ExecStatus
-	ErrorCode        string
-	ErrorMessage     string
-	ResultCID        string
-	ResultHash       string
-	Signature        string
+	// Private: the result is returned to the caller only (ExecuteParams).
+	Private        bool
+	Cost           USDC
+	CreatorAmount  USDC
+	PlatformAmount USDC
+	Status         ExecStatus
+	ErrorCode      string
+	ErrorMessage   string
+	ResultCID      string
+	ResultHash     string
+	Signature      string
 	// RecordTx is the ExecutionRecord or EscrowRefunded that closed it.
 	RecordTx        string
 	TokensUsed      *int64

@@ -218,6 +218,9 @@ type Tx interface {
 	// PutResult stores content under its CID once; a second put is a no-op.
 	PutResult(ctx context.Context, cid, content string, at time.Time) error
 	Result(ctx context.Context, cid string) (string, error)
+	// PublishedResult is Result for anyone: content that a public (not
+	// private) execution names, else ErrNotFound.
+	PublishedResult(ctx context.Context, cid string) (string, error)
 
 	// InsertIdempotency stores a new key; ErrConflict when it exists.
 	InsertIdempotency(ctx context.Context, i Idempotency) error

@@ -128,7 +128,7 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 	now := m.now()
 	e := crtx.Execution{ID: crtx.NewUUID(), Environment: p.Key.Environment, Wallet: p.Wallet, KeyID: p.Key.ID, AgentID: a.ID,
 		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
-		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
+		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async, Private: in.Private,
 		Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
 		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
 	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
@@ -312,7 +312,7 @@ func (m *Market) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 
 // ResultContent returns published result bytes by CID.
 func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) {
-	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Result(ctx, cid) })
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.PublishedResult(ctx, cid) })
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", cid))
 }
 
@@ -323,8 +323,12 @@ func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 		TokensUsed: e.TokensUsed, ExecutionTimeMS: e.ExecutionTimeMS, InitiatedAt: e.InitiatedAt,
 		CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e)}
 	if e.ResultCID != "" {
-		res, hash, url := result, e.ResultHash, m.cfg.PublicURL+"/ipfs/"+e.ResultCID
-		r.Result, r.ResultHash, r.IPFSURL = &res, &hash, &url
+		res, hash := result, e.ResultHash
+		r.Result, r.ResultHash = &res, &hash
+		if !e.Private {
+			url := m.cfg.PublicURL + "/ipfs/" + e.ResultCID
+			r.IPFSURL = &url
+		}
 	}
 	if e.ErrorCode != "" {
 		r.Error = &api.ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}

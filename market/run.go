@@ -262,11 +262,17 @@ func (m *Market) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 	if e.PlatformAmount > 0 {
 		ps = append(ps, crtx.Posting{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount})
 	}
-	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, byCreator(e, map[string]string{
+	data := map[string]string{
 		"execution_id": e.ID, "agent_id": e.AgentID, "result_hash": e.ResultHash, "signature": e.Signature,
 		"signing_public_key": e.SigningPublicKey, "listing_tx": e.ListingTx, "cid": e.ResultCID,
 		"status": string(crtx.ExecCompleted), "execution_time_ms": strconv.FormatInt(*e.ExecutionTimeMS, 10),
-	}), ps, escrow, creator, treasury)
+	}
+	if e.Private {
+		// The hash alone lets the caller prove the result they hold; a
+		// CID would only tell the world where to ask for it.
+		delete(data, "cid")
+	}
+	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, byCreator(e, data), ps, escrow, creator, treasury)
 }
 
 // byCreator marks the closing data of an execution the agent's creator

@@ -15,3 +15,10 @@ func (t *tx) Result(ctx context.Context, cid string) (string, error) {
 	err := t.queryRow(ctx, `SELECT content FROM results WHERE cid = ?`, cid).Scan(&s)
 	return s, notFound(err, "result")
 }
+
+func (t *tx) PublishedResult(ctx context.Context, cid string) (string, error) {
+	var s string
+	err := t.queryRow(ctx, `SELECT content FROM results WHERE cid = ?
+		AND EXISTS (SELECT 1 FROM executions WHERE result_cid = ? AND NOT private)`, cid, cid).Scan(&s)
+	return s, notFound(err, "result")
+}

@@ -187,6 +187,50 @@ func testKeyUsage(t *testing.T, s crtx.Store) {
 	})
 }
 
+// Anyone reads a result by CID only while a public execution names it; a
+// private execution's is read through its record alone.
+func testPublishedResults(t *testing.T, s crtx.Store) {
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+			return err
+		}
+		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+			return err
+		}
+		if err := tx.InsertKey(ctx, crtx.APIKey{ID: "key_1", Environment: crtx.Devnet, Wallet: "w1", Name: "k", Prefix: "p", Hash: "h", CreatedAt: t0}); err != nil {
+			return err
+		}
+		for _, id := range []string{"public", "private"} {
+			e := execution(id, t0)
+			e.Status, e.ResultCID, e.ResultHash, e.Private = crtx.ExecCompleted, "cid-"+id, "sha256:"+id, id == "private"
+			if err := tx.InsertExecution(ctx, e); err != nil {
+				return err
+			}
+			if err := tx.PutResult(ctx, e.ResultCID, "result of "+id, t0); err != nil {
+				return err
+			}
+		}
+		return tx.PutResult(ctx, "cid-nobody", "named by no execution", t0)
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if c, err := tx.PublishedResult(ctx, "cid-public"); err != nil || c != "result of public" {
+			t.Errorf("PublishedResult(public) = %q, %v", c, err)
+		}
+		for _, cid := range []string{"cid-private", "cid-nobody", "cid-unknown"} {
+			if _, err := tx.PublishedResult(ctx, cid); !errors.Is(err, crtx.ErrNotFound) {
+				t.Errorf("PublishedResult(%s): %v, want ErrNotFound", cid, err)
+			}
+		}
+		if c, err := tx.Result(ctx, "cid-private"); err != nil || c != "result of private" {
+			t.Errorf("Result(private) = %q, %v", c, err)
+		}
+		if e, err := tx.Execution(ctx, "private"); err != nil || !e.Private {
+			t.Errorf("the private execution reads back as %+v, %v", e, err)
+		}
+		return nil
+	})
+}
+
 func testResultsAndIdempotency(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		if err := tx.PutResult(ctx, "c1", "héllo", t0); err != nil {

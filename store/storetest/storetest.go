@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Executions", testExecutions},
 		{"KeyUsage", testKeyUsage},
 		{"ResultsAndIdempotency", testResultsAndIdempotency},
+		{"PublishedResults", testPublishedResults},
 		{"Webhooks", testWebhooks},
 		{"Disputes", testDisputes},
 		{"ReleasableCollateral", testReleasableCollateral},
