@@ -110,7 +110,7 @@ func (t *tasks) list(ctx context.Context, c call, req *a2a.ListTasksRequest) (*a
 		}
 		result := ""
 		if req.IncludeArtifacts && e.ResultCID != "" {
-			if result, err = t.m.ResultContent(ctx, e.ResultCID); err != nil {
+			if result, err = t.m.ExecutionResult(ctx, e); err != nil {
 				return nil, err
 			}
 		}

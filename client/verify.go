@@ -53,19 +53,26 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	if err != nil {
 		return r, err
 	}
-	if !add("completed", (rec.Status == crtx.ExecCompleted || rec.Status == crtx.ExecDisputed) && rec.ResultHash != nil && rec.IPFSURL != nil,
+	if !add("completed", (rec.Status == crtx.ExecCompleted || rec.Status == crtx.ExecDisputed) && rec.ResultHash != nil && (rec.IPFSURL != nil || rec.Result != nil),
 		"status %s", rec.Status) {
 		return r, nil
 	}
-	content, err := c.Content(ctx, *rec.IPFSURL)
-	if err != nil {
-		add("published result", false, "%v", err)
-		return r, nil
+	if rec.IPFSURL == nil {
+		// A private execution's result is published nowhere: the caller
+		// holds it in the record, and its hash is what the ledger commits.
+		got := crtx.ResultHash(*rec.Result)
+		add("result hash", got == *rec.ResultHash, "sha256 of the %d bytes of the private result is %s; the record says %s", len(*rec.Result), got, *rec.ResultHash)
+	} else {
+		content, err := c.Content(ctx, *rec.IPFSURL)
+		if err != nil {
+			add("published result", false, "%v", err)
+			return r, nil
+		}
+		got := crtx.ResultHash(string(content))
+		add("result hash", got == *rec.ResultHash, "sha256 of the %d bytes at ipfs_url is %s; the record says %s", len(content), got, *rec.ResultHash)
+		cid := ipfs.CID(string(content))
+		add("content id", path.Base(*rec.IPFSURL) == cid, "the content's CID is %s", cid)
 	}
-	got := crtx.ResultHash(string(content))
-	add("result hash", got == *rec.ResultHash, "sha256 of the %d bytes at ipfs_url is %s; the record says %s", len(content), got, *rec.ResultHash)
-	cid := ipfs.CID(string(content))
-	add("content id", path.Base(*rec.IPFSURL) == cid, "the content's CID is %s", cid)
 
 	if rec.LedgerTransaction == nil {
 		add("ledger record", false, "the record names no ledger transaction")

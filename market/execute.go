@@ -310,10 +310,18 @@ func (m *Market) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 	return out, total, internal("list executions", err)
 }
 
-// ResultContent returns published result bytes by CID.
+// ResultContent returns published result bytes by CID: a private
+// execution's are not, and answer as unknown ones do.
 func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) {
 	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.PublishedResult(ctx, cid) })
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", cid))
+}
+
+// ExecutionResult returns the result bytes of e, an execution read for its
+// caller, published or private.
+func (m *Market) ExecutionResult(ctx context.Context, e crtx.Execution) (string, error) {
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Result(ctx, e.ResultCID) })
+	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", e.ResultCID))
 }
 
 // Record is the execution record callers read.

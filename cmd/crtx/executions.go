@@ -92,7 +92,11 @@ func describe(r api.ExecutionRecord) string {
 		fmt.Fprintf(&b, "error      %s: %s\n", r.Error.Code, r.Error.Message)
 	}
 	if r.ResultHash != nil {
-		fmt.Fprintf(&b, "hash       %s\nresult     %s\n", *r.ResultHash, *r.IPFSURL)
+		where := "private (not published)"
+		if r.IPFSURL != nil {
+			where = *r.IPFSURL
+		}
+		fmt.Fprintf(&b, "hash       %s\nresult     %s\n", *r.ResultHash, where)
 	}
 	if r.Dispute != nil {
 		fmt.Fprintf(&b, "dispute    %s %s\n", r.Dispute.DisputeID, r.Dispute.Status)

@@ -75,7 +75,7 @@ func executeParams(task string, ps map[string]any, file, maxCost string, timeout
 func (c *cli) runCmd() *cobra.Command {
 	ps := map[string]any{}
 	var file, maxCost, idem string
-	var async bool
+	var async, private bool
 	var timeout int
 	cmd := &cobra.Command{
 		Use:   "run AGENT_ID TASK",
@@ -87,7 +87,9 @@ standard input.
 The price is held in escrow while the agent works and paid to its creator only when
 the result's hash and signature check out; a failure is refunded. With --async the
 call returns at once and crtx follows the execution until it ends; Ctrl-C stops
-following, not the execution, and prints how to pick it up again.`,
+following, not the execution, and prints how to pick it up again. A result is public by
+its content id unless --private: then only you read it, and crtx verify checks the
+copy you hold.`,
 		Example: `  crtx run AGENT_ID "Summarise this text" --param lang=en --param max_words=50
   cat report.txt | crtx run AGENT_ID - --max-cost 0.10
   crtx run AGENT_ID "a long job" --async`,
@@ -109,6 +111,7 @@ following, not the execution, and prints how to pick it up again.`,
 			if err != nil {
 				return err
 			}
+			p.Private = private
 			cl, err := c.key()
 			if err != nil {
 				return err
@@ -120,6 +123,7 @@ following, not the execution, and prints how to pick it up again.`,
 	f.Func("param", "a parameter key=value, repeatable; values that parse as JSON are JSON (n=3, ok=true)", func(kv string) error { return setParam(ps, kv) })
 	f.StringVar(&file, "params-file", "", "a JSON object of parameters (--param wins over it)")
 	f.BoolVar(&async, "async", false, "return at once and follow the execution until it ends")
+	f.BoolVar(&private, "private", false, "keep the result to yourself: not published at /ipfs/{cid}, and its CID not on the ledger (its hash is)")
 	f.IntVar(&timeout, "timeout", 0, "seconds the agent may take, at most its own timeout (default: the agent's)")
 	f.StringVar(&maxCost, "max-cost", "", "refuse to run if the price is above this, in USDC")
 	f.StringVar(&idem, "idempotency-key", "", "a key of your own: a retry with it answers the first response and never charges twice")
