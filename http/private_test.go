@@ -57,6 +57,17 @@ func TestPrivateExecution(t *testing.T) {
 	if err != nil || record.Data["cid"] != ipfs.CID(string(content)) {
 		t.Errorf("the public execution's ledger record = %+v, %v", record.Data, err)
 	}
+
+	// MCP's run_agent takes the option too.
+	var viaMCP runAnswer
+	if msg := call(t, mcpSession(t, m.env, m.key, nil), "run_agent", map[string]any{"agent_id": agent, "task": "by MCP", "private": true}, &viaMCP); msg != "" {
+		t.Fatal(msg)
+	}
+	if viaMCP.Status != "completed" || viaMCP.ResultHash == nil || viaMCP.IPFSURL != nil {
+		t.Errorf("a private run_agent = %+v", viaMCP)
+	}
+	err = m.anon.Do(ctx, "GET", "/ipfs/"+ipfs.CID("answer to by MCP"), "", nil, nil)
+	wantCode(t, err, 404, "not_found")
 	m.rollup()
 	m.checkLedger()
 }

@@ -16,6 +16,7 @@ type runIn struct {
 	MaxCost        *crtx.USDC      `json:"max_cost_usdc,omitempty" jsonschema:"the most to pay: if the price is above it, nothing runs and nothing is charged"`
 	TimeoutSeconds *int            `json:"timeout_seconds,omitempty" jsonschema:"give up after this many seconds, at most the agent's own timeout"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty" jsonschema:"a key of your choosing: the same key with the same arguments returns the first run instead of paying again (24 hours)"`
+	Private        bool            `json:"private,omitempty" jsonschema:"keep the result to this wallet: not published by content id (ipfs_url is null) and its CID not on the ledger, which still commits its hash"`
 }
 
 // runOut is run_agent's structured answer: where the result is and what
@@ -50,7 +51,8 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	if err != nil {
 		return nil, runOut{}, s.toolError(err)
 	}
-	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost}
+	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
+		Private: in.Private}
 	idem, hash := "", ""
 	if in.IdempotencyKey != "" {
 		// The key stands for the call's arguments, less the key, in their

@@ -188,6 +188,24 @@ func TestVerify(t *testing.T) {
 	if code != 0 || strings.Count(out, "ok    ") != 8 || !strings.Contains(out, "sealed in a block") || !strings.Contains(out, "listing key") || !strings.Contains(out, "receipt") {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
+	// A private run's result is published nowhere; verify checks the copy
+	// its caller holds against the ledger's hash.
+	code, out = crtx("caller.json", "run", agentID, "a secret", "--private")
+	if code != 0 || !strings.Contains(out, "résumé: a secret") {
+		t.Fatalf("run --private: %d\n%s", code, out)
+	}
+	execs, err := client.New(d.URL, k.Key).Executions(ctx, nil)
+	if err != nil || len(execs.Executions) != 2 {
+		t.Fatalf("executions: %+v, %v", execs, err)
+	}
+	private, err := client.New(d.URL, k.Key).Execution(ctx, execs.Executions[0].ExecutionID)
+	if err != nil || private.IPFSURL != nil || private.Result == nil || *private.Result != "résumé: a secret" {
+		t.Fatalf("the private execution = %+v, %v", private, err)
+	}
+	code, out = crtx("caller.json", "verify", private.ExecutionID)
+	if code != 0 || strings.Count(out, "ok    ") != 7 || !strings.Contains(out, "private result") || !strings.Contains(out, "receipt") {
+		t.Fatalf("verify private: %d\n%s", code, out)
+	}
 	// Published content that no longer matches the committed hash fails.
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(cfg.Data, "crtx.db")+"?_pragma=busy_timeout(10000)")
 	if err != nil {
