@@ -64,7 +64,12 @@ func TestIndependentVerifier(t *testing.T) {
 	_, err = m.key.Execute(ctx, m.list(failing, "0.05"), run("x"), client.ExecuteOptions{})
 	failed := wantCode(t, err, 500, "execution_failed")
 
-	for _, id := range []string{done.ExecutionID, *failed.ExecutionID} {
+	private, err := m.key.Execute(ctx, m.list(svc, "0.05"), crtx.ExecuteParams{Task: "secret", Private: true}, client.ExecuteOptions{})
+	if err != nil || private.IPFSURL != nil {
+		t.Fatalf("private execution: %+v, %v", private, err)
+	}
+
+	for _, id := range []string{done.ExecutionID, *failed.ExecutionID, private.ExecutionID} {
 		if code, out := verify(pinned(id, wk.AuthorityPublicKey)...); code != 0 || !strings.HasSuffix(strings.TrimSpace(out), "\nverified") {
 			t.Errorf("execution %s: exit %d\n%s", id, code, out)
 		}

@@ -325,7 +325,12 @@ async function verifyExecution(opts) {
   if (completed) {
     // 2. The result.
     let digest;
-    if (typeof rec.ipfs_url !== 'string') report(false, 'result bytes', `ipfs_url is ${show(rec.ipfs_url)}`);
+    if (rec.ipfs_url === null && typeof rec.result === 'string') {
+      // A private execution: its result is published nowhere, and the
+      // record (which only its caller reads) holds it.
+      digest = sha256(rec.result);
+      same('result hash (private result)', 'sha256:' + hex(digest), rec.result_hash);
+    } else if (typeof rec.ipfs_url !== 'string') report(false, 'result bytes', `ipfs_url is ${show(rec.ipfs_url)}`);
     else {
       const url = new URL(rec.ipfs_url, base + '/').toString();
       const r = await get(url); // no credential: the result is public, possibly on another host
@@ -375,6 +380,7 @@ async function verifyExecution(opts) {
         same('ledger record signing_public_key', d.signing_public_key, rec.signing_public_key);
         same('ledger record listing_tx', d.listing_tx, rec.listing_transaction);
         same('ledger record agent_id', d.agent_id, rec.agent_id);
+        if (rec.ipfs_url === null) check('ledger record names no CID (private)', d.cid === undefined, 'no cid', `cid ${show(d.cid)}`);
         check('cost = creator + platform',
           toMicros(rec.cost_usdc) === toMicros(rec.creator_amount_usdc) + toMicros(rec.platform_amount_usdc),
           `${rec.cost_usdc} = ${rec.creator_amount_usdc} + ${rec.platform_amount_usdc}`,
