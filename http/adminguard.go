@@ -14,8 +14,8 @@ import (
 // adminGlobalBurst times, then once a second. A throttled address is
 // refused before its token is compared, so that the answer to a guess
 // says nothing while it lasts (a right token too waits); an address that
-// gives the right token costs nothing, and an operator signed in keeps
-// their session meanwhile.
+// gives the right token costs nothing (however many calls it has in
+// flight), and an operator signed in keeps their session meanwhile.
 const (
 	adminBurst       = 5
 	adminEvery       = 12 * time.Second
@@ -40,18 +40,17 @@ func newAdminGuard(token string) *adminGuard {
 // (or from everywhere) are throttled is rate_limited.
 func (g *adminGuard) check(r *http.Request, given string) error {
 	addr, now := guesser(r), time.Now()
-	if ok, retry := g.perAddr.allow(addr, now); !ok {
-		return rateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", max(retry, 1))
+	if retry := g.perAddr.peek(addr, now); retry > 0 {
+		return rateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", retry)
 	}
-	if ok, retry := g.global.allow("", now); !ok {
-		g.perAddr.refund(addr)
-		return rateLimited(retry, "too many wrong admin tokens; try again in %d seconds", max(retry, 1))
+	if retry := g.global.peek("", now); retry > 0 {
+		return rateLimited(retry, "too many wrong admin tokens; try again in %d seconds", retry)
 	}
 	if subtle.ConstantTimeCompare([]byte(given), []byte(g.token)) != 1 {
+		g.perAddr.charge(addr, now)
+		g.global.charge("", now)
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the admin token is not valid")
 	}
-	g.perAddr.refund(addr)
-	g.global.refund("")
 	return nil
 }
 

@@ -9,14 +9,26 @@ import (
 )
 
 // Guesses spread over many addresses meet a ceiling of their own; an IPv6
-// host's /64 counts as one address.
+// host's /64 counts as one address; the right token costs nothing.
 func TestAdminGuessCeiling(t *testing.T) {
 	g := newAdminGuard("right")
-	from := func(addr string) error {
+	send := func(addr, token string) error {
 		r := httptest.NewRequest("GET", "/v1/admin/disputes", nil)
 		r.RemoteAddr = addr
-		return g.check(r, "wrong")
+		return g.check(r, token)
 	}
+	from := func(addr string) error { return send(addr, "wrong") }
+	for i := range 50 {
+		if err := send("10.9.9.9:1", "right"); err != nil {
+			t.Fatalf("the right token, call %d: %v", i, err)
+		}
+	}
+	for i := range adminBurst {
+		if err := from("10.9.9.9:1"); crtx.ErrorCode(err) != crtx.CodeInvalidAPIKey {
+			t.Fatalf("wrong token %d after 50 right ones: %v", i, err)
+		}
+	}
+	g = newAdminGuard("right")
 	for i := range adminGlobalBurst {
 		if err := from(fmt.Sprintf("10.0.%d.%d:1", i/200, i%200)); crtx.ErrorCode(err) != crtx.CodeInvalidAPIKey {
 			t.Fatalf("guess %d: %v", i, err)

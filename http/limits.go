@@ -49,6 +49,36 @@ func (l *limiter) allow(name string, now time.Time) (bool, int) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	b := l.fill(name, now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, l.wait(b)
+}
+
+// peek says how many seconds until name has a token, 0 when it has one,
+// without taking it.
+func (l *limiter) peek(name string, now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.fill(name, now); b.tokens < 1 {
+		return l.wait(b)
+	}
+	return 0
+}
+
+// charge takes a token from name, below none if need be: what raced past
+// peek waits the longer for it.
+func (l *limiter) charge(name string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fill(name, now).tokens--
+}
+
+// fill is name's bucket with what it earned since it was last used; l.mu
+// is held.
+func (l *limiter) fill(name string, now time.Time) *bucket {
 	if len(l.buckets) > 100_000 { // forget idle names rather than grow without end
 		for k, b := range l.buckets {
 			if now.Sub(b.last) > time.Minute {
@@ -63,21 +93,11 @@ func (l *limiter) allow(name string, now time.Time) (bool, int) {
 	}
 	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
 	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	return false, int(math.Ceil((1 - b.tokens) / l.rate))
+	return b
 }
 
-// refund gives back a token allow took.
-func (l *limiter) refund(name string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b, ok := l.buckets[name]; ok {
-		b.tokens = math.Min(l.burst, b.tokens+1)
-	}
-}
+// wait is the seconds until b holds a token.
+func (l *limiter) wait(b *bucket) int { return int(math.Ceil((1 - b.tokens) / l.rate)) }
 
 // inflight counts what each key holds open at once (streams).
 type inflight struct {
