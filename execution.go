@@ -78,17 +78,15 @@ type Execution struct {
 	TimeoutSeconds   int
 	Async            bool
 	WebhookURL       string
-	// Private: the result is returned to the caller only (ExecuteParams).
-	Private        bool
-	Cost           USDC
-	CreatorAmount  USDC
-	PlatformAmount USDC
-	Status         ExecStatus
-	ErrorCode      string
-	ErrorMessage   string
-	ResultCID      string
-	ResultHash     string
-	Signature      string
+	Cost             USDC
+	CreatorAmount    USDC
+	PlatformAmount   USDC
+	Status           ExecStatus
+	ErrorCode        string
+	ErrorMessage     string
+	ResultCID        string
+	ResultHash       string
+	Signature        string
 	// RecordTx is the ExecutionRecord or EscrowRefunded that closed it.
 	RecordTx        string
 	TokensUsed      *int64
@@ -103,6 +101,8 @@ type Execution struct {
 	// the lease: when it stops beating (Heartbeat), the others take the
 	// execution over.
 	Owner string
+	// Private: the result is returned to the caller only (ExecuteParams).
+	Private bool
 	// Dispute and Result are attached by reads and by the settlement that
 	// know them; they are not part of the row.
 	Dispute *Dispute
