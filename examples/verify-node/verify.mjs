@@ -406,6 +406,12 @@ async function verifyExecution(opts) {
 
   // 7. The receipt.
   if (!check('receipt', rcpRes.ok && receipt, 'GET /v1/executions/{id}/receipt', describe(rcpRes))) return;
+  // JSON.parse keeps the last of a repeated name: read the names as sent.
+  const names = memberNames(Buffer.from(rcpRes.bytes).toString('utf8'));
+  const odd = names.filter((n, k) => !RECEIPT_MEMBERS.includes(n) ||
+    names.findIndex((m) => m.toLowerCase() === n.toLowerCase()) !== k);
+  check('receipt members', odd.length === 0, "each of the receipt's members once, no other",
+    `unknown or repeated: ${odd.join(', ')}`);
   attempt('receipt signature', () => check('receipt signature',
     ed25519Verify(marketplaceKey, canonicalize(without(receipt, 'signature')), stripEd(receipt.signature)),
     `by the marketplace key ${marketplaceKey}`, `does not verify with the marketplace key ${marketplaceKey}`));
@@ -652,7 +658,33 @@ function selfTestExample(label, txObj, canonical, bytes, hash, root, blockObj, b
   same(`${label}: block hash`, blockHash(blockObj), bHash);
 }
 
+// The members of a receipt (docs/verify.md, step 7).
+const RECEIPT_MEMBERS = ['version', 'issuer', 'execution_id', 'environment', 'wallet', 'agent_id', 'status', 'cost_usdc',
+  'creator_amount_usdc', 'platform_amount_usdc', 'refunded_usdc', 'result_hash', 'creator_signature', 'signing_public_key',
+  'listing_transaction', 'ledger_transaction', 'initiated_at', 'completed_at', 'signature'];
+
+// memberNames lists the member names of the object that the JSON text
+// (already known to parse) is, in order and repeats included.
+export function memberNames(text) {
+  const names = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      let j = i + 1;
+      while (j < text.length && ' \t\n\r'.includes(text[j])) j++;
+      if (depth === 1 && text[j] === ':') names.push(JSON.parse(text.slice(start, i + 1)));
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+  }
+  return names;
+}
+
 function selfTest() {
+  same('member names as sent', JSON.stringify(memberNames('{"a" : {"b":1},"A":"x:\\"y{","a":[{"c":2}],"\\u0041":0}')),
+    '["a","A","a","A"]');
   // Encodings against known vectors.
   same('base58 encode', base58Encode(Uint8Array.from([0, 0, 0x28, 0x7f, 0xb4, 0xcd])), '11233QC4');
   same('base58 round trip', base58Encode(base58Decode('CfFyHyDm1Xo2Ytn1wr3uSzKtJY7QVHDokq5ubD28QKS8')), 'CfFyHyDm1Xo2Ytn1wr3uSzKtJY7QVHDokq5ubD28QKS8');
