@@ -127,7 +127,9 @@ func CollateralFor(tiers []CollateralTier, price USDC) USDC {
 // CreatorSignature is the creator's wallet signature (base58, no prefix) of
 // the listing statement (ListingStatement): required to list an agent and
 // to change its signing key, so that the ledger shows the wallet authorised
-// the key; ignored by an edit that keeps the key.
+// the key; ignored by an edit that keeps the key. KeySignature is the
+// signing key's own signature of the same statement, required with it, so
+// that only whoever holds a key can register it.
 type ListingParams struct {
 	Name             *string          `json:"name"`
 	Tagline          *string          `json:"tagline"`
@@ -142,4 +144,5 @@ type ListingParams struct {
 	TimeoutSeconds   *int             `json:"timeout_seconds"`
 	Status           *AgentStatus     `json:"status"`
 	CreatorSignature *string          `json:"creator_signature"`
+	KeySignature     *string          `json:"key_signature"`
 }

@@ -33,12 +33,15 @@ type CreatorReply struct {
 	Error       *string         `json:"error,omitempty"`
 }
 
-// Headers of requests to creators (CONTRACT §8).
+// Headers of requests to creators (docs/creators.md, "Requests from the
+// marketplace").
 const (
 	HeaderEnvironment = "X-Crtx-Environment"
 	HeaderTimestamp   = "X-Crtx-Timestamp"
 	HeaderSignature   = "X-Crtx-Signature"
 	HeaderTest        = "X-Crtx-Test"
+	HeaderAgentID     = "X-Crtx-Agent-Id"
+	HeaderSigningKey  = "X-Crtx-Signing-Key"
 )
 
 // MaxResultBytes is the largest result a creator may return (CONTRACT §8).
@@ -56,14 +59,62 @@ func SignResult(key ed25519.PrivateKey, resultHash string) string {
 	return "ed25519:" + SignBase58(key, []byte(resultHash))
 }
 
-// RequestSignature signs a request to a creator: Ed25519 over the bytes
-// "<timestamp>.<body>", base58 with the "ed25519:" prefix.
-func RequestSignature(key ed25519.PrivateKey, timestamp string, body []byte) string {
-	return "ed25519:" + SignBase58(key, append([]byte(timestamp+"."), body...))
+// RequestScope is whom a request to a creator is for and how it counts:
+// the listing it is sent for (AgentID, "" for the reachability test of a
+// listing not yet written and for the Test Execution tool), the key that
+// listing registered, the environment and whether it is a test. All of it
+// is signed with the request, so that a request captured at one agent's
+// endpoint proves nothing at another's, and its environment or test flag
+// cannot be changed on the way.
+type RequestScope struct {
+	AgentID     string
+	SigningKey  string
+	Environment Environment
+	Test        bool
+}
+
+// requestPreamble starts the bytes a request signature covers; it is
+// versioned so that a later scheme cannot be read as this one, and it is
+// never the start of "<timestamp>.<body>", which webhooks sign.
+const requestPreamble = "crtx-request-v2\n"
+
+// RequestSigningBytes are the bytes the marketplace signs for a request to
+// a creator (docs/creators.md): the preamble, then the timestamp, the agent
+// id, the signing key, the environment and "true" or "false" for the test
+// flag, each followed by a newline, then the body as sent.
+func RequestSigningBytes(s RequestScope, timestamp string, body []byte) []byte {
+	test := "false"
+	if s.Test {
+		test = "true"
+	}
+	head := requestPreamble + timestamp + "\n" + s.AgentID + "\n" + s.SigningKey + "\n" + string(s.Environment) + "\n" + test + "\n"
+	return append([]byte(head), body...)
+}
+
+// RequestSignature signs a request to a creator: Ed25519 over
+// RequestSigningBytes, base58 with the "ed25519:" prefix.
+func RequestSignature(key ed25519.PrivateKey, s RequestScope, timestamp string, body []byte) string {
+	return "ed25519:" + SignBase58(key, RequestSigningBytes(s, timestamp, body))
 }
 
 // VerifyRequestSignature checks a request signature made by RequestSignature.
-func VerifyRequestSignature(pub ed25519.PublicKey, timestamp string, body []byte, sig string) bool {
+// A value of s that holds a newline is refused: it would move the fields.
+func VerifyRequestSignature(pub ed25519.PublicKey, s RequestScope, timestamp string, body []byte, sig string) bool {
+	if !strings.HasPrefix(sig, "ed25519:") || strings.ContainsAny(timestamp+s.AgentID+s.SigningKey+string(s.Environment), "\n") {
+		return false
+	}
+	return VerifyBase58(pub, RequestSigningBytes(s, timestamp, body), sig)
+}
+
+// TimestampSignature signs the bytes "<timestamp>.<body>": the
+// X-Crtx-Signature of webhook deliveries. Creator requests no longer use
+// it (RequestSignature), and no request signature can pass for one.
+func TimestampSignature(key ed25519.PrivateKey, timestamp string, body []byte) string {
+	return "ed25519:" + SignBase58(key, append([]byte(timestamp+"."), body...))
+}
+
+// VerifyTimestampSignature checks a signature made by TimestampSignature.
+func VerifyTimestampSignature(pub ed25519.PublicKey, timestamp string, body []byte, sig string) bool {
 	if !strings.HasPrefix(sig, "ed25519:") {
 		return false
 	}
@@ -137,9 +188,9 @@ type Caller interface {
 	// CheckURL checks an endpoint or webhook URL before it is stored; errors
 	// are *Error values naming field.
 	CheckURL(ctx context.Context, field, rawURL string) error
-	// Call sends req to endpoint and returns the reply, unjudged.
-	Call(ctx context.Context, endpoint string, env Environment, test bool, req CreatorRequest) (CreatorReply, error)
-	// Deliver POSTs a signed webhook body and returns the HTTP status.
+	// Call sends req to endpoint, signed for scope, and returns the reply,
+	// unjudged.
+	Call(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, error)
 	// Deliver POSTs a webhook body, signed by the marketplace as creator
 	// requests are and by the Standard Webhooks scheme (webhook-id id).
 	Deliver(ctx context.Context, url, id string, env Environment, body []byte) (int, error)

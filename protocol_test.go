@@ -1,6 +1,7 @@
 package crtx
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -61,14 +62,52 @@ func TestCheckReply(t *testing.T) {
 	}
 }
 
+// A request's signature covers whom it is for, its environment and test
+// flag: changing any of them, or the timestamp or body, breaks it.
 func TestRequestSignature(t *testing.T) {
 	pub, key, _ := ed25519.GenerateKey(nil)
-	sig := RequestSignature(key, "1700000000", []byte(`{"a":1}`))
-	if !VerifyRequestSignature(pub, "1700000000", []byte(`{"a":1}`), sig) {
+	s := RequestScope{AgentID: "agt_a", SigningKey: "KeyA", Environment: Devnet}
+	body := []byte(`{"a":1}`)
+	sig := RequestSignature(key, s, "1700000000", body)
+	if !VerifyRequestSignature(pub, s, "1700000000", body, sig) {
 		t.Fatal("does not verify")
 	}
-	if VerifyRequestSignature(pub, "1700000001", []byte(`{"a":1}`), sig) || VerifyRequestSignature(pub, "1700000000", []byte(`{"a":2}`), sig) {
+	for name, other := range map[string]RequestScope{
+		"agent":       {AgentID: "agt_b", SigningKey: "KeyA", Environment: Devnet},
+		"no agent":    {SigningKey: "KeyA", Environment: Devnet},
+		"key":         {AgentID: "agt_a", SigningKey: "KeyB", Environment: Devnet},
+		"environment": {AgentID: "agt_a", SigningKey: "KeyA", Environment: Mainnet},
+		"test":        {AgentID: "agt_a", SigningKey: "KeyA", Environment: Devnet, Test: true},
+		"moved field": {AgentID: "agt_a\nKeyA", Environment: Devnet},
+	} {
+		if VerifyRequestSignature(pub, other, "1700000000", body, sig) {
+			t.Errorf("verifies with another %s", name)
+		}
+	}
+	if VerifyRequestSignature(pub, s, "1700000001", body, sig) || VerifyRequestSignature(pub, s, "1700000000", []byte(`{"a":2}`), sig) {
 		t.Fatal("verifies another timestamp or body")
+	}
+	// A webhook's signature over "<timestamp>.<body>" is no request's.
+	if VerifyRequestSignature(pub, s, "1700000000", body, TimestampSignature(key, "1700000000", body)) {
+		t.Fatal("a timestamp signature passes for a request's")
+	}
+}
+
+// The bytes signed, as docs/creators.md shows them for implementers in
+// other languages: the marketplace key from the seed of 32 bytes 0x03.
+func TestRequestSigningBytesExample(t *testing.T) {
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, 32))
+	s := RequestScope{AgentID: "agt_8zmONHevjO0ED8RI", SigningKey: "9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu", Environment: Mainnet}
+	body := []byte(`{"execution_id":"e1","task":"hi","parameters":{},"user_pubkey":"U","timeout_seconds":60}`)
+	want := "crtx-request-v2\n1700000000\nagt_8zmONHevjO0ED8RI\n9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu\nmainnet\nfalse\n" + string(body)
+	if got := string(RequestSigningBytes(s, "1700000000", body)); got != want {
+		t.Fatalf("signed bytes:\n%s\nwant\n%s", got, want)
+	}
+	if got := Address(key.Public().(ed25519.PublicKey)); got != "GyGKxMyg1p9SsHfm15MkNUu1u9TN2JtTspcdmrtGUdse" {
+		t.Errorf("marketplace key %s", got)
+	}
+	if got := RequestSignature(key, s, "1700000000", body); got != "ed25519:5qsstjTAMLcq3BYU9hHeo4WLaBefBuE1Yk8TC2JJYxAUmBVZSe5upmz5PsL7dpAwjf6yFqHY1DQoSWVZduX3YR53" {
+		t.Errorf("X-Crtx-Signature: %s", got)
 	}
 }
 

@@ -27,6 +27,9 @@ type Client struct {
 	// wallet is the key SignIn signed in with, kept to sign listing
 	// statements (SignListing); nil for any other credential.
 	wallet ed25519.PrivateKey
+	// agentKeys are agent signing keys, kept to sign their own listing
+	// statements (WithAgentKey).
+	agentKeys []ed25519.PrivateKey
 }
 
 // New returns a client for the marketplace at baseURL (for example
@@ -52,10 +55,11 @@ func (c *Client) OnResponse(fn func(status int, body []byte)) *Client {
 }
 
 // WithToken returns a copy of c that sends another credential. The copy
-// forgets the wallet key of SignIn: the credential may be another wallet's.
+// forgets the wallet key of SignIn and the agent keys: the credential may
+// be another wallet's.
 func (c *Client) WithToken(token string) *Client {
 	cp := *c
-	cp.token, cp.wallet = token, nil
+	cp.token, cp.wallet, cp.agentKeys = token, nil, nil
 	return &cp
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/crtx-market/crtx"
@@ -13,28 +14,49 @@ import (
 )
 
 // CreateListing lists an agent (creator session required). A client of
-// SignIn fills p.CreatorSignature when it is nil; any other client's caller
-// fills it, with SignListing.
+// SignIn fills p.CreatorSignature when it is nil, and a client holding the
+// agent's key (WithAgentKey) fills p.KeySignature; any other client's
+// caller fills them, with SignListing and SignListingKey.
 func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (api.CreatorAgent, error) {
 	c.sign(&p, "")
 	return do[api.CreatorAgent](ctx, c, "POST", "/v1/creator/agents", p)
 }
 
-// UpdateListing changes a listing; nil fields stay as they are. A client
-// of SignIn fills p.CreatorSignature, which a new signing key needs, when p
-// names a key and no signature.
+// UpdateListing changes a listing; nil fields stay as they are. A new
+// signing key needs both signatures, which the client fills as
+// CreateListing does when p names a key.
 func (c *Client) UpdateListing(ctx context.Context, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
 	c.sign(&p, id)
 	return do[api.CreatorAgent](ctx, c, "PATCH", "/v1/creator/agents/"+url.PathEscape(id), p)
 }
 
-// sign fills p.CreatorSignature when c holds a wallet key and p has none.
-// A p that lacks what the statement needs (a name, a price, a key) is sent
+// WithAgentKey returns a copy of c that also holds agent signing keys, in
+// memory, to sign the listing statements of the keys they are
+// (key_signature) in CreateListing and UpdateListing.
+func (c *Client) WithAgentKey(keys ...ed25519.PrivateKey) *Client {
+	cp := *c
+	cp.agentKeys = append(slices.Clip(c.agentKeys), keys...)
+	return &cp
+}
+
+// sign fills p.CreatorSignature when c holds a wallet key and p has none,
+// and p.KeySignature when c holds the key p names and p has none. A p that
+// lacks what the statement needs (a name, a price, a key) is sent
 // unsigned, so that the marketplace's answer names the field at fault, as
 // for any other invalid listing.
 func (c *Client) sign(p *crtx.ListingParams, agentID string) {
-	if c.wallet != nil && p.CreatorSignature == nil {
+	if c.wallet == nil {
+		return
+	}
+	if p.CreatorSignature == nil {
 		_ = SignListing(c.wallet, p, agentID)
+	}
+	if p.KeySignature == nil && p.SigningPublicKey != nil {
+		for _, k := range c.agentKeys {
+			if crtx.Address(k.Public().(ed25519.PublicKey)) == *p.SigningPublicKey {
+				_ = c.SignListingKey(k, p, agentID)
+			}
+		}
 	}
 }
 
@@ -45,6 +67,14 @@ func (c *Client) SignListing(p *crtx.ListingParams, agentID string) error {
 		return errors.New("sign listing: the client holds no wallet key (only a client of SignIn does)")
 	}
 	return SignListing(c.wallet, p, agentID)
+}
+
+// SignListingKey is the package's SignListingKey for the wallet of SignIn.
+func (c *Client) SignListingKey(key ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
+	if c.wallet == nil {
+		return errors.New("sign listing key: the client holds no wallet key (only a client of SignIn does)")
+	}
+	return SignListingKey(key, crtx.Address(c.wallet.Public().(ed25519.PublicKey)), p, agentID)
 }
 
 // SignListing sets p.CreatorSignature to wallet's signature of the listing
@@ -58,31 +88,62 @@ func SignListing(wallet ed25519.PrivateKey, p *crtx.ListingParams, agentID strin
 	if len(wallet) != ed25519.PrivateKeySize {
 		return fmt.Errorf("sign listing: the wallet key has %d bytes, not %d", len(wallet), ed25519.PrivateKeySize)
 	}
-	data := map[string]string{"creator": crtx.Address(wallet.Public().(ed25519.PublicKey))}
+	stmt, err := listingStatement(crtx.Address(wallet.Public().(ed25519.PublicKey)), p, agentID)
+	if stmt == nil || err != nil {
+		return err
+	}
+	sig := crtx.SignBase58(wallet, stmt)
+	p.CreatorSignature = &sig
+	return nil
+}
+
+// SignListingKey sets p.KeySignature to the agent signing key's own
+// signature of the listing statement SignListing signs, for the creator
+// wallet (its address): the proof that whoever lists the key holds it.
+// key must be the key p.SigningPublicKey names. Like SignListing, it leaves
+// a change that keeps the key as it is.
+func SignListingKey(key ed25519.PrivateKey, wallet string, p *crtx.ListingParams, agentID string) error {
+	if len(key) != ed25519.PrivateKeySize {
+		return fmt.Errorf("sign listing key: the agent key has %d bytes, not %d", len(key), ed25519.PrivateKeySize)
+	}
+	if pub := crtx.Address(key.Public().(ed25519.PublicKey)); p.SigningPublicKey != nil && *p.SigningPublicKey != pub {
+		return fmt.Errorf("sign listing key: the key is %s, not the listing's signing_public_key %s", pub, *p.SigningPublicKey)
+	}
+	stmt, err := listingStatement(wallet, p, agentID)
+	if stmt == nil || err != nil {
+		return err
+	}
+	sig := crtx.SignBase58(key, stmt)
+	p.KeySignature = &sig
+	return nil
+}
+
+// listingStatement is the statement the signatures of p cover, for the
+// creator wallet; nil without an error for a change that keeps the key.
+func listingStatement(wallet string, p *crtx.ListingParams, agentID string) ([]byte, error) {
+	data := map[string]string{"creator": wallet}
 	kind := crtx.TxAgentListed
 	if agentID != "" {
 		if p.SigningPublicKey == nil {
-			return nil
+			return nil, nil
 		}
 		kind, data["agent_id"] = crtx.TxListingUpdated, agentID
 	} else {
 		if p.Name == nil || p.Price == nil {
-			return errors.New("sign listing: a new listing's name and price_per_call_usdc are required")
+			return nil, errors.New("sign listing: a new listing's name and price_per_call_usdc are required")
 		}
 		// The marketplace lists, and so signs, the name trimmed.
 		data["name"], data["price_per_call_usdc"] = strings.TrimSpace(*p.Name), p.Price.String()
 	}
 	if p.SigningPublicKey == nil {
-		return errors.New("sign listing: signing_public_key is required")
+		return nil, errors.New("sign listing: signing_public_key is required")
 	}
 	data["signing_public_key"] = *p.SigningPublicKey
 	stmt, err := crtx.ListingStatement(kind, data)
 	if err != nil {
-		return fmt.Errorf("sign listing: %w", err)
+		return nil, fmt.Errorf("sign listing: %w", err)
 	}
-	sig := crtx.SignBase58(wallet, stmt)
-	p.CreatorSignature = &sig
-	return nil
+	return stmt, nil
 }
 
 // Delist takes an agent out of the catalog.

@@ -101,7 +101,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 		return r, err
 	}
 	kerr := c.listingKey(ctx, rec, authority)
-	add("listing key", kerr == nil, "%s", orOK(kerr, "the creator's wallet signed the listing transaction that registered the key"))
+	add("listing key", kerr == nil, "%s", orOK(kerr, "the creator's wallet (and the key) signed the listing transaction that registered the key"))
 
 	proof, err := c.sealedProof(ctx, rec.Environment, record.ID)
 	if err != nil {
@@ -130,8 +130,9 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 }
 
 // listingKey checks that the record's signing key was registered by its
-// listing transaction, signed by the creator's wallet over the listing
-// statement (docs/verify.md, step 4).
+// listing transaction, signed over the listing statement by the creator's
+// wallet and, when the transaction carries key_signature, by the key
+// itself (docs/verify.md, step 4).
 func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord, authority ed25519.PublicKey) error {
 	if rec.ListingTransaction == nil {
 		return errors.New("the record names no listing transaction")
@@ -150,6 +151,15 @@ func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord, author
 	wallet, err := crtx.ParseAddress("creator", t.Data["creator"])
 	if err != nil || !crtx.VerifyBase58(wallet, stmt, t.Data["creator_signature"]) {
 		return fmt.Errorf("listing transaction %s is not signed by its creator %s", t.ID, t.Data["creator"])
+	}
+	// The key's own signature, that its holder agreed to this wallet's
+	// listing, is in every listing transaction written since it was
+	// required; older ones have none, and are checked as before.
+	if ks, ok := t.Data["key_signature"]; ok {
+		key, err := crtx.ParseAddress("signing_public_key", t.Data["signing_public_key"])
+		if err != nil || !crtx.VerifyBase58(key, stmt, ks) {
+			return fmt.Errorf("listing transaction %s is not signed by the key %s it registers", t.ID, t.Data["signing_public_key"])
+		}
 	}
 	// An AgentListed's statement leaves the agent out (the creator signs
 	// before it is named): the authority's block binds the two.

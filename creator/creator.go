@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ type Request struct {
 	Parameters     json.RawMessage
 	UserPubkey     string
 	TimeoutSeconds int
+	// AgentID is the listing the request is for (X-Crtx-Agent-Id); "" for
+	// the reachability test of a new listing and the Test Execution tool.
+	AgentID string
 	// Environment is "mainnet" or "devnet" (X-Crtx-Environment).
 	Environment string
 	// Test is true for the marketplace's reachability and test requests
@@ -49,9 +53,15 @@ type Func func(ctx context.Context, req Request) (result string, tokens int, err
 // Options tune a Handler; the zero value works.
 type Options struct {
 	// MarketplaceKey, when set, makes the handler refuse (401) requests
-	// whose X-Crtx-Signature does not verify against it. FetchMarketplaceKey
-	// reads it from the marketplace.
+	// whose X-Crtx-Signature does not verify against it, and (403) requests
+	// signed for another signing key or, with AgentIDs, another agent.
+	// FetchMarketplaceKey reads it from the marketplace.
 	MarketplaceKey ed25519.PublicKey
+	// AgentIDs, when set, are the listings this service serves: a signed
+	// request for any other agent is refused (403). A test request that
+	// names no agent (a new listing's reachability test, the Test Execution
+	// tool) is still served when it is for this handler's key.
+	AgentIDs []string
 	// MaxSkew is how far X-Crtx-Timestamp may be from now when signatures
 	// are checked; 0 means 5 minutes.
 	MaxSkew time.Duration
@@ -118,8 +128,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.opts.MarketplaceKey != nil {
-		if err := h.checkSignature(r, body); err != nil {
-			refuse(w, http.StatusUnauthorized, err.Error())
+		if status, err := h.checkSignature(r, body); err != nil {
+			refuse(w, status, err.Error())
 			return
 		}
 	}
@@ -143,19 +153,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(a.body)
 }
 
-func (h *Handler) checkSignature(r *http.Request, body []byte) error {
+// checkSignature checks that the marketplace signed the request, for this
+// handler's key and one of its agents, with the environment and test flag
+// it carries (docs/creators.md, "Requests from the marketplace").
+func (h *Handler) checkSignature(r *http.Request, body []byte) (int, error) {
 	ts := r.Header.Get(crtx.HeaderTimestamp)
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
-		return errors.New("missing or malformed " + crtx.HeaderTimestamp)
+		return http.StatusUnauthorized, errors.New("missing or malformed " + crtx.HeaderTimestamp)
 	}
 	if d := h.opts.Now().Sub(time.Unix(sec, 0)); d > h.opts.MaxSkew || d < -h.opts.MaxSkew {
-		return errors.New(crtx.HeaderTimestamp + " is too far from now")
+		return http.StatusUnauthorized, errors.New(crtx.HeaderTimestamp + " is too far from now")
 	}
-	if !crtx.VerifyRequestSignature(h.opts.MarketplaceKey, ts, body, r.Header.Get(crtx.HeaderSignature)) {
-		return errors.New(crtx.HeaderSignature + " does not verify against the marketplace key")
+	s := scope(r.Header)
+	if !crtx.VerifyRequestSignature(h.opts.MarketplaceKey, s, ts, body, r.Header.Get(crtx.HeaderSignature)) {
+		return http.StatusUnauthorized, errors.New(crtx.HeaderSignature + " does not verify against the marketplace key")
 	}
-	return nil
+	if s.SigningKey != h.PublicKey() {
+		return http.StatusForbidden, errors.New("the request is for another signing key (" + crtx.HeaderSigningKey + ")")
+	}
+	if s.Environment != crtx.Mainnet && s.Environment != crtx.Devnet {
+		return http.StatusForbidden, errors.New(crtx.HeaderEnvironment + " is neither mainnet nor devnet")
+	}
+	if s.AgentID == "" {
+		if !s.Test {
+			return http.StatusForbidden, errors.New("a request that names no agent (" + crtx.HeaderAgentID + ") must be a test")
+		}
+		return 0, nil
+	}
+	if len(h.opts.AgentIDs) > 0 && !slices.Contains(h.opts.AgentIDs, s.AgentID) {
+		return http.StatusForbidden, errors.New("the request is for another agent (" + crtx.HeaderAgentID + ")")
+	}
+	return 0, nil
+}
+
+// scope reads what a request says it is for from its headers.
+func scope(h http.Header) crtx.RequestScope {
+	return crtx.RequestScope{AgentID: h.Get(crtx.HeaderAgentID), SigningKey: h.Get(crtx.HeaderSigningKey),
+		Environment: crtx.Environment(h.Get(crtx.HeaderEnvironment)), Test: h.Get(crtx.HeaderTest) == "true"}
 }
 
 // claim returns the answer slot of an execution id and whether this
@@ -194,8 +229,9 @@ func (h *Handler) run(ctx context.Context, in crtx.CreatorRequest, hdr http.Head
 	// retry with the same execution id finds the answer.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout-h.margin(timeout))
 	defer cancel()
+	s := scope(hdr)
 	req := Request{ExecutionID: in.ExecutionID, Task: in.Task, Parameters: in.Parameters, UserPubkey: in.UserPubkey,
-		TimeoutSeconds: in.TimeoutSeconds, Environment: hdr.Get(crtx.HeaderEnvironment), Test: hdr.Get(crtx.HeaderTest) == "true"}
+		TimeoutSeconds: in.TimeoutSeconds, AgentID: s.AgentID, Environment: string(s.Environment), Test: s.Test}
 	type outcome struct {
 		result string
 		tokens int

@@ -79,23 +79,38 @@ func TestMarketplaceRequest(t *testing.T) {
 	if got := seen; !got.Test || got.Environment != "mainnet" || got.Task != "crtx reachability test" || got.ExecutionID == "" || string(got.Parameters) != "{}" {
 		t.Errorf("the function saw %+v", got)
 	}
-	// A key that does not match the results' signatures is reported.
+	// A test for another key is refused by the service (the request names
+	// the key it is for), and reported.
 	_, other, _ := ed25519.GenerateKey(nil)
 	rep, _ = c.TestExecution(ctx, url, crtx.Address(other.Public().(ed25519.PublicKey)))
-	if rep.SignatureOK || !rep.ShapeOK || len(rep.Problems) == 0 {
+	if rep.SignatureOK || len(rep.Problems) != 1 || rep.Problems[0] != "the endpoint answered HTTP 403" {
 		t.Errorf("report with another key = %+v", rep)
 	}
 }
 
-// post sends a creator request signed as a marketplace with mkey would.
-func post(t *testing.T, url string, mkey ed25519.PrivateKey, req crtx.CreatorRequest, at time.Time) (int, crtx.CreatorReply) {
-	body, _ := json.Marshal(req)
-	hr, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+// signed are the headers of a creator request for scope signed as a
+// marketplace with mkey would (none but the timestamp when mkey is nil).
+func signed(mkey ed25519.PrivateKey, s crtx.RequestScope, body []byte, at time.Time) http.Header {
+	h := http.Header{}
 	ts := strconv.FormatInt(at.Unix(), 10)
-	hr.Header.Set(crtx.HeaderTimestamp, ts)
-	if mkey != nil {
-		hr.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(mkey, ts, body))
+	h.Set(crtx.HeaderTimestamp, ts)
+	if mkey == nil {
+		return h
 	}
+	h.Set(crtx.HeaderAgentID, s.AgentID)
+	h.Set(crtx.HeaderSigningKey, s.SigningKey)
+	h.Set(crtx.HeaderEnvironment, string(s.Environment))
+	if s.Test {
+		h.Set(crtx.HeaderTest, "true")
+	}
+	h.Set(crtx.HeaderSignature, crtx.RequestSignature(mkey, s, ts, body))
+	return h
+}
+
+// send POSTs body with hdr and returns the status and the decoded reply.
+func send(t *testing.T, url string, body []byte, hdr http.Header) (int, crtx.CreatorReply) {
+	hr, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	hr.Header = hdr
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +119,12 @@ func post(t *testing.T, url string, mkey ed25519.PrivateKey, req crtx.CreatorReq
 	var r crtx.CreatorReply
 	json.NewDecoder(resp.Body).Decode(&r)
 	return resp.StatusCode, r
+}
+
+// post sends req signed for s as a marketplace with mkey would.
+func post(t *testing.T, url string, mkey ed25519.PrivateKey, s crtx.RequestScope, req crtx.CreatorRequest, at time.Time) (int, crtx.CreatorReply) {
+	body, _ := json.Marshal(req)
+	return send(t, url, body, signed(mkey, s, body, at))
 }
 
 func TestReplayedExecutionIDGetsTheFirstAnswer(t *testing.T) {
@@ -119,10 +140,10 @@ func TestReplayedExecutionIDGetsTheFirstAnswer(t *testing.T) {
 	// Two at once and one after: the function runs once and all three get its answer.
 	results := make(chan crtx.CreatorReply, 3)
 	for range 2 {
-		go func() { _, r := post(t, url, nil, req, time.Now()); results <- r }()
+		go func() { _, r := post(t, url, nil, crtx.RequestScope{}, req, time.Now()); results <- r }()
 	}
 	first, second := <-results, <-results
-	_, third := post(t, url, nil, req, time.Now())
+	_, third := post(t, url, nil, crtx.RequestScope{}, req, time.Now())
 	if calls.Load() != 1 {
 		t.Fatalf("the function ran %d times", calls.Load())
 	}
@@ -137,7 +158,7 @@ func TestReplayedExecutionIDGetsTheFirstAnswer(t *testing.T) {
 	}
 	other := req
 	other.ExecutionID = crtx.NewUUID()
-	if _, r := post(t, url, nil, other, time.Now()); *r.Result != "answer 2" {
+	if _, r := post(t, url, nil, crtx.RequestScope{}, other, time.Now()); *r.Result != "answer 2" {
 		t.Errorf("a new execution id got %v", *r.Result)
 	}
 }
@@ -151,7 +172,7 @@ func TestAnswersFailedBeforeTheDeadline(t *testing.T) {
 	url := serve(t, h)
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", TimeoutSeconds: 1}
 	start := time.Now()
-	_, r := post(t, url, nil, req, time.Now())
+	_, r := post(t, url, nil, crtx.RequestScope{}, req, time.Now())
 	elapsed := time.Since(start)
 	if elapsed >= time.Second {
 		t.Errorf("answered after %v, not before the 1 s timeout", elapsed)
@@ -174,20 +195,90 @@ func TestRefusesWhatTheMarketplaceDidNotSign(t *testing.T) {
 		return "ok", 0, nil
 	}, creator.Options{MarketplaceKey: mpub})
 	url := serve(t, h)
+	s := crtx.RequestScope{AgentID: "agt_x", SigningKey: h.PublicKey(), Environment: crtx.Mainnet}
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", TimeoutSeconds: 5}
 	for name, c := range map[string]struct {
 		key ed25519.PrivateKey
 		at  time.Time
 	}{"unsigned": {nil, time.Now()}, "forged": {forger, time.Now()}, "stale": {mkey, time.Now().Add(-time.Hour)}} {
-		if status, _ := post(t, url, c.key, req, c.at); status != http.StatusUnauthorized {
+		if status, _ := post(t, url, c.key, s, req, c.at); status != http.StatusUnauthorized {
 			t.Errorf("%s: status %d", name, status)
 		}
 	}
 	if calls.Load() != 0 {
 		t.Fatal("the function ran for a refused request")
 	}
-	if status, r := post(t, url, mkey, req, time.Now()); status != 200 || r.Status != "completed" {
+	if status, r := post(t, url, mkey, s, req, time.Now()); status != 200 || r.Status != "completed" {
 		t.Errorf("signed request: %d %+v", status, r)
+	}
+}
+
+// A request the marketplace signed for one agent is refused, unchanged, by
+// another agent's service, and by its own once its environment or test
+// flag is changed: a creator cannot resell another's agent through a proxy.
+func TestRefusesRequestsForAnotherAgent(t *testing.T) {
+	mpub, mkey, _ := ed25519.GenerateKey(nil)
+	var mu sync.Mutex
+	var seen []creator.Request
+	fn := func(_ context.Context, r creator.Request) (string, int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, r)
+		return "ok", 0, nil
+	}
+	agent := func(ids ...string) (*creator.Handler, string) {
+		_, key, _ := ed25519.GenerateKey(nil)
+		h := creator.NewHandler(key, fn, creator.Options{MarketplaceKey: mpub, AgentIDs: ids})
+		return h, serve(t, h)
+	}
+	x, xURL := agent("agt_x")
+	_, yURL := agent("agt_y")
+	_, zURL := agent() // serves whatever agent its key is listed for
+	body, _ := json.Marshal(crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", TimeoutSeconds: 5})
+	forX := crtx.RequestScope{AgentID: "agt_x", SigningKey: x.PublicKey(), Environment: crtx.Devnet}
+	captured := signed(mkey, forX, body, time.Now())
+	for name, url := range map[string]string{"configured for another agent": yURL, "configured for no agent": zURL} {
+		if status, _ := send(t, url, body, captured.Clone()); status != http.StatusForbidden {
+			t.Errorf("X's request at a service %s: status %d", name, status)
+		}
+	}
+	for name, change := range map[string]func(http.Header){
+		"environment": func(h http.Header) { h.Set(crtx.HeaderEnvironment, "mainnet") },
+		"test flag":   func(h http.Header) { h.Set(crtx.HeaderTest, "true") },
+		"agent":       func(h http.Header) { h.Set(crtx.HeaderAgentID, "agt_y") },
+		"no agent":    func(h http.Header) { h.Del(crtx.HeaderAgentID) },
+	} {
+		hdr := captured.Clone()
+		change(hdr)
+		if status, _ := send(t, xURL, body, hdr); status != http.StatusUnauthorized {
+			t.Errorf("X's request with its %s changed: status %d", name, status)
+		}
+	}
+	// Signed by the marketplace, but for an agent X was not configured for,
+	// or naming no agent without being a test.
+	for name, s := range map[string]crtx.RequestScope{
+		"another agent":      {AgentID: "agt_other", SigningKey: x.PublicKey(), Environment: crtx.Devnet},
+		"no agent, not test": {SigningKey: x.PublicKey(), Environment: crtx.Devnet},
+		"no environment":     {AgentID: "agt_x", SigningKey: x.PublicKey(), Environment: "testnet"},
+	} {
+		if status, _ := send(t, xURL, body, signed(mkey, s, body, time.Now())); status != http.StatusForbidden {
+			t.Errorf("%s: status %d", name, status)
+		}
+	}
+	if len(seen) != 0 {
+		t.Fatalf("the function ran for refused requests: %+v", seen)
+	}
+	// X serves its own request, and a new listing's test for its key.
+	if status, r := send(t, xURL, body, captured); status != 200 || r.Status != "completed" {
+		t.Errorf("X's own request: %d %+v", status, r)
+	}
+	test := crtx.RequestScope{SigningKey: x.PublicKey(), Environment: crtx.Mainnet, Test: true}
+	tbody, _ := json.Marshal(crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", TimeoutSeconds: 5})
+	if status, _ := send(t, xURL, tbody, signed(mkey, test, tbody, time.Now())); status != 200 {
+		t.Errorf("a test for X's key that names no agent: status %d", status)
+	}
+	if len(seen) != 2 || seen[0].AgentID != "agt_x" || seen[0].Environment != "devnet" || seen[0].Test || seen[1].AgentID != "" || !seen[1].Test {
+		t.Errorf("the function saw %+v", seen)
 	}
 }
 
@@ -201,7 +292,7 @@ func TestFunctionErrorsAndPanicsAreFailures(t *testing.T) {
 	}, creator.Options{})
 	url := serve(t, h)
 	for _, task := range []string{"error", "panic"} {
-		_, r := post(t, url, nil, crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: task, TimeoutSeconds: 5}, time.Now())
+		_, r := post(t, url, nil, crtx.RequestScope{}, crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: task, TimeoutSeconds: 5}, time.Now())
 		if r.Status != "failed" || r.Error == nil || *r.Error == "" {
 			t.Errorf("%s: %+v", task, r)
 		}

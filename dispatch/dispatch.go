@@ -192,9 +192,9 @@ func (c *Caller) CheckURL(ctx context.Context, field, raw string) error {
 	return nil
 }
 
-// signedPost is a POST of a JSON body signed by the marketplace, as the
-// creator protocol has it (docs/creators.md), and the timestamp it signed.
-func (c *Caller) signedPost(ctx context.Context, url string, env crtx.Environment, body []byte) (*http.Request, string, error) {
+// post is a POST of a JSON body with the marketplace's common headers, and
+// the timestamp it carries, for the caller to sign.
+func (c *Caller) post(ctx context.Context, url string, env crtx.Environment, body []byte) (*http.Request, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, "", err
@@ -204,26 +204,31 @@ func (c *Caller) signedPost(ctx context.Context, url string, env crtx.Environmen
 	req.Header.Set("User-Agent", "crtx-marketplace/1")
 	req.Header.Set(crtx.HeaderEnvironment, string(env))
 	req.Header.Set(crtx.HeaderTimestamp, ts)
-	req.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, ts, body))
 	return req, ts, nil
 }
 
-// Call POSTs req to endpoint, signed, and returns the decoded reply. The
+// Call POSTs req to endpoint, signed for scope as the creator protocol has
+// it (docs/creators.md), and returns the decoded reply. The
 // deadline is ctx's. It does not judge the reply's content (crtx.CheckReply
 // does); it fails only when there is no JSON object to judge.
-func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment, test bool, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
+func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
 	var reply crtx.CreatorReply
 	body, err := json.Marshal(req)
 	if err != nil {
 		return reply, err
 	}
-	hreq, _, err := c.signedPost(ctx, endpoint, env, body)
+	hreq, ts, err := c.post(ctx, endpoint, scope.Environment, body)
 	if err != nil {
 		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Message: "the endpoint URL is not valid", Err: err}
 	}
-	if test {
+	if scope.AgentID != "" {
+		hreq.Header.Set(crtx.HeaderAgentID, scope.AgentID)
+	}
+	hreq.Header.Set(crtx.HeaderSigningKey, scope.SigningKey)
+	if scope.Test {
 		hreq.Header.Set(crtx.HeaderTest, "true")
 	}
+	hreq.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, scope, ts, body))
 	resp, err := c.client.Do(hreq)
 	if err != nil {
 		redactURL(err)
@@ -264,16 +269,18 @@ func (c *Caller) Call(ctx context.Context, endpoint string, env crtx.Environment
 	return reply, nil
 }
 
-// Deliver POSTs a webhook body signed like a creator request and, for the
+// Deliver POSTs a webhook body signed over "<timestamp>.<body>"
+// (X-Crtx-Signature) and, for the
 // receivers' existing libraries, by the Standard Webhooks scheme with an
 // Ed25519 key (webhook-id, webhook-timestamp, webhook-signature "v1a,…"
 // over "id.timestamp.body"), through the same address checks, and returns
 // the HTTP status.
 func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte) (int, error) {
-	req, ts, err := c.signedPost(ctx, url, env, body)
+	req, ts, err := c.post(ctx, url, env, body)
 	if err != nil {
 		return 0, err
 	}
+	req.Header.Set(crtx.HeaderSignature, crtx.TimestampSignature(c.opts.Signer, ts, body))
 	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", ts)
 	req.Header.Set("webhook-signature", crtx.WebhookSignature(c.opts.Signer, id, ts, body))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/crtx-market/crtx"
@@ -24,9 +25,20 @@ type service struct {
 	PubKey string
 }
 
+// agentKeys are the agent signing keys tests made, by public key, so that
+// list and patch sign listings with them as their holders do.
+var agentKeys sync.Map
+
+// agentKey makes an agent signing key that list and patch can sign with.
+func agentKey() ed25519.PrivateKey {
+	pub, key, _ := ed25519.GenerateKey(nil)
+	agentKeys.Store(crtx.Address(pub), key)
+	return key
+}
+
 func newService(t *testing.T, fn creator.Func) service {
 	t.Helper()
-	_, key, _ := ed25519.GenerateKey(nil)
+	key := agentKey()
 	h := creator.NewHandler(key, fn, creator.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("POST /execute", h)
@@ -80,31 +92,33 @@ func (e *env) creatorOf(amount string) (wallet, *client.Client) {
 	return w, e.signIn(w)
 }
 
-// list posts a listing, signed by c's wallet as the client's CreateListing
-// would (withSignature).
+// list posts a listing, signed by c's wallet and the agent's key as the
+// client's CreateListing would (withSignatures).
 func list(c *client.Client, p listingReq) (api.CreatorAgent, error) {
 	var a api.CreatorAgent
-	body, _ := json.Marshal(withSignature(c, p, ""))
+	body, _ := json.Marshal(withSignatures(c, p, ""))
 	err := c.Do(ctx, "POST", "/v1/creator/agents", "application/json", body, &a)
 	return a, err
 }
 
-// patch changes a listing; a new signing key is signed by c's wallet, as
-// the client's UpdateListing would (withSignature).
+// patch changes a listing; a new signing key is signed by c's wallet and
+// the key, as the client's UpdateListing would (withSignatures).
 func patch(c *client.Client, id string, p map[string]any) (api.CreatorAgent, error) {
 	var a api.CreatorAgent
-	body, _ := json.Marshal(withSignature(c, p, id))
+	body, _ := json.Marshal(withSignatures(c, p, id))
 	err := c.Do(ctx, "PATCH", "/v1/creator/agents/"+id, "application/json", body, &a)
 	return a, err
 }
 
-// withSignature is body with the creator_signature that c's wallet key (a
-// client of SignIn) makes for it: over a new listing's name, price and key
-// when agentID is "", over agentID's new key otherwise. A body that already
-// has the member, or lacks what the statement needs, or a client without a
-// wallet key, is left as it is: the marketplace's answer is then the test.
-func withSignature(c *client.Client, body map[string]any, agentID string) map[string]any {
-	if _, ok := body["creator_signature"]; ok || (agentID != "" && body["signing_public_key"] == nil) {
+// withSignatures is body with the creator_signature that c's wallet key (a
+// client of SignIn) makes for it, and the key_signature of the agent key it
+// names when a test made that key (agentKey): over a new listing's name,
+// price and key when agentID is "", over agentID's new key otherwise. A
+// member the body already has is kept; a body that lacks what the statement
+// needs, or a client without a wallet key, is left as it is: the
+// marketplace's answer is then the test.
+func withSignatures(c *client.Client, body map[string]any, agentID string) map[string]any {
+	if agentID != "" && body["signing_public_key"] == nil {
 		return body
 	}
 	var p crtx.ListingParams
@@ -116,10 +130,15 @@ func withSignature(c *client.Client, body map[string]any, agentID string) map[st
 			}
 		}
 	}
-	if c.SignListing(&p, agentID) != nil || p.CreatorSignature == nil {
-		return body
+	out := map[string]any{}
+	if c.SignListing(&p, agentID) == nil && p.CreatorSignature != nil {
+		out["creator_signature"] = *p.CreatorSignature
 	}
-	out := map[string]any{"creator_signature": *p.CreatorSignature}
+	if p.SigningPublicKey != nil {
+		if k, ok := agentKeys.Load(*p.SigningPublicKey); ok && c.SignListingKey(k.(ed25519.PrivateKey), &p, agentID) == nil && p.KeySignature != nil {
+			out["key_signature"] = *p.KeySignature
+		}
+	}
 	for k, v := range body {
 		out[k] = v
 	}

@@ -240,7 +240,7 @@ func TestFeeSplit(t *testing.T) {
 // fault serves the listing's reachability test correctly and then fails
 // real executions in one way.
 func fault(t *testing.T, bad func(w http.ResponseWriter, req crtx.CreatorRequest, key ed25519.PrivateKey)) service {
-	_, key, _ := ed25519.GenerateKey(nil)
+	key := agentKey()
 	good := creator.NewHandler(key, echo, creator.Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(crtx.HeaderTest) == "true" {

@@ -2,7 +2,6 @@ package http_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +23,7 @@ func TestLeaseRenewedDuringLongCall(t *testing.T) {
 	const lease = 700 * time.Millisecond
 	m := newMarket(t, "10", func(c *daemon.Config) { c.Lease, c.RecoveryInterval = lease, 20*time.Millisecond })
 	release := make(chan struct{})
-	_, key, _ := ed25519.GenerateKey(nil)
+	key := agentKey()
 	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
 		if !r.Test {
 			<-release

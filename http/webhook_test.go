@@ -72,7 +72,7 @@ func TestWebhooks(t *testing.T) {
 	}
 	wk, _ := m.anon.WellKnown(ctx)
 	pub, _ := crtx.ParseAddress("key", wk.SigningPublicKey)
-	if !crtx.VerifyRequestSignature(pub, hdr.Get(crtx.HeaderTimestamp), body, hdr.Get(crtx.HeaderSignature)) {
+	if !crtx.VerifyTimestampSignature(pub, hdr.Get(crtx.HeaderTimestamp), body, hdr.Get(crtx.HeaderSignature)) {
 		t.Error("the webhook is not signed by the marketplace key")
 	}
 	// Standard Webhooks, asymmetric: v1a, Ed25519 over "id.timestamp.body".

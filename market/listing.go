@@ -14,8 +14,11 @@ import (
 	"github.com/crtx-market/crtx/api"
 )
 
-// reachable runs the reachability test and turns a failure into 422.
-func (m *Market) reachable(ctx context.Context, a crtx.Agent) error {
+// reachable runs the reachability test and turns a failure into 422. The
+// test of a new listing names no agent (id ""): its id is not the
+// creator's to know yet, and an agent's service configured with its ids
+// accepts the empty one for tests made for its key (docs/creators.md).
+func (m *Market) reachable(ctx context.Context, agentID string, a crtx.Agent) error {
 	if err := m.cfg.Caller.CheckURL(ctx, "endpoint_url", a.EndpointURL); err != nil {
 		return err
 	}
@@ -23,7 +26,7 @@ func (m *Market) reachable(ctx context.Context, a crtx.Agent) error {
 	if err != nil {
 		return err
 	}
-	rep := m.probe(ctx, a.Creator, a.EndpointURL, pub, a.TimeoutSeconds, api.TestReport{Problems: []string{}})
+	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, api.TestReport{Problems: []string{}})
 	if !passes(rep) {
 		return crtx.Errorf(crtx.CodeEndpointUnreachable, "the reachability test of %s failed: %s", a.EndpointURL, strings.Join(rep.Problems, "; "))
 	}
@@ -46,34 +49,47 @@ func metadataHash(a crtx.Agent) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// creatorSignature checks that p carries the creator's wallet signature of
-// the listing statement of a kind transaction with data (its data as it will
-// be written, creator included), and returns it for the transaction to
-// carry: so the ledger shows that the wallet, not only the marketplace,
-// registered the agent's signing key.
-func creatorSignature(kind crtx.TxKind, data map[string]string, p crtx.ListingParams) (string, error) {
+// listingSignatures checks that p carries the two signatures of the
+// listing statement of a kind transaction with data (its data as it will be
+// written, creator included): the creator's wallet's (creator_signature)
+// and the signing key's own (key_signature). It returns them for the
+// transaction to carry, so the ledger shows that the wallet authorised the
+// key and that whoever holds the key agreed to be listed by that wallet: a
+// listing cannot register a key its creator does not hold, so no one can
+// list another's service behind a proxy and be paid for its work.
+func listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams) (creatorSig, keySig string, err error) {
 	stmt, err := crtx.ListingStatement(kind, data)
 	if err != nil {
-		return "", fmt.Errorf("creator signature: %w", err)
+		return "", "", fmt.Errorf("listing signatures: %w", err)
 	}
-	what := fmt.Sprintf("the base58 Ed25519 signature, by your wallet %s, of the UTF-8 bytes of the listing statement %s (docs/creators.md)", data["creator"], stmt)
-	if p.CreatorSignature == nil || *p.CreatorSignature == "" {
-		return "", crtx.InvalidField("creator_signature", "is required: %s", what)
+	creatorSig, err = statementSignature("creator_signature", "your wallet", "creator", data, stmt, p.CreatorSignature)
+	if err != nil {
+		return "", "", err
 	}
-	sig := *p.CreatorSignature
+	keySig, err = statementSignature("key_signature", "the agent's signing key", "signing_public_key", data, stmt, p.KeySignature)
+	return creatorSig, keySig, err
+}
+
+// statementSignature checks field, sig, the signature of stmt by the key
+// that data's member signer names (who, in the messages).
+func statementSignature(field, who, signer string, data map[string]string, stmt []byte, sig *string) (string, error) {
+	what := fmt.Sprintf("the base58 Ed25519 signature, by %s %s, of the UTF-8 bytes of the listing statement %s (docs/creators.md)", who, data[signer], stmt)
+	if sig == nil || *sig == "" {
+		return "", crtx.InvalidField(field, "is required: %s", what)
+	}
 	// One spelling only, as the sign-in signature: the ledger carries it
 	// as given.
-	if strings.HasPrefix(sig, "ed25519:") {
-		return "", crtx.InvalidField("creator_signature", "is plain base58, without the \"ed25519:\" prefix")
+	if strings.HasPrefix(*sig, "ed25519:") {
+		return "", crtx.InvalidField(field, "is plain base58, without the \"ed25519:\" prefix")
 	}
-	pub, err := crtx.ParseAddress("creator", data["creator"])
+	pub, err := crtx.ParseAddress(signer, data[signer])
 	if err != nil {
-		return "", fmt.Errorf("creator signature: %w", err)
+		return "", err
 	}
-	if len(sig) > 100 || !crtx.VerifyBase58(pub, stmt, sig) {
-		return "", crtx.InvalidField("creator_signature", "does not verify: give %s", what)
+	if len(*sig) > 100 || !crtx.VerifyBase58(pub, stmt, *sig) {
+		return "", crtx.InvalidField(field, "does not verify: give %s", what)
 	}
-	return sig, nil
+	return *sig, nil
 }
 
 func listingData(a crtx.Agent) map[string]string {
@@ -108,11 +124,11 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 	if err := apply(p, &a, true); err != nil {
 		return api.CreatorAgent{}, err
 	}
-	sig, err := creatorSignature(crtx.TxAgentListed, listingData(a), p)
+	sig, keySig, err := listingSignatures(crtx.TxAgentListed, listingData(a), p)
 	if err != nil {
 		return api.CreatorAgent{}, err
 	}
-	if err := m.reachable(ctx, a); err != nil {
+	if err := m.reachable(ctx, "", a); err != nil {
 		return api.CreatorAgent{}, err
 	}
 	now := m.now()
@@ -129,7 +145,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 		// its key (executions copy it into listing_transaction), so the
 		// transaction is built first and both are written together.
 		data := listingData(a)
-		data["creator_signature"] = sig
+		data["creator_signature"], data["key_signature"] = sig, keySig
 		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, listingAccount(a))
 		a.KeyTx = lt.ID
 		if err := tx.InsertAgent(ctx, a); err != nil {
@@ -213,19 +229,19 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 		return nil
 	}
-	// keySignature is the creator's signature that a change of the signing
-	// key needs, checked; "" when the key stays.
-	keySignature := func(cur, a crtx.Agent) (string, error) {
+	// signatures are those that a change of the signing key needs,
+	// checked; "" when the key stays.
+	signatures := func(cur, a crtx.Agent) (string, string, error) {
 		if a.SigningPublicKey == cur.SigningPublicKey {
-			return "", nil
+			return "", "", nil
 		}
-		return creatorSignature(crtx.TxListingUpdated, listingData(a), p)
+		return listingSignatures(crtx.TxListingUpdated, listingData(a), p)
 	}
 	before := a
 	if err := edit(&a); err != nil {
 		return api.CreatorAgent{}, err
 	}
-	if _, err := keySignature(before, a); err != nil {
+	if _, _, err := signatures(before, a); err != nil {
 		return api.CreatorAgent{}, err
 	}
 	if len(changedFields(before, a)) > 0 {
@@ -234,7 +250,7 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 	}
 	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
-		if err := m.reachable(ctx, a); err != nil {
+		if err := m.reachable(ctx, a.ID, a); err != nil {
 			return api.CreatorAgent{}, err
 		}
 	}
@@ -256,7 +272,7 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 		// Checked again against the listing as written: the key it
 		// replaces may have changed during the reachability test.
-		sig, err := keySignature(cur, a)
+		sig, keySig, err := signatures(cur, a)
 		if err != nil {
 			return err
 		}
@@ -274,7 +290,7 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		data := listingData(a)
 		data["changed"] = strings.Join(changed, ",")
 		if sig != "" {
-			data["creator_signature"] = sig
+			data["creator_signature"], data["key_signature"] = sig, keySig
 		}
 		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
 		if sig != "" {

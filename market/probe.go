@@ -26,18 +26,22 @@ func (m *Market) TestEndpoint(ctx context.Context, wallet, endpoint, key string,
 		problem("%s", crtx.ErrorMessage(err))
 		return rep
 	}
-	return m.probe(ctx, wallet, endpoint, pub, timeoutSeconds, rep)
+	return m.probe(ctx, wallet, "", endpoint, key, pub, timeoutSeconds, rep)
 }
 
-// probe is TestEndpoint after the URL check.
-func (m *Market) probe(ctx context.Context, wallet, endpoint string, pub ed25519.PublicKey, timeoutSeconds int, rep api.TestReport) api.TestReport {
+// probe is TestEndpoint after the URL check. The request is a test on
+// mainnet, signed for agentID ("" for a listing not yet written and for the
+// Test Execution tool) and key: an agent's service refuses one meant for
+// another key, so a listing cannot borrow someone else's service through a
+// proxy that relays the test.
+func (m *Market) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, rep api.TestReport) api.TestReport {
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", Parameters: json.RawMessage(`{}`),
 		UserPubkey: wallet, TimeoutSeconds: timeoutSeconds}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutSeconds)*time.Second)
 	defer cancel()
 	start := time.Now()
-	reply, err := m.cfg.Caller.Call(cctx, endpoint, crtx.Mainnet, true, req)
+	reply, err := m.cfg.Caller.Call(cctx, endpoint, crtx.RequestScope{AgentID: agentID, SigningKey: key, Environment: crtx.Mainnet, Test: true}, req)
 	rep.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {
 		var ce *crtx.CallError

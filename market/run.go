@@ -146,7 +146,8 @@ func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
 	start := time.Now()
 	backoff := 50 * time.Millisecond
 	for {
-		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL, e.Environment, false, req)
+		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL,
+			crtx.RequestScope{AgentID: e.AgentID, SigningKey: e.SigningPublicKey, Environment: e.Environment}, req)
 		elapsed := time.Since(start)
 		var ce *crtx.CallError
 		o := outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}

@@ -41,7 +41,7 @@ func translator(t *testing.T, url string) (string, *client.Client) {
 	t.Cleanup(srv.Close)
 	str := func(s string) *string { return &s }
 	endpoint, pub, price, tags := srv.URL+"/execute", h.PublicKey(), crtx.USDC(10_000), []string{"writing"}
-	a, err := cc.CreateListing(ctx, crtx.ListingParams{Name: str("Translator"), Tagline: str("Translates."), Description: str("Translates."),
+	a, err := cc.WithAgentKey(key).CreateListing(ctx, crtx.ListingParams{Name: str("Translator"), Tagline: str("Translates."), Description: str("Translates."),
 		Tags: &tags, InputSchema: rawJSON(translatorSchema), OutputSchema: rawJSON(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
 	if err != nil {

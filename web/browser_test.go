@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,9 +130,21 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
+// agentKeys are the agent signing keys of the tests' services, by public
+// key, for the tests to sign listing statements as their holders.
+var agentKeys sync.Map
+
+// agentKeyOf is the key of a service's public key.
+func agentKeyOf(pub string) ed25519.PrivateKey {
+	k, _ := agentKeys.Load(pub)
+	key, _ := k.(ed25519.PrivateKey)
+	return key
+}
+
 // service is a creator's execution service on 127.0.0.1.
 func service(t *testing.T) (string, string) {
 	_, key, _ := ed25519.GenerateKey(nil)
+	agentKeys.Store(crtx.Address(key.Public().(ed25519.PublicKey)), key)
 	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
 		return "Bonjour, " + r.Task + " ✓", 0, nil
 	}, creator.Options{})
@@ -159,7 +172,7 @@ func greeterOf(t *testing.T, d *daemon.Daemon) (string, string) {
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtx.USDC(50_000), []string{"writing"}
-	a, err := cc.CreateListing(context.Background(), crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."),
+	a, err := cc.WithAgentKey(agentKeyOf(pub)).CreateListing(context.Background(), crtx.ListingParams{Name: str("Greeter"), Tagline: str("Greets."),
 		Description: str("Greets in French."), Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`),
 		PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
 	if err != nil {

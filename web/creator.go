@@ -123,7 +123,7 @@ func listingForm(r *http.Request) map[string]string {
 func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	form := listingForm(r)
 	p, err := listingParams(form)
-	p.CreatorSignature = formSignature(r)
+	p.CreatorSignature, p.KeySignature = formSignature(r, "creator_signature"), formSignature(r, "key_signature")
 	if err == nil {
 		_, err = h.market.CreateListing(r.Context(), v.Wallet, p)
 	} else {
@@ -135,12 +135,14 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit)
 	return outcome{Notice: "Listed " + form["name"] + "."}, err
 }
 
-// formSignature is the creator_signature a form carries: app.js signs the
-// listing statement with the wallet key kept in the browser, on submit.
-// Without it (no script, no key here) the marketplace's refusal says what
-// to sign. It is not kept in the form shown again: it is signed anew.
-func formSignature(r *http.Request) *string {
-	if sig := strings.TrimSpace(r.PostFormValue("creator_signature")); sig != "" {
+// formSignature is the creator_signature or key_signature a form carries:
+// app.js signs the listing statement on submit, with the wallet key kept in
+// the browser and with the agent's key file pasted into the form, which is
+// never sent. Without them (no script, no key here) the marketplace's
+// refusal says what to sign. They are not kept in the form shown again:
+// they are signed anew.
+func formSignature(r *http.Request, field string) *string {
+	if sig := strings.TrimSpace(r.PostFormValue(field)); sig != "" {
 		return &sig
 	}
 	return nil
@@ -257,7 +259,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	form["name"], form["pricing_model"] = "", ""
 	p, err := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
-	p.CreatorSignature = formSignature(r)
+	p.CreatorSignature, p.KeySignature = formSignature(r, "creator_signature"), formSignature(r, "key_signature")
 	if err != nil {
 		err = errors.Join(err, market.CheckListing(p, false))
 	}

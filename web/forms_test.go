@@ -165,7 +165,7 @@ func TestFormsActOnce(t *testing.T) {
 	form := url.Values{"csrf": {b.token("/dashboard/creator")}, "name": {"Greeter"}, "tagline": {"Greets."}, "description": {"Greets."},
 		"tags": {"writing"}, "price_per_call_usdc": {"0.05"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
 		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
-		"creator_signature": {crtx.SignBase58(ck, statement)}}
+		"creator_signature": {crtx.SignBase58(ck, statement)}, "key_signature": {crtx.SignBase58(agentKeyOf(pub), statement)}}
 	landing = same("listing", b.twice("/dashboard/creator/agents", form))
 	if _, body := b.send("GET", landing, nil); !strings.Contains(body, "Listed Greeter") {
 		t.Error("the listing's page does not say it was listed")

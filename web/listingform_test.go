@@ -108,6 +108,10 @@ func TestListingFormSignature(t *testing.T) {
 	}
 
 	form.Set("creator_signature", crtx.SignBase58(ck, statement))
+	if problem, _ := b.post("/dashboard/creator", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "key_signature: is required") {
+		t.Errorf("listing without the agent key's signature: error shown %q", problem)
+	}
+	form.Set("key_signature", crtx.SignBase58(agentKeyOf(pub), statement))
 	if problem, page := b.post("/dashboard/creator", "/dashboard/creator/agents", form); problem != "" || !strings.Contains(page, "Listed Greeter") {
 		t.Fatalf("signed listing: error %q", problem)
 	}
@@ -136,7 +140,11 @@ func TestListingFormSignature(t *testing.T) {
 	if err := client.SignListing(ck, &p, id); err != nil {
 		t.Fatal(err)
 	}
+	if err := client.SignListingKey(agentKeyOf(pub2), wallet, &p, id); err != nil {
+		t.Fatal(err)
+	}
 	change.Set("creator_signature", *p.CreatorSignature)
+	change.Set("key_signature", *p.KeySignature)
 	if problem, page := b.post(edit, edit, change); problem != "" || !strings.Contains(page, "Saved Greeter") {
 		t.Fatalf("signed key change: error %q", problem)
 	}

@@ -124,7 +124,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	b, _ := json.Marshal(listing)
 	os.WriteFile(filepath.Join(dir, "listing.json"), b, 0o600)
 	var agent api.CreatorAgent
-	mustJSON(t, ok(as("creator"), "--json", "creator", "create", "--file", filepath.Join(dir, "listing.json")), &agent)
+	mustJSON(t, ok(as("creator"), "--json", "creator", "create", "--file", filepath.Join(dir, "listing.json"), "--key", keyPath), &agent)
 	if agent.Status != "active" || agent.Collateral != 50*crtxpkg.MicroPerUSDC {
 		t.Fatalf("created = %+v", agent)
 	}
@@ -356,7 +356,7 @@ func TestDevQuickStart(t *testing.T) {
 	listing := strings.NewReplacer("YOUR_SIGNING_PUBLIC_KEY", kg.SigningPublicKey, "http://127.0.0.1:9101/execute", endpoint).Replace(string(sample))
 	listingPath := filepath.Join(t.TempDir(), "listing.json")
 	os.WriteFile(listingPath, []byte(listing), 0o600)
-	if code, out, errOut := bin(t, creatorEnv, "creator", "create", "--file", listingPath); code != 0 || !strings.Contains(out, "10 USDC of collateral locked") {
+	if code, out, errOut := bin(t, creatorEnv, "creator", "create", "--file", listingPath, "--key", keyPath); code != 0 || !strings.Contains(out, "10 USDC of collateral locked") {
 		t.Fatalf("crtx creator create: %d\n%s%s", code, out, errOut)
 	}
 	if code, out, _ := bin(t, creatorEnv, "creator", "list"); code != 0 || !strings.Contains(out, "Text statistics") {

@@ -71,11 +71,11 @@ func listingFile(path string) (crtx.ListingParams, error) {
 // listingCmd is "creator create" (a new listing) or "creator update"
 // (changes to one): both send a JSON file of the REST body's shape.
 func (c *cli) listingCmd(verb string) *cobra.Command {
-	var file string
+	var file, keyFile string
 	cmd := &cobra.Command{
 		Use:     "create",
 		Short:   "List an agent from a JSON file; locks collateral from your mainnet balance",
-		Example: "  crtx creator create --file examples/listing.json",
+		Example: "  crtx creator create --file examples/listing.json --key agent-key.json",
 		Args:    cmdline.Args(),
 	}
 	usage := "the listing as JSON: the body of POST /v1/creator/agents"
@@ -91,10 +91,26 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 		}
 		// The session's client holds the wallet key it signed in with and
 		// signs the listing statement (creator_signature) of a new listing
-		// or a new signing key itself, unless the file carries one.
+		// or a new signing key itself, unless the file carries one; with
+		// the agent's key file it signs it with that key too
+		// (key_signature), which proves the key is the creator's to list.
 		cl, err := c.session(cmd.Context())
 		if err != nil {
 			return err
+		}
+		if keyFile != "" {
+			key, err := keyfile.Load(keyFile)
+			if err != nil {
+				return err
+			}
+			pub := crtx.Address(key.Public().(ed25519.PublicKey))
+			if p.SigningPublicKey == nil && verb == "create" {
+				p.SigningPublicKey = &pub // the file may leave the key to --key
+			}
+			if p.SigningPublicKey == nil || *p.SigningPublicKey != pub {
+				return fmt.Errorf("--key %s holds the key %s, not the listing's signing_public_key", keyFile, pub)
+			}
+			cl = cl.WithAgentKey(key)
 		}
 		if verb == "update" {
 			l, err := cl.UpdateListing(cmd.Context(), a[0], p)
@@ -111,6 +127,11 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&file, "file", "", usage)
 	cmd.MarkFlagRequired("file")
+	keyUsage := "the agent's signing key file (crtx creator keygen): it signs the listing as the key's holder; needed to list"
+	if verb == "update" {
+		keyUsage = "the new signing key's file, when the changes name a new signing_public_key"
+	}
+	cmd.Flags().StringVar(&keyFile, "key", "", keyUsage)
 	return cmd
 }
 

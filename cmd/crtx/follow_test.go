@@ -37,7 +37,7 @@ func TestInterruptWhileFollowing(t *testing.T) {
 	svc := httptest.NewServer(h)
 	defer svc.Close()
 	defer close(release)
-	agent := listAgent(t, d, svc.URL, h.PublicKey())
+	agent := listAgent(t, d, svc.URL, key)
 
 	_, wk, _ := ed25519.GenerateKey(nil)
 	session, _, err := client.New(d.URL, "").SignIn(ctx, wk)

@@ -37,9 +37,9 @@ func startMarket(t *testing.T, blocks time.Duration) (*daemon.Daemon, daemon.Con
 	return d, cfg
 }
 
-// listAgent lists the agent at endpoint, signing with pub, for a new
-// creator with mainnet funds for the collateral, and returns its id.
-func listAgent(t *testing.T, d *daemon.Daemon, endpoint, pub string) string {
+// listAgent lists the agent at endpoint, whose results key signs, for a
+// new creator with mainnet funds for the collateral, and returns its id.
+func listAgent(t *testing.T, d *daemon.Daemon, endpoint string, key ed25519.PrivateKey) string {
 	t.Helper()
 	ctx := context.Background()
 	_, ck, _ := ed25519.GenerateKey(nil)
@@ -53,7 +53,8 @@ func listAgent(t *testing.T, d *daemon.Daemon, endpoint, pub string) string {
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtxpkg.USDC(10_000), []string{"writing"}
-	a, err := cc.CreateListing(ctx, crtxpkg.ListingParams{Name: str("Echo"), Tagline: str("Echoes."), Description: str("Echoes."),
+	pub := crtxpkg.Address(key.Public().(ed25519.PublicKey))
+	a, err := cc.WithAgentKey(key).CreateListing(ctx, crtxpkg.ListingParams{Name: str("Echo"), Tagline: str("Echoes."), Description: str("Echoes."),
 		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: str(endpoint), SigningPublicKey: str(pub)})
 	if err != nil {
@@ -173,7 +174,7 @@ func TestVerify(t *testing.T) {
 		return code, out.String()
 	}
 	// A creator lists an agent; a caller runs it with a devnet key.
-	agentID := listAgent(t, d, srv.URL, h.PublicKey())
+	agentID := listAgent(t, d, srv.URL, key)
 	crtx("caller.json", "wallet", "new")
 	crtx("caller.json", "airdrop", "5")
 	_, out := crtx("caller.json", "--json", "keys", "create", "v", "devnet")
@@ -231,7 +232,7 @@ func TestAgentsShowMCPAndA2A(t *testing.T) {
 	h := creator.NewHandler(key, func(context.Context, creator.Request) (string, int, error) { return "hi", 0, nil }, creator.Options{})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	id := listAgent(t, d, srv.URL, h.PublicKey())
+	id := listAgent(t, d, srv.URL, key)
 	t.Setenv("CRTX_CONFIG", filepath.Join(t.TempDir(), "none.json"))
 	crtx := func(args ...string) (int, string) {
 		var out bytes.Buffer

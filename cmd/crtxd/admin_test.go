@@ -48,7 +48,7 @@ func TestAdminCommands(t *testing.T) {
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtx.USDC(500_000), []string{"data"}
-	a, err := cc.CreateListing(ctx, crtx.ListingParams{Name: str("A"), Tagline: str("A."), Description: str("A."), Tags: &tags,
+	a, err := cc.WithAgentKey(skey).CreateListing(ctx, crtx.ListingParams{Name: str("A"), Tagline: str("A."), Description: str("A."), Tags: &tags,
 		InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: str(srv.URL), SigningPublicKey: str(h.PublicKey())})
 	if err != nil {

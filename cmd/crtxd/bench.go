@@ -594,7 +594,7 @@ func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.P
 		if err != nil {
 			return nil, nil, err
 		}
-		a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
+		a, err := cs.WithAgentKey(skey).CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
 			Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 			Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub})
 		if err != nil {

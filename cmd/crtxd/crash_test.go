@@ -148,7 +148,7 @@ func TestCrashRecovery(t *testing.T) {
 	price := crtx.USDC(100_000)
 	timeout := 5
 	tags := []string{"data"}
-	a, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("Slow"), Tagline: str("Slow."), Description: str("Slow."),
+	a, err := holding(cs, svcKey).CreateListing(ctx, crtx.ListingParams{Name: str("Slow"), Tagline: str("Slow."), Description: str("Slow."),
 		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: str(svcURL + "/execute"), SigningPublicKey: str(svcKey), TimeoutSeconds: &timeout})
 	must(err)

@@ -160,17 +160,28 @@ func writeOnce(path, content string) error {
 	return f.Close()
 }
 
+// sign signs p's listing statement with the creator's wallet and the
+// agent's key.
+func sign(wallet, agent ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
+	if err := client.SignListing(wallet, p, agentID); err != nil {
+		return err
+	}
+	return client.SignListingKey(agent, crtx.Address(wallet.Public().(ed25519.PublicKey)), p, agentID)
+}
+
 func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.WaitGroup) (devState, error) {
 	m := d.Market
 	var st devState
 	// The example agents, each with its own signing key in the folder.
 	urls := map[string]string{}
 	keys := map[string]string{}
+	privs := map[string]ed25519.PrivateKey{}
 	for _, ex := range examples {
 		key, err := keyfile.LoadOrCreate(filepath.Join(data, "agent-"+ex.name+".json"))
 		if err != nil {
 			return st, err
 		}
+		privs[ex.name] = key
 		ready := make(chan struct{})
 		errc := make(chan error, 1)
 		running.Add(1)
@@ -216,9 +227,10 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			p := crtx.ListingParams{Name: str(ex.title), Tagline: str(ex.tagline),
 				Description: str(ex.description), Tags: &tags, InputSchema: raw(ex.in), OutputSchema: raw(ex.out),
 				PricingModel: str("pay_per_use"), Price: &price, EndpointURL: &url, SigningPublicKey: &pub}
-			// The creator's wallet authorises the agent's key, as any
-			// creator's does (docs/creators.md).
-			if err := client.SignListing(ckey, &p, ""); err != nil {
+			// The creator's wallet authorises the agent's key and the key
+			// proves it is the creator's, as any listing does
+			// (docs/creators.md).
+			if err := sign(ckey, privs[ex.name], &p, ""); err != nil {
 				return st, fmt.Errorf("list %s: %w", ex.name, err)
 			}
 			a, err := m.CreateListing(ctx, cwallet, p)
@@ -230,7 +242,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			// The agent's key file may have been replaced since: the
 			// change is signed, and the signature ignored if it is not.
 			p := crtx.ListingParams{EndpointURL: &url, SigningPublicKey: &pub, Status: ptr(crtx.AgentActive)}
-			if err := client.SignListing(ckey, &p, id); err != nil {
+			if err := sign(ckey, privs[ex.name], &p, id); err != nil {
 				return st, fmt.Errorf("update %s: %w", ex.name, err)
 			}
 			if _, err := m.UpdateListing(ctx, cwallet, id, p); err != nil {

@@ -110,7 +110,7 @@ func TestDevCreatorQuickStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.EndpointURL, p.SigningPublicKey = &ep[0], &ep[1]
-	a, err := c.CreateListing(ctx, p)
+	a, err := c.WithAgentKey(skey).CreateListing(ctx, p)
 	if err != nil {
 		t.Fatalf("crtx creator create --file listing.json on crtxd dev: %v", err)
 	}

@@ -110,12 +110,31 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// agentKeys are the agent signing keys tests made, by public key, for
+// holding.
+var agentKeys sync.Map
+
+// agentKey makes an agent signing key that holding finds.
+func agentKey() ed25519.PrivateKey {
+	pub, key, _ := ed25519.GenerateKey(nil)
+	agentKeys.Store(crtx.Address(pub), key)
+	return key
+}
+
+// holding is c holding the agent key whose public key is pub, to sign its
+// listing statement (key_signature) as the key's holder does.
+func holding(c *client.Client, pub string) *client.Client {
+	k, _ := agentKeys.Load(pub)
+	key, _ := k.(ed25519.PrivateKey)
+	return c.WithAgentKey(key)
+}
+
 // slowCreator serves an agent that answers after 100ms plus up to jitter,
 // counting deliveries per execution id. takenOver reports how many
 // executions were delivered more than once: a second delivery is a
 // takeover after a kill, answered from the creator SDK's memory.
 func slowCreator(t *testing.T, jitter time.Duration) (url, publicKey string, c *slowService) {
-	_, key, _ := ed25519.GenerateKey(nil)
+	key := agentKey()
 	h := creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
 		if !r.Test {
 			time.Sleep(100*time.Millisecond + rand.N(jitter))

@@ -56,7 +56,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, timeout, tags := crtx.USDC(100_000), 5, []string{"data"}
-	agent, err := cs.CreateListing(ctx, crtx.ListingParams{Name: str("R"), Tagline: str("R."), Description: str("R."), Tags: &tags,
+	agent, err := holding(cs, svcKey).CreateListing(ctx, crtx.ListingParams{Name: str("R"), Tagline: str("R."), Description: str("R."), Tags: &tags,
 		InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: str(svcURL), SigningPublicKey: str(svcKey), TimeoutSeconds: &timeout})
 	if err != nil {

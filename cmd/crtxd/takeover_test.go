@@ -26,7 +26,7 @@ func stallingCreator(t *testing.T) (endpoint, publicKey string, stalled func() i
 	var mu sync.Mutex
 	seen, waiting := map[string]bool{}, 0
 	released := make(chan struct{})
-	_, key, _ := ed25519.GenerateKey(nil)
+	key := agentKey()
 	h := creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
 		mu.Lock()
 		first := !r.Test && !seen[r.ExecutionID]
@@ -74,7 +74,7 @@ func stalledMarket(t *testing.T, base, adminToken, endpoint, publicKey string) (
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, timeout, tags := crtx.USDC(100_000), 60, []string{"data"}
-	a, err := party().CreateListing(ctx, crtx.ListingParams{Name: str("Stalls"), Tagline: str("Stalls."), Description: str("Stalls."),
+	a, err := holding(party(), publicKey).CreateListing(ctx, crtx.ListingParams{Name: str("Stalls"), Tagline: str("Stalls."), Description: str("Stalls."),
 		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: str(endpoint), SigningPublicKey: str(publicKey), TimeoutSeconds: &timeout})
 	if err != nil {

@@ -40,7 +40,7 @@ func started(t *testing.T) (context.Context, *daemon.Daemon, endpoint) {
 	ready := make(chan endpoint, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, "127.0.0.1:0", key, d.URL, TextStats, func(url, pub string) { ready <- endpoint{url, pub} })
+		done <- Run(ctx, "127.0.0.1:0", key, d.URL, TextStats, func(url, pub string) { ready <- endpoint{url, pub, key} })
 	}()
 	select {
 	case ep := <-ready:
@@ -58,7 +58,10 @@ func started(t *testing.T) (context.Context, *daemon.Daemon, endpoint) {
 }
 
 // endpoint is where an example agent listens and the key it signs with.
-type endpoint struct{ url, pub string }
+type endpoint struct {
+	url, pub string
+	key      ed25519.PrivateKey
+}
 
 // The example runs as a real service, checks the marketplace's signatures,
 // and passes the listing flow.
@@ -78,7 +81,7 @@ func TestListsOnAMarketplace(t *testing.T) {
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price := crtx.USDC(20_000)
 	tags := []string{"writing", "data"}
-	a, err := c.CreateListing(ctx, crtx.ListingParams{Name: str("Text statistics"), Tagline: str("Counts words and sentences."),
+	a, err := c.WithAgentKey(ep.key).CreateListing(ctx, crtx.ListingParams{Name: str("Text statistics"), Tagline: str("Counts words and sentences."),
 		Description: str("Words, sentences, lines, reading time and frequent words of a text."), Tags: &tags,
 		InputSchema: raw(TextStatsInput), OutputSchema: raw(`{"type":"object"}`), PricingModel: str("pay_per_use"),
 		Price: &price, EndpointURL: &ep.url, SigningPublicKey: &ep.pub})
@@ -102,15 +105,16 @@ func TestSampleListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every field a listing takes is there (status is for changes only;
-	// creator_signature is made by whoever lists it, crtx creator create
-	// or the SDK, from the wallet key), and nothing else.
+	// the signatures are made by whoever lists it, crtx creator create or
+	// the SDK, from the wallet key and the agent's), and nothing else.
+	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[crtx.ListingParams]()) {
 		name := strings.Split(f.Tag.Get("json"), ",")[0]
-		if _, ok := fields[name]; !ok && name != "status" && name != "creator_signature" {
+		if _, ok := fields[name]; !ok && !made[name] {
 			t.Errorf("listing.json lacks %s", name)
 		}
 	}
@@ -144,7 +148,7 @@ func TestSampleListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.CreateListing(ctx, p)
+	_, err = c.WithAgentKey(ep.key).CreateListing(ctx, p)
 	if client.Code(err) != crtx.CodeInsufficientBalance {
 		t.Fatalf("listing without mainnet funds: %v", err)
 	}
@@ -155,7 +159,7 @@ func TestSampleListing(t *testing.T) {
 	if _, err := client.New(d.URL, "admin-token-0123456789abcdef").Deposit(ctx, crtx.Mainnet, wallet, 10*crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
-	a, err := c.CreateListing(ctx, p)
+	a, err := c.WithAgentKey(ep.key).CreateListing(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -486,6 +486,12 @@ async function checkListing(base, rec, authorityKey, waitMs) {
     attempt("creator's signature over the listing statement", () => check("creator's signature over the listing statement",
       ed25519Verify(d.creator, canonicalize(statement), d.creator_signature),
       `by the creator wallet ${d.creator}`, `does not verify with the creator wallet ${d.creator}`));
+    // The key's own signature of the same statement, in every listing written since it was
+    // required (older ones have none): whoever holds the key agreed to this wallet's listing.
+    if (d.key_signature !== undefined)
+      attempt("signing key's signature over the listing statement", () => check("signing key's signature over the listing statement",
+        typeof d.key_signature === 'string' && ed25519Verify(d.signing_public_key, canonicalize(statement), d.key_signature),
+        `by the key ${d.signing_public_key}`, `does not verify with the key ${d.signing_public_key}`));
   }
   await checkTransactionHashAndProof('listing ', base, 'mainnet', tx, authorityKey, waitMs, false);
   return tx;

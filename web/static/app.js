@@ -52,22 +52,24 @@ async function signIn(jwk) {
   form.submit();
 }
 
-// listingSignature is the creator_signature of a listing form: the wallet's
-// signature of the listing statement (docs/creators.md), the RFC 8785 JSON
-// of an object of strings. For such an object with ASCII member names, that
-// is JSON.stringify with the members in sorted order. The values are the
-// form's as the server reads them: trimmed, and the price as
-// Number#toString writes it, which is how crtx writes amounts. An edit form
-// names its agent (data-agent-id) and signs the key change; the marketplace
-// ignores the signature when the key stays.
-async function listingSignature(jwk, form) {
+// listingStatement is the listing statement of a listing form
+// (docs/creators.md), the RFC 8785 JSON of an object of strings. For such
+// an object with ASCII member names, that is JSON.stringify with the members
+// in sorted order. The values are the form's as the server reads them:
+// trimmed, and the price as Number#toString writes it, which is how crtx
+// writes amounts. An edit form names its agent (data-agent-id) and signs the
+// key change; the marketplace ignores the signatures when the key stays.
+function listingStatement(wallet, form) {
   const v = (name) => form.elements[name].value.trim();
-  const stmt = { creator: addressOf(jwk), signing_public_key: v("signing_public_key") };
+  const stmt = { creator: wallet, signing_public_key: v("signing_public_key") };
   if (form.dataset.agentId) Object.assign(stmt, { kind: "ListingUpdated", agent_id: form.dataset.agentId });
   else Object.assign(stmt, { kind: "AgentListed", name: v("name"), price_per_call_usdc: String(Number(v("price_per_call_usdc"))) });
   const sorted = Object.fromEntries(Object.keys(stmt).sort().map((k) => [k, stmt[k]]));
+  return new TextEncoder().encode(JSON.stringify(sorted));
+}
+async function signBase58(jwk, bytes) {
   const key = await crypto.subtle.importKey("jwk", jwk, { name: "Ed25519" }, false, ["sign"]);
-  return b58encode(new Uint8Array(await crypto.subtle.sign("Ed25519", key, new TextEncoder().encode(JSON.stringify(sorted)))));
+  return b58encode(new Uint8Array(await crypto.subtle.sign("Ed25519", key, bytes)));
 }
 
 function status(msg, bad) {
@@ -116,16 +118,31 @@ document.addEventListener("DOMContentLoaded", () => {
     delete form.dataset.sending;
     form.querySelectorAll("button").forEach((b) => { b.disabled = false; b.removeAttribute("aria-busy"); });
   }));
-  // Listing forms are signed on submit with the wallet key kept here; without
-  // one they go unsigned and the marketplace's answer says what to sign.
+  // Listing forms are signed on submit with the wallet key kept here
+  // (creator_signature) and with the agent's key file pasted into the form
+  // (key_signature), which has no name and so is never sent; a form without
+  // them goes unsigned and the marketplace's answer says what to sign.
   document.querySelectorAll("form[data-sign-listing]").forEach((form) => form.addEventListener("submit", async (ev) => {
     const jwk = localStorage.getItem("crtx-wallet");
     if (!jwk || ev.defaultPrevented) return;
     ev.preventDefault();
+    const wallet = JSON.parse(jwk);
+    const pasted = form.querySelector("[data-agent-key]");
     try {
-      form.elements.creator_signature.value = await listingSignature(JSON.parse(jwk), form);
+      if (pasted && pasted.value.trim()) {
+        const agent = await jwkFromSolana(pasted.value.trim());
+        const pk = form.elements.signing_public_key;
+        if (!pk.value.trim()) pk.value = addressOf(agent);
+        if (pk.value.trim() === addressOf(agent)) form.elements.key_signature.value = await signBase58(agent, listingStatement(addressOf(wallet), form));
+      }
     } catch (e) {
-      form.elements.creator_signature.value = ""; // sent unsigned: the refusal explains
+      form.elements.key_signature.value = ""; // sent unsigned: the refusal explains
+    }
+    if (pasted) pasted.value = "";
+    try {
+      form.elements.creator_signature.value = await signBase58(wallet, listingStatement(addressOf(wallet), form));
+    } catch (e) {
+      form.elements.creator_signature.value = "";
     }
     form.submit(); // submit() fires no submit event: this runs once
   }));
@@ -137,6 +154,9 @@ document.addEventListener("DOMContentLoaded", () => {
     document.getElementById("keygen-out").hidden = false;
     const pk = document.querySelector("input[name=signing_public_key]");
     if (pk && !pk.value) pk.value = addressOf(jwk);
+    const pasted = document.querySelector("form:not([data-agent-id]) [data-agent-key]");
+    if (pasted && !pasted.value) pasted.value = solanaFromJwk(jwk); // to sign the listing with
+
   });
   const verify = document.getElementById("verify");
   if (verify) verify.addEventListener("click", async () => {

@@ -1,0 +1,203 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/creator"
+)
+
+// proxy forwards every request, headers and body, to target and relays the
+// answer: what a creator would put in front of someone else's service to
+// sell it as theirs. It keeps the last request it saw.
+type proxy struct {
+	URL string
+
+	mu   sync.Mutex
+	hdr  http.Header
+	body []byte
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	p := &proxy{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		p.hdr, p.body = r.Header.Clone(), body
+		p.mu.Unlock()
+		if target == "" {
+			http.Error(w, "no target", http.StatusBadGateway)
+			return
+		}
+		req, _ := http.NewRequestWithContext(r.Context(), "POST", target, bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL + "/execute"
+	return p
+}
+
+func (p *proxy) last() (http.Header, []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hdr.Clone(), p.body
+}
+
+// A creator cannot list someone else's agent behind a forwarding proxy and
+// be paid for its work: the listing needs the signing key's own signature
+// over a statement naming the listing wallet, and a request the
+// marketplace signed for one agent is refused by another agent's service.
+func TestResaleThroughAProxyIsRefused(t *testing.T) {
+	m := newMarket(t, "10")
+	mkey, err := creator.FetchMarketplaceKey(ctx, m.d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The victim: a service that checks the marketplace's signatures,
+	// listed by its creator.
+	var victimCalls atomic.Int32
+	vkey := agentKey()
+	vh := creator.NewHandler(vkey, func(_ context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			victimCalls.Add(1)
+		}
+		return "the victim's work", 0, nil
+	}, creator.Options{MarketplaceKey: mkey})
+	vsrv := httptest.NewServer(vh)
+	t.Cleanup(vsrv.Close)
+	victim := service{URL: vsrv.URL + "/execute", Key: vkey, PubKey: vh.PublicKey()}
+	victimAgent := m.list(victim, "0.05")
+	vListed := newestListing(t, m, victimAgent)
+
+	// The reseller lists the victim's key with a proxy to the victim as its
+	// endpoint. The proxy relays the reachability test, which the victim's
+	// service answers: a reply proves nothing about who holds the key.
+	rw, reseller := m.creatorOf("100")
+	px := newProxy(t, victim.URL)
+	p := params(service{URL: px.URL, PubKey: victim.PubKey}, "0.05").with("name", "Resold")
+	resold := statementFor(t, crtx.TxAgentListed, map[string]string{"creator": rw.address, "name": "Resold",
+		"price_per_call_usdc": "0.05", "signing_public_key": victim.PubKey})
+	_, forger, _ := ed25519.GenerateKey(nil)
+	for name, keySig := range map[string]any{
+		"without a key signature":                  nil,
+		"with one by another key":                  crtx.SignBase58(forger, resold),
+		"with the victim's, read from the ledger":  vListed.Data["key_signature"],
+		"with the victim's over its own statement": crtx.SignBase58(vkey, statementFor(t, crtx.TxAgentListed, vListed.Data)),
+	} {
+		// Sent as it is: the test's list would sign with any key the test
+		// made, the victim's too.
+		body := p.with("creator_signature", crtx.SignBase58(rw.key, resold)).with("key_signature", keySig)
+		b, _ := json.Marshal(body)
+		ce := wantCode(t, reseller.Do(ctx, "POST", "/v1/creator/agents", "application/json", b, nil), 400, "invalid_request")
+		if !strings.HasPrefix(ce.Message, "key_signature: ") {
+			t.Errorf("%s: message %q does not name key_signature", name, ce.Message)
+		}
+	}
+	if mine, err := reseller.CreatorAgents(ctx); err != nil || len(mine) != 0 {
+		t.Fatalf("the reseller listed %+v (%v)", mine, err)
+	}
+	// Nor can the reseller move its own listing onto the victim's key.
+	own := newService(t, echo)
+	ownAgent, err := list(reseller, params(own, "0.05").with("name", "Own"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rekey := statementFor(t, crtx.TxListingUpdated, map[string]string{"agent_id": ownAgent.AgentID, "creator": rw.address,
+		"signing_public_key": victim.PubKey})
+	b, _ := json.Marshal(map[string]any{"endpoint_url": px.URL, "signing_public_key": victim.PubKey,
+		"creator_signature": crtx.SignBase58(rw.key, rekey), "key_signature": crtx.SignBase58(forger, rekey)})
+	ce := wantCode(t, reseller.Do(ctx, "PATCH", "/v1/creator/agents/"+ownAgent.AgentID, "application/json", b, nil), 400, "invalid_request")
+	if !strings.HasPrefix(ce.Message, "key_signature: ") {
+		t.Errorf("key change: message %q does not name key_signature", ce.Message)
+	}
+
+	// A request the marketplace signed for the reseller's own agent,
+	// captured at its endpoint, is refused by the victim's service, and by
+	// the agent's own once its environment or test flag is changed.
+	capture := newProxy(t, own.URL)
+	if _, err := patch(reseller, ownAgent.AgentID, map[string]any{"endpoint_url": capture.URL}); err != nil {
+		t.Fatal(err)
+	}
+	m.ran(t, m.key, ownAgent.AgentID)
+	hdr, body := capture.last()
+	if hdr.Get(crtx.HeaderAgentID) != ownAgent.AgentID || hdr.Get(crtx.HeaderSigningKey) != own.PubKey || hdr.Get(crtx.HeaderEnvironment) != "devnet" {
+		t.Fatalf("captured headers %v", hdr)
+	}
+	replay := func(url string, hdr http.Header) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		req.Header = hdr
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := replay(victim.URL, hdr.Clone()); got != http.StatusForbidden {
+		t.Errorf("the victim's service answered a request for another agent with %d", got)
+	}
+	ownChecked := creator.NewHandler(own.Key, echo, creator.Options{MarketplaceKey: mkey, AgentIDs: []string{ownAgent.AgentID}})
+	osrv := httptest.NewServer(ownChecked)
+	t.Cleanup(osrv.Close)
+	for name, change := range map[string]func(http.Header){
+		"mainnet": func(h http.Header) { h.Set(crtx.HeaderEnvironment, "mainnet") },
+		"a test":  func(h http.Header) { h.Set(crtx.HeaderTest, "true") },
+	} {
+		h := hdr.Clone()
+		change(h)
+		if got := replay(osrv.URL, h); got != http.StatusUnauthorized {
+			t.Errorf("the request made %s: status %d", name, got)
+		}
+	}
+	if got := replay(osrv.URL, hdr.Clone()); got != http.StatusOK {
+		t.Errorf("the captured request, unchanged, at its own agent: status %d", got)
+	}
+	if n := victimCalls.Load(); n != 0 {
+		t.Errorf("the victim did %d executions' work", n)
+	}
+}
+
+// newestListing is the newest AgentListed or ListingUpdated transaction
+// of agent's listing account that registered its key, read as anyone can.
+func newestListing(t *testing.T, m *marketplace, agent string) crtx.LedgerTx {
+	t.Helper()
+	v, err := m.anon.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountListing, agent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lt := range v.Transactions {
+		if lt.Data["creator_signature"] != "" {
+			return lt
+		}
+	}
+	t.Fatalf("no listing transaction of %s registers a key", agent)
+	return crtx.LedgerTx{}
+}
+
+func statementFor(t *testing.T, kind crtx.TxKind, data map[string]string) []byte {
+	t.Helper()
+	b, err := crtx.ListingStatement(kind, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
