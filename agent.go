@@ -129,7 +129,9 @@ func CollateralFor(tiers []CollateralTier, price USDC) USDC {
 // to change its signing key, so that the ledger shows the wallet authorised
 // the key; ignored by an edit that keeps the key. KeySignature is the
 // signing key's own signature of the same statement, required with it, so
-// that only whoever holds a key can register it.
+// that only whoever holds a key can register it. ListingNonce is the
+// marketplace's one-time nonce the statement names, so that a statement
+// read from the ledger never registers a key again.
 type ListingParams struct {
 	Name             *string          `json:"name"`
 	Tagline          *string          `json:"tagline"`
@@ -145,4 +147,5 @@ type ListingParams struct {
 	Status           *AgentStatus     `json:"status"`
 	CreatorSignature *string          `json:"creator_signature"`
 	KeySignature     *string          `json:"key_signature"`
+	ListingNonce     *string          `json:"listing_nonce"`
 }

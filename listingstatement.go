@@ -3,8 +3,25 @@ package crtx
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 	"unicode/utf8"
 )
+
+// A listing nonce is issued by the marketplace to a creator's wallet for one
+// listing statement: it is written into the statement both signatures
+// cover and used up with the transaction that carries them, so that a
+// statement read from the ledger never registers a key again.
+const (
+	ListingNoncePrefix = "lst_"
+	ListingNonceTTL    = time.Hour
+)
+
+// IsListingNonce reports whether s has the form of a listing nonce, so that
+// no sign-in nonce (base62, no prefix) is ever taken for one.
+func IsListingNonce(s string) bool {
+	return strings.HasPrefix(s, ListingNoncePrefix) && len(s) <= 64 && isBase62(strings.TrimPrefix(s, ListingNoncePrefix)) && len(s) > len(ListingNoncePrefix)
+}
 
 // ErrListingStatement is wrapped by every failure of ListingStatement.
 var ErrListingStatement = errors.New("no listing statement")
@@ -31,7 +48,9 @@ func statementMembers(kind TxKind) []string {
 // statement"). kind is TxAgentListed or TxListingUpdated and data is the
 // transaction's data, as the ledger serves it or as it will be written: the
 // statement is the RFC 8785 canonical JSON of the members it names, all
-// strings, plus "kind". So anyone can check a listing transaction from
+// strings, plus "kind", plus "listing_nonce" when data has one (every
+// transaction written since nonces were required; older ones have none and
+// are checked as they were signed). So anyone can check a listing transaction from
 // public ledger data alone:
 //
 //	stmt, err := crtx.ListingStatement(tx.Kind, tx.Data)
@@ -57,6 +76,12 @@ func ListingStatement(kind TxKind, data map[string]string) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %s is not UTF-8", ErrListingStatement, m)
 		}
 		stmt[m] = v
+	}
+	if n, ok := data["listing_nonce"]; ok {
+		if !IsListingNonce(n) {
+			return nil, fmt.Errorf("%w: listing_nonce %q is not a listing nonce", ErrListingStatement, n)
+		}
+		stmt["listing_nonce"] = n
 	}
 	if p, ok := stmt["price_per_call_usdc"]; ok {
 		if u, err := ParseUSDC(p); err != nil || u.String() != p {

@@ -20,20 +20,33 @@ func TestListingStatementExample(t *testing.T) {
 		t.Fatalf("keys %s, %s", creator, key)
 	}
 	for _, tc := range []struct {
-		kind      TxKind
-		data      map[string]string
-		stmt, sig string
+		kind              TxKind
+		data              map[string]string
+		stmt, sig, keySig string // keySig "": none (written before key signatures)
 	}{
+		// As written today: the marketplace's nonce in the statement, signed
+		// by the wallet and by the agent's key.
+		{TxAgentListed, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "name": "Word counter",
+			"price_per_call_usdc": "0.05", "signing_public_key": key, "listing_nonce": "lst_4fQx9ZbT2mKpW7sLrN3vYc", "status": "active"},
+			`{"creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"AgentListed","listing_nonce":"lst_4fQx9ZbT2mKpW7sLrN3vYc","name":"Word counter","price_per_call_usdc":"0.05","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
+			"2ZjwHTX29hAtenTPDEaG9pNvXHfwpv6WaUggtt6LxjECzd6NXk6cFuZH83ZCC3vF6tsrkysWAYGUYeY6Ehemvddg",
+			"3eQ5j8CsaEHYEh1xMFfKQn2qC1GGpDjB3cdVFZYdv4amucyK8JLr3QTF3tLUcxZ4eo78CNKBuNSFgqpRXD6NF9i4"},
+		{TxListingUpdated, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "signing_public_key": key,
+			"listing_nonce": "lst_8HdN2kVq5TzR1wLmXp7bJe", "changed": "signing_public_key"},
+			`{"agent_id":"agt_8zmONHevjO0ED8RI","creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"ListingUpdated","listing_nonce":"lst_8HdN2kVq5TzR1wLmXp7bJe","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
+			"5i8GgJoHSb4SHVMbPmevBi5ZQP8gqCWvt2hx1obc1RihALq9FppYe692DEfxotjCn37KcRYWoyDQgZ4grncCGAvM",
+			"3siUH3VKX83xaiWMekTfhEhQKQjCmbEgEomK5ikscS3V9cipFARpcMA91pMPtSGnXFbVfXUdHX3YvxyAGv5cn69C"},
+		// Written before nonces and key signatures: still checked as signed.
 		// The data of an AgentListed as written: members outside the
 		// statement (agent_id, status, metadata_hash) are not signed.
 		{TxAgentListed, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "name": "Word counter",
 			"price_per_call_usdc": "0.05", "signing_public_key": key, "status": "active", "metadata_hash": "sha256:00"},
 			`{"creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"AgentListed","name":"Word counter","price_per_call_usdc":"0.05","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
-			"2tMCMUvaAsc3GNG6zNSTJZaW8h74MNAoZzc9FjUpwCEvGbtYvYmpvgeH95qAdEkr978AULz5MhaVLNzrujQwJErw"},
+			"2tMCMUvaAsc3GNG6zNSTJZaW8h74MNAoZzc9FjUpwCEvGbtYvYmpvgeH95qAdEkr978AULz5MhaVLNzrujQwJErw", ""},
 		{TxListingUpdated, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "signing_public_key": key,
 			"name": "Word counter", "changed": "signing_public_key"},
 			`{"agent_id":"agt_8zmONHevjO0ED8RI","creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"ListingUpdated","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
-			"2rzTKuRXpPEPLGWA83eAQnE8MqXHBmB4WLvh4EukAqYzWSgMLzt8ZJvguHKcgkBNPeSR4tLk7WetT8LB6RnhoyHr"},
+			"2rzTKuRXpPEPLGWA83eAQnE8MqXHBmB4WLvh4EukAqYzWSgMLzt8ZJvguHKcgkBNPeSR4tLk7WetT8LB6RnhoyHr", ""},
 	} {
 		got, err := ListingStatement(tc.kind, tc.data)
 		if err != nil || string(got) != tc.stmt {
@@ -44,6 +57,9 @@ func TestListingStatementExample(t *testing.T) {
 		}
 		if !VerifyBase58(creatorKey.Public().(ed25519.PublicKey), got, tc.sig) {
 			t.Errorf("%s signature does not verify", tc.kind)
+		}
+		if sig := SignBase58(agentKey, got); tc.keySig != "" && sig != tc.keySig {
+			t.Errorf("%s key signature %s, want %s", tc.kind, sig, tc.keySig)
 		}
 	}
 }

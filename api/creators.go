@@ -30,6 +30,13 @@ type CreatorProfile struct {
 	Verified    bool   `json:"verified"`
 }
 
+// ListingNonce is the answer of POST /v1/creator/listing-nonces: a one-time
+// nonce for the listing statement of one listing or key change.
+type ListingNonce struct {
+	Nonce     string    `json:"nonce"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
 // TestReport is the answer of POST /v1/creator/test-execution and what the
 // reachability test of a listing found.
 type TestReport struct {

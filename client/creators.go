@@ -18,7 +18,9 @@ import (
 // agent's key (WithAgentKey) fills p.KeySignature; any other client's
 // caller fills them, with SignListing and SignListingKey.
 func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (api.CreatorAgent, error) {
-	c.sign(&p, "")
+	if err := c.sign(ctx, &p, ""); err != nil {
+		return api.CreatorAgent{}, err
+	}
 	return do[api.CreatorAgent](ctx, c, "POST", "/v1/creator/agents", p)
 }
 
@@ -26,7 +28,9 @@ func (c *Client) CreateListing(ctx context.Context, p crtx.ListingParams) (api.C
 // signing key needs both signatures, which the client fills as
 // CreateListing does when p names a key.
 func (c *Client) UpdateListing(ctx context.Context, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
-	c.sign(&p, id)
+	if err := c.sign(ctx, &p, id); err != nil {
+		return api.CreatorAgent{}, err
+	}
 	return do[api.CreatorAgent](ctx, c, "PATCH", "/v1/creator/agents/"+url.PathEscape(id), p)
 }
 
@@ -39,14 +43,22 @@ func (c *Client) WithAgentKey(keys ...ed25519.PrivateKey) *Client {
 	return &cp
 }
 
-// sign fills p.CreatorSignature when c holds a wallet key and p has none,
-// and p.KeySignature when c holds the key p names and p has none. A p that
-// lacks what the statement needs (a name, a price, a key) is sent
-// unsigned, so that the marketplace's answer names the field at fault, as
-// for any other invalid listing.
-func (c *Client) sign(p *crtx.ListingParams, agentID string) {
-	if c.wallet == nil {
-		return
+// sign, for a client of SignIn and a p that registers a key (a new listing,
+// or a change naming a key), fills p.ListingNonce with a new nonce when it
+// is nil, p.CreatorSignature when it is nil, and p.KeySignature when c holds
+// the key p names and p has none. A p that lacks what the statement needs
+// (a name, a price, a key) is sent unsigned, so that the marketplace's
+// answer names the field at fault, as for any other invalid listing.
+func (c *Client) sign(ctx context.Context, p *crtx.ListingParams, agentID string) error {
+	if c.wallet == nil || (agentID != "" && p.SigningPublicKey == nil) {
+		return nil
+	}
+	if p.ListingNonce == nil {
+		n, err := c.ListingNonce(ctx)
+		if err != nil {
+			return err
+		}
+		p.ListingNonce = &n.Nonce
 	}
 	if p.CreatorSignature == nil {
 		_ = SignListing(c.wallet, p, agentID)
@@ -58,6 +70,14 @@ func (c *Client) sign(p *crtx.ListingParams, agentID string) {
 			}
 		}
 	}
+	return nil
+}
+
+// ListingNonce asks for a one-time nonce for the listing statement of one
+// listing or change of key (creator session): the statement names it, and
+// the marketplace uses it up with the transaction that carries it.
+func (c *Client) ListingNonce(ctx context.Context) (api.ListingNonce, error) {
+	return do[api.ListingNonce](ctx, c, "POST", "/v1/creator/listing-nonces", nil)
 }
 
 // SignListing is the package's SignListing with the wallet key of SignIn,
@@ -79,9 +99,10 @@ func (c *Client) SignListingKey(key ed25519.PrivateKey, p *crtx.ListingParams, a
 
 // SignListing sets p.CreatorSignature to wallet's signature of the listing
 // statement (crtx.ListingStatement, docs/creators.md) that the marketplace
-// checks: for a new listing (agentID "") over the creator, name, price and
-// signing key of p, which must all be set; for a change of agentID's
-// listing over the new signing key, and only when p names one (a change
+// checks: for a new listing (agentID "") over the creator, name, price,
+// signing key and listing nonce of p, which must all be set (the nonce from
+// ListingNonce); for a change of agentID's listing over the new signing key
+// and the nonce, and only when p names a key (a change
 // that keeps the key needs no signature, and p is left as it is). wallet is
 // the key of the creator's wallet, the one signed in.
 func SignListing(wallet ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
@@ -138,7 +159,10 @@ func listingStatement(wallet string, p *crtx.ListingParams, agentID string) ([]b
 	if p.SigningPublicKey == nil {
 		return nil, errors.New("sign listing: signing_public_key is required")
 	}
-	data["signing_public_key"] = *p.SigningPublicKey
+	if p.ListingNonce == nil {
+		return nil, errors.New("sign listing: listing_nonce is required (ListingNonce gives one)")
+	}
+	data["signing_public_key"], data["listing_nonce"] = *p.SigningPublicKey, *p.ListingNonce
 	stmt, err := crtx.ListingStatement(kind, data)
 	if err != nil {
 		return nil, fmt.Errorf("sign listing: %w", err)

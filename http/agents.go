@@ -156,6 +156,15 @@ func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
 	return reply(w, http.StatusCreated, a, err)
 }
 
+func (s *Server) listingNonce(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.session(r)
+	if err != nil {
+		return err
+	}
+	n, err := s.market.ListingNonce(r.Context(), p.Wallet)
+	return reply(w, http.StatusCreated, n, err)
+}
+
 func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.session(r)
 	if err != nil {

@@ -110,18 +110,24 @@ func patch(c *client.Client, id string, p map[string]any) (api.CreatorAgent, err
 	return a, err
 }
 
-// withSignatures is body with the creator_signature that c's wallet key (a
-// client of SignIn) makes for it, and the key_signature of the agent key it
-// names when a test made that key (agentKey): over a new listing's name,
-// price and key when agentID is "", over agentID's new key otherwise. A
-// member the body already has is kept; a body that lacks what the statement
-// needs, or a client without a wallet key, is left as it is: the
-// marketplace's answer is then the test.
+// withSignatures is body with a new listing_nonce, the creator_signature
+// that c's wallet key (a client of SignIn) makes for it, and the
+// key_signature of the agent key it names when a test made that key
+// (agentKey): over a new listing's name, price and key when agentID is "",
+// over agentID's new key otherwise, and the nonce. A member the body
+// already has is kept (and signed, for the nonce); a body that lacks what
+// the statement needs, or a client without a wallet key, is left as it is:
+// the marketplace's answer is then the test.
 func withSignatures(c *client.Client, body map[string]any, agentID string) map[string]any {
 	if agentID != "" && body["signing_public_key"] == nil {
 		return body
 	}
 	var p crtx.ListingParams
+	if n, ok := body["listing_nonce"].(string); ok {
+		p.ListingNonce = &n
+	} else if n, err := c.ListingNonce(ctx); err == nil {
+		p.ListingNonce = &n.Nonce
+	}
 	for k, dst := range map[string]any{"name": &p.Name, "price_per_call_usdc": &p.Price, "signing_public_key": &p.SigningPublicKey} {
 		if v, ok := body[k]; ok {
 			b, _ := json.Marshal(v)
@@ -131,6 +137,9 @@ func withSignatures(c *client.Client, body map[string]any, agentID string) map[s
 		}
 	}
 	out := map[string]any{}
+	if p.ListingNonce != nil {
+		out["listing_nonce"] = *p.ListingNonce
+	}
 	if c.SignListing(&p, agentID) == nil && p.CreatorSignature != nil {
 		out["creator_signature"] = *p.CreatorSignature
 	}

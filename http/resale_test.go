@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/creator"
@@ -92,9 +93,18 @@ func TestResaleThroughAProxyIsRefused(t *testing.T) {
 	// service answers: a reply proves nothing about who holds the key.
 	rw, reseller := m.creatorOf("100")
 	px := newProxy(t, victim.URL)
-	p := params(service{URL: px.URL, PubKey: victim.PubKey}, "0.05").with("name", "Resold")
+	nonce := func() string {
+		t.Helper()
+		n, err := reseller.ListingNonce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Nonce
+	}
+	n := nonce()
+	p := params(service{URL: px.URL, PubKey: victim.PubKey}, "0.05").with("name", "Resold").with("listing_nonce", n)
 	resold := statementFor(t, crtx.TxAgentListed, map[string]string{"creator": rw.address, "name": "Resold",
-		"price_per_call_usdc": "0.05", "signing_public_key": victim.PubKey})
+		"price_per_call_usdc": "0.05", "signing_public_key": victim.PubKey, "listing_nonce": n})
 	_, forger, _ := ed25519.GenerateKey(nil)
 	for name, keySig := range map[string]any{
 		"without a key signature":                  nil,
@@ -120,9 +130,10 @@ func TestResaleThroughAProxyIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n = nonce()
 	rekey := statementFor(t, crtx.TxListingUpdated, map[string]string{"agent_id": ownAgent.AgentID, "creator": rw.address,
-		"signing_public_key": victim.PubKey})
-	b, _ := json.Marshal(map[string]any{"endpoint_url": px.URL, "signing_public_key": victim.PubKey,
+		"signing_public_key": victim.PubKey, "listing_nonce": n})
+	b, _ := json.Marshal(map[string]any{"endpoint_url": px.URL, "signing_public_key": victim.PubKey, "listing_nonce": n,
 		"creator_signature": crtx.SignBase58(rw.key, rekey), "key_signature": crtx.SignBase58(forger, rekey)})
 	ce := wantCode(t, reseller.Do(ctx, "PATCH", "/v1/creator/agents/"+ownAgent.AgentID, "application/json", b, nil), 400, "invalid_request")
 	if !strings.HasPrefix(ce.Message, "key_signature: ") {
@@ -200,4 +211,81 @@ func statementFor(t *testing.T, kind crtx.TxKind, data map[string]string) []byte
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The signatures a listing transaction carries, read from the public
+// ledger, never list again, not even for the same creator's session: the
+// statement names a one-time nonce the marketplace gave that wallet, used
+// up with the transaction. Nor does a nonce of another wallet, an expired
+// one, or a key change replayed after the key moved on.
+func TestListingStatementsAreOneTime(t *testing.T) {
+	m := newMarket(t, "10")
+	svc := newService(t, echo)
+	a, err := list(m.creatorC, params(svc, "0.05"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := newestListing(t, m, a.AgentID)
+	stmt := statementFor(t, crtx.TxAgentListed, listed.Data)
+	if n := listed.Data["listing_nonce"]; !strings.HasPrefix(n, "lst_") || !strings.Contains(string(stmt), n) {
+		t.Fatalf("AgentListed data %v: no listing nonce in its statement %s", listed.Data, stmt)
+	}
+	if !crtx.VerifyBase58(svc.Key.Public().(ed25519.PublicKey), stmt, listed.Data["key_signature"]) {
+		t.Errorf("key_signature %q does not verify over %s", listed.Data["key_signature"], stmt)
+	}
+	// send posts or patches body as it is, signed by nothing more.
+	send := func(method, path string, body map[string]any) error {
+		b, _ := json.Marshal(body)
+		return m.creatorC.Do(ctx, method, path, "application/json", b, nil)
+	}
+	refused := func(name, field string, err error) {
+		t.Helper()
+		if ce := wantCode(t, err, 400, "invalid_request"); !strings.HasPrefix(ce.Message, field+": ") {
+			t.Errorf("%s: message %q does not name %s", name, ce.Message, field)
+		}
+	}
+	fromLedger := func(p listingReq, d map[string]string) listingReq {
+		return p.with("listing_nonce", d["listing_nonce"]).with("creator_signature", d["creator_signature"]).with("key_signature", d["key_signature"])
+	}
+	balance := mainnetBalance(t, m.creatorC)
+	refused("the AgentListed replayed", "listing_nonce", send("POST", "/v1/creator/agents", fromLedger(params(svc, "0.05"), listed.Data)))
+	fresh, err := m.creatorC.ListingNonce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused("its signatures with a new nonce", "creator_signature",
+		send("POST", "/v1/creator/agents", fromLedger(params(svc, "0.05"), listed.Data).with("listing_nonce", fresh.Nonce)))
+	// A nonce given to another wallet, signed as it should be.
+	_, otherC := m.creatorOf("0")
+	theirs, err := otherC.ListingNonce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = list(m.creatorC, params(svc, "0.05").with("listing_nonce", theirs.Nonce))
+	refused("another wallet's nonce", "listing_nonce", err)
+	// One that expired, signed as it should be.
+	m.clock.Advance(crtx.ListingNonceTTL + time.Minute)
+	_, err = list(m.creatorC, params(svc, "0.05").with("listing_nonce", fresh.Nonce))
+	refused("an expired nonce", "listing_nonce", err)
+	if got := mainnetBalance(t, m.creatorC); got != balance {
+		t.Errorf("balance %s after refused listings, want %s", got, balance)
+	}
+	if mine, err := m.creatorC.CreatorAgents(ctx); err != nil || len(mine) != 1 {
+		t.Fatalf("agents after refused listings: %+v, %v", mine, err)
+	}
+
+	// A change of key, replayed once the key has moved on.
+	next, third := newService(t, echo), newService(t, echo)
+	if _, err := patch(m.creatorC, a.AgentID, map[string]any{"endpoint_url": next.URL, "signing_public_key": next.PubKey}); err != nil {
+		t.Fatal(err)
+	}
+	rekeyed := newestListing(t, m, a.AgentID)
+	if _, err := patch(m.creatorC, a.AgentID, map[string]any{"endpoint_url": third.URL, "signing_public_key": third.PubKey}); err != nil {
+		t.Fatal(err)
+	}
+	replay := fromLedger(listingReq{"endpoint_url": next.URL, "signing_public_key": next.PubKey}, rekeyed.Data)
+	refused("a key change replayed", "listing_nonce", send("PATCH", "/v1/creator/agents/"+a.AgentID, replay))
+	if mine, err := m.creatorC.CreatorAgents(ctx); err != nil || mine[0].SigningPublicKey != third.PubKey {
+		t.Errorf("after the replayed key change: %+v, %v", mine, err)
+	}
 }

@@ -85,6 +85,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"GET", "/ipfs/{cid}", s.ipfs},
 
 		{"PUT", "/v1/creator/profile", s.setProfile},
+		{"POST", "/v1/creator/listing-nonces", s.listingNonce},
 		{"POST", "/v1/creator/agents", s.createListing},
 		{"GET", "/v1/creator/agents", s.creatorAgents},
 		{"PATCH", "/v1/creator/agents/{id}", s.updateListing},

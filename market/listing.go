@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
@@ -49,25 +50,70 @@ func metadataHash(a crtx.Agent) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// listingSignatures checks that p carries the two signatures of the
-// listing statement of a kind transaction with data (its data as it will be
-// written, creator included): the creator's wallet's (creator_signature)
-// and the signing key's own (key_signature). It returns them for the
-// transaction to carry, so the ledger shows that the wallet authorised the
-// key and that whoever holds the key agreed to be listed by that wallet: a
+// signatures are what a listing transaction that registers a key carries
+// to show who authorised it: the marketplace's one-time nonce and the two
+// signatures of the statement that names it.
+type signatures struct {
+	nonce, creator, key string
+}
+
+// write puts the signatures into a transaction's data.
+func (s signatures) write(data map[string]string) {
+	data["listing_nonce"], data["creator_signature"], data["key_signature"] = s.nonce, s.creator, s.key
+}
+
+// listingSignatures checks that p carries a listing nonce and the two
+// signatures of the listing statement of a kind transaction with data (its
+// data as it will be written, creator included, the nonce added): the
+// creator's wallet's (creator_signature) and the signing key's own
+// (key_signature). So the ledger shows that the wallet authorised the key
+// and that whoever holds the key agreed to be listed by that wallet: a
 // listing cannot register a key its creator does not hold, so no one can
-// list another's service behind a proxy and be paid for its work.
-func listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams) (creatorSig, keySig string, err error) {
+// list another's service behind a proxy and be paid for its work. The
+// nonce is used up when the transaction is written (useNonce): a statement
+// read from the ledger never serves again.
+func listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams) (signatures, error) {
+	if p.ListingNonce == nil || *p.ListingNonce == "" {
+		return signatures{}, crtx.InvalidField("listing_nonce", "is required: POST /v1/creator/listing-nonces gives one, for the listing statement both signatures cover (docs/creators.md)")
+	}
+	if !crtx.IsListingNonce(*p.ListingNonce) {
+		return signatures{}, crtx.InvalidField("listing_nonce", "is not a nonce of POST /v1/creator/listing-nonces")
+	}
+	data["listing_nonce"] = *p.ListingNonce
 	stmt, err := crtx.ListingStatement(kind, data)
 	if err != nil {
-		return "", "", fmt.Errorf("listing signatures: %w", err)
+		return signatures{}, fmt.Errorf("listing signatures: %w", err)
 	}
-	creatorSig, err = statementSignature("creator_signature", "your wallet", "creator", data, stmt, p.CreatorSignature)
+	s := signatures{nonce: *p.ListingNonce}
+	if s.creator, err = statementSignature("creator_signature", "your wallet", "creator", data, stmt, p.CreatorSignature); err != nil {
+		return signatures{}, err
+	}
+	if s.key, err = statementSignature("key_signature", "the agent's signing key", "signing_public_key", data, stmt, p.KeySignature); err != nil {
+		return signatures{}, err
+	}
+	return s, nil
+}
+
+// useNonce uses up wallet's listing nonce in the transaction that writes
+// the statement it is in.
+func (m *Market) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string) error {
+	ok, err := tx.UseNonce(ctx, nonce, wallet, m.now())
+	if err == nil && !ok {
+		return crtx.InvalidField("listing_nonce", "is not one the marketplace gave your wallet, or it expired or was used: POST /v1/creator/listing-nonces for a new one, and sign again")
+	}
+	return err
+}
+
+// ListingNonce issues wallet a one-time listing nonce, valid for an hour.
+func (m *Market) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
+	n := api.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL)}
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: n.Nonce, Wallet: wallet, ExpiresAt: n.ExpiresAt})
+	})
 	if err != nil {
-		return "", "", err
+		return api.ListingNonce{}, internal("listing nonce", err)
 	}
-	keySig, err = statementSignature("key_signature", "the agent's signing key", "signing_public_key", data, stmt, p.KeySignature)
-	return creatorSig, keySig, err
+	return n, nil
 }
 
 // statementSignature checks field, sig, the signature of stmt by the key
@@ -124,7 +170,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 	if err := apply(p, &a, true); err != nil {
 		return api.CreatorAgent{}, err
 	}
-	sig, keySig, err := listingSignatures(crtx.TxAgentListed, listingData(a), p)
+	sigs, err := listingSignatures(crtx.TxAgentListed, listingData(a), p)
 	if err != nil {
 		return api.CreatorAgent{}, err
 	}
@@ -135,6 +181,9 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 	a.CreatedAt, a.UpdatedAt = now, now
 	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		if err := m.useNonce(ctx, tx, wallet, sigs.nonce); err != nil {
+			return err
+		}
 		if err := tx.EnsureCreator(ctx, wallet, now); err != nil {
 			return err
 		}
@@ -145,7 +194,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 		// its key (executions copy it into listing_transaction), so the
 		// transaction is built first and both are written together.
 		data := listingData(a)
-		data["creator_signature"], data["key_signature"] = sig, keySig
+		sigs.write(data)
 		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, listingAccount(a))
 		a.KeyTx = lt.ID
 		if err := tx.InsertAgent(ctx, a); err != nil {
@@ -229,19 +278,20 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 		return nil
 	}
-	// signatures are those that a change of the signing key needs,
-	// checked; "" when the key stays.
-	signatures := func(cur, a crtx.Agent) (string, string, error) {
+	// keySignatures are those that a change of the signing key needs,
+	// checked; none when the key stays.
+	keySignatures := func(cur, a crtx.Agent) (*signatures, error) {
 		if a.SigningPublicKey == cur.SigningPublicKey {
-			return "", "", nil
+			return nil, nil
 		}
-		return listingSignatures(crtx.TxListingUpdated, listingData(a), p)
+		s, err := listingSignatures(crtx.TxListingUpdated, listingData(a), p)
+		return &s, err
 	}
 	before := a
 	if err := edit(&a); err != nil {
 		return api.CreatorAgent{}, err
 	}
-	if _, _, err := signatures(before, a); err != nil {
+	if _, err := keySignatures(before, a); err != nil {
 		return api.CreatorAgent{}, err
 	}
 	if len(changedFields(before, a)) > 0 {
@@ -272,9 +322,14 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 		// Checked again against the listing as written: the key it
 		// replaces may have changed during the reachability test.
-		sig, keySig, err := signatures(cur, a)
+		sigs, err := keySignatures(cur, a)
 		if err != nil {
 			return err
+		}
+		if sigs != nil {
+			if err := m.useNonce(ctx, tx, wallet, sigs.nonce); err != nil {
+				return err
+			}
 		}
 		a.UpdatedAt = m.now()
 		more, err := m.collateralFor(a, within)
@@ -289,11 +344,11 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		}
 		data := listingData(a)
 		data["changed"] = strings.Join(changed, ",")
-		if sig != "" {
-			data["creator_signature"], data["key_signature"] = sig, keySig
+		if sigs != nil {
+			sigs.write(data)
 		}
 		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
-		if sig != "" {
+		if sigs != nil {
 			a.KeyTx = lt.ID
 		}
 		if err := tx.UpdateAgent(ctx, a); err != nil {

@@ -60,6 +60,9 @@ type creatorData struct {
 	Report     *api.TestReport
 	// Test holds the Test Execution tool's inputs, kept with its report.
 	Test map[string]string
+	// ListingNonce is the one-time nonce the listing form's statement
+	// names, new with each page (docs/creators.md).
+	ListingNonce string
 }
 
 // creator is the creator's dashboard: listings, the listing form, the
@@ -87,8 +90,12 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	if err != nil {
 		return err
 	}
+	nonce, err := h.market.ListingNonce(ctx, v.Wallet)
+	if err != nil {
+		return err
+	}
 	out := h.outcome(r, v)
-	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form, Fields: out.Fields}
+	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form, Fields: out.Fields, ListingNonce: nonce.Nonce}
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
@@ -123,7 +130,8 @@ func listingForm(r *http.Request) map[string]string {
 func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	form := listingForm(r)
 	p, err := listingParams(form)
-	p.CreatorSignature, p.KeySignature = formSignature(r, "creator_signature"), formSignature(r, "key_signature")
+	p.CreatorSignature, p.KeySignature = formValue(r, "creator_signature"), formValue(r, "key_signature")
+	p.ListingNonce = formValue(r, "listing_nonce")
 	if err == nil {
 		_, err = h.market.CreateListing(r.Context(), v.Wallet, p)
 	} else {
@@ -135,13 +143,14 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit)
 	return outcome{Notice: "Listed " + form["name"] + "."}, err
 }
 
-// formSignature is the creator_signature or key_signature a form carries:
-// app.js signs the listing statement on submit, with the wallet key kept in
-// the browser and with the agent's key file pasted into the form, which is
-// never sent. Without them (no script, no key here) the marketplace's
-// refusal says what to sign. They are not kept in the form shown again:
-// they are signed anew.
-func formSignature(r *http.Request, field string) *string {
+// formValue is a member a listing form carries that the marketplace checks,
+// trimmed; nil when empty. app.js signs the listing statement on submit,
+// with the wallet key kept in the browser and with the agent's key file
+// pasted into the form, which is never sent, over the listing nonce the
+// page was served with. Without the signatures (no script, no key here)
+// the marketplace's refusal says what to sign. They are not kept in the
+// form shown again: the page gets a new nonce and they are signed anew.
+func formValue(r *http.Request, field string) *string {
 	if sig := strings.TrimSpace(r.PostFormValue(field)); sig != "" {
 		return &sig
 	}
@@ -243,13 +252,18 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) e
 			"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
 			"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
 	}
-	return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields}).with(out))
+	nonce, err := h.market.ListingNonce(r.Context(), v.Wallet)
+	if err != nil {
+		return err
+	}
+	return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields, ListingNonce: nonce.Nonce}).with(out))
 }
 
 type editData struct {
-	Agent  api.CreatorAgent
-	Form   map[string]string
-	Fields map[string]string
+	Agent        api.CreatorAgent
+	Form         map[string]string
+	Fields       map[string]string
+	ListingNonce string // for a change of key, as creatorData's
 }
 
 // saveListing applies the edit form: each change is a ListingUpdated; a new
@@ -259,7 +273,8 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	form["name"], form["pricing_model"] = "", ""
 	p, err := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
-	p.CreatorSignature, p.KeySignature = formSignature(r, "creator_signature"), formSignature(r, "key_signature")
+	p.CreatorSignature, p.KeySignature = formValue(r, "creator_signature"), formValue(r, "key_signature")
+	p.ListingNonce = formValue(r, "listing_nonce")
 	if err != nil {
 		err = errors.Join(err, market.CheckListing(p, false))
 	}

@@ -157,15 +157,20 @@ func TestFormsActOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoint, pub := service(t)
+	_, page := b.send("GET", "/dashboard/creator", nil)
+	nm := nonceField.FindStringSubmatch(page)
+	if nm == nil {
+		t.Fatal("the creator page has no listing nonce")
+	}
 	statement, err := crtx.ListingStatement(crtx.TxAgentListed, map[string]string{"creator": wallet, "name": "Greeter",
-		"price_per_call_usdc": "0.05", "signing_public_key": pub})
+		"price_per_call_usdc": "0.05", "signing_public_key": pub, "listing_nonce": nm[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	form := url.Values{"csrf": {b.token("/dashboard/creator")}, "name": {"Greeter"}, "tagline": {"Greets."}, "description": {"Greets."},
 		"tags": {"writing"}, "price_per_call_usdc": {"0.05"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
 		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
-		"creator_signature": {crtx.SignBase58(ck, statement)}, "key_signature": {crtx.SignBase58(agentKeyOf(pub), statement)}}
+		"creator_signature": {crtx.SignBase58(ck, statement)}, "key_signature": {crtx.SignBase58(agentKeyOf(pub), statement)}, "listing_nonce": {nm[1]}}
 	landing = same("listing", b.twice("/dashboard/creator/agents", form))
 	if _, body := b.send("GET", landing, nil); !strings.Contains(body, "Listed Greeter") {
 		t.Error("the listing's page does not say it was listed")

@@ -25,6 +25,20 @@ type dashboard struct {
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([0-9A-Za-z.]+)"`)
+
+// nonceField is the listing nonce a listing form was served with.
+var nonceField = regexp.MustCompile(`name="listing_nonce" value="(lst_[0-9A-Za-z]+)"`)
+
+// nonce is the listing nonce of page's listing form.
+func (b dashboard) nonce(page string) string {
+	b.t.Helper()
+	m := nonceField.FindStringSubmatch(b.do("GET", page, nil))
+	if m == nil {
+		b.t.Fatalf("%s has no listing nonce", page)
+	}
+	return m[1]
+}
+
 var shownError = regexp.MustCompile(`<div class="error" role="alert">([^<]*)</div>`)
 
 func (b dashboard) do(method, path string, form url.Values) string {
@@ -81,13 +95,14 @@ func TestListingFormSignature(t *testing.T) {
 	}
 	b := dashboard{t, d, s.SessionToken}
 	endpoint, pub := service(t)
+	n := b.nonce("/dashboard/creator")
 	form := url.Values{"name": {" Greeter "}, "tagline": {"Greets."}, "description": {"Greets in French."}, "tags": {"writing"},
 		"price_per_call_usdc": {"0.050"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
 		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
-		"creator_signature": {""}}
+		"creator_signature": {""}, "listing_nonce": {n}}
 	// What app.js signs: the form's values as the marketplace reads them.
 	statement, err := crtx.ListingStatement(crtx.TxAgentListed, map[string]string{"creator": wallet, "name": "Greeter",
-		"price_per_call_usdc": "0.05", "signing_public_key": pub})
+		"price_per_call_usdc": "0.05", "signing_public_key": pub, "listing_nonce": n})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +135,10 @@ func TestListingFormSignature(t *testing.T) {
 		t.Fatalf("agents = %+v, %v", mine, err)
 	}
 	id := mine[0].AgentID
+	// The same form again: its nonce was used.
+	if problem, _ := b.post("/dashboard/creator", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "listing_nonce: ") {
+		t.Errorf("a listing form sent again with its used nonce: error shown %q", problem)
+	}
 
 	// The edit form: a new key needs the signature, anything else not.
 	edit := "/dashboard/creator/agents/" + id + "/edit"
@@ -130,13 +149,15 @@ func TestListingFormSignature(t *testing.T) {
 	if problem, _ := b.post(edit, edit, change); problem != "" {
 		t.Errorf("an edit that keeps the key: error %q", problem)
 	}
+	n2 := b.nonce(edit)
 	change.Set("endpoint_url", endpoint2)
 	change.Set("signing_public_key", pub2)
+	change.Set("listing_nonce", n2)
 	problem, page = b.post(edit, edit, change)
 	if !strings.HasPrefix(problem, "creator_signature: is required") || !strings.Contains(page, `value="`+pub2+`"`) {
 		t.Errorf("unsigned key change: error shown %q", problem)
 	}
-	p := crtx.ListingParams{SigningPublicKey: &pub2}
+	p := crtx.ListingParams{SigningPublicKey: &pub2, ListingNonce: &n2}
 	if err := client.SignListing(ck, &p, id); err != nil {
 		t.Fatal(err)
 	}

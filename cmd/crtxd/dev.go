@@ -160,9 +160,14 @@ func writeOnce(path, content string) error {
 	return f.Close()
 }
 
-// sign signs p's listing statement with the creator's wallet and the
-// agent's key.
-func sign(wallet, agent ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
+// sign signs p's listing statement, with a new listing nonce, with the
+// creator's wallet and the agent's key.
+func sign(ctx context.Context, m *market.Market, wallet, agent ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
+	n, err := m.ListingNonce(ctx, crtx.Address(wallet.Public().(ed25519.PublicKey)))
+	if err != nil {
+		return err
+	}
+	p.ListingNonce = &n.Nonce
 	if err := client.SignListing(wallet, p, agentID); err != nil {
 		return err
 	}
@@ -230,7 +235,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			// The creator's wallet authorises the agent's key and the key
 			// proves it is the creator's, as any listing does
 			// (docs/creators.md).
-			if err := sign(ckey, privs[ex.name], &p, ""); err != nil {
+			if err := sign(ctx, m, ckey, privs[ex.name], &p, ""); err != nil {
 				return st, fmt.Errorf("list %s: %w", ex.name, err)
 			}
 			a, err := m.CreateListing(ctx, cwallet, p)
@@ -242,7 +247,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			// The agent's key file may have been replaced since: the
 			// change is signed, and the signature ignored if it is not.
 			p := crtx.ListingParams{EndpointURL: &url, SigningPublicKey: &pub, Status: ptr(crtx.AgentActive)}
-			if err := sign(ckey, privs[ex.name], &p, id); err != nil {
+			if err := sign(ctx, m, ckey, privs[ex.name], &p, id); err != nil {
 				return st, fmt.Errorf("update %s: %w", ex.name, err)
 			}
 			if _, err := m.UpdateListing(ctx, cwallet, id, p); err != nil {

@@ -105,9 +105,9 @@ func TestSampleListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every field a listing takes is there (status is for changes only;
-	// the signatures are made by whoever lists it, crtx creator create or
+	// the nonce and signatures are made by whoever lists it, crtx creator create or
 	// the SDK, from the wallet key and the agent's), and nothing else.
-	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true}
+	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true, "listing_nonce": true}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatal(err)

@@ -478,6 +478,8 @@ async function checkListing(base, rec, authorityKey, waitMs) {
     statement = { creator: d.creator, kind: 'AgentListed', name: d.name,
       price_per_call_usdc: d.price_per_call_usdc, signing_public_key: d.signing_public_key };
   else statement = { agent_id: d.agent_id, creator: d.creator, kind: 'ListingUpdated', signing_public_key: d.signing_public_key };
+  // The marketplace's one-time nonce, in every listing written since it was required.
+  if (d.listing_nonce !== undefined) statement.listing_nonce = d.listing_nonce;
   const missing = Object.entries(statement).filter(([, v]) => typeof v !== 'string').map(([k]) => k);
   if (missing.length || typeof d.creator_signature !== 'string') {
     report(false, "creator's signature over the listing statement",
@@ -726,8 +728,17 @@ function selfTest() {
     const updated = canonicalize({ agent_id: 'agt_8zmONHevjO0ED8RI', creator: wallet, kind: 'ListingUpdated', signing_public_key: agentKey });
     same('listing example: ListingUpdated statement', updated,
       '{"agent_id":"agt_8zmONHevjO0ED8RI","creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"ListingUpdated","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}');
-    return check('listing example: ListingUpdated signature', ed25519Verify(wallet, updated,
+    check('listing example: ListingUpdated signature', ed25519Verify(wallet, updated,
       '2rzTKuRXpPEPLGWA83eAQnE8MqXHBmB4WLvh4EukAqYzWSgMLzt8ZJvguHKcgkBNPeSR4tLk7WetT8LB6RnhoyHr'), 'verifies', 'does not verify');
+    // As written since nonces and key signatures: the nonce in the statement, signed by both keys.
+    const nonced = canonicalize({ creator: wallet, kind: 'AgentListed', listing_nonce: 'lst_4fQx9ZbT2mKpW7sLrN3vYc', name: 'Word counter',
+      price_per_call_usdc: String(0.05), signing_public_key: agentKey });
+    same('listing example: AgentListed statement with a nonce', nonced,
+      '{"creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"AgentListed","listing_nonce":"lst_4fQx9ZbT2mKpW7sLrN3vYc","name":"Word counter","price_per_call_usdc":"0.05","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}');
+    check('listing example: AgentListed creator_signature with a nonce', ed25519Verify(wallet, nonced,
+      '2ZjwHTX29hAtenTPDEaG9pNvXHfwpv6WaUggtt6LxjECzd6NXk6cFuZH83ZCC3vF6tsrkysWAYGUYeY6Ehemvddg'), 'verifies', 'does not verify');
+    return check('listing example: AgentListed key_signature', ed25519Verify(agentKey, nonced,
+      '3eQ5j8CsaEHYEh1xMFfKQn2qC1GGpDjB3cdVFZYdv4amucyK8JLr3QTF3tLUcxZ4eo78CNKBuNSFgqpRXD6NF9i4'), 'verifies', 'does not verify');
   });
 
   // The worked example, as embedded here.

@@ -57,11 +57,12 @@ async function signIn(jwk) {
 // an object with ASCII member names, that is JSON.stringify with the members
 // in sorted order. The values are the form's as the server reads them:
 // trimmed, and the price as Number#toString writes it, which is how crtx
-// writes amounts. An edit form names its agent (data-agent-id) and signs the
+// writes amounts; the nonce is the one the page was served with. An edit
+// form names its agent (data-agent-id) and signs the
 // key change; the marketplace ignores the signatures when the key stays.
 function listingStatement(wallet, form) {
   const v = (name) => form.elements[name].value.trim();
-  const stmt = { creator: wallet, signing_public_key: v("signing_public_key") };
+  const stmt = { creator: wallet, listing_nonce: v("listing_nonce"), signing_public_key: v("signing_public_key") };
   if (form.dataset.agentId) Object.assign(stmt, { kind: "ListingUpdated", agent_id: form.dataset.agentId });
   else Object.assign(stmt, { kind: "AgentListed", name: v("name"), price_per_call_usdc: String(Number(v("price_per_call_usdc"))) });
   const sorted = Object.fromEntries(Object.keys(stmt).sort().map((k) => [k, stmt[k]]));
