@@ -45,7 +45,7 @@ func (c *Client) WithAgentKey(keys ...ed25519.PrivateKey) *Client {
 
 // sign, for a client of SignIn and a p that registers a key (a new listing,
 // or a change naming a key), fills p.ListingNonce with a new nonce when it
-// is nil, p.CreatorSignature when it is nil, and p.KeySignature when c holds
+// and both signatures are nil, p.CreatorSignature when it is nil, and p.KeySignature when c holds
 // the key p names and p has none. A p that lacks what the statement needs
 // (a name, a price, a key) is sent unsigned, so that the marketplace's
 // answer names the field at fault, as for any other invalid listing.
@@ -53,7 +53,9 @@ func (c *Client) sign(ctx context.Context, p *crtx.ListingParams, agentID string
 	if c.wallet == nil || (agentID != "" && p.SigningPublicKey == nil) {
 		return nil
 	}
-	if p.ListingNonce == nil {
+	// Signatures the caller made cover a nonce of the caller's: one added
+	// here would not be theirs.
+	if p.ListingNonce == nil && p.CreatorSignature == nil && p.KeySignature == nil {
 		n, err := c.ListingNonce(ctx)
 		if err != nil {
 			return err

@@ -289,3 +289,38 @@ func TestListingStatementsAreOneTime(t *testing.T) {
 		t.Errorf("after the replayed key change: %+v, %v", mine, err)
 	}
 }
+
+// The client SDK makes the nonce and both signatures itself: a client of
+// SignIn signs with the wallet, WithAgentKey with the agent's key, for a
+// new listing and for a change of key.
+func TestClientSignsListingsWithTheAgentKey(t *testing.T) {
+	m := newMarket(t, "10")
+	svc, next := newService(t, echo), newService(t, echo)
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, tags := usdc("0.05"), []string{"writing"}
+	p := crtx.ListingParams{Name: str("Echo"), Tagline: str("Echoes."), Description: str("Echoes."), Tags: &tags,
+		InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: str(svc.URL), SigningPublicKey: str(svc.PubKey)}
+	_, err := m.creatorC.CreateListing(ctx, p)
+	if ce := wantCode(t, err, 400, "invalid_request"); !strings.HasPrefix(ce.Message, "key_signature: is required") {
+		t.Errorf("a listing without the agent's key: %q", ce.Message)
+	}
+	a, err := m.creatorC.WithAgentKey(svc.Key).CreateListing(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.creatorC.WithAgentKey(svc.Key).UpdateListing(ctx, a.AgentID, crtx.ListingParams{EndpointURL: str(next.URL), SigningPublicKey: str(next.PubKey)})
+	if ce := wantCode(t, err, 400, "invalid_request"); !strings.HasPrefix(ce.Message, "key_signature: is required") {
+		t.Errorf("a change to a key the client does not hold: %q", ce.Message)
+	}
+	if _, err := m.creatorC.WithAgentKey(next.Key).UpdateListing(ctx, a.AgentID, crtx.ListingParams{EndpointURL: str(next.URL), SigningPublicKey: str(next.PubKey)}); err != nil {
+		t.Fatal(err)
+	}
+	lt := newestListing(t, m, a.AgentID)
+	stmt := statementFor(t, lt.Kind, lt.Data)
+	if lt.Kind != crtx.TxListingUpdated || lt.Data["signing_public_key"] != next.PubKey ||
+		!crtx.VerifyBase58(next.Key.Public().(ed25519.PublicKey), stmt, lt.Data["key_signature"]) {
+		t.Errorf("the key change's transaction %s %v", lt.Kind, lt.Data)
+	}
+}

@@ -123,6 +123,9 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		"pricing_model": "pay_per_use", "price_per_call_usdc": 0.25, "endpoint_url": svc.URL, "signing_public_key": kg.SigningPublicKey}
 	b, _ := json.Marshal(listing)
 	os.WriteFile(filepath.Join(dir, "listing.json"), b, 0o600)
+	if code, _, errOut := bin(t, as("creator"), "creator", "create", "--file", filepath.Join(dir, "listing.json")); code == 0 || !strings.Contains(errOut, "--key is required") {
+		t.Errorf("creator create without the agent's key file: %d %q", code, errOut)
+	}
 	var agent api.CreatorAgent
 	mustJSON(t, ok(as("creator"), "--json", "creator", "create", "--file", filepath.Join(dir, "listing.json"), "--key", keyPath), &agent)
 	if agent.Status != "active" || agent.Collateral != 50*crtxpkg.MicroPerUSDC {

@@ -98,6 +98,12 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// A new key is registered only with its own signature: say which
+		// flag makes it before the marketplace's longer refusal.
+		registers := verb == "create" || p.SigningPublicKey != nil
+		if keyFile == "" && registers && p.KeySignature == nil {
+			return fmt.Errorf("--key is required: the agent's signing key file (crtx creator keygen) signs the listing, so that only the key's holder can list it (docs/creators.md, \"The listing statement\")")
+		}
 		if keyFile != "" {
 			key, err := keyfile.Load(keyFile)
 			if err != nil {
