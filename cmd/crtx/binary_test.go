@@ -347,7 +347,7 @@ func TestDevQuickStart(t *testing.T) {
 	actx, stopAgent := context.WithCancel(context.Background())
 	defer stopAgent()
 	ready := make(chan string, 1)
-	go agents.Run(actx, "127.0.0.1:0", skey, url, agents.TextStats, func(u, _ string) { ready <- u })
+	go agents.Run(actx, "127.0.0.1:0", skey, url, nil, agents.TextStats, func(u, _ string) { ready <- u })
 	endpoint := <-ready
 	if code, out, errOut := bin(t, creatorEnv, "creator", "test", "--endpoint", endpoint, "--public-key", kg.SigningPublicKey); code != 0 {
 		t.Fatalf("crtx creator test: %d\n%s%s", code, out, errOut)

@@ -192,7 +192,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		running.Add(1)
 		go func() {
 			defer running.Done()
-			errc <- agents.Run(ctx, "127.0.0.1:0", key, d.URL, ex.fn, func(url, pub string) {
+			errc <- agents.Run(ctx, "127.0.0.1:0", key, d.URL, nil, ex.fn, func(url, pub string) {
 				urls[ex.name], keys[ex.name] = url, pub
 				close(ready)
 			})

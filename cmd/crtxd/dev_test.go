@@ -99,7 +99,7 @@ func TestDevCreatorQuickStart(t *testing.T) {
 	defer cancel()
 	_, skey, _ := ed25519.GenerateKey(nil)
 	ready := make(chan [2]string, 1)
-	go agents.Run(actx, "127.0.0.1:0", skey, url, agents.TextStats, func(u, pub string) { ready <- [2]string{u, pub} })
+	go agents.Run(actx, "127.0.0.1:0", skey, url, nil, agents.TextStats, func(u, pub string) { ready <- [2]string{u, pub} })
 	ep := <-ready
 	raw, err := os.ReadFile("../../examples/textstats/listing.json")
 	if err != nil {

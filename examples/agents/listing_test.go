@@ -37,21 +37,30 @@ func started(t *testing.T) (context.Context, *daemon.Daemon, endpoint) {
 	}
 	t.Cleanup(func() { d.Close() })
 	_, key, _ := ed25519.GenerateKey(nil)
+	return ctx, d, runAgent(t, ctx, key, d.URL, nil)
+}
+
+// runAgent runs the textstats agent with key, checking marketplace's
+// signatures, for agentIDs, until the test ends.
+func runAgent(t *testing.T, ctx context.Context, key ed25519.PrivateKey, marketplace string, agentIDs []string) endpoint {
+	t.Helper()
+	ctx, stop := context.WithCancel(ctx)
 	ready := make(chan endpoint, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, "127.0.0.1:0", key, d.URL, TextStats, func(url, pub string) { ready <- endpoint{url, pub, key} })
+		done <- Run(ctx, "127.0.0.1:0", key, marketplace, agentIDs, TextStats, func(url, pub string) { ready <- endpoint{url, pub, key} })
 	}()
 	select {
 	case ep := <-ready:
 		t.Cleanup(func() {
-			cancel()
+			stop()
 			if err := <-done; err != nil {
 				t.Errorf("the agent did not stop cleanly: %v", err)
 			}
 		})
-		return ctx, d, ep
+		return ep
 	case err := <-done:
+		stop()
 		t.Fatal(err)
 	}
 	panic("unreachable")
@@ -91,6 +100,19 @@ func TestListsOnAMarketplace(t *testing.T) {
 	if a.Status != "active" || a.Collateral != 10*crtx.MicroPerUSDC {
 		t.Errorf("listing = %+v", a)
 	}
+
+	// Run again with --agent-id: the service answers its own agent's
+	// requests (a new endpoint is tested again, for the agent) and
+	// refuses another agent's.
+	mine := runAgent(t, ctx, ep.key, d.URL, []string{a.AgentID})
+	if _, err := c.UpdateListing(ctx, a.AgentID, crtx.ListingParams{EndpointURL: &mine.url}); err != nil {
+		t.Fatalf("moving to a service for this agent: %v", err)
+	}
+	theirs := runAgent(t, ctx, ep.key, d.URL, []string{"agt_someoneelse0000"})
+	_, err = c.UpdateListing(ctx, a.AgentID, crtx.ListingParams{EndpointURL: &theirs.url})
+	if client.Code(err) != crtx.CodeEndpointUnreachable || !strings.Contains(err.Error(), "HTTP 403") {
+		t.Errorf("moving to a service for another agent: %v", err)
+	}
 }
 
 // examples/textstats/listing.json, the README's sample, lists the textstats
@@ -105,8 +127,9 @@ func TestSampleListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every field a listing takes is there (status is for changes only;
-	// the nonce and signatures are made by whoever lists it, crtx creator create or
-	// the SDK, from the wallet key and the agent's), and nothing else.
+	// the nonce and signatures are made by whoever lists it, crtx creator
+	// create or the SDK, from the wallet key and the agent's), and nothing
+	// else.
 	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true, "listing_nonce": true}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {

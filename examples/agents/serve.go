@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +39,7 @@ func command(ctx context.Context, name, defaultAddr string, args []string, stdou
 	addr := fs.String("addr", defaultAddr, "address to listen on")
 	keyPath := fs.String("key", name+"-key.json", "signing key file (created if missing, Solana CLI format)")
 	market := fs.String("marketplace", "", "the marketplace's URL: requests it did not sign are refused (required)")
+	ids := fs.String("agent-id", "", "the agent ids this service is listed as, comma-separated: a request for any other agent is refused (optional)")
 	insecure := fs.Bool("insecure-accept-unsigned", false, "serve without --marketplace, answering requests anyone signed or did not sign (local tests only)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -57,7 +59,13 @@ func command(ctx context.Context, name, defaultAddr string, args []string, stdou
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
-	if err := Run(ctx, *addr, key, *market, fn, func(url, pub string) {
+	var agentIDs []string
+	for _, id := range strings.Split(*ids, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			agentIDs = append(agentIDs, id)
+		}
+	}
+	if err := Run(ctx, *addr, key, *market, agentIDs, fn, func(url, pub string) {
 		fmt.Fprintf(stdout, "%s listening at %s\n  signing_public_key: %s\n  input_schema:  %s\n  output_schema: %s\n",
 			name, url, pub, inputSchema, outputSchema)
 		if *market == "" {
@@ -71,9 +79,10 @@ func command(ctx context.Context, name, defaultAddr string, args []string, stdou
 }
 
 // Run serves fn on addr until ctx ends; ready is told the endpoint URL
-// and the signing public key once the listener is up.
-func Run(ctx context.Context, addr string, key ed25519.PrivateKey, marketplace string, fn creator.Func, ready func(url, pub string)) error {
-	opts := creator.Options{}
+// and the signing public key once the listener is up. With agentIDs, a
+// request for another agent is refused (creator.Options.AgentIDs).
+func Run(ctx context.Context, addr string, key ed25519.PrivateKey, marketplace string, agentIDs []string, fn creator.Func, ready func(url, pub string)) error {
+	opts := creator.Options{AgentIDs: agentIDs}
 	if marketplace != "" {
 		mkey, err := creator.FetchMarketplaceKey(ctx, marketplace)
 		if err != nil {
