@@ -141,6 +141,18 @@ func agentKeyOf(pub string) ed25519.PrivateKey {
 	return key
 }
 
+// keyFileOf is the key file (Solana CLI format) of a service's public key,
+// as a creator pastes it into a listing form.
+func keyFileOf(pub string) string {
+	key := agentKeyOf(pub)
+	n := make([]int, len(key))
+	for i, c := range key {
+		n[i] = int(c)
+	}
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
 // service is a creator's execution service on 127.0.0.1.
 func service(t *testing.T) (string, string) {
 	_, key, _ := ed25519.GenerateKey(nil)
@@ -213,6 +225,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		chromedp.SetValue(`input[name=tags]`, "writing"), chromedp.SetValue(`input[name=price_per_call_usdc]`, "0.05"),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=signing_public_key]`, pub),
+		chromedp.SetValue(`form[action="/dashboard/creator/agents"] textarea[data-agent-key]`, keyFileOf(pub)),
 		chromedp.Click(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
 		t.Fatalf("listing: %q", got)
@@ -236,8 +249,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 			stmt, err := crtx.ListingStatement(lt.Kind, lt.Data)
 			creator, perr := crtx.ParseAddress("wallet", wallet)
 			if err != nil || perr != nil || lt.Data["creator"] != wallet || lt.Data["signing_public_key"] != key ||
-				!crtx.VerifyBase58(creator, stmt, lt.Data["creator_signature"]) {
-				t.Errorf("%s data %v: not signed by the browser's wallet (%v)", kind, lt.Data, err)
+				!crtx.VerifyBase58(creator, stmt, lt.Data["creator_signature"]) ||
+				!crtx.VerifyBase58(agentKeyOf(key).Public().(ed25519.PublicKey), stmt, lt.Data["key_signature"]) {
+				t.Errorf("%s data %v: not signed by the browser's wallet and the pasted key file (%v)", kind, lt.Data, err)
 			}
 			return
 		}
@@ -261,6 +275,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	endpoint, pub = service(t)
 	run(t, ctx, "change the key", chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=signing_public_key]`),
 		chromedp.SetValue(`input[name=endpoint_url]`, endpoint), chromedp.SetValue(`input[name=signing_public_key]`, pub),
+		chromedp.SetValue(`form[action$="/edit"] textarea[data-agent-key]`, keyFileOf(pub)),
 		chromedp.Click(`form[action$="/edit"] button`), chromedp.WaitVisible(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
 		t.Errorf("key change: %q", got)
