@@ -34,7 +34,7 @@ func (c *heldCaller) Deliver(context.Context, string, string, crtx.Environment, 
 	return 200, nil
 }
 
-func (c *heldCaller) Call(ctx context.Context, _ string, _ crtx.Environment, _ bool, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
+func (c *heldCaller) Call(ctx context.Context, _ string, _ crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
 	c.called <- req.ExecutionID
 	select {
 	case <-c.release:
