@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -130,5 +131,41 @@ func TestExecutionRowHasEveryColumn(t *testing.T) {
 	keys := slices.Sorted(maps.Keys(row))
 	if !slices.Equal(keys, columns) {
 		t.Errorf("ExecutionRow has\n%v\nthe table has\n%v", keys, columns)
+	}
+}
+
+// A replica of the release before opens executions through the function of
+// three arguments, with a row that has none of the columns added since:
+// each must take its default, not NULL (which a NOT NULL column refuses,
+// failing every execution that replica opens while an upgrade rolls).
+func TestOpeningByTheReleaseBefore(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	s := testdb.Postgres(t, dsn, storetest.Schema(t, dsn))
+	opening, _ := storetest.Openings(t, s)
+	o := opening("old-1", "key_1")
+	row, err := sqldb.ExecutionRow(o.Execution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// owner came with PostgreSQL migration 0010, private with 0015.
+	delete(row, "owner")
+	delete(row, "private")
+	plan, err := sqldb.PlanTransaction(&o.Escrow, o.Accounts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec, _ := json.Marshal(row)
+	post, _ := json.Marshal(plan)
+	if _, err := s.Write.ExecContext(ctx, `SELECT crtx_open_execution($1, NULL, $2)`, string(exec), string(post)); err != nil {
+		t.Fatalf("opening as the release before does: %v", err)
+	}
+	var private bool
+	var owner string
+	if err := s.Read.QueryRowContext(ctx, `SELECT private, owner FROM executions WHERE id = 'old-1'`).Scan(&private, &owner); err != nil {
+		t.Fatal(err)
+	}
+	if private || owner != "" {
+		t.Errorf("private %v, owner %q; want the columns' defaults", private, owner)
 	}
 }

@@ -16,32 +16,7 @@ import (
 // that ended no longer counts.
 func testInFlight(t *testing.T, s crtx.Store) {
 	ctx := context.Background()
-	_, alice, _ := fund(t, s, crtx.Devnet)
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
-			return err
-		}
-		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
-			return err
-		}
-		for _, id := range []string{"key_1", "key_2"} {
-			k := crtx.APIKey{ID: id, Wallet: "alice", Name: id, Prefix: "p", Hash: "hash-" + id, Environment: crtx.Devnet, CreatedAt: t0}
-			if err := tx.InsertKey(ctx, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	opening := func(id, key string) *crtx.Opening {
-		e := execution(id, t0)
-		e.Wallet, e.KeyID = "alice", key
-		escrow := crtx.NewAccount(crtx.Devnet, crtx.AccountEscrow, id, "alice")
-		escrow.CreatedAt = t0
-		return &crtx.Opening{Execution: e, Accounts: []crtx.Account{alice, escrow}, MaxKeyInFlight: 3, MaxWalletInFlight: 4,
-			Escrow: crtx.LedgerTx{ID: "open-" + id, Environment: crtx.Devnet, Kind: crtx.TxEscrowOpened, CreatedAt: t0,
-				Data:     map[string]string{"execution_id": id, "agent_id": "a1", "wallet": "alice"},
-				Postings: []crtx.Posting{{From: alice.Address, To: escrow.Address, Amount: e.Cost}}}}
-	}
+	opening, alice := Openings(t, s)
 
 	var mu sync.Mutex
 	results := map[string]int{}
@@ -104,4 +79,38 @@ func testInFlight(t *testing.T, s crtx.Store) {
 	if err := s.OpenExecution(ctx, free); err != nil {
 		t.Errorf("without limits: %v", err)
 	}
+}
+
+// Openings sets up, in s, a devnet wallet "alice" holding 10 USDC with
+// two API keys (key_1, key_2) and an agent "a1" of 0.1 USDC, and returns
+// an opening of an execution id by one of those keys, with in-flight
+// limits of 3 a key and 4 for the wallet, and alice's account.
+func Openings(t *testing.T, s crtx.Store) (opening func(id, key string) *crtx.Opening, alice crtx.Account) {
+	_, alice, _ = fund(t, s, crtx.Devnet)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+			return err
+		}
+		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+			return err
+		}
+		for _, id := range []string{"key_1", "key_2"} {
+			k := crtx.APIKey{ID: id, Wallet: "alice", Name: id, Prefix: "p", Hash: "hash-" + id, Environment: crtx.Devnet, CreatedAt: t0}
+			if err := tx.InsertKey(ctx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	opening = func(id, key string) *crtx.Opening {
+		e := execution(id, t0)
+		e.Wallet, e.KeyID = "alice", key
+		escrow := crtx.NewAccount(crtx.Devnet, crtx.AccountEscrow, id, "alice")
+		escrow.CreatedAt = t0
+		return &crtx.Opening{Execution: e, Accounts: []crtx.Account{alice, escrow}, MaxKeyInFlight: 3, MaxWalletInFlight: 4,
+			Escrow: crtx.LedgerTx{ID: "open-" + id, Environment: crtx.Devnet, Kind: crtx.TxEscrowOpened, CreatedAt: t0,
+				Data:     map[string]string{"execution_id": id, "agent_id": "a1", "wallet": "alice"},
+				Postings: []crtx.Posting{{From: alice.Address, To: escrow.Address, Amount: e.Cost}}}}
+	}
+	return opening, alice
 }

@@ -10,9 +10,12 @@ CREATE INDEX executions_in_flight ON executions (wallet, environment, key_id) WH
 -- pass a limit together. Each statement of the function reads what
 -- committed before it (READ COMMITTED), the other opening's row included.
 -- Refusals raise CX005 (the key's limit) and CX006 (the wallet's).
+-- A replica of the release before sends a row without the columns added
+-- since: the defaults below stand for them (jsonb_populate_record would
+-- make a missing member NULL, whatever the column's DEFAULT).
 CREATE FUNCTION crtx_open_execution(exec jsonb, idem jsonb, post jsonb, key_max int, wallet_max int) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-    e      executions := jsonb_populate_record(NULL::executions, exec);
+    e      executions := jsonb_populate_record(NULL::executions, '{"owner": "", "private": false}'::jsonb || exec);
     a      record;
     tseq   bigint;
     n_all  int;
