@@ -344,6 +344,10 @@ func TestDevQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second keygen keeps the key, and names it.
+	if code, _, errOut := bin(t, creatorEnv, "creator", "keygen", "--out", keyPath); code == 0 || !strings.Contains(errOut, "already holds the signing key "+kg.SigningPublicKey) {
+		t.Errorf("keygen over an existing key: %d %q", code, errOut)
+	}
 	actx, stopAgent := context.WithCancel(context.Background())
 	defer stopAgent()
 	ready := make(chan string, 1)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -41,7 +42,13 @@ func (c *cli) creatorKeygenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := keyfile.Write(out, key); err != nil {
+			if err := keyfile.Write(out, key); errors.Is(err, fs.ErrExist) {
+				if kept, err := keyfile.Load(out); err == nil {
+					return fmt.Errorf("%s already holds the signing key %s; it is kept (give --out FILE to write another)",
+						out, crtx.Address(kept.Public().(ed25519.PublicKey)))
+				}
+				return fmt.Errorf("%s already exists; it is kept (give --out FILE to write another)", out)
+			} else if err != nil {
 				return err
 			}
 			pub := crtx.Address(key.Public().(ed25519.PublicKey))
@@ -75,7 +82,7 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "create",
 		Short:   "List an agent from a JSON file; locks collateral from your mainnet balance",
-		Example: "  crtx creator create --file examples/listing.json --key agent-key.json",
+		Example: "  crtx creator create --file examples/textstats/listing.json --key agent-key.json",
 		Args:    cmdline.Args(),
 	}
 	usage := "the listing as JSON: the body of POST /v1/creator/agents"
