@@ -315,8 +315,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--admin-token-file: %w", err)
 		}
-		if token = strings.TrimSpace(string(b)); len(token) < 16 {
-			return nil, errors.New("--admin-token-file: the token must be at least 16 characters")
+		if token = strings.TrimSpace(string(b)); len(token) < crtxhttp.MinAdminToken {
+			return nil, fmt.Errorf("--admin-token-file: the token has %d characters and must have at least %d, so that it cannot be guessed; make one with: openssl rand -base64 32 > %s",
+				len(token), crtxhttp.MinAdminToken, cfg.AdminTokenFile)
 		}
 	}
 	unlock, alone := func() {}, false

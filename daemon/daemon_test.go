@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,5 +59,28 @@ func TestBusyAddressNamesTheFlag(t *testing.T) {
 	}
 	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "--addr") {
 		t.Errorf("error %q does not say how to pick another address", err)
+	}
+}
+
+// An admin token short enough to guess is refused at start, with a word
+// on how to make a good one; one of 32 characters starts.
+func TestShortAdminTokenRefused(t *testing.T) {
+	for token, ok := range map[string]bool{"0123456789abcdef0123456789abcde\n": false, "0123456789abcdef0123456789abcdef\n": true} {
+		cfg := Defaults()
+		cfg.Addr, cfg.Data, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), io.Discard
+		cfg.AdminTokenFile = filepath.Join(cfg.Data, "admin-token")
+		if err := os.WriteFile(cfg.AdminTokenFile, []byte(token), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d, err := Start(context.Background(), cfg)
+		if err == nil {
+			d.Close()
+		}
+		switch {
+		case ok && err != nil:
+			t.Errorf("a token of 32 characters: %v", err)
+		case !ok && (err == nil || !strings.Contains(err.Error(), "at least 32") || !strings.Contains(err.Error(), "openssl rand -base64 32")):
+			t.Errorf("a token of 31 characters: %v, want a refusal saying how to make one", err)
+		}
 	}
 }

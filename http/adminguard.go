@@ -9,46 +9,44 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// An admin token is guessed only slowly: each client address may fail
-// adminBurst times, then once per adminEvery, and all addresses together
-// adminGlobalBurst times, then once a second. A throttled address is
-// refused before its token is compared, so that the answer to a guess
-// says nothing while it lasts (a right token too waits); an address that
-// gives the right token costs nothing (however many calls it has in
-// flight), and an operator signed in keeps their session meanwhile.
+// An admin token is long enough (the daemon refuses one shorter than
+// MinAdminToken) that guessing it is hopeless from any number of
+// addresses, so no limit covers all addresses together: one would let
+// wrong guesses from many addresses lock the operator out. Each address
+// may still fail adminBurst times, then once per adminEvery, which keeps
+// one client from flooding the comparison and the logs. A throttled
+// address is refused before its token is compared, so that the answer to
+// a guess says nothing while it lasts (a right token from there waits
+// too); an address that gives the right token costs nothing.
 const (
-	adminBurst       = 5
-	adminEvery       = 12 * time.Second
-	adminGlobalBurst = 60
+	adminBurst = 5
+	adminEvery = 12 * time.Second
+	// MinAdminToken is the fewest characters an admin token may have.
+	MinAdminToken = 32
 )
 
 // adminGuard checks the admin token for the admin API and the operator's
-// sign-in, throttling failed guesses per address and overall.
+// sign-in, throttling failed guesses per address.
 type adminGuard struct {
-	token           string
-	perAddr, global *limiter
+	token   string
+	perAddr *limiter
 }
 
 func newAdminGuard(token string) *adminGuard {
 	return &adminGuard{token: token,
-		perAddr: &limiter{rate: 1 / adminEvery.Seconds(), burst: adminBurst, buckets: map[string]*bucket{}},
-		global:  &limiter{rate: 1, burst: adminGlobalBurst, buckets: map[string]*bucket{}}}
+		perAddr: &limiter{rate: 1 / adminEvery.Seconds(), burst: adminBurst, buckets: map[string]*bucket{}}}
 }
 
 // check admits given as the admin token sent from r's address; a wrong
 // one is invalid_api_key, and one sent while guesses from that address
-// (or from everywhere) are throttled is rate_limited.
+// are throttled is rate_limited.
 func (g *adminGuard) check(r *http.Request, given string) error {
 	addr, now := guesser(r), time.Now()
 	if retry := g.perAddr.peek(addr, now); retry > 0 {
 		return rateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", retry)
 	}
-	if retry := g.global.peek("", now); retry > 0 {
-		return rateLimited(retry, "too many wrong admin tokens; try again in %d seconds", retry)
-	}
 	if subtle.ConstantTimeCompare([]byte(given), []byte(g.token)) != 1 {
 		g.perAddr.charge(addr, now)
-		g.global.charge("", now)
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the admin token is not valid")
 	}
 	return nil

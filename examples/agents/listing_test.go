@@ -28,7 +28,7 @@ func started(t *testing.T) (context.Context, *daemon.Daemon, endpoint) {
 	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, io.Discard
 	cfg.AdminTokenFile = cfg.Data + "/admin"
-	if err := writeFile(cfg.AdminTokenFile, "admin-token-0123456789abcdef"); err != nil {
+	if err := writeFile(cfg.AdminTokenFile, "admin-token-0123456789abcdef0123"); err != nil {
 		t.Fatal(err)
 	}
 	d, err := daemon.Start(ctx, cfg)
@@ -79,7 +79,7 @@ func TestListsOnAMarketplace(t *testing.T) {
 
 	_, wkey, _ := ed25519.GenerateKey(nil)
 	wallet := crtx.Address(wkey.Public().(ed25519.PublicKey))
-	if _, err := client.New(d.URL, "admin-token-0123456789abcdef").Deposit(ctx, crtx.Mainnet, wallet, 10*crtx.MicroPerUSDC); err != nil {
+	if _, err := client.New(d.URL, "admin-token-0123456789abcdef0123").Deposit(ctx, crtx.Mainnet, wallet, 10*crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	c, _, err := client.New(d.URL, "").SignIn(ctx, wkey)
@@ -179,7 +179,7 @@ func TestSampleListing(t *testing.T) {
 	if !strings.Contains(err.Error(), "needs 10 USDC of collateral") || !strings.Contains(err.Error(), hint) {
 		t.Errorf("the refusal does not name the collateral and the deposit (%s): %v", hint, err)
 	}
-	if _, err := client.New(d.URL, "admin-token-0123456789abcdef").Deposit(ctx, crtx.Mainnet, wallet, 10*crtx.MicroPerUSDC); err != nil {
+	if _, err := client.New(d.URL, "admin-token-0123456789abcdef0123").Deposit(ctx, crtx.Mainnet, wallet, 10*crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	a, err := c.WithAgentKey(ep.key).CreateListing(ctx, p)
