@@ -1,11 +1,13 @@
 package http
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -161,8 +163,27 @@ func (s *Server) listingNonce(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.market.ListingNonce(r.Context(), p.Wallet)
+	n, err := s.ListingNonce(r.Context(), p.Wallet)
 	return reply(w, http.StatusCreated, n, err)
+}
+
+// Each nonce is a row kept a day past its hour, so one wallet is issued
+// listingNonceBurst of them, then one per listingNonceEvery: enough for
+// a creator's dashboard, which takes one on every view of a listing
+// form, and at most about 3,000 rows a wallet.
+const (
+	listingNonceBurst = 30
+	listingNonceEvery = 30 * time.Second
+)
+
+// ListingNonce issues wallet a one-time nonce for a listing statement, or
+// refuses with rate_limited when the wallet was issued too many lately;
+// the creator's pages take theirs here too, so both share one budget.
+func (s *Server) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
+	if ok, retry := s.nonces.allow(wallet, time.Now()); !ok {
+		return api.ListingNonce{}, rateLimited(retry, "this wallet was issued too many listing nonces; use one it holds, or try again in %d seconds", retry)
+	}
+	return s.market.ListingNonce(ctx, wallet)
 }
 
 func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {

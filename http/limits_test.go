@@ -126,3 +126,32 @@ func TestAdminGuessesThrottled(t *testing.T) {
 		t.Errorf("the right token from another address: %v", err)
 	}
 }
+
+// Listing nonces are rows kept a day, so one wallet is issued 30, then one
+// per 30 seconds, through the API and its creator pages together; another
+// wallet is not held up.
+func TestListingNoncesLimitedPerWallet(t *testing.T) {
+	e := start(t)
+	c := e.signIn(newWallet(t))
+	for i := range 29 {
+		if _, err := c.ListingNonce(ctx); err != nil {
+			t.Fatalf("nonce %d: %v", i, err)
+		}
+	}
+	b := browserClient(t)
+	b.Jar.SetCookies(nil, []*http.Cookie{{Name: "crtx_session", Value: c.Token()}})
+	if resp, _ := send(t, b, "GET", e.d.URL+"/dashboard/creator", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the creator page with the 30th nonce: %s", resp.Status)
+	}
+	_, err := c.ListingNonce(ctx)
+	ce := wantCode(t, err, 429, "rate_limited")
+	if n, perr := strconv.Atoi(ce.RetryAfter); perr != nil || n < 1 || n > 30 {
+		t.Errorf("Retry-After = %q", ce.RetryAfter)
+	}
+	if resp, _ := send(t, b, "GET", e.d.URL+"/dashboard/creator", nil, nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the creator page past the limit: %s, want 429", resp.Status)
+	}
+	if _, err := e.signIn(newWallet(t)).ListingNonce(ctx); err != nil {
+		t.Errorf("another wallet's nonce: %v", err)
+	}
+}

@@ -41,6 +41,7 @@ type Server struct {
 	perKey     *limiter
 	streams    *inflight
 	cop        *http.CrossOriginProtection // for mounted pages' forms
+	nonces     *limiter                    // listing nonces issued per wallet
 }
 
 // Route is one endpoint: the method and path pattern it is registered under.
@@ -56,7 +57,8 @@ func New(market *market.Market, opts Options) *Server {
 	}
 	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, guard: newAdminGuard(opts.AdminToken), mux: http.NewServeMux(),
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
-		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}}}
+		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}},
+		nonces:  &limiter{rate: 1 / listingNonceEvery.Seconds(), burst: listingNonceBurst, buckets: map[string]*bucket{}}}
 	s.metrics = newMetrics(prometheus.NewRegistry(), opts.Collectors...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},

@@ -90,7 +90,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	if err != nil {
 		return err
 	}
-	nonce, err := h.market.ListingNonce(ctx, v.Wallet)
+	nonce, err := h.nonce(ctx, v.Wallet)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) e
 			"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
 			"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
 	}
-	nonce, err := h.market.ListingNonce(r.Context(), v.Wallet)
+	nonce, err := h.nonce(r.Context(), v.Wallet)
 	if err != nil {
 		return err
 	}

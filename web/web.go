@@ -7,6 +7,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,7 @@ type Handler struct {
 	market     *market.Market
 	adminToken string
 	checkAdmin func(*http.Request, string) error
+	nonce      func(context.Context, string) (api.ListingNonce, error)
 	log        *slog.Logger
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
@@ -57,6 +59,9 @@ type Options struct {
 	// guess here counts against the same budget (required with
 	// AdminToken).
 	CheckAdminToken func(r *http.Request, token string) error
+	// ListingNonce issues a wallet a nonce for its listing form; the REST
+	// server's, so that the pages and the API share one limit (required).
+	ListingNonce func(ctx context.Context, wallet string) (api.ListingNonce, error)
 	// OpenAPI is the REST interface's document, which /docs renders.
 	OpenAPI []byte
 	// Logger takes the internal errors of pages; nil discards them.
@@ -151,7 +156,10 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 	if opts.AdminToken != "" && opts.CheckAdminToken == nil {
 		return nil, errors.New("web: the operator pages need CheckAdminToken")
 	}
-	h := &Handler{market: market, adminToken: opts.AdminToken, checkAdmin: opts.CheckAdminToken, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
+	if opts.ListingNonce == nil {
+		return nil, errors.New("web: the creator pages need ListingNonce")
+	}
+	h := &Handler{market: market, adminToken: opts.AdminToken, checkAdmin: opts.CheckAdminToken, nonce: opts.ListingNonce, secure: strings.HasPrefix(market.Config().PublicURL, "https://"),
 		pages: map[string]*template.Template{}, log: opts.Logger}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
