@@ -34,14 +34,23 @@ func decode(r *http.Request, dst any) error {
 		return crtx.Errorf(crtx.CodeUnsupportedMediaType, "send the body as JSON with Content-Type: application/json")
 	}
 	body, err := io.ReadAll(r.Body)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return crtx.Errorf(crtx.CodeRequestTooLarge, "the body is larger than %d bytes", tooBig.Limit)
+	if err := tooLarge(err); err != nil {
+		return err
 	}
 	if err != nil {
 		return invalid("the body could not be read")
 	}
 	return decodeBytes(body, dst)
+}
+
+// tooLarge is request_too_large when err is a read cut off at the body
+// limit, else nil.
+func tooLarge(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return crtx.Errorf(crtx.CodeRequestTooLarge, "the body is larger than %d bytes", tooBig.Limit)
+	}
+	return nil
 }
 
 // decodeBytes is decode without the HTTP; the fuzz target drives it.

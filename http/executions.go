@@ -40,9 +40,8 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The body is read once for decoding and for the idempotency hash.
 	raw, err := io.ReadAll(r.Body)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return crtx.Errorf(crtx.CodeRequestTooLarge, "the body is larger than %d bytes", tooBig.Limit)
+	if err := tooLarge(err); err != nil {
+		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	var in crtx.ExecuteParams

@@ -142,7 +142,9 @@ func (s *Server) handle(pattern string, h func(http.ResponseWriter, *http.Reques
 // (nor of openapi.json). A form posted from another site is refused before
 // it runs: sign-in forms have no session (nor CSRF value) yet to check. A
 // form's fields are held to the rule of text (crtx.IsText), as REST bodies
-// are.
+// are, and one that cannot be parsed is refused. (A multipart body is
+// never read: parsing the form here leaves the page's form values set,
+// empty, so Go does not parse it when the page reads a field.)
 func (s *Server) Mount(method, path string, h func(http.ResponseWriter, *http.Request) error) {
 	if method == http.MethodPost {
 		page := h
@@ -150,11 +152,17 @@ func (s *Server) Mount(method, path string, h func(http.ResponseWriter, *http.Re
 			if err := s.cop.Check(r); err != nil {
 				return crtx.Errorf(crtx.CodeInvalidSession, "this form was posted from another site; open the page on this site and send it from there")
 			}
-			if r.ParseForm() == nil {
-				for k, vs := range r.PostForm {
-					if !crtx.IsText(k) || slices.ContainsFunc(vs, func(v string) bool { return !crtx.IsText(v) }) {
-						return invalid("the form holds a NUL character or bytes that are not UTF-8, which no field accepts")
-					}
+			// A body that fails to parse may still have filled some fields,
+			// which the page would read unchecked.
+			if err := r.ParseForm(); err != nil {
+				if err := tooLarge(err); err != nil {
+					return err
+				}
+				return invalid("the form could not be read (%v); send it from its page", err)
+			}
+			for k, vs := range r.PostForm {
+				if !crtx.IsText(k) || slices.ContainsFunc(vs, func(v string) bool { return !crtx.IsText(v) }) {
+					return invalid("the form holds a NUL character or bytes that are not UTF-8, which no field accepts")
 				}
 			}
 			return page(w, r)

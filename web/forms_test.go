@@ -29,11 +29,17 @@ type browserLike struct {
 
 func (b *browserLike) send(method, path string, form url.Values) (*http.Response, string) {
 	b.t.Helper()
-	req, err := http.NewRequest(method, b.base+path, strings.NewReader(form.Encode()))
+	return b.sendBody(method, path, "application/x-www-form-urlencoded", form.Encode())
+}
+
+// sendBody is send with a body and content type of the caller's making.
+func (b *browserLike) sendBody(method, path, contentType, body string) (*http.Response, string) {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.base+path, strings.NewReader(body))
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Content-Type", contentType)
 	b.mu.Lock()
 	for k, v := range b.cookies {
 		req.AddCookie(&http.Cookie{Name: k, Value: v})
@@ -45,7 +51,7 @@ func (b *browserLike) send(method, path string, form url.Values) (*http.Response
 		b.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	answer, _ := io.ReadAll(resp.Body)
 	b.mu.Lock()
 	for _, c := range resp.Cookies() {
 		if c.MaxAge < 0 {
@@ -55,7 +61,7 @@ func (b *browserLike) send(method, path string, form url.Values) (*http.Response
 		}
 	}
 	b.mu.Unlock()
-	return resp, string(body)
+	return resp, string(answer)
 }
 
 // token is a new form token of the page at path.

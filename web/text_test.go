@@ -20,3 +20,18 @@ func TestFormRefusesNUL(t *testing.T) {
 		t.Errorf("keys = %+v, %v; want none", keys, err)
 	}
 }
+
+// A form whose body fails to parse is refused before its page runs,
+// rather than reaching it with fields never checked: Go keeps the fields
+// it parsed before a bad escape.
+func TestUnreadableFormRefused(t *testing.T) {
+	d := market(t)
+	_, cc, b := signedIn(t, d)
+	form := url.Values{"csrf": {b.token("/dashboard/keys")}, "name": {"c\x00i"}, "environment": {"devnet"}}
+	if resp, _ := b.sendBody("POST", "/dashboard/keys", "application/x-www-form-urlencoded", form.Encode()+"&x=%zz"); resp.StatusCode != 400 {
+		t.Errorf("a form with a bad escape: %s, want 400", resp.Status)
+	}
+	if keys, err := cc.Keys(context.Background()); err != nil || len(keys) != 0 {
+		t.Errorf("keys = %+v, %v; want none", keys, err)
+	}
+}
