@@ -24,7 +24,7 @@ func storeFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on, host:port")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "absolute base of every URL field (default http://<addr>)")
-	fs.StringVar(&cfg.AdminTokenFile, "admin-token-file", cfg.AdminTokenFile, "file holding the admin API token; the admin API is off when unset")
+	fs.StringVar(&cfg.AdminTokenFile, "admin-token-file", cfg.AdminTokenFile, "file holding the admin API token, at least 32 characters (openssl rand -base64 32 makes one); the admin API is off when unset")
 	fs.BoolVar(&cfg.AllowPrivateEndpoints, "allow-private-endpoints", cfg.AllowPrivateEndpoints, "let creator endpoints and webhooks resolve to loopback or private addresses")
 	fs.IntVar(&cfg.PlatformFeeBps, "platform-fee-bps", cfg.PlatformFeeBps, "platform fee in basis points, 0 to 10000")
 	fs.DurationVar(&cfg.BlockInterval, "block-interval", cfg.BlockInterval, "how often ledger blocks are sealed")
