@@ -3,7 +3,6 @@ package http_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -36,7 +35,7 @@ func newHanging(t *testing.T) *hanging {
 	h := &hanging{calls: map[string]int{}, gates: map[string]chan struct{}{}}
 	released := make(chan struct{})
 	h.release = sync.OnceFunc(func() { close(released) })
-	_, key, _ := ed25519.GenerateKey(nil)
+	key := agentKey()
 	sdk := creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
 		if r.Test {
 			return "ok", 0, nil
