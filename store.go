@@ -203,10 +203,11 @@ type Tx interface {
 	Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error
 	// Replicas returns each replica's last heartbeat, as it wrote it.
 	Replicas(ctx context.Context) (map[string]time.Time, error)
-	// RenewLease extends the lease of a non-final execution that owner
-	// holds; ErrNotFound when it holds none (another replica took it over,
-	// or it is final).
-	RenewLease(ctx context.Context, id, owner string, until time.Time) error
+	// RenewLeases extends to until the leases of those of ids that are
+	// not final and that owner holds, in one statement per few hundred
+	// ids, and returns the ids it renewed: one missing was taken over by
+	// another replica, or is final.
+	RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) (renewed []string, err error)
 	// InFlight counts a wallet's executions pending or running in env, and
 	// those of them opened with the key keyID.
 	InFlight(ctx context.Context, wallet string, env Environment, keyID string) (all, key int, err error)

@@ -2,7 +2,7 @@ package sqldb
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -36,14 +36,26 @@ func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until time.
 	return out, nil
 }
 
-func (t *tx) RenewLease(ctx context.Context, id, owner string, until time.Time) error {
-	r, err := t.exec(ctx, `UPDATE executions SET lease_until = ? WHERE id = ? AND owner = ? AND status IN ('pending', 'running')`,
-		us(until), id, owner)
-	if err != nil {
-		return err
+// renewChunk is the most ids one lease renewal names, well within both
+// engines' limits on a statement's parameters.
+const renewChunk = 512
+
+func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) ([]string, error) {
+	var renewed []string
+	for chunk := range slices.Chunk(ids, renewChunk) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		in, args := inList(args)
+		rows, err := t.query(ctx, `UPDATE executions SET lease_until = ?
+			WHERE owner = ? AND status IN ('pending', 'running') AND id IN `+in+` RETURNING id`,
+			append([]any{us(until), owner}, args...)...)
+		got, err := collect(rows, err, func(r interface{ Scan(...any) error }) (id string, err error) { return id, r.Scan(&id) })
+		if err != nil {
+			return nil, err
+		}
+		renewed = append(renewed, got...)
 	}
-	if n, _ := r.RowsAffected(); n != 1 {
-		return fmt.Errorf("execution %s is not %s's to renew: %w", id, owner, crtx.ErrNotFound)
-	}
-	return nil
+	return renewed, nil
 }

@@ -120,16 +120,33 @@ func testExecutions(t *testing.T, s crtx.Store) {
 		}
 		return err
 	})
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RenewLease(ctx, "e2", "", t0.Add(2*time.Hour)) })
-	// Only the owner renews: another replica took the execution over.
-	if err := s.Update(context.Background(), func(tx crtx.Tx) error {
-		return tx.RenewLease(context.Background(), "e2", "someone-else", t0.Add(3*time.Hour))
-	}); !errors.Is(err, crtx.ErrNotFound) {
-		t.Errorf("renewing another owner's lease: %v, want ErrNotFound", err)
+	// Leases are renewed many at once, only those the owner holds of
+	// executions not final: e0 is final, e1 is r1's. The list is longer
+	// than one statement takes, e2 past the first part.
+	ids := []string{"e0", "e1"}
+	for i := range 600 {
+		ids = append(ids, fmt.Sprintf("unknown-%d", i))
 	}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		renewed, err := tx.RenewLeases(ctx, "", append(ids, "e2"), t0.Add(2*time.Hour))
+		if fmt.Sprint(renewed) != "[e2]" {
+			t.Errorf("renewed %v, want [e2]", renewed)
+		}
+		return err
+	})
+	// Only the owner renews: another replica took the execution over.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		renewed, err := tx.RenewLeases(ctx, "someone-else", []string{"e1", "e2"}, t0.Add(3*time.Hour))
+		if len(renewed) != 0 {
+			t.Errorf("another owner renewed %v", renewed)
+		}
+		return err
+	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if e, _ := tx.Execution(ctx, "e2"); !e.LeaseUntil.Equal(t0.Add(2 * time.Hour)) {
-			t.Errorf("renewed lease = %v", e.LeaseUntil)
+		for id, want := range map[string]time.Time{"e1": t0.Add(time.Hour), "e2": t0.Add(2 * time.Hour)} {
+			if e, _ := tx.Execution(ctx, id); !e.LeaseUntil.Equal(want) {
+				t.Errorf("%s's lease = %v, want %v", id, e.LeaseUntil, want)
+			}
 		}
 		return nil
 	})
