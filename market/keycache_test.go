@@ -12,15 +12,25 @@ import (
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
-// countingStore counts read transactions.
+// countingStore counts read and read-write transactions.
 type countingStore struct {
 	crtx.Store
-	views atomic.Int64
+	views, writes atomic.Int64
 }
 
 func (s *countingStore) View(ctx context.Context, fn func(crtx.Tx) error) error {
 	s.views.Add(1)
 	return s.Store.View(ctx, fn)
+}
+
+func (s *countingStore) Update(ctx context.Context, fn func(crtx.Tx) error) error {
+	s.writes.Add(1)
+	return s.Store.Update(ctx, fn)
+}
+
+func (s *countingStore) UpdateGuarded(ctx context.Context, fn func(crtx.Tx) error) error {
+	s.writes.Add(1)
+	return s.Store.UpdateGuarded(ctx, fn)
 }
 
 // A key used again and again is read once; revoking it refuses it at once.

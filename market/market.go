@@ -79,10 +79,11 @@ type Market struct {
 	replica string // Replica
 
 	// bg is the context of background dispatches; stop ends it.
-	bg    context.Context
-	stop  context.CancelFunc
-	jobs  sync.WaitGroup
-	slots *slots // dispatch slots
+	bg     context.Context
+	stop   context.CancelFunc
+	jobs   sync.WaitGroup
+	slots  *slots // dispatch slots
+	leases leases // the executions this process runs or holds in line
 
 	schemas    *ttlCache[*jsonschema.Schema] // compiled input schemas
 	pages      *ttlCache[api.AgentPage]      // catalog pages, for a second

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -14,12 +13,13 @@ import (
 )
 
 // run dispatches e to its creator until an answer, a definitive failure or
-// the deadline, then settles or refunds it. It holds e's lease, renewing
-// it from the start, so no other process — nor this one — takes e over
-// while this one waits for a dispatch slot or works on e. release gives
-// back the slot e holds already (nil: it waits for one). It returns the
-// execution as it ended (or as it is, if another process finished it
-// first, or the market stopped before a slot was free).
+// the deadline, then settles or refunds it. It holds e's lease (leases)
+// from the start, so no other process — nor this one — takes e over while
+// this one waits for a dispatch slot or works on e, and this process runs
+// e once. release gives back the slot e holds already (nil: it waits for
+// one). It returns the execution as it ended (or as it is, if another
+// process finished it first, this one runs it already, or the market
+// stopped before a slot was free).
 func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx.Execution {
 	if release != nil {
 		defer release()
@@ -27,21 +27,23 @@ func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx
 	// The deadline is on the market's clock; the context counts what is left.
 	ctx, cancel := context.WithTimeout(ctx, e.Deadline.Sub(m.now()))
 	defer cancel()
+	dctx, cancelDispatch := context.WithCancel(ctx)
+	defer cancelDispatch()
+	l, ok := m.hold(e.ID, cancelDispatch)
+	if !ok {
+		return e
+	}
+	defer m.letGo(e.ID)
 	if !m.now().Before(e.Deadline) {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
 			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
 	}
-	dctx, cancelDispatch := context.WithCancel(ctx)
-	defer cancelDispatch()
-	stopRenew, lost := m.renewLease(ctx, e.ID, cancelDispatch)
-	defer stopRenew()
 	if release == nil {
 		// Meanwhile the execution is pending and can be cancelled; a
-		// cancellation ends the renewal, and so the wait.
+		// cancellation loses the lease, and so ends the wait.
 		rel, err := m.slots.wait(dctx, e)
 		if err != nil {
-			stopRenew()
-			if lost() || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if l.lost.Load() || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				// Cancelled, taken over, or the market stopped: the
 				// execution is someone else's, or the next start's.
 				return e
@@ -55,7 +57,7 @@ func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx
 	// claimed one holds a fresh lease; anything else is marked now.
 	if e.Status != crtx.ExecRunning || e.DispatchedAt == nil {
 		started, err := m.markRunning(ctx, e)
-		if err != nil || started.Status.Final() {
+		if err != nil || started.Status.Final() || started.Owner != m.replica {
 			if err != nil {
 				m.cfg.Logger.Error("mark running", "execution_id", e.ID, "err", err)
 			}
@@ -64,20 +66,21 @@ func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx
 		e = started
 	}
 	o := m.dispatch(dctx, e)
-	stopRenew()
-	if lost() {
+	if l.lost.Load() {
 		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
 		return e
 	}
 	return m.finish(context.WithoutCancel(ctx), e, o)
 }
 
-// markRunning records the dispatch (status running, dispatched_at once).
+// markRunning records the dispatch (status running, dispatched_at once)
+// while this replica owns the execution: one that another replica took
+// over is returned as it is, that replica's to run.
 func (m *Market) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
 	var cur crtx.Execution
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		cur, err = tx.Execution(ctx, e.ID)
-		if err != nil || cur.Status.Final() {
+		if err != nil || cur.Status.Final() || cur.Owner != m.replica {
 			return err
 		}
 		now := m.now()
@@ -85,45 +88,13 @@ func (m *Market) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execut
 		if cur.DispatchedAt == nil {
 			cur.DispatchedAt = &now
 		}
-		cur.LeaseUntil, cur.Owner = now.Add(m.cfg.Lease), m.replica
+		cur.LeaseUntil = now.Add(m.cfg.Lease)
 		return tx.UpdateExecution(ctx, cur)
 	})
-	if err == nil && !cur.Status.Final() {
+	if err == nil && !cur.Status.Final() && cur.Owner == m.replica {
 		m.announce(cur.ID)
 	}
 	return cur, err
-}
-
-// renewLease extends e's lease every third of the lease until stopped.
-// When another replica has taken the execution over (it thought this one
-// silent), renewing fails: lost then reports true and cancel is called, so
-// that this replica stops and leaves the execution to its new owner.
-func (m *Market) renewLease(ctx context.Context, id string, cancelDispatch context.CancelFunc) (stop func(), lost func() bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var gone atomic.Bool
-	go func() {
-		defer close(done)
-		t := time.NewTicker(m.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error { return tx.RenewLease(ctx, id, m.replica, m.now().Add(m.cfg.Lease)) })
-				switch {
-				case errors.Is(err, crtx.ErrNotFound):
-					gone.Store(true)
-					cancelDispatch()
-					return
-				case err != nil && ctx.Err() == nil:
-					m.cfg.Logger.Warn("renew lease", "execution_id", id, "err", err)
-				}
-			}
-		}
-	}()
-	return func() { cancel(); <-done }, gone.Load
 }
 
 // outcome is how a dispatch ended: a checked completed reply, or a failure
@@ -331,6 +302,11 @@ func (m *Market) claim(ctx context.Context, all bool) {
 			return
 		}
 		for _, e := range claimed {
+			if m.holds(e.ID) {
+				// This process runs it already: its renewals stalled
+				// past the lease, and the claim renewed it instead.
+				continue
+			}
 			m.cfg.Logger.Info("recovering execution", "execution_id", e.ID, "attempt", e.Attempts)
 			m.jobs.Go(func() { m.run(m.bg, e, nil) })
 		}
