@@ -66,3 +66,46 @@ func TestLeaseRenewedDuringLongCall(t *testing.T) {
 		t.Fatalf("the creator was called %d times", n)
 	}
 }
+
+// An execution whose lease renewals stall past the lease (a writer too busy
+// to take them) is claimed by recovery, which takes executions of this
+// replica too whose lease ran out; the process already runs it, and goes
+// on alone: the creator gets one request, not one more per claim.
+func TestStalledLeaseDispatchedOnce(t *testing.T) {
+	// Renewals come every third of a minute of real time, never during
+	// the test, while the clock passes the lease at once.
+	const lease = time.Minute
+	m := newMarket(t, "10", func(c *daemon.Config) { c.Lease, c.RecoveryInterval = lease, 20*time.Millisecond })
+	h := newHanging(t)
+	agent := m.list(h.service, "0.1", map[string]any{"timeout_seconds": 300})
+	acc, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "stalled", Async: true, TimeoutSeconds: ptr(300)}, client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the call to reach the creator", func() bool { return h.count("stalled") == 1 })
+	m.clock.Advance(lease + time.Second)
+	until(t, "recovery to claim the execution", func() bool {
+		var e crtx.Execution
+		err := m.d.Store.View(ctx, func(tx crtx.Tx) (err error) {
+			e, err = tx.Execution(ctx, acc.ExecutionID)
+			return err
+		})
+		return err == nil && e.Attempts > 0
+	})
+	// A second copy, had the claim started one, would reach the creator
+	// beside the first, which it holds.
+	time.Sleep(200 * time.Millisecond)
+	if n := h.count("stalled"); n != 1 {
+		t.Errorf("the creator got %d requests for the execution, want 1", n)
+	}
+	h.open("stalled")
+	if rec, err := m.key.Wait(bounded(t), acc.ExecutionID, 20*time.Millisecond); err != nil || rec.Status != crtx.ExecCompleted {
+		t.Fatalf("execution: %+v, %v", rec, err)
+	}
+	if n := h.count("stalled"); n != 1 {
+		t.Errorf("the creator got %d requests for the execution, want 1", n)
+	}
+	if b := m.balance(m.callerW, crtx.Devnet); b.Escrowed != 0 || b.Available != usdc("10")-usdc("0.1") {
+		t.Errorf("balance %+v, want the call paid once", b)
+	}
+}
