@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -57,15 +58,16 @@ func newSigner(key ed25519.PrivateKey, publicURL string) *signer {
 }
 
 // sign returns the card's JSON with its signature. What is signed is the
-// JSON sent, canonicalized, so a verifier that canonicalizes what it
-// received (without "signatures") reproduces the payload byte for byte.
+// JSON sent, canonicalized as §8.4.1 says, so a verifier that
+// canonicalizes what it received (without "signatures") reproduces the
+// payload byte for byte.
 func (s *signer) sign(card *a2a.AgentCard) ([]byte, error) {
 	card.Signatures = nil
 	unsigned, err := json.Marshal(card)
 	if err != nil {
 		return nil, fmt.Errorf("agent card: %w", err)
 	}
-	payload, err := crtx.CanonicalJSON(unsigned)
+	payload, err := signedPayload(unsigned)
 	if err != nil {
 		return nil, fmt.Errorf("agent card: %w", err)
 	}
@@ -76,6 +78,61 @@ func (s *signer) sign(card *a2a.AgentCard) ([]byte, error) {
 		return nil, fmt.Errorf("agent card: %w", err)
 	}
 	return signed, nil
+}
+
+// signedPayload is the card's JSON as A2A 1.0 §8.4.1 canonicalizes it:
+// values left at their default are excluded (a null, an empty string, an
+// empty list or object, and so a member holding only such values), then
+// RFC 8785. The SDKs do the same (the JavaScript SDK's
+// canonicalizeAgentCard, the Python SDK's _clean_empty): a card that
+// signs its null members is refused by them.
+func signedPayload(card []byte) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(card))
+	d.UseNumber() // numbers pass through as written, for RFC 8785 to spell
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	v, _ = withoutDefaults(v)
+	if v == nil {
+		v = map[string]any{}
+	}
+	kept, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return crtx.CanonicalJSON(kept)
+}
+
+// withoutDefaults drops the default-valued members of v; ok is false when
+// nothing of v is left. Numbers and booleans stay, zero and false too:
+// where they are a message's fields the card already omits them at their
+// default, and in a free-form value (an extension's params) they mean
+// something.
+func withoutDefaults(v any) (any, bool) {
+	switch v := v.(type) {
+	case nil:
+		return nil, false
+	case string:
+		return v, v != ""
+	case []any:
+		out := make([]any, 0, len(v))
+		for _, e := range v {
+			if e, ok := withoutDefaults(e); ok {
+				out = append(out, e)
+			}
+		}
+		return out, len(out) > 0
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if e, ok := withoutDefaults(e); ok {
+				out[k] = e
+			}
+		}
+		return out, len(out) > 0
+	}
+	return v, true
 }
 
 // jwks serves the key set a card's jku names.

@@ -210,7 +210,8 @@ func TestA2ACard(t *testing.T) {
 
 	// The signature, checked from first principles: the key from the
 	// JWK set the header names, the payload the RFC 8785 form of the card
-	// as served, without its signatures.
+	// as served, without its signatures and, as A2A 1.0 §8.4.1 says,
+	// without its default values (p50_ms is null until the agent ran).
 	raw := httpGet(t, endpoint+"/.well-known/agent-card.json", "application/json")
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
@@ -255,7 +256,7 @@ func TestA2ACard(t *testing.T) {
 				unsigned[k] = v
 			}
 		}
-		payload, err := crtx.Canonical(unsigned)
+		payload, err := crtx.Canonical(withoutDefaults(unsigned))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,6 +297,40 @@ func TestA2ACard(t *testing.T) {
 		}
 	}
 	wantCode(t, m.anon.Do(ctx, "GET", "/a2a/"+agent+"/.well-known/agent-card.json", "", nil, nil), 404, "agent_not_found")
+}
+
+// withoutDefaults drops what A2A 1.0 §8.4.1 leaves out of a signed card:
+// nulls, empty strings, lists and objects, and members left empty by that.
+func withoutDefaults(v any) any {
+	switch v := v.(type) {
+	case string:
+		if v == "" {
+			return nil
+		}
+	case []any:
+		var out []any
+		for _, e := range v {
+			if e = withoutDefaults(e); e != nil {
+				out = append(out, e)
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			if e = withoutDefaults(e); e != nil {
+				out[k] = e
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return v
 }
 
 func httpGet(t *testing.T, url, contentType string) []byte {
