@@ -68,6 +68,14 @@ func New(m *market.Market, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/jwks.json", s.jwks)
 	mux.HandleFunc("GET /a2a/{agent_id}/.well-known/agent-card.json", s.card)
+	// What a client asks for when it resolves the card path relative to
+	// an agent's URL written without its trailing slash (the JavaScript
+	// SDK does): no agent's card, and no key would make it one.
+	mux.HandleFunc("GET /a2a/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		s.api.WriteError(w, r, crtx.Errorf(crtx.CodeNotFound,
+			"no agent card here: an agent's card is at /a2a/{agent_id}/.well-known/agent-card.json; "+
+				"a client that resolves it relative to the agent's URL needs that URL with a trailing slash (/a2a/{agent_id}/)"))
+	})
 	mux.Handle("POST /a2a/{agent_id}", s.authenticated(rpc))
 	mux.HandleFunc("/a2a/{agent_id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")

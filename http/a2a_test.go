@@ -297,6 +297,13 @@ func TestA2ACard(t *testing.T) {
 		}
 	}
 	wantCode(t, m.anon.Do(ctx, "GET", "/a2a/"+agent+"/.well-known/agent-card.json", "", nil, nil), 404, "agent_not_found")
+	// Resolved against an agent URL without its trailing slash, the card
+	// path leaves the agent out: not found, rather than a call wanting a key.
+	err = m.anon.Do(ctx, "GET", "/a2a/.well-known/agent-card.json", "", nil, nil)
+	wantCode(t, err, 404, "not_found")
+	if !strings.Contains(err.Error(), "trailing slash") {
+		t.Errorf("error %v does not say what to do", err)
+	}
 }
 
 // withoutDefaults drops what A2A 1.0 §8.4.1 leaves out of a signed card:
