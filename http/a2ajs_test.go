@@ -11,7 +11,7 @@ import (
 )
 
 // A client written with the official JavaScript A2A SDK resolves a card,
-// verifies its signature with the SDK's verifier, sends a message on both
+// verifies its signature with the SDK's verifier, sends and streams a message on both
 // bindings and reads the task back, and cancels a task waiting for
 // dispatch (testdata/a2a-client.mjs holds the steps and their checks).
 // The SDK comes from npm: $CRTX_A2A_SDK is the node_modules directory

@@ -1,8 +1,8 @@
 // A caller of crtx's A2A agents written with the official JavaScript A2A
 // SDK (@a2a-js/sdk), as a user would write one: it resolves an agent's
 // card, checks the card's signature with the SDK's verifier, sends a
-// message and waits for the result, reads the task back, and cancels a
-// task that waits for dispatch. Each step is asserted; any failure exits
+// message and waits for the result, streams one, reads the task back, and
+// cancels a task that waits for dispatch. Each step is asserted; any failure exits
 // non-zero with what went wrong. TestA2AJavaScriptSDK runs it.
 //
 // Environment: CRTX_URL (the marketplace), CRTX_API_KEY (a devnet key),
@@ -92,10 +92,14 @@ await verify(json);
 const forged = structuredClone(json);
 forged.capabilities.extensions[0].params.price_per_call_usdc = '0.000001';
 let refused = false;
+const debug = console.debug; // where the verifier reports each failed entry
+console.debug = () => {};
 try {
   await verify(forged);
 } catch {
   refused = true;
+} finally {
+  console.debug = debug;
 }
 check(refused, 'a card with another price verifies', forged.capabilities.extensions[0].params);
 console.log('card: signature verified');
@@ -117,6 +121,24 @@ for (const binding of ['JSONRPC', 'HTTP+JSON']) {
   const got = await client.getTask({ tenant: '', id: res.id });
   check(got.id === res.id && got.status.state === TaskState.TASK_STATE_COMPLETED && textOf(got.artifacts[0].parts) === text, 'getTask', got);
   console.log(`${binding}: sent, completed and read back ${res.id}`);
+
+  // The same call streamed: the events end with the completed task's state.
+  const states = [];
+  let streamed;
+  for await (const event of client.sendMessageStream({
+    tenant: '',
+    message: userMessage(`stream ${binding}`),
+    configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+    metadata: undefined,
+  })) {
+    const payload = event.payload;
+    if (payload?.$case === 'task') states.push(payload.value.status.state), (streamed = payload.value);
+    if (payload?.$case === 'statusUpdate') states.push(payload.value.status.state);
+    if (payload?.$case === 'artifactUpdate') streamed = { ...streamed, artifacts: [payload.value.artifact] };
+  }
+  check(states.at(-1) === TaskState.TASK_STATE_COMPLETED, 'streamed states', states);
+  check(textOf(streamed?.artifacts?.[0]?.parts ?? []) === `did stream ${binding} with {}`, 'streamed result', streamed);
+  console.log(`${binding}: streamed ${states.join(' ')}`);
 }
 
 // 4. Cancel: the waiting agent holds the only dispatch slot with a first
