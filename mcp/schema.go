@@ -7,6 +7,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // schemaFor infers a tool's JSON Schema from its Go type, told how the
@@ -30,3 +31,79 @@ func schemaFor[T any]() *jsonschema.Schema {
 func property(s *jsonschema.Schema, name string) *jsonschema.Schema { return s.Properties[name] }
 
 func ptr[T any](v T) *T { return &v }
+
+// addTool registers a tool whose schemas are jsonschema trees, sending
+// them as objects all the way down. The jsonschema package writes the
+// empty schema as true and a struct's closed additionalProperties as
+// false; JSON Schema allows that, but the official TypeScript SDK refuses
+// a whole tool list whose property schemas are not objects, and most MCP
+// hosts are built on it. The SDK still validates with the same schemas:
+// it reads {} and {"not": {}} back as true and false.
+func addTool[In, Out any](srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
+	t.InputSchema, t.OutputSchema = objects(t.InputSchema.(*jsonschema.Schema)), objects(t.OutputSchema.(*jsonschema.Schema))
+	sdk.AddTool(srv, t, h)
+}
+
+// objects is s in JSON, with every boolean subschema written as the object
+// that means the same: true as {}, false as {"not": {}}.
+func objects(s *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // as in schemaFor
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		panic(err)
+	}
+	if b, err = json.Marshal(asObject(v)); err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// The keywords whose values are schemas (JSON Schema 2020-12 and draft 7),
+// by what holds them: one schema, an array of them, or an object of them.
+// Other keywords (enum, const, default, examples, required…) hold values,
+// whose booleans stay booleans.
+var (
+	oneSchema = []string{"additionalProperties", "items", "additionalItems", "not", "if", "then", "else", "contains",
+		"propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	schemaArrays = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+	schemaMaps   = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+
+// asObject rewrites the schema v and its subschemas in place.
+func asObject(v any) any {
+	switch s := v.(type) {
+	case bool:
+		if s {
+			return map[string]any{}
+		}
+		return map[string]any{"not": map[string]any{}}
+	case map[string]any:
+		for _, k := range oneSchema {
+			if sub, ok := s[k]; ok {
+				if _, isArray := sub.([]any); !isArray {
+					s[k] = asObject(sub)
+				}
+			}
+		}
+		for _, k := range schemaArrays {
+			if subs, ok := s[k].([]any); ok {
+				for i := range subs {
+					subs[i] = asObject(subs[i])
+				}
+			}
+		}
+		for _, k := range schemaMaps {
+			if subs, ok := s[k].(map[string]any); ok {
+				for name, sub := range subs {
+					if _, names := sub.([]any); !names { // dependencies may list property names
+						subs[name] = asObject(sub)
+					}
+				}
+			}
+		}
+	}
+	return v
+}

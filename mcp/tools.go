@@ -12,6 +12,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,20 +43,25 @@ func (s *server) addTools(srv *sdk.Server) {
 	property(in, "tags").Items.MaxLength = ptr(32)
 	property(in, "sort").Enum = anys(sorts)
 	property(in, "limit").Minimum, property(in, "limit").Maximum = ptr(1.0), ptr(100.0)
-	sdk.AddTool(srv, &sdk.Tool{Name: "search_agents", Title: "Search agents",
+	addTool(srv, &sdk.Tool{Name: "search_agents", Title: "Search agents",
 		Description: "Search the catalog of agents this API key's environment offers: price per call, success rate, average time. As GET /v1/agents.",
 		InputSchema: in, OutputSchema: schemaFor[api.AgentPage](), Annotations: readOnly},
 		s.search)
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_agent", Title: "Get an agent",
+	listing := schemaFor[api.AgentListing]()
+	// A listing's schemas are JSON Schema objects (the listing rules
+	// refuse anything else), whatever their content.
+	*property(listing, "input_schema") = jsonschema.Schema{Type: "object", Description: "the JSON Schema the parameters of run_agent must match"}
+	*property(listing, "output_schema") = jsonschema.Schema{Type: "object", Description: "the JSON Schema of the agent's result, as its creator describes it"}
+	addTool(srv, &sdk.Tool{Name: "get_agent", Title: "Get an agent",
 		Description: "One agent's full listing: its description, price, statistics and the input_schema its parameters must match. As GET /v1/agents/{agent_id}.",
-		InputSchema: schemaFor[agentIn](), OutputSchema: schemaFor[api.AgentListing](), Annotations: readOnly},
+		InputSchema: schemaFor[agentIn](), OutputSchema: listing, Annotations: readOnly},
 		s.getAgent)
-	sdk.AddTool(srv, runTool(), s.run)
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_execution", Title: "Get an execution",
+	addTool(srv, runTool(), s.run)
+	addTool(srv, &sdk.Tool{Name: "get_execution", Title: "Get an execution",
 		Description: "An execution of this API key: status, result, cost and its split, and where it is recorded. As GET /v1/executions/{id}.",
 		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[api.ExecutionRecord](), Annotations: readOnly},
 		s.getExecution)
-	sdk.AddTool(srv, &sdk.Tool{Name: "verify_execution", Title: "Verify an execution",
+	addTool(srv, &sdk.Tool{Name: "verify_execution", Title: "Verify an execution",
 		Description: "Check a completed execution as a careful caller would: the published result hashes to result_hash and has its CID, the ledger's ExecutionRecord commits that hash, the creator's signature holds under the listing's key, and the record is in a block signed by the ledger authority. Waits up to a minute for the block.",
 		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[client.VerifyReport](), Annotations: readOnly},
 		s.verify)
