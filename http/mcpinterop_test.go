@@ -1,0 +1,125 @@
+package http_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+)
+
+// nodeModules is the node_modules folder named by the environment variable
+// name, where .ci/run installs an npm package with which a test shows a
+// protocol working with a client written elsewhere. Without it the test is
+// skipped on a developer's machine and fails in CI.
+func nodeModules(t *testing.T, name, what string) string {
+	t.Helper()
+	dir := os.Getenv(name)
+	_, err := exec.LookPath("node")
+	if dir == "" || err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set or node is missing; the %s interop test may not be skipped in CI", name, what)
+		}
+		t.Skipf("set %s to a node_modules folder holding %s (as .ci/run installs it), and install node, to run this test", name, what)
+	}
+	return dir
+}
+
+// gate is a channel closed once, by whichever comes first: the client's
+// word, or the end of the test.
+type gate struct {
+	c    chan struct{}
+	once sync.Once
+}
+
+func newGate(t *testing.T) *gate {
+	g := &gate{c: make(chan struct{})}
+	t.Cleanup(g.open)
+	return g
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.c) }) }
+
+// The official TypeScript MCP SDK lists crtxd's tools and calls each one,
+// and runs an agent as a task through tasks/*: http/testdata/mcp-client.mjs,
+// run with node against the SDK .ci/run installs ($CRTX_MCP_SDK).
+func TestMCPTypeScriptSDK(t *testing.T) {
+	modules := nodeModules(t, "CRTX_MCP_SDK", "@modelcontextprotocol/sdk")
+	// One dispatch slot, so that a held execution keeps the next one
+	// pending, for tasks/cancel.
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxDispatches = 1 })
+	running, release := newGate(t), newGate(t)
+	agent := m.list(newService(t, func(ctx context.Context, r creator.Request) (string, int, error) {
+		var wait chan struct{}
+		switch r.Task {
+		case "progress": // answers once the client was told the execution runs
+			wait = running.c
+		case "hold": // holds the only slot until the client has cancelled the next
+			wait = release.c
+		}
+		if wait != nil && !r.Test {
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return "", 0, ctx.Err()
+			}
+		}
+		return "done: " + r.Task, 1, nil
+	}), "0.25", map[string]any{"timeout_seconds": 20})
+	t.Cleanup(func() { running.open(); release.open() }) // before the service closes
+
+	// The script's imports are resolved from its own folder, as in a
+	// project of its own.
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join("testdata", "mcp-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp-client.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, "node", "mcp-client.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		switch lines.Text() {
+		case "running":
+			running.open()
+		case "release":
+			release.open()
+		default:
+			t.Logf("mcp-client.mjs: %s", lines.Text())
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the TypeScript MCP client failed: %v\n%s", err, stderr.Bytes())
+	}
+	// Three runs paid (with progress, as a task, the held one); the
+	// cancelled one refunded.
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.25") || b.Escrowed != 0 {
+		t.Errorf("balance %+v, want three runs of 0.25 paid and the cancelled one refunded", b)
+	}
+}
