@@ -382,3 +382,48 @@ func TestMCPLimits(t *testing.T) {
 		t.Error("a revoked key's session still answers")
 	}
 }
+
+// run_agent's progress says running while the execution runs: the agent
+// answers only once the client has been told so, and a run that was never
+// reported running times out instead.
+func TestMCPProgressRunning(t *testing.T) {
+	m := newMarket(t, "10")
+	told := make(chan struct{})
+	var once sync.Once
+	agent := m.list(newService(t, func(ctx context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			select {
+			case <-told:
+			case <-ctx.Done():
+				return "", 0, ctx.Err()
+			}
+		}
+		return "ran " + r.Task, 0, nil
+	}), "0.25", map[string]any{"timeout_seconds": 5})
+	progress := &progressLog{}
+	c := sdk.NewClient(&sdk.Implementation{Name: "crtx-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(ctx context.Context, r *sdk.ProgressNotificationClientRequest) {
+			progress.add(ctx, r)
+			if strings.HasSuffix(r.Params.Message, " is running") {
+				once.Do(func() { close(told) })
+			}
+		}})
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: m.d.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: withKey{m.key.Token()}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: map[string]any{"agent_id": agent, "task": "x"},
+		Meta: sdk.Meta{"progressToken": "p"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_agent: %v %+v; progress %q", err, res, progress.all())
+	}
+	got := progress.all()
+	for deadline := time.Now().Add(2 * time.Second); len(got) < 3 && time.Now().Before(deadline); got = progress.all() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(got) != 3 || !strings.HasSuffix(got[0], " is pending") || !strings.HasSuffix(got[1], " is running") || !strings.HasSuffix(got[2], " is completed") {
+		t.Errorf("progress notifications = %q", got)
+	}
+}
