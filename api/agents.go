@@ -98,7 +98,7 @@ func (p AgentPage) CompressedJSON(compress func([]byte) []byte) ([]byte, error) 
 	return p.encoded.compressed, nil
 }
 
-// AgentListing is the full listing of GET /v1/agents/{id} (seed "Agent").
+// AgentListing is the full listing of GET /v1/agents/{agent_id} (seed "Agent").
 // Statistics are those of Environment.
 type AgentListing struct {
 	AgentFacts

@@ -15,7 +15,7 @@ import (
 const ReceiptVersion = 1
 
 // Receipt is what the marketplace attests about a final execution
-// (GET /v1/executions/{id}/receipt), signed with its signing key (the
+// (GET /v1/executions/{execution_id}/receipt), signed with its signing key (the
 // signing_public_key of /.well-known/crtx.json), so that a caller can keep
 // it and check it offline (docs/verify.md).
 type Receipt struct {

@@ -7,7 +7,7 @@ import (
 // WebhookEvent is the body of a webhook delivery, in the Standard Webhooks
 // shape: a thin event that names the final execution — its record without
 // the result, which is at ipfs_url under result_hash (a private one's in
-// GET /v1/executions/{id}) — so that a delivery
+// GET /v1/executions/{execution_id}) — so that a delivery
 // weighs about a kilobyte whatever the result.
 type WebhookEvent struct {
 	Type      string      `json:"type"` // execution.completed or execution.failed

@@ -200,7 +200,7 @@ func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.market.UpdateListing(r.Context(), p.Wallet, r.PathValue("id"), req)
+	a, err := s.market.UpdateListing(r.Context(), p.Wallet, r.PathValue("agent_id"), req)
 	return reply(w, http.StatusOK, a, err)
 }
 
@@ -209,7 +209,7 @@ func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.market.Delist(r.Context(), p.Wallet, r.PathValue("id"))
+	a, err := s.market.Delist(r.Context(), p.Wallet, r.PathValue("agent_id"))
 	return reply(w, http.StatusOK, a, err)
 }
 

@@ -20,7 +20,7 @@ func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.market.OpenDispute(r.Context(), p, r.PathValue("id"), in)
+	d, err := s.market.OpenDispute(r.Context(), p, r.PathValue("execution_id"), in)
 	return reply(w, http.StatusCreated, api.NewDisputeInfo(d), err)
 }
 
@@ -33,7 +33,7 @@ func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	d, err := s.market.RespondToDispute(r.Context(), p.Wallet, r.PathValue("id"), in.Text)
+	d, err := s.market.RespondToDispute(r.Context(), p.Wallet, r.PathValue("dispute_id"), in.Text)
 	return reply(w, http.StatusOK, api.NewDisputeInfo(d), err)
 }
 
@@ -66,7 +66,7 @@ func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	d, err := s.market.ResolveDispute(r.Context(), r.PathValue("id"), in)
+	d, err := s.market.ResolveDispute(r.Context(), r.PathValue("dispute_id"), in)
 	return reply(w, http.StatusOK, api.NewDisputeInfo(d), err)
 }
 
@@ -79,7 +79,7 @@ func (s *Server) verifyCreator(verified bool) func(http.ResponseWriter, *http.Re
 
 func (s *Server) suspendAgent(suspended bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		a, err := s.market.Suspend(r.Context(), r.PathValue("id"), suspended)
+		a, err := s.market.Suspend(r.Context(), r.PathValue("agent_id"), suspended)
 		return reply(w, http.StatusOK, a, err)
 	}
 }

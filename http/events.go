@@ -27,7 +27,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("id"))
+	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}

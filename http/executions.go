@@ -112,7 +112,7 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("id"))
+	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.market.Receipt(r.Context(), p, r.PathValue("id"))
+	rc, err := s.market.Receipt(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.market.Cancel(r.Context(), p, r.PathValue("id"))
+	e, err := s.market.Cancel(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}

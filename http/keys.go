@@ -34,6 +34,6 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.market.RevokeKey(r.Context(), p.Wallet, r.PathValue("id"))
+	k, err := s.market.RevokeKey(r.Context(), p.Wallet, r.PathValue("key_id"))
 	return reply(w, http.StatusOK, k, err)
 }

@@ -201,7 +201,7 @@ func TestDocsPage(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("docs: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{"/v1/agents/{agent_id}/execute", "Idempotency-Key", "ExecutionRecord", "apiKey", "/v1/admin/disputes/{id}/resolve"} {
+	for _, want := range []string{"/v1/agents/{agent_id}/execute", "Idempotency-Key", "ExecutionRecord", "apiKey", "/v1/admin/disputes/{dispute_id}/resolve"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the docs page lacks %q", want)
 		}

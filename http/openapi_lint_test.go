@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // openapi.json is meant to be taken as is by validators (Prism, Redocly)
@@ -109,4 +111,82 @@ func TestOpenAPIOptionalRequestFields(t *testing.T) {
 	if !found {
 		t.Error("openapi.json has no executeAgent operation")
 	}
+}
+
+// Generators name a client's arguments after the path parameters, so each
+// is named as the wire names the value it carries, never a bare "id":
+//   - a parameter after a collection is that collection's item id, named
+//     <item>_id (executions/{execution_id}, keys/{key_id});
+//   - any other parameter (environment, wallet, address, height) is the name
+//     of a member of the operation's response, at any depth.
+//
+// /ipfs/{cid} keeps the name every IPFS gateway gives it.
+func TestOpenAPIPathParameterNames(t *testing.T) {
+	checked := 0
+	for _, o := range operations(t) {
+		segments := strings.Split(strings.SplitN(o.where, " ", 2)[1], "/")
+		for i, seg := range segments {
+			name, isParam := strings.CutPrefix(seg, "{")
+			if !isParam {
+				continue
+			}
+			name = strings.TrimSuffix(name, "}")
+			checked++
+			switch {
+			case name == "id":
+				t.Errorf("%s: {id} names no resource; call it {%s_id}", o.where, strings.TrimSuffix(segments[i-1], "s"))
+			case name == "cid" && segments[i-1] == "ipfs":
+			case strings.HasSuffix(name, "_id"):
+				if want := strings.TrimSuffix(segments[i-1], "s") + "_id"; name != want {
+					t.Errorf("%s: {%s} follows %q, so is named {%s}", o.where, name, segments[i-1], want)
+				}
+			case !respondsWith(o.op, name):
+				t.Errorf("%s: {%s} is neither <item>_id nor a member of the response", o.where, name)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("found only %d path parameters in openapi.json", checked)
+	}
+}
+
+// respondsWith tells whether a success response of op has a member called
+// name, at any depth.
+func respondsWith(op *openapi3.Operation, name string) bool {
+	seen := map[*openapi3.Schema]bool{}
+	var has func(s *openapi3.SchemaRef) bool
+	has = func(s *openapi3.SchemaRef) bool {
+		if s == nil || s.Value == nil || seen[s.Value] {
+			return false
+		}
+		seen[s.Value] = true
+		v := s.Value
+		if _, ok := v.Properties[name]; ok {
+			return true
+		}
+		for _, p := range v.Properties {
+			if has(p) {
+				return true
+			}
+		}
+		for _, group := range []openapi3.SchemaRefs{v.AllOf, v.OneOf, v.AnyOf} {
+			for _, x := range group {
+				if has(x) {
+					return true
+				}
+			}
+		}
+		return has(v.Items)
+	}
+	for code, r := range op.Responses.Map() {
+		if !strings.HasPrefix(code, "2") || r.Value == nil {
+			continue
+		}
+		for _, media := range r.Value.Content {
+			if has(media.Schema) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -38,7 +38,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // AdmitStream takes one of the key's stream slots, or refuses as
-// GET /v1/executions/{id}/events does when all are taken; release gives
+// GET /v1/executions/{execution_id}/events does when all are taken; release gives
 // the slot back.
 func (s *Server) AdmitStream(keyID string) (release func(), err error) {
 	return s.streams.admit(keyID, "this API key has %d streams open, its limit; close one first")

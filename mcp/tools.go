@@ -58,7 +58,7 @@ func (s *server) addTools(srv *sdk.Server) {
 		s.getAgent)
 	addTool(srv, runTool(), s.run)
 	addTool(srv, &sdk.Tool{Name: "get_execution", Title: "Get an execution",
-		Description: "An execution of this API key: status, result, cost and its split, and where it is recorded. As GET /v1/executions/{id}.",
+		Description: "An execution of this API key: status, result, cost and its split, and where it is recorded. As GET /v1/executions/{execution_id}.",
 		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[api.ExecutionRecord](), Annotations: readOnly},
 		s.getExecution)
 	addTool(srv, &sdk.Tool{Name: "verify_execution", Title: "Verify an execution",
