@@ -29,9 +29,13 @@ type cli struct {
 	// Whether the key file and the API key were given by flag or
 	// variable, as against by the profile.
 	keypairGiven, apiKeyGiven bool
-	json                      bool
-	out, errOut               io.Writer
-	last                      []byte // the last response body, for --json
+	// Where the API key came from, for an error that refuses it, and
+	// whether the command sent it.
+	apiKeyFrom  string
+	keySent     bool
+	json        bool
+	out, errOut io.Writer
+	last        []byte // the last response body, for --json
 }
 
 // configure settles the settings before a command runs. A profile that
@@ -44,6 +48,17 @@ func (c *cli) configure(saves bool) error {
 	c.url = strings.TrimRight(firstOf(c.flags.url, os.Getenv("CRTX_URL"), p.URL, "http://127.0.0.1:8080"), "/")
 	c.apiKey = firstOf(c.flags.apiKey, os.Getenv("CRTX_API_KEY"), p.APIKey)
 	c.apiKeyGiven = firstOf(c.flags.apiKey, os.Getenv("CRTX_API_KEY")) != ""
+	switch {
+	case c.flags.apiKey != "":
+		c.apiKeyFrom = "--api-key"
+	case os.Getenv("CRTX_API_KEY") != "":
+		c.apiKeyFrom = "CRTX_API_KEY"
+	default:
+		c.apiKeyFrom = fmt.Sprintf("the profile in %s", configPath())
+		if name := firstOf(c.flags.profile, os.Getenv("CRTX_PROFILE")); name != "" {
+			c.apiKeyFrom = fmt.Sprintf("profile %q in %s", name, configPath())
+		}
+	}
 	c.keypairGiven = firstOf(c.flags.keypair, os.Getenv("CRTX_KEYPAIR")) != ""
 	c.keypair = firstOf(c.flags.keypair, os.Getenv("CRTX_KEYPAIR"), p.Keypair, filepath.Join(configDir(), "id.json"))
 	return nil
@@ -69,6 +84,7 @@ func (c *cli) key() (*client.Client, error) {
 	if c.apiKey == "" {
 		return nil, errors.New("this command needs an API key: run 'crtx login', or set CRTX_API_KEY or --api-key (create one with: crtx keys create NAME devnet)")
 	}
+	c.keySent = true
 	return c.api(c.apiKey), nil
 }
 

@@ -75,6 +75,10 @@ func listingFile(path string) (crtx.ListingParams, error) {
 	return p, nil
 }
 
+// samplePublicKey stands in the example listings for the agent's signing
+// key, which the creator's copy replaces.
+const samplePublicKey = "YOUR_SIGNING_PUBLIC_KEY"
+
 // listingCmd is "creator create" (a new listing) or "creator update"
 // (changes to one): both send a JSON file of the REST body's shape.
 func (c *cli) listingCmd(verb string) *cobra.Command {
@@ -89,12 +93,15 @@ func (c *cli) listingCmd(verb string) *cobra.Command {
 	if verb == "update" {
 		cmd.Use, cmd.Short, cmd.Args = "update AGENT_ID", "Change a listing with the fields of a JSON file", cmdline.Args("AGENT_ID")
 		cmd.Example = `  echo '{"price_per_call_usdc": 0.02}' > price.json && crtx creator update AGENT_ID --file price.json`
-		usage = "the changes as JSON: the body of PATCH /v1/creator/agents/{id}"
+		usage = "the changes as JSON: the body of PATCH /v1/creator/agents/{agent_id}"
 	}
 	cmd.RunE = func(cmd *cobra.Command, a []string) error {
 		p, err := listingFile(file)
 		if err != nil {
 			return err
+		}
+		if p.SigningPublicKey != nil && *p.SigningPublicKey == samplePublicKey {
+			return fmt.Errorf("%s still has the sample's signing_public_key %q: put there the public key 'crtx creator keygen' printed (crtx wallet show --keypair KEY_FILE shows it again), or remove the field and --key fills it in", file, samplePublicKey)
 		}
 		// The session's client holds the wallet key it signed in with and
 		// signs the listing statement (creator_signature) of a new listing

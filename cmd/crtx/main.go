@@ -36,6 +36,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				fmt.Fprintf(stderr, " (execution %s)", *ce.ExecutionID)
 			}
 			fmt.Fprintln(stderr)
+			if h := c.hint(ce); h != "" {
+				fmt.Fprintf(stderr, "crtx: %s\n", h)
+			}
 		case ctx.Err() != nil:
 			fmt.Fprintln(stderr, "crtx: interrupted")
 			return cmdline.ExitInterrupted
