@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -329,6 +330,28 @@ func TestDevQuickStart(t *testing.T) {
 	}
 	if code, out, errOut := bin(t, env, "verify", rec.ExecutionID); code != 0 {
 		t.Fatalf("crtx verify: %d\n%s%s", code, out, errOut)
+	}
+
+	// The README's crtx run line, on the agent it is written for, and the
+	// same with a parameter the agent does not declare.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLine := regexp.MustCompile(`(?m)^crtx run AGENT_ID "[^"]*" --param [^#\n]*`).FindString(string(readme))
+	words := shellWords(strings.TrimSpace(runLine))
+	if len(words) < 5 {
+		t.Fatalf("README.md has no crtx run line with a parameter: %q", runLine)
+	}
+	words[2] = agent
+	code, out, errOut = bin(t, env, append([]string{"--json"}, words[1:]...)...)
+	rec = api.ExecutionRecord{}
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.Status != "completed" {
+		t.Errorf("the README's %q: %d %s %s", runLine, code, out, errOut)
+	}
+	code, _, errOut = bin(t, env, append(words[1:], "--param", "lang=en")...)
+	if code == 0 || !strings.Contains(errOut, "invalid_request") || !strings.Contains(errOut, "lang") {
+		t.Errorf("an undeclared parameter: %d %q", code, errOut)
 	}
 
 	// The creator quick start, as the README writes it, as the demo wallet:

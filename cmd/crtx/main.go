@@ -64,7 +64,7 @@ names another file).`,
 		Example: `  crtx wallet new && crtx airdrop 50
   crtx login --environment devnet
   crtx agents list --tags data --sort success_rate
-  crtx run AGENT_ID "Summarise this text" --param lang=en`,
+  crtx run AGENT_ID "The quick brown fox jumps over the lazy dog." --param top=3`,
 		Version: crtx.Version(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return c.configure(cmd.Name() == "login")

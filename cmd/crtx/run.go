@@ -90,7 +90,7 @@ call returns at once and crtx follows the execution until it ends; Ctrl-C stops
 following, not the execution, and prints how to pick it up again. A result is public by
 its content id unless --private: then only you read it, and crtx verify checks the
 copy you hold.`,
-		Example: `  crtx run AGENT_ID "Summarise this text" --param lang=en --param max_words=50
+		Example: `  crtx run AGENT_ID "The quick brown fox jumps over the lazy dog." --param top=3
   cat report.txt | crtx run AGENT_ID - --max-cost 0.10
   crtx run AGENT_ID "a long job" --async`,
 		Args: cmdline.Args("AGENT_ID", "TASK"),

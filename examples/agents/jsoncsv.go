@@ -15,7 +15,7 @@ import (
 )
 
 // JSONCSVInput and JSONCSVOutput are the schemas to list it with.
-const JSONCSVInput = `{"type":"object","properties":{"direction":{"type":"string","enum":["json_to_csv","csv_to_json"]},"delimiter":{"type":"string","minLength":1,"maxLength":1}},"required":["direction"]}`
+const JSONCSVInput = `{"type":"object","properties":{"direction":{"type":"string","enum":["json_to_csv","csv_to_json"]},"delimiter":{"type":"string","minLength":1,"maxLength":1}},"required":["direction"],"additionalProperties":false}`
 
 const JSONCSVOutput = `{"type":"string","description":"the converted document"}`
 

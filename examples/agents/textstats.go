@@ -14,7 +14,7 @@ import (
 )
 
 // TextStatsInput and TextStatsOutput are the schemas to list it with.
-const TextStatsInput = `{"type":"object","properties":{"top":{"type":"integer","minimum":0,"maximum":50,"description":"how many frequent words to list (default 5)"}},"required":[]}`
+const TextStatsInput = `{"type":"object","properties":{"top":{"type":"integer","minimum":0,"maximum":50,"description":"how many frequent words to list (default 5)"}},"required":[],"additionalProperties":false}`
 
 const TextStatsOutput = `{"type":"object","properties":{"words":{"type":"integer"},"sentences":{"type":"integer"},"lines":{"type":"integer"},"characters":{"type":"integer"},"reading_time_seconds":{"type":"integer"},"top_words":{"type":"array","items":{"type":"object","properties":{"word":{"type":"string"},"count":{"type":"integer"}}}}},"required":["words","sentences","lines","characters"]}`
 
