@@ -41,6 +41,7 @@ type docOp struct {
 	Request                                            *docBody
 	Responses                                          []docResponse
 	Curl                                               string
+	Samples                                            string
 	CLI                                                []string
 	Examples                                           []docExample
 }
@@ -180,6 +181,7 @@ func docOperation(doc openAPIDoc, base, method, path string, op operation) (docO
 	}
 	var err error
 	o.Curl, err = curlLine(base, method, path, op, scheme, stream)
+	o.Samples = samples(op, scheme)
 	return o, err
 }
 

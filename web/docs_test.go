@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"regexp"
 	"slices"
@@ -255,5 +256,56 @@ func BenchmarkDocs(b *testing.B) {
 		if _, err := h.execute("docs", p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The examples' ids exist on no marketplace: each example with one says
+// where to get a real id, and a curl line with an API key where the key
+// comes from.
+func TestDocsSampleSources(t *testing.T) {
+	page := docsPage(t)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(crtxhttp.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, ops := range doc.Paths {
+		for _, raw := range ops {
+			var op struct {
+				ID         string `json:"operationId"`
+				Parameters []struct {
+					Name, In string
+					Example  any
+				}
+			}
+			if json.Unmarshal(raw, &op) != nil || op.ID == "" {
+				continue
+			}
+			s := section(t, page, op.ID)
+			for _, p := range op.Parameters {
+				if p.In != "path" || !strings.HasSuffix(p.Name, "_id") {
+					continue
+				}
+				checked++
+				want := template.HTMLEscapeString(fmt.Sprintf("%v is a sample %s: take one from ", p.Example, p.Name))
+				if !strings.Contains(s, want) {
+					t.Errorf("%s does not say where to get a real %s", op.ID, p.Name)
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("checked only %d id parameters", checked)
+	}
+	exec := section(t, page, "executeAgent")
+	for _, want := range []string{"crtx agents list", "crtxd dev prints one in its banner", "$CRTX_API_KEY is a key of yours", "crtx keys create"} {
+		if !strings.Contains(exec, want) {
+			t.Errorf("executeAgent lacks %q", want)
+		}
+	}
+	if s := section(t, page, "getting-started"); !strings.Contains(s, "the banner prints an agent id and a devnet API key") {
+		t.Error("getting started does not say where the examples' ids come from")
 	}
 }
