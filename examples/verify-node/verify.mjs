@@ -405,7 +405,7 @@ async function verifyExecution(opts) {
   }
 
   // 7. The receipt.
-  if (!check('receipt', rcpRes.ok && receipt, 'GET /v1/executions/{id}/receipt', describe(rcpRes))) return;
+  if (!check('receipt', rcpRes.ok && receipt, 'GET /v1/executions/{execution_id}/receipt', describe(rcpRes))) return;
   // JSON.parse keeps the last of a repeated name: read the names as sent.
   const names = memberNames(Buffer.from(rcpRes.bytes).toString('utf8'));
   const odd = names.filter((n, k) => !RECEIPT_MEMBERS.includes(n) ||
