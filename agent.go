@@ -131,7 +131,12 @@ func CollateralFor(tiers []CollateralTier, price USDC) USDC {
 // signing key's own signature of the same statement, required with it, so
 // that only whoever holds a key can register it. ListingNonce is the
 // marketplace's one-time nonce the statement names, so that a statement
-// read from the ledger never registers a key again.
+// read from the ledger never registers a key again. Marketplace is the host
+// of the public URL of the marketplace the statement is for (the answer of
+// POST /v1/creator/listing-nonces names it), and Replaces, for a change of
+// key, the transaction that registered the key it replaces (the listing's
+// key_transaction): both are in the statement, and the marketplace refuses
+// a statement made for another marketplace or another key.
 type ListingParams struct {
 	Name             *string          `json:"name"`
 	Tagline          *string          `json:"tagline"`
@@ -148,4 +153,6 @@ type ListingParams struct {
 	CreatorSignature *string          `json:"creator_signature"`
 	KeySignature     *string          `json:"key_signature"`
 	ListingNonce     *string          `json:"listing_nonce"`
+	Marketplace      *string          `json:"marketplace"`
+	Replaces         *string          `json:"replaces"`
 }

@@ -42,16 +42,30 @@ func statementMembers(kind TxKind) []string {
 	return nil
 }
 
+// boundMembers are the members that bind a statement of kind to one
+// marketplace and, for a key change, to the key it replaces: in the
+// statement when the data has them, as listing_nonce.
+func boundMembers(kind TxKind) []string {
+	if kind == TxListingUpdated {
+		return []string{"marketplace", "replaces"}
+	}
+	return []string{"marketplace"}
+}
+
 // ListingStatement returns the listing statement of a listing transaction
 // that registers a signing key: the bytes the creator's wallet signs, as
 // creator_signature, to authorise the key (docs/creators.md, "The listing
 // statement"). kind is TxAgentListed or TxListingUpdated and data is the
 // transaction's data, as the ledger serves it or as it will be written: the
 // statement is the RFC 8785 canonical JSON of the members it names, all
-// strings, plus "kind", plus "listing_nonce" when data has one (every
-// transaction written since nonces were required; older ones have none and
-// are checked as they were signed). So anyone can check a listing transaction from
-// public ledger data alone:
+// strings, plus "kind", plus "listing_nonce", "marketplace" and, for a
+// ListingUpdated, "replaces" when data has them (every transaction written
+// since each was required; older ones have none and are checked as they
+// were signed). marketplace is the host of the marketplace's public URL, so
+// that a signature made for one marketplace is refused by another;
+// replaces is the id of the transaction that registered the key the change
+// replaces, so that a key change is bound to the listing as it stood. So
+// anyone can check a listing transaction from public ledger data alone:
 //
 //	stmt, err := crtx.ListingStatement(tx.Kind, tx.Data)
 //	ok := err == nil && crtx.VerifyBase58(creatorKey, stmt, tx.Data["creator_signature"])
@@ -82,6 +96,16 @@ func ListingStatement(kind TxKind, data map[string]string) ([]byte, error) {
 			return nil, fmt.Errorf("%w: listing_nonce %q is not a listing nonce", ErrListingStatement, n)
 		}
 		stmt["listing_nonce"] = n
+	}
+	for _, m := range boundMembers(kind) {
+		v, ok := data[m]
+		if !ok {
+			continue
+		}
+		if v == "" || len(v) > 255 || !utf8.ValidString(v) || strings.ContainsAny(v, " \t\r\n/") {
+			return nil, fmt.Errorf("%w: %s %q is not a host or transaction id", ErrListingStatement, m, v)
+		}
+		stmt[m] = v
 	}
 	if p, ok := stmt["price_per_call_usdc"]; ok {
 		if u, err := ParseUSDC(p); err != nil || u.String() != p {

@@ -24,8 +24,21 @@ func TestListingStatementExample(t *testing.T) {
 		data              map[string]string
 		stmt, sig, keySig string // keySig "": none (written before key signatures)
 	}{
-		// As written today: the marketplace's nonce in the statement, signed
-		// by the wallet and by the agent's key.
+		// As written today: the marketplace's nonce and host in the
+		// statement, and for a key change the key transaction it replaces,
+		// signed by the wallet and by the agent's key.
+		{TxAgentListed, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "name": "Word counter",
+			"price_per_call_usdc": "0.05", "signing_public_key": key, "listing_nonce": "lst_4fQx9ZbT2mKpW7sLrN3vYc", "marketplace": "crtx.example.com", "status": "active"},
+			`{"creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"AgentListed","listing_nonce":"lst_4fQx9ZbT2mKpW7sLrN3vYc","marketplace":"crtx.example.com","name":"Word counter","price_per_call_usdc":"0.05","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
+			"4o25uJmrJEQbHLFgA2HzoFhUmLkc4AprU6m18UeWfGhEYZ6mUMQiYoPPGsZgrvcZKsmJojSQj33tE6EREKch1gmq",
+			"YjDLAxbNWVn3i5TnVfK52GJwbR6DNESfo3idFqDpnAwPhASYdBpN4iEQk7jsN5RYN7K3rcCjYtppYChCSdYcWFX"},
+		{TxListingUpdated, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "signing_public_key": key,
+			"listing_nonce": "lst_8HdN2kVq5TzR1wLmXp7bJe", "marketplace": "crtx.example.com", "replaces": "3FZbgi29cpjq2GjdwV8eyHuJJnkLtktZc5", "changed": "signing_public_key"},
+			`{"agent_id":"agt_8zmONHevjO0ED8RI","creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"ListingUpdated","listing_nonce":"lst_8HdN2kVq5TzR1wLmXp7bJe","marketplace":"crtx.example.com","replaces":"3FZbgi29cpjq2GjdwV8eyHuJJnkLtktZc5","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
+			"4BBpMvqPyYo6y9aXASoWNMZq4VTYkzkTGopsLGRR3KfgDpMpTfycrSXoD3EKjHbEyyuTsNjhp8896pKKb3XvFz6Y",
+			"4jZ7emfPtT3mcnsZm99XN2ZvggLSDW5azqdxqEegM5LxuutcFgumM5Z7qbjoZzhndwUmHVNdLPjEUGwJuVtszwGU"},
+		// Written with nonces, before statements named the marketplace and
+		// the key they replace: still checked as signed.
 		{TxAgentListed, map[string]string{"agent_id": "agt_8zmONHevjO0ED8RI", "creator": creator, "name": "Word counter",
 			"price_per_call_usdc": "0.05", "signing_public_key": key, "listing_nonce": "lst_4fQx9ZbT2mKpW7sLrN3vYc", "status": "active"},
 			`{"creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"AgentListed","listing_nonce":"lst_4fQx9ZbT2mKpW7sLrN3vYc","name":"Word counter","price_per_call_usdc":"0.05","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}`,
@@ -113,10 +126,17 @@ func TestListingStatementRefusals(t *testing.T) {
 		"price as a float":    {TxAgentListed, with("price_per_call_usdc", "5e-2")},
 		"price not a number":  {TxAgentListed, with("price_per_call_usdc", "five cents")},
 		"name not UTF-8":      {TxAgentListed, with("name", "caf\xe9")},
+		"empty marketplace":   {TxAgentListed, with("marketplace", "")},
+		"marketplace a URL":   {TxAgentListed, with("marketplace", "https://crtx.example.com/")},
+		"empty replaces":      {TxListingUpdated, with("replaces", "")},
 	} {
 		if b, err := ListingStatement(tc.kind, tc.data); !errors.Is(err, ErrListingStatement) {
 			t.Errorf("%s: %s, %v", name, b, err)
 		}
+	}
+	// An AgentListed replaces nothing: a replaces in its data is not signed.
+	if b, err := ListingStatement(TxAgentListed, with("replaces", "x")); err != nil || bytes.Contains(b, []byte("replaces")) {
+		t.Errorf("an AgentListed with replaces: %s, %v", b, err)
 	}
 	// A ListingUpdated signs neither the name nor the price.
 	if _, err := ListingStatement(TxListingUpdated, with("price_per_call_usdc", "")); err != nil {

@@ -16,6 +16,9 @@ type CreatorAgent struct {
 	UpdatedAt        time.Time `json:"updated_at"`
 	// Suspended is true while the operator keeps the agent out of the catalog.
 	Suspended bool `json:"suspended"`
+	// KeyTransaction is the ledger transaction that registered the agent's
+	// signing key: what a statement changing the key names as replaces.
+	KeyTransaction string `json:"key_transaction"`
 }
 
 // CreatorAgentList is the answer of GET /v1/creator/agents.
@@ -35,6 +38,9 @@ type CreatorProfile struct {
 type ListingNonce struct {
 	Nonce     string    `json:"nonce"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Marketplace is the host of the marketplace's public URL, which the
+	// statement names.
+	Marketplace string `json:"marketplace"`
 }
 
 // TestReport is the answer of POST /v1/creator/test-execution and what the

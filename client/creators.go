@@ -44,23 +44,43 @@ func (c *Client) WithAgentKey(keys ...ed25519.PrivateKey) *Client {
 }
 
 // sign, for a client of SignIn and a p that registers a key (a new listing,
-// or a change naming a key), fills p.ListingNonce with a new nonce when it
-// and both signatures are nil, p.CreatorSignature when it is nil, and p.KeySignature when c holds
-// the key p names and p has none. A p that lacks what the statement needs
+// or a change naming a key), fills, when p has no signatures yet,
+// p.ListingNonce and p.Marketplace from a new nonce when they are nil and
+// p.Replaces with the listing's key transaction for a change; then
+// p.CreatorSignature when it is nil, and p.KeySignature when c holds the
+// key p names and p has none. A p that lacks what the statement needs
 // (a name, a price, a key) is sent unsigned, so that the marketplace's
 // answer names the field at fault, as for any other invalid listing.
 func (c *Client) sign(ctx context.Context, p *crtx.ListingParams, agentID string) error {
 	if c.wallet == nil || (agentID != "" && p.SigningPublicKey == nil) {
 		return nil
 	}
-	// Signatures the caller made cover a nonce of the caller's: one added
-	// here would not be theirs.
-	if p.ListingNonce == nil && p.CreatorSignature == nil && p.KeySignature == nil {
-		n, err := c.ListingNonce(ctx)
-		if err != nil {
-			return err
+	// Signatures the caller made cover a nonce, a marketplace and a key
+	// transaction of the caller's: one added here would not be theirs.
+	if p.CreatorSignature == nil && p.KeySignature == nil {
+		if p.ListingNonce == nil || p.Marketplace == nil {
+			n, err := c.ListingNonce(ctx)
+			if err != nil {
+				return err
+			}
+			if p.ListingNonce == nil {
+				p.ListingNonce = &n.Nonce
+			}
+			if p.Marketplace == nil {
+				p.Marketplace = &n.Marketplace
+			}
 		}
-		p.ListingNonce = &n.Nonce
+		if agentID != "" && p.Replaces == nil {
+			agents, err := c.CreatorAgents(ctx)
+			if err != nil {
+				return err
+			}
+			for _, a := range agents {
+				if a.AgentID == agentID && a.KeyTransaction != "" {
+					p.Replaces = &a.KeyTransaction
+				}
+			}
+		}
 	}
 	if p.CreatorSignature == nil {
 		_ = SignListing(c.wallet, p, agentID)
@@ -102,9 +122,10 @@ func (c *Client) SignListingKey(key ed25519.PrivateKey, p *crtx.ListingParams, a
 // SignListing sets p.CreatorSignature to wallet's signature of the listing
 // statement (crtx.ListingStatement, docs/creators.md) that the marketplace
 // checks: for a new listing (agentID "") over the creator, name, price,
-// signing key and listing nonce of p, which must all be set (the nonce from
-// ListingNonce); for a change of agentID's listing over the new signing key
-// and the nonce, and only when p names a key (a change
+// signing key, listing nonce and marketplace of p, which must all be set
+// (the nonce and the marketplace from ListingNonce); for a change of
+// agentID's listing over the new signing key, the nonce, the marketplace
+// and replaces (the listing's KeyTransaction), and only when p names a key (a change
 // that keeps the key needs no signature, and p is left as it is). wallet is
 // the key of the creator's wallet, the one signed in.
 func SignListing(wallet ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
@@ -164,7 +185,15 @@ func listingStatement(wallet string, p *crtx.ListingParams, agentID string) ([]b
 	if p.ListingNonce == nil {
 		return nil, errors.New("sign listing: listing_nonce is required (ListingNonce gives one)")
 	}
-	data["signing_public_key"], data["listing_nonce"] = *p.SigningPublicKey, *p.ListingNonce
+	if p.Marketplace == nil {
+		return nil, errors.New("sign listing: marketplace is required (ListingNonce gives it)")
+	}
+	data["signing_public_key"], data["listing_nonce"], data["marketplace"] = *p.SigningPublicKey, *p.ListingNonce, *p.Marketplace
+	// A listing written before key transactions were kept has none to
+	// replace; the marketplace asks for replaces whenever it has one.
+	if agentID != "" && p.Replaces != nil {
+		data["replaces"] = *p.Replaces
+	}
 	stmt, err := crtx.ListingStatement(kind, data)
 	if err != nil {
 		return nil, fmt.Errorf("sign listing: %w", err)

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"time"
 
@@ -100,7 +101,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	if err != nil {
 		return r, err
 	}
-	kerr := c.listingKey(ctx, rec, authority)
+	kerr := c.listingKey(ctx, rec, authority, wk.PublicURL)
 	add("listing key", kerr == nil, "%s", orOK(kerr, "the creator's wallet (and the key) signed the listing transaction that registered the key"))
 
 	proof, err := c.sealedProof(ctx, rec.Environment, record.ID)
@@ -132,8 +133,9 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 // listingKey checks that the record's signing key was registered by its
 // listing transaction, signed over the listing statement by the creator's
 // wallet and, when the transaction carries key_signature, by the key
-// itself (docs/verify.md, step 4).
-func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord, authority ed25519.PublicKey) error {
+// itself (docs/verify.md, step 4), for the marketplace at publicURL when the
+// statement names one.
+func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord, authority ed25519.PublicKey, publicURL string) error {
 	if rec.ListingTransaction == nil {
 		return errors.New("the record names no listing transaction")
 	}
@@ -143,6 +145,13 @@ func (c *Client) listingKey(ctx context.Context, rec api.ExecutionRecord, author
 	}
 	if t.Data["agent_id"] != rec.AgentID || t.Data["signing_public_key"] != rec.SigningPublicKey {
 		return fmt.Errorf("listing transaction %s registers %q for %s, not the record's key", t.ID, t.Data["signing_public_key"], t.Data["agent_id"])
+	}
+	// Every statement written since it was required names the marketplace
+	// it was signed for: another's is no authority here.
+	if m, ok := t.Data["marketplace"]; ok {
+		if u, err := url.Parse(publicURL); err != nil || u.Host != m {
+			return fmt.Errorf("listing transaction %s was signed for the marketplace %q, not this one (%s)", t.ID, m, publicURL)
+		}
 	}
 	stmt, err := crtx.ListingStatement(t.Kind, t.Data)
 	if err != nil {

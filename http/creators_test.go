@@ -123,10 +123,25 @@ func withSignatures(c *client.Client, body map[string]any, agentID string) map[s
 		return body
 	}
 	var p crtx.ListingParams
-	if n, ok := body["listing_nonce"].(string); ok {
-		p.ListingNonce = &n
-	} else if n, err := c.ListingNonce(ctx); err == nil {
+	n, err := c.ListingNonce(ctx)
+	if s, ok := body["listing_nonce"].(string); ok {
+		p.ListingNonce = &s
+	} else if err == nil {
 		p.ListingNonce = &n.Nonce
+	}
+	if s, ok := body["marketplace"].(string); ok {
+		p.Marketplace = &s
+	} else if err == nil {
+		p.Marketplace = &n.Marketplace
+	}
+	if s, ok := body["replaces"].(string); ok {
+		p.Replaces = &s
+	} else if agents, err := c.CreatorAgents(ctx); err == nil && agentID != "" {
+		for _, a := range agents {
+			if a.AgentID == agentID {
+				p.Replaces = &a.KeyTransaction
+			}
+		}
 	}
 	for k, dst := range map[string]any{"name": &p.Name, "price_per_call_usdc": &p.Price, "signing_public_key": &p.SigningPublicKey} {
 		if v, ok := body[k]; ok {
@@ -139,6 +154,12 @@ func withSignatures(c *client.Client, body map[string]any, agentID string) map[s
 	out := map[string]any{}
 	if p.ListingNonce != nil {
 		out["listing_nonce"] = *p.ListingNonce
+	}
+	if p.Marketplace != nil {
+		out["marketplace"] = *p.Marketplace
+	}
+	if p.Replaces != nil && agentID != "" {
+		out["replaces"] = *p.Replaces
 	}
 	if c.SignListing(&p, agentID) == nil && p.CreatorSignature != nil {
 		out["creator_signature"] = *p.CreatorSignature

@@ -233,16 +233,18 @@ func TestEditKeepsASuspensionMadeMeanwhile(t *testing.T) {
 func TestListingCreatorSignature(t *testing.T) {
 	m := newMarket(t, "10")
 	svc := newService(t, echo)
+	var host string
 	nonce := func() string {
 		t.Helper()
 		n, err := m.creatorC.ListingNonce(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		host = n.Marketplace
 		return n.Nonce
 	}
 	n1 := nonce()
-	p := params(svc, "0.05").with("listing_nonce", n1)
+	p := params(svc, "0.05").with("listing_nonce", n1).with("marketplace", host)
 	statement := func(kind crtx.TxKind, data map[string]string) []byte {
 		t.Helper()
 		b, err := crtx.ListingStatement(kind, data)
@@ -252,7 +254,7 @@ func TestListingCreatorSignature(t *testing.T) {
 		return b
 	}
 	listed := statement(crtx.TxAgentListed, map[string]string{"creator": m.creatorW.address, "name": "Word counter",
-		"price_per_call_usdc": "0.05", "signing_public_key": svc.PubKey, "listing_nonce": n1})
+		"price_per_call_usdc": "0.05", "signing_public_key": svc.PubKey, "listing_nonce": n1, "marketplace": host})
 	// send posts or patches body as it is, with no signature added.
 	send := func(method, path string, body map[string]any) error {
 		b, _ := json.Marshal(body)
@@ -350,10 +352,11 @@ func TestListingCreatorSignature(t *testing.T) {
 	// A new key needs the wallet's signature over the agent and the key.
 	next := newService(t, echo)
 	n2 := nonce()
-	change := map[string]any{"endpoint_url": next.URL, "signing_public_key": next.PubKey, "listing_nonce": n2}
+	change := map[string]any{"endpoint_url": next.URL, "signing_public_key": next.PubKey, "listing_nonce": n2,
+		"marketplace": host, "replaces": agentListed.ID}
 	ce := wantCode(t, send("PATCH", "/v1/creator/agents/"+a.AgentID, change), 400, "invalid_request")
 	rekeyed := statement(crtx.TxListingUpdated, map[string]string{"agent_id": a.AgentID, "creator": m.creatorW.address,
-		"signing_public_key": next.PubKey, "listing_nonce": n2})
+		"signing_public_key": next.PubKey, "listing_nonce": n2, "marketplace": host, "replaces": agentListed.ID})
 	if !strings.HasPrefix(ce.Message, "creator_signature: is required") || !strings.Contains(ce.Message, string(rekeyed)) {
 		t.Errorf("message %q does not say what to sign", ce.Message)
 	}

@@ -93,18 +93,20 @@ func TestResaleThroughAProxyIsRefused(t *testing.T) {
 	// service answers: a reply proves nothing about who holds the key.
 	rw, reseller := m.creatorOf("100")
 	px := newProxy(t, victim.URL)
+	var host string
 	nonce := func() string {
 		t.Helper()
 		n, err := reseller.ListingNonce(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		host = n.Marketplace
 		return n.Nonce
 	}
 	n := nonce()
-	p := params(service{URL: px.URL, PubKey: victim.PubKey}, "0.05").with("name", "Resold").with("listing_nonce", n)
+	p := params(service{URL: px.URL, PubKey: victim.PubKey}, "0.05").with("name", "Resold").with("listing_nonce", n).with("marketplace", host)
 	resold := statementFor(t, crtx.TxAgentListed, map[string]string{"creator": rw.address, "name": "Resold",
-		"price_per_call_usdc": "0.05", "signing_public_key": victim.PubKey, "listing_nonce": n})
+		"price_per_call_usdc": "0.05", "signing_public_key": victim.PubKey, "listing_nonce": n, "marketplace": host})
 	_, forger, _ := ed25519.GenerateKey(nil)
 	for name, keySig := range map[string]any{
 		"without a key signature":                  nil,
@@ -132,8 +134,9 @@ func TestResaleThroughAProxyIsRefused(t *testing.T) {
 	}
 	n = nonce()
 	rekey := statementFor(t, crtx.TxListingUpdated, map[string]string{"agent_id": ownAgent.AgentID, "creator": rw.address,
-		"signing_public_key": victim.PubKey, "listing_nonce": n})
+		"signing_public_key": victim.PubKey, "listing_nonce": n, "marketplace": host, "replaces": ownAgent.KeyTransaction})
 	b, _ := json.Marshal(map[string]any{"endpoint_url": px.URL, "signing_public_key": victim.PubKey, "listing_nonce": n,
+		"marketplace": host, "replaces": ownAgent.KeyTransaction,
 		"creator_signature": crtx.SignBase58(rw.key, rekey), "key_signature": crtx.SignBase58(forger, rekey)})
 	ce := wantCode(t, reseller.Do(ctx, "PATCH", "/v1/creator/agents/"+ownAgent.AgentID, "application/json", b, nil), 400, "invalid_request")
 	if !strings.HasPrefix(ce.Message, "key_signature: ") {
@@ -245,7 +248,11 @@ func TestListingStatementsAreOneTime(t *testing.T) {
 		}
 	}
 	fromLedger := func(p listingReq, d map[string]string) listingReq {
-		return p.with("listing_nonce", d["listing_nonce"]).with("creator_signature", d["creator_signature"]).with("key_signature", d["key_signature"])
+		p = p.with("listing_nonce", d["listing_nonce"]).with("marketplace", d["marketplace"])
+		if r, ok := d["replaces"]; ok {
+			p = p.with("replaces", r)
+		}
+		return p.with("creator_signature", d["creator_signature"]).with("key_signature", d["key_signature"])
 	}
 	balance := mainnetBalance(t, m.creatorC)
 	refused("the AgentListed replayed", "listing_nonce", send("POST", "/v1/creator/agents", fromLedger(params(svc, "0.05"), listed.Data)))
@@ -284,9 +291,25 @@ func TestListingStatementsAreOneTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	replay := fromLedger(listingReq{"endpoint_url": next.URL, "signing_public_key": next.PubKey}, rekeyed.Data)
-	refused("a key change replayed", "listing_nonce", send("PATCH", "/v1/creator/agents/"+a.AgentID, replay))
+	refused("a key change replayed", "replaces", send("PATCH", "/v1/creator/agents/"+a.AgentID, replay))
+	// Signed anew, with a fresh nonce, but for the key the listing had
+	// before: the statement binds the key transaction it replaces, so a
+	// change made for an earlier key does not move the listing now.
+	_, err = patch(m.creatorC, a.AgentID, map[string]any{"endpoint_url": next.URL, "signing_public_key": next.PubKey,
+		"replaces": rekeyed.Data["replaces"]})
+	refused("a key change for an earlier key", "replaces", err)
 	if mine, err := m.creatorC.CreatorAgents(ctx); err != nil || mine[0].SigningPublicKey != third.PubKey {
 		t.Errorf("after the replayed key change: %+v, %v", mine, err)
+	}
+	// A statement signed, as it should be, for another marketplace.
+	elsewhere := newService(t, echo)
+	_, err = list(m.creatorC, params(elsewhere, "0.05").with("name", "Elsewhere").with("marketplace", "market.example.org"))
+	refused("a listing signed for another marketplace", "marketplace", err)
+	_, err = patch(m.creatorC, a.AgentID, map[string]any{"endpoint_url": elsewhere.URL, "signing_public_key": elsewhere.PubKey,
+		"marketplace": "market.example.org"})
+	refused("a key change signed for another marketplace", "marketplace", err)
+	if mine, err := m.creatorC.CreatorAgents(ctx); err != nil || len(mine) != 1 || mine[0].SigningPublicKey != third.PubKey {
+		t.Errorf("after statements for another marketplace: %+v, %v", mine, err)
 	}
 }
 

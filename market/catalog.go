@@ -30,7 +30,7 @@ func (m *Market) listingView(it crtx.AgentListItem, env crtx.Environment) api.Ag
 func (m *Market) creatorView(it crtx.AgentListItem) api.CreatorAgent {
 	v := api.CreatorAgent{AgentListing: m.listingView(it, crtx.Mainnet), EndpointURL: it.Agent.EndpointURL,
 		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt,
-		Suspended: it.Agent.SuspendedAt != nil}
+		Suspended: it.Agent.SuspendedAt != nil, KeyTransaction: it.Agent.KeyTx}
 	return v
 }
 

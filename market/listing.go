@@ -51,15 +51,47 @@ func metadataHash(a crtx.Agent) string {
 }
 
 // signatures are what a listing transaction that registers a key carries
-// to show who authorised it: the marketplace's one-time nonce and the two
-// signatures of the statement that names it.
+// to show who authorised it: the marketplace's one-time nonce, the
+// marketplace and the key transaction the statement is bound to, and the
+// two signatures of the statement that names them.
 type signatures struct {
-	nonce, creator, key string
+	nonce, marketplace, replaces, creator, key string
 }
 
 // write puts the signatures into a transaction's data.
 func (s signatures) write(data map[string]string) {
 	data["listing_nonce"], data["creator_signature"], data["key_signature"] = s.nonce, s.creator, s.key
+	data["marketplace"] = s.marketplace
+	if s.replaces != "" {
+		data["replaces"] = s.replaces
+	}
+}
+
+// bound checks that p names what the statement of a kind transaction is
+// bound to, the marketplace's host and, for a key change, replaces (the
+// transaction that registered the listing's key as it is), and writes them
+// into data. The member is required, not filled in, so that the refusal of
+// a statement made elsewhere or for an earlier key says so rather than
+// failing as a bad signature.
+func (m *Market) bound(kind crtx.TxKind, data map[string]string, p crtx.ListingParams, replaces string) error {
+	switch {
+	case p.Marketplace == nil || *p.Marketplace == "":
+		return crtx.InvalidField("marketplace", "is required: the host of this marketplace's public URL, %q, which the listing statement names (POST /v1/creator/listing-nonces gives it)", m.domain)
+	case *p.Marketplace != m.domain:
+		return crtx.InvalidField("marketplace", "is %q, but this marketplace is %q: a listing statement signed for another marketplace is not valid here", *p.Marketplace, m.domain)
+	}
+	data["marketplace"] = m.domain
+	if kind != crtx.TxListingUpdated || replaces == "" {
+		return nil
+	}
+	switch {
+	case p.Replaces == nil || *p.Replaces == "":
+		return crtx.InvalidField("replaces", "is required: the listing's key_transaction, %q, the transaction that registered the key this change replaces", replaces)
+	case *p.Replaces != replaces:
+		return crtx.InvalidField("replaces", "is %q, but the listing's key was registered by %q: sign the change of the key the listing has now", *p.Replaces, replaces)
+	}
+	data["replaces"] = replaces
+	return nil
 }
 
 // listingSignatures checks that p carries a listing nonce and the two
@@ -72,7 +104,10 @@ func (s signatures) write(data map[string]string) {
 // list another's service behind a proxy and be paid for its work. The
 // nonce is used up when the transaction is written (useNonce): a statement
 // read from the ledger never serves again.
-func listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams) (signatures, error) {
+//
+// replaces is the listing's key transaction for a key change ("" for a new
+// listing, and for a listing written before key transactions were kept).
+func (m *Market) listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams, replaces string) (signatures, error) {
 	if p.ListingNonce == nil || *p.ListingNonce == "" {
 		return signatures{}, crtx.InvalidField("listing_nonce", "is required: POST /v1/creator/listing-nonces gives one, for the listing statement both signatures cover (docs/creators.md)")
 	}
@@ -80,11 +115,14 @@ func listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingP
 		return signatures{}, crtx.InvalidField("listing_nonce", "is not a nonce of POST /v1/creator/listing-nonces")
 	}
 	data["listing_nonce"] = *p.ListingNonce
+	if err := m.bound(kind, data, p, replaces); err != nil {
+		return signatures{}, err
+	}
 	stmt, err := crtx.ListingStatement(kind, data)
 	if err != nil {
 		return signatures{}, fmt.Errorf("listing signatures: %w", err)
 	}
-	s := signatures{nonce: *p.ListingNonce}
+	s := signatures{nonce: *p.ListingNonce, marketplace: data["marketplace"], replaces: data["replaces"]}
 	if s.creator, err = statementSignature("creator_signature", "your wallet", "creator", data, stmt, p.CreatorSignature); err != nil {
 		return signatures{}, err
 	}
@@ -106,7 +144,7 @@ func (m *Market) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string)
 
 // ListingNonce issues wallet a one-time listing nonce, valid for an hour.
 func (m *Market) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
-	n := api.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL)}
+	n := api.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL), Marketplace: m.domain}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: n.Nonce, Wallet: wallet, ExpiresAt: n.ExpiresAt})
 	})
@@ -170,7 +208,7 @@ func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.Listin
 	if err := apply(p, &a, true); err != nil {
 		return api.CreatorAgent{}, err
 	}
-	sigs, err := listingSignatures(crtx.TxAgentListed, listingData(a), p)
+	sigs, err := m.listingSignatures(crtx.TxAgentListed, listingData(a), p, "")
 	if err != nil {
 		return api.CreatorAgent{}, err
 	}
@@ -284,7 +322,7 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 		if a.SigningPublicKey == cur.SigningPublicKey {
 			return nil, nil
 		}
-		s, err := listingSignatures(crtx.TxListingUpdated, listingData(a), p)
+		s, err := m.listingSignatures(crtx.TxListingUpdated, listingData(a), p, cur.KeyTx)
 		return &s, err
 	}
 	before := a

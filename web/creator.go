@@ -61,8 +61,9 @@ type creatorData struct {
 	// Test holds the Test Execution tool's inputs, kept with its report.
 	Test map[string]string
 	// ListingNonce is the one-time nonce the listing form's statement
-	// names, new with each page (docs/creators.md).
-	ListingNonce string
+	// names, new with each page (docs/creators.md), and Marketplace the
+	// host the statement names with it.
+	ListingNonce, Marketplace string
 }
 
 // creator is the creator's dashboard: listings, the listing form, the
@@ -95,7 +96,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 		return err
 	}
 	out := h.outcome(r, v)
-	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form, Fields: out.Fields, ListingNonce: nonce.Nonce}
+	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form, Fields: out.Fields, ListingNonce: nonce.Nonce, Marketplace: nonce.Marketplace}
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
@@ -131,7 +132,7 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit)
 	form := listingForm(r)
 	p, err := listingParams(form)
 	p.CreatorSignature, p.KeySignature = formValue(r, "creator_signature"), formValue(r, "key_signature")
-	p.ListingNonce = formValue(r, "listing_nonce")
+	p.ListingNonce, p.Marketplace = formValue(r, "listing_nonce"), formValue(r, "marketplace")
 	if err == nil {
 		_, err = h.market.CreateListing(r.Context(), v.Wallet, p)
 	} else {
@@ -256,14 +257,14 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) e
 	if err != nil {
 		return err
 	}
-	return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields, ListingNonce: nonce.Nonce}).with(out))
+	return h.render(w, "edit", v.page("Edit "+a.Name+" — crtx", editData{Agent: a, Form: form, Fields: out.Fields, ListingNonce: nonce.Nonce, Marketplace: nonce.Marketplace}).with(out))
 }
 
 type editData struct {
-	Agent        api.CreatorAgent
-	Form         map[string]string
-	Fields       map[string]string
-	ListingNonce string // for a change of key, as creatorData's
+	Agent                     api.CreatorAgent
+	Form                      map[string]string
+	Fields                    map[string]string
+	ListingNonce, Marketplace string // for a change of key, as creatorData's
 }
 
 // saveListing applies the edit form: each change is a ListingUpdated; a new
@@ -274,7 +275,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	p, err := listingParams(form)
 	p.Name, p.PricingModel = nil, nil
 	p.CreatorSignature, p.KeySignature = formValue(r, "creator_signature"), formValue(r, "key_signature")
-	p.ListingNonce = formValue(r, "listing_nonce")
+	p.ListingNonce, p.Marketplace, p.Replaces = formValue(r, "listing_nonce"), formValue(r, "marketplace"), formValue(r, "replaces")
 	if err != nil {
 		err = errors.Join(err, market.CheckListing(p, false))
 	}

@@ -164,19 +164,19 @@ func TestFormsActOnce(t *testing.T) {
 	}
 	endpoint, pub := service(t)
 	_, page := b.send("GET", "/dashboard/creator", nil)
-	nm := nonceField.FindStringSubmatch(page)
-	if nm == nil {
-		t.Fatal("the creator page has no listing nonce")
+	nm, hm := nonceField.FindStringSubmatch(page), boundField.FindStringSubmatch(page)
+	if nm == nil || hm == nil || hm[1] != "marketplace" {
+		t.Fatal("the creator page has no listing nonce or marketplace")
 	}
 	statement, err := crtx.ListingStatement(crtx.TxAgentListed, map[string]string{"creator": wallet, "name": "Greeter",
-		"price_per_call_usdc": "0.05", "signing_public_key": pub, "listing_nonce": nm[1]})
+		"price_per_call_usdc": "0.05", "signing_public_key": pub, "listing_nonce": nm[1], "marketplace": hm[2]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	form := url.Values{"csrf": {b.token("/dashboard/creator")}, "name": {"Greeter"}, "tagline": {"Greets."}, "description": {"Greets."},
 		"tags": {"writing"}, "price_per_call_usdc": {"0.05"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
 		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
-		"creator_signature": {crtx.SignBase58(ck, statement)}, "key_signature": {crtx.SignBase58(agentKeyOf(pub), statement)}, "listing_nonce": {nm[1]}}
+		"creator_signature": {crtx.SignBase58(ck, statement)}, "key_signature": {crtx.SignBase58(agentKeyOf(pub), statement)}, "listing_nonce": {nm[1]}, "marketplace": {hm[2]}}
 	landing = same("listing", b.twice("/dashboard/creator/agents", form))
 	if _, body := b.send("GET", landing, nil); !strings.Contains(body, "Listed Greeter") {
 		t.Error("the listing's page does not say it was listed")

@@ -31,12 +31,31 @@ var nonceField = regexp.MustCompile(`name="listing_nonce" value="(lst_[0-9A-Za-z
 
 // nonce is the listing nonce of page's listing form.
 func (b dashboard) nonce(page string) string {
+	return b.statementFields(page)["listing_nonce"]
+}
+
+// boundField is a hidden member of a listing form's statement that binds it
+// to the marketplace and, in an edit form, to the key it replaces.
+var boundField = regexp.MustCompile(`name="(marketplace|replaces)" value="([^"]+)"`)
+
+// statementFields are the hidden members of the statement that page's
+// listing form was served with: its nonce, marketplace and, in an edit
+// form, the key transaction it replaces.
+func (b dashboard) statementFields(page string) map[string]string {
 	b.t.Helper()
-	m := nonceField.FindStringSubmatch(b.do("GET", page, nil))
+	html := b.do("GET", page, nil)
+	m := nonceField.FindStringSubmatch(html)
 	if m == nil {
 		b.t.Fatalf("%s has no listing nonce", page)
 	}
-	return m[1]
+	out := map[string]string{"listing_nonce": m[1]}
+	for _, f := range boundField.FindAllStringSubmatch(html, -1) {
+		out[f[1]] = f[2]
+	}
+	if out["marketplace"] == "" {
+		b.t.Fatalf("%s names no marketplace", page)
+	}
+	return out
 }
 
 var shownError = regexp.MustCompile(`<div class="error" role="alert">([^<]*)</div>`)
@@ -95,14 +114,15 @@ func TestListingFormSignature(t *testing.T) {
 	}
 	b := dashboard{t, d, s.SessionToken}
 	endpoint, pub := service(t)
-	n := b.nonce("/dashboard/creator")
+	sf := b.statementFields("/dashboard/creator")
+	n, host := sf["listing_nonce"], sf["marketplace"]
 	form := url.Values{"name": {" Greeter "}, "tagline": {"Greets."}, "description": {"Greets in French."}, "tags": {"writing"},
 		"price_per_call_usdc": {"0.050"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
 		"input_schema": {`{"type":"object"}`}, "output_schema": {`{"type":"string"}`}, "pricing_model": {"pay_per_use"},
-		"creator_signature": {""}, "listing_nonce": {n}}
+		"creator_signature": {""}, "listing_nonce": {n}, "marketplace": {host}}
 	// What app.js signs: the form's values as the marketplace reads them.
 	statement, err := crtx.ListingStatement(crtx.TxAgentListed, map[string]string{"creator": wallet, "name": "Greeter",
-		"price_per_call_usdc": "0.05", "signing_public_key": pub, "listing_nonce": n})
+		"price_per_call_usdc": "0.05", "signing_public_key": pub, "listing_nonce": n, "marketplace": host})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,15 +169,21 @@ func TestListingFormSignature(t *testing.T) {
 	if problem, _ := b.post(edit, edit, change); problem != "" {
 		t.Errorf("an edit that keeps the key: error %q", problem)
 	}
-	n2 := b.nonce(edit)
+	sf2 := b.statementFields(edit)
+	n2, replaces := sf2["listing_nonce"], sf2["replaces"]
+	if replaces == "" || replaces != mine[0].KeyTransaction {
+		t.Errorf("the edit form replaces %q, want the listing's key transaction %q", replaces, mine[0].KeyTransaction)
+	}
 	change.Set("endpoint_url", endpoint2)
 	change.Set("signing_public_key", pub2)
 	change.Set("listing_nonce", n2)
+	change.Set("marketplace", host)
+	change.Set("replaces", replaces)
 	problem, page = b.post(edit, edit, change)
 	if !strings.HasPrefix(problem, "creator_signature: is required") || !strings.Contains(page, `value="`+pub2+`"`) {
 		t.Errorf("unsigned key change: error shown %q", problem)
 	}
-	p := crtx.ListingParams{SigningPublicKey: &pub2, ListingNonce: &n2}
+	p := crtx.ListingParams{SigningPublicKey: &pub2, ListingNonce: &n2, Marketplace: &host, Replaces: &replaces}
 	if err := client.SignListing(ck, &p, id); err != nil {
 		t.Fatal(err)
 	}

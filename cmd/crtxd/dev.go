@@ -160,18 +160,27 @@ func writeOnce(path, content string) error {
 	return f.Close()
 }
 
-// sign signs p's listing statement, with a new listing nonce, with the
-// creator's wallet and the agent's key.
+// sign signs p's listing statement, with a new listing nonce and the
+// marketplace it names, and for a change the listing's key transaction it
+// replaces, with the creator's wallet and the agent's key.
 func sign(ctx context.Context, m *market.Market, wallet, agent ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
-	n, err := m.ListingNonce(ctx, crtx.Address(wallet.Public().(ed25519.PublicKey)))
+	creator := crtx.Address(wallet.Public().(ed25519.PublicKey))
+	n, err := m.ListingNonce(ctx, creator)
 	if err != nil {
 		return err
 	}
-	p.ListingNonce = &n.Nonce
+	p.ListingNonce, p.Marketplace = &n.Nonce, &n.Marketplace
+	if agentID != "" {
+		a, err := m.CreatorAgent(ctx, creator, agentID)
+		if err != nil {
+			return err
+		}
+		p.Replaces = &a.KeyTransaction
+	}
 	if err := client.SignListing(wallet, p, agentID); err != nil {
 		return err
 	}
-	return client.SignListingKey(agent, crtx.Address(wallet.Public().(ed25519.PublicKey)), p, agentID)
+	return client.SignListingKey(agent, creator, p, agentID)
 }
 
 func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.WaitGroup) (devState, error) {

@@ -127,10 +127,12 @@ func TestSampleListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every field a listing takes is there (status is for changes only;
-	// the nonce and signatures are made by whoever lists it, crtx creator
-	// create or the SDK, from the wallet key and the agent's), and nothing
+	// the nonce, the marketplace, the key replaced and the signatures are
+	// made by whoever lists it, crtx creator create or the SDK, from the
+	// marketplace's answers, the wallet key and the agent's), and nothing
 	// else.
-	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true, "listing_nonce": true}
+	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true, "listing_nonce": true,
+		"marketplace": true, "replaces": true}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatal(err)

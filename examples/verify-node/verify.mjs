@@ -348,7 +348,7 @@ async function verifyExecution(opts) {
       `by ${rec.signing_public_key}`, `does not verify with ${rec.signing_public_key}`));
 
     // 4. The key is the creator's.
-    listing = await checkListing(base, rec, authorityKey, waitMs);
+    listing = await checkListing(base, rec, authorityKey, waitMs, hostOf(wk.json.public_url));
   } else {
     // A failed execution: no result, nothing signed by the creator; the money went back.
     sameAmount('refunded_usdc = cost_usdc', rec.refunded_usdc, rec.cost_usdc);
@@ -357,7 +357,7 @@ async function verifyExecution(opts) {
     check('no result', rec.result_hash == null && rec.result == null && rec.ipfs_url == null,
       'result, result_hash and ipfs_url are null', `result_hash ${show(rec.result_hash)}, ipfs_url ${show(rec.ipfs_url)}`);
     // The listing the execution was dispatched under, when the record names it (step 4).
-    if (rec.listing_transaction != null) listing = await checkListing(base, rec, authorityKey, waitMs);
+    if (rec.listing_transaction != null) listing = await checkListing(base, rec, authorityKey, waitMs, hostOf(wk.json.public_url));
   }
 
   // 5. The ledger record.
@@ -459,8 +459,13 @@ function checkPostings(name, postings, want) {
     `got ${JSON.stringify(postings)}, want ${JSON.stringify(want)}`);
 }
 
+// hostOf is the host of a URL, as the listing statement names its marketplace; undefined if it is none.
+function hostOf(u) {
+  try { return new URL(u).host; } catch { return undefined; }
+}
+
 // Step 4: the listing transaction, its creator's signature, and (step 6 for it) its inclusion.
-async function checkListing(base, rec, authorityKey, waitMs) {
+async function checkListing(base, rec, authorityKey, waitMs, marketplace) {
   const lt = rec.listing_transaction;
   if (typeof lt !== 'string' || !lt) {
     report(false, 'listing transaction', `listing_transaction is ${show(lt)}`);
@@ -478,8 +483,14 @@ async function checkListing(base, rec, authorityKey, waitMs) {
     statement = { creator: d.creator, kind: 'AgentListed', name: d.name,
       price_per_call_usdc: d.price_per_call_usdc, signing_public_key: d.signing_public_key };
   else statement = { agent_id: d.agent_id, creator: d.creator, kind: 'ListingUpdated', signing_public_key: d.signing_public_key };
-  // The marketplace's one-time nonce, in every listing written since it was required.
+  // The marketplace's one-time nonce, the marketplace's host and, for a change of key, the key
+  // transaction it replaces: each in every listing written since it was required.
   if (d.listing_nonce !== undefined) statement.listing_nonce = d.listing_nonce;
+  if (d.marketplace !== undefined) {
+    statement.marketplace = d.marketplace;
+    same('listing signed for this marketplace', d.marketplace, marketplace);
+  }
+  if (tx.kind === 'ListingUpdated' && d.replaces !== undefined) statement.replaces = d.replaces;
   const missing = Object.entries(statement).filter(([, v]) => typeof v !== 'string').map(([k]) => k);
   if (missing.length || typeof d.creator_signature !== 'string') {
     report(false, "creator's signature over the listing statement",
@@ -737,8 +748,17 @@ function selfTest() {
       '{"creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"AgentListed","listing_nonce":"lst_4fQx9ZbT2mKpW7sLrN3vYc","name":"Word counter","price_per_call_usdc":"0.05","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}');
     check('listing example: AgentListed creator_signature with a nonce', ed25519Verify(wallet, nonced,
       '2ZjwHTX29hAtenTPDEaG9pNvXHfwpv6WaUggtt6LxjECzd6NXk6cFuZH83ZCC3vF6tsrkysWAYGUYeY6Ehemvddg'), 'verifies', 'does not verify');
-    return check('listing example: AgentListed key_signature', ed25519Verify(agentKey, nonced,
+    check('listing example: AgentListed key_signature', ed25519Verify(agentKey, nonced,
       '3eQ5j8CsaEHYEh1xMFfKQn2qC1GGpDjB3cdVFZYdv4amucyK8JLr3QTF3tLUcxZ4eo78CNKBuNSFgqpRXD6NF9i4'), 'verifies', 'does not verify');
+    // As written today: the marketplace's host too, and for a key change the key transaction it replaces.
+    const bound = canonicalize({ agent_id: 'agt_8zmONHevjO0ED8RI', creator: wallet, kind: 'ListingUpdated', listing_nonce: 'lst_8HdN2kVq5TzR1wLmXp7bJe',
+      marketplace: 'crtx.example.com', replaces: '3FZbgi29cpjq2GjdwV8eyHuJJnkLtktZc5', signing_public_key: agentKey });
+    same('listing example: ListingUpdated statement with marketplace and replaces', bound,
+      '{"agent_id":"agt_8zmONHevjO0ED8RI","creator":"AKnL4NNf3DGWZJS6cPknBuEGnVsV4A4m5tgebLHaRSZ9","kind":"ListingUpdated","listing_nonce":"lst_8HdN2kVq5TzR1wLmXp7bJe","marketplace":"crtx.example.com","replaces":"3FZbgi29cpjq2GjdwV8eyHuJJnkLtktZc5","signing_public_key":"9hSR6S7WPtxmTojgo6GG3k4yDPecgJY292j7xrsUGWBu"}');
+    check('listing example: ListingUpdated creator_signature with marketplace and replaces', ed25519Verify(wallet, bound,
+      '4BBpMvqPyYo6y9aXASoWNMZq4VTYkzkTGopsLGRR3KfgDpMpTfycrSXoD3EKjHbEyyuTsNjhp8896pKKb3XvFz6Y'), 'verifies', 'does not verify');
+    return check('listing example: ListingUpdated key_signature with marketplace and replaces', ed25519Verify(agentKey, bound,
+      '4jZ7emfPtT3mcnsZm99XN2ZvggLSDW5azqdxqEegM5LxuutcFgumM5Z7qbjoZzhndwUmHVNdLPjEUGwJuVtszwGU'), 'verifies', 'does not verify');
   });
 
   // The worked example, as embedded here.

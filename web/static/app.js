@@ -57,13 +57,15 @@ async function signIn(jwk) {
 // an object with ASCII member names, that is JSON.stringify with the members
 // in sorted order. The values are the form's as the server reads them:
 // trimmed, and the price as Number#toString writes it, which is how crtx
-// writes amounts; the nonce is the one the page was served with. An edit
-// form names its agent (data-agent-id) and signs the
-// key change; the marketplace ignores the signatures when the key stays.
+// writes amounts; the nonce and the marketplace are those the page was
+// served with. An edit form names its agent (data-agent-id) and the key
+// transaction it replaces, and signs the key change; the marketplace
+// ignores the signatures when the key stays.
 function listingStatement(wallet, form) {
   const v = (name) => form.elements[name].value.trim();
-  const stmt = { creator: wallet, listing_nonce: v("listing_nonce"), signing_public_key: v("signing_public_key") };
-  if (form.dataset.agentId) Object.assign(stmt, { kind: "ListingUpdated", agent_id: form.dataset.agentId });
+  const stmt = { creator: wallet, listing_nonce: v("listing_nonce"), marketplace: v("marketplace"), signing_public_key: v("signing_public_key") };
+  if (form.dataset.agentId) Object.assign(stmt, { kind: "ListingUpdated", agent_id: form.dataset.agentId },
+    v("replaces") ? { replaces: v("replaces") } : {});
   else Object.assign(stmt, { kind: "AgentListed", name: v("name"), price_per_call_usdc: String(Number(v("price_per_call_usdc"))) });
   const sorted = Object.fromEntries(Object.keys(stmt).sort().map((k) => [k, stmt[k]]));
   return new TextEncoder().encode(JSON.stringify(sorted));
