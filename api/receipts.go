@@ -49,9 +49,9 @@ func (r Receipt) SignedBytes() ([]byte, error) {
 	return crtx.Canonical(r)
 }
 
-// receiptMembers are the names of Receipt's members, from its tags.
-func receiptMembers() []string {
-	t := reflect.TypeFor[Receipt]()
+// membersOf are the names of T's members, from its tags.
+func membersOf[T any]() []string {
+	t := reflect.TypeFor[T]()
 	names := make([]string, t.NumField())
 	for i := range names {
 		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
@@ -59,23 +59,36 @@ func receiptMembers() []string {
 	return names
 }
 
-// ReadReceipt reads a receipt as it was received, for checking its
-// signature: it returns the receipt, the bytes its signature must sign
-// (the RFC 8785 form of exactly what was received, without the
+// signedStatement is a statement the marketplace signs as a whole: a
+// receipt or a ruling.
+type signedStatement interface {
+	Receipt | Ruling
+	SignedBytes() ([]byte, error)
+}
+
+// readSigned reads a signed statement as it was received, for checking
+// its signature: it returns the statement, the bytes its signature must
+// sign (the RFC 8785 form of exactly what was received, without the
 // signature) and the signature. It refuses a member the layout does not
 // have, a name given twice (or twice but for case, which encoding/json
-// would take as one), and a receipt whose members do not read back as
-// the same receipt, so what it returns is what the signature covers.
-func ReadReceipt(data []byte) (r Receipt, signed []byte, signature string, err error) {
-	signed, signature, err = crtx.SignedJSON(data, receiptMembers(), "signature")
+// would take as one), and a statement whose members do not read back as
+// the same statement, so what it returns is what the signature covers.
+func readSigned[T signedStatement](data []byte, what string) (v T, signed []byte, signature string, err error) {
+	signed, signature, err = crtx.SignedJSON(data, membersOf[T](), "signature")
 	if err != nil {
-		return Receipt{}, nil, "", err
+		return v, nil, "", err
 	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Receipt{}, nil, "", err
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, nil, "", err
 	}
-	if again, err := r.SignedBytes(); err != nil || !bytes.Equal(again, signed) {
-		return Receipt{}, nil, "", errors.New("the receipt's members do not read back as it was received")
+	if again, err := v.SignedBytes(); err != nil || !bytes.Equal(again, signed) {
+		var zero T
+		return zero, nil, "", errors.New("the " + what + "'s members do not read back as it was received")
 	}
-	return r, signed, signature, nil
+	return v, signed, signature, nil
+}
+
+// ReadReceipt reads a receipt as it was received (readSigned).
+func ReadReceipt(data []byte) (r Receipt, signed []byte, signature string, err error) {
+	return readSigned[Receipt](data, "receipt")
 }

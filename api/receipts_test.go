@@ -32,7 +32,7 @@ func FuzzReadReceipt(f *testing.F) {
 		f.Add([]byte(s + string(genuine[1:])))
 	}
 	f.Add([]byte(`{}`))
-	known := receiptMembers()
+	known := membersOf[Receipt]()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, signed, signature, err := ReadReceipt(data)
 		if err != nil {

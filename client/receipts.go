@@ -21,6 +21,15 @@ func (c *Client) Receipt(ctx context.Context, id string) ([]byte, error) {
 	return raw, err
 }
 
+// Ruling fetches the marketplace's signed ruling of the resolved dispute of
+// an execution of the key's wallet, as its exact bytes, to read with
+// VerifyRuling. The error's code is dispute_not_found without a dispute,
+// not_final while it is open.
+func (c *Client) Ruling(ctx context.Context, id string) ([]byte, error) {
+	raw, err := do[json.RawMessage](ctx, c, "GET", "/v1/executions/"+url.PathEscape(id)+"/ruling", nil)
+	return raw, err
+}
+
 // VerifyReceipt checks a receipt offline, as received, against the
 // marketplace's signing key (signing_public_key in /.well-known/crtx.json,
 // kept from before), and returns what it states. The signature is checked
@@ -29,16 +38,29 @@ func (c *Client) Receipt(ctx context.Context, id string) ([]byte, error) {
 // (api.ReadReceipt). It takes bytes, not a Receipt, because a decoded
 // receipt has already lost what a decoder dropped.
 func VerifyReceipt(data []byte, marketplace ed25519.PublicKey) (api.Receipt, error) {
-	r, signed, signature, err := api.ReadReceipt(data)
+	return verifySigned(api.ReadReceipt, "receipt", data, marketplace)
+}
+
+// VerifyRuling checks a dispute's ruling offline, as VerifyReceipt does a
+// receipt.
+func VerifyRuling(data []byte, marketplace ed25519.PublicKey) (api.Ruling, error) {
+	return verifySigned(api.ReadRuling, "ruling", data, marketplace)
+}
+
+// verifySigned reads a statement the marketplace signs with read and
+// checks its signature with the marketplace's key.
+func verifySigned[T any](read func([]byte) (T, []byte, string, error), what string, data []byte, marketplace ed25519.PublicKey) (T, error) {
+	var zero T
+	v, signed, signature, err := read(data)
 	if err != nil {
-		return api.Receipt{}, err
+		return zero, err
 	}
 	sig, ok := strings.CutPrefix(signature, "ed25519:")
 	if !ok {
-		return api.Receipt{}, errors.New("the receipt's signature lacks the ed25519: prefix")
+		return zero, errors.New("the " + what + "'s signature lacks the ed25519: prefix")
 	}
 	if !crtx.VerifyBase58(marketplace, signed, sig) {
-		return api.Receipt{}, errors.New("the receipt's signature does not verify against the marketplace key")
+		return zero, errors.New("the " + what + "'s signature does not verify against the marketplace key")
 	}
-	return r, nil
+	return v, nil
 }

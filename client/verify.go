@@ -195,11 +195,17 @@ func (c *Client) sealedProof(ctx context.Context, env crtx.Environment, id strin
 	}
 }
 
-// receiptAgrees reports whether a receipt states what the record says.
+// receiptAgrees reports whether a receipt states what the record says. A
+// disputed execution keeps the receipt it had when it completed; the
+// dispute's outcome is its own statement (Ruling).
 func receiptAgrees(rc api.Receipt, rec api.ExecutionRecord) bool {
+	status := rec.Status
+	if status == crtx.ExecDisputed {
+		status = crtx.ExecCompleted
+	}
 	same := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	return rc.ExecutionID == rec.ExecutionID && rc.Environment == rec.Environment && rc.AgentID == rec.AgentID &&
-		rc.Status == rec.Status && rc.Cost == rec.Cost && rc.CreatorAmount == rec.CreatorAmount &&
+		rc.Status == status && rc.Cost == rec.Cost && rc.CreatorAmount == rec.CreatorAmount &&
 		rc.PlatformAmount == rec.PlatformAmount && rc.Refunded == rec.Refunded && same(rc.ResultHash, rec.ResultHash) &&
 		same(rc.CreatorSignature, rec.Signature) && rc.SigningPublicKey == rec.SigningPublicKey &&
 		same(rc.ListingTransaction, rec.ListingTransaction) && same(rc.LedgerTransaction, rec.LedgerTransaction)

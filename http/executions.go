@@ -133,6 +133,19 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.apiKey(r)
+	if err != nil {
+		return err
+	}
+	rl, err := s.market.Ruling(r.Context(), p, r.PathValue("execution_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rl)
+	return nil
+}
+
 var execStatuses = []string{"pending", "running", "completed", "failed", "disputed"}
 
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {

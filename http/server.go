@@ -83,6 +83,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"POST", "/v1/executions/{execution_id}/cancel", s.cancel},
 		{"GET", "/v1/executions/{execution_id}/events", s.events},
 		{"GET", "/v1/executions/{execution_id}/receipt", s.receipt},
+		{"GET", "/v1/executions/{execution_id}/ruling", s.ruling},
 		{"POST", "/v1/executions/{execution_id}/disputes", s.openDispute},
 		{"GET", "/ipfs/{cid}", s.ipfs},
 

@@ -2,6 +2,7 @@ package market
 
 import (
 	"context"
+	"errors"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -22,15 +23,57 @@ func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.
 			Message: "the execution is " + string(e.Status) + "; a receipt is issued once it is completed or failed"}
 	}
 	r := m.Record(e, "")
+	// A dispute is only ever opened on a completed execution, and its
+	// outcome is a statement of its own (Ruling): the receipt states the
+	// execution as it ended, the same bytes before and after a dispute.
+	status := e.Status
+	if status == crtx.ExecDisputed {
+		status = crtx.ExecCompleted
+	}
 	rc := api.Receipt{Version: api.ReceiptVersion, Issuer: m.cfg.PublicURL, ExecutionID: e.ID, Environment: e.Environment,
-		Wallet: e.Wallet, AgentID: e.AgentID, Status: e.Status, Cost: r.Cost, CreatorAmount: r.CreatorAmount,
+		Wallet: e.Wallet, AgentID: e.AgentID, Status: status, Cost: r.Cost, CreatorAmount: r.CreatorAmount,
 		PlatformAmount: r.PlatformAmount, Refunded: r.Refunded, ResultHash: r.ResultHash, CreatorSignature: r.Signature,
 		SigningPublicKey: r.SigningPublicKey, ListingTransaction: r.ListingTransaction, LedgerTransaction: r.LedgerTransaction,
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
-	b, err := rc.SignedBytes()
-	if err != nil {
-		return api.Receipt{}, internal("receipt", err)
+	rc.Signature, err = m.signStatement(rc.SignedBytes())
+	return rc, internal("receipt", err)
+}
+
+// Ruling is the marketplace's signed statement of the outcome of the
+// resolved dispute of an execution of p's wallet: dispute_not_found
+// without one, not_final while it is open.
+func (m *Market) Ruling(ctx context.Context, p crtx.Principal, id string) (api.Ruling, error) {
+	var e crtx.Execution
+	var d crtx.Dispute
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		if e, err = ownExecution(ctx, tx, p, id); err != nil {
+			return err
+		}
+		d, err = tx.DisputeByExecution(ctx, e.ID)
+		return err
+	})
+	if errors.Is(err, crtx.ErrNotFound) {
+		return api.Ruling{}, &crtx.Error{Code: crtx.CodeDisputeNotFound, ExecutionID: id, Message: "the execution has no dispute"}
 	}
-	rc.Signature = "ed25519:" + crtx.SignBase58(m.cfg.Signer, b)
-	return rc, nil
+	if err != nil {
+		return api.Ruling{}, internal("ruling", err)
+	}
+	if d.ResolvedAt == nil {
+		return api.Ruling{}, &crtx.Error{Code: crtx.CodeNotFinal, ExecutionID: id,
+			Message: "the dispute is open; a ruling is issued once the operator resolves it"}
+	}
+	rl := api.Ruling{Version: api.RulingVersion, Issuer: m.cfg.PublicURL, DisputeID: d.ID, ExecutionID: e.ID, Environment: e.Environment,
+		Wallet: e.Wallet, AgentID: e.AgentID, Reason: d.Reason, EvidenceHash: d.EvidenceHash, Outcome: d.Status,
+		Slashed: d.Slashed, Refunded: d.Refunded, OpenedAt: d.OpenedAt, ResolvedAt: *d.ResolvedAt}
+	rl.Signature, err = m.signStatement(rl.SignedBytes())
+	return rl, internal("ruling", err)
+}
+
+// signStatement signs the bytes of a statement with the marketplace key,
+// as "ed25519:" and base58.
+func (m *Market) signStatement(b []byte, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return "ed25519:" + crtx.SignBase58(m.cfg.Signer, b), nil
 }
