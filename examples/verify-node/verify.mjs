@@ -762,6 +762,25 @@ function selfTest() {
       '4jZ7emfPtT3mcnsZm99XN2ZvggLSDW5azqdxqEegM5LxuutcFgumM5Z7qbjoZzhndwUmHVNdLPjEUGwJuVtszwGU'), 'verifies', 'does not verify');
   });
 
+  // A block of version 1 with its transactions, as served (fixtures/ledger-v1.json, whose hashes
+  // the Go test TestVersion1Fixture checks against the marketplace's own code): Go's JSON escapes,
+  // times in microseconds and amounts in micro-USDC, hashed and sealed as version 1.
+  attempt('version 1 fixture', () => {
+    const f = JSON.parse(readFileSync(new URL('./fixtures/ledger-v1.json', import.meta.url), 'utf8'));
+    const txs = f.transactions, block = f.block;
+    check('version 1 fixture: versions', block.version === 1 && txs.length === block.tx_count && txs.every((t) => t.version === 1),
+      `a block and ${txs.length} transactions of version 1`, 'the fixture is not all version 1');
+    const hashes = txs.map((t) => transactionHash(t));
+    txs.forEach((t, i) => same(`version 1 fixture: transaction ${t.id} hash`, hashes[i], t.hash));
+    same('version 1 fixture: Merkle root', merkleRoot(hashes), block.merkle_root);
+    same('version 1 fixture: block hash', blockHash(block), block.hash);
+    check('version 1 fixture: authority signature', ed25519Verify(f.authority, Buffer.from(block.hash, 'hex'), block.signature),
+      `by ${f.authority}`, 'does not verify');
+    // Changed in one character of its escaped text, a transaction hashes otherwise.
+    const changed = { ...txs[1], data: { ...txs[1].data, note: txs[1].data.note.replace('&', '+') } };
+    return check('version 1 fixture: a changed transaction', transactionHash(changed) !== txs[1].hash, 'hashes otherwise', 'hashes the same');
+  });
+
   // The worked example, as embedded here.
   selfTestExample('example', EXAMPLE_TX, EXAMPLE_CANONICAL, EXAMPLE_CANONICAL_BYTES, EXAMPLE_HASH, EXAMPLE_ROOT, EXAMPLE_BLOCK, EXAMPLE_BLOCK_HASH);
 
