@@ -2,8 +2,6 @@ package http_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/crtx-market/crtx/creator"
@@ -17,17 +15,6 @@ import (
 // The SDK comes from npm: $CRTX_A2A_SDK is the node_modules directory
 // holding @a2a-js/sdk, which .ci/run installs at a pinned version.
 func TestA2AJavaScriptSDK(t *testing.T) {
-	modules := os.Getenv("CRTX_A2A_SDK")
-	if modules == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CRTX_A2A_SDK is not set; the A2A SDK interop test may not be skipped in CI")
-		}
-		t.Skip("set CRTX_A2A_SDK to a node_modules directory holding @a2a-js/sdk (npm install @a2a-js/sdk) to run the A2A SDK interop test")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("CRTX_A2A_SDK is set but node is not found: %v", err)
-	}
 	// One dispatch at a time: the waiting agent's first task holds it, so
 	// the second stays submitted until it is cancelled.
 	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxDispatches = 1 })
@@ -47,21 +34,8 @@ func TestA2AJavaScriptSDK(t *testing.T) {
 	// Released before the servers close (cleanups run last first).
 	t.Cleanup(func() { close(release) })
 
-	// The script imports the SDK from the directory npm installed it in;
-	// NODE_PATH does not reach ES modules, so it runs from a copy there.
-	script, err := os.ReadFile("testdata/a2a-client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(modules, dir+"/node_modules"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dir+"/a2a-client.mjs", script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, dir+"/a2a-client.mjs")
-	cmd.Env = append(os.Environ(), "CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT="+agent, "CRTX_WAITING_AGENT="+waiting)
+	cmd := nodeScript(context.Background(), t, "CRTX_A2A_SDK", "@a2a-js/sdk", "a2a-client.mjs",
+		"CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT="+agent, "CRTX_WAITING_AGENT="+waiting)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {

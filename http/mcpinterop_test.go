@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,23 +12,6 @@ import (
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 )
-
-// nodeModules is the node_modules folder named by the environment variable
-// name, where .ci/run installs an npm package with which a test shows a
-// protocol working with a client written elsewhere. Without it the test is
-// skipped on a developer's machine and fails in CI.
-func nodeModules(t *testing.T, name, what string) string {
-	t.Helper()
-	dir := os.Getenv(name)
-	_, err := exec.LookPath("node")
-	if dir == "" || err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set or node is missing; the %s interop test may not be skipped in CI", name, what)
-		}
-		t.Skipf("set %s to a node_modules folder holding %s (as .ci/run installs it), and install node, to run this test", name, what)
-	}
-	return dir
-}
 
 // gate is a channel closed once, by whichever comes first: the client's
 // word, or the end of the test.
@@ -52,7 +32,6 @@ func (g *gate) open() { g.once.Do(func() { close(g.c) }) }
 // and runs an agent as a task through tasks/*: http/testdata/mcp-client.mjs,
 // run with node against the SDK .ci/run installs ($CRTX_MCP_SDK).
 func TestMCPTypeScriptSDK(t *testing.T) {
-	modules := nodeModules(t, "CRTX_MCP_SDK", "@modelcontextprotocol/sdk")
 	// One dispatch slot, so that a held execution keeps the next one
 	// pending, for tasks/cancel.
 	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxDispatches = 1 })
@@ -76,24 +55,10 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	}), "0.25", map[string]any{"timeout_seconds": 20})
 	t.Cleanup(func() { running.open(); release.open() }) // before the service closes
 
-	// The script's imports are resolved from its own folder, as in a
-	// project of its own.
-	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join("testdata", "mcp-client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "mcp-client.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
 	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(run, "node", "mcp-client.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
+	cmd := nodeScript(run, t, "CRTX_MCP_SDK", "@modelcontextprotocol/sdk", "mcp-client.mjs",
+		"CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
