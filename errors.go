@@ -44,6 +44,13 @@ const (
 	CodeNotDisputable          = "not_disputable"
 	CodeDisputeNotFound        = "dispute_not_found"
 	CodeDisputeClosed          = "dispute_closed"
+	// CodeChainNotConfigured: deposits and withdrawals need a chain the
+	// environment lacks; CodeChainConfigured: money enters an environment
+	// with a chain only from the chain.
+	CodeChainNotConfigured = "chain_not_configured"
+	CodeChainConfigured    = "chain_configured"
+	CodeDepositNotFound    = "deposit_not_found"
+	CodeWithdrawalNotFound = "withdrawal_not_found"
 )
 
 // Error is an error a caller can act on: a code from the list above, a

@@ -22,6 +22,9 @@ const (
 	AccountTreasury   AccountKind = "treasury"   // the platform's fees
 	AccountIssuance   AccountKind = "issuance"   // where deposits come from; the only account below zero
 	AccountListing    AccountKind = "listing"    // an agent's listing (data, no funds)
+	// AccountWithdrawals holds what withdrawals in flight take from their
+	// wallets until the chain confirms or refuses them.
+	AccountWithdrawals AccountKind = "withdrawals"
 )
 
 // TxKind names a ledger transaction (CONTRACT §11).
@@ -42,6 +45,10 @@ const (
 	TxEscrowRefunded     TxKind = "EscrowRefunded"
 	TxDisputeOpened      TxKind = "DisputeOpened"
 	TxDisputeResolved    TxKind = "DisputeResolved"
+	// TxWithdrawalPaid moves a withdrawal out of the ledger once the chain
+	// finalized its transfer; TxWithdrawalRefunded returns a failed one.
+	TxWithdrawalPaid     TxKind = "WithdrawalPaid"
+	TxWithdrawalRefunded TxKind = "WithdrawalRefunded"
 )
 
 // AccountAddress derives an account's address as base58 of SHA-256 over its
@@ -55,6 +62,8 @@ func AccountAddress(kind AccountKind, id string) string {
 const (
 	TreasuryID = "platform"
 	IssuanceID = "usdc"
+	// WithdrawalsID is the one account of withdrawals in flight.
+	WithdrawalsID = "in-flight"
 )
 
 // Account is one ledger account of one environment.
@@ -268,6 +277,10 @@ type Block struct {
 	Version   int    `json:"version"`
 	Hash      string `json:"hash"`
 	Signature string `json:"signature"`
+	// Anchor is the Solana transaction whose memo names this block, once
+	// written; earlier blocks are bound to it through PrevHash. It is not
+	// part of the block's hash.
+	Anchor *Anchor `json:"anchor,omitempty"`
 }
 
 // GenesisPrevHash is the PrevHash of block 1.

@@ -236,6 +236,45 @@ type Tx interface {
 	// ListDisputes lists disputes, oldest first.
 	ListDisputes(ctx context.Context, q DisputeQuery) ([]Dispute, error)
 
+	InsertDeposit(ctx context.Context, d Deposit) error
+	Deposit(ctx context.Context, id string) (Deposit, error)
+	// Deposits lists a wallet's deposits in env, newest first, and counts all.
+	Deposits(ctx context.Context, wallet string, env Environment, limit, offset int) ([]Deposit, int, error)
+	// WatchedDeposits lists the deposits of env whose reference the watcher
+	// reads next: those not credited in full created after since, least
+	// recently checked first, at most limit.
+	WatchedDeposits(ctx context.Context, env Environment, since time.Time, limit int) ([]Deposit, error)
+	// CheckedDeposit records that the watcher read a deposit's payments at at.
+	CheckedDeposit(ctx context.Context, id string, at time.Time) error
+	// CreditDeposit claims p.Signature, once in the whole store (ErrConflict
+	// when it was claimed already), and adds p.Amount to its deposit's
+	// credits, turning it credited once they reach its amount.
+	CreditDeposit(ctx context.Context, p DepositPayment) error
+	// DepositPayments lists the payments credited to a deposit, oldest first.
+	DepositPayments(ctx context.Context, depositID string) ([]DepositPayment, error)
+	// DepositPayment finds a payment by its signature.
+	DepositPayment(ctx context.Context, signature string) (DepositPayment, error)
+	// DepositByReference finds the deposit of a reference.
+	DepositByReference(ctx context.Context, reference string) (Deposit, error)
+
+	InsertWithdrawal(ctx context.Context, w Withdrawal) error
+	// UpdateWithdrawal writes every mutable field of w (status, signature,
+	// raw, last valid block height, slot, reason, completed_at) while owner
+	// holds its lease; ErrConflict when it does not.
+	UpdateWithdrawal(ctx context.Context, w Withdrawal, owner string) error
+	Withdrawal(ctx context.Context, id string) (Withdrawal, error)
+	// Withdrawals lists a wallet's withdrawals in env, newest first, and counts all.
+	Withdrawals(ctx context.Context, wallet string, env Environment, limit, offset int) ([]Withdrawal, int, error)
+	// ClaimWithdrawals takes for owner up to limit withdrawals that are not
+	// final and whose lease ran out before now, extending each lease to
+	// until and counting an attempt. Concurrent claimers never get the same one.
+	ClaimWithdrawals(ctx context.Context, owner string, now, until time.Time, limit int) ([]Withdrawal, error)
+
+	// SetBlockAnchor records the Solana transaction that anchors a block.
+	SetBlockAnchor(ctx context.Context, env Environment, height int64, a Anchor) error
+	// LastAnchoredBlock returns the highest anchored block, or ErrNotFound.
+	LastAnchoredBlock(ctx context.Context, env Environment) (Block, error)
+
 	InsertWebhook(ctx context.Context, w Webhook) error
 	// ClaimWebhooks takes undelivered webhooks due at now and created after
 	// since, counts an attempt and moves next_at to until so that no other

@@ -1,0 +1,200 @@
+package crtx
+
+import (
+	"context"
+	"crypto/ed25519"
+	"strconv"
+	"time"
+)
+
+// Chain is one environment's Solana cluster, as the marketplace uses it: the
+// treasury that receives deposits and pays withdrawals, and the memos that
+// anchor the ledger's blocks. Package chain implements it over JSON-RPC; an
+// environment without one keeps its money on the ledger alone.
+type Chain interface {
+	// Cluster names the cluster for explorer links: "mainnet-beta",
+	// "devnet", "testnet", or "custom" with ExplorerRPC.
+	Cluster() string
+	// RPC is the JSON-RPC URL the chain was configured with.
+	RPC() string
+	// Treasury is the treasury wallet's address; TokenAccount its USDC
+	// associated token account; Mint the USDC mint.
+	Treasury() string
+	TokenAccount() string
+	Mint() string
+	// TokenAccountOf derives wallet's USDC associated token account, where
+	// its withdrawals go.
+	TokenAccountOf(wallet string) (string, error)
+	// Payments reads every transaction that names reference, newest first,
+	// and returns those that pay the treasury: no error, a TransferChecked
+	// of the mint into TokenAccount, the amount read from the token
+	// balances. Finalized is read from the signature's status, not from any
+	// commitment parameter.
+	Payments(ctx context.Context, reference string) ([]ChainPayment, error)
+	// Incoming lists the newest transfers of the mint into TokenAccount, at
+	// most limit, with every account key each transaction names (References).
+	Incoming(ctx context.Context, limit int) ([]ChainPayment, error)
+	// SignTransfer builds and signs a transaction that creates wallet's token
+	// account if missing and moves amount there from the treasury; it sends
+	// nothing.
+	SignTransfer(ctx context.Context, wallet string, amount USDC) (SignedTransfer, error)
+	// Send submits signed bytes; sending the same bytes twice is harmless.
+	Send(ctx context.Context, raw []byte) error
+	// Status looks a signature up; Found is false when the cluster has not
+	// seen it.
+	Status(ctx context.Context, signature string) (ChainStatus, error)
+	// BlockHeight is the finalized block height: past a transfer's
+	// LastValidBlockHeight, a transaction not found can never land.
+	BlockHeight(ctx context.Context) (uint64, error)
+	// Anchor writes memo in a transaction signed by authority, the treasury
+	// paying the fee, and waits until it is finalized.
+	Anchor(ctx context.Context, memo string, authority ed25519.PrivateKey) (Anchor, error)
+	// Balance is what TokenAccount holds; FeeBalance the treasury's SOL, in
+	// lamports, that pays transaction fees.
+	Balance(ctx context.Context) (USDC, error)
+	FeeBalance(ctx context.Context) (uint64, error)
+}
+
+// ChainPayment is one transfer into the treasury's token account.
+type ChainPayment struct {
+	Signature string
+	Slot      uint64
+	Amount    USDC
+	// From is the wallet that signed the transfer.
+	From      string
+	Finalized bool
+	// References are the account keys the transaction names (a Solana Pay
+	// reference is one of them), filled by Chain.Incoming.
+	References []string
+}
+
+// SignedTransfer is a withdrawal's transaction, signed and not sent.
+type SignedTransfer struct {
+	Signature            string
+	Raw                  []byte
+	LastValidBlockHeight uint64
+}
+
+// ChainStatus is what the cluster knows of a signature.
+type ChainStatus struct {
+	Found     bool
+	Finalized bool
+	Slot      uint64
+	// Err is the transaction's error, if it failed on the chain.
+	Err string
+}
+
+// Anchor binds a block to a Solana transaction whose memo names it.
+type Anchor struct {
+	Signature string `json:"signature"`
+	Slot      uint64 `json:"slot"`
+	Cluster   string `json:"cluster"`
+}
+
+// AnchorMemo is the memo that anchors block b: crtx:<environment>:<height>:<hash>.
+func AnchorMemo(b Block) string {
+	return "crtx:" + string(b.Environment) + ":" + strconv.FormatInt(b.Height, 10) + ":" + b.Hash
+}
+
+// DepositStatus is where a deposit request stands.
+type DepositStatus string
+
+const (
+	DepositAwaitingPayment DepositStatus = "awaiting_payment"
+	DepositCredited        DepositStatus = "credited"
+	DepositExpired         DepositStatus = "expired"
+)
+
+// DepositTTL is how long a deposit request waits for its payment; a payment
+// that arrives later is still credited.
+const DepositTTL = 24 * time.Hour
+
+// Deposit is a Solana Pay transfer request: a wallet asks to pay Amount into
+// the treasury, and every transfer that carries Reference is credited to it.
+type Deposit struct {
+	ID          string        `json:"deposit_id"`
+	Wallet      string        `json:"wallet"`
+	Environment Environment   `json:"environment"`
+	Amount      USDC          `json:"amount_usdc"`
+	Reference   string        `json:"reference"`
+	Memo        string        `json:"memo"`
+	Status      DepositStatus `json:"status"`
+	Credited    USDC          `json:"credited_usdc"`
+	CreatedAt   time.Time     `json:"created_at"`
+	ExpiresAt   time.Time     `json:"expires_at"`
+	// CheckedAt is when the watcher last read the reference's payments.
+	CheckedAt time.Time `json:"-"`
+}
+
+// StatusAt is the deposit's status at now: awaiting payment turns expired
+// after ExpiresAt.
+func (d Deposit) StatusAt(now time.Time) DepositStatus {
+	if d.Status == DepositAwaitingPayment && !now.Before(d.ExpiresAt) {
+		return DepositExpired
+	}
+	return d.Status
+}
+
+// DepositPayment is one transfer credited to a deposit: its signature is
+// claimed once, in the transaction that credits it.
+type DepositPayment struct {
+	Signature   string      `json:"signature"`
+	DepositID   string      `json:"deposit_id"`
+	Environment Environment `json:"environment"`
+	Amount      USDC        `json:"amount_usdc"`
+	Slot        uint64      `json:"slot"`
+	// TxID is the Deposit ledger transaction that credited it.
+	TxID       string    `json:"transaction_id"`
+	CreditedAt time.Time `json:"credited_at"`
+}
+
+// WithdrawalStatus is where a withdrawal stands.
+type WithdrawalStatus string
+
+const (
+	WithdrawalPending   WithdrawalStatus = "pending"
+	WithdrawalSent      WithdrawalStatus = "sent"
+	WithdrawalConfirmed WithdrawalStatus = "confirmed"
+	WithdrawalFailed    WithdrawalStatus = "failed"
+)
+
+// Final reports whether the withdrawal has ended.
+func (s WithdrawalStatus) Final() bool { return s == WithdrawalConfirmed || s == WithdrawalFailed }
+
+// Withdrawal pays a wallet's balance out to its own token account. Its row
+// is its durable work: the signed bytes are stored before they are sent, so
+// whichever process takes the lease next sends those bytes, or, once their
+// blockhash has provably expired unsent, signs anew.
+type Withdrawal struct {
+	ID          string           `json:"withdrawal_id"`
+	Wallet      string           `json:"wallet"`
+	Environment Environment      `json:"environment"`
+	Amount      USDC             `json:"amount_usdc"`
+	Destination string           `json:"destination"`
+	Status      WithdrawalStatus `json:"status"`
+	Signature   string           `json:"signature,omitempty"`
+	Slot        uint64           `json:"slot,omitempty"`
+	Reason      string           `json:"reason,omitempty"`
+	CreatedAt   time.Time        `json:"created_at"`
+	CompletedAt *time.Time       `json:"completed_at"`
+
+	Raw                  []byte    `json:"-"`
+	LastValidBlockHeight uint64    `json:"-"`
+	Attempts             int       `json:"-"`
+	LeaseOwner           string    `json:"-"`
+	LeaseUntil           time.Time `json:"-"`
+}
+
+// Reserve compares what the treasury holds on the chain with what the
+// ledger owes in one environment.
+type Reserve struct {
+	Environment   Environment `json:"environment"`
+	Treasury      string      `json:"treasury"`
+	TokenAccount  string      `json:"token_account"`
+	OnChain       USDC        `json:"on_chain_usdc"`
+	Liabilities   USDC        `json:"liabilities_usdc"`
+	Surplus       USDC        `json:"surplus_usdc"`
+	AnchoredBlock int64       `json:"anchored_block"`
+	Cluster       string      `json:"cluster"`
+	CheckedAt     time.Time   `json:"checked_at"`
+}
