@@ -3,6 +3,7 @@ package crtx
 import (
 	"context"
 	"crypto/ed25519"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -197,4 +198,18 @@ type Reserve struct {
 	AnchoredBlock int64       `json:"anchored_block"`
 	Cluster       string      `json:"cluster"`
 	CheckedAt     time.Time   `json:"checked_at"`
+}
+
+// SolanaExplorerURL is the Solana explorer's page of a transaction ("tx")
+// or an address ("address") on c's cluster.
+func SolanaExplorerURL(c Chain, kind, id string) string {
+	u := "https://explorer.solana.com/" + kind + "/" + id
+	switch c.Cluster() {
+	case "mainnet-beta":
+		return u
+	case "devnet", "testnet":
+		return u + "?cluster=" + c.Cluster()
+	default:
+		return u + "?cluster=custom&customUrl=" + url.QueryEscape(c.RPC())
+	}
 }

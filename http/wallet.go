@@ -62,11 +62,11 @@ func (s *Server) airdrop(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminDeposit(w http.ResponseWriter, r *http.Request) error {
-	return s.adminFunding(w, r, s.market.Deposit)
+	return s.adminFunding(w, r, s.market.OperatorDeposit)
 }
 
 func (s *Server) adminWithdraw(w http.ResponseWriter, r *http.Request) error {
-	return s.adminFunding(w, r, s.market.Withdraw)
+	return s.adminFunding(w, r, s.market.OperatorWithdraw)
 }
 
 func (s *Server) adminFunding(w http.ResponseWriter, r *http.Request,

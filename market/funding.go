@@ -116,6 +116,9 @@ func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (
 	if amount <= 0 || amount > m.cfg.AirdropMax {
 		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "amount_usdc must be more than 0 and at most %s", m.cfg.AirdropMax)
 	}
+	if err := m.offChain(crtx.Devnet); err != nil {
+		return crtx.Funding{}, err
+	}
 	var f crtx.Funding
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		now := m.now()
@@ -136,13 +139,15 @@ func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (
 	return f, internal("airdrop", err)
 }
 
-// Deposit credits mainnet or devnet funds that arrived outside crtx.
-func (m *Market) Deposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+// OperatorDeposit credits mainnet or devnet funds that arrived outside
+// crtx, in an environment without a chain.
+func (m *Market) OperatorDeposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	return m.operatorFunding(ctx, env, crtx.TxDeposit, wallet, amount)
 }
 
-// Withdraw debits funds that the operator pays out outside crtx.
-func (m *Market) Withdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+// OperatorWithdraw debits funds that the operator pays out outside crtx, in
+// an environment without a chain.
+func (m *Market) OperatorWithdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	return m.operatorFunding(ctx, env, crtx.TxWithdrawal, wallet, amount)
 }
 
@@ -155,6 +160,9 @@ func (m *Market) operatorFunding(ctx context.Context, env crtx.Environment, kind
 	}
 	if amount <= 0 {
 		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "amount_usdc must be more than 0")
+	}
+	if err := m.offChain(env); err != nil {
+		return crtx.Funding{}, err
 	}
 	var f crtx.Funding
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
@@ -183,4 +191,15 @@ func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kin
 	}
 	b, err := balance(ctx, tx, env, wallet)
 	return crtx.Funding{Transaction: lt, Balance: b}, err
+}
+
+// offChain refuses to create or destroy money by hand in an environment
+// with a chain: there, money enters and leaves only on the chain, so what
+// the ledger owes stays what the treasury holds.
+func (m *Market) offChain(env crtx.Environment) error {
+	if m.cfg.Chains[env] != nil {
+		return crtx.Errorf(crtx.CodeChainConfigured,
+			"%s has a chain: money enters it only by a deposit paid on the chain (POST /v1/wallet/deposits) and leaves by a withdrawal", env)
+	}
+	return nil
 }

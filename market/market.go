@@ -62,6 +62,17 @@ type Config struct {
 	// without having been told of a change: the most a change announced
 	// by another replica, and lost on the way, can be late. 0 means 5 s.
 	StreamRecheck time.Duration
+	// Chains are the Solana clusters of the environments that have one:
+	// their money enters by deposits paid on the chain and leaves by
+	// withdrawals the treasury signs, and their blocks are anchored there.
+	// An environment without one keeps its money on the ledger alone.
+	Chains map[crtx.Environment]crtx.Chain
+	// AnchorInterval is how often the newest sealed block of each
+	// environment with a chain is anchored; 0 means a minute.
+	AnchorInterval time.Duration
+	// ChainPoll is how often deposits are looked for and withdrawals
+	// followed on the chain; 0 means a second.
+	ChainPoll time.Duration
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
@@ -93,6 +104,9 @@ type Market struct {
 	hooks      *destinations                 // webhook destinations' pace
 	beats      *beats                        // the other replicas' heartbeats, as seen here
 	watches    *watches                      // the executions streams follow here
+	surplus    surpluses                     // the last reserve check's
+	// nudge wakes the withdrawal worker when a withdrawal is requested.
+	nudge chan struct{}
 	// outbox holds the ids of executions whose change the other replicas
 	// are yet to hear of (RunNotifications); nil on a store of one process.
 	outbox chan string
@@ -104,6 +118,7 @@ type Market struct {
 func Defaults() Config {
 	return Config{FeeBps: 100, AirdropMax: 1000 * crtx.MicroPerUSDC, AirdropsPerHour: 5, CollateralTiers: crtx.DefaultCollateralTiers,
 		MaxDispatches: 512, MaxDispatchShare: 0.25, MaxInFlightPerKey: 256, MaxInFlightPerWallet: 512,
+		AnchorInterval: time.Minute, ChainPoll: time.Second,
 		WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second, StreamRecheck: 5 * time.Second}
 }
 
@@ -119,6 +134,8 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	cfg.AirdropMax = cmp.Or(cfg.AirdropMax, def.AirdropMax)
 	cfg.AirdropsPerHour = cmp.Or(cfg.AirdropsPerHour, def.AirdropsPerHour)
 	cfg.Lease = cmp.Or(cfg.Lease, def.Lease)
+	cfg.AnchorInterval = cmp.Or(cfg.AnchorInterval, def.AnchorInterval)
+	cfg.ChainPoll = cmp.Or(cfg.ChainPoll, def.ChainPoll)
 	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, def.Heartbeat)
 	cfg.WebhookRetryBase = cmp.Or(cfg.WebhookRetryBase, def.WebhookRetryBase)
 	cfg.MaxDispatches = cmp.Or(cfg.MaxDispatches, def.MaxDispatches)
@@ -149,7 +166,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	if _, ok := store.(crtx.Notifier); ok {
 		outbox = make(chan string, outboxSize)
 	}
-	return &Market{outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
+	return &Market{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Deposit is a Solana Pay transfer request and what was credited to it:
+// the answer of POST and GET /v1/wallet/deposits.
+type Deposit struct {
+	DepositID    string             `json:"deposit_id"`
+	Environment  crtx.Environment   `json:"environment"`
+	Amount       crtx.USDC          `json:"amount_usdc"`
+	Recipient    string             `json:"recipient"`
+	Mint         string             `json:"mint"`
+	Reference    string             `json:"reference"`
+	Memo         string             `json:"memo"`
+	SolanaPayURL string             `json:"solana_pay_url"`
+	Status       crtx.DepositStatus `json:"status"`
+	CreatedAt    time.Time          `json:"created_at"`
+	ExpiresAt    time.Time          `json:"expires_at"`
+	Credited     crtx.USDC          `json:"credited_usdc"`
+	Payments     []DepositPayment   `json:"payments"`
+}
+
+// DepositPayment is one transfer credited to a deposit.
+type DepositPayment struct {
+	Signature     string    `json:"signature"`
+	Amount        crtx.USDC `json:"amount_usdc"`
+	Slot          uint64    `json:"slot"`
+	TransactionID string    `json:"transaction_id"`
+	CreditedAt    time.Time `json:"credited_at"`
+	ExplorerURL   string    `json:"explorer_url"`
+}
+
+// DepositPage is the answer of GET /v1/wallet/deposits.
+type DepositPage struct {
+	Deposits []Deposit `json:"deposits"`
+	Page
+}
+
+// Withdrawal is the answer of POST and GET /v1/wallet/withdrawals.
+type Withdrawal struct {
+	WithdrawalID string                `json:"withdrawal_id"`
+	Environment  crtx.Environment      `json:"environment"`
+	Amount       crtx.USDC             `json:"amount_usdc"`
+	Destination  string                `json:"destination"`
+	Status       crtx.WithdrawalStatus `json:"status"`
+	// Signature is the transfer's, once signed; it may change while the
+	// status is pending or sent (a transfer whose blockhash expired
+	// unsent is signed anew), never after.
+	Signature   *string    `json:"signature"`
+	Slot        *uint64    `json:"slot"`
+	Reason      *string    `json:"reason"`
+	CreatedAt   time.Time  `json:"created_at"`
+	CompletedAt *time.Time `json:"completed_at"`
+	ExplorerURL *string    `json:"explorer_url"`
+}
+
+// WithdrawalPage is the answer of GET /v1/wallet/withdrawals.
+type WithdrawalPage struct {
+	Withdrawals []Withdrawal `json:"withdrawals"`
+	Page
+}
+
+// Reserves is the answer of GET /v1/reserves.
+type Reserves struct {
+	Reserves []crtx.Reserve `json:"reserves"`
+}
+
+// ChainTransfer is a transfer into the treasury seen on the chain.
+type ChainTransfer struct {
+	Signature string    `json:"signature"`
+	Slot      uint64    `json:"slot"`
+	Amount    crtx.USDC `json:"amount_usdc"`
+	From      string    `json:"from"`
+	Finalized bool      `json:"finalized"`
+}
+
+// Unattributed is the answer of GET /v1/admin/deposits/unattributed: USDC
+// that reached the treasury carrying no deposit's reference.
+type Unattributed struct {
+	Transfers []ChainTransfer `json:"transfers"`
+}

@@ -1,0 +1,231 @@
+package market
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// MaxDeposit is the most one deposit request asks for.
+const MaxDeposit crtx.USDC = 1_000_000 * crtx.MicroPerUSDC
+
+// depositLookback is how long after its request a deposit's reference is
+// still read for late payments: past its expiry, once a minute.
+const depositLookback = 30 * 24 * time.Hour
+
+// chain returns env's chain, or chain_not_configured.
+func (m *Market) chain(env crtx.Environment) (crtx.Chain, error) {
+	if !env.Valid() {
+		return nil, crtx.Errorf(crtx.CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
+	}
+	c := m.cfg.Chains[env]
+	if c == nil {
+		msg := "%s has no chain configured: its money lives on the ledger alone"
+		if env == crtx.Devnet {
+			msg += " (add devnet funds with the airdrop: crtx airdrop)"
+		} else {
+			msg += " (the operator credits it: crtxd ledger deposit)"
+		}
+		return nil, crtx.Errorf(crtx.CodeChainNotConfigured, msg, env)
+	}
+	return c, nil
+}
+
+// Chain returns env's chain, nil when it has none.
+func (m *Market) Chain(env crtx.Environment) crtx.Chain { return m.cfg.Chains[env] }
+
+// CreateDeposit opens a Solana Pay transfer request for wallet to pay
+// amount into the treasury of env. Every transfer that carries its
+// reference is credited, once, when the chain has finalized it.
+func (m *Market) CreateDeposit(ctx context.Context, wallet string, env crtx.Environment, amount crtx.USDC) (crtx.Deposit, error) {
+	if _, err := m.chain(env); err != nil {
+		return crtx.Deposit{}, err
+	}
+	if amount <= 0 || amount > MaxDeposit {
+		return crtx.Deposit{}, crtx.InvalidField("amount_usdc", "must be more than 0 and at most %s", MaxDeposit)
+	}
+	// A reference is any 32-byte key no transaction names by chance; a
+	// fresh public key is one, in the form wallets expect.
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return crtx.Deposit{}, err
+	}
+	now := m.now()
+	d := crtx.Deposit{ID: crtx.NewID("dep_"), Wallet: wallet, Environment: env, Amount: amount,
+		Reference: crtx.Address(pub), Status: crtx.DepositAwaitingPayment, CreatedAt: now, ExpiresAt: now.Add(crtx.DepositTTL)}
+	d.Memo = "crtx deposit " + d.ID
+	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertDeposit(ctx, d) })
+	return d, internal("create deposit", err)
+}
+
+// DepositRequest is the Solana Pay transfer request that pays d.
+func (m *Market) DepositRequest(d crtx.Deposit) crtx.TransferRequest {
+	r := crtx.TransferRequest{Amount: d.Amount, References: []string{d.Reference}, Label: "crtx", Message: "Add funds to your crtx wallet", Memo: d.Memo}
+	if c := m.cfg.Chains[d.Environment]; c != nil {
+		r.Recipient, r.SPLToken = c.Treasury(), c.Mint()
+	}
+	return r
+}
+
+// Deposit returns one of wallet's deposits with the payments credited to it.
+func (m *Market) Deposit(ctx context.Context, wallet, id string) (crtx.Deposit, []crtx.DepositPayment, error) {
+	var d crtx.Deposit
+	var ps []crtx.DepositPayment
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		d, err = tx.Deposit(ctx, id)
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && d.Wallet != wallet) {
+			return crtx.Errorf(crtx.CodeDepositNotFound, "no deposit %q for this wallet", id)
+		}
+		if err != nil {
+			return err
+		}
+		ps, err = tx.DepositPayments(ctx, id)
+		return err
+	})
+	d.Status = d.StatusAt(m.now())
+	return d, ps, internal("deposit", err)
+}
+
+// Deposits lists wallet's deposits in env, newest first, and counts them all.
+func (m *Market) Deposits(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Deposit, int, error) {
+	var ds []crtx.Deposit
+	var n int
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		ds, n, err = tx.Deposits(ctx, wallet, env, limit, offset)
+		return err
+	})
+	now := m.now()
+	for i := range ds {
+		ds[i].Status = ds[i].StatusAt(now)
+	}
+	return ds, n, internal("deposits", err)
+}
+
+// RunDeposits reads the payments of open deposits every ChainPoll until ctx
+// ends: those of the last DepositTTL at each turn, older ones once a minute.
+func (m *Market) RunDeposits(ctx context.Context) {
+	turn := 0
+	every(ctx, m.cfg.ChainPoll, true, func(ctx context.Context) {
+		since := m.now().Add(-crtx.DepositTTL)
+		if turn%int(max(1, time.Minute/m.cfg.ChainPoll)) == 0 {
+			since = m.now().Add(-depositLookback)
+		}
+		turn++
+		for env := range m.cfg.Chains {
+			_, err := m.WatchDeposits(ctx, env, since)
+			m.failed(ctx, err, "watch deposits", "environment", env)
+		}
+	})
+}
+
+// WatchDeposits reads the payments of env's deposits requested since and
+// credits each finalized one not credited yet; it returns how many it credited.
+func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since time.Time) (int, error) {
+	c, err := m.chain(env)
+	if err != nil {
+		return 0, err
+	}
+	ds, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Deposit, error) {
+		return tx.WatchedDeposits(ctx, env, since, 100)
+	})
+	if err != nil {
+		return 0, err
+	}
+	credited := 0
+	for _, d := range ds {
+		ps, err := c.Payments(ctx, d.Reference)
+		if err != nil {
+			return credited, err
+		}
+		for _, p := range ps {
+			if !p.Finalized {
+				continue
+			}
+			ok, err := m.creditPayment(ctx, d, p)
+			if err != nil {
+				return credited, err
+			}
+			if ok {
+				credited++
+			}
+		}
+		if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.CheckedDeposit(ctx, d.ID, m.now()) }); err != nil {
+			return credited, err
+		}
+	}
+	return credited, nil
+}
+
+// creditPayment credits one finalized transfer to its deposit: the claim of
+// its signature and the Deposit ledger transaction commit together, so a
+// signature is credited once, whoever reads it again. It reports false
+// when the signature was claimed already.
+func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.ChainPayment) (bool, error) {
+	issuance := crtx.NewAccount(d.Environment, crtx.AccountIssuance, crtx.IssuanceID, "")
+	acct := crtx.NewAccount(d.Environment, crtx.AccountWallet, d.Wallet, d.Wallet)
+	data := map[string]string{"wallet": d.Wallet, "deposit_id": d.ID, "signature": p.Signature,
+		"reference": d.Reference, "slot": strconv.FormatUint(p.Slot, 10)}
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		lt, accounts := m.ledgerTx(d.Environment, crtx.TxDeposit, data,
+			[]crtx.Posting{{From: issuance.Address, To: acct.Address, Amount: p.Amount}}, issuance, acct)
+		if err := tx.CreditDeposit(ctx, crtx.DepositPayment{Signature: p.Signature, DepositID: d.ID, Environment: d.Environment,
+			Amount: p.Amount, Slot: p.Slot, TxID: lt.ID, CreditedAt: lt.CreatedAt}); err != nil {
+			return err
+		}
+		return tx.InsertTransaction(ctx, &lt, accounts...)
+	})
+	if errors.Is(err, crtx.ErrConflict) {
+		return false, nil
+	}
+	if err == nil {
+		m.cfg.Logger.Info("deposit credited", "deposit", d.ID, "wallet", d.Wallet, "environment", d.Environment,
+			"amount_usdc", p.Amount, "signature", p.Signature)
+	}
+	return err == nil, err
+}
+
+// Unattributed lists the newest transfers into env's treasury, at most
+// limit, that carry no known deposit's reference: money the operator must
+// return or attribute by hand, never keep.
+func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit int) ([]crtx.ChainPayment, error) {
+	c, err := m.chain(env)
+	if err != nil {
+		return nil, err
+	}
+	in, err := c.Incoming(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []crtx.ChainPayment
+	err = m.store.View(ctx, func(tx crtx.Tx) error {
+		for _, p := range in {
+			known, err := attributed(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			if !known {
+				out = append(out, p)
+			}
+		}
+		return nil
+	})
+	return out, internal("unattributed deposits", err)
+}
+
+// attributed reports whether a transfer was credited, or names a deposit's
+// reference (the watcher credits it once it is finalized).
+func attributed(ctx context.Context, tx crtx.Tx, p crtx.ChainPayment) (bool, error) {
+	if _, err := tx.DepositPayment(ctx, p.Signature); err == nil || !errors.Is(err, crtx.ErrNotFound) {
+		return err == nil, err
+	}
+	for _, ref := range p.References {
+		if _, err := tx.DepositByReference(ctx, ref); err == nil || !errors.Is(err, crtx.ErrNotFound) {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}

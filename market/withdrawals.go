@@ -1,0 +1,249 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// withdrawalLease is how long a process owns a withdrawal's work before any
+// other may take it over; withdrawalBatch how many one process takes at once.
+const (
+	withdrawalLease = 15 * time.Second
+	withdrawalBatch = 16
+)
+
+// Withdraw takes amount from wallet's balance in env and queues its payment
+// to the wallet's own token account: never to an address the request names,
+// so a stolen session can move money only to its owner.
+func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environment, amount crtx.USDC) (crtx.Withdrawal, error) {
+	c, err := m.chain(env)
+	if err != nil {
+		return crtx.Withdrawal{}, err
+	}
+	if amount <= 0 {
+		return crtx.Withdrawal{}, crtx.InvalidField("amount_usdc", "must be more than 0")
+	}
+	dest, err := c.TokenAccountOf(wallet)
+	if err != nil {
+		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeInvalidRequest, "this wallet has no token account address: %v", err)
+	}
+	w := crtx.Withdrawal{ID: crtx.NewID("wd_"), Wallet: wallet, Environment: env, Amount: amount, Destination: dest,
+		Status: crtx.WithdrawalPending, CreatedAt: m.now()}
+	acct := crtx.NewAccount(env, crtx.AccountWallet, wallet, wallet)
+	out := crtx.NewAccount(env, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		if err := tx.InsertWithdrawal(ctx, w); err != nil {
+			return err
+		}
+		_, err := m.post(ctx, tx, env, crtx.TxWithdrawal, map[string]string{"wallet": wallet, "withdrawal_id": w.ID, "destination": dest},
+			[]crtx.Posting{{From: acct.Address, To: out.Address, Amount: amount}}, acct, out)
+		if errors.Is(err, crtx.ErrInsufficientFunds) {
+			return &shortfall{env: env, wallet: wallet, need: amount,
+				format: "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC"}
+		}
+		return err
+	})
+	if err != nil {
+		return crtx.Withdrawal{}, internal("withdraw", m.explain(ctx, err))
+	}
+	select {
+	case m.nudge <- struct{}{}:
+	default:
+	}
+	return w, nil
+}
+
+// Withdrawal returns one of wallet's withdrawals.
+func (m *Market) Withdrawal(ctx context.Context, wallet, id string) (crtx.Withdrawal, error) {
+	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Withdrawal, error) { return tx.Withdrawal(ctx, id) })
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && w.Wallet != wallet) {
+		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeWithdrawalNotFound, "no withdrawal %q for this wallet", id)
+	}
+	return w, internal("withdrawal", err)
+}
+
+// Withdrawals lists wallet's withdrawals in env, newest first, and counts them all.
+func (m *Market) Withdrawals(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Withdrawal, int, error) {
+	var ws []crtx.Withdrawal
+	var n int
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		ws, n, err = tx.Withdrawals(ctx, wallet, env, limit, offset)
+		return err
+	})
+	return ws, n, internal("withdrawals", err)
+}
+
+// RunWithdrawals pays withdrawals until ctx ends: every ChainPoll, or at
+// once when one is requested here, it takes those whose lease ran out and
+// moves each as far as the chain lets it.
+func (m *Market) RunWithdrawals(ctx context.Context) {
+	t := time.NewTicker(m.cfg.ChainPoll)
+	defer t.Stop()
+	for {
+		_, err := m.PayWithdrawals(ctx)
+		m.failed(ctx, err, "pay withdrawals")
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.nudge:
+		}
+	}
+}
+
+// PayWithdrawals takes the withdrawals free to take and works on each until
+// it is final or its lease nears its end; it returns how many it took.
+func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
+	now := m.now()
+	until := now.Add(withdrawalLease)
+	var ws []crtx.Withdrawal
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		ws, err = tx.ClaimWithdrawals(ctx, m.replica, now, until, withdrawalBatch)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() {
+			// Stop short of the lease's end, so no other process takes
+			// the withdrawal over while this one still writes it.
+			wctx, cancel := context.WithDeadline(ctx, until.Add(-withdrawalLease/3))
+			defer cancel()
+			for ctx.Err() == nil {
+				done, err := m.payStep(wctx, &w)
+				if done || m.failed(ctx, err, "pay withdrawal", "withdrawal", w.ID) || wctx.Err() != nil {
+					return
+				}
+				select {
+				case <-wctx.Done():
+					return
+				case <-time.After(m.cfg.ChainPoll / 4):
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return len(ws), nil
+}
+
+// payStep moves w one step: sign and store, send, or follow what was sent.
+// It reports true once w is final. Each step is safe to repeat after a
+// crash at any point, because the bytes sent are always the bytes stored:
+//   - no signature stored: sign, store, then send;
+//   - the signature found on the chain: failed there, refund; finalized,
+//     confirm; else wait;
+//   - not found, its blockhash provably expired (the finalized height, read
+//     before the status, past its last valid height): it can never land,
+//     so sign anew (or, when the cluster refused the last send, refund);
+//   - not found otherwise: send the same bytes again.
+func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) {
+	c, err := m.chain(w.Environment)
+	if err != nil {
+		return false, err
+	}
+	if w.Signature == "" {
+		return false, m.signAndSend(ctx, c, w)
+	}
+	height, err := c.BlockHeight(ctx)
+	if err != nil {
+		return false, err
+	}
+	st, err := c.Status(ctx, w.Signature)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case st.Found && st.Err != "":
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, st.Slot, "the transfer failed on the chain: "+st.Err)
+	case st.Found && st.Finalized:
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalConfirmed, st.Slot, "")
+	case st.Found:
+		return false, nil
+	case height > w.LastValidBlockHeight && w.Reason != "":
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, 0, "the cluster refused the transfer: "+w.Reason)
+	case height > w.LastValidBlockHeight:
+		return false, m.signAndSend(ctx, c, w)
+	default:
+		return false, m.send(ctx, c, w)
+	}
+}
+
+// signAndSend signs a new transfer for w, stores its signature and bytes
+// (refused unless this process still holds w's lease), then sends them.
+func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
+	st, err := c.SignTransfer(ctx, w.Wallet, w.Amount)
+	if err != nil {
+		return err
+	}
+	next := *w
+	next.Signature, next.Raw, next.LastValidBlockHeight, next.Reason = st.Signature, st.Raw, st.LastValidBlockHeight, ""
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, next, m.replica) }); err != nil {
+		return err
+	}
+	*w = next
+	return m.send(ctx, c, w)
+}
+
+// send submits w's stored bytes and records that they left, or why the
+// cluster refused them.
+func (m *Market) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
+	next := *w
+	if err := c.Send(ctx, w.Raw); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		next.Reason = err.Error()
+	} else {
+		next.Status, next.Reason = crtx.WithdrawalSent, ""
+	}
+	if next.Status == w.Status && next.Reason == w.Reason {
+		return nil
+	}
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, next, m.replica) }); err != nil {
+		return err
+	}
+	*w = next
+	return nil
+}
+
+// endWithdrawal writes w's final status with its ledger transaction: paid
+// out of the withdrawals account into issuance once confirmed, or back to
+// the wallet once failed.
+func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status crtx.WithdrawalStatus, slot uint64, reason string) error {
+	next := *w
+	now := m.now()
+	next.Status, next.Slot, next.Reason, next.CompletedAt = status, slot, reason, &now
+	out := crtx.NewAccount(w.Environment, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
+	to, kind := crtx.NewAccount(w.Environment, crtx.AccountIssuance, crtx.IssuanceID, ""), crtx.TxWithdrawalPaid
+	if status == crtx.WithdrawalFailed {
+		to, kind = crtx.NewAccount(w.Environment, crtx.AccountWallet, w.Wallet, w.Wallet), crtx.TxWithdrawalRefunded
+	}
+	data := map[string]string{"wallet": w.Wallet, "withdrawal_id": w.ID, "signature": w.Signature}
+	if slot > 0 {
+		data["slot"] = strconv.FormatUint(slot, 10)
+	}
+	if reason != "" {
+		data["reason"] = reason
+	}
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		if err := tx.UpdateWithdrawal(ctx, next, m.replica); err != nil {
+			return err
+		}
+		_, err := m.post(ctx, tx, w.Environment, kind, data, []crtx.Posting{{From: out.Address, To: to.Address, Amount: w.Amount}}, out, to)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	*w = next
+	m.cfg.Logger.Info("withdrawal "+string(status), "withdrawal", w.ID, "wallet", w.Wallet, "environment", w.Environment,
+		"amount_usdc", w.Amount, "signature", w.Signature, "reason", reason)
+	return nil
+}
