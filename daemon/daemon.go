@@ -73,6 +73,15 @@ type Config struct {
 	MaxStreamsPerKey                        int
 	// MCP sessions open at once per API key and per wallet (0: no cap).
 	MCPSessionsPerKey, MCPSessionsPerWallet int
+	// Solana: each environment's JSON-RPC URL (empty: no chain, its money
+	// on the ledger alone) and USDC mint; the treasury's key file, which
+	// receives deposits, pays withdrawals and pays the fees; how often
+	// blocks are anchored, and how often the chain is read for deposits
+	// and withdrawals.
+	SolanaRPCMainnet, SolanaRPCDevnet string
+	USDCMintMainnet, USDCMintDevnet   string
+	TreasuryKeypair                   string
+	AnchorInterval, ChainPoll         time.Duration
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
 	// MetricsAddr, when set, serves GET /metrics there instead of on Addr.
@@ -98,6 +107,7 @@ func Defaults() Config {
 		MaxDispatchShare: md.MaxDispatchShare, MaxInFlightPerKey: md.MaxInFlightPerKey, MaxInFlightPerWallet: md.MaxInFlightPerWallet,
 		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxStreamsPerKey: 64,
 		MCPSessionsPerKey: 32, MCPSessionsPerWallet: 128,
+		USDCMintMainnet: USDCMainnet, USDCMintDevnet: USDCDevnet, AnchorInterval: md.AnchorInterval, ChainPoll: md.ChainPoll,
 		LogFormat: "text", LogLevel: "info"}
 }
 
@@ -126,6 +136,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--max-dispatch-share %v must be more than 0 and at most 1", c.MaxDispatchShare)
 	case c.MaxInFlightPerKey < 0 || c.MaxInFlightPerWallet < 0:
 		return errors.New("--max-inflight-per-key and --max-inflight-per-wallet must not be negative")
+	case (c.SolanaRPCMainnet != "" || c.SolanaRPCDevnet != "") && c.TreasuryKeypair == "":
+		return errors.New("--treasury-keypair is required with a Solana RPC: the key file (solana-keygen new -o treasury.json) of the wallet that holds the deposits and pays withdrawals and fees")
+	case c.AnchorInterval <= 0 || c.ChainPoll <= 0:
+		return errors.New("--anchor-interval and --chain-poll must be more than zero")
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
@@ -272,12 +286,23 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		store.Close()
 		return nil, nil, err
 	}
+	chains, err := openChains(cfg)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	bound, err := bindChains(ctx, store, chains)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := market.New(store, market.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
-		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log})
+		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
+		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll})
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -349,6 +374,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		unlock()
 		return nil, err
 	}
+	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
+		return fail(err)
+	}
 	var collectors []prometheus.Collector
 	if db, ok := store.(*sqldb.DB); ok { // SQLite's: PostgreSQL's store is a postgres.DB
 		collectors = sqlite.Collectors(db)
@@ -396,6 +424,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })
+	if len(m.Config().Chains) > 0 {
+		jobs.Go(func() { m.RunDeposits(ctx) })
+		jobs.Go(func() { m.RunWithdrawals(ctx) })
+		jobs.Go(func() { m.RunAnchors(ctx) })
+		jobs.Go(func() { m.RunReserveCheck(ctx) })
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	if cfg.PprofAddr != "" {

@@ -197,7 +197,7 @@ func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kin
 // with a chain: there, money enters and leaves only on the chain, so what
 // the ledger owes stays what the treasury holds.
 func (m *Market) offChain(env crtx.Environment) error {
-	if m.cfg.Chains[env] != nil {
+	if m.cfg.Chains[env] != nil || m.cfg.ChainBound[env] {
 		return crtx.Errorf(crtx.CodeChainConfigured,
 			"%s has a chain: money enters it only by a deposit paid on the chain (POST /v1/wallet/deposits) and leaves by a withdrawal", env)
 	}

@@ -67,6 +67,10 @@ type Config struct {
 	// withdrawals the treasury signs, and their blocks are anchored there.
 	// An environment without one keeps its money on the ledger alone.
 	Chains map[crtx.Environment]crtx.Chain
+	// ChainBound are the environments whose money has been held on a chain,
+	// configured in this process or not: no money enters or leaves them by
+	// hand (crtxd ledger deposit, the admin API, the airdrop).
+	ChainBound map[crtx.Environment]bool
 	// AnchorInterval is how often the newest sealed block of each
 	// environment with a chain is anchored; 0 means a minute.
 	AnchorInterval time.Duration

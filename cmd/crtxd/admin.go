@@ -13,6 +13,7 @@ import (
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/market"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // adminCommand holds the operator's commands, run against the store
@@ -32,6 +33,7 @@ token; the admin API (--admin-token-file) offers the same over HTTP.`
 		group("agents", "Suspend agents or lift a suspension",
 			setCommand("suspend AGENT_ID", "Take an agent out of the catalog and refuse its executions", true, suspend),
 			setCommand("unsuspend AGENT_ID", "Lift an agent's suspension", false, suspend)),
+		group("deposits", "Find USDC that reached the treasury with no deposit's reference", unattributedCommand()),
 		group("collateral", "Release delisted agents' collateral", offline(&cobra.Command{
 			Use:   "release",
 			Short: "Release the collateral due now, without waiting for the release job",
@@ -51,8 +53,17 @@ token; the admin API (--admin-token-file) offers the same over HTTP.`
 // offline gives cmd the store flags and a RunE that opens the existing
 // store and hands its market to fn.
 func offline(cmd *cobra.Command, fn func(ctx context.Context, m *market.Market, out io.Writer, args []string) error) *cobra.Command {
+	return offlineWith(cmd, nil, fn)
+}
+
+// offlineWith is offline with more flags bound to the configuration.
+func offlineWith(cmd *cobra.Command, flags func(*pflag.FlagSet, *daemon.Config),
+	fn func(ctx context.Context, m *market.Market, out io.Writer, args []string) error) *cobra.Command {
 	cfg := daemon.Defaults()
 	storeFlags(cmd.Flags(), &cfg)
+	if flags != nil {
+		flags(cmd.Flags(), &cfg)
+	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		m, store, err := daemon.OpenExisting(cmd.Context(), cfg)
 		if err != nil {
@@ -152,4 +163,37 @@ func setCommand(use, short string, on bool, set func(ctx context.Context, m *mar
 			}
 			return printJSON(out, v)
 		})
+}
+
+func unattributedCommand() *cobra.Command {
+	var env string
+	var limit int
+	cmd := offlineWith(&cobra.Command{
+		Use:   "unattributed",
+		Short: "List transfers into the treasury that carry no deposit's reference: return or attribute them, never keep them",
+		Example: `  crtxd admin deposits unattributed --environment mainnet --solana-rpc-mainnet https://api.mainnet-beta.solana.com \
+      --treasury-keypair treasury.json --data /var/lib/crtx`,
+		Args: cmdline.Args(),
+	}, chainFlags, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
+		e, err := crtx.ParseEnvironment("--environment", env)
+		if err != nil {
+			return err
+		}
+		ps, err := m.Unattributed(ctx, e, limit)
+		if err != nil {
+			return err
+		}
+		if len(ps) == 0 {
+			fmt.Fprintf(out, "every one of the last %d transfers into the %s treasury is attributed\n", limit, e)
+			return nil
+		}
+		fmt.Fprintf(out, "%-88s  %-12s  %-44s  %s\n", "SIGNATURE", "USDC", "FROM", "SLOT")
+		for _, p := range ps {
+			fmt.Fprintf(out, "%-88s  %-12s  %-44s  %d\n", p.Signature, p.Amount, p.From, p.Slot)
+		}
+		return nil
+	})
+	cmd.Flags().StringVar(&env, "environment", "mainnet", "mainnet or devnet")
+	cmd.Flags().IntVar(&limit, "limit", 100, "how many of the newest transfers into the treasury to read")
+	return cmd
 }

@@ -42,9 +42,21 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "streams one API key may have open at once in this process: execution events, A2A streams, MCP tasks/result (0: off)")
 	fs.IntVar(&cfg.MCPSessionsPerKey, "mcp-sessions-per-key", cfg.MCPSessionsPerKey, "MCP sessions one API key may keep open; past it the oldest idle one ends (0: no cap)")
 	fs.IntVar(&cfg.MCPSessionsPerWallet, "mcp-sessions-per-wallet", cfg.MCPSessionsPerWallet, "MCP sessions the API keys of one wallet may keep open together (0: no cap)")
+	chainFlags(fs, cfg)
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve GET /metrics on this address only (a private one) instead of on --addr")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve net/http/pprof on this address (keep it on loopback); off when empty")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for in-flight requests")
+}
+
+// chainFlags adds the flags of the Solana chains (docs/chain.md).
+func chainFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
+	fs.StringVar(&cfg.SolanaRPCMainnet, "solana-rpc-mainnet", cfg.SolanaRPCMainnet, "Solana JSON-RPC URL of mainnet's chain: deposits, withdrawals and anchors in USDC (empty: mainnet's money lives on the ledger alone)")
+	fs.StringVar(&cfg.SolanaRPCDevnet, "solana-rpc-devnet", cfg.SolanaRPCDevnet, "Solana JSON-RPC URL of devnet's chain (empty: devnet's money comes from the airdrop)")
+	fs.StringVar(&cfg.USDCMintMainnet, "usdc-mint-mainnet", cfg.USDCMintMainnet, "the USDC mint on mainnet's chain")
+	fs.StringVar(&cfg.USDCMintDevnet, "usdc-mint-devnet", cfg.USDCMintDevnet, "the USDC mint on devnet's chain")
+	fs.StringVar(&cfg.TreasuryKeypair, "treasury-keypair", cfg.TreasuryKeypair, "Solana CLI key file of the treasury wallet: receives deposits, pays withdrawals and transaction fees (required with a Solana RPC)")
+	fs.DurationVar(&cfg.AnchorInterval, "anchor-interval", cfg.AnchorInterval, "how often the newest ledger block is anchored on the chain, and the reserves checked")
+	fs.DurationVar(&cfg.ChainPoll, "chain-poll", cfg.ChainPoll, "how often the chain is read for deposits' payments and withdrawals' progress")
 }
 
 // envName is the variable a flag is also read from: --addr ⇔ CRTX_ADDR.

@@ -1,0 +1,98 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// The official USDC mints: the defaults of --usdc-mint-mainnet and
+// --usdc-mint-devnet.
+const (
+	USDCMainnet = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+	USDCDevnet  = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"
+)
+
+// chainMeta names the store's record that an environment's money is bound
+// to a chain: once one has run there, money never again enters it by hand,
+// even from an offline command started without the chain's flags.
+func chainMeta(env crtx.Environment) string { return "chain_mint_" + string(env) }
+
+// rpcOf returns the configured RPC and mint of env.
+func (c Config) rpcOf(env crtx.Environment) (rpc, mint string) {
+	if env == crtx.Mainnet {
+		return c.SolanaRPCMainnet, c.USDCMintMainnet
+	}
+	return c.SolanaRPCDevnet, c.USDCMintDevnet
+}
+
+// openChains returns the chain of each environment with an RPC configured;
+// it reaches none of them.
+func openChains(cfg Config) (map[crtx.Environment]crtx.Chain, error) {
+	chains := map[crtx.Environment]crtx.Chain{}
+	if cfg.SolanaRPCMainnet == "" && cfg.SolanaRPCDevnet == "" {
+		return chains, nil
+	}
+	treasury, err := keyfile.Load(cfg.TreasuryKeypair)
+	if err != nil {
+		return nil, fmt.Errorf("--treasury-keypair: %w", err)
+	}
+	for _, env := range crtx.Environments {
+		rpc, mint := cfg.rpcOf(env)
+		if rpc == "" {
+			continue
+		}
+		c, err := chain.New(chain.Config{RPC: rpc, Mint: mint, Treasury: treasury})
+		if err != nil {
+			return nil, fmt.Errorf("--solana-rpc-%s: %w", env, err)
+		}
+		chains[env] = c
+	}
+	return chains, nil
+}
+
+// bindChains records, for each environment with a chain, the mint its money
+// is held in, refusing another mint than the one recorded; and returns the
+// environments bound to a chain, configured here or not.
+func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environment]crtx.Chain) (map[crtx.Environment]bool, error) {
+	bound := map[crtx.Environment]bool{}
+	err := store.Update(ctx, func(tx crtx.Tx) error {
+		for _, env := range crtx.Environments {
+			have, err := tx.Meta(ctx, chainMeta(env))
+			if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+				return err
+			}
+			c := chains[env]
+			switch {
+			case c == nil:
+			case have == "":
+				if err := tx.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
+					return err
+				}
+			case have != c.Mint():
+				return fmt.Errorf("--usdc-mint-%s %s: the %s ledger holds money in mint %s", env, c.Mint(), env, have)
+			}
+			bound[env] = have != "" || c != nil
+		}
+		return nil
+	})
+	return bound, err
+}
+
+// ensureTreasuries creates each chain's treasury token account if missing.
+func ensureTreasuries(ctx context.Context, chains map[crtx.Environment]crtx.Chain) error {
+	for env, c := range chains {
+		ec, ok := c.(*chain.Client)
+		if !ok {
+			continue
+		}
+		if err := ec.EnsureTokenAccount(ctx); err != nil {
+			return fmt.Errorf("the %s treasury's token account: %w", env, err)
+		}
+	}
+	return nil
+}
