@@ -79,7 +79,7 @@ names another file).`,
 	root.AddGroup(&cobra.Group{ID: "wallet", Title: "Wallet and keys:"}, &cobra.Group{ID: "callers", Title: "Callers:"},
 		&cobra.Group{ID: "creators", Title: "Creators:"})
 	root.SetHelpCommandGroupID("")
-	for _, cmd := range []*cobra.Command{c.walletCmd(), c.loginCmd(), c.sessionCmd(), c.balanceCmd(), c.airdropCmd(), c.keysCmd()} {
+	for _, cmd := range []*cobra.Command{c.walletCmd(), c.loginCmd(), c.sessionCmd(), c.balanceCmd(), c.airdropCmd(), c.depositCmd(), c.withdrawCmd(), c.depositsCmd(), c.withdrawalsCmd(), c.keysCmd()} {
 		cmd.GroupID = "wallet"
 		root.AddCommand(cmd)
 	}
