@@ -1,6 +1,8 @@
 package http
 
 import (
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/market"
 	"net/http"
 	"strconv"
 	"time"
@@ -66,4 +68,21 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 // (Options.MetricsElsewhere).
 func (s *Server) Metrics() http.Handler {
 	return promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
+}
+
+// reserveGauges report, per environment with a chain, the surplus of the
+// last reserve check: what the treasury holds on the chain less what the
+// ledger owes. Below zero, the treasury cannot pay every wallet; alert on it.
+func reserveGauges(m *market.Market) []prometheus.Collector {
+	var out []prometheus.Collector
+	for _, env := range crtx.Environments {
+		if m.Chain(env) == nil {
+			continue
+		}
+		out = append(out, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "crtx_reserve_surplus_usdc", Help: "The treasury's USDC on the chain less what the ledger owes, at the last reserve check.",
+			ConstLabels: prometheus.Labels{"environment": string(env)},
+		}, func() float64 { return float64(m.Surpluses()[env]) / crtx.MicroPerUSDC }))
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func New(market *market.Market, opts Options) *Server {
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
 		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}},
 		nonces:  &limiter{rate: 1 / listingNonceEvery.Seconds(), burst: listingNonceBurst, buckets: map[string]*bucket{}}}
-	s.metrics = newMetrics(prometheus.NewRegistry(), opts.Collectors...)
+	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, reserveGauges(market)...)...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},
