@@ -15,7 +15,7 @@ import (
 // Databases an older crtxd left read and verify the same after the
 // migration that changed them: 0003 moved postings and references into
 // their transactions' rows; 0011 named the hash encoding of transactions
-// and blocks.
+// and blocks; 0016 gave blocks their anchors.
 func TestMigrations(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -24,6 +24,7 @@ func TestMigrations(t *testing.T) {
 	}{
 		{"ledger rows", 3, storetest.LedgerRowsMigration},
 		{"hash versions", 11, storetest.HashVersionMigration},
+		{"anchors", 16, storetest.AnchorMigration},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -49,4 +50,21 @@ func TestMigrations(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Blocks stay append-only in the database but for their anchor, taken once.
+func TestBlocksAnchorOnce(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	schema := storetest.Schema(t, dsn)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = schema
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	if err := sqldb.Migrate(context.Background(), db, migrations, "migrations", migrationLock); err != nil {
+		t.Fatal(err)
+	}
+	storetest.BlocksAnchorOnce(t, db)
 }

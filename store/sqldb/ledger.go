@@ -319,14 +319,29 @@ func (t *tx) UnsealedTransactions(ctx context.Context, env crtx.Environment, lim
 	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.block_height IS NULL ORDER BY t.seq LIMIT ?`, env, limit)
 }
 
-const blockColumns = `environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature, version`
+const blockColumns = `environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature, version,
+	anchor_signature, anchor_slot, anchor_cluster`
 
 func scanBlock(row interface{ Scan(...any) error }) (crtx.Block, error) {
 	var b crtx.Block
-	var sealed int64
-	err := row.Scan(&b.Environment, &b.Height, &b.PrevHash, &b.MerkleRoot, &b.TxCount, &sealed, &b.Hash, &b.Signature, &b.Version)
+	var sealed, slot int64
+	var a crtx.Anchor
+	err := row.Scan(&b.Environment, &b.Height, &b.PrevHash, &b.MerkleRoot, &b.TxCount, &sealed, &b.Hash, &b.Signature, &b.Version,
+		&a.Signature, &slot, &a.Cluster)
 	b.SealedAt = fromUS(sealed)
+	if a.Signature != "" {
+		a.Slot = uint64(slot)
+		b.Anchor = &a
+	}
 	return b, err
+}
+
+// anchorArgs are a block's anchor columns: empty until it is anchored.
+func anchorArgs(a *crtx.Anchor) []any {
+	if a == nil {
+		return []any{"", int64(0), ""}
+	}
+	return []any{a.Signature, int64(a.Slot), a.Cluster}
 }
 
 func (t *tx) LastBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
@@ -341,9 +356,42 @@ func (t *tx) Block(ctx context.Context, env crtx.Environment, height int64) (crt
 	return b, notFound(err, "block")
 }
 
+func (t *tx) LastAnchoredBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
+	// The condition is written out so that the partial index blocks_anchored serves.
+	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
+		WHERE environment = ? AND anchor_signature <> '' ORDER BY height DESC LIMIT 1`, env))
+	return b, notFound(err, "anchored block")
+}
+
+// SetBlockAnchor anchors a block once: the database refuses to change an
+// anchor (blocks are append-only but for it). Recording the same anchor
+// again is no change.
+func (t *tx) SetBlockAnchor(ctx context.Context, env crtx.Environment, height int64, a crtx.Anchor) error {
+	if a.Signature == "" {
+		return fmt.Errorf("block %d of %s: an anchor without a signature", height, env)
+	}
+	r, err := t.exec(ctx, `UPDATE blocks SET anchor_signature = ?, anchor_slot = ?, anchor_cluster = ?
+		WHERE environment = ? AND height = ? AND anchor_signature = ''`, append(anchorArgs(&a), env, height)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 1 {
+		return nil
+	}
+	b, err := t.Block(ctx, env, height)
+	if err != nil {
+		return err
+	}
+	if b.Anchor == nil || *b.Anchor != a {
+		return fmt.Errorf("block %d of %s: anchored already by %s: %w", height, env, b.Anchor.Signature, crtx.ErrConflict)
+	}
+	return nil
+}
+
 func (t *tx) InsertBlock(ctx context.Context, b crtx.Block, seqs []int64) error {
-	if _, err := t.exec(ctx, `INSERT INTO blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature, b.Version); err != nil {
+	if _, err := t.exec(ctx, `INSERT INTO blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		append([]any{b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature, b.Version},
+			anchorArgs(b.Anchor)...)...); err != nil {
 		return err
 	}
 	if len(seqs) == 0 {

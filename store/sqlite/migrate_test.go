@@ -14,7 +14,7 @@ import (
 // Databases an older crtxd left read and verify the same after the
 // migration that changed them: 0008 moved postings and references into
 // their transactions' rows; 0015 named the hash encoding of transactions
-// and blocks.
+// and blocks; 0020 gave blocks their anchors.
 func TestMigrations(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -23,6 +23,7 @@ func TestMigrations(t *testing.T) {
 	}{
 		{"ledger rows", 8, storetest.LedgerRowsMigration},
 		{"hash versions", 15, storetest.HashVersionMigration},
+		{"anchors", 20, storetest.AnchorMigration},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -46,4 +47,17 @@ func TestMigrations(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Blocks stay append-only in the database but for their anchor, taken once.
+func TestBlocksAnchorOnce(t *testing.T) {
+	db, err := sql.Open("sqlite", dsn(filepath.Join(t.TempDir(), "crtx.db"), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := sqldb.Migrate(context.Background(), db, migrations, "migrations", ""); err != nil {
+		t.Fatal(err)
+	}
+	storetest.BlocksAnchorOnce(t, db)
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -158,4 +159,73 @@ func HashVersionMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
 		}
 		return nil
 	})
+}
+
+// AnchorMigration checks that blocks sealed before blocks had anchors read
+// back unanchored after the migration, with the hash they were sealed
+// with, and take an anchor once: old is a database with the schema before
+// it, and open opens it with every migration applied.
+func AnchorMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
+	t.Helper()
+	b1 := crtx.Block{Environment: crtx.Devnet, Height: 1, PrevHash: crtx.GenesisPrevHash, MerkleRoot: "root", SealedAt: t0,
+		Signature: "sig", Version: crtx.HashVersion}
+	b1.Hash = b1.ComputeHash().String()
+	if _, err := old.Exec(`INSERT INTO blocks (environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature, version)
+		VALUES ('devnet', 1, '` + b1.PrevHash + `', 'root', 0, ` + strconv.FormatInt(t0.UnixMicro(), 10) + `, '` + b1.Hash + `', 'sig', ` +
+		strconv.Itoa(b1.Version) + `)`); err != nil {
+		t.Fatal(err)
+	}
+	s := open()
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if b, err := tx.Block(ctx, crtx.Devnet, 1); err != nil || b != b1 || b.ComputeHash().String() != b1.Hash {
+			t.Errorf("block 1 after the migration = %+v, %v; want %+v", b, err, b1)
+		}
+		if _, err := tx.LastAnchoredBlock(ctx, crtx.Devnet); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("LastAnchoredBlock after the migration: %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	a := crtx.Anchor{Signature: "anchor", Slot: 42, Cluster: "devnet"}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.SetBlockAnchor(ctx, crtx.Devnet, 1, a) })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		b, err := tx.LastAnchoredBlock(ctx, crtx.Devnet)
+		if err != nil || b.Height != 1 || b.Anchor == nil || *b.Anchor != a || b.ComputeHash().String() != b1.Hash {
+			t.Errorf("LastAnchoredBlock = %+v, %v; want block 1 anchored by %+v, its hash unchanged", b, err, a)
+		}
+		return nil
+	})
+}
+
+// BlocksAnchorOnce checks, on db with every migration applied, that the
+// database itself keeps blocks append-only but for their anchor, which an
+// unanchored block takes once: no statement changes what a block's hash
+// covers, or replaces or removes an anchor.
+func BlocksAnchorOnce(t *testing.T, db *sql.DB) {
+	t.Helper()
+	if _, err := db.Exec(`INSERT INTO blocks (environment, height, prev_hash, merkle_root, tx_count, sealed_at, hash, signature, version)
+		VALUES ('devnet', 1, 'prev', 'root', 0, 1, 'hash', 'sig', 2)`); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(stmts ...string) {
+		t.Helper()
+		for _, s := range stmts {
+			if _, err := db.Exec(s); err == nil {
+				t.Errorf("%s was allowed", s)
+			}
+		}
+	}
+	refused(`UPDATE blocks SET signature = 'x'`, `UPDATE blocks SET version = 1`, `UPDATE blocks SET anchor_slot = 5`,
+		`UPDATE blocks SET anchor_signature = 'a', hash = 'other'`, `UPDATE blocks SET anchor_signature = 'a', merkle_root = 'other'`,
+		`DELETE FROM blocks`)
+	if _, err := db.Exec(`UPDATE blocks SET anchor_signature = 'a', anchor_slot = 7, anchor_cluster = 'devnet'`); err != nil {
+		t.Fatalf("anchoring an unanchored block: %v", err)
+	}
+	refused(`UPDATE blocks SET anchor_signature = 'b'`, `UPDATE blocks SET anchor_slot = 8`, `UPDATE blocks SET anchor_signature = ''`,
+		`UPDATE blocks SET signature = 'x'`, `DELETE FROM blocks`)
+	var sig, hash string
+	var slot int64
+	if err := db.QueryRow(`SELECT anchor_signature, anchor_slot, hash FROM blocks`).Scan(&sig, &slot, &hash); err != nil ||
+		sig != "a" || slot != 7 || hash != "hash" {
+		t.Errorf("block after the refused statements: anchor %q at %d, hash %q, %v", sig, slot, hash, err)
+	}
 }

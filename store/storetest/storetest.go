@@ -45,6 +45,9 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"OpenClose", testOpenClose},
 		{"InFlight", testInFlight},
 		{"Heartbeats", testHeartbeats},
+		{"Deposits", testDeposits},
+		{"Withdrawals", testWithdrawals},
+		{"Anchors", testAnchors},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -1,0 +1,122 @@
+package sqldb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// Deposits: Solana Pay requests and the transfers credited to them.
+
+const depositColumns = `id, wallet, environment, amount, reference, memo, status, credited, created_at, expires_at, checked_at`
+
+func scanDeposit(row interface{ Scan(...any) error }) (crtx.Deposit, error) {
+	var d crtx.Deposit
+	var created, expires, checked int64
+	err := row.Scan(&d.ID, &d.Wallet, &d.Environment, &d.Amount, &d.Reference, &d.Memo, &d.Status, &d.Credited,
+		&created, &expires, &checked)
+	d.CreatedAt, d.ExpiresAt, d.CheckedAt = fromUS(created), fromUS(expires), fromUS(checked)
+	return d, err
+}
+
+func (t *tx) InsertDeposit(ctx context.Context, d crtx.Deposit) error {
+	_, err := t.exec(ctx, `INSERT INTO deposits (`+depositColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		d.ID, d.Wallet, d.Environment, d.Amount, d.Reference, d.Memo, d.Status, d.Credited,
+		us(d.CreatedAt), us(d.ExpiresAt), us(d.CheckedAt))
+	return err
+}
+
+func (t *tx) Deposit(ctx context.Context, id string) (crtx.Deposit, error) {
+	d, err := scanDeposit(t.queryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE id = ?`, id))
+	return d, notFound(err, "deposit "+id)
+}
+
+func (t *tx) DepositByReference(ctx context.Context, reference string) (crtx.Deposit, error) {
+	d, err := scanDeposit(t.queryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE reference = ?`, reference))
+	return d, notFound(err, "deposit of reference "+reference)
+}
+
+func (t *tx) Deposits(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Deposit, int, error) {
+	var total int
+	if err := t.queryRow(ctx, `SELECT count(*) FROM deposits WHERE wallet = ? AND environment = ?`, wallet, env).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := t.query(ctx, `SELECT `+depositColumns+` FROM deposits WHERE wallet = ? AND environment = ?
+		ORDER BY created_at DESC, id LIMIT ? OFFSET ?`, wallet, env, limit, offset)
+	out, err := collect(rows, err, scanDeposit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+func (t *tx) WatchedDeposits(ctx context.Context, env crtx.Environment, since time.Time, limit int) ([]crtx.Deposit, error) {
+	// The status is written out so that the partial index deposits_watched serves.
+	rows, err := t.query(ctx, `SELECT `+depositColumns+` FROM deposits
+		WHERE environment = ? AND status <> 'credited' AND created_at >= ?
+		ORDER BY checked_at, created_at, id LIMIT ?`, env, us(since), limit)
+	return collect(rows, err, scanDeposit)
+}
+
+func (t *tx) CheckedDeposit(ctx context.Context, id string, at time.Time) error {
+	r, err := t.exec(ctx, `UPDATE deposits SET checked_at = ? WHERE id = ?`, us(at), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("deposit %s: %w", id, crtx.ErrNotFound)
+	}
+	return nil
+}
+
+func (t *tx) CreditDeposit(ctx context.Context, p crtx.DepositPayment) error {
+	// The payment is written first and alone decides: a signature claimed
+	// already, or a deposit that is not there, writes nothing, so a caller
+	// that goes on in the same transaction keeps no half of a credit.
+	r, err := t.exec(ctx, `INSERT INTO deposit_payments (`+paymentColumns+`)
+		SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT)
+		WHERE EXISTS (SELECT 1 FROM deposits WHERE id = ? AND environment = ?)
+		ON CONFLICT (signature) DO NOTHING`,
+		p.Signature, p.DepositID, p.Environment, p.Amount, int64(p.Slot), p.TxID, us(p.CreditedAt), p.DepositID, p.Environment)
+	if err != nil {
+		return fmt.Errorf("payment %s: %w", p.Signature, err)
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		var claimed int
+		if err := t.queryRow(ctx, `SELECT count(*) FROM deposit_payments WHERE signature = ?`, p.Signature).Scan(&claimed); err != nil {
+			return err
+		}
+		if claimed > 0 {
+			return fmt.Errorf("payment %s: credited already: %w", p.Signature, crtx.ErrConflict)
+		}
+		return fmt.Errorf("deposit %s of %s: %w", p.DepositID, p.Environment, crtx.ErrNotFound)
+	}
+	// Values on the right of SET are the row's before the update.
+	_, err = t.exec(ctx, `UPDATE deposits SET credited = credited + ?,
+		status = CASE WHEN credited + ? >= amount THEN 'credited' ELSE status END WHERE id = ?`,
+		p.Amount, p.Amount, p.DepositID)
+	return err
+}
+
+const paymentColumns = `signature, deposit_id, environment, amount, slot, tx_id, credited_at`
+
+func scanPayment(row interface{ Scan(...any) error }) (crtx.DepositPayment, error) {
+	var p crtx.DepositPayment
+	var slot, credited int64
+	err := row.Scan(&p.Signature, &p.DepositID, &p.Environment, &p.Amount, &slot, &p.TxID, &credited)
+	p.Slot, p.CreditedAt = uint64(slot), fromUS(credited)
+	return p, err
+}
+
+func (t *tx) DepositPayments(ctx context.Context, depositID string) ([]crtx.DepositPayment, error) {
+	rows, err := t.query(ctx, `SELECT `+paymentColumns+` FROM deposit_payments WHERE deposit_id = ?
+		ORDER BY credited_at, signature`, depositID)
+	return collect(rows, err, scanPayment)
+}
+
+func (t *tx) DepositPayment(ctx context.Context, signature string) (crtx.DepositPayment, error) {
+	p, err := scanPayment(t.queryRow(ctx, `SELECT `+paymentColumns+` FROM deposit_payments WHERE signature = ?`, signature))
+	return p, notFound(err, "payment "+signature)
+}
