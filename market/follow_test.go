@@ -73,7 +73,7 @@ func payer(t *testing.T, m *market.Market) crtx.Principal {
 	t.Helper()
 	ctx := context.Background()
 	w := address(t)
-	if _, err := m.Deposit(ctx, crtx.Devnet, w, crtx.MicroPerUSDC); err != nil {
+	if _, err := m.OperatorDeposit(ctx, crtx.Devnet, w, crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	_, secret, err := m.CreateKey(ctx, w, "streams", crtx.Devnet, nil)

@@ -53,7 +53,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 	ctx := context.Background()
 	m := newMarket(t)
 	w := address(t)
-	if _, err := m.Deposit(ctx, crtx.Mainnet, w, 7*crtx.MicroPerUSDC); err != nil {
+	if _, err := m.OperatorDeposit(ctx, crtx.Mainnet, w, 7*crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -61,7 +61,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 	ok, refused := 0, 0
 	for range 20 {
 		wg.Go(func() {
-			_, err := m.Withdraw(ctx, crtx.Mainnet, w, crtx.MicroPerUSDC)
+			_, err := m.OperatorWithdraw(ctx, crtx.Mainnet, w, crtx.MicroPerUSDC)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

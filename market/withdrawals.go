@@ -10,12 +10,9 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// withdrawalLease is how long a process owns a withdrawal's work before any
-// other may take it over; withdrawalBatch how many one process takes at once.
-const (
-	withdrawalLease = 15 * time.Second
-	withdrawalBatch = 16
-)
+// withdrawalBatch is how many withdrawals one process takes at once; it
+// owns each for Config.Lease, as it owns an execution's dispatch.
+const withdrawalBatch = 16
 
 // Withdraw takes amount from wallet's balance in env and queues its payment
 // to the wallet's own token account: never to an address the request names,
@@ -100,10 +97,9 @@ func (m *Market) RunWithdrawals(ctx context.Context) {
 // it is final or its lease nears its end; it returns how many it took.
 func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
 	now := m.now()
-	until := now.Add(withdrawalLease)
 	var ws []crtx.Withdrawal
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		ws, err = tx.ClaimWithdrawals(ctx, m.replica, now, until, withdrawalBatch)
+		ws, err = tx.ClaimWithdrawals(ctx, m.replica, now, now.Add(m.cfg.Lease), withdrawalBatch)
 		return err
 	})
 	if err != nil {
@@ -113,8 +109,9 @@ func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
 	for _, w := range ws {
 		wg.Go(func() {
 			// Stop short of the lease's end, so no other process takes
-			// the withdrawal over while this one still writes it.
-			wctx, cancel := context.WithDeadline(ctx, until.Add(-withdrawalLease/3))
+			// the withdrawal over while this one still writes it (a write
+			// after that is refused: UpdateWithdrawal checks the owner).
+			wctx, cancel := context.WithTimeout(ctx, m.cfg.Lease*2/3)
 			defer cancel()
 			for ctx.Err() == nil {
 				done, err := m.payStep(wctx, &w)

@@ -123,9 +123,9 @@ func fundingCommand(name string) *cobra.Command {
 		if err != nil {
 			return fmt.Errorf("--amount: %w", err)
 		}
-		move := m.Deposit
+		move := m.OperatorDeposit
 		if name == "withdraw" {
-			move = m.Withdraw
+			move = m.OperatorWithdraw
 		}
 		f, err := move(ctx, env, wallet, amount)
 		if err != nil {
