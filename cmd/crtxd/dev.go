@@ -302,16 +302,17 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 func ptr[T any](v T) *T { return &v }
 
 // topUp deposits what wallet lacks of want in env, and returns the
-// balance available then.
+// balance available then. An environment on a chain takes money only from
+// the chain: the demo wallet is funded there by crtx deposit, not here.
 func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) (crtx.USDC, error) {
 	b, err := m.Balances(ctx, wallet, env)
 	if err != nil {
 		return 0, err
 	}
 	have := b[env].Available
-	if have >= want {
+	if have >= want || m.Chain(env) != nil {
 		return have, nil
 	}
-	f, err := m.Deposit(ctx, env, wallet, want-have)
+	f, err := m.OperatorDeposit(ctx, env, wallet, want-have)
 	return f.Balance.Available, err
 }
