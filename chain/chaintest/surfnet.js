@@ -1,0 +1,16 @@
+// Starts a Surfnet (a local Solana network) for Go tests, prints its RPC URL
+// as one JSON line, and stops it when stdin closes: the test process holds
+// the other end, so the network dies with it, even after a kill -9.
+const path = require('path');
+const { Surfnet } = require(path.join(process.env.CRTX_SURFPOOL, '@solana/surfpool-linux-x64-gnu'));
+
+// offline: an account the network does not hold is absent, never fetched
+// from mainnet. Slots of 20 ms finalize a transaction in about a second and
+// expire a blockhash (150 blocks) in about three.
+const net = Surfnet.startWithConfig({ blockProductionMode: 'clock', slotTimeMs: 20, offline: true });
+process.stdout.write(JSON.stringify({ rpcUrl: net.rpcUrl }) + '\n');
+process.stdin.on('end', () => {
+  net.stop();
+  process.exit(0);
+});
+process.stdin.resume();
