@@ -1,0 +1,81 @@
+package chain
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/memo"
+	"github.com/gagliardetto/solana-go/programs/token"
+	"github.com/gagliardetto/solana-go/rpc"
+)
+
+// Pay does what a Solana Pay wallet does with an SPL transfer request: a
+// memo instruction, when the request has a memo, immediately before a
+// TransferChecked from payer's associated token account to the
+// recipient's, the references appended to the transfer's keys in order,
+// read-only and not signing. It returns once the transaction is finalized.
+// The recipient's token account must exist, as it must for a wallet.
+func Pay(ctx context.Context, rpcURL string, payer ed25519.PrivateKey, r TransferRequest) (string, error) {
+	if len(payer) != ed25519.PrivateKeySize {
+		return "", fmt.Errorf("%w: the payer is not an Ed25519 private key", ErrConfig)
+	}
+	if r.SPLToken == "" {
+		return "", fmt.Errorf("%w: a SOL transfer request; only SPL token transfers are paid", ErrTransferRequest)
+	}
+	if r.Amount <= 0 {
+		return "", fmt.Errorf("%w: no amount", ErrTransferRequest)
+	}
+	recipient, err := solana.PublicKeyFromBase58(r.Recipient)
+	if err != nil {
+		return "", fmt.Errorf("%w: recipient %q: %w", ErrAddress, r.Recipient, err)
+	}
+	mint, err := solana.PublicKeyFromBase58(r.SPLToken)
+	if err != nil {
+		return "", fmt.Errorf("%w: spl-token %q: %w", ErrAddress, r.SPLToken, err)
+	}
+	refs := make([]*solana.AccountMeta, len(r.References))
+	for i, s := range r.References {
+		ref, err := solana.PublicKeyFromBase58(s)
+		if err != nil {
+			return "", fmt.Errorf("%w: reference %q: %w", ErrAddress, s, err)
+		}
+		refs[i] = solana.Meta(ref)
+	}
+	cl := rpc.New(rpcURL)
+	// The amount is in USDC's base units; TransferChecked would refuse
+	// another mint's decimals, and this says why before any fee is paid.
+	if err := checkMint(ctx, cl, mint); err != nil {
+		return "", err
+	}
+	key := solana.PrivateKey(payer)
+	from, _, err := solana.FindAssociatedTokenAddress(key.PublicKey(), mint)
+	if err != nil {
+		return "", fmt.Errorf("%w: the payer's token account: %w", ErrAddress, err)
+	}
+	to, _, err := solana.FindAssociatedTokenAddress(recipient, mint)
+	if err != nil {
+		return "", fmt.Errorf("%w: the recipient's token account: %w", ErrAddress, err)
+	}
+	transfer := token.NewTransferCheckedInstruction(uint64(r.Amount), Decimals, from, mint, to, key.PublicKey(), nil).Build()
+	data, err := transfer.Data()
+	if err != nil {
+		return "", fmt.Errorf("encoding the transfer: %w", err)
+	}
+	var instructions []solana.Instruction
+	if r.Memo != "" {
+		m, err := memo.NewMemoInstruction([]byte(r.Memo)).ValidateAndBuild()
+		if err != nil {
+			return "", fmt.Errorf("%w: memo: %w", ErrTransferRequest, err)
+		}
+		instructions = append(instructions, m)
+	}
+	instructions = append(instructions, solana.NewInstruction(solana.TokenProgramID, append(transfer.Accounts(), refs...), data))
+	sig, _, err := submit(ctx, cl, 500*time.Millisecond, instructions, key)
+	if err != nil {
+		return "", fmt.Errorf("paying %s: %w", r.URL(), err)
+	}
+	return sig.String(), nil
+}

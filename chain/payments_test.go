@@ -1,0 +1,135 @@
+package chain
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain/chaintest"
+)
+
+// TestPayments follows a deposit's reference through what a stranger can
+// do with it once it is public: a 1-unit transfer carrying it is a payment
+// of its own and hides nothing, and a transfer of another mint, or to
+// another account, carrying it is no payment.
+func TestPayments(t *testing.T) {
+	k := newCluster(t)
+	payer := k.wallet(t, 10*crtx.MicroPerUSDC)
+	reference := chaintest.Address(chaintest.NewKey(t))
+	req := TransferRequest{
+		Recipient:  k.c.Treasury(),
+		Amount:     2_500_000,
+		SPLToken:   k.mint,
+		References: []string{reference},
+		Label:      "crtx",
+		Memo:       "crtx deposit",
+	}
+	paid, err := Pay(t.Context(), k.net.RPC, payer, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pays, err := k.c.Payments(t.Context(), reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pays) != 1 {
+		t.Fatalf("Payments = %+v, want the one payment", pays)
+	}
+	if p := pays[0]; p.Signature != paid || p.Amount != 2_500_000 || p.From != chaintest.Address(payer) || !p.Finalized || p.Slot == 0 || p.References != nil {
+		t.Fatalf("payment = %+v, want %s of 2.5 from %s, finalized", p, paid, chaintest.Address(payer))
+	}
+
+	// The stranger's 1 unit, newer, is listed first; with pages of one
+	// signature the real payment is still read.
+	stranger := k.wallet(t, crtx.MicroPerUSDC)
+	grief, err := Pay(t.Context(), k.net.RPC, stranger, TransferRequest{Recipient: k.c.Treasury(), Amount: 1, SPLToken: k.mint, References: []string{reference}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another mint into the treasury's account of that mint, and the
+	// right mint to someone else, both naming the reference.
+	otherMint, otherAuthority := k.net.NewMint(t)
+	k.net.MintTo(t, otherMint, otherAuthority, k.c.Treasury(), 0)
+	k.net.MintTo(t, otherMint, otherAuthority, chaintest.Address(stranger), 5*crtx.MicroPerUSDC)
+	if _, err := Pay(t.Context(), k.net.RPC, stranger, TransferRequest{Recipient: k.c.Treasury(), Amount: 5 * crtx.MicroPerUSDC, SPLToken: otherMint, References: []string{reference}}); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := chaintest.Address(chaintest.NewKey(t))
+	k.net.MintTo(t, k.mint, k.mintAuthority, elsewhere, 0)
+	if _, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: elsewhere, Amount: crtx.MicroPerUSDC, SPLToken: k.mint, References: []string{reference}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pageSize := range []int{1000, 1} {
+		k.c.pageSize = pageSize
+		pays, err := k.c.Payments(t.Context(), reference)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]string, len(pays))
+		for i, p := range pays {
+			got[i] = p.Signature
+		}
+		if !slices.Equal(got, []string{grief, paid}) {
+			t.Fatalf("pages of %d: Payments = %v, want the 1-unit transfer then the payment %v", pageSize, got, []string{grief, paid})
+		}
+		if pays[0].Amount != 1 || pays[1].Amount != 2_500_000 || pays[0].From != chaintest.Address(stranger) || !pays[0].Finalized {
+			t.Fatalf("pages of %d: Payments = %+v", pageSize, pays)
+		}
+	}
+	if b := k.net.TokenBalance(t, k.c.TokenAccount()); b != 2_500_001 {
+		t.Fatalf("the treasury holds %s, want 2.500001", b)
+	}
+}
+
+// TestIncoming lists the transfers into the treasury, newest first, with
+// their keys, and not the treasury's own withdrawals.
+func TestIncoming(t *testing.T) {
+	k := newCluster(t)
+	payer := k.wallet(t, 10*crtx.MicroPerUSDC)
+	ref1, ref2 := chaintest.Address(chaintest.NewKey(t)), chaintest.Address(chaintest.NewKey(t))
+	first, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 3 * crtx.MicroPerUSDC, SPLToken: k.mint, References: []string{ref1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No reference: USDC nobody can attribute.
+	second, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 1_000_000, SPLToken: k.mint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 500_000, SPLToken: k.mint, References: []string{ref2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := chaintest.Address(chaintest.NewKey(t))
+	w, err := k.c.SignTransfer(t.Context(), out, 400_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.c.Send(t.Context(), w.Raw); err != nil {
+		t.Fatal(err)
+	}
+	awaitFinalized(t, k.c, w.Signature)
+
+	k.c.pageSize = 2
+	all, err := k.c.Incoming(t.Context(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sigs []string
+	for _, p := range all {
+		sigs = append(sigs, p.Signature)
+	}
+	if !slices.Equal(sigs, []string{third, second, first}) {
+		t.Fatalf("Incoming = %v, want %v", sigs, []string{third, second, first})
+	}
+	if all[0].Amount != 500_000 || !slices.Contains(all[0].References, ref2) || slices.Contains(all[1].References, ref1) || !slices.Contains(all[2].References, ref1) {
+		t.Fatalf("Incoming = %+v", all)
+	}
+	newest, err := k.c.Incoming(t.Context(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(newest) != 1 || newest[0].Signature != third || !newest[0].Finalized {
+		t.Fatalf("Incoming(1) = %+v, want only %s", newest, third)
+	}
+}
