@@ -36,9 +36,9 @@ type Chain interface {
 	// most limit, with every account key each transaction names (References).
 	Incoming(ctx context.Context, limit int) ([]ChainPayment, error)
 	// SignTransfer builds and signs a transaction that creates wallet's token
-	// account if missing and moves amount there from the treasury; it sends
-	// nothing.
-	SignTransfer(ctx context.Context, wallet string, amount USDC) (SignedTransfer, error)
+	// account if missing and moves amount there from the treasury, with an
+	// SPL Memo of memo that makes it unique; it sends nothing.
+	SignTransfer(ctx context.Context, wallet string, amount USDC, memo string) (SignedTransfer, error)
 	// Send submits signed bytes; sending the same bytes twice is harmless.
 	Send(ctx context.Context, raw []byte) error
 	// Status looks a signature up; Found is false when the cluster has not

@@ -58,10 +58,9 @@ type Client struct {
 
 var _ crtx.Chain = (*Client)(nil)
 
-// New checks cfg and that the mint is an SPL Token mint of USDC's decimals:
-// amounts are read and written in its base units, so another mint's
-// decimals would misprice every transfer.
-func New(ctx context.Context, cfg Config) (*Client, error) {
+// New checks cfg without reaching the cluster, so that a marketplace whose
+// chain is down still starts and says so (EnsureTokenAccount, /readyz).
+func New(cfg Config) (*Client, error) {
 	if cfg.RPC == "" {
 		return nil, fmt.Errorf("%w: no RPC URL", ErrConfig)
 	}
@@ -89,9 +88,6 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if c.cluster == "" {
 		c.cluster = guessCluster(cfg.RPC)
-	}
-	if err := checkMint(ctx, c.rpc, mint); err != nil {
-		return nil, err
 	}
 	return c, nil
 }
@@ -169,7 +165,14 @@ func (c *Client) TokenAccountOf(wallet string) (string, error) {
 // EnsureTokenAccount creates the treasury's token account if it is
 // missing, the treasury paying, and waits until it is finalized: deposits
 // cannot arrive before it exists.
+//
+// It first checks that the mint is an SPL Token mint of USDC's decimals:
+// amounts are read and written in its base units, so another mint's
+// decimals would misprice every transfer.
 func (c *Client) EnsureTokenAccount(ctx context.Context) error {
+	if err := checkMint(ctx, c.rpc, c.mint); err != nil {
+		return err
+	}
 	info, err := c.rpc.GetAccountInfoWithOpts(ctx, c.tokenAccount, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentConfirmed})
 	if err == nil {
 		if info.Value.Owner != solana.TokenProgramID {

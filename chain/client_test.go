@@ -29,7 +29,7 @@ func newCluster(t *testing.T) cluster {
 	mint, authority := net.NewMint(t)
 	treasury := chaintest.NewKey(t)
 	net.Airdrop(t, chaintest.Address(treasury), 10*solana.LAMPORTS_PER_SOL)
-	c, err := New(t.Context(), Config{RPC: net.RPC, Mint: mint, Treasury: treasury})
+	c, err := New(Config{RPC: net.RPC, Mint: mint, Treasury: treasury})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +106,25 @@ func TestNewRefuses(t *testing.T) {
 	mint, authority := net.NewMint(t)
 	treasury := chaintest.NewKey(t)
 	for name, cfg := range map[string]Config{
-		"no RPC":           {Mint: mint, Treasury: treasury},
-		"malformed mint":   {RPC: net.RPC, Mint: "not-a-key", Treasury: treasury},
-		"short key":        {RPC: net.RPC, Mint: mint, Treasury: treasury[:32]},
+		"no RPC":         {Mint: mint, Treasury: treasury},
+		"malformed mint": {RPC: net.RPC, Mint: "not-a-key", Treasury: treasury},
+		"short key":      {RPC: net.RPC, Mint: mint, Treasury: treasury[:32]},
+	} {
+		if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: New = %v, want ErrConfig", name, err)
+		}
+	}
+	// A mint that is none is found when the treasury's account is made.
+	for name, cfg := range map[string]Config{
 		"missing mint":     {RPC: net.RPC, Mint: chaintest.Address(chaintest.NewKey(t)), Treasury: treasury},
 		"a wallet as mint": {RPC: net.RPC, Mint: chaintest.Address(authority), Treasury: treasury},
 	} {
-		if _, err := New(t.Context(), cfg); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: New = %v, want ErrConfig", name, err)
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := c.EnsureTokenAccount(t.Context()); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: EnsureTokenAccount = %v, want ErrConfig", name, err)
 		}
 	}
 }

@@ -21,9 +21,6 @@ var (
 	// ErrExpired is wrapped when a transaction's blockhash expired before
 	// it landed: it never will.
 	ErrExpired = errors.New("transaction expired unsent")
-	// ErrTransferRequest is wrapped by a malformed Solana Pay transfer
-	// request URL.
-	ErrTransferRequest = errors.New("malformed Solana Pay transfer request")
 )
 
 func isNotFound(err error) bool { return errors.Is(err, rpc.ErrNotFound) }

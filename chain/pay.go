@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"github.com/crtx-market/crtx"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -18,15 +19,15 @@ import (
 // recipient's, the references appended to the transfer's keys in order,
 // read-only and not signing. It returns once the transaction is finalized.
 // The recipient's token account must exist, as it must for a wallet.
-func Pay(ctx context.Context, rpcURL string, payer ed25519.PrivateKey, r TransferRequest) (string, error) {
+func Pay(ctx context.Context, rpcURL string, payer ed25519.PrivateKey, r crtx.TransferRequest) (string, error) {
 	if len(payer) != ed25519.PrivateKeySize {
 		return "", fmt.Errorf("%w: the payer is not an Ed25519 private key", ErrConfig)
 	}
 	if r.SPLToken == "" {
-		return "", fmt.Errorf("%w: a SOL transfer request; only SPL token transfers are paid", ErrTransferRequest)
+		return "", fmt.Errorf("%w: a SOL transfer request; only SPL token transfers are paid", crtx.ErrTransferRequest)
 	}
 	if r.Amount <= 0 {
-		return "", fmt.Errorf("%w: no amount", ErrTransferRequest)
+		return "", fmt.Errorf("%w: no amount", crtx.ErrTransferRequest)
 	}
 	recipient, err := solana.PublicKeyFromBase58(r.Recipient)
 	if err != nil {
@@ -68,7 +69,7 @@ func Pay(ctx context.Context, rpcURL string, payer ed25519.PrivateKey, r Transfe
 	if r.Memo != "" {
 		m, err := memo.NewMemoInstruction([]byte(r.Memo)).ValidateAndBuild()
 		if err != nil {
-			return "", fmt.Errorf("%w: memo: %w", ErrTransferRequest, err)
+			return "", fmt.Errorf("%w: memo: %w", crtx.ErrTransferRequest, err)
 		}
 		instructions = append(instructions, m)
 	}

@@ -16,7 +16,7 @@ func TestPayIsWhatAWalletSends(t *testing.T) {
 	k := newCluster(t)
 	payer := k.wallet(t, 5*crtx.MicroPerUSDC)
 	refs := []string{chaintest.Address(chaintest.NewKey(t)), chaintest.Address(chaintest.NewKey(t))}
-	sig, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 1_250_000, SPLToken: k.mint, References: refs, Memo: "order 7"})
+	sig, err := Pay(t.Context(), k.net.RPC, payer, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 1_250_000, SPLToken: k.mint, References: refs, Memo: "order 7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPayIsWhatAWalletSends(t *testing.T) {
 	if got := k.net.TokenBalance(t, k.c.TokenAccount()); got != 1_250_000 {
 		t.Fatalf("the treasury holds %s, want 1.25", got)
 	}
-	if _, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 1}); err == nil {
+	if _, err := Pay(t.Context(), k.net.RPC, payer, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 1}); err == nil {
 		t.Fatal("Pay of a SOL transfer request succeeded")
 	}
 }

@@ -16,7 +16,7 @@ func TestPayments(t *testing.T) {
 	k := newCluster(t)
 	payer := k.wallet(t, 10*crtx.MicroPerUSDC)
 	reference := chaintest.Address(chaintest.NewKey(t))
-	req := TransferRequest{
+	req := crtx.TransferRequest{
 		Recipient:  k.c.Treasury(),
 		Amount:     2_500_000,
 		SPLToken:   k.mint,
@@ -42,7 +42,7 @@ func TestPayments(t *testing.T) {
 	// The stranger's 1 unit, newer, is listed first; with pages of one
 	// signature the real payment is still read.
 	stranger := k.wallet(t, crtx.MicroPerUSDC)
-	grief, err := Pay(t.Context(), k.net.RPC, stranger, TransferRequest{Recipient: k.c.Treasury(), Amount: 1, SPLToken: k.mint, References: []string{reference}})
+	grief, err := Pay(t.Context(), k.net.RPC, stranger, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 1, SPLToken: k.mint, References: []string{reference}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +51,12 @@ func TestPayments(t *testing.T) {
 	otherMint, otherAuthority := k.net.NewMint(t)
 	k.net.MintTo(t, otherMint, otherAuthority, k.c.Treasury(), 0)
 	k.net.MintTo(t, otherMint, otherAuthority, chaintest.Address(stranger), 5*crtx.MicroPerUSDC)
-	if _, err := Pay(t.Context(), k.net.RPC, stranger, TransferRequest{Recipient: k.c.Treasury(), Amount: 5 * crtx.MicroPerUSDC, SPLToken: otherMint, References: []string{reference}}); err != nil {
+	if _, err := Pay(t.Context(), k.net.RPC, stranger, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 5 * crtx.MicroPerUSDC, SPLToken: otherMint, References: []string{reference}}); err != nil {
 		t.Fatal(err)
 	}
 	elsewhere := chaintest.Address(chaintest.NewKey(t))
 	k.net.MintTo(t, k.mint, k.mintAuthority, elsewhere, 0)
-	if _, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: elsewhere, Amount: crtx.MicroPerUSDC, SPLToken: k.mint, References: []string{reference}}); err != nil {
+	if _, err := Pay(t.Context(), k.net.RPC, payer, crtx.TransferRequest{Recipient: elsewhere, Amount: crtx.MicroPerUSDC, SPLToken: k.mint, References: []string{reference}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, pageSize := range []int{1000, 1} {
@@ -87,21 +87,21 @@ func TestIncoming(t *testing.T) {
 	k := newCluster(t)
 	payer := k.wallet(t, 10*crtx.MicroPerUSDC)
 	ref1, ref2 := chaintest.Address(chaintest.NewKey(t)), chaintest.Address(chaintest.NewKey(t))
-	first, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 3 * crtx.MicroPerUSDC, SPLToken: k.mint, References: []string{ref1}})
+	first, err := Pay(t.Context(), k.net.RPC, payer, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 3 * crtx.MicroPerUSDC, SPLToken: k.mint, References: []string{ref1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// No reference: USDC nobody can attribute.
-	second, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 1_000_000, SPLToken: k.mint})
+	second, err := Pay(t.Context(), k.net.RPC, payer, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 1_000_000, SPLToken: k.mint})
 	if err != nil {
 		t.Fatal(err)
 	}
-	third, err := Pay(t.Context(), k.net.RPC, payer, TransferRequest{Recipient: k.c.Treasury(), Amount: 500_000, SPLToken: k.mint, References: []string{ref2}})
+	third, err := Pay(t.Context(), k.net.RPC, payer, crtx.TransferRequest{Recipient: k.c.Treasury(), Amount: 500_000, SPLToken: k.mint, References: []string{ref2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := chaintest.Address(chaintest.NewKey(t))
-	w, err := k.c.SignTransfer(t.Context(), out, 400_000)
+	w, err := k.c.SignTransfer(t.Context(), out, 400_000, "w-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gagliardetto/solana-go"
 	ata "github.com/gagliardetto/solana-go/programs/associated-token-account"
+	memoprog "github.com/gagliardetto/solana-go/programs/memo"
 	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
 
@@ -16,8 +17,11 @@ import (
 // SignTransfer signs, and does not send, a transaction that creates
 // wallet's token account if it is missing (the treasury pays the rent) and
 // moves amount there from the treasury's. The destination is derived from
-// the wallet here, never taken from a caller.
-func (c *Client) SignTransfer(ctx context.Context, wallet string, amount crtx.USDC) (crtx.SignedTransfer, error) {
+// the wallet here, never taken from a caller. An SPL Memo of memo, signed
+// by the treasury, goes first: it names the withdrawal on the chain, and it
+// keeps two withdrawals of one amount to one wallet, signed on one
+// blockhash, from being the same transaction, which would land only once.
+func (c *Client) SignTransfer(ctx context.Context, wallet string, amount crtx.USDC, memo string) (crtx.SignedTransfer, error) {
 	if amount <= 0 {
 		return crtx.SignedTransfer{}, fmt.Errorf("%w: %s", ErrAmount, amount)
 	}
@@ -30,7 +34,12 @@ func (c *Client) SignTransfer(ctx context.Context, wallet string, amount crtx.US
 		return crtx.SignedTransfer{}, fmt.Errorf("%w: wallet %q: %w", ErrAddress, wallet, err)
 	}
 	payer := c.treasury.PublicKey()
+	note, err := memoprog.NewMemoInstruction([]byte(memo), payer).ValidateAndBuild()
+	if err != nil {
+		return crtx.SignedTransfer{}, fmt.Errorf("withdrawal memo %q: %w", memo, err)
+	}
 	tx, err := sign(ctx, c.rpc, []solana.Instruction{
+		note,
 		ata.NewCreateIdempotentInstruction(payer, w, c.mint).Build(),
 		token.NewTransferCheckedInstruction(uint64(amount), Decimals, c.tokenAccount, c.mint, dest, payer, nil).Build(),
 	}, c.treasury)

@@ -20,7 +20,7 @@ func TestSignTransferSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := k.c.SignTransfer(t.Context(), wallet, 3*crtx.MicroPerUSDC)
+	st, err := k.c.SignTransfer(t.Context(), wallet, 3*crtx.MicroPerUSDC, "w-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +47,18 @@ func TestSignTransferSend(t *testing.T) {
 	if got, err := k.c.Balance(t.Context()); err != nil || got != 7*crtx.MicroPerUSDC {
 		t.Fatalf("the treasury holds %s, %v; want 7", got, err)
 	}
+	// Two transfers alike but for their memo are two transactions, even
+	// on one blockhash: each lands.
+	twin, err := k.c.SignTransfer(t.Context(), wallet, 3*crtx.MicroPerUSDC, "w-1b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if twin.Signature == st.Signature {
+		t.Fatal("two withdrawals of one amount to one wallet signed the same transaction")
+	}
 	// The account exists now; the idempotent create lets a second
 	// withdrawal to it through.
-	again, err := k.c.SignTransfer(t.Context(), wallet, 1)
+	again, err := k.c.SignTransfer(t.Context(), wallet, 1, "w-2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +70,10 @@ func TestSignTransferSend(t *testing.T) {
 		t.Fatalf("the wallet's token account holds %s, want 3.000001", got)
 	}
 
-	if _, err := k.c.SignTransfer(t.Context(), wallet, 0); !errors.Is(err, ErrAmount) {
+	if _, err := k.c.SignTransfer(t.Context(), wallet, 0, "w-3"); !errors.Is(err, ErrAmount) {
 		t.Fatalf("SignTransfer of nothing: %v", err)
 	}
-	if _, err := k.c.SignTransfer(t.Context(), "nope", 1); !errors.Is(err, ErrAddress) {
+	if _, err := k.c.SignTransfer(t.Context(), "nope", 1, "w-4"); !errors.Is(err, ErrAddress) {
 		t.Fatalf("SignTransfer to a malformed wallet: %v", err)
 	}
 }
@@ -76,7 +85,7 @@ func TestExpiredTransferNeverLands(t *testing.T) {
 	k := newCluster(t)
 	k.net.MintTo(t, k.mint, k.mintAuthority, k.c.Treasury(), 10*crtx.MicroPerUSDC)
 	wallet := chaintest.Address(chaintest.NewKey(t))
-	st, err := k.c.SignTransfer(t.Context(), wallet, crtx.MicroPerUSDC)
+	st, err := k.c.SignTransfer(t.Context(), wallet, crtx.MicroPerUSDC, "w-5")
 	if err != nil {
 		t.Fatal(err)
 	}

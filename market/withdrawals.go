@@ -175,7 +175,7 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 // signAndSend signs a new transfer for w, stores its signature and bytes
 // (refused unless this process still holds w's lease), then sends them.
 func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
-	st, err := c.SignTransfer(ctx, w.Wallet, w.Amount)
+	st, err := c.SignTransfer(ctx, w.Wallet, w.Amount, "crtx withdrawal "+w.ID)
 	if err != nil {
 		return err
 	}

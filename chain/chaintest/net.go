@@ -129,7 +129,7 @@ func Start(t testing.TB) *Net {
 func (n *Net) Airdrop(t testing.TB, address string, lamports uint64) {
 	t.Helper()
 	to := pubkey(t, address)
-	sig, err := n.client.RequestAirdrop(t.Context(), to, lamports, rpc.CommitmentFinalized)
+	sig, err := n.client.RequestAirdrop(background(), to, lamports, rpc.CommitmentFinalized)
 	if err != nil {
 		t.Fatalf("airdrop to %s: %v", address, err)
 	}
@@ -144,7 +144,7 @@ func (n *Net) NewMint(t testing.TB) (mint string, authority ed25519.PrivateKey) 
 	mintKey := NewKey(t)
 	n.Airdrop(t, Address(authority), solana.LAMPORTS_PER_SOL)
 	space := uint64(token.MINT_SIZE)
-	rent, err := n.client.GetMinimumBalanceForRentExemption(t.Context(), space, rpc.CommitmentConfirmed)
+	rent, err := n.client.GetMinimumBalanceForRentExemption(background(), space, rpc.CommitmentConfirmed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,14 +177,14 @@ func (n *Net) MintTo(t testing.TB, mint string, authority ed25519.PrivateKey, wa
 // exist holds nothing.
 func (n *Net) TokenBalance(t testing.TB, tokenAccount string) crtx.USDC {
 	t.Helper()
-	info, err := n.client.GetAccountInfoWithOpts(t.Context(), pubkey(t, tokenAccount), &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
+	info, err := n.client.GetAccountInfoWithOpts(background(), pubkey(t, tokenAccount), &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
 	if errors.Is(err, rpc.ErrNotFound) || (err == nil && info.Value == nil) {
 		return 0
 	}
 	if err != nil {
 		t.Fatalf("token account %s: %v", tokenAccount, err)
 	}
-	b, err := n.client.GetTokenAccountBalance(t.Context(), pubkey(t, tokenAccount), rpc.CommitmentConfirmed)
+	b, err := n.client.GetTokenAccountBalance(background(), pubkey(t, tokenAccount), rpc.CommitmentConfirmed)
 	if err != nil {
 		t.Fatalf("balance of %s: %v", tokenAccount, err)
 	}
@@ -199,7 +199,7 @@ func (n *Net) TokenBalance(t testing.TB, tokenAccount string) crtx.USDC {
 // them and waits until they are finalized; it returns the signature.
 func (n *Net) Send(t testing.TB, instructions []solana.Instruction, signers ...ed25519.PrivateKey) string {
 	t.Helper()
-	latest, err := n.client.GetLatestBlockhash(t.Context(), rpc.CommitmentConfirmed)
+	latest, err := n.client.GetLatestBlockhash(background(), rpc.CommitmentConfirmed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func (n *Net) Send(t testing.TB, instructions []solana.Instruction, signers ...e
 	}); err != nil {
 		t.Fatal(err)
 	}
-	sig, err := n.client.SendTransaction(t.Context(), tx)
+	sig, err := n.client.SendTransaction(background(), tx)
 	if err != nil {
 		t.Fatalf("send: %v", err)
 	}
@@ -246,7 +246,7 @@ func (n *Net) awaitFinalized(t testing.TB, sig solana.Signature) {
 // waitFor polls done until it reports true, for at most 30 s.
 func (n *Net) waitFor(t testing.TB, what string, done func(context.Context) (bool, error)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var last error
 	for {
@@ -288,3 +288,7 @@ func pubkey(t testing.TB, address string) solana.PublicKey {
 	}
 	return k
 }
+
+// background is the context of the helpers' calls: not the test's, which
+// ends before its cleanups run, and they check the chain too.
+func background() context.Context { return context.Background() }

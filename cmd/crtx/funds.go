@@ -174,13 +174,6 @@ fees). The money goes nowhere else. It waits until the transfer is finalized.`,
 	return cmd
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 func (c *cli) depositsCmd() *cobra.Command {
 	var env string
 	list := &cobra.Command{

@@ -174,11 +174,13 @@ func (c *cli) interrupted(id, agent string) {
 	fmt.Fprintf(c.errOut, "stopped following %s; it still runs. Pick it up with: crtx executions watch %s\n", id, id)
 }
 
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
 	}
-	return *p
+	return v
 }
 
 // follow polls an execution until it is final, telling each status.

@@ -328,6 +328,10 @@ func testWithdrawals(t *testing.T, s crtx.Store) {
 		t.Errorf("w1 claimed again = %+v", got[0])
 	}
 	refused(sent, "r1", crtx.ErrConflict)
+	// No two withdrawals carry one signature: one payment would confirm both.
+	twin := got[1]
+	twin.Signature = "sig-w1"
+	refused(twin, "r2", crtx.ErrConflict)
 	confirmed := got[0]
 	confirmed.Status, confirmed.Slot, confirmed.CompletedAt = crtx.WithdrawalConfirmed, 1<<41, &later
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, confirmed, "r2") })

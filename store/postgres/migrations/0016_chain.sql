@@ -56,6 +56,9 @@ CREATE TABLE withdrawals (
 );
 CREATE INDEX withdrawals_wallet ON withdrawals (wallet, environment, created_at DESC, id);
 CREATE INDEX withdrawals_work ON withdrawals (lease_until) WHERE status IN ('pending', 'sent');
+-- One transfer pays one withdrawal: two that signed the same transaction
+-- would both be confirmed by the one payment.
+CREATE UNIQUE INDEX withdrawals_signature ON withdrawals (signature) WHERE signature <> '';
 
 -- A block's anchor is written after it is sealed, and once: blocks stay
 -- append-only, except that an unanchored block may take an anchor and

@@ -1,4 +1,4 @@
-package chain
+package crtx
 
 import (
 	"errors"

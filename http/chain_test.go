@@ -1,0 +1,252 @@
+package http_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain"
+	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// chainEnv is crtxd with devnet on a local Solana network, in a USDC mint
+// of the test's own.
+type chainEnv struct {
+	*env
+	net      *chaintest.Net
+	mint     string
+	mintAuth ed25519.PrivateKey
+	treasury string
+}
+
+func startChain(t *testing.T) *chainEnv {
+	t.Helper()
+	net := chaintest.Start(t)
+	mint, auth := net.NewMint(t)
+	pub, treasury, _ := ed25519.GenerateKey(nil)
+	net.Airdrop(t, crtx.Address(pub), 10_000_000_000)
+	file := filepath.Join(t.TempDir(), "treasury.json")
+	if err := keyfile.Write(file, treasury); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, func(c *daemon.Config) {
+		c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, file
+		c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
+	})
+	ce := &chainEnv{env: e, net: net, mint: mint, mintAuth: auth, treasury: crtx.Address(pub)}
+	// Registered after start's, so it runs first, with crtxd still up.
+	t.Cleanup(ce.checkReserves)
+	return ce
+}
+
+// payer is a wallet that holds SOL for fees and amount of the test's USDC.
+func (e *chainEnv) payer(amount crtx.USDC) wallet {
+	w := newWallet(e.t)
+	e.net.Airdrop(e.t, w.address, 1_000_000_000)
+	if amount > 0 {
+		e.net.MintTo(e.t, e.mint, e.mintAuth, w.address, amount)
+	}
+	return w
+}
+
+// pay pays a deposit as a Solana Pay wallet would: memo, TransferChecked
+// to the treasury's token account, the reference among its keys.
+func (e *chainEnv) pay(w wallet, d api.Deposit, amount crtx.USDC) string {
+	e.t.Helper()
+	sig, err := chain.Pay(context.Background(), e.net.RPC, w.key, crtx.TransferRequest{Recipient: d.Recipient, Amount: amount,
+		SPLToken: d.Mint, References: []string{d.Reference}, Memo: d.Memo})
+	if err != nil {
+		e.t.Fatalf("pay: %v", err)
+	}
+	return sig
+}
+
+// checkReserves asserts that what the reserves report on the chain is the
+// treasury's balance read from the chain, and that it covers what the
+// ledger owes.
+func (e *chainEnv) checkReserves() {
+	e.t.Helper()
+	rs, err := e.anon.Reserves(context.Background())
+	if err != nil {
+		e.t.Fatalf("reserves: %v", err)
+	}
+	if len(rs.Reserves) != 1 || rs.Reserves[0].Environment != crtx.Devnet {
+		e.t.Fatalf("reserves: %+v, want devnet's alone", rs.Reserves)
+	}
+	r := rs.Reserves[0]
+	if held := e.net.TokenBalance(e.t, r.TokenAccount); r.OnChain != held {
+		e.t.Errorf("reserves on chain %s, the treasury's token account holds %s", r.OnChain, held)
+	}
+	if r.Surplus < 0 || r.Surplus != r.OnChain-r.Liabilities {
+		e.t.Errorf("reserves: %+v", r)
+	}
+}
+
+// credited waits until the deposit is credited with want in all.
+func (e *chainEnv) credited(c *client.Client, id string, want crtx.USDC) api.Deposit {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		d, err := c.GetDeposit(context.Background(), id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if d.Credited == want {
+			return d
+		}
+		if d.Credited > want || time.Now().After(deadline) {
+			e.t.Fatalf("deposit %s credited %s, want %s", id, d.Credited, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestDepositBySolanaPay(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	w := e.payer(usdc("40"))
+	c := e.signIn(w)
+	d, err := c.NewDeposit(ctx, crtx.Devnet, usdc("25"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != crtx.DepositAwaitingPayment || d.Recipient != e.treasury || d.Mint != e.mint || d.Credited != 0 {
+		t.Fatalf("deposit: %+v", d)
+	}
+	req, err := crtx.ParseTransferRequest(d.SolanaPayURL)
+	if err != nil || req.Recipient != e.treasury || req.Amount != usdc("25") || req.SPLToken != e.mint ||
+		len(req.References) != 1 || req.References[0] != d.Reference || req.Memo != d.Memo {
+		t.Fatalf("solana_pay_url %s: %+v, %v", d.SolanaPayURL, req, err)
+	}
+	sig := e.pay(w, d, usdc("25"))
+	got := e.credited(c, d.DepositID, usdc("25"))
+	if got.Status != crtx.DepositCredited || len(got.Payments) != 1 || got.Payments[0].Signature != sig {
+		t.Fatalf("credited deposit: %+v", got)
+	}
+	tx, err := c.Transaction(ctx, crtx.Devnet, got.Payments[0].TransactionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Kind != crtx.TxDeposit || tx.Data["signature"] != sig || tx.Data["reference"] != d.Reference || tx.Data["slot"] == "" {
+		t.Fatalf("ledger transaction: %+v", tx)
+	}
+	wb, err := c.Wallet(ctx)
+	if err != nil || wb.Balances[crtx.Devnet].Available != usdc("25") {
+		t.Fatalf("balance %+v, %v", wb, err)
+	}
+	// Read again, the same payment credits nothing more.
+	if n, err := e.d.Market.WatchDeposits(ctx, crtx.Devnet, time.Time{}); err != nil || n != 0 {
+		t.Fatalf("second read credited %d (%v)", n, err)
+	}
+	if _, err := c.GetDeposit(ctx, d.DepositID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An attacker who reads a reference from the QR code and pays 1 unit with
+// it must not hide the real payment: every transfer is credited.
+func TestGriefingTransferDoesNotHideThePayment(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	w := e.payer(usdc("10"))
+	c := e.signIn(w)
+	d, err := c.NewDeposit(ctx, crtx.Devnet, usdc("10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attacker := e.payer(usdc("1"))
+	e.pay(attacker, d, 1)
+	e.pay(w, d, usdc("10"))
+	got := e.credited(c, d.DepositID, usdc("10")+1)
+	if got.Status != crtx.DepositCredited || len(got.Payments) != 2 {
+		t.Fatalf("deposit: %+v", got)
+	}
+}
+
+func TestChainMoneyEntersOnlyFromTheChain(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	w := newWallet(t)
+	_, err := e.anon.Airdrop(ctx, w.address, usdc("1"))
+	wantCode(t, err, 409, crtx.CodeChainConfigured)
+	_, err = e.admin.Deposit(ctx, crtx.Devnet, w.address, usdc("1"))
+	wantCode(t, err, 409, crtx.CodeChainConfigured)
+	c := e.signIn(w)
+	_, err = c.NewDeposit(ctx, crtx.Mainnet, usdc("1"))
+	wantCode(t, err, 409, crtx.CodeChainNotConfigured)
+	_, err = c.NewWithdrawal(ctx, crtx.Mainnet, usdc("1"))
+	wantCode(t, err, 409, crtx.CodeChainNotConfigured)
+	_, err = c.NewDeposit(ctx, crtx.Devnet, 0)
+	wantCode(t, err, 400, crtx.CodeInvalidRequest)
+	_, err = c.NewWithdrawal(ctx, crtx.Devnet, usdc("1"))
+	wantCode(t, err, 402, crtx.CodeInsufficientBalance)
+}
+
+// Withdrawals above the balance, sent together, pay only what it covers:
+// the debit is in each request's own transaction, and the database refuses
+// a negative balance.
+func TestConcurrentWithdrawals(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	w := e.payer(usdc("10"))
+	c := e.signIn(w)
+	d, err := c.NewDeposit(ctx, crtx.Devnet, usdc("10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.pay(w, d, usdc("10"))
+	e.credited(c, d.DepositID, usdc("10"))
+	var mu sync.Mutex
+	var ok []api.Withdrawal
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			wd, err := c.NewWithdrawal(ctx, crtx.Devnet, usdc("3"))
+			if err != nil {
+				wantCode(t, err, 402, crtx.CodeInsufficientBalance)
+				return
+			}
+			mu.Lock()
+			ok = append(ok, wd)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(ok) != 3 {
+		t.Fatalf("%d withdrawals accepted, want 3", len(ok))
+	}
+	for _, wd := range ok {
+		e.confirmed(c, wd.WithdrawalID)
+	}
+	dest := ok[0].Destination
+	if held := e.net.TokenBalance(t, dest); held != usdc("9") {
+		t.Fatalf("the wallet's token account holds %s, want 9", held)
+	}
+}
+
+// confirmed waits until a withdrawal is confirmed.
+func (e *chainEnv) confirmed(c *client.Client, id string) api.Withdrawal {
+	e.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		wd, err := c.GetWithdrawal(context.Background(), id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		switch {
+		case wd.Status == crtx.WithdrawalConfirmed:
+			return wd
+		case wd.Status == crtx.WithdrawalFailed || time.Now().After(deadline):
+			e.t.Fatalf("withdrawal: %+v", wd)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
