@@ -30,6 +30,9 @@ type Client struct {
 	// agentKeys are agent signing keys, kept to sign their own listing
 	// statements (WithAgentKey).
 	agentKeys []ed25519.PrivateKey
+	// solanaRPC is the Solana JSON-RPC URL that Verify reads anchors
+	// from; empty, the public endpoint of the anchor's cluster.
+	solanaRPC string
 }
 
 // New returns a client for the marketplace at baseURL (for example

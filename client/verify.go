@@ -25,6 +25,17 @@ type Check struct {
 type VerifyReport struct {
 	ExecutionID string  `json:"execution_id"`
 	Checks      []Check `json:"checks"`
+	// Anchor says whether the proof reached Solana: Anchored when the
+	// hash chain leads from the execution's block to a block whose memo
+	// the ledger authority signed on the chain (the checks "hash chain"
+	// and "anchor"), NotAnchoredYet when no block from it on is anchored
+	// yet, empty when the verification stopped before its block.
+	Anchor       AnchorStatus `json:"anchor,omitempty"`
+	AnchorDetail string       `json:"anchor_detail,omitempty"`
+	// AnchoredBlock is the block the anchor names, AnchoredBy its Solana
+	// transaction, when Anchor is Anchored.
+	AnchoredBlock int64        `json:"anchored_block,omitempty"`
+	AnchoredBy    *crtx.Anchor `json:"anchored_by,omitempty"`
 }
 
 // OK reports whether every check held.
@@ -38,12 +49,15 @@ func (r VerifyReport) OK() bool {
 }
 
 // Verify checks an execution as docs/verify.md does, trusting only the keys
-// the marketplace publishes: the seed's procedure (the content at ipfs_url
-// hashes to result_hash), the ExecutionRecord on the ledger committing that
-// hash, the creator's signature, the listing transaction that registered
-// the key signed by the creator's wallet, the record's inclusion in a block
-// signed by the ledger authority, and the marketplace's receipt. It waits up
-// to a minute for the record's block to be sealed.
+// the marketplace publishes and, for the anchor, the Solana cluster: the
+// seed's procedure (the content at ipfs_url hashes to result_hash), the
+// ExecutionRecord on the ledger committing that hash, the creator's
+// signature, the listing transaction that registered the key signed by the
+// creator's wallet, the record's inclusion in a block signed by the ledger
+// authority, the hash chain from that block to the first block anchored on
+// Solana and the anchor's transaction (Anchor says whether there was one
+// yet), and the marketplace's receipt. It waits up to a minute for the
+// record's block to be sealed.
 func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 	r := VerifyReport{ExecutionID: id}
 	add := func(name string, ok bool, format string, args ...any) bool {
@@ -113,6 +127,7 @@ func (c *Client) Verify(ctx context.Context, id string) (VerifyReport, error) {
 		add("sealed in a block", false, "%v", verr)
 	} else {
 		add("sealed in a block", true, "in block %d, signed by the ledger authority %s", proof.Block.Height, wk.AuthorityPublicKey)
+		c.verifyAnchor(ctx, &r, proof.Block, authority, add)
 	}
 	market, err := crtx.ParseAddress("signing_public_key", wk.SigningPublicKey)
 	if err != nil {
