@@ -109,15 +109,26 @@ func describe(r api.ExecutionRecord) string {
 }
 
 func (c *cli) verifyCmd() *cobra.Command {
-	return &cobra.Command{
+	var rpc string
+	cmd := &cobra.Command{
 		Use:   "verify EXECUTION_ID",
-		Short: "Check an execution's result hash, creator signature, ledger record and block proof",
+		Short: "Check an execution's result hash, creator signature, ledger record, block proof and Solana anchor",
 		Long: `verify checks an execution from public data alone: the published result against
 its SHA-256 hash and content id, the creator's Ed25519 signature against the key of the
-agent's listing, the ledger transaction that records it, and the Merkle proof of that
-transaction to a block signed by the marketplace. It exits 1 if any check fails.`,
+agent's listing, the ledger transaction that records it, the Merkle proof of that
+transaction to a block signed by the marketplace, and then the hash chain from that block
+to the first block anchored on Solana, whose memo transaction is read from the cluster
+(--rpc or CRTX_SOLANA_RPC; by default the public endpoint of the anchor's cluster, and a
+local validator needs it) and must be signed by the ledger authority. A block with no
+anchored block after it yet is reported as not anchored yet, which is no failure. It exits
+1 if any check fails.`,
+		Example: `  crtx verify 0192f3a1-7c2e-7d4b-9a41-5be7c0d3f8a2
+  crtx verify 0192f3a1-7c2e-7d4b-9a41-5be7c0d3f8a2 --rpc http://127.0.0.1:8899`,
 		Args: cmdline.Args("EXECUTION_ID"),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, a []string) error {
+			if u := firstOf(rpc, os.Getenv("CRTX_SOLANA_RPC")); u != "" {
+				cl = cl.WithSolanaRPC(u)
+			}
 			rep, err := cl.Verify(ctx, a[0])
 			if err != nil {
 				return err
@@ -131,6 +142,9 @@ transaction to a block signed by the marketplace. It exits 1 if any check fails.
 				}
 				text += fmt.Sprintf("%s %-18s %s\n", mark, ch.Name, ch.Detail)
 			}
+			if rep.Anchor == client.NotAnchoredYet {
+				text += fmt.Sprintf("%-6s %-18s %s\n", "-", "anchor", "not anchored yet: "+rep.AnchorDetail)
+			}
 			if err := c.print(rep, "%s", text); err != nil {
 				return err
 			}
@@ -140,6 +154,8 @@ transaction to a block signed by the marketplace. It exits 1 if any check fails.
 			return nil
 		}),
 	}
+	cmd.Flags().StringVar(&rpc, "rpc", "", "the Solana JSON-RPC URL to read the anchor from (default: $CRTX_SOLANA_RPC, else the public endpoint of the anchor's cluster)")
+	return cmd
 }
 
 func (c *cli) disputeCmd() *cobra.Command {

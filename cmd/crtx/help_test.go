@@ -40,6 +40,7 @@ func TestHelpVersionCompletion(t *testing.T) {
 		"dispute --help":          "hash_mismatch, fraud or other",
 		"keys create --help":      "devnet (crtx_test_…) or mainnet (crtx_live_…)",
 		"creator earnings --help": "mainnet or devnet",
+		"verify --help":           "$CRTX_SOLANA_RPC",
 	} {
 		if _, out, _ := bin(t, env, strings.Fields(args)...); !strings.Contains(out, want) {
 			t.Errorf("crtx %s does not say %q:\n%s", args, want, out)

@@ -189,6 +189,10 @@ func TestVerify(t *testing.T) {
 	if code != 0 || strings.Count(out, "ok    ") != 8 || !strings.Contains(out, "sealed in a block") || !strings.Contains(out, "listing key") || !strings.Contains(out, "receipt") {
 		t.Fatalf("verify: %d\n%s", code, out)
 	}
+	// Without a chain the ledger is anchored nowhere: said, and no failure.
+	if !strings.Contains(out, "-      anchor             not anchored yet: the devnet ledger is not anchored on Solana") {
+		t.Errorf("verify without a chain does not say the block is not anchored:\n%s", out)
+	}
 	// A private run's result is published nowhere; verify checks the copy
 	// its caller holds against the ledger's hash.
 	code, out = crtx("caller.json", "run", agentID, "a secret", "--private")
