@@ -4,13 +4,15 @@
 // base58, base32 and RFC 8785 canonicalization.
 //
 //   node verify.mjs --base URL --key API_KEY --execution ID
-//                   [--authority BASE58] [--marketplace BASE58] [--wait SECONDS]
+//                   [--authority BASE58] [--marketplace BASE58] [--wait SECONDS] [--rpc URL]
 //   node verify.mjs --self-test
 //
 // One line per check ("ok   name: detail" or "FAIL name: detail"), then "verified" or
-// "NOT verified". Exit 0 when every check passed, 1 when one failed, 2 on usage or network errors.
+// "NOT verified". A block with no anchored block after it yet prints "-    anchor: not anchored
+// yet: …", which is no failure. Exit 0 when every check passed, 1 when one failed, 2 on usage or
+// network errors.
 
-import { createHash, createPrivateKey, createPublicKey, verify as cryptoVerify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -162,7 +164,8 @@ export function transactionCanonical(tx) {
 export const transactionHash = (tx) => hex(sha256(transactionCanonical(tx)));
 
 export function blockCanonical(b) {
-  if (b.version === 2) return canonicalize(without(b, 'hash', 'signature'));
+  // anchor names the Solana transaction written after the block was signed: not part of its hash.
+  if (b.version === 2) return canonicalize(without(b, 'hash', 'signature', 'anchor'));
   if (b.version === 1) return canonicalV1Block(b);
   throw new Error(`unknown block version ${JSON.stringify(b.version)}`);
 }
@@ -400,7 +403,9 @@ async function verifyExecution(opts) {
           [{ from: escrow, to: accountAddress('wallet', wallet), amount: rec.cost_usdc, what: 'refund' }]);
       }
       // 6. Inclusion in a signed block, and the chain below it.
-      await checkTransactionHashAndProof('', base, env, tx, authorityKey, waitMs, true);
+      const sealed = await checkTransactionHashAndProof('', base, env, tx, authorityKey, waitMs, true);
+      // 8. The anchor: the hash chain forward to the first block anchored on Solana.
+      if (sealed) await checkAnchorChain(base, env, sealed, authorityKey, opts.rpc);
     }
   }
 
@@ -553,8 +558,10 @@ async function checkTransactionHashAndProof(prefix, base, env, tx, authorityKey,
   const br = await get(`${base}/v1/ledger/${enc(env)}/blocks/${h}`);
   if (!check(`block ${h} (chain)`, br.ok && br.json, `GET /v1/ledger/${env}/blocks/${h}`, describe(br))) return;
   const served = br.json.block ?? br.json;
-  check(`block ${h} as served = the proof's`, canonicalize(served) === canonicalize(block), served.hash,
-    `GET …/blocks/${h} serves ${canonicalize(served)}, the proof ${canonicalize(block)}`);
+  // The anchor may be written between the two reads: the rest must be the same.
+  const header = (b) => canonicalize(without(b, 'anchor'));
+  check(`block ${h} as served = the proof's`, header(served) === header(block), served.hash,
+    `GET …/blocks/${h} serves ${header(served)}, the proof ${header(block)}`);
   const leaves = br.json.transaction_hashes ?? served.transaction_hashes;
   if (!Array.isArray(leaves) || leaves.length === 0 || !leaves.every(isHex64)) {
     report(false, `block ${h} transaction_hashes`, `not a non-empty list of hashes: ${show(leaves)}`);
@@ -581,7 +588,7 @@ async function checkTransactionHashAndProof(prefix, base, env, tx, authorityKey,
   }
   if (h === 1) {
     same(`block ${h} prev_hash`, served.prev_hash, '0'.repeat(64), 'genesis: ');
-    return;
+    return served;
   }
   const pr = await get(`${base}/v1/ledger/${enc(env)}/blocks/${h - 1}`);
   if (!check(`block ${h - 1} (chain)`, pr.ok && pr.json, `GET /v1/ledger/${env}/blocks/${h - 1}`, describe(pr))) return;
@@ -590,6 +597,7 @@ async function checkTransactionHashAndProof(prefix, base, env, tx, authorityKey,
   checkBlock(`block ${h - 1}`, prev, authorityKey);
   check(`block ${h} prev_hash`, served.prev_hash === prev.hash, `= block ${h - 1}'s hash ${prev.hash}`,
     `${show(served.prev_hash)}, block ${h - 1}'s hash is ${show(prev.hash)}`);
+  return served;
 }
 
 function checkBlock(name, block, authorityKey) {
@@ -602,6 +610,163 @@ function checkBlock(name, block, authorityKey) {
     isHex64(block.hash) && ed25519Verify(authorityKey, Buffer.from(block.hash, 'hex'), block.signature),
     `by ${authorityKey}`, `does not verify with the ledger authority key ${authorityKey}`)) && ok;
   return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The anchor (docs/verify.md, step 8): the hash chain forward from the execution's block to the
+// first block with `anchor`, and that Solana transaction, read by JSON-RPC getTransaction.
+
+export const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
+export const anchorMemo = (b) => `crtx:${b.environment}:${b.height}:${b.hash}`;
+const DEFAULT_RPC = {
+  'mainnet-beta': 'https://api.mainnet-beta.solana.com',
+  devnet: 'https://api.devnet.solana.com',
+  testnet: 'https://api.testnet.solana.com',
+};
+const MAX_WALK = 10000;
+
+// The Solana wire format: compact-u16 ("shortvec") lengths, 7 bits a byte, low first, at most
+// three bytes, in their shortest form only.
+export function parseSolanaTransaction(raw) {
+  const b = Uint8Array.from(raw);
+  let off = 0;
+  const fail = (what) => { throw new Error(`not a Solana transaction: at byte ${off}: ${what}`); };
+  const byte = () => (off < b.length ? b[off++] : fail('unexpected end'));
+  const bytes = (n) => (n <= b.length - off ? b.subarray(off, (off += n)) : fail(`${n} bytes wanted, ${b.length - off} left`));
+  const u16 = () => {
+    let v = 0;
+    for (let i = 0; i < 3; i++) {
+      const x = byte();
+      if (i === 2 && x > 3) fail('compact-u16 overflows 16 bits');
+      v |= (x & 0x7f) << (7 * i);
+      if (!(x & 0x80)) {
+        if (i > 0 && x === 0) fail('compact-u16 not in its shortest form');
+        return v;
+      }
+    }
+    return fail('compact-u16 longer than three bytes');
+  };
+  const signatures = [];
+  for (let i = 0, n = u16(); i < n; i++) signatures.push(bytes(64));
+  const messageStart = off;
+  let version = -1;
+  if (off < b.length && b[off] & 0x80) {
+    version = byte() & 0x7f;
+    if (version !== 0) fail(`message version ${version}`);
+  }
+  const header = [byte(), byte(), byte()];
+  const keys = [];
+  for (let i = 0, n = u16(); i < n; i++) keys.push(bytes(32));
+  const blockhash = bytes(32);
+  const instructions = [];
+  for (let i = 0, n = u16(); i < n; i++) {
+    const programIndex = byte();
+    const accounts = [...bytes(u16())];
+    instructions.push({ programIndex, accounts, data: bytes(u16()) });
+  }
+  if (version === 0) {
+    for (let i = 0, n = u16(); i < n; i++) {
+      bytes(32);
+      bytes(u16());
+      bytes(u16());
+    }
+  }
+  if (off !== b.length) fail(`${b.length - off} bytes after the message`);
+  const [required, roSigned, roUnsigned] = header;
+  if (required === 0 || required > keys.length || roSigned >= required || roUnsigned > keys.length - required)
+    fail(`header ${header.join(', ')} for ${keys.length} keys`);
+  if (signatures.length !== required) fail(`${signatures.length} signatures for ${required} required`);
+  return { signatures, messageBytes: b.subarray(messageStart), version, header, keys, blockhash, instructions };
+}
+
+// What must hold of a transaction getTransaction answered for block b's anchor; undefined when it
+// all does, else what does not.
+export function anchorProblem(got, b, authorityKey) {
+  const a = b.anchor;
+  if (got.err !== null) return `transaction ${a.signature} failed on the chain: ${JSON.stringify(got.err)}`;
+  if (got.slot !== a.slot) return `transaction ${a.signature} is in slot ${got.slot}, the block says ${a.slot}`;
+  const tx = parseSolanaTransaction(got.raw);
+  if (base58Encode(tx.signatures[0]) !== a.signature) return `the cluster answered another transaction (${base58Encode(tx.signatures[0])})`;
+  const i = tx.keys.slice(0, tx.header[0]).findIndex((k) => base58Encode(k) === authorityKey);
+  if (i < 0) return `the ledger authority ${authorityKey} did not sign transaction ${a.signature}`;
+  if (!ed25519Verify(authorityKey, tx.messageBytes, base58Encode(tx.signatures[i])))
+    return `the ledger authority's signature in transaction ${a.signature} does not verify`;
+  const memo = anchorMemo(b);
+  const found = tx.instructions.some((ix) => ix.programIndex < tx.keys.length && base58Encode(tx.keys[ix.programIndex]) === MEMO_PROGRAM &&
+    Buffer.compare(Buffer.from(ix.data), Buffer.from(memo, 'utf8')) === 0 && ix.accounts.includes(i));
+  return found ? undefined : `transaction ${a.signature} has no Memo instruction ${JSON.stringify(memo)} signed by the ledger authority`;
+}
+
+async function solanaTransaction(rpc, signature) {
+  let res, json;
+  try {
+    res = await fetch(rpc, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction',
+        params: [signature, { encoding: 'base64', maxSupportedTransactionVersion: 0, commitment: 'finalized' }] }),
+    });
+    json = await res.json();
+  } catch (e) {
+    throw new Error(`solana rpc ${rpc}: ${e.cause?.message || e.message}`);
+  }
+  if (json.error) throw new Error(`solana rpc ${rpc}: getTransaction: ${json.error.code} ${json.error.message}`);
+  const r = json.result;
+  if (!r) throw new Error(`transaction ${signature} is not finalized on the cluster at ${rpc}`);
+  if (!r.meta || !('err' in r.meta)) throw new Error(`transaction ${signature} is served without meta.err`);
+  if (!Array.isArray(r.transaction) || r.transaction[1] !== 'base64') throw new Error(`transaction ${signature} is not served in base64`);
+  return { slot: r.slot, err: r.meta.err, raw: Buffer.from(r.transaction[0], 'base64') };
+}
+
+async function checkAnchorChain(base, env, from, authorityKey, rpcOption) {
+  const enc = encodeURIComponent;
+  const notYet = (detail) => console.log(`-    anchor: not anchored yet: ${detail}`);
+  // GET /v1/reserves names the newest anchored block: it only bounds the walk; nothing is called
+  // anchored below before its chain and its memo are checked.
+  let last = from.height + MAX_WALK;
+  const rs = await get(`${base}/v1/reserves`);
+  if (rs.ok && Array.isArray(rs.json?.reserves)) {
+    last = rs.json.reserves.find((r) => r.environment === env)?.anchored_block ?? 0;
+    if (last === 0) return notYet(`the ${env} ledger is not anchored on Solana (the marketplace reports no chain or no anchor for it)`);
+    if (last < from.height) return notYet(`no block of ${env} from ${from.height} on is anchored on Solana yet`);
+  }
+  let prev = from;
+  for (let h = from.height; h <= last; h++) {
+    let b = from;
+    if (h > from.height) {
+      const r = await get(`${base}/v1/ledger/${enc(env)}/blocks/${h}`);
+      if (r.status === 404 && r.code === 'block_not_found')
+        return notYet(`no block of ${env} from ${from.height} to ${h - 1} is anchored on Solana yet`);
+      if (!check(`block ${h} (hash chain)`, r.ok && r.json, '', describe(r))) return;
+      b = r.json.block ?? r.json;
+      let bad;
+      try {
+        if (b.environment !== env || b.height !== h) bad = `served block ${show(b.height)} of ${show(b.environment)}`;
+        else if (b.prev_hash !== prev.hash) bad = `prev_hash ${show(b.prev_hash)} is not block ${h - 1}'s hash ${prev.hash}`;
+        else if (blockHash(b) !== b.hash) bad = `does not hash to its hash ${show(b.hash)}`;
+        else if (!isHex64(b.hash) || !ed25519Verify(authorityKey, Buffer.from(b.hash, 'hex'), b.signature))
+          bad = `its signature does not verify with the ledger authority key ${authorityKey}`;
+      } catch (e) {
+        bad = e.message;
+      }
+      if (bad) return report(false, 'hash chain', `block ${h}: ${bad}`);
+    }
+    prev = b;
+    if (!b.anchor) continue;
+    report(true, 'hash chain', `blocks ${from.height} to ${h} each name the one before and are signed by the ledger authority`);
+    const a = b.anchor;
+    const rpc = rpcOption || DEFAULT_RPC[a.cluster];
+    if (!rpc) return report(false, 'anchor', `the anchor is on a ${show(a.cluster)} cluster: give its Solana RPC URL (--rpc, CRTX_SOLANA_RPC)`);
+    try {
+      const problem = anchorProblem(await solanaTransaction(rpc, a.signature), b, authorityKey);
+      return check('anchor', !problem, `block ${h} is named by the memo of Solana transaction ${a.signature} (slot ${a.slot}, ${a.cluster}), ` +
+        'signed by the ledger authority', `block ${h}: ${problem}`);
+    } catch (e) {
+      return report(false, 'anchor', `block ${h}: ${e.message}`);
+    }
+  }
+  if (last === from.height + MAX_WALK) return notYet(`no block of ${env} from ${from.height} to ${last} is anchored on Solana`);
+  report(false, 'hash chain', `the marketplace reports block ${last} of ${env} anchored, but no block from ${from.height} to it serves an anchor`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -781,6 +946,60 @@ function selfTest() {
     return check('version 1 fixture: a changed transaction', transactionHash(changed) !== txs[1].hash, 'hashes otherwise', 'hashes the same');
   });
 
+  // The anchor: a transaction written by hand in the wire format, as the marketplace writes one
+  // (the treasury pays the fee, the ledger authority signs the memo), legacy and v0.
+  attempt('anchor transaction', () => {
+    const pub = (k) => Buffer.from(createPublicKey(k).export({ format: 'jwk' }).x, 'base64url');
+    const treasury = generateKeyPairSync('ed25519').privateKey, authority = generateKeyPairSync('ed25519').privateKey;
+    const authorityKey = base58Encode(pub(authority));
+    const block = { ...EXAMPLE_BLOCK, hash: EXAMPLE_BLOCK_HASH };
+    const shortvec = (n) => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, n >> 7]);
+    const message = (v0, memo, memoSigner) => Buffer.from([
+      ...(v0 ? [0x80] : []), 2, 1, 1, ...shortvec(3), ...pub(treasury), ...pub(authority), ...base58Decode(MEMO_PROGRAM),
+      ...new Uint8Array(32).fill(7), ...shortvec(1), 2, ...shortvec(1), memoSigner, ...shortvec(Buffer.byteLength(memo)), ...Buffer.from(memo),
+      ...(v0 ? shortvec(0) : [])]);
+    const signedTx = (msg) => Buffer.concat([Buffer.from(shortvec(2)), cryptoSign(null, msg, treasury), cryptoSign(null, msg, authority), msg]);
+    const anchored = (raw) => ({ ...block, anchor: { signature: base58Encode(raw.subarray(1, 65)), slot: 777, cluster: 'custom' } });
+    const problems = [];
+    for (const v0 of [false, true]) {
+      const raw = signedTx(message(v0, anchorMemo(block), 1));
+      const b = anchored(raw);
+      const tx = parseSolanaTransaction(raw);
+      if (tx.version !== (v0 ? 0 : -1) || tx.keys.length !== 3 || tx.instructions.length !== 1) problems.push(`v0 ${v0}: parsed ${JSON.stringify(tx.header)}`);
+      const p = anchorProblem({ slot: 777, err: null, raw }, b, authorityKey);
+      if (p) problems.push(`v0 ${v0}: the anchor as written: ${p}`);
+      for (let n = 0; n < raw.length; n++) {
+        try {
+          parseSolanaTransaction(raw.subarray(0, n));
+          problems.push(`v0 ${v0}: ${n} of ${raw.length} bytes parsed`);
+          break;
+        } catch { /* refused, as it must be */ }
+      }
+      const refusals = {
+        'a failed transaction': anchorProblem({ slot: 777, err: { InstructionError: [0, 'Custom'] }, raw }, b, authorityKey),
+        'another slot': anchorProblem({ slot: 778, err: null, raw }, b, authorityKey),
+        'another block': anchorProblem({ slot: 777, err: null, raw }, { ...b, height: 32 }, authorityKey),
+        'another authority': anchorProblem({ slot: 777, err: null, raw }, b, base58Encode(pub(treasury).map((x) => x ^ 1))),
+        'the memo signed by the treasury alone': (() => {
+          const r = signedTx(message(v0, anchorMemo(block), 0));
+          return anchorProblem({ slot: 777, err: null, raw: r }, anchored(r), authorityKey);
+        })(),
+        'a forged authority signature': (() => {
+          const r = Buffer.from(raw);
+          r[70] ^= 1;
+          return anchorProblem({ slot: 777, err: null, raw: r }, b, authorityKey);
+        })(),
+      };
+      for (const [name, p] of Object.entries(refusals)) if (!p) problems.push(`v0 ${v0}: ${name} was accepted`);
+    }
+    try {
+      parseSolanaTransaction([0x80, 0x00]);
+      problems.push('a compact-u16 not in its shortest form was accepted');
+    } catch { /* refused */ }
+    return check('anchor transaction', problems.length === 0, 'legacy and v0 memo transactions parse; the memo, slot, status and ' +
+      "authority's signature are checked; truncations, forgeries and other memos are refused", problems.join('; '));
+  });
+
   // The worked example, as embedded here.
   selfTestExample('example', EXAMPLE_TX, EXAMPLE_CANONICAL, EXAMPLE_CANONICAL_BYTES, EXAMPLE_HASH, EXAMPLE_ROOT, EXAMPLE_BLOCK, EXAMPLE_BLOCK_HASH);
 
@@ -805,12 +1024,12 @@ function selfTest() {
 // ---------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = `usage: node verify.mjs --base URL --key API_KEY --execution ID [--authority BASE58] [--marketplace BASE58] [--wait SECONDS]
+const USAGE = `usage: node verify.mjs --base URL --key API_KEY --execution ID [--authority BASE58] [--marketplace BASE58] [--wait SECONDS] [--rpc URL]
        node verify.mjs --self-test`;
 
 function parseArgs(argv) {
-  const opts = { wait: 30 };
-  const names = { '--base': 'base', '--key': 'key', '--execution': 'execution', '--authority': 'authority', '--marketplace': 'marketplace', '--wait': 'wait' };
+  const opts = { wait: 30, rpc: process.env.CRTX_SOLANA_RPC || undefined };
+  const names = { '--base': 'base', '--key': 'key', '--execution': 'execution', '--authority': 'authority', '--marketplace': 'marketplace', '--wait': 'wait', '--rpc': 'rpc' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i], v;
     if (a === '--self-test') { opts.selfTest = true; continue; }
@@ -836,6 +1055,14 @@ function parseArgs(argv) {
   }
   for (const k of ['authority', 'marketplace']) {
     if (opts[k] !== undefined && base58Decode(opts[k]).length !== 32) throw new Error(`--${k} must be base58 of 32 bytes`);
+  }
+  if (opts.rpc !== undefined) {
+    try {
+      const u = new URL(opts.rpc);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    } catch {
+      throw new Error(`--rpc (or CRTX_SOLANA_RPC) must be an http(s) URL, not ${opts.rpc}`);
+    }
   }
   return opts;
 }
