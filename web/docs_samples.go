@@ -12,6 +12,8 @@ var sampleSources = map[string]string{
 	"key_id":         "crtx keys list",
 	"dispute_id":     "the dispute of crtx executions show EXECUTION_ID",
 	"transaction_id": "the ledger_transaction of an execution record",
+	"deposit_id":     "crtx deposits list, or GET /v1/wallet/deposits",
+	"withdrawal_id":  "crtx withdrawals list, or GET /v1/wallet/withdrawals",
 	"wallet":         "crtx wallet show",
 	"address":        "crtx wallet show",
 }
