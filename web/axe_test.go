@@ -60,7 +60,7 @@ func TestAccessibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
-		"/explorer/", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
+		"/explorer/", "/reserves", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
 		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login"}
 	check := func(scheme string, pages ...string) {
 		run(t, ctx, scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))

@@ -101,5 +101,10 @@ func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 		explorerPage
 		V    api.BlockView
 		Prev int64
-	}{h.explorerPage(r, "Block", env), v, height - 1})
+		// AnchorURL is the block's anchor on the Solana explorer; Chain
+		// says whether env has a chain, whose later anchors cover a block
+		// without one.
+		AnchorURL string
+		Chain     bool
+	}{h.explorerPage(r, "Block", env), v, height - 1, anchorURL(h.market.Chain(env), v.Block.Anchor), h.market.Chain(env) != nil})
 }

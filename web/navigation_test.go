@@ -48,6 +48,7 @@ func TestOneNavigation(t *testing.T) {
 		{visitor, "/agents/" + id, forVisitor, "Agents"},
 		{visitor, "/explorer/", forVisitor, "Explorer"},
 		{visitor, tx, forVisitor, "Explorer"},
+		{visitor, "/reserves", forVisitor, "Explorer"},
 		{visitor, "/docs", forVisitor, "API"},
 		{visitor, "/login", forVisitor, "Sign in"},
 		{visitor, "/agents/no-such-agent", forVisitor, ""},

@@ -144,6 +144,8 @@ func siteSection(page string) string {
 		return "creator"
 	case "operator-login":
 		return "operator"
+	case "reserves":
+		return "explorer"
 	}
 	if strings.HasPrefix(page, "explorer-") {
 		return "explorer"
@@ -165,7 +167,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login",
-		"docs", "error", "explorer-home", "explorer-account", "explorer-tx", "explorer-block"} {
+		"docs", "error", "explorer-home", "explorer-account", "explorer-tx", "explorer-block", "reserves"} {
 		h.pages[p] = parsePage(p)
 	}
 	var err error
@@ -217,6 +219,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/explorer/tx/{id}", explorerRead(h, "explorer-tx", "id",
 			func(t crtx.LedgerTx) string { return "Transaction " + string(t.Kind) }, h.market.Transaction)},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
+		{"GET", "/reserves", h.reserves},
 	}
 	routes = append(routes, formLandings(routes)...)
 	for i, r := range routes {
