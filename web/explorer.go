@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -61,8 +62,8 @@ func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
 	}{h.explorerPage(r, "Ledger", env), crtx.Address(h.market.AuthorityPublicKey()), blocks})
 }
 
-// explorerItem is what the account and transaction pages get: the
-// explorer's page and the one thing they show.
+// explorerItem is what the account page gets: the explorer's page and
+// the one thing it shows.
 type explorerItem[T any] struct {
 	explorerPage
 	V T
@@ -82,6 +83,38 @@ func explorerRead[T any](h *Handler, tmpl, key string, heading func(T) string, r
 		}
 		return h.render(w, tmpl, explorerItem[T]{h.explorerPage(r, heading(v), env), v})
 	}
+}
+
+func (h *Handler) explorerTx(w http.ResponseWriter, r *http.Request) error {
+	env, err := cluster(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.market.Transaction(r.Context(), env, r.PathValue("id"))
+	if err != nil {
+		return elsewhere(r, env, err)
+	}
+	return h.render(w, "explorer-tx", struct {
+		explorerPage
+		V crtx.LedgerTx
+		// SolanaURL is the transfer of a deposit or withdrawal on the
+		// Solana explorer of env's cluster.
+		SolanaURL string
+	}{h.explorerPage(r, "Transaction "+string(t.Kind), env), t, transferURL(h.market.Chain(env), t)})
+}
+
+// transferURL is the Solana explorer's page of the transfer a ledger
+// transaction records (a deposit's payment, a withdrawal's payout or its
+// failed attempt), on chain c; empty for any other transaction, or without
+// a chain.
+func transferURL(c crtx.Chain, t crtx.LedgerTx) string {
+	switch t.Kind {
+	case crtx.TxDeposit, crtx.TxWithdrawalPaid, crtx.TxWithdrawalRefunded:
+		if sig := t.Data["signature"]; sig != "" && c != nil {
+			return crtx.SolanaExplorerURL(c, "tx", sig)
+		}
+	}
+	return ""
 }
 
 func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
@@ -107,4 +140,25 @@ func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 		AnchorURL string
 		Chain     bool
 	}{h.explorerPage(r, "Block", env), v, height - 1, anchorURL(h.market.Chain(env), v.Block.Anchor), h.market.Chain(env) != nil})
+}
+
+// anchorURL is the Solana explorer's page of a block's anchor: on the
+// environment's chain c as configured, or, for an anchor written under
+// another configuration (or none now), on the public cluster it names; none
+// for a custom one, whose RPC address is not known here.
+func anchorURL(c crtx.Chain, a *crtx.Anchor) string {
+	if a == nil {
+		return ""
+	}
+	if c != nil && c.Cluster() == a.Cluster {
+		return crtx.SolanaExplorerURL(c, "tx", a.Signature)
+	}
+	u := "https://explorer.solana.com/tx/" + url.PathEscape(a.Signature)
+	switch a.Cluster {
+	case "mainnet-beta":
+		return u
+	case "devnet", "testnet":
+		return u + "?cluster=" + a.Cluster
+	}
+	return ""
 }

@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -59,25 +58,4 @@ func (h *Handler) reserves(w http.ResponseWriter, r *http.Request) error {
 		page
 		Rows []reserveRow
 	}{p, rows})
-}
-
-// anchorURL is the Solana explorer's page of a block's anchor: on the
-// environment's chain c as configured, or, for an anchor written under
-// another configuration (or none now), on the public cluster it names; none
-// for a custom one, whose RPC address is not known here.
-func anchorURL(c crtx.Chain, a *crtx.Anchor) string {
-	if a == nil {
-		return ""
-	}
-	if c != nil && c.Cluster() == a.Cluster {
-		return crtx.SolanaExplorerURL(c, "tx", a.Signature)
-	}
-	u := "https://explorer.solana.com/tx/" + url.PathEscape(a.Signature)
-	switch a.Cluster {
-	case "mainnet-beta":
-		return u
-	case "devnet", "testnet":
-		return u + "?cluster=" + a.Cluster
-	}
-	return ""
 }

@@ -216,8 +216,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/explorer/{$}", h.explorerHome},
 		{"GET", "/explorer/account/{address}", explorerRead(h, "explorer-account", "address",
 			func(api.AccountView) string { return "Account" }, h.market.Account)},
-		{"GET", "/explorer/tx/{id}", explorerRead(h, "explorer-tx", "id",
-			func(t crtx.LedgerTx) string { return "Transaction " + string(t.Kind) }, h.market.Transaction)},
+		{"GET", "/explorer/tx/{id}", h.explorerTx},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
 		{"GET", "/reserves", h.reserves},
 	}

@@ -107,3 +107,41 @@ func TestBlockAnchor(t *testing.T) {
 		}
 	}
 }
+
+// A deposit's or withdrawal's ledger transaction links its signature to
+// the Solana explorer; without a chain, or for another kind of
+// transaction (an ExecutionRecord's signature is the creator's), nothing
+// is linked.
+func TestTransferLink(t *testing.T) {
+	h := &Handler{pages: map[string]*template.Template{"explorer-tx": parsePage("explorer-tx")}}
+	sig := "2soASZVz6NaEUZtRyCbf3hAdpPAAiecRovUSi99FFw9GJGQTbdoPFaFctNx1Nzt2FzPMLj5JjBnkXJm6CGofULNX"
+	deposit := crtx.LedgerTx{ID: "3GkN4bR7xVq2Ls9DkPz5TmWc8YhJ6aF3e", Environment: crtx.Devnet, Kind: crtx.TxDeposit,
+		Data: map[string]string{"signature": sig, "deposit_id": "dep_7Hq2LmXw9TzKp4VbN8RcYd3F"}, Version: 2}
+	render := func(tx crtx.LedgerTx, solana string) string {
+		t.Helper()
+		out, err := h.execute("explorer-tx", struct {
+			explorerPage
+			V         crtx.LedgerTx
+			SolanaURL string
+		}{explorerPage{page{Title: "Transaction"}, crtx.Devnet, "Transaction"}, tx, solana})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	link := "https://explorer.solana.com/tx/" + sig + "?cluster=devnet"
+	if body := render(deposit, link); !strings.Contains(body, `<a href="`+link+`">`+sig+`</a> <span class="muted">on Solana</span>`) ||
+		strings.Contains(body, `<a href="`+link+`">dep_`) {
+		t.Errorf("a deposit's transfer:\n%s", body)
+	}
+	if body := render(deposit, ""); strings.Contains(body, "explorer.solana.com") || !strings.Contains(body, sig) {
+		t.Errorf("a deposit without a chain:\n%s", body)
+	}
+	record := deposit
+	record.Kind = crtx.TxExecutionRecord
+	for _, tx := range []crtx.LedgerTx{deposit, record} {
+		if u := transferURL(nil, tx); u != "" {
+			t.Errorf("%s without a chain links %s", tx.Kind, u)
+		}
+	}
+}
