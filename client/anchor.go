@@ -122,7 +122,11 @@ func (c *Client) verifyAnchor(ctx context.Context, r *VerifyReport, from crtx.Bl
 		if b.Anchor == nil {
 			continue
 		}
-		add("hash chain", true, "blocks %d to %d each name the one before and are signed by the ledger authority", from.Height, h)
+		if h == from.Height {
+			add("hash chain", true, "block %d is anchored itself", h)
+		} else {
+			add("hash chain", true, "blocks %d to %d each name the one before and are signed by the ledger authority", from.Height, h)
+		}
 		if err := c.checkAnchor(ctx, b, authority); err != nil {
 			add("anchor", false, "block %d: %v", h, err)
 			return
