@@ -753,7 +753,8 @@ async function checkAnchorChain(base, env, from, authorityKey, rpcOption) {
     }
     prev = b;
     if (!b.anchor) continue;
-    report(true, 'hash chain', `blocks ${from.height} to ${h} each name the one before and are signed by the ledger authority`);
+    report(true, 'hash chain', h === from.height ? `block ${h} is anchored itself`
+      : `blocks ${from.height} to ${h} each name the one before and are signed by the ledger authority`);
     const a = b.anchor;
     const rpc = rpcOption || DEFAULT_RPC[a.cluster];
     if (!rpc) return report(false, 'anchor', `the anchor is on a ${show(a.cluster)} cluster: give its Solana RPC URL (--rpc, CRTX_SOLANA_RPC)`);
