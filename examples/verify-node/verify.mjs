@@ -737,7 +737,7 @@ async function checkAnchorChain(base, env, from, authorityKey, rpcOption) {
       const r = await get(`${base}/v1/ledger/${enc(env)}/blocks/${h}`);
       if (r.status === 404 && r.code === 'block_not_found')
         return notYet(`no block of ${env} from ${from.height} to ${h - 1} is anchored on Solana yet`);
-      if (!check(`block ${h} (hash chain)`, r.ok && r.json, '', describe(r))) return;
+      if (!(r.ok && r.json)) return report(false, 'hash chain', `GET /v1/ledger/${env}/blocks/${h}: ${describe(r)}`);
       b = r.json.block ?? r.json;
       let bad;
       try {
