@@ -718,7 +718,7 @@ async function solanaTransaction(rpc, signature) {
   return { slot: r.slot, err: r.meta.err, raw: Buffer.from(r.transaction[0], 'base64') };
 }
 
-async function checkAnchorChain(base, env, from, authorityKey, rpcOption) {
+export async function checkAnchorChain(base, env, from, authorityKey, rpcOption) {
   const enc = encodeURIComponent;
   const notYet = (detail) => console.log(`-    anchor: not anchored yet: ${detail}`);
   // GET /v1/reserves names the newest anchored block: it only bounds the walk; nothing is called
