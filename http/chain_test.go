@@ -29,6 +29,18 @@ type chainEnv struct {
 
 func startChain(t *testing.T) *chainEnv {
 	t.Helper()
+	var ce *chainEnv
+	e := start(t, func(c *daemon.Config) { ce = startChainConfig(t, c) })
+	ce.env = e
+	// Registered after start's, so it runs first, with crtxd still up.
+	t.Cleanup(ce.checkReserves)
+	return ce
+}
+
+// startChainConfig starts a local Solana network with a USDC mint and a
+// treasury of the test's own, and puts devnet on it in c.
+func startChainConfig(t *testing.T, c *daemon.Config) *chainEnv {
+	t.Helper()
 	net := chaintest.Start(t)
 	mint, auth := net.NewMint(t)
 	pub, treasury, _ := ed25519.GenerateKey(nil)
@@ -37,14 +49,9 @@ func startChain(t *testing.T) *chainEnv {
 	if err := keyfile.Write(file, treasury); err != nil {
 		t.Fatal(err)
 	}
-	e := start(t, func(c *daemon.Config) {
-		c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, file
-		c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
-	})
-	ce := &chainEnv{env: e, net: net, mint: mint, mintAuth: auth, treasury: crtx.Address(pub)}
-	// Registered after start's, so it runs first, with crtxd still up.
-	t.Cleanup(ce.checkReserves)
-	return ce
+	c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, file
+	c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
+	return &chainEnv{net: net, mint: mint, mintAuth: auth, treasury: crtx.Address(pub)}
 }
 
 // payer is a wallet that holds SOL for fees and amount of the test's USDC.
@@ -188,6 +195,21 @@ func TestChainMoneyEntersOnlyFromTheChain(t *testing.T) {
 	wantCode(t, err, 400, crtx.CodeInvalidRequest)
 	_, err = c.NewWithdrawal(ctx, crtx.Devnet, usdc("1"))
 	wantCode(t, err, 402, crtx.CodeInsufficientBalance)
+	// An API key, which a program holds, deposits in its own environment
+	// and never withdraws.
+	k, err := c.CreateKey(ctx, client.KeyParams{Name: "bot", Environment: crtx.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := e.anon.WithToken(k.Key)
+	runLogs.secret(k.Key)
+	_, err = key.NewWithdrawal(ctx, crtx.Devnet, usdc("1"))
+	wantCode(t, err, 401, crtx.CodeInvalidSession)
+	_, err = key.NewDeposit(ctx, crtx.Mainnet, usdc("1"))
+	wantCode(t, err, 400, crtx.CodeInvalidRequest)
+	if _, err := key.NewDeposit(ctx, crtx.Devnet, usdc("1")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Withdrawals above the balance, sent together, pay only what it covers:
@@ -248,5 +270,58 @@ func (e *chainEnv) confirmed(c *client.Client, id string) api.Withdrawal {
 			e.t.Fatalf("withdrawal: %+v", wd)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fund credits amount to w on devnet by a deposit paid on the chain.
+func (e *chainEnv) fund(w wallet, amount crtx.USDC) {
+	e.t.Helper()
+	e.net.Airdrop(e.t, w.address, 1_000_000_000)
+	e.net.MintTo(e.t, e.mint, e.mintAuth, w.address, amount)
+	c := e.signIn(w)
+	d, err := c.NewDeposit(context.Background(), crtx.Devnet, amount)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.pay(w, d, amount)
+	e.credited(c, d.DepositID, amount)
+}
+
+// An execution is proved all the way to Solana: its record's Merkle path,
+// its block, the hash chain to the first anchored block, and the memo of
+// that block in a finalized transaction the ledger authority signed.
+func TestExecutionProvedToTheAnchor(t *testing.T) {
+	var ce *chainEnv
+	m := newMarket(t, "0", func(c *daemon.Config) {
+		ce = startChainConfig(t, c)
+	})
+	ce.env = m.env
+	t.Cleanup(ce.checkReserves)
+	ce.fund(m.callerW, usdc("5"))
+	agent := m.list(newService(t, echo), "0.5")
+	rec, err := m.key.Execute(ctx, agent, run("anchored"), client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := m.key.WithSolanaRPC(ce.net.RPC)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		report, err := verifier.Verify(ctx, rec.ExecutionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !report.OK() {
+			t.Fatalf("verify: %+v", report)
+		}
+		if report.Anchor == client.Anchored {
+			if report.AnchoredBy == nil || report.AnchoredBy.Signature == "" || report.AnchoredBlock < 1 {
+				t.Fatalf("anchored report: %+v", report)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not anchored after 30 s: %+v", report)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -182,7 +182,7 @@ func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.Chain
 		return false, nil
 	}
 	if err == nil {
-		m.cfg.Logger.Info("deposit credited", "deposit", d.ID, "wallet", d.Wallet, "environment", d.Environment,
+		m.cfg.Logger.Info("deposit credited", "deposit", d.ID, "environment", d.Environment,
 			"amount_usdc", p.Amount, "signature", p.Signature)
 	}
 	return err == nil, err

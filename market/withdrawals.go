@@ -240,7 +240,7 @@ func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status c
 		return err
 	}
 	*w = next
-	m.cfg.Logger.Info("withdrawal "+string(status), "withdrawal", w.ID, "wallet", w.Wallet, "environment", w.Environment,
+	m.cfg.Logger.Info("withdrawal "+string(status), "withdrawal", w.ID, "environment", w.Environment,
 		"amount_usdc", w.Amount, "signature", w.Signature, "reason", reason)
 	return nil
 }
