@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -12,9 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,79 +18,10 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/mr-tron/base58"
 )
 
-// surfnetScript starts a Surfnet (a real local Solana network), prints its
-// RPC URL as one JSON line, and stops it when stdin closes, so the network
-// dies with the test process.
-const surfnetScript = `
-const path = require('path');
-const { Surfnet } = require(path.join(process.env.CRTX_SURFPOOL, '@solana/surfpool-linux-x64-gnu'));
-const net = Surfnet.startWithConfig({ blockProductionMode: 'clock', slotTimeMs: 20, offline: true });
-process.stdout.write(JSON.stringify({ rpcUrl: net.rpcUrl }) + '\n');
-process.stdin.on('end', () => { net.stop(); process.exit(0); });
-process.stdin.resume();
-`
-
-// surfnet runs a Surfnet for the test from the npm package in the
-// node_modules folder $CRTX_SURFPOOL names (.ci/run installs it): skipped
-// without it on a developer's machine, failed in CI.
-func surfnet(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("CRTX_SURFPOOL")
-	_, nodeErr := exec.LookPath("node")
-	if _, err := os.Stat(filepath.Join(dir, "@solana/surfpool-linux-x64-gnu")); dir == "" || err != nil || nodeErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CRTX_SURFPOOL does not name a node_modules folder holding @solana/surfpool-linux-x64-gnu, or node is missing; chain tests may not be skipped in CI")
-		}
-		t.Skip("set CRTX_SURFPOOL to a node_modules folder holding @solana/surfpool-linux-x64-gnu, and install node, to run this test")
-	}
-	cmd := exec.Command("node", "-e", surfnetScript)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		s.Scan()
-		line <- s.Text()
-	}()
-	var started struct {
-		RPCURL string `json:"rpcUrl"`
-	}
-	select {
-	case l := <-line:
-		if err := json.Unmarshal([]byte(l), &started); err != nil || started.RPCURL == "" {
-			t.Fatalf("surfnet printed %q, not its RPC URL", l)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("surfnet did not start within a minute")
-	}
-	return started.RPCURL
-}
-
-// rpcCall calls a Solana JSON-RPC method and decodes its result into out.
 func rpcCall(t *testing.T, url string, out any, method string, params ...any) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
@@ -123,7 +50,7 @@ func rpcCall(t *testing.T, url string, out any, method string, params ...any) {
 // failed on the chain (its data not UTF-8, sent without preflight) is
 // refused for its error.
 func TestAnchorOnSurfnet(t *testing.T) {
-	rpc := surfnet(t)
+	rpc := chaintest.Start(t).RPC
 	treasury, authority := testKey(11), testKey(12)
 	tpub, apub := treasury.Public().(ed25519.PublicKey), authority.Public().(ed25519.PublicKey)
 	var airdrop string

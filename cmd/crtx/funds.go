@@ -37,11 +37,7 @@ SOL the fee.`,
 			if err != nil {
 				return err
 			}
-			e, err := crtx.ParseEnvironment("--environment", env)
-			if err != nil {
-				return err
-			}
-			cl, err := c.session(ctx)
+			cl, e, err := c.listClient(ctx, env)
 			if err != nil {
 				return err
 			}
@@ -134,11 +130,7 @@ fees). The money goes nowhere else. It waits until the transfer is finalized.`,
 			if err != nil {
 				return err
 			}
-			e, err := crtx.ParseEnvironment("--environment", env)
-			if err != nil {
-				return err
-			}
-			cl, err := c.session(ctx)
+			cl, e, err := c.listClient(ctx, env)
 			if err != nil {
 				return err
 			}
@@ -226,6 +218,7 @@ func (c *cli) withdrawalsCmd() *cobra.Command {
 	return cmdline.Group(&cobra.Command{Use: "withdrawals", Short: "List withdrawals to Solana"}, list)
 }
 
+// listClient signs in with the wallet key file, for env.
 func (c *cli) listClient(ctx context.Context, env string) (*client.Client, crtx.Environment, error) {
 	e, err := crtx.ParseEnvironment("--environment", env)
 	if err != nil {
