@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	crtxpkg "github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// crtx deposit --pay pays the Solana Pay request from the wallet's own key
+// file and waits until it is credited; crtx withdraw pays it back out to the
+// wallet's token account; both appear in their lists.
+func TestDepositPayAndWithdraw(t *testing.T) {
+	ctx := context.Background()
+	net := chaintest.Start(t)
+	mint, mintAuth := net.NewMint(t)
+	treasury := chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(treasury), 10_000_000_000)
+	dir := t.TempDir()
+	tfile := filepath.Join(dir, "treasury.json")
+	if err := keyfile.Write(tfile, treasury); err != nil {
+		t.Fatal(err)
+	}
+	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0
+	cfg.Addr, cfg.Data, cfg.LogOutput = "127.0.0.1:0", filepath.Join(dir, "data"), &bytes.Buffer{}
+	cfg.SolanaRPCDevnet, cfg.USDCMintDevnet, cfg.TreasuryKeypair = net.RPC, mint, tfile
+	cfg.ChainPoll = 50 * time.Millisecond
+	d, err := daemon.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+
+	pub, key, _ := ed25519.GenerateKey(nil)
+	wallet := crtxpkg.Address(pub)
+	kp := filepath.Join(dir, "id.json")
+	if err := keyfile.Write(kp, key); err != nil {
+		t.Fatal(err)
+	}
+	net.Airdrop(t, wallet, 1_000_000_000)
+	net.MintTo(t, mint, mintAuth, wallet, 8*crtxpkg.MicroPerUSDC)
+	crtx := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(ctx, append([]string{"--url", d.URL, "--keypair", kp}, args...), strings.NewReader(""), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := crtx("deposit", "5", "--environment", "devnet", "--pay", "--rpc", net.RPC)
+	if code != 0 || !strings.Contains(out, "solana:"+chaintest.Address(treasury)+"?amount=5&spl-token="+mint) ||
+		!strings.Contains(out, "credited 5 USDC to devnet") {
+		t.Fatalf("deposit --pay: %d\n%s\n%s", code, out, errOut)
+	}
+	if held := net.TokenBalance(t, tokenAccount(t, d, wallet)); held != 3*crtxpkg.MicroPerUSDC {
+		t.Fatalf("the wallet's token account holds %s after paying 5 of 8", held)
+	}
+	// Without --pay it shows the request as a QR code a phone scans.
+	code, out, _ = crtx("deposit", "1", "--environment", "devnet", "--wait", "0")
+	if code != 0 || !strings.Contains(out, "█") || !strings.Contains(out, "awaiting payment") {
+		t.Fatalf("deposit: %d\n%s", code, out)
+	}
+	code, out, errOut = crtx("withdraw", "2", "--environment", "devnet")
+	if code != 0 || !strings.Contains(out, "confirmed: https://explorer.solana.com/tx/") {
+		t.Fatalf("withdraw: %d\n%s\n%s", code, out, errOut)
+	}
+	if held := net.TokenBalance(t, tokenAccount(t, d, wallet)); held != 5*crtxpkg.MicroPerUSDC {
+		t.Fatalf("the wallet's token account holds %s after withdrawing 2", held)
+	}
+	if code, out, _ = crtx("deposits", "list", "--environment", "devnet"); code != 0 || strings.Count(out, "dep_") != 2 ||
+		!strings.Contains(out, "credited") || !strings.Contains(out, "awaiting_payment") {
+		t.Errorf("deposits list: %d\n%s", code, out)
+	}
+	if code, out, _ = crtx("withdrawals", "list", "--environment", "devnet"); code != 0 || !strings.Contains(out, "confirmed") {
+		t.Errorf("withdrawals list: %d\n%s", code, out)
+	}
+	// No more leaves than the balance holds.
+	if code, _, errOut = crtx("withdraw", "100", "--environment", "devnet"); code == 0 || !strings.Contains(errOut, "insufficient_balance") {
+		t.Errorf("withdraw beyond the balance: %d %s", code, errOut)
+	}
+}
+
+func tokenAccount(t *testing.T, d *daemon.Daemon, wallet string) string {
+	t.Helper()
+	a, err := d.Market.Chain(crtxpkg.Devnet).TokenAccountOf(wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
