@@ -26,6 +26,8 @@ type Chain interface {
 	// TokenAccountOf derives wallet's USDC associated token account, where
 	// its withdrawals go.
 	TokenAccountOf(wallet string) (string, error)
+	// HasTokenAccount reports whether wallet's USDC token account exists.
+	HasTokenAccount(ctx context.Context, wallet string) (bool, error)
 	// Payments reads every transaction that names reference, newest first,
 	// and returns those that pay the treasury: no error, a TransferChecked
 	// of the mint into TokenAccount, the amount read from the token
@@ -35,9 +37,10 @@ type Chain interface {
 	// Incoming lists the newest transfers of the mint into TokenAccount, at
 	// most limit, with every account key each transaction names (References).
 	Incoming(ctx context.Context, limit int) ([]ChainPayment, error)
-	// SignTransfer builds and signs a transaction that creates wallet's token
-	// account if missing and moves amount there from the treasury, with an
-	// SPL Memo of memo that makes it unique; it sends nothing.
+	// SignTransfer builds and signs a transaction that moves amount from the
+	// treasury to wallet's token account, with an SPL Memo of memo that
+	// makes it unique; it sends nothing. It creates no token account: the
+	// treasury pays no rent that the account's owner could take back.
 	SignTransfer(ctx context.Context, wallet string, amount USDC, memo string) (SignedTransfer, error)
 	// Send submits signed bytes; sending the same bytes twice is harmless.
 	Send(ctx context.Context, raw []byte) error

@@ -241,8 +241,9 @@ type Tx interface {
 	// Deposits lists a wallet's deposits in env, newest first, and counts all.
 	Deposits(ctx context.Context, wallet string, env Environment, limit, offset int) ([]Deposit, int, error)
 	// WatchedDeposits lists the deposits of env whose reference the watcher
-	// reads next: those not credited in full created after since, least
-	// recently checked first, at most limit.
+	// reads next: those created after since, credited in full or not (a
+	// transfer that arrives after the amount was reached is credited too),
+	// least recently checked first, at most limit.
 	WatchedDeposits(ctx context.Context, env Environment, since time.Time, limit int) ([]Deposit, error)
 	// CheckedDeposit records that the watcher read a deposit's payments at at.
 	CheckedDeposit(ctx context.Context, id string, at time.Time) error

@@ -162,6 +162,19 @@ func (c *Client) TokenAccountOf(wallet string) (string, error) {
 	return a.String(), nil
 }
 
+// HasTokenAccount reports whether wallet's USDC token account exists.
+func (c *Client) HasTokenAccount(ctx context.Context, wallet string) (bool, error) {
+	a, err := c.TokenAccountOf(wallet)
+	if err != nil {
+		return false, err
+	}
+	_, err = c.rpc.GetAccountInfoWithOpts(ctx, solana.MustPublicKeyFromBase58(a), &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentConfirmed})
+	if isNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // EnsureTokenAccount creates the treasury's token account if it is
 // missing, the treasury paying, and waits until it is finalized: deposits
 // cannot arrive before it exists.

@@ -101,6 +101,7 @@ func TestIncoming(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := chaintest.Address(chaintest.NewKey(t))
+	k.net.MintTo(t, k.mint, k.mintAuthority, out, 0)
 	w, err := k.c.SignTransfer(t.Context(), out, 400_000, "w-1")
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gagliardetto/solana-go"
-	ata "github.com/gagliardetto/solana-go/programs/associated-token-account"
 	memoprog "github.com/gagliardetto/solana-go/programs/memo"
 	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
@@ -14,9 +13,11 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// SignTransfer signs, and does not send, a transaction that creates
-// wallet's token account if it is missing (the treasury pays the rent) and
-// moves amount there from the treasury's. The destination is derived from
+// SignTransfer signs, and does not send, a transaction that moves amount
+// from the treasury's token account to wallet's. It does not create the
+// account: the treasury would pay its rent, which the wallet could take back
+// by closing it, withdrawal after withdrawal; a transfer to a missing
+// account fails on the chain and is refunded. The destination is derived from
 // the wallet here, never taken from a caller. An SPL Memo of memo, signed
 // by the treasury, goes first: it names the withdrawal on the chain, and it
 // keeps two withdrawals of one amount to one wallet, signed on one
@@ -40,7 +41,6 @@ func (c *Client) SignTransfer(ctx context.Context, wallet string, amount crtx.US
 	}
 	tx, err := sign(ctx, c.rpc, []solana.Instruction{
 		note,
-		ata.NewCreateIdempotentInstruction(payer, w, c.mint).Build(),
 		token.NewTransferCheckedInstruction(uint64(amount), Decimals, c.tokenAccount, c.mint, dest, payer, nil).Build(),
 	}, c.treasury)
 	if err != nil {

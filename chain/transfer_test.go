@@ -10,8 +10,9 @@ import (
 	"github.com/crtx-market/crtx/chain/chaintest"
 )
 
-// TestSignTransferSend pays a wallet that has no token account yet: the
-// transfer creates it. The same bytes sent three times pay once.
+// TestSignTransferSend pays a wallet's token account; the same bytes sent
+// three times pay once. A transfer to a wallet with no token account
+// creates none (the treasury pays no rent): it fails on the chain.
 func TestSignTransferSend(t *testing.T) {
 	k := newCluster(t)
 	k.net.MintTo(t, k.mint, k.mintAuthority, k.c.Treasury(), 10*crtx.MicroPerUSDC)
@@ -19,6 +20,35 @@ func TestSignTransferSend(t *testing.T) {
 	dest, err := k.c.TokenAccountOf(wallet)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if has, err := k.c.HasTokenAccount(t.Context(), wallet); err != nil || has {
+		t.Fatalf("HasTokenAccount of a new wallet = %v, %v", has, err)
+	}
+	missing, err := k.c.SignTransfer(t.Context(), wallet, crtx.MicroPerUSDC, "w-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.c.Send(t.Context(), missing.Raw); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err := k.c.Status(t.Context(), missing.Signature)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Found && got.Finalized {
+			if got.Err == "" {
+				t.Fatalf("a transfer to a missing token account succeeded: %+v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a transfer to a missing token account: %+v", got)
+		}
+	}
+	k.net.MintTo(t, k.mint, k.mintAuthority, wallet, 0) // the wallet makes its account
+	if has, err := k.c.HasTokenAccount(t.Context(), wallet); err != nil || !has {
+		t.Fatalf("HasTokenAccount once made = %v, %v", has, err)
 	}
 	st, err := k.c.SignTransfer(t.Context(), wallet, 3*crtx.MicroPerUSDC, "w-1")
 	if err != nil {

@@ -176,6 +176,11 @@ func TestGriefingTransferDoesNotHideThePayment(t *testing.T) {
 	if got.Status != crtx.DepositCredited || len(got.Payments) != 2 {
 		t.Fatalf("deposit: %+v", got)
 	}
+	// A transfer after the amount was reached is credited too, never kept.
+	e.pay(attacker, d, 2)
+	if got = e.credited(c, d.DepositID, usdc("10")+3); len(got.Payments) != 3 {
+		t.Fatalf("deposit: %+v", got)
+	}
 }
 
 func TestChainMoneyEntersOnlyFromTheChain(t *testing.T) {
@@ -193,8 +198,15 @@ func TestChainMoneyEntersOnlyFromTheChain(t *testing.T) {
 	wantCode(t, err, 409, crtx.CodeChainNotConfigured)
 	_, err = c.NewDeposit(ctx, crtx.Devnet, 0)
 	wantCode(t, err, 400, crtx.CodeInvalidRequest)
+	// The treasury pays no token account's rent: a wallet withdraws to
+	// the account it has, and at least 1 USDC (the treasury pays the fee).
+	_, err = c.NewWithdrawal(ctx, crtx.Devnet, usdc("1"))
+	wantCode(t, err, 400, crtx.CodeInvalidRequest)
+	e.net.MintTo(t, e.mint, e.mintAuth, w.address, 0)
 	_, err = c.NewWithdrawal(ctx, crtx.Devnet, usdc("1"))
 	wantCode(t, err, 402, crtx.CodeInsufficientBalance)
+	_, err = c.NewWithdrawal(ctx, crtx.Devnet, usdc("0.5"))
+	wantCode(t, err, 400, crtx.CodeInvalidRequest)
 	// An API key, which a program holds, deposits in its own environment
 	// and never withdraws.
 	k, err := c.CreateKey(ctx, client.KeyParams{Name: "bot", Environment: crtx.Devnet})

@@ -137,24 +137,38 @@ func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since 
 	}
 	credited := 0
 	for _, d := range ds {
-		ps, err := c.Payments(ctx, d.Reference)
-		if err != nil {
+		// One deposit whose reads fail (a reference named by a flood of
+		// transactions, say) is logged and goes to the back of the queue;
+		// it never holds up the others.
+		n, err := m.watchDeposit(ctx, c, d)
+		credited += n
+		if m.failed(ctx, err, "watch deposit", "deposit", d.ID) && ctx.Err() != nil {
 			return credited, err
-		}
-		for _, p := range ps {
-			if !p.Finalized {
-				continue
-			}
-			ok, err := m.creditPayment(ctx, d, p)
-			if err != nil {
-				return credited, err
-			}
-			if ok {
-				credited++
-			}
 		}
 		if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.CheckedDeposit(ctx, d.ID, m.now()) }); err != nil {
 			return credited, err
+		}
+	}
+	return credited, nil
+}
+
+// watchDeposit credits each finalized payment of d not credited yet.
+func (m *Market) watchDeposit(ctx context.Context, c crtx.Chain, d crtx.Deposit) (int, error) {
+	ps, err := c.Payments(ctx, d.Reference)
+	if err != nil {
+		return 0, err
+	}
+	credited := 0
+	for _, p := range ps {
+		if !p.Finalized {
+			continue
+		}
+		ok, err := m.creditPayment(ctx, d, p)
+		if err != nil {
+			return credited, err
+		}
+		if ok {
+			credited++
 		}
 	}
 	return credited, nil
@@ -198,12 +212,12 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 	}
 	in, err := c.Incoming(ctx, limit)
 	if err != nil {
-		return nil, err
+		return nil, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not answer: %v", env, err)
 	}
 	var out []crtx.ChainPayment
 	err = m.store.View(ctx, func(tx crtx.Tx) error {
 		for _, p := range in {
-			known, err := attributed(ctx, tx, p)
+			known, err := attributed(ctx, tx, env, p)
 			if err != nil {
 				return err
 			}
@@ -216,15 +230,23 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 	return out, internal("unattributed deposits", err)
 }
 
-// attributed reports whether a transfer was credited, or names a deposit's
-// reference (the watcher credits it once it is finalized).
-func attributed(ctx context.Context, tx crtx.Tx, p crtx.ChainPayment) (bool, error) {
+// attributed reports whether a transfer was credited, or names the
+// reference of a deposit of env that the watcher still reads (it credits
+// the transfer once it is finalized).
+func attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
 	if _, err := tx.DepositPayment(ctx, p.Signature); err == nil || !errors.Is(err, crtx.ErrNotFound) {
 		return err == nil, err
 	}
 	for _, ref := range p.References {
-		if _, err := tx.DepositByReference(ctx, ref); err == nil || !errors.Is(err, crtx.ErrNotFound) {
-			return err == nil, err
+		d, err := tx.DepositByReference(ctx, ref)
+		if errors.Is(err, crtx.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if d.Environment == env && time.Since(d.CreatedAt) < depositLookback {
+			return true, nil
 		}
 	}
 	return false, nil

@@ -10,6 +10,10 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
+// MinWithdrawal is the least a withdrawal pays out: the treasury pays each
+// one's fee, which a stream of tiny withdrawals would otherwise drain.
+const MinWithdrawal crtx.USDC = crtx.MicroPerUSDC
+
 // withdrawalBatch is how many withdrawals one process takes at once; it
 // owns each for Config.Lease, as it owns an execution's dispatch.
 const withdrawalBatch = 16
@@ -22,12 +26,22 @@ func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environme
 	if err != nil {
 		return crtx.Withdrawal{}, err
 	}
-	if amount <= 0 {
-		return crtx.Withdrawal{}, crtx.InvalidField("amount_usdc", "must be more than 0")
+	if amount < MinWithdrawal {
+		return crtx.Withdrawal{}, crtx.InvalidField("amount_usdc", "must be at least %s", MinWithdrawal)
 	}
 	dest, err := c.TokenAccountOf(wallet)
 	if err != nil {
 		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeInvalidRequest, "this wallet has no token account address: %v", err)
+	}
+	// The treasury never pays a token account's rent: a wallet that made
+	// one, withdrew to it and closed it would take the rent each time.
+	exists, err := c.HasTokenAccount(ctx, wallet)
+	if err != nil {
+		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not answer; try again", env)
+	}
+	if !exists {
+		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeInvalidRequest,
+			"the wallet has no USDC token account (%s) on %s's chain: create it first (any Solana wallet does, or: spl-token create-account %s)", dest, env, c.Mint())
 	}
 	w := crtx.Withdrawal{ID: crtx.NewID("wd_"), Wallet: wallet, Environment: env, Amount: amount, Destination: dest,
 		Status: crtx.WithdrawalPending, CreatedAt: m.now()}
@@ -134,8 +148,8 @@ func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
 // It reports true once w is final. Each step is safe to repeat after a
 // crash at any point, because the bytes sent are always the bytes stored:
 //   - no signature stored: sign, store, then send;
-//   - the signature found on the chain: failed there, refund; finalized,
-//     confirm; else wait;
+//   - the signature found on the chain and finalized: failed there, refund;
+//     else confirm; not finalized yet: wait;
 //   - not found, its blockhash provably expired (the finalized height, read
 //     before the status, past its last valid height): it can never land,
 //     so sign anew (or, when the cluster refused the last send, refund);
@@ -157,12 +171,14 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 		return false, err
 	}
 	switch {
+	case st.Found && !st.Finalized:
+		// Failed or not, it may yet be dropped with its fork, and the same
+		// bytes land elsewhere: only a finalized outcome is final.
+		return false, nil
 	case st.Found && st.Err != "":
 		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, st.Slot, "the transfer failed on the chain: "+st.Err)
-	case st.Found && st.Finalized:
-		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalConfirmed, st.Slot, "")
 	case st.Found:
-		return false, nil
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalConfirmed, st.Slot, "")
 	case height > w.LastValidBlockHeight && w.Reason != "":
 		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, 0, "the cluster refused the transfer: "+w.Reason)
 	case height > w.LastValidBlockHeight:

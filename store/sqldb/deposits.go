@@ -53,9 +53,8 @@ func (t *tx) Deposits(ctx context.Context, wallet string, env crtx.Environment, 
 }
 
 func (t *tx) WatchedDeposits(ctx context.Context, env crtx.Environment, since time.Time, limit int) ([]crtx.Deposit, error) {
-	// The status is written out so that the partial index deposits_watched serves.
 	rows, err := t.query(ctx, `SELECT `+depositColumns+` FROM deposits
-		WHERE environment = ? AND status <> 'credited' AND created_at >= ?
+		WHERE environment = ? AND created_at >= ?
 		ORDER BY checked_at, created_at, id LIMIT ?`, env, us(since), limit)
 	return collect(rows, err, scanDeposit)
 }

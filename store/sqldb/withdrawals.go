@@ -47,7 +47,7 @@ func (t *tx) InsertWithdrawal(ctx context.Context, w crtx.Withdrawal) error {
 
 func (t *tx) UpdateWithdrawal(ctx context.Context, w crtx.Withdrawal, owner string) error {
 	r, err := t.exec(ctx, `UPDATE withdrawals SET status = ?, signature = ?, raw = ?, last_valid_block_height = ?, slot = ?,
-		reason = ?, completed_at = ? WHERE id = ? AND lease_owner = ?`,
+		reason = ?, completed_at = ? WHERE id = ? AND lease_owner = ? AND status IN ('pending', 'sent')`,
 		w.Status, w.Signature, raw(w.Raw), int64(w.LastValidBlockHeight), int64(w.Slot), w.Reason, nullUS(w.CompletedAt),
 		w.ID, owner)
 	if err != nil {

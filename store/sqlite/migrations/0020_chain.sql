@@ -18,8 +18,9 @@ CREATE TABLE deposits (
     checked_at  INTEGER NOT NULL
 );
 CREATE INDEX deposits_wallet ON deposits (wallet, environment, created_at DESC, id);
--- The watcher's queue: only deposits still waiting for money are in it.
-CREATE INDEX deposits_watched ON deposits (environment, checked_at, created_at) WHERE status <> 'credited';
+-- The watcher's queue, credited deposits too: a transfer that comes after the
+-- amount was reached is credited as well.
+CREATE INDEX deposits_watched ON deposits (environment, checked_at, created_at);
 
 -- A transfer's signature is its key: one transfer is credited once, to
 -- one deposit, whichever process reads it first.
