@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/ed25519"
 	"path/filepath"
 	"sync"
@@ -148,6 +149,17 @@ func TestDepositBySolanaPay(t *testing.T) {
 	wb, err := c.Wallet(ctx)
 	if err != nil || wb.Balances[crtx.Devnet].Available != usdc("25") {
 		t.Fatalf("balance %+v, %v", wb, err)
+	}
+	// /readyz reads the treasury's SOL for fees: 10 SOL, not low.
+	resp, err := e.http.Get(e.d.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready map[string]any
+	json.NewDecoder(resp.Body).Decode(&ready)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || ready["status"] != "ok" || ready["devnet_fee_lamports"] == nil {
+		t.Fatalf("/readyz: %d %v", resp.StatusCode, ready)
 	}
 	// Read again, the same payment credits nothing more.
 	if n, err := e.d.Market.WatchDeposits(ctx, crtx.Devnet, time.Time{}); err != nil || n != 0 {
