@@ -2,8 +2,8 @@ package http_test
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/ed25519"
+	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
