@@ -8,8 +8,14 @@ const { Surfnet } = require(path.join(process.env.CRTX_SURFPOOL, '@solana/surfpo
 // from mainnet. Slots of 20 ms finalize a transaction in about a second and
 // expire a blockhash (150 blocks) in about three.
 const net = Surfnet.startWithConfig({ blockProductionMode: 'clock', slotTimeMs: 20, offline: true });
+// The network queues an event for every slot and transaction in a bounded
+// queue; once about a thousand are undrained, the slot producer blocks on it
+// while holding the network's state, and every RPC call hangs. Nothing here
+// reads them, so they are dropped as they come.
+const drain = setInterval(() => net.drainEvents(), 100);
 process.stdout.write(JSON.stringify({ rpcUrl: net.rpcUrl }) + '\n');
 process.stdin.on('end', () => {
+  clearInterval(drain);
   net.stop();
   process.exit(0);
 });

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mr-tron/base58"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain"
+	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/store/storetest"
+)
+
+// rpcProxy stands between crtxd and the local Solana network and passes
+// every call on; armed, it holds crtxd's next transfer while the test kills
+// crtxd with SIGKILL: before passing it on (killed between storing the
+// signed bytes and their reaching the chain) or after (killed before it
+// could record that they left).
+type rpcProxy struct {
+	target string
+	mu     sync.Mutex
+	armed  chan<- chan struct{} // receives, at the transfer, a channel closed once crtxd is dead
+	after  bool
+	sent   []string // signatures of the transfers crtxd sent
+}
+
+// arm makes the next transfer wait, at the moment after says, until the
+// test has killed crtxd: the test reads the channel to kill it, then closes
+// what it read.
+func (p *rpcProxy) arm(after bool) <-chan chan struct{} {
+	ch := make(chan chan struct{}, 1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed, p.after = ch, after
+	return ch
+}
+
+func (p *rpcProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var call struct {
+		Method string            `json:"method"`
+		Params []json.RawMessage `json:"params"`
+	}
+	json.Unmarshal(body, &call)
+	p.mu.Lock()
+	armed, after := p.armed, p.after
+	if call.Method == "sendTransaction" && isTransfer(call.Params) {
+		p.sent = append(p.sent, firstSignature(call.Params))
+		p.armed = nil
+	} else {
+		armed = nil
+	}
+	p.mu.Unlock()
+	killed := func() {
+		dead := make(chan struct{})
+		armed <- dead
+		<-dead
+	}
+	if armed != nil && !after {
+		killed()
+		http.Error(w, "gone", http.StatusBadGateway)
+		return
+	}
+	resp, err := http.Post(p.target, "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if armed != nil {
+		killed()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.StatusCode)
+	w.Write(out)
+}
+
+// firstSignature reads the fee payer's signature of a sendTransaction's
+// base64 transaction: after a one-byte count, the first 64 bytes.
+func firstSignature(params []json.RawMessage) string {
+	var enc string
+	if len(params) == 0 || json.Unmarshal(params[0], &enc) != nil {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil || len(b) < 65 {
+		return ""
+	}
+	return base58.Encode(b[1:65])
+}
+
+// isTransfer reports whether a sendTransaction carries both the Memo and
+// the Token programs: a withdrawal's transfer, which names its withdrawal in
+// a memo. The test lets the others pass: anchors (a memo alone) and the
+// treasury's token account's creation (no memo).
+func isTransfer(params []json.RawMessage) bool {
+	var enc string
+	if len(params) == 0 || json.Unmarshal(params[0], &enc) != nil {
+		return false
+	}
+	b, _ := base64.StdEncoding.DecodeString(enc)
+	memo, _ := base58.Decode("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
+	token, _ := base58.Decode("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")
+	return bytes.Contains(b, memo) && bytes.Contains(b, token)
+}
+
+func (p *rpcProxy) sends() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.sent...)
+}
+
+// crtxd killed with SIGKILL while it sends a withdrawal, before or after the
+// bytes reach the chain, pays it exactly once after a restart; and a
+// transfer whose blockhash expired unsent is signed anew, not lost.
+func TestWithdrawalKilledPaysOnce(t *testing.T) {
+	engines := map[string]func(t *testing.T) []string{"sqlite": func(*testing.T) []string { return nil }}
+	if os.Getenv("CRTX_TEST_POSTGRES") != "" || os.Getenv("CRTX_REQUIRE_POSTGRES") != "" {
+		engines["postgres"] = func(t *testing.T) []string { return []string{"--db", storetest.SchemaDSN(t)} }
+	}
+	for name, db := range engines {
+		t.Run(name, func(t *testing.T) { testWithdrawalKilled(t, db(t)) })
+	}
+}
+
+func testWithdrawalKilled(t *testing.T, db []string) {
+	ctx := context.Background()
+	net := chaintest.Start(t)
+	mint, mintAuth := net.NewMint(t)
+	tpub, treasury, _ := ed25519.GenerateKey(nil)
+	net.Airdrop(t, crtx.Address(tpub), 10_000_000_000)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "treasury.json")
+	if err := keyfile.Write(keyFile, treasury); err != nil {
+		t.Fatal(err)
+	}
+	proxy := &rpcProxy{target: net.RPC}
+	ps := httptest.NewServer(proxy)
+	defer ps.Close()
+	addr := freePort(t)
+	args := append([]string{"--addr", addr, "--data", filepath.Join(dir, "data"), "--solana-rpc-devnet", ps.URL,
+		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",
+		"--rate-limit-ip", "0", "--block-interval", "100ms", "--lease", "2s"}, db...)
+	p := startProc(t, args...)
+	defer func() { p.kill() }()
+
+	pub, key, _ := ed25519.GenerateKey(nil)
+	wallet := crtx.Address(pub)
+	net.Airdrop(t, wallet, 1_000_000_000)
+	net.MintTo(t, mint, mintAuth, wallet, 10*crtx.MicroPerUSDC)
+	session := func() *client.Client {
+		c, _, err := client.New(p.url, "").SignIn(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := session()
+	d, err := c.NewDeposit(ctx, crtx.Devnet, 10*crtx.MicroPerUSDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.Pay(ctx, net.RPC, key, crtx.TransferRequest{Recipient: d.Recipient, Amount: d.Amount, SPLToken: d.Mint,
+		References: []string{d.Reference}, Memo: d.Memo}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		got, err := c.GetDeposit(ctx, d.DepositID)
+		return err == nil && got.Status == crtx.DepositCredited
+	})
+
+	paid := crtx.USDC(0)
+	confirmed := map[string]bool{}
+	for _, tc := range []struct {
+		name          string
+		after, expire bool
+		amount        crtx.USDC
+	}{
+		{"killed before sending", false, false, 2 * crtx.MicroPerUSDC},
+		{"killed after sending", true, false, 3 * crtx.MicroPerUSDC},
+		{"killed before sending, blockhash expired", false, true, 4 * crtx.MicroPerUSDC},
+	} {
+		armed := proxy.arm(tc.after)
+		before := len(proxy.sends())
+		w, err := c.NewWithdrawal(ctx, crtx.Devnet, tc.amount)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		select {
+		case dead := <-armed:
+			p.kill()
+			close(dead)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: crtxd sent no transfer", tc.name)
+		}
+		first := proxy.sends()[before]
+		if tc.expire {
+			// A blockhash lives 150 blocks: wait until the finalized
+			// height has passed the stored transfer's.
+			time.Sleep(4 * time.Second)
+		}
+		p = startProc(t, args...)
+		c = session()
+		var got api.Withdrawal
+		waitFor(t, func() bool {
+			got, err = c.GetWithdrawal(ctx, w.WithdrawalID)
+			return err == nil && got.Status.Final()
+		})
+		if got.Status != crtx.WithdrawalConfirmed || got.Signature == nil {
+			t.Fatalf("%s: %+v", tc.name, got)
+		}
+		if resigned := *got.Signature != first; resigned != tc.expire {
+			t.Errorf("%s: paid by %s, first signed %s", tc.name, *got.Signature, first)
+		}
+		paid += tc.amount
+		confirmed[*got.Signature] = true
+		if held := net.TokenBalance(t, got.Destination); held != paid {
+			t.Fatalf("%s: the wallet's token account holds %s, want %s", tc.name, held, paid)
+		}
+	}
+	// Every signature crtxd ever sent (a resend repeats one): only the
+	// confirmed ones landed.
+	look, err := chain.New(chain.Config{RPC: net.RPC, Mint: mint, Treasury: treasury})
+	if err != nil {
+		t.Fatal(err)
+	}
+	landed := map[string]bool{}
+	for _, sig := range proxy.sends() {
+		st, err := look.Status(ctx, sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Found && st.Err == "" {
+			landed[sig] = true
+		}
+	}
+	if len(landed) != len(confirmed) {
+		t.Errorf("%d transfers landed, want the %d confirmed", len(landed), len(confirmed))
+	}
+	for sig := range landed {
+		if !confirmed[sig] {
+			t.Errorf("transfer %s landed and was not confirmed", sig)
+		}
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
