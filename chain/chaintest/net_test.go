@@ -1,9 +1,12 @@
 package chaintest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/crtx-market/crtx"
 )
@@ -34,5 +37,28 @@ func TestNet(t *testing.T) {
 	n.MintTo(t, mint, authority, Address(wallet), 250_000)
 	if b := n.TokenBalance(t, account.String()); b != 5_250_000 {
 		t.Fatalf("token balance = %s, want 5.25", b)
+	}
+}
+
+// TestNetOutlivesItsEventQueue reads the network past 1,200 blocks, more
+// than its bounded event queue holds: undrained, the queue stops the
+// network at about a thousand, and every call hangs.
+func TestNetOutlivesItsEventQueue(t *testing.T) {
+	n := Start(t)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		h, err := n.client.GetBlockHeight(ctx, rpc.CommitmentFinalized)
+		cancel()
+		if err != nil {
+			t.Fatalf("the network stopped answering: %v", err)
+		}
+		if h > 1200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the network reached only block %d", h)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
