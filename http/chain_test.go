@@ -26,6 +26,9 @@ type chainEnv struct {
 	mint     string
 	mintAuth ed25519.PrivateKey
 	treasury string
+	// treasuryKey is the treasury wallet's key, for tests that act as its
+	// operator on the chain.
+	treasuryKey ed25519.PrivateKey
 }
 
 func startChain(t *testing.T) *chainEnv {
@@ -52,7 +55,7 @@ func startChainConfig(t *testing.T, c *daemon.Config) *chainEnv {
 	}
 	c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, file
 	c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
-	return &chainEnv{net: net, mint: mint, mintAuth: auth, treasury: crtx.Address(pub)}
+	return &chainEnv{net: net, mint: mint, mintAuth: auth, treasury: crtx.Address(pub), treasuryKey: treasury}
 }
 
 // payer is a wallet that holds SOL for fees and amount of the test's USDC.

@@ -136,6 +136,23 @@ func (n *Net) Airdrop(t testing.TB, address string, lamports uint64) {
 	n.awaitFinalized(t, sig)
 }
 
+// Drain sends all of key's SOL but keep (and the fee) to a new address:
+// a wallet running out of SOL, as a treasury does when nobody tops it up.
+func (n *Net) Drain(t testing.TB, key ed25519.PrivateKey, keep uint64) {
+	t.Helper()
+	from := solana.PrivateKey(key).PublicKey()
+	bal, err := n.client.GetBalance(background(), from, rpc.CommitmentConfirmed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fee = 5000
+	if bal.Value <= keep+fee {
+		return
+	}
+	to := pubkey(t, Address(NewKey(t)))
+	n.Send(t, []solana.Instruction{system.NewTransferInstruction(bal.Value-keep-fee, from, to).Build()}, key)
+}
+
 // NewMint creates an SPL token mint of 6 decimals, as USDC's, and returns
 // its address and its mint authority, which also paid for it.
 func (n *Net) NewMint(t testing.TB) (mint string, authority ed25519.PrivateKey) {
