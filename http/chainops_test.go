@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain"
+	"github.com/crtx-market/crtx/daemon"
 )
 
 // USDC that reaches the treasury without a deposit's reference is listed
@@ -98,5 +99,26 @@ func TestReadyzWarnsOfLowFees(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&ready)
 	if resp.StatusCode != 200 || ready["status"] != "degraded" || ready["devnet_warning"] == nil {
 		t.Fatalf("/readyz with the treasury low on SOL: %d %v", resp.StatusCode, ready)
+	}
+}
+
+// /readyz answers 503 when a configured chain does not answer.
+func TestReadyzWhenTheChainIsGone(t *testing.T) {
+	var ce *chainEnv
+	e := start(t, func(c *daemon.Config) { ce = startChainConfig(t, c) })
+	ready := func() int {
+		resp, err := e.http.Get(e.d.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := ready(); got != 200 {
+		t.Fatalf("/readyz with the chain up: %d", got)
+	}
+	ce.net.Stop()
+	if got := ready(); got != 503 {
+		t.Fatalf("/readyz with the chain gone: %d", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,7 +47,11 @@ type Net struct {
 	// RPC is its JSON-RPC URL.
 	RPC    string
 	client *rpc.Client
+	stop   func()
 }
+
+// Stop stops the network before the test ends: a cluster that went away.
+func (n *Net) Stop() { n.stop() }
 
 // Start runs a Surfnet for the test and stops it when the test ends. Without
 // node or the package it skips the test on a developer's machine, and fails
@@ -80,7 +85,7 @@ func Start(t testing.TB) *Net {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		// Closing stdin asks the script to stop the network; a script that
 		// does not is killed.
 		_ = stdin.Close()
@@ -91,6 +96,7 @@ func Start(t testing.TB) *Net {
 			<-exited
 		}
 	})
+	t.Cleanup(stop)
 	line := make(chan string, 1)
 	go func() {
 		s := bufio.NewScanner(stdout)
@@ -114,7 +120,7 @@ func Start(t testing.TB) *Net {
 	case <-time.After(60 * time.Second):
 		t.Fatal("surfnet did not start within a minute")
 	}
-	n := &Net{RPC: started.RPCURL, client: rpc.New(started.RPCURL)}
+	n := &Net{RPC: started.RPCURL, client: rpc.New(started.RPCURL), stop: stop}
 	// A network whose first block is not yet produced has no blockhash to
 	// sign with.
 	n.waitFor(t, "the first block", func(ctx context.Context) (bool, error) {
