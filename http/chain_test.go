@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -350,5 +352,24 @@ func TestExecutionProvedToTheAnchor(t *testing.T) {
 			t.Fatalf("not anchored after 30 s: %+v", report)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// The verifier written from the docs alone reaches the same memo, read
+	// from the local cluster, and fails it under another authority key.
+	wk, err := m.anon.WellKnown(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := verifyNode(t)
+	args := func(authority string) []string {
+		return []string{"--base", m.d.URL, "--key", m.key.Token(), "--execution", rec.ExecutionID,
+			"--authority", authority, "--marketplace", wk.SigningPublicKey, "--rpc", ce.net.RPC}
+	}
+	code, out := verify(args(wk.AuthorityPublicKey)...)
+	if code != 0 || !strings.HasSuffix(strings.TrimSpace(out), "\nverified") ||
+		!regexp.MustCompile(`(?m)^ok   anchor: block \d+ is named by the memo of Solana transaction \w+ \(slot \d+, custom\)`).MatchString(out) {
+		t.Errorf("verify.mjs through the anchor: exit %d\n%s", code, out)
+	}
+	if code, out := verify(args(wk.SigningPublicKey)...); code != 1 || !strings.Contains(out, "NOT verified") {
+		t.Errorf("verify.mjs with another authority key: exit %d\n%s", code, out)
 	}
 }

@@ -22,29 +22,12 @@ import (
 // marketplace, and fails when the ledger authority key it is given is not
 // the marketplace's.
 func TestIndependentVerifier(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
 	m := newMarket(t, "10")
 	wk, err := m.anon.WellKnown(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify := func(args ...string) (int, string) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(c, node, append([]string{"../examples/verify-node/verify.mjs"}, args...)...).CombinedOutput()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode(), string(out)
-		}
-		if err != nil {
-			t.Fatalf("node: %v\n%s", err, out)
-		}
-		return 0, string(out)
-	}
+	verify := verifyNode(t)
 	pinned := func(id, authority string) []string {
 		return []string{"--base", m.d.URL, "--key", m.key.Token(), "--execution", id,
 			"--authority", authority, "--marketplace", wk.SigningPublicKey}
@@ -83,4 +66,27 @@ func TestIndependentVerifier(t *testing.T) {
 	}
 	m.rollup()
 	m.checkLedger()
+}
+
+// verifyNode returns a function that runs examples/verify-node/verify.mjs
+// with args and returns its exit code and output.
+func verifyNode(t *testing.T) func(args ...string) (int, string) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	return func(args ...string) (int, string) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(c, node, append([]string{"../examples/verify-node/verify.mjs"}, args...)...).CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, out)
+		}
+		return 0, string(out)
+	}
 }
