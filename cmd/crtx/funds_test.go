@@ -11,8 +11,10 @@ import (
 
 	crtxpkg "github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/market"
 )
 
 // crtx deposit --pay pays the Solana Pay request from the wallet's own key
@@ -20,25 +22,8 @@ import (
 // wallet's token account; both appear in their lists.
 func TestDepositPayAndWithdraw(t *testing.T) {
 	ctx := context.Background()
-	net := chaintest.Start(t)
-	mint, mintAuth := net.NewMint(t)
-	treasury := chaintest.NewKey(t)
-	net.Airdrop(t, chaintest.Address(treasury), 10_000_000_000)
+	d, net, mint, mintAuth := startChainMarket(t)
 	dir := t.TempDir()
-	tfile := filepath.Join(dir, "treasury.json")
-	if err := keyfile.Write(tfile, treasury); err != nil {
-		t.Fatal(err)
-	}
-	cfg := daemon.Defaults()
-	cfg.RateLimitIP = 0
-	cfg.Addr, cfg.Data, cfg.LogOutput = "127.0.0.1:0", filepath.Join(dir, "data"), &bytes.Buffer{}
-	cfg.SolanaRPCDevnet, cfg.USDCMintDevnet, cfg.TreasuryKeypair = net.RPC, mint, tfile
-	cfg.ChainPoll = 50 * time.Millisecond
-	d, err := daemon.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
 
 	pub, key, _ := ed25519.GenerateKey(nil)
 	wallet := crtxpkg.Address(pub)
@@ -54,7 +39,7 @@ func TestDepositPayAndWithdraw(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	code, out, errOut := crtx("deposit", "5", "--environment", "devnet", "--pay", "--rpc", net.RPC)
-	if code != 0 || !strings.Contains(out, "solana:"+chaintest.Address(treasury)+"?amount=5&spl-token="+mint) ||
+	if code != 0 || !strings.Contains(out, "solana:"+d.Market.Chain(crtxpkg.Devnet).Treasury()+"?amount=5&spl-token="+mint) ||
 		!strings.Contains(out, "credited 5 USDC to devnet") {
 		t.Fatalf("deposit --pay: %d\n%s\n%s", code, out, errOut)
 	}
@@ -83,6 +68,56 @@ func TestDepositPayAndWithdraw(t *testing.T) {
 	// No more leaves than the balance holds.
 	if code, _, errOut = crtx("withdraw", "100", "--environment", "devnet"); code == 0 || !strings.Contains(errOut, "insufficient_balance") {
 		t.Errorf("withdraw beyond the balance: %d %s", code, errOut)
+	}
+}
+
+// startChainMarket runs a marketplace whose devnet settles on a local
+// Solana network, with a mint of its own standing for USDC.
+func startChainMarket(t *testing.T) (d *daemon.Daemon, net *chaintest.Net, mint string, mintAuth ed25519.PrivateKey) {
+	t.Helper()
+	net = chaintest.Start(t)
+	mint, mintAuth = net.NewMint(t)
+	treasury := chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(treasury), 10_000_000_000)
+	dir := t.TempDir()
+	tfile := filepath.Join(dir, "treasury.json")
+	if err := keyfile.Write(tfile, treasury); err != nil {
+		t.Fatal(err)
+	}
+	cfg := daemon.Defaults()
+	cfg.RateLimitIP = 0
+	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", filepath.Join(dir, "data"), true, &bytes.Buffer{}
+	cfg.BlockInterval = 50 * time.Millisecond
+	cfg.SolanaRPCDevnet, cfg.USDCMintDevnet, cfg.TreasuryKeypair = net.RPC, mint, tfile
+	cfg.ChainPoll, cfg.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
+	d, err := daemon.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Cleanup(func() { checkMoney(t, d, net) })
+	return d, net, mint, mintAuth
+}
+
+// checkMoney asserts what must hold after money moved: every ledger sums
+// to zero and verifies, and the reserves report the treasury's balance read
+// from the chain, covering what the ledger owes.
+func checkMoney(t *testing.T, d *daemon.Daemon, net *chaintest.Net) {
+	t.Helper()
+	ctx := context.Background()
+	for _, env := range crtxpkg.Environments {
+		r, err := market.VerifyLedger(ctx, d.Store, env, d.Market.AuthorityPublicKey())
+		if err != nil || r.Sum != 0 || !r.OK() {
+			t.Errorf("%s ledger: %+v, %v", env, r, err)
+		}
+	}
+	rs, err := client.New(d.URL, "").Reserves(ctx)
+	if err != nil || len(rs.Reserves) != 1 {
+		t.Fatalf("reserves: %+v, %v", rs, err)
+	}
+	r := rs.Reserves[0]
+	if held := net.TokenBalance(t, r.TokenAccount); r.OnChain != held || r.Surplus < 0 || r.Surplus != r.OnChain-r.Liabilities {
+		t.Errorf("reserves %+v; the treasury's token account holds %s", r, held)
 	}
 }
 
