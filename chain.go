@@ -42,6 +42,10 @@ type Chain interface {
 	// makes it unique; it sends nothing. It creates no token account: the
 	// treasury pays no rent that the account's owner could take back.
 	SignTransfer(ctx context.Context, wallet string, amount USDC, memo string) (SignedTransfer, error)
+	// PaymentTransaction builds, unsigned, the transaction by which payer's
+	// wallet pays r from its token account: the answer to a Solana Pay
+	// transaction request.
+	PaymentTransaction(ctx context.Context, payer string, r TransferRequest) ([]byte, error)
 	// Send submits signed bytes; sending the same bytes twice is harmless.
 	Send(ctx context.Context, raw []byte) error
 	// Status looks a signature up; Found is false when the cluster has not

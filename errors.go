@@ -51,6 +51,7 @@ const (
 	CodeChainConfigured    = "chain_configured"
 	CodeDepositNotFound    = "deposit_not_found"
 	CodeWithdrawalNotFound = "withdrawal_not_found"
+	CodeDepositClosed      = "deposit_closed"
 )
 
 // Error is an error a caller can act on: a code from the list above, a

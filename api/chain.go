@@ -9,19 +9,22 @@ import (
 // Deposit is a Solana Pay transfer request and what was credited to it:
 // the answer of POST and GET /v1/wallet/deposits.
 type Deposit struct {
-	DepositID    string             `json:"deposit_id"`
-	Environment  crtx.Environment   `json:"environment"`
-	Amount       crtx.USDC          `json:"amount_usdc"`
-	Recipient    string             `json:"recipient"`
-	Mint         string             `json:"mint"`
-	Reference    string             `json:"reference"`
-	Memo         string             `json:"memo"`
-	SolanaPayURL string             `json:"solana_pay_url"`
-	Status       crtx.DepositStatus `json:"status"`
-	CreatedAt    time.Time          `json:"created_at"`
-	ExpiresAt    time.Time          `json:"expires_at"`
-	Credited     crtx.USDC          `json:"credited_usdc"`
-	Payments     []DepositPayment   `json:"payments"`
+	DepositID    string           `json:"deposit_id"`
+	Environment  crtx.Environment `json:"environment"`
+	Amount       crtx.USDC        `json:"amount_usdc"`
+	Recipient    string           `json:"recipient"`
+	Mint         string           `json:"mint"`
+	Reference    string           `json:"reference"`
+	Memo         string           `json:"memo"`
+	SolanaPayURL string           `json:"solana_pay_url"`
+	// TransactionRequestURL is the same payment as a Solana Pay
+	// transaction request: the wallet fetches the transaction to sign.
+	TransactionRequestURL string             `json:"transaction_request_url"`
+	Status                crtx.DepositStatus `json:"status"`
+	CreatedAt             time.Time          `json:"created_at"`
+	ExpiresAt             time.Time          `json:"expires_at"`
+	Credited              crtx.USDC          `json:"credited_usdc"`
+	Payments              []DepositPayment   `json:"payments"`
 }
 
 // DepositPayment is one transfer credited to a deposit.
@@ -82,4 +85,17 @@ type ChainTransfer struct {
 // that reached the treasury carrying no deposit's reference.
 type Unattributed struct {
 	Transfers []ChainTransfer `json:"transfers"`
+}
+
+// SolanaPayLabel is the answer of GET on a Solana Pay transaction request.
+type SolanaPayLabel struct {
+	Label string `json:"label"`
+	Icon  string `json:"icon"`
+}
+
+// SolanaPayTransaction is the answer of POST on a Solana Pay transaction
+// request: a transaction, base64 of its wire bytes, for the wallet to sign.
+type SolanaPayTransaction struct {
+	Transaction string `json:"transaction"`
+	Message     string `json:"message"`
 }

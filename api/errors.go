@@ -53,6 +53,7 @@ var statuses = map[string]int{
 	crtx.CodeChainConfigured:        http.StatusConflict,
 	crtx.CodeDepositNotFound:        http.StatusNotFound,
 	crtx.CodeWithdrawalNotFound:     http.StatusNotFound,
+	crtx.CodeDepositClosed:          http.StatusConflict,
 	crtx.CodeDisputeNotFound:        http.StatusNotFound,
 	crtx.CodeRequestTooLarge:        http.StatusRequestEntityTooLarge,
 	crtx.CodeUnsupportedMediaType:   http.StatusUnsupportedMediaType,

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
@@ -36,28 +40,7 @@ func TestSolanaPayWallet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The payer's key in a file of the Solana CLI's format, as a wallet
-	// holds one.
-	key := filepath.Join(t.TempDir(), "payer.json")
-	if err := keyfile.Write(key, w.key); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Env = append(cmd.Env, "CRTX_SOLANA_PAY_URL="+d.SolanaPayURL, "CRTX_RPC="+e.net.RPC, "CRTX_PAYER_KEYFILE="+key)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	t.Logf("%s\n%s%s", d.SolanaPayURL, stdout.Bytes(), stderr.Bytes())
-	if err != nil {
-		t.Fatalf("the Solana Pay wallet failed: %v", err)
-	}
-
-	var read struct {
-		Recipient, Amount, SPLToken, Label, Message, Memo, Signature, Found string
-		Reference                                                           []string
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &read); err != nil {
-		t.Fatalf("the wallet printed %q: %v", stdout.Bytes(), err)
-	}
+	read := payWithSolanaPay(t, cmd, e, w, d)
 	readAmount, err := crtx.ParseUSDC(read.Amount)
 	if err != nil || read.Recipient != e.treasury || readAmount != amount || read.SPLToken != e.mint ||
 		!slices.Equal(read.Reference, []string{d.Reference}) || read.Memo != d.Memo ||
@@ -74,5 +57,121 @@ func TestSolanaPayWallet(t *testing.T) {
 	wb, err := c.Wallet(ctx)
 	if err != nil || wb.Balances[crtx.Devnet].Available != amount {
 		t.Fatalf("balance %+v, %v", wb, err)
+	}
+}
+
+// walletRead is what testdata/solanapay-wallet.mjs prints: what
+// @solana/pay read of the request, the signature it sent, the one
+// findReference found, and (for a transaction request) what the link's GET
+// answered.
+type walletRead struct {
+	Recipient, Amount, SPLToken, Label, Message, Memo, Signature, Found string
+	Reference                                                           []string
+	Shown                                                               struct{ Label, Icon string }
+}
+
+// payWithSolanaPay runs the wallet script cmd as w to pay d and returns
+// what it read.
+func payWithSolanaPay(t *testing.T, cmd *exec.Cmd, e *chainEnv, w wallet, d api.Deposit) walletRead {
+	t.Helper()
+	// The payer's key in a file of the Solana CLI's format, as a wallet
+	// holds one.
+	key := filepath.Join(t.TempDir(), "payer.json")
+	if err := keyfile.Write(key, w.key); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(cmd.Env, "CRTX_SOLANA_PAY_URL="+d.SolanaPayURL, "CRTX_RPC="+e.net.RPC, "CRTX_PAYER_KEYFILE="+key)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("%s\n%s%s", d.SolanaPayURL, stdout.Bytes(), stderr.Bytes())
+	if err != nil {
+		t.Fatalf("the Solana Pay wallet failed: %v", err)
+	}
+	var read walletRead
+	if err := json.Unmarshal(stdout.Bytes(), &read); err != nil {
+		t.Fatalf("the wallet printed %q: %v", stdout.Bytes(), err)
+	}
+	return read
+}
+
+// A deposit's transaction_request_url is a Solana Pay transaction request
+// that the official library's wallet side follows (testdata/
+// solanapay-wallet.mjs with CRTX_TRANSACTION_REQUEST_URL): the link's GET
+// gives the label and icon, fetchTransaction gets the transaction for the
+// payer's account, and the payer signs and sends it. It pays what the
+// deposit asks, with its memo and reference (validateTransfer checks them
+// against the transfer request), and crtxd credits it. A closed deposit,
+// an unknown one and an account that is no address are refused in words,
+// and any origin may ask, as wallets run anywhere.
+func TestSolanaPayTransactionRequest(t *testing.T) {
+	ctx := context.Background()
+	cmd := nodeScript(ctx, t, "CRTX_SOLANA_PAY", "@solana/pay", "solanapay-wallet.mjs")
+	e := startChain(t)
+	w := e.payer(usdc("10"))
+	c := e.signIn(w)
+	amount := usdc("7.25")
+	d, err := c.NewDeposit(ctx, crtx.Devnet, amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := strings.TrimPrefix(d.TransactionRequestURL, "solana:")
+	if link != e.d.URL+"/v1/solana-pay/deposits/"+d.DepositID {
+		t.Fatalf("transaction_request_url %q", d.TransactionRequestURL)
+	}
+	cmd.Env = append(cmd.Env, "CRTX_TRANSACTION_REQUEST_URL="+d.TransactionRequestURL)
+	read := payWithSolanaPay(t, cmd, e, w, d)
+	if read.Shown.Label != "crtx" || read.Shown.Icon != e.d.URL+"/static/favicon.svg" {
+		t.Errorf("the link's GET showed %+v", read.Shown)
+	}
+	got := e.credited(c, d.DepositID, amount)
+	if len(got.Payments) != 1 || got.Payments[0].Signature != read.Signature || read.Found != read.Signature {
+		t.Fatalf("credited deposit %+v; the wallet sent %s", got, read.Signature)
+	}
+
+	ask := func(method, path, body string) (int, string, http.Header) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, e.d.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", "https://wallet.example")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := e.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(res.Body)
+		return res.StatusCode, b.String(), res.Header
+	}
+	account := `{"account":"` + w.address + `"}`
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"POST", "/v1/solana-pay/deposits/" + d.DepositID, account, 409, `"deposit_closed"`},
+		{"GET", "/v1/solana-pay/deposits/" + d.DepositID, "", 409, "is credited: ask for a new one"},
+		{"POST", "/v1/solana-pay/deposits/dep_nothing", account, 404, `"deposit_not_found"`},
+		{"OPTIONS", "/v1/solana-pay/deposits/" + d.DepositID, "", 204, ""},
+	} {
+		status, body, h := ask(c.method, c.path, c.body)
+		if status != c.status || !strings.Contains(body, c.want) || h.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("%s %s: %d %s %v", c.method, c.path, status, body, h)
+		}
+	}
+	open, err := c.NewDeposit(ctx, crtx.Devnet, amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body, _ := ask("POST", "/v1/solana-pay/deposits/"+open.DepositID, `{"account":"not-an-address"}`); status != 400 || !strings.Contains(body, "account") {
+		t.Errorf("a bad account: %d %s", status, body)
+	}
+	if status, body, _ := ask("POST", "/v1/solana-pay/deposits/"+open.DepositID, account); status != 200 || !strings.Contains(body, `"message":"Add 7.25 USDC to your crtx wallet"`) {
+		t.Errorf("an open deposit: %d %s", status, body)
 	}
 }

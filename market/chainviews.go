@@ -9,7 +9,7 @@ import (
 func (m *Market) DepositView(d crtx.Deposit, ps []crtx.DepositPayment) api.Deposit {
 	r := m.DepositRequest(d)
 	v := api.Deposit{DepositID: d.ID, Environment: d.Environment, Amount: d.Amount, Recipient: r.Recipient, Mint: r.SPLToken,
-		Reference: d.Reference, Memo: d.Memo, SolanaPayURL: r.URL(), Status: d.Status, CreatedAt: d.CreatedAt,
+		Reference: d.Reference, Memo: d.Memo, SolanaPayURL: r.URL(), TransactionRequestURL: "solana:" + m.cfg.PublicURL + "/v1/solana-pay/deposits/" + d.ID, Status: d.Status, CreatedAt: d.CreatedAt,
 		ExpiresAt: d.ExpiresAt, Credited: d.Credited, Payments: []api.DepositPayment{}}
 	for _, p := range ps {
 		v.Payments = append(v.Payments, api.DepositPayment{Signature: p.Signature, Amount: p.Amount, Slot: p.Slot,

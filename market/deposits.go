@@ -251,3 +251,49 @@ func attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.Ch
 	}
 	return false, nil
 }
+
+// PayDeposit answers a Solana Pay transaction request for deposit id: the
+// transaction that pays, from account's token account, what the deposit
+// still asks, for account's wallet to sign and send. Anyone may ask: the
+// transaction only ever pays the treasury, and a payment is credited to
+// the deposit's own wallet, whoever signs it.
+func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte, amount crtx.USDC, err error) {
+	d, err := m.OpenDeposit(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := crtx.ParseAddress("account", account); err != nil {
+		return nil, 0, err
+	}
+	r := m.DepositRequest(d)
+	r.Amount = d.Amount - d.Credited
+	raw, err = m.cfg.Chains[d.Environment].PaymentTransaction(ctx, account, r)
+	if err != nil {
+		return nil, 0, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not build the payment: %v", d.Environment, err)
+	}
+	return raw, r.Amount, nil
+}
+
+// OpenDeposit returns deposit id while it still asks to be paid: not
+// credited in full, not expired, on an environment with a chain. It is
+// what a wallet reads first of a Solana Pay transaction request.
+func (m *Market) OpenDeposit(ctx context.Context, id string) (crtx.Deposit, error) {
+	var d crtx.Deposit
+	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+		d, err = tx.Deposit(ctx, id)
+		return err
+	})
+	if errors.Is(err, crtx.ErrNotFound) {
+		return d, crtx.Errorf(crtx.CodeDepositNotFound, "no deposit %q", id)
+	}
+	if err != nil {
+		return d, internal("deposit", err)
+	}
+	if _, err := m.chain(d.Environment); err != nil {
+		return d, err
+	}
+	if st := d.StatusAt(m.now()); st != crtx.DepositAwaitingPayment {
+		return d, crtx.Errorf(crtx.CodeDepositClosed, "deposit %s is %s: ask for a new one", id, st)
+	}
+	return d, nil
+}

@@ -8,10 +8,16 @@
 // one JSON line on stdout with the fields parseURL read and the signature.
 // Any failure exits non-zero with what went wrong.
 //
+// With CRTX_TRANSACTION_REQUEST_URL (the deposit's transaction_request_url)
+// it pays as a wallet does with a Solana Pay transaction request instead:
+// it GETs the link's label and icon, fetches the transaction for its
+// account with fetchTransaction, signs it and sends it; what the merchant
+// checks afterwards is the same.
+//
 // Environment: CRTX_SOLANA_PAY_URL (the deposit's solana_pay_url),
 // CRTX_RPC (the Solana JSON-RPC URL), CRTX_PAYER_KEYFILE (the payer's key
 // file in the Solana CLI's format: a JSON array of its 64 secret bytes).
-import { parseURL, createTransfer, findReference, validateTransfer } from '@solana/pay';
+import { parseURL, createTransfer, fetchTransaction, findReference, validateTransfer } from '@solana/pay';
 import { Connection, Keypair } from '@solana/web3.js';
 import { readFileSync } from 'node:fs';
 
@@ -30,7 +36,22 @@ if (!('recipient' in request)) throw new Error(`parseURL read a transaction requ
 const { recipient, amount, splToken, reference, label, message, memo } = request;
 if (!amount || !splToken || !reference) throw new Error(`${url}: no amount, spl-token or reference`);
 
-const tx = await createTransfer(connection, payer.publicKey, { recipient, amount, splToken, reference, memo });
+let tx;
+let shown = {};
+const txURL = process.env.CRTX_TRANSACTION_REQUEST_URL;
+if (txURL) {
+  // parseURL takes only https links, and the test serves plain http on
+  // 127.0.0.1: the same URL over https shows it is a transaction request.
+  const parsed = parseURL(txURL.replace(/^solana:http:/, 'solana:https:'));
+  if (!('link' in parsed)) throw new Error(`parseURL read a transfer request from ${txURL}`);
+  const link = new URL(txURL.slice('solana:'.length));
+  const got = await fetch(link, { headers: { Accept: 'application/json' } });
+  if (!got.ok) throw new Error(`GET ${link}: ${got.status} ${await got.text()}`);
+  shown = await got.json();
+  tx = await fetchTransaction(connection, payer.publicKey, link);
+} else {
+  tx = await createTransfer(connection, payer.publicKey, { recipient, amount, splToken, reference, memo });
+}
 tx.sign(payer);
 const signature = await connection.sendRawTransaction(tx.serialize());
 
@@ -63,5 +84,6 @@ console.log(
     memo,
     signature,
     found: found.signature,
+    shown,
   }),
 );

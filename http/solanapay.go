@@ -1,0 +1,48 @@
+package http
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+
+	"github.com/crtx-market/crtx/api"
+)
+
+// A deposit's Solana Pay transaction request (the spec's "link"): a wallet
+// GETs the label and icon to show, then POSTs its account and signs and
+// sends the transaction it gets back. Wallets fetch it from wherever they
+// run, phone apps and browser extensions alike, with no credentials: it
+// answers any origin, and it only ever builds a payment into the treasury
+// credited to the deposit's own wallet.
+
+func allowAnyOrigin(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Accept")
+}
+
+func (s *Server) solanaPayPreflight(w http.ResponseWriter, r *http.Request) error {
+	allowAnyOrigin(w)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) solanaPayLabel(w http.ResponseWriter, r *http.Request) error {
+	allowAnyOrigin(w)
+	_, err := s.market.OpenDeposit(r.Context(), r.PathValue("deposit_id"))
+	return reply(w, http.StatusOK, api.SolanaPayLabel{Label: "crtx", Icon: s.market.Config().PublicURL + "/static/favicon.svg"}, err)
+}
+
+func (s *Server) solanaPayTransaction(w http.ResponseWriter, r *http.Request) error {
+	allowAnyOrigin(w)
+	var req struct {
+		Account string `json:"account"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	raw, amount, err := s.market.PayDeposit(r.Context(), r.PathValue("deposit_id"), req.Account)
+	return reply(w, http.StatusOK, api.SolanaPayTransaction{Transaction: base64.StdEncoding.EncodeToString(raw),
+		Message: fmt.Sprintf("Add %s USDC to your crtx wallet", amount)}, err)
+}
