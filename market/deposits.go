@@ -136,6 +136,7 @@ func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since 
 		return 0, err
 	}
 	credited := 0
+	var checked []string
 	for _, d := range ds {
 		// One deposit whose reads fail (a reference named by a flood of
 		// transactions, say) is logged and goes to the back of the queue;
@@ -143,13 +144,22 @@ func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since 
 		n, err := m.watchDeposit(ctx, c, d)
 		credited += n
 		if m.failed(ctx, err, "watch deposit", "deposit", d.ID) && ctx.Err() != nil {
-			return credited, err
+			break
 		}
-		if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.CheckedDeposit(ctx, d.ID, m.now()) }); err != nil {
-			return credited, err
-		}
+		checked = append(checked, d.ID)
 	}
-	return credited, nil
+	// The turn's reads are recorded in one transaction, not one per
+	// deposit: the writer is shared with every execution.
+	now := m.now()
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		for _, id := range checked {
+			if err := tx.CheckedDeposit(ctx, id, now); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	})
+	return credited, err
 }
 
 // watchDeposit credits each finalized payment of d not credited yet.
