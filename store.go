@@ -85,6 +85,9 @@ type Tx interface {
 	SetMeta(ctx context.Context, key, value string) error
 
 	InsertNonce(ctx context.Context, n Nonce) error
+	// NonceExpiry is when wallet's unused nonce expires, ErrNotFound if
+	// wallet has no such nonce unused.
+	NonceExpiry(ctx context.Context, nonce, wallet string) (time.Time, error)
 	// UseNonce marks an unexpired, unused nonce of wallet as used and reports
 	// whether it was there to use.
 	UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error)

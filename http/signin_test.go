@@ -84,6 +84,32 @@ func TestSignIn(t *testing.T) {
 		_, err := e.anon.CreateSession(ctx, w.address, msg, crtx.SignBase58(w.key, []byte(msg)))
 		wantCode(t, err, 401, "invalid_signature")
 	})
+	// The message signed must be the challenge as issued, to the byte: a
+	// wallet that writes the sign-in message itself cannot stretch it.
+	t.Run("changed times", func(t *testing.T) {
+		ch, err := e.anon.Challenge(ctx, w.address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := crtx.ParseSignInMessage(ch.Message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		later, earlier := m, m
+		later.ExpirationTime = later.ExpirationTime.Add(time.Hour)
+		earlier.IssuedAt = earlier.IssuedAt.Add(-time.Minute)
+		for _, changed := range []crtx.SignInMessage{later, earlier} {
+			msg := changed.String()
+			_, err := e.anon.CreateSession(ctx, w.address, msg, crtx.SignBase58(w.key, []byte(msg)))
+			wantCode(t, err, 401, "invalid_signature")
+			if err == nil || !strings.Contains(err.Error(), "unchanged") {
+				t.Errorf("refusal of a changed message: %v", err)
+			}
+		}
+		if _, err := e.anon.CreateSession(ctx, w.address, ch.Message, crtx.SignBase58(w.key, []byte(ch.Message))); err != nil {
+			t.Errorf("the challenge as issued, after changed copies were refused: %v", err)
+		}
+	})
 	t.Run("session expires after 24h", func(t *testing.T) {
 		c := e.signIn(w)
 		e.clock.Advance(24 * time.Hour)

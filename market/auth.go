@@ -54,13 +54,29 @@ func (m *Market) SignIn(ctx context.Context, wallet, message, signature string) 
 	}
 	token := crtx.SessionPrefix + crtx.RandomBase62(crtx.SecretLen)
 	s := crtx.Session{Hash: crtx.HashSecret(token), Wallet: wallet, CreatedAt: now, ExpiresAt: now.Add(crtx.SessionTTL)}
+	used := crtx.Errorf(crtx.CodeInvalidSignature, "the challenge was already used or never issued; ask for a new one")
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		// Only the very text issued is taken: a wallet's sign-in feature
+		// writes the message itself from the fields it is given, and one
+		// that changed the times would otherwise sign in with them. The
+		// nonce's row keeps the expiry; Challenge made the issue time
+		// ChallengeTTL before it.
+		expires, err := tx.NonceExpiry(ctx, msg.Nonce, wallet)
+		if errors.Is(err, crtx.ErrNotFound) {
+			return used
+		}
+		if err != nil {
+			return err
+		}
+		if !expires.Equal(msg.ExpirationTime) || !msg.IssuedAt.Equal(expires.Add(-crtx.ChallengeTTL)) {
+			return crtx.Errorf(crtx.CodeInvalidSignature, "the message is not the challenge as issued: its Issued At or Expiration Time was changed; sign the message from POST /v1/auth/challenge unchanged")
+		}
 		ok, err := tx.UseNonce(ctx, msg.Nonce, wallet, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return crtx.Errorf(crtx.CodeInvalidSignature, "the challenge was already used or never issued; ask for a new one")
+			return used
 		}
 		return tx.InsertSession(ctx, s)
 	})

@@ -17,6 +17,12 @@ func (t *tx) InsertNonce(ctx context.Context, n crtx.Nonce) error {
 	return err
 }
 
+func (t *tx) NonceExpiry(ctx context.Context, nonce, wallet string) (time.Time, error) {
+	var expires int64
+	err := t.queryRow(ctx, `SELECT expires_at FROM auth_nonces WHERE nonce = ? AND wallet = ? AND used_at IS NULL`, nonce, wallet).Scan(&expires)
+	return fromUS(expires), notFound(err, "nonce")
+}
+
 func (t *tx) UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error) {
 	r, err := t.exec(ctx, `UPDATE auth_nonces SET used_at = ?
 		WHERE nonce = ? AND wallet = ? AND used_at IS NULL AND expires_at > ?`, us(now), nonce, wallet, us(now))

@@ -121,6 +121,19 @@ func testNonces(t *testing.T, s crtx.Store) {
 		})
 		return ok
 	}
+	expiry := func(nonce, wallet string) (at time.Time, err error) {
+		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+			at, err = tx.NonceExpiry(ctx, nonce, wallet)
+			return nil
+		})
+		return at, err
+	}
+	if at, err := expiry("n1", "w1"); err != nil || !at.Equal(t0.Add(time.Minute)) {
+		t.Errorf("NonceExpiry = %v, %v; want %v", at, err, t0.Add(time.Minute))
+	}
+	if _, err := expiry("n1", "w2"); !errors.Is(err, crtx.ErrNotFound) {
+		t.Errorf("NonceExpiry of another wallet's nonce: %v; want not found", err)
+	}
 	if use("n1", "w2", t0) {
 		t.Error("another wallet used the nonce")
 	}
@@ -132,6 +145,9 @@ func testNonces(t *testing.T, s crtx.Store) {
 	}
 	if use("n1", "w1", t0) {
 		t.Error("a nonce was used twice")
+	}
+	if _, err := expiry("n1", "w1"); !errors.Is(err, crtx.ErrNotFound) {
+		t.Errorf("NonceExpiry of a used nonce: %v; want not found", err)
 	}
 	if use("unknown", "w1", t0) {
 		t.Error("an unknown nonce was used")
