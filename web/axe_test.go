@@ -40,6 +40,9 @@ func TestAccessibility(t *testing.T) {
 	ctx := browser(t)
 	d := market(t)
 	bg := context.Background()
+	// A browser wallet, so that the sign-in page lists one.
+	w, _ := newTestWallet()
+	w.inject(t, ctx)
 	agentID, creator := greeterOf(t, d)
 	fund, err := client.New(d.URL, adminToken).Deposit(bg, crtx.Mainnet, "11111111111111111111111111111111", crtx.MicroPerUSDC)
 	if err != nil {

@@ -20,7 +20,7 @@ func loginProblem(q url.Values) string {
 	case q.Get("ended") != "":
 		return "Your session has ended, so nothing was sent. Sign in again to go on."
 	case q.Get("token") != "":
-		return "That is not a valid session token: run crtx session again, or sign in with a key in this browser."
+		return "That is not a valid session token: run crtx session again, or sign in with your wallet."
 	}
 	return ""
 }

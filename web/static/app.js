@@ -1,5 +1,5 @@
-// crtx dashboards: wallet sign-in with an Ed25519 key kept in this browser
-// (a devnet convenience), copy buttons, and in-browser verification of
+// crtx dashboards: sign-in with a browser wallet (wallet.js) or an Ed25519
+// key kept in this browser (a devnet convenience), copy buttons, and in-browser verification of
 // results. Pages read without it; it only adds these.
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 function b58encode(bytes) {
@@ -75,9 +75,61 @@ async function signBase58(jwk, bytes) {
   return b58encode(new Uint8Array(await crypto.subtle.sign("Ed25519", key, bytes)));
 }
 
-function status(msg, bad) {
-  const el = document.getElementById("login-status");
+function status(msg, bad, id = "login-status") {
+  const el = document.getElementById(id);
   if (el) { el.textContent = msg; el.className = bad ? "error" : "ok"; }
+}
+
+// The sign-in page lists the browser's wallets (wallet.js), each a button
+// with its icon and name, as they register, and signs in with the one
+// chosen.
+function walletList() {
+  const list = document.getElementById("wallet-list");
+  if (!list || !window.crtxWallet) return;
+  const say = (msg, bad) => status(msg, bad, "wallet-status");
+  let busy = false;
+  const render = () => {
+    const wallets = crtxWallet.wallets();
+    const last = crtxWallet.remembered();
+    list.replaceChildren(...wallets.map((w) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "wallet";
+      b.dataset.wallet = w.name;
+      const src = crtxWallet.icon(w);
+      if (src) {
+        const img = document.createElement("img");
+        img.src = src; img.alt = ""; img.width = 28; img.height = 28;
+        b.append(img);
+      }
+      b.append(document.createTextNode(w.name));
+      if (w === last) { const m = document.createElement("span"); m.className = "muted"; m.textContent = " (last used)"; b.append(m); }
+      b.addEventListener("click", async () => {
+        if (busy) return;
+        busy = true;
+        list.querySelectorAll("button").forEach((x) => { x.disabled = true; });
+        b.setAttribute("aria-busy", "true");
+        try {
+          const s = await crtxWallet.signIn(w, (msg) => say(msg));
+          say("Signed in as " + s.wallet + ".");
+          const form = document.getElementById("token-form");
+          form.elements.token.value = s.session_token;
+          form.submit();
+        } catch (e) {
+          say(e.message, true);
+          busy = false;
+          b.removeAttribute("aria-busy");
+          list.querySelectorAll("button").forEach((x) => { x.disabled = false; });
+        }
+      });
+      const li = document.createElement("li");
+      li.append(b);
+      return li;
+    }));
+    document.getElementById("no-wallet").hidden = wallets.length > 0;
+  };
+  crtxWallet.onChange(render);
+  render();
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -86,6 +138,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }));
   // The catalog's sort and filters apply as soon as they change.
   document.querySelectorAll("[data-autosubmit]").forEach((el) => el.addEventListener("change", () => el.form.requestSubmit()));
+  walletList();
   const saved = localStorage.getItem("crtx-wallet");
   const here = document.getElementById("browser-wallet");
   if (here && saved) here.textContent = "Wallet in this browser: " + addressOf(JSON.parse(saved));
