@@ -7,11 +7,18 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/programs/system"
+	"github.com/gagliardetto/solana-go/rpc"
+
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain/chaintest"
 )
 
 //go:embed testdata/wallet.js
@@ -174,4 +181,82 @@ func TestWalletSignIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crtxWallet.signAndSendTransaction, which the dashboards pay with, has the
+// wallet sign a transaction the page built and send it: a transfer lands on
+// a local Solana network. Asked for another network than the wallet's, it
+// says so and sends nothing.
+func TestWalletSignAndSendTransaction(t *testing.T) {
+	browserCtx := browser(t)
+	n := chaintest.Start(t)
+	d := market(t)
+	w, address := newTestWallet()
+	w.RPC = n.RPC
+	n.Airdrop(t, address, solana.LAMPORTS_PER_SOL)
+	ctx, cancel := chromedp.NewContext(browserCtx)
+	t.Cleanup(cancel)
+	// The wallet sends from its own context, as an extension does, not
+	// under the page's Content-Security-Policy.
+	run(t, ctx, "bypass CSP", page.SetBypassCSP(true))
+	w.inject(t, ctx)
+	run(t, ctx, "page with wallet.js", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`))
+
+	to := chaintest.Address(chaintest.NewKey(t))
+	client := rpc.New(n.RPC)
+	latest, err := client.GetLatestBlockhash(context.Background(), rpc.CommitmentConfirmed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := solana.MustPublicKeyFromBase58(address)
+	tx, err := solana.NewTransaction([]solana.Instruction{system.NewTransferInstruction(1_000_000, payer, solana.MustPublicKeyFromBase58(to)).Build()},
+		latest.Value.Blockhash, solana.TransactionPayer(payer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Signatures = make([]solana.Signature, tx.Message.Header.NumRequiredSignatures) // unsigned: the wallet signs
+	wire, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(chain string) (out struct{ Signature, Error string }) {
+		bytes, _ := json.Marshal(wire)
+		run(t, ctx, "send on "+chain, chromedp.Evaluate(`(async () => {
+			const w = crtxWallet.wallets().find((w) => w.name === "Test Wallet");
+			const [account] = await crtxWallet.connect(w);
+			const tx = Uint8Array.from(atob(`+string(bytes)+`), (c) => c.charCodeAt(0));
+			try { return { Signature: await crtxWallet.signAndSendTransaction(w, account, tx, "`+chain+`") }; }
+			catch (e) { return { Error: e.message }; }
+		})()`, &out, func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		return out
+	}
+	if out := send("solana:mainnet"); !strings.Contains(out.Error, "not set to Solana mainnet") {
+		t.Errorf("sent for mainnet with a devnet wallet: %+v", out)
+	}
+	out := send("solana:devnet")
+	if out.Error != "" {
+		t.Fatalf("signAndSendTransaction: %s", out.Error)
+	}
+	sig := solana.MustSignatureFromBase58(out.Signature)
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		bal, err := client.GetBalance(context.Background(), solana.MustPublicKeyFromBase58(to), rpc.CommitmentConfirmed)
+		if err == nil && bal.Value == 1_000_000 {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("transaction %s: the recipient holds %v lamports (%v); want 1000000", sig, bal, err)
+		}
+	}
+	if !ed25519.Verify(payer[:], mustMessage(t, tx), sig[:]) {
+		t.Error("the signature returned is not the wallet's of the transaction's message")
+	}
+}
+
+func mustMessage(t *testing.T, tx *solana.Transaction) []byte {
+	t.Helper()
+	b, err := tx.Message.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
