@@ -63,7 +63,9 @@ func devCommand() *cobra.Command {
 		Long: `Run a marketplace for development: a data folder of its own (--data, ./crtx-dev), private
 endpoints allowed, the example agents running and listed, and a demo wallet with an API key. On
 each start the demo wallet is topped up to 100 USDC on devnet, for calls, and to 10 USDC on
-mainnet, the collateral of one listing. It prints how to call an agent and how to list one.
+mainnet, the collateral of one listing; an environment on a Solana chain (--solana-rpc-devnet,
+docs/chain.md) gets no top-up, its money enters by deposits paid on the chain. It prints how to
+call an agent and how to list one.
 A second run reuses the folder. It takes the flags of crtxd serve, with other defaults.`,
 		Example: `  crtxd dev
   crtxd dev --addr 127.0.0.1:9090 --data /tmp/crtx-dev`,
@@ -110,13 +112,30 @@ func dev(ctx context.Context, cfg daemon.Config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, `crtx marketplace (development) at %[1]s
   docs:         %[1]s/docs
   data:         %[2]s (admin token in %[3]s)
-  demo wallet:  %[4]s, %[5]s USDC on devnet and %[6]s on mainnet, topped up on each start (keypair %[7]s)
-  API key:      %[8]s
-`, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, setup.devnet, setup.mainnet, keypair, setup.key)
+  demo wallet:  %[4]s, %[5]s (keypair %[6]s)
+  API key:      %[7]s
+`, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, demoFunds(setup), keypair, setup.key)
+	for _, env := range crtx.Environments {
+		if c := d.Market.Chain(env); c != nil {
+			fmt.Fprintf(stdout, "  %-13s settles on the Solana chain at %s, treasury %s: no airdrop, USDC enters by a deposit paid on the chain\n",
+				env+":", c.RPC(), c.Treasury())
+		} else if setup.chained[env] {
+			fmt.Fprintf(stdout, "  %-13s ran on a Solana chain before: no airdrop, USDC enters only by a deposit, with --solana-rpc-%s again\n",
+				env+":", env)
+		}
+	}
 	for _, a := range setup.agents {
 		fmt.Fprintf(stdout, "  agent:        %s  %s (%s USDC a call)\n", a.id, a.title, a.price)
 	}
 	task := "The quick brown fox jumps over the lazy dog. It barked."
+	if c := d.Market.Chain(crtx.Devnet); c != nil {
+		// Calls are paid from devnet, and on a chain nothing tops the demo
+		// wallet up: paying some in comes first.
+		fmt.Fprintf(stdout, `
+Fund the demo wallet on devnet's chain first (its USDC token account must hold the amount, its SOL the fee):
+  CRTX_URL=%s CRTX_KEYPAIR=%s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %s
+`, d.URL, keypair, c.RPC())
+	}
 	fmt.Fprintf(stdout, `
 Try:
   curl -s -X POST %[1]s/v1/agents/%[2]s/execute -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' -d '{"task": "%[4]s"}'
@@ -142,7 +161,11 @@ type devAgent struct {
 type devState struct {
 	wallet, key     string
 	devnet, mainnet crtx.USDC // the demo wallet's available balances
-	agents          []devAgent
+	// chained are the environments whose money enters only from a chain,
+	// configured now or in an earlier run: the demo wallet is not topped
+	// up there.
+	chained map[crtx.Environment]bool
+	agents  []devAgent
 }
 
 func writeOnce(path, content string) error {
@@ -218,7 +241,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		return st, err
 	}
 	cwallet := crtx.Address(ckey.Public().(ed25519.PublicKey))
-	if _, err := topUp(ctx, m, crtx.Mainnet, cwallet, 1000*crtx.MicroPerUSDC); err != nil {
+	if _, _, err := topUp(ctx, m, crtx.Mainnet, cwallet, 1000*crtx.MicroPerUSDC); err != nil {
 		return st, err
 	}
 	m.SetDisplayName(ctx, cwallet, "crtx examples")
@@ -272,10 +295,11 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		return st, err
 	}
 	st.wallet = crtx.Address(wkey.Public().(ed25519.PublicKey))
-	if st.devnet, err = topUp(ctx, m, crtx.Devnet, st.wallet, demoDevnet); err != nil {
+	st.chained = map[crtx.Environment]bool{}
+	if st.devnet, st.chained[crtx.Devnet], err = topUp(ctx, m, crtx.Devnet, st.wallet, demoDevnet); err != nil {
 		return st, err
 	}
-	if st.mainnet, err = topUp(ctx, m, crtx.Mainnet, st.wallet, demoMainnet()); err != nil {
+	if st.mainnet, st.chained[crtx.Mainnet], err = topUp(ctx, m, crtx.Mainnet, st.wallet, demoMainnet()); err != nil {
 		return st, err
 	}
 	keyPath := filepath.Join(data, "demo-api-key")
@@ -302,17 +326,39 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 func ptr[T any](v T) *T { return &v }
 
 // topUp deposits what wallet lacks of want in env, and returns the
-// balance available then. An environment on a chain takes money only from
-// the chain: the demo wallet is funded there by crtx deposit, not here.
-func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) (crtx.USDC, error) {
+// balance available then. An environment on a chain, configured now or in
+// an earlier run, takes money only from the chain: the demo wallet is
+// funded there by crtx deposit, not here, and chained says so.
+func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) (have crtx.USDC, chained bool, err error) {
 	b, err := m.Balances(ctx, wallet, env)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	have := b[env].Available
-	if have >= want || m.Chain(env) != nil {
-		return have, nil
+	have = b[env].Available
+	if m.Chain(env) != nil {
+		return have, true, nil
+	}
+	if have >= want {
+		return have, false, nil
 	}
 	f, err := m.OperatorDeposit(ctx, env, wallet, want-have)
-	return f.Balance.Available, err
+	if crtx.ErrorCode(err) == crtx.CodeChainConfigured {
+		return have, true, nil
+	}
+	return f.Balance.Available, false, err
+}
+
+// demoFunds says what the demo wallet holds in each environment and where
+// it comes from: the top-up, or deposits paid on the environment's chain.
+func demoFunds(st devState) string {
+	const topped, paid = "topped up on each start", "paid in on its chain"
+	switch devnet, mainnet := st.chained[crtx.Devnet], st.chained[crtx.Mainnet]; {
+	case devnet && mainnet:
+		return fmt.Sprintf("%s USDC on devnet and %s on mainnet, paid in on their chains", st.devnet, st.mainnet)
+	case devnet:
+		return fmt.Sprintf("%s USDC on devnet, %s, and %s on mainnet, %s", st.devnet, paid, st.mainnet, topped)
+	case mainnet:
+		return fmt.Sprintf("%s USDC on devnet, %s, and %s on mainnet, %s", st.devnet, topped, st.mainnet, paid)
+	}
+	return fmt.Sprintf("%s USDC on devnet and %s on mainnet, %s", st.devnet, st.mainnet, topped)
 }

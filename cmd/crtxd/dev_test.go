@@ -37,13 +37,15 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startDev runs crtxd dev on data until the test ends and returns its
-// banner and a function that stops it and wants exit 0.
-func startDev(t *testing.T, data string) (banner string, stop func()) {
+// startDev runs crtxd dev on data, with flags, until the test ends and
+// returns its banner and a function that stops it and wants exit 0.
+func startDev(t *testing.T, data string, flags ...string) (banner string, stop func()) {
 	c, cancel := context.WithCancel(ctx)
 	var out, errs syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(c, []string{"dev", "--data", data, "--addr", "127.0.0.1:0"}, &out, &errs) }()
+	go func() {
+		done <- run(c, append([]string{"dev", "--data", data, "--addr", "127.0.0.1:0"}, flags...), &out, &errs)
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "Ctrl-C stops it") {
 		select {
