@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain"
+	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
 )
 
 // axeViolation is what axe-core reports of one rule a page breaks.
@@ -22,10 +28,11 @@ type axeViolation struct {
 	Nodes            []struct{ Target []any }
 }
 
-// Every page, in the light and the dark scheme, passes axe-core's checks
-// with no violation of moderate impact or worse. axe-core comes from npm
-// ($CRTX_AXE is its axe.min.js; .ci/run installs it).
-func TestAccessibility(t *testing.T) {
+// axeScript is axe-core, from npm ($CRTX_AXE is its axe.min.js; .ci/run
+// installs it). Without it the test is skipped on a developer's machine
+// and fails in CI.
+func axeScript(t *testing.T) []byte {
+	t.Helper()
 	path := os.Getenv("CRTX_AXE")
 	if path == "" {
 		if os.Getenv("CI") != "" {
@@ -37,6 +44,42 @@ func TestAccessibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return axe
+}
+
+// axeCheck opens each page of the marketplace at base in the browser, in
+// the colour scheme given (light or dark), and fails the test for each
+// violation axe-core finds of moderate impact or worse. The last page is
+// left open.
+func axeCheck(t *testing.T, ctx context.Context, axe []byte, base, scheme string, pages ...string) {
+	t.Helper()
+	run(t, ctx, scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+	for _, p := range pages {
+		var out string
+		run(t, ctx, p, chromedp.Navigate(base+p), chromedp.WaitReady("body"), chromedp.Evaluate(string(axe), nil),
+			chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`, &out,
+				func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		var vs []axeViolation
+		if err := json.Unmarshal([]byte(out), &vs); err != nil {
+			t.Fatalf("%s: axe answered %q", p, out)
+		}
+		for _, v := range vs {
+			if v.Impact == "minor" {
+				continue
+			}
+			var where []string
+			for _, n := range v.Nodes {
+				where = append(where, fmt.Sprint(n.Target...))
+			}
+			t.Errorf("%s (%s): %s %s — %s at %s", p, scheme, v.Impact, v.ID, v.Help, strings.Join(where, ", "))
+		}
+	}
+}
+
+// Every page, in the light and the dark scheme, passes axe-core's checks
+// with no violation of moderate impact or worse.
+func TestAccessibility(t *testing.T) {
+	axe := axeScript(t)
 	ctx := browser(t)
 	d := market(t)
 	bg := context.Background()
@@ -65,31 +108,8 @@ func TestAccessibility(t *testing.T) {
 	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
 		"/explorer/", "/reserves", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
 		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login"}
-	check := func(scheme string, pages ...string) {
-		run(t, ctx, scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
-		for _, p := range pages {
-			var out string
-			run(t, ctx, p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"), chromedp.Evaluate(string(axe), nil),
-				chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`, &out,
-					func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
-			var vs []axeViolation
-			if err := json.Unmarshal([]byte(out), &vs); err != nil {
-				t.Fatalf("%s: axe answered %q", p, out)
-			}
-			for _, v := range vs {
-				if v.Impact == "minor" {
-					continue
-				}
-				var where []string
-				for _, n := range v.Nodes {
-					where = append(where, fmt.Sprint(n.Target...))
-				}
-				t.Errorf("%s (%s): %s %s — %s at %s", p, scheme, v.Impact, v.ID, v.Help, strings.Join(where, ", "))
-			}
-		}
-	}
-	check("light", pages...)
-	check("dark", pages...)
+	axeCheck(t, ctx, axe, d.URL, "light", pages...)
+	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
 
 	// The creator's edit form, and the operator's pages signed in.
 	run(t, ctx, "the creator's session", network.SetCookie("crtx_session", creator).WithURL(d.URL).WithPath("/"),
@@ -101,6 +121,71 @@ func TestAccessibility(t *testing.T) {
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`),
 		chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
 	for _, scheme := range []string{"light", "dark"} {
-		check(scheme, "/dashboard/creator/agents/"+agentID+"/edit", "/dashboard/operator")
+		axeCheck(t, ctx, axe, d.URL, scheme, "/dashboard/creator/agents/"+agentID+"/edit", "/dashboard/operator")
+	}
+}
+
+// The reserves page with a chain that holds money, and the anchored block
+// it links, pass axe-core's checks in the light and the dark scheme: a
+// deposit paid on a local Solana network is credited, so the page has its
+// table of figures, and a block is anchored.
+func TestReservesWithChainAccessibility(t *testing.T) {
+	axe := axeScript(t)
+	ctx := browser(t)
+	net := chaintest.Start(t)
+	mint, mintAuth := net.NewMint(t)
+	treasury := chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(treasury), 1_000_000_000)
+	tfile := filepath.Join(t.TempDir(), "treasury.json")
+	if err := keyfile.Write(tfile, treasury); err != nil {
+		t.Fatal(err)
+	}
+	d := market(t, func(c *daemon.Config) {
+		c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, tfile
+		c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
+	})
+	bg := context.Background()
+
+	payer := chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(payer), 100_000_000)
+	net.MintTo(t, mint, mintAuth, chaintest.Address(payer), 25*crtx.MicroPerUSDC)
+	c, _, err := client.New(d.URL, "").SignIn(bg, payer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep, err := c.NewDeposit(bg, crtx.Devnet, 25*crtx.MicroPerUSDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.Pay(bg, net.RPC, payer, crtx.TransferRequest{Recipient: dep.Recipient, Amount: dep.Amount,
+		SPLToken: dep.Mint, References: []string{dep.Reference}, Memo: dep.Memo}); err != nil {
+		t.Fatalf("pay: %v", err)
+	}
+	// Credited, and the block holding the deposit anchored.
+	var r crtx.Reserve
+	for deadline := time.Now().Add(30 * time.Second); r.Liabilities != dep.Amount || r.AnchoredBlock == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the reserves are %+v, want the deposit credited and a block anchored", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+		rs, err := client.New(d.URL, "").Reserves(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs.Reserves) != 1 {
+			t.Fatalf("reserves: %+v, want devnet's alone", rs.Reserves)
+		}
+		r = rs.Reserves[0]
+	}
+	if r.OnChain != dep.Amount {
+		t.Fatalf("reserves: %+v, want %s USDC on chain", r, dep.Amount)
+	}
+	block := fmt.Sprintf("/explorer/block/%d?cluster=devnet", r.AnchoredBlock)
+	for _, scheme := range []string{"light", "dark"} {
+		axeCheck(t, ctx, axe, d.URL, scheme, block, "/reserves")
+		if on := text(t, ctx, "#reserve-devnet + table tr:nth-child(3) td"); on != "25 USDC" {
+			t.Errorf("/reserves (%s) shows %q on chain, want 25 USDC", scheme, on)
+		}
+		screenshot(t, ctx, "reserves-chain-"+scheme)
 	}
 }
