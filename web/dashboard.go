@@ -82,7 +82,12 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 }
 
 type dashData struct {
-	Balances   map[crtx.Environment]crtx.Balance
+	Balances map[crtx.Environment]crtx.Balance
+	// Funds are the environments with a chain, where money comes in by a
+	// deposit paid on the chain and goes out by a withdrawal; Airdrop says
+	// devnet has none, so its funds come from the airdrop.
+	Funds      []funds
+	Airdrop    bool
 	Executions []api.ExecutionSummary
 	Total      int
 	Env        string
@@ -90,8 +95,9 @@ type dashData struct {
 	Statuses   []string
 }
 
-// dashboard is the user's: balances, a devnet airdrop, and the history of
-// executions with filters.
+// dashboard is the user's: balances, adding funds and withdrawing where an
+// environment has a chain (a devnet airdrop where it has none), and the
+// history of executions with filters.
 func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) error {
 	b, err := h.market.Balances(r.Context(), v.Wallet, crtx.Environments...)
 	if err != nil {
@@ -112,7 +118,10 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 		return err
 	}
 	d := dashData{Balances: b, Total: total, Env: string(env), Status: string(eq.Status),
-		Statuses: []string{"pending", "running", "completed", "failed", "disputed"}}
+		Statuses: []string{"pending", "running", "completed", "failed", "disputed"}, Airdrop: h.market.Chain(crtx.Devnet) == nil}
+	if d.Funds, err = h.funds(r.Context(), v.Wallet); err != nil {
+		return err
+	}
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}

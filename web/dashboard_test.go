@@ -53,7 +53,7 @@ func TestFormActionsAnswerGetWithTheirPage(t *testing.T) {
 	for path, want := range map[string]string{"/dashboard/airdrop": "/dashboard/", "/dashboard/login": "/login",
 		"/dashboard/creator/test": "/dashboard/creator", "/dashboard/creator/agents": "/dashboard/creator",
 		"/dashboard/keys/k1/revoke": "/dashboard/keys", "/dashboard/operator/disputes/d1": "/dashboard/operator",
-		"/dashboard/creator/agents/a1/pause": "/dashboard/creator"} {
+		"/dashboard/creator/agents/a1/pause": "/dashboard/creator", "/dashboard/deposits": "/dashboard/", "/dashboard/withdrawals": "/dashboard/"} {
 		resp, err := noFollow.Get(d.URL + path)
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,8 @@ var notFound = map[string]string{
 	crtx.CodeAgentNotFound: "No such agent", crtx.CodeExecutionNotFound: "No such execution",
 	crtx.CodeTransactionNotFound: "No such transaction", crtx.CodeAccountNotFound: "No such account",
 	crtx.CodeBlockNotFound: "No such block", crtx.CodeKeyNotFound: "No such key",
-	crtx.CodeDisputeNotFound: "No such dispute", crtx.CodeNotFound: "Nothing here",
+	crtx.CodeDisputeNotFound: "No such dispute", crtx.CodeDepositNotFound: "No such request to add funds",
+	crtx.CodeNotFound: "Nothing here",
 }
 
 // human serves a page's error as a page for people, in the site's

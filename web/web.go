@@ -94,8 +94,11 @@ func funcs() template.FuncMap {
 			}
 			return *p
 		},
-		"add": func(a, b int) int { return a + b },
-		"sub": func(a, b int) int { return a - b },
+		// words writes a status as a person reads it: awaiting_payment as
+		// "awaiting payment".
+		"words": func(s any) string { return strings.ReplaceAll(fmt.Sprint(s), "_", " ") },
+		"add":   func(a, b int) int { return a + b },
+		"sub":   func(a, b int) int { return a - b },
 		// prettyText lays out a result that is JSON; other text stays as it is.
 		"prettyText": func(s string) string {
 			var b bytes.Buffer
@@ -138,7 +141,7 @@ func siteSection(page string) string {
 		return "agents"
 	case "docs", "dashboard", "keys", "creator", "operator", "login":
 		return page
-	case "execution":
+	case "execution", "deposit":
 		return "dashboard"
 	case "edit":
 		return "creator"
@@ -166,7 +169,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "keys", "creator", "edit", "operator", "operator-login",
+	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "deposit", "keys", "creator", "edit", "operator", "operator-login",
 		"docs", "error", "explorer-home", "explorer-account", "explorer-tx", "explorer-block", "reserves"} {
 		h.pages[p] = parsePage(p)
 	}
@@ -195,6 +198,11 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/logout", h.logout},
 		{"GET", "/dashboard/{$}", h.signedPage(h.dashboard)},
 		{"POST", "/dashboard/airdrop", h.action(h.session, h.airdrop)},
+		{"POST", "/dashboard/deposits", h.action(h.session, h.createDeposit)},
+		{"GET", "/dashboard/deposits/{id}", h.signedPage(h.deposit)},
+		{"GET", "/dashboard/deposits/{id}/status", h.signedPage(h.depositStatus)},
+		{"POST", "/dashboard/withdrawals", h.action(h.session, h.withdraw)},
+		{"GET", "/dashboard/withdrawals/{env}", h.signedPage(h.withdrawalList)},
 		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
 		{"GET", "/dashboard/keys", h.signedPage(h.keys)},
 		{"POST", "/dashboard/keys", h.action(h.session, h.createKey)},

@@ -1,0 +1,202 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/market"
+)
+
+// funds is an environment with a chain on the dashboard: its forms to add
+// funds and to withdraw, its newest deposit requests and its withdrawals.
+type funds struct {
+	Env crtx.Environment
+	// TokenAccount is the wallet's own USDC token account on the chain,
+	// where every withdrawal goes, and TokenAccountURL its explorer page.
+	TokenAccount, TokenAccountURL string
+	Deposits                      []api.Deposit
+	Withdrawals                   withdrawals
+	MinWithdrawal                 crtx.USDC
+}
+
+// withdrawals are the newest withdrawals of a wallet in one environment,
+// as the dashboard lists them and its script reads them again while one
+// is on its way.
+type withdrawals struct {
+	Env  crtx.Environment
+	List []api.Withdrawal
+	// State changes whenever a status or a signature does: the script
+	// replaces the list only then, so a screen reader hears only changes.
+	State string
+	// Final says no withdrawal listed can change any more.
+	Final bool
+}
+
+// funds reads what the dashboard shows of each environment with a chain.
+func (h *Handler) funds(ctx context.Context, wallet string) ([]funds, error) {
+	var out []funds
+	for _, env := range crtx.Environments {
+		c := h.market.Chain(env)
+		if c == nil {
+			continue
+		}
+		f := funds{Env: env, MinWithdrawal: market.MinWithdrawal}
+		if ata, err := c.TokenAccountOf(wallet); err == nil {
+			f.TokenAccount, f.TokenAccountURL = ata, crtx.SolanaExplorerURL(c, "address", ata)
+		}
+		ds, _, err := h.market.Deposits(ctx, wallet, env, 5, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			f.Deposits = append(f.Deposits, h.market.DepositView(d, nil))
+		}
+		if f.Withdrawals, err = h.withdrawals(ctx, wallet, env); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (h *Handler) withdrawals(ctx context.Context, wallet string, env crtx.Environment) (withdrawals, error) {
+	ws, _, err := h.market.Withdrawals(ctx, wallet, env, 10, 0)
+	if err != nil {
+		return withdrawals{}, err
+	}
+	out := withdrawals{Env: env, Final: true}
+	var state []string
+	for _, w := range ws {
+		v := h.market.WithdrawalView(w)
+		out.List = append(out.List, v)
+		out.Final = out.Final && w.Status.Final()
+		state = append(state, w.ID+":"+string(w.Status)+":"+w.Signature)
+	}
+	out.State = strings.Join(state, " ")
+	return out, nil
+}
+
+// amountForm reads a money form's environment and amount; a field at fault
+// is said as the form names it.
+func amountForm(r *http.Request) (crtx.Environment, crtx.USDC, string) {
+	env, err := crtx.ParseEnvironment("environment", r.PostFormValue("environment"))
+	if err != nil {
+		return "", 0, sentence(message(err))
+	}
+	amount, err := crtx.ParseUSDC(strings.TrimSpace(r.PostFormValue("amount")))
+	if err != nil {
+		return "", 0, "Amount: " + err.Error()
+	}
+	return env, amount, ""
+}
+
+// amountProblem says a refusal of the marketplace in the form's words: the
+// API names the amount field amount_usdc, the form calls it Amount.
+func amountProblem(err error) string {
+	var e *crtx.Error
+	if errors.As(err, &e) && e.Field == "amount_usdc" {
+		return "Amount: " + sentence(strings.TrimPrefix(e.Message, "amount_usdc: ")) + " (USDC)"
+	}
+	return sentence(message(err))
+}
+
+// createDeposit opens a Solana Pay request and goes to its page, which
+// shows the QR code to pay it with.
+func (h *Handler) createDeposit(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	env, amount, problem := amountForm(r)
+	if problem != "" {
+		return outcome{Error: problem}, nil
+	}
+	d, err := h.market.CreateDeposit(r.Context(), v.Wallet, env, amount)
+	if isUserError(err) {
+		return outcome{Error: amountProblem(err)}, nil
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{Landing: "/dashboard/deposits/" + d.ID}, nil
+}
+
+type depositData struct {
+	Deposit api.Deposit
+	// PayURL is the request's solana: address, safe as a link because the
+	// marketplace wrote it.
+	PayURL template.URL
+	QR     template.HTML
+}
+
+// deposit shows a deposit request to pay: its QR code, its solana: link and
+// its status, which funds.js reads again until it is final.
+func (h *Handler) deposit(w http.ResponseWriter, r *http.Request, v visit) error {
+	d, ps, err := h.market.Deposit(r.Context(), v.Wallet, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	view := h.market.DepositView(d, ps)
+	qr, err := qrSVG(view.SolanaPayURL, "QR code of the Solana Pay request for "+view.Amount.String()+" USDC")
+	if err != nil {
+		return err
+	}
+	p := v.page("Add "+view.Amount.String()+" USDC — crtx", depositData{Deposit: view, PayURL: template.URL(view.SolanaPayURL), QR: qr})
+	return h.render(w, "deposit", p.with(h.outcome(r, v)))
+}
+
+// depositStatus is the part of a deposit's page that changes: its status
+// and the transfers credited to it.
+func (h *Handler) depositStatus(w http.ResponseWriter, r *http.Request, v visit) error {
+	d, ps, err := h.market.Deposit(r.Context(), v.Wallet, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return h.fragment(w, "deposit", "deposit-status", h.market.DepositView(d, ps))
+}
+
+// withdraw queues a withdrawal to the wallet's own token account.
+func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	env, amount, problem := amountForm(r)
+	if problem != "" {
+		return outcome{Error: problem}, nil
+	}
+	// Said before the marketplace's own refusal, with why.
+	if amount < market.MinWithdrawal {
+		return outcome{Error: "A withdrawal is at least " + market.MinWithdrawal.String() + " USDC: the marketplace pays each one's network fee."}, nil
+	}
+	wd, err := h.market.Withdraw(r.Context(), v.Wallet, env, amount)
+	if isUserError(err) {
+		return outcome{Error: amountProblem(err)}, nil
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{Notice: wd.Amount.String() + " USDC is on its way to your token account " + wd.Destination + " on " + string(env) +
+		"'s chain: its status below changes to confirmed once the transfer is final."}, nil
+}
+
+// withdrawalList is the dashboard's list of an environment's withdrawals.
+func (h *Handler) withdrawalList(w http.ResponseWriter, r *http.Request, v visit) error {
+	env, err := crtx.ParseEnvironment("environment", r.PathValue("env"))
+	if err != nil {
+		return err
+	}
+	ws, err := h.withdrawals(r.Context(), v.Wallet, env)
+	if err != nil {
+		return err
+	}
+	return h.fragment(w, "dashboard", "withdrawals", ws)
+}
+
+// fragment writes one named part of a page, for its script to put in place.
+func (h *Handler) fragment(w http.ResponseWriter, page, name string, data any) error {
+	var b bytes.Buffer
+	if err := h.pages[page].ExecuteTemplate(&b, name, data); err != nil {
+		return err
+	}
+	writePage(w, http.StatusOK, b.Bytes())
+	return nil
+}

@@ -1,0 +1,27 @@
+// crtx: the parts of a page that change on their own — a deposit request
+// waiting for its transfer, withdrawals on their way — are read again from
+// the server every two seconds and put in place without a reload, until
+// what they show is final. Each such part is an aria-live region, and is
+// replaced only when its state changed, so a screen reader hears changes
+// alone. Without this script the page is right as of its loading.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("[data-poll]").forEach((region) => {
+    const state = (root) => { const el = root.querySelector("[data-state]"); return el ? el.dataset.state : null; };
+    const final = () => region.querySelector("[data-final]") !== null;
+    const tick = async () => {
+      try {
+        // A session that ended answers with a redirect to the sign-in page,
+        // which must not land inside the region: reading stops there.
+        const r = await fetch(region.dataset.poll, { redirect: "manual", cache: "no-store" });
+        if (!r.ok) return;
+        const t = document.createElement("template");
+        t.innerHTML = await r.text();
+        if (state(t.content) !== state(region)) region.replaceChildren(t.content);
+      } catch (e) {
+        // The network failed this once; the next turn tries again.
+      }
+      if (!final()) setTimeout(tick, 2000);
+    };
+    if (!final()) setTimeout(tick, 2000);
+  });
+});
