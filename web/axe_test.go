@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +17,6 @@ import (
 	"github.com/crtx-market/crtx/chain"
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
-	"github.com/crtx-market/crtx/daemon"
-	"github.com/crtx-market/crtx/keyfile"
 )
 
 // axeViolation is what axe-core reports of one rule a page breaks.
@@ -132,18 +129,8 @@ func TestAccessibility(t *testing.T) {
 func TestReservesWithChainAccessibility(t *testing.T) {
 	axe := axeScript(t)
 	ctx := browser(t)
-	net := chaintest.Start(t)
-	mint, mintAuth := net.NewMint(t)
-	treasury := chaintest.NewKey(t)
-	net.Airdrop(t, chaintest.Address(treasury), 1_000_000_000)
-	tfile := filepath.Join(t.TempDir(), "treasury.json")
-	if err := keyfile.Write(tfile, treasury); err != nil {
-		t.Fatal(err)
-	}
-	d := market(t, func(c *daemon.Config) {
-		c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, tfile
-		c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
-	})
+	m := marketOnChain(t)
+	d, net, mint, mintAuth := m.Daemon, m.net, m.mint, m.mintAuth
 	bg := context.Background()
 
 	payer := chaintest.NewKey(t)

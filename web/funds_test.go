@@ -85,7 +85,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	axe := axeScript(t)
 	if axe != nil {
 		for _, scheme := range []string{"light", "dark"} {
-			checkAxe(t, ctx, axe, m.URL, scheme, path)
+			axeCheck(t, ctx, axe, m.URL, scheme, path)
 		}
 	} else {
 		t.Log("CRTX_AXE is not set: the pages' accessibility is not checked")
@@ -170,7 +170,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	run(t, ctx, "wide", emulation.ClearDeviceMetricsOverride())
 	if axe != nil {
 		for _, scheme := range []string{"light", "dark"} {
-			checkAxe(t, ctx, axe, m.URL, scheme, "/dashboard/", path)
+			axeCheck(t, ctx, axe, m.URL, scheme, "/dashboard/", path)
 		}
 	}
 }
