@@ -207,6 +207,19 @@ type Reserve struct {
 	CheckedAt     time.Time   `json:"checked_at"`
 }
 
+// WalletChain is the Wallet Standard's chain id of c's cluster, which a
+// browser wallet is asked to send a transaction on.
+func WalletChain(c Chain) string {
+	switch c.Cluster() {
+	case "mainnet-beta":
+		return "solana:mainnet"
+	case "devnet", "testnet":
+		return "solana:" + c.Cluster()
+	default:
+		return "solana:localnet"
+	}
+}
+
 // SolanaExplorerURL is the Solana explorer's page of a transaction ("tx")
 // or an address ("address") on c's cluster.
 func SolanaExplorerURL(c Chain, kind, id string) string {

@@ -129,6 +129,10 @@ type depositData struct {
 	// marketplace wrote it.
 	PayURL template.URL
 	QR     template.HTML
+	// Link is the request's Solana Pay transaction request, which "Pay
+	// with <wallet>" asks for the transaction, and Chain the Wallet
+	// Standard's id of the cluster the wallet sends it on.
+	Link, Chain string
 }
 
 // deposit shows a deposit request to pay: its QR code, its solana: link and
@@ -143,7 +147,9 @@ func (h *Handler) deposit(w http.ResponseWriter, r *http.Request, v visit) error
 	if err != nil {
 		return err
 	}
-	p := v.page("Add "+view.Amount.String()+" USDC — crtx", depositData{Deposit: view, PayURL: template.URL(view.SolanaPayURL), QR: qr})
+	data := depositData{Deposit: view, PayURL: template.URL(view.SolanaPayURL), QR: qr,
+		Link: "/v1/solana-pay/deposits/" + d.ID, Chain: crtx.WalletChain(h.market.Chain(d.Environment))}
+	p := v.page("Add "+view.Amount.String()+" USDC — crtx", data)
 	return h.render(w, "deposit", p.with(h.outcome(r, v)))
 }
 
