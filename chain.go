@@ -3,6 +3,7 @@ package crtx
 import (
 	"context"
 	"crypto/ed25519"
+	"net"
 	"net/url"
 	"strconv"
 	"time"
@@ -230,6 +231,20 @@ func SolanaExplorerURL(c Chain, kind, id string) string {
 	case "devnet", "testnet":
 		return u + "?cluster=" + c.Cluster()
 	default:
-		return u + "?cluster=custom&customUrl=" + url.QueryEscape(c.RPC())
+		// The explorer reads a custom cluster from the URL given, which is
+		// written into the link only for a validator on this machine: a
+		// provider's URL often holds its API key.
+		if rpc, err := url.Parse(c.RPC()); err == nil && isLoopback(rpc.Hostname()) {
+			return u + "?cluster=custom&customUrl=" + url.QueryEscape(c.RPC())
+		}
+		return u + "?cluster=custom"
 	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -43,9 +43,12 @@ type Config struct {
 
 // Client is a crtx.Chain over one cluster's JSON-RPC.
 type Client struct {
-	rpc          *rpc.Client
-	url          string
-	cluster      string
+	rpc     *rpc.Client
+	url     string
+	cluster string
+	// guessed is set while the cluster's name is only guessed from the
+	// RPC URL, until identify reads it from the cluster.
+	guessed      bool
 	mint         solana.PublicKey
 	treasury     solana.PrivateKey
 	tokenAccount solana.PublicKey
@@ -60,6 +63,8 @@ var _ crtx.Chain = (*Client)(nil)
 
 // New checks cfg without reaching the cluster, so that a marketplace whose
 // chain is down still starts and says so (EnsureTokenAccount, /readyz).
+// Until EnsureTokenAccount reads it, the cluster's name is guessed from
+// the RPC URL's host.
 func New(cfg Config) (*Client, error) {
 	if cfg.RPC == "" {
 		return nil, fmt.Errorf("%w: no RPC URL", ErrConfig)
@@ -87,7 +92,7 @@ func New(cfg Config) (*Client, error) {
 		poll:         500 * time.Millisecond,
 	}
 	if c.cluster == "" {
-		c.cluster = guessCluster(cfg.RPC)
+		c.cluster, c.guessed = guessCluster(cfg.RPC), true
 	}
 	return c, nil
 }
@@ -111,6 +116,33 @@ func checkMint(ctx context.Context, cl *rpc.Client, mint solana.PublicKey) error
 	}
 	if m.Decimals != Decimals {
 		return fmt.Errorf("%w: the mint %s has %d decimals, not USDC's %d", ErrConfig, mint, m.Decimals, Decimals)
+	}
+	return nil
+}
+
+// genesis maps the genesis hash of each public cluster to its name: what
+// a cluster is, whatever the host of its RPC provider is called.
+var genesis = map[string]string{
+	"5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d": "mainnet-beta",
+	"EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG": "devnet",
+	"4uhcVJyU9pJkvQyS88uRDiswHXSCkY3zQawwpjk2NsNY": "testnet",
+}
+
+// identify names the cluster by its genesis hash, unless the
+// configuration named it: wallets are asked to send on it, and explorer
+// links point to it. Any other cluster (a local validator) is "custom".
+// It runs once, at start, before anything reads the name.
+func (c *Client) identify(ctx context.Context) error {
+	if !c.guessed {
+		return nil
+	}
+	h, err := c.rpc.GetGenesisHash(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the cluster's genesis hash: %w", err)
+	}
+	c.cluster, c.guessed = genesis[h.String()], false
+	if c.cluster == "" {
+		c.cluster = "custom"
 	}
 	return nil
 }
@@ -183,6 +215,9 @@ func (c *Client) HasTokenAccount(ctx context.Context, wallet string) (bool, erro
 // amounts are read and written in its base units, so another mint's
 // decimals would misprice every transfer.
 func (c *Client) EnsureTokenAccount(ctx context.Context) error {
+	if err := c.identify(ctx); err != nil {
+		return err
+	}
 	if err := checkMint(ctx, c.rpc, c.mint); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package http_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,12 @@ func TestReadyzWhenTheChainIsGone(t *testing.T) {
 	ce.net.Stop()
 	if got := ready(); got != 503 {
 		t.Fatalf("/readyz with the chain gone: %d", got)
+	}
+	// The public reads that reach the chain say so, and never show the RPC
+	// URL, where a provider keeps its key: the log has it.
+	_, err := e.anon.Reserves(ctx)
+	ce2 := wantCode(t, err, 503, "unavailable")
+	if strings.Contains(ce2.Message, ce.net.RPC) || ce2.RetryAfter == "" || !strings.Contains(e.logs.String(), ce.net.RPC) {
+		t.Errorf("reserves with the chain gone: %+v; the log has the RPC URL: %v", ce2, strings.Contains(e.logs.String(), ce.net.RPC))
 	}
 }

@@ -20,6 +20,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		id := requestID(r)
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", id, "err", err)
 		e = &crtx.Error{Code: crtx.CodeInternal, Message: "internal error; quote request id " + id + " when reporting it"}
+	} else if err != error(e) {
+		// A caller's error that wraps its cause (a chain that did not
+		// answer): the caller reads the words, the log the cause, which may
+		// name what the caller must not see, such as an RPC provider's key.
+		s.log.WarnContext(r.Context(), e.Message, "request_id", requestID(r), "err", err)
 	}
 	body := api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}}
 	if e.ExecutionID != "" {

@@ -155,6 +155,13 @@ type testWriter struct {
 	buf *bytes.Buffer
 }
 
+// String is what the daemon logged so far.
+func (w testWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("%s", p)
 	runLogs.log(p)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,21 @@ func TestRateLimits(t *testing.T) {
 		}
 		_, err := e.anon.Airdrop(ctx, w.address, usdc("1"))
 		wantCode(t, err, 429, "rate_limited")
+		// So are the public requests that make the marketplace read the
+		// chain.
+		_, err = e.anon.Reserves(ctx)
+		wantCode(t, err, 429, "rate_limited")
+		// A wallet in a browser reads the refusal: it answers any origin.
+		req, _ := http.NewRequestWithContext(ctx, "POST", e.d.URL+"/v1/solana-pay/deposits/dep_x", strings.NewReader(`{"account":"`+w.address+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := e.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 429 || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("a Solana Pay transaction request over the limit: %d %v", res.StatusCode, res.Header)
+		}
 		// Reads are not limited.
 		if err := e.anon.Do(ctx, "GET", "/v1/agents", "", nil, nil); err != nil {
 			t.Errorf("browsing was limited: %v", err)

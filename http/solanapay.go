@@ -15,27 +15,29 @@ import (
 // answers any origin, and it only ever builds a payment into the treasury
 // credited to the deposit's own wallet.
 
-func allowAnyOrigin(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Accept")
+// anyOrigin answers h to any origin, its errors too (a rate limit, a
+// closed deposit), which a browser would otherwise hide from the wallet.
+func anyOrigin(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", "*")
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", "Content-Type, Accept")
+		return h(w, r)
+	}
 }
 
 func (s *Server) solanaPayPreflight(w http.ResponseWriter, r *http.Request) error {
-	allowAnyOrigin(w)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
 func (s *Server) solanaPayLabel(w http.ResponseWriter, r *http.Request) error {
-	allowAnyOrigin(w)
 	_, err := s.market.OpenDeposit(r.Context(), r.PathValue("deposit_id"))
 	return reply(w, http.StatusOK, api.SolanaPayLabel{Label: "crtx", Icon: s.market.Config().PublicURL + "/static/favicon.svg"}, err)
 }
 
 func (s *Server) solanaPayTransaction(w http.ResponseWriter, r *http.Request) error {
-	allowAnyOrigin(w)
 	var req struct {
 		Account string `json:"account"`
 	}

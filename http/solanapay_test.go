@@ -3,6 +3,7 @@ package http_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gagliardetto/solana-go"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -171,7 +174,35 @@ func TestSolanaPayTransactionRequest(t *testing.T) {
 	if status, body, _ := ask("POST", "/v1/solana-pay/deposits/"+open.DepositID, `{"account":"not-an-address"}`); status != 400 || !strings.Contains(body, "account") {
 		t.Errorf("a bad account: %d %s", status, body)
 	}
-	if status, body, _ := ask("POST", "/v1/solana-pay/deposits/"+open.DepositID, account); status != 200 || !strings.Contains(body, `"message":"Add 7.25 USDC to your crtx wallet"`) {
-		t.Errorf("an open deposit: %d %s", status, body)
+	// Anyone may pay a deposit: the transaction a third party is handed has
+	// that party alone sign, pay the fee and move the USDC, to the
+	// treasury; the deposit's own wallet is credited.
+	other := e.payer(usdc("8"))
+	status, body, _ := ask("POST", "/v1/solana-pay/deposits/"+open.DepositID, `{"account":"`+other.address+`"}`)
+	var answer api.SolanaPayTransaction
+	if err := json.Unmarshal([]byte(body), &answer); status != 200 || err != nil || answer.Message != "Add 7.25 USDC to your crtx wallet" {
+		t.Fatalf("an open deposit: %d %s", status, body)
+	}
+	raw, err := base64.StdEncoding.DecodeString(answer.Transaction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers := tx.Message.Signers()
+	if len(signers) != 1 || signers[0].String() != other.address || len(tx.Signatures) != 1 || !tx.Signatures[0].IsZero() {
+		t.Fatalf("the transaction is signed by %v (signatures %v); want the paying account alone, unsigned", signers, tx.Signatures)
+	}
+	e.net.SignAndSend(t, raw, other.key)
+	e.credited(c, open.DepositID, amount)
+	wb, err := c.Wallet(ctx)
+	if err != nil || wb.Balances[crtx.Devnet].Available != 2*amount {
+		t.Errorf("the deposit's wallet holds %+v (%v), want both payments", wb, err)
+	}
+	ob, err := e.signIn(other).Wallet(ctx)
+	if err != nil || ob.Balances[crtx.Devnet].Available != 0 {
+		t.Errorf("the third party holds %+v (%v), want nothing", ob, err)
 	}
 }

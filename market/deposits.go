@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -33,6 +34,15 @@ func (m *Market) chain(env crtx.Environment) (crtx.Chain, error) {
 		return nil, crtx.Errorf(crtx.CodeChainNotConfigured, msg, env)
 	}
 	return c, nil
+}
+
+// chainDown is the error of a request the chain of env did not answer:
+// the caller is told to try again, and the cause, which may name the RPC
+// provider's URL and its key, is kept for the log.
+func chainDown(env crtx.Environment, cause error) error {
+	e := crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not answer; try again", env)
+	e.RetryAfter = 5
+	return fmt.Errorf("%w: %w", e, cause)
 }
 
 // Chain returns env's chain, nil when it has none.
@@ -222,7 +232,7 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 	}
 	in, err := c.Incoming(ctx, limit)
 	if err != nil {
-		return nil, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not answer: %v", env, err)
+		return nil, chainDown(env, err)
 	}
 	var out []crtx.ChainPayment
 	err = m.store.View(ctx, func(tx crtx.Tx) error {
@@ -279,7 +289,7 @@ func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte
 	r.Amount = d.Amount - d.Credited
 	raw, err = m.cfg.Chains[d.Environment].PaymentTransaction(ctx, account, r)
 	if err != nil {
-		return nil, 0, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not build the payment: %v", d.Environment, err)
+		return nil, 0, chainDown(d.Environment, err)
 	}
 	return raw, r.Amount, nil
 }

@@ -60,7 +60,7 @@ func (m *Market) Reserves(ctx context.Context) ([]crtx.Reserve, error) {
 			return nil, internal("reserves", err)
 		}
 		if r.OnChain, err = c.Balance(ctx); err != nil {
-			return nil, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not answer: %v", env, err)
+			return nil, chainDown(env, err)
 		}
 		r.Surplus = r.OnChain - r.Liabilities
 		r.CheckedAt = m.now()

@@ -37,7 +37,7 @@ func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environme
 	// one, withdrew to it and closed it would take the rent each time.
 	exists, err := c.HasTokenAccount(ctx, wallet)
 	if err != nil {
-		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeUnavailable, "the %s chain did not answer; try again", env)
+		return crtx.Withdrawal{}, chainDown(env, err)
 	}
 	if !exists {
 		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeInvalidRequest,

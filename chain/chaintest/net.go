@@ -249,6 +249,32 @@ func (n *Net) Send(t testing.TB, instructions []solana.Instruction, signers ...e
 	return sig.String()
 }
 
+// SignAndSend does what a wallet does with a transaction it was handed
+// (a Solana Pay transaction request's): it signs it as signer, sends it,
+// and waits until it is finalized.
+func (n *Net) SignAndSend(t testing.TB, raw []byte, signer ed25519.PrivateKey) string {
+	t.Helper()
+	tx, err := solana.TransactionFromBytes(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := solana.PrivateKey(signer)
+	if _, err := tx.PartialSign(func(k solana.PublicKey) *solana.PrivateKey {
+		if k == key.PublicKey() {
+			return &key
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := n.client.SendTransaction(background(), tx)
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	n.awaitFinalized(t, sig)
+	return sig.String()
+}
+
 // awaitFinalized polls the signature's status, as the network ignores the
 // commitment parameter, until it is finalized; a transaction that failed
 // fails the test.

@@ -35,7 +35,7 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.Float64Var(&cfg.MaxDispatchShare, "max-dispatch-share", cfg.MaxDispatchShare, "share of the dispatch slots one creator, or one wallet, may hold in an environment (more than 0, at most 1)")
 	fs.DurationVar(&cfg.RecoveryInterval, "recovery-interval", cfg.RecoveryInterval, "how often executions whose lease ran out are taken over")
 	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
-	fs.Float64Var(&cfg.RateLimitIP, "rate-limit-ip", cfg.RateLimitIP, "requests a second one address may make to sign-in and airdrops (0: off)")
+	fs.Float64Var(&cfg.RateLimitIP, "rate-limit-ip", cfg.RateLimitIP, "requests a second one address may make to sign-in, airdrops and the public endpoints that read the chain (0: off)")
 	fs.Float64Var(&cfg.RateLimitKey, "rate-limit-key", cfg.RateLimitKey, "requests a second one API key may make (0: off)")
 	fs.IntVar(&cfg.MaxInFlightPerKey, "max-inflight-per-key", cfg.MaxInFlightPerKey, "executions one API key may have pending or running at once (0: off)")
 	fs.IntVar(&cfg.MaxInFlightPerWallet, "max-inflight-per-wallet", cfg.MaxInFlightPerWallet, "executions one wallet may have pending or running at once in an environment (0: off)")

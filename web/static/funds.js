@@ -8,20 +8,26 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-poll]").forEach((region) => {
     const state = (root) => { const el = root.querySelector("[data-state]"); return el ? el.dataset.state : null; };
     const final = () => region.querySelector("[data-final]") !== null;
+    // Every two seconds at first, then less often: a page left open on a
+    // request nobody pays reads it about once a minute.
+    let every = 2000;
     const tick = async () => {
       try {
         // A session that ended answers with a redirect to the sign-in page,
         // which must not land inside the region: reading stops there.
         const r = await fetch(region.dataset.poll, { redirect: "manual", cache: "no-store" });
-        if (!r.ok) return;
-        const t = document.createElement("template");
-        t.innerHTML = await r.text();
-        if (state(t.content) !== state(region)) region.replaceChildren(t.content);
+        if (r.type === "opaqueredirect") return;
+        if (r.ok) {
+          const t = document.createElement("template");
+          t.innerHTML = await r.text();
+          if (state(t.content) !== state(region)) region.replaceChildren(t.content);
+        }
       } catch (e) {
         // The network failed this once; the next turn tries again.
       }
-      if (!final()) setTimeout(tick, 2000);
+      every = Math.min(every * 1.1, 60000);
+      if (!final()) setTimeout(tick, every);
     };
-    if (!final()) setTimeout(tick, 2000);
+    if (!final()) setTimeout(tick, every);
   });
 });

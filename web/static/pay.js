@@ -9,7 +9,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const button = document.getElementById("pay-with-wallet");
   const said = document.getElementById("pay-status");
   if (!button || !said || !window.crtxWallet) return;
-  const say = (text) => { said.textContent = text; };
+  const say = (text) => { said.removeAttribute("role"); said.textContent = text; };
   const canSend = (w) => w && w.features["solana:signAndSendTransaction"];
   const pick = () => [crtxWallet.remembered(), ...crtxWallet.wallets()].find(canSend);
   const paid = () => document.querySelector("#deposit-status [data-final]") !== null;
@@ -46,7 +46,10 @@ document.addEventListener("DOMContentLoaded", () => {
       const sig = await crtxWallet.signAndSendTransaction(w, account, tx, button.dataset.chain);
       say("Sent as Solana transaction " + sig + ". This page shows it credited once Solana finalizes it, in a few seconds.");
     } catch (e) {
-      say(e.message);
+      // The wallet may have sent the transfer before it failed to answer:
+      // a second one would pay twice.
+      say(e.message + " If " + w.name + " shows the transfer as sent, wait for this page to turn credited rather than paying again.");
+      said.setAttribute("role", "alert");
       button.disabled = false;
     }
   });
