@@ -1,0 +1,142 @@
+// The creator side: a handler that takes the marketplace's request (body and
+// headers) and returns the reply, whatever serves HTTP around it: its node
+// member is a listener of Node's http, its fetch member a Fetch API handler.
+
+import { fetchHandler } from './fetch.js';
+import { cachedMarketplaceKey } from './marketplace-key.js';
+import { nodeListener } from './node-http.js';
+import {
+  MAX_BODY, HEADER_AGENT_ID, HEADER_ENVIRONMENT, HEADER_SIGNATURE, HEADER_SIGNING_KEY, HEADER_TEST, HEADER_TIMESTAMP,
+  resultHash, signResult, verifyRequestSignature,
+} from './protocol.js';
+
+const header = (headers, name) => {
+  if (typeof headers?.get === 'function') return headers.get(name) ?? '';
+  const v = headers?.[name] ?? headers?.[Object.keys(headers ?? {}).find((k) => k.toLowerCase() === name)];
+  return (Array.isArray(v) ? v[0] : v) ?? '';
+};
+
+const json = (status, value) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
+const refuse = (status, error) => json(status, { error });
+
+/**
+ * Makes the handler of a creator's service: it runs fn on each request the
+ * marketplace sends and answers the signed reply.
+ *
+ * fn(request, signal) returns the result text, or {result, tokensUsed}; a
+ * throw (or a rejected promise) answers failed with its message. signal
+ * aborts when the deadline (a margin before timeout_seconds) passes: the
+ * handler answers failed then, whether fn has returned or not.
+ */
+export function createHandler(key, fn, options = {}) {
+  const {
+    marketplace, marketplaceKey, acceptUnsigned = false, agentIds = [],
+    maxSkewSeconds = 300, marginMs, remember = 10_000, now = Date.now, fetch: fetchFn,
+  } = options;
+  if (!marketplace && !marketplaceKey && !acceptUnsigned) {
+    // An agent that forgot the marketplace would serve anyone for free.
+    throw new Error('crtx: createHandler needs marketplace (its URL) or marketplaceKey; acceptUnsigned: true is for local tests only');
+  }
+  const trusted = marketplaceKey ? () => Promise.resolve(marketplaceKey)
+    : marketplace ? cachedMarketplaceKey(marketplace, { fetch: fetchFn }) : undefined;
+  /** @type {Map<string, Promise<string>>} answers by execution id, oldest first */
+  const answers = new Map();
+
+  async function check(headers, body) {
+    const ts = header(headers, HEADER_TIMESTAMP);
+    if (!/^-?\d+$/.test(ts)) return refuse(401, `missing or malformed X-Crtx-Timestamp`);
+    if (Math.abs(now() / 1000 - Number(ts)) > maxSkewSeconds) return refuse(401, 'X-Crtx-Timestamp is too far from now');
+    const s = scope(headers);
+    let mkey;
+    try {
+      mkey = await trusted();
+    } catch (e) {
+      return refuse(503, `the marketplace key is unavailable: ${e.message}`);
+    }
+    if (!(await verifyRequestSignature(mkey, s, ts, body, header(headers, HEADER_SIGNATURE)))) {
+      return refuse(401, 'X-Crtx-Signature does not verify against the marketplace key');
+    }
+    if (s.signingKey !== key.publicKey) return refuse(403, 'the request is for another signing key (X-Crtx-Signing-Key)');
+    if (s.environment !== 'mainnet' && s.environment !== 'devnet') return refuse(403, 'X-Crtx-Environment is neither mainnet nor devnet');
+    if (!s.agentId) return s.test ? undefined : refuse(403, 'a request that names no agent (X-Crtx-Agent-Id) must be a test');
+    if (agentIds.length > 0 && !agentIds.includes(s.agentId)) return refuse(403, 'the request is for another agent (X-Crtx-Agent-Id)');
+    return undefined;
+  }
+
+  function claim(id, start) {
+    const known = answers.get(id);
+    if (known) return known;
+    const answer = start();
+    answers.set(id, answer);
+    while (answers.size > remember) answers.delete(answers.keys().next().value);
+    return answer;
+  }
+
+  async function run(input, headers) {
+    const timeoutMs = (input.timeout_seconds > 0 ? input.timeout_seconds : 60) * 1000;
+    const margin = marginMs ?? Math.min(Math.max(timeoutMs / 10, 200), 2000);
+    const budget = timeoutMs - margin;
+    const s = scope(headers);
+    const request = Object.freeze({
+      executionId: input.execution_id, task: input.task, parameters: input.parameters ?? {},
+      userPubkey: input.user_pubkey, timeoutSeconds: input.timeout_seconds,
+      agentId: s.agentId, environment: s.environment, test: s.test,
+    });
+    const ac = new AbortController();
+    let timer;
+    const deadline = new Promise((resolve) => {
+      timer = setTimeout(() => resolve({ error: `the agent did not finish within ${budget / 1000} s` }), budget);
+    });
+    const work = (async () => fn(request, ac.signal))().then(
+      (out) => ({ out }),
+      (e) => ({ error: (e instanceof Error ? e.message : String(e)) || 'the agent failed' }),
+    );
+    const o = await Promise.race([work, deadline]);
+    clearTimeout(timer);
+    ac.abort();
+    const reply = { execution_id: input.execution_id };
+    const out = o.out !== undefined && typeof o.out === 'object' && o.out !== null ? o.out : { result: o.out };
+    if (o.error === undefined && typeof out.result !== 'string') o.error = 'the agent returned no result text';
+    if (o.error !== undefined) {
+      return JSON.stringify({ ...reply, status: 'failed', result: null, result_hash: null, signature: null, error: o.error.replaceAll('\0', '') });
+    }
+    const hash = await resultHash(out.result);
+    Object.assign(reply, { status: 'completed', result: out.result, result_hash: hash, signature: await signResult(key, hash) });
+    if (Number.isInteger(out.tokensUsed) && out.tokensUsed > 0) reply.tokens_used = out.tokensUsed;
+    return JSON.stringify(reply);
+  }
+
+  /**
+   * Answers one request: body as received (bytes, or text), headers as a
+   * Headers or a plain object. Resolves to {status, headers, body}.
+   */
+  async function handle({ method = 'POST', headers, body }) {
+    if (method !== 'POST') return { ...refuse(405, 'use POST'), headers: { 'content-type': 'application/json', allow: 'POST' } };
+    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body ?? new Uint8Array();
+    if (bytes.length > MAX_BODY) return refuse(413, 'the request is too large');
+    if (trusted) {
+      const refused = await check(headers, bytes);
+      if (refused) return refused;
+    }
+    let input;
+    try {
+      input = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    } catch {
+      input = undefined;
+    }
+    if (typeof input?.execution_id !== 'string' || !input.execution_id) return refuse(400, 'the body is not a creator execution request');
+    // A retry of the execution gets the first answer, byte for byte, even while it is still running.
+    const reply = await claim(input.execution_id, () => run(input, headers));
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: reply };
+  }
+
+  const handler = { publicKey: key.publicKey, handle };
+  return Object.freeze({ ...handler, fetch: fetchHandler(handler), node: nodeListener(handler) });
+}
+
+function scope(headers) {
+  return {
+    agentId: header(headers, HEADER_AGENT_ID), signingKey: header(headers, HEADER_SIGNING_KEY),
+    environment: header(headers, HEADER_ENVIRONMENT), test: header(headers, HEADER_TEST) === 'true',
+  };
+}
