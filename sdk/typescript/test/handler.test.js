@@ -1,0 +1,97 @@
+// The creator handler, served by Node's http and called through the Fetch
+// API, with the test playing the marketplace (its requests signed as
+// docs/creators.md says).
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { test } from 'node:test';
+import { createHandler, generateSigningKey, resultHash, signRequest, verifySignature } from '@crtx-market/sdk';
+
+const market = await generateSigningKey();
+const agentKey = await generateSigningKey();
+
+async function signed(body, { key = market, agentId = 'agt_one', signingKey = agentKey.publicKey, environment = 'devnet', test = false, ts } = {}) {
+  const timestamp = String(ts ?? Math.floor(Date.now() / 1000));
+  const text = JSON.stringify(body);
+  const headers = { 'Content-Type': 'application/json', 'X-Crtx-Timestamp': timestamp, 'X-Crtx-Signing-Key': signingKey, 'X-Crtx-Environment': environment };
+  if (agentId) headers['X-Crtx-Agent-Id'] = agentId;
+  if (test) headers['X-Crtx-Test'] = 'true';
+  headers['X-Crtx-Signature'] = await signRequest(key, { agentId, signingKey, environment, test }, timestamp, text);
+  return { method: 'POST', headers, body: text };
+}
+
+const request = (id, timeout = 30) => ({ execution_id: id, task: 'hello', parameters: { n: 1 }, user_pubkey: 'U', timeout_seconds: timeout });
+
+// serve runs h on Node's http until the test ends and returns its URL.
+async function serve(t, h) {
+  const server = createServer(h.node);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise((r) => server.close(r)));
+  return `http://127.0.0.1:${server.address().port}/execute`;
+}
+
+test('a completed reply is hashed and signed, and a repeated execution id gets the first answer', async (t) => {
+  let runs = 0;
+  const h = createHandler(agentKey, async (r) => {
+    runs++;
+    await new Promise((ok) => setTimeout(ok, 50));
+    return { result: `${r.task} from ${r.agentId} on ${r.environment}, ${JSON.stringify(r.parameters)}`, tokensUsed: 7 };
+  }, { marketplaceKey: market.publicKey, agentIds: ['agt_one'] });
+  const url = await serve(t, h);
+  const req = await signed(request('e1'));
+  const [a, b] = await Promise.all([fetch(url, req), fetch(url, req)]);
+  const [ta, tb] = [await a.text(), await b.text()];
+  assert.equal(a.status, 200);
+  assert.equal(ta, tb);
+  const reply = JSON.parse(ta);
+  assert.equal(reply.status, 'completed');
+  assert.equal(reply.result, 'hello from agt_one on devnet, {"n":1}');
+  assert.equal(reply.tokens_used, 7);
+  assert.equal(reply.result_hash, await resultHash(reply.result));
+  assert.ok(await verifySignature(agentKey.publicKey, reply.result_hash, reply.signature));
+  assert.ok(reply.signature.startsWith('ed25519:'));
+  assert.equal((await (await fetch(url, req)).text()), ta);
+  assert.equal(runs, 1);
+});
+
+test('an exception and a deadline answer failed, the deadline before timeout_seconds', async () => {
+  const h = createHandler(agentKey, async (r, signal) => {
+    if (r.task === 'crash') throw new Error('no such file');
+    await new Promise((ok) => signal.addEventListener('abort', ok));
+    return 'too late';
+  }, { marketplaceKey: market.publicKey });
+  const crash = await h.fetch(new Request('http://agent/execute', await signed({ ...request('e2'), task: 'crash' })));
+  assert.deepEqual(await crash.json(), { execution_id: 'e2', status: 'failed', result: null, result_hash: null, signature: null, error: 'no such file' });
+  const start = Date.now();
+  const slow = await (await h.fetch(new Request('http://agent/execute', await signed(request('e3', 1))))).json();
+  const took = Date.now() - start;
+  assert.equal(slow.status, 'failed');
+  assert.match(slow.error, /did not finish within 0.8 s/);
+  assert.ok(took >= 750 && took < 1000, `answered after ${took} ms`);
+});
+
+test('requests the marketplace did not sign, or signed for someone else, are refused', async (t) => {
+  const other = await generateSigningKey();
+  const h = createHandler(agentKey, () => 'done', { marketplaceKey: market.publicKey, agentIds: ['agt_one'] });
+  const url = await serve(t, h);
+  const cases = [
+    [401, await signed(request('r1'), { key: other }), /does not verify/],
+    [401, await signed(request('r2'), { ts: Math.floor(Date.now() / 1000) - 600 }), /too far from now/],
+    [403, await signed(request('r3'), { signingKey: other.publicKey }), /another signing key/],
+    [403, await signed(request('r4'), { agentId: '' }), /must be a test/],
+    [403, await signed(request('r5'), { agentId: 'agt_two' }), /another agent/],
+    [403, await signed(request('r6'), { environment: 'testnet' }), /neither mainnet nor devnet/],
+  ];
+  for (const [status, req, message] of cases) {
+    const res = await fetch(url, req);
+    assert.equal(res.status, status);
+    assert.match((await res.json()).error, message);
+  }
+  // A changed header fails the signature.
+  const req = await signed(request('r7'));
+  req.headers['X-Crtx-Environment'] = 'mainnet';
+  assert.equal((await fetch(url, req)).status, 401);
+  // A test naming no agent is served.
+  const ok = await fetch(url, await signed(request('r8'), { agentId: '', test: true }));
+  assert.equal((await ok.json()).status, 'completed');
+  assert.throws(() => createHandler(agentKey, () => 'x'), /needs marketplace/);
+});
