@@ -1,0 +1,259 @@
+"""The creator side: one function behind the creator protocol.
+
+    key = SigningKey.load_or_create("agent-key.json")
+    handler = Handler(key, lambda req: req.task.upper(), marketplace="https://crtx.example")
+    status, headers, body = handler.handle(body_bytes, request_headers)
+
+crtx.asgi and crtx.httpserver serve a Handler over HTTP.
+"""
+
+import asyncio
+import collections
+import dataclasses
+import inspect
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+from . import base58
+from .keys import SigningKey
+from .marketplace_key import MarketplaceKey
+from .protocol import (HEADER_AGENT_ID, HEADER_ENVIRONMENT, HEADER_SIGNATURE, HEADER_SIGNING_KEY, HEADER_TEST,
+                       HEADER_TIMESTAMP, result_hash, sign_result, verify_request_signature)
+
+MAX_BODY = 1 << 20
+MAX_RESULT_BYTES = 4 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One task from the marketplace."""
+    execution_id: str
+    task: str
+    parameters: dict
+    user_pubkey: str
+    timeout_seconds: int
+    # The listing the request is for (X-Crtx-Agent-Id); "" for the
+    # reachability test of a new listing and the Test Execution tool.
+    agent_id: str
+    environment: str
+    # True for the marketplace's reachability and test requests, which
+    # nobody pays for.
+    test: bool
+    # time.monotonic() at which the handler answers failed if the function
+    # has not returned: a margin before the marketplace's own deadline.
+    deadline: float
+
+    def remaining(self) -> float:
+        """Seconds left before the handler gives up."""
+        return max(0.0, self.deadline - time.monotonic())
+
+
+# A function returns the result, or (result, tokens_used); raising means
+# failed, with the exception's text as the error.
+Func = Callable[[Request], "str | tuple[str, int]"]
+
+
+class Refused(Exception):
+    """A request the handler does not run, with the HTTP status it answers."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class Handler:
+    """Runs fn for each request of the creator protocol and answers as the
+    marketplace verifies: hashed, signed, failed before the deadline, the
+    first answer again for a repeated execution_id.
+
+    marketplace (its URL; the key is read from /.well-known/crtx.json and
+    kept) or marketplace_key (base58) makes the handler refuse (401) a request
+    whose X-Crtx-Signature does not verify or whose timestamp is more than
+    max_skew seconds off, and (403) one signed for another signing key, for
+    an environment other than mainnet or devnet, naming no agent without
+    being a test, or, with agent_ids, for another agent. Without either,
+    accept_unsigned=True must say that anyone may call it for free.
+    """
+
+    def __init__(self, key: SigningKey, fn: Func, *, marketplace: str | None = None,
+                 marketplace_key: str | None = None, agent_ids: list[str] | None = None,
+                 accept_unsigned: bool = False, max_skew: float = 300, margin: float | None = None,
+                 remember: int = 10_000, now: Callable[[], float] = time.time):
+        if marketplace is None and marketplace_key is None and not accept_unsigned:
+            raise ValueError("give marketplace (its URL) or marketplace_key, so that requests the marketplace "
+                             "did not sign are refused; accept_unsigned=True is for local tests only")
+        self.key = key
+        self.fn = fn
+        self._market = MarketplaceKey(marketplace) if marketplace else None
+        self._market_key = base58.decode_key(marketplace_key, "marketplace_key") if marketplace_key else None
+        self.agent_ids = list(agent_ids or [])
+        self.max_skew = max_skew
+        self.margin = margin
+        self.remember = remember
+        self.now = now
+        self._lock = threading.Lock()
+        self._answers: dict[str, _Answer] = {}
+        self._order: collections.deque[str] = collections.deque()
+
+    @property
+    def public_key(self) -> str:
+        """The base58 key to register as the listing's signing_public_key."""
+        return self.key.public_key
+
+    def handle(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Answers one POST: its status, headers and body. headers may be any
+        mapping; names are matched without regard to case. Blocks until the
+        answer is ready (at the latest a margin before the deadline)."""
+        hdr = {k.lower(): v for k, v in headers.items()}
+        try:
+            if len(body) > MAX_BODY:
+                raise Refused(413, "the request is too large")
+            if self._market is not None or self._market_key is not None:
+                self._check_signature(body, hdr)
+            try:
+                msg = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                msg = None
+            if not isinstance(msg, dict) or not isinstance(msg.get("execution_id"), str) or not msg["execution_id"]:
+                raise Refused(400, "the body is not a creator execution request")
+        except Refused as e:
+            return e.status, [("Content-Type", "application/json")], json.dumps({"error": str(e)}).encode()
+        answer, first = self._claim(msg["execution_id"])
+        if first:
+            try:
+                answer.body = self._run(msg, hdr)
+            finally:
+                answer.done.set()
+        else:
+            answer.done.wait()
+        return 200, [("Content-Type", "application/json")], answer.body
+
+    def _check_signature(self, body: bytes, hdr: Mapping[str, str]) -> None:
+        ts = hdr.get(HEADER_TIMESTAMP.lower(), "")
+        if not ts.isascii() or not ts.lstrip("-").isdigit():
+            raise Refused(401, f"missing or malformed {HEADER_TIMESTAMP}")
+        if abs(self.now() - int(ts)) > self.max_skew:
+            raise Refused(401, f"{HEADER_TIMESTAMP} is too far from now")
+        agent_id = hdr.get(HEADER_AGENT_ID.lower(), "")
+        signing_key = hdr.get(HEADER_SIGNING_KEY.lower(), "")
+        environment = hdr.get(HEADER_ENVIRONMENT.lower(), "")
+        test = hdr.get(HEADER_TEST.lower()) == "true"
+        sig = hdr.get(HEADER_SIGNATURE.lower(), "")
+
+        def verifies(key):
+            return verify_request_signature(key, ts, agent_id, signing_key, environment, test, body, sig)
+
+        if self._market_key is not None:
+            ok = verifies(self._market_key)
+        else:
+            ok = verifies(self._market.get())
+            if not ok:
+                # The marketplace may have a new key; refresh reads it at most
+                # once a minute.
+                new = self._market.refresh()
+                ok = new is not None and verifies(new)
+        if not ok:
+            raise Refused(401, f"{HEADER_SIGNATURE} does not verify against the marketplace key")
+        if signing_key != self.public_key:
+            raise Refused(403, f"the request is for another signing key ({HEADER_SIGNING_KEY})")
+        if environment not in ("mainnet", "devnet"):
+            raise Refused(403, f"{HEADER_ENVIRONMENT} is neither mainnet nor devnet")
+        if not agent_id:
+            if not test:
+                raise Refused(403, f"a request that names no agent ({HEADER_AGENT_ID}) must be a test")
+            return
+        if self.agent_ids and agent_id not in self.agent_ids:
+            raise Refused(403, f"the request is for another agent ({HEADER_AGENT_ID})")
+
+    def _claim(self, execution_id: str) -> tuple["_Answer", bool]:
+        """The answer slot of an execution id and whether this request is the
+        first to ask, forgetting the oldest answers past remember."""
+        with self._lock:
+            a = self._answers.get(execution_id)
+            if a is not None:
+                return a, False
+            a = _Answer()
+            self._answers[execution_id] = a
+            self._order.append(execution_id)
+            while len(self._order) > self.remember:
+                del self._answers[self._order.popleft()]
+            return a, True
+
+    def _margin(self, timeout: float) -> float:
+        if self.margin is not None:
+            return self.margin
+        return min(max(timeout / 10, 0.2), 2.0)
+
+    def _run(self, msg: dict, hdr: Mapping[str, str]) -> bytes:
+        timeout = msg.get("timeout_seconds")
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
+            timeout = 60
+        limit = timeout - self._margin(timeout)
+        params = msg.get("parameters")
+        req = Request(execution_id=msg["execution_id"], task=str(msg.get("task", "")),
+                      parameters=params if isinstance(params, dict) else {},
+                      user_pubkey=str(msg.get("user_pubkey", "")), timeout_seconds=timeout,
+                      agent_id=hdr.get(HEADER_AGENT_ID.lower(), ""),
+                      environment=hdr.get(HEADER_ENVIRONMENT.lower(), ""),
+                      test=hdr.get(HEADER_TEST.lower()) == "true", deadline=time.monotonic() + limit)
+        outcome: dict = {}
+        done = threading.Event()
+
+        def work():
+            try:
+                if inspect.iscoroutinefunction(self.fn):
+                    out = asyncio.run(asyncio.wait_for(self.fn(req), limit))
+                else:
+                    out = self.fn(req)
+                outcome["value"] = out
+            except BaseException as e:  # noqa: BLE001 — any failure of the agent is a failed answer
+                outcome["error"] = e
+            finally:
+                done.set()
+
+        # A daemon thread: a function that never returns is answered failed
+        # at the deadline and must not keep the process from exiting.
+        threading.Thread(target=work, name=f"crtx-{req.execution_id}", daemon=True).start()
+        if not done.wait(limit):
+            return _failed(req.execution_id, f"the agent did not finish within {limit:g} s")
+        if "error" in outcome:
+            e = outcome["error"]
+            if isinstance(e, (TimeoutError, asyncio.TimeoutError)):
+                return _failed(req.execution_id, f"the agent did not finish within {limit:g} s")
+            return _failed(req.execution_id, str(e) or type(e).__name__)
+        return self._completed(req.execution_id, outcome["value"])
+
+    def _completed(self, execution_id: str, value) -> bytes:
+        tokens = 0
+        if isinstance(value, tuple) and len(value) == 2:
+            value, tokens = value
+        if not isinstance(value, str):
+            return _failed(execution_id, f"the agent returned {type(value).__name__}, not text")
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            return _failed(execution_id, "the agent's result is not valid text (a lone surrogate)")
+        if "\0" in value:
+            return _failed(execution_id, "the agent's result holds U+0000, which the marketplace refuses")
+        if size > MAX_RESULT_BYTES:
+            return _failed(execution_id, f"the agent's result is {size} bytes, over the 4 MiB limit")
+        h = result_hash(value)
+        reply = {"execution_id": execution_id, "status": "completed", "result": value, "result_hash": h,
+                 "signature": sign_result(self.key, h)}
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+            reply["tokens_used"] = tokens
+        return json.dumps(reply, ensure_ascii=False).encode("utf-8")
+
+
+class _Answer:
+    def __init__(self):
+        self.done = threading.Event()
+        self.body = b""
+
+
+def _failed(execution_id: str, error: str) -> bytes:
+    error = error.replace("\0", "").encode("utf-8", "replace").decode("utf-8")
+    return json.dumps({"execution_id": execution_id, "status": "failed", "result": None, "result_hash": None,
+                       "signature": None, "error": error}, ensure_ascii=False).encode("utf-8")
