@@ -68,7 +68,7 @@ class SigningKey:
         return base58.encode(self.sign(message))
 
 
-def verify(public_key: str | bytes, message: bytes, signature: str | bytes) -> bool:
+def verify_signature(public_key: str | bytes, message: bytes, signature: str | bytes) -> bool:
     """Whether signature (64 bytes, or their base58; an "ed25519:" prefix is
     stripped) is public_key's (32 bytes, or base58) over message. Malformed
     keys and signatures are False, not errors."""

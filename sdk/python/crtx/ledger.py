@@ -8,7 +8,7 @@ import re
 
 from . import base58
 from .canonical import canonical
-from .keys import verify
+from .keys import verify_signature
 
 
 def sha256(*parts: bytes) -> bytes:
@@ -92,7 +92,7 @@ def proof_problem(proof: dict, tx: dict, authority: str) -> str | None:
     h = block_hash(block)
     if h != block.get("hash"):
         return "the block header does not hash to the block's hash"
-    if not verify(authority, bytes.fromhex(h), block.get("signature", "")):
+    if not verify_signature(authority, bytes.fromhex(h), block.get("signature", "")):
         return "the block signature does not verify against the ledger authority key"
     return None
 

@@ -2,7 +2,7 @@
 
 import hashlib
 
-from .keys import SigningKey, verify
+from .keys import SigningKey, verify_signature
 
 HEADER_TIMESTAMP = "X-Crtx-Timestamp"
 HEADER_AGENT_ID = "X-Crtx-Agent-Id"
@@ -40,5 +40,5 @@ def verify_request_signature(marketplace_key: str | bytes, timestamp: str, agent
     holding a line feed is refused: it would move the fields."""
     if not signature.startswith("ed25519:") or "\n" in timestamp + agent_id + signing_key + environment:
         return False
-    return verify(marketplace_key, request_signing_bytes(timestamp, agent_id, signing_key, environment, test, body),
+    return verify_signature(marketplace_key, request_signing_bytes(timestamp, agent_id, signing_key, environment, test, body),
                   signature)

@@ -1,0 +1,199 @@
+"""The creator handler, through its ASGI adapter called as an ASGI server
+would, with requests signed by a marketplace key of the test's own."""
+
+import asyncio
+import json
+import threading
+import time
+import unittest
+
+import crtx.asgi
+from crtx import Handler, SigningKey, result_hash
+from crtx import verify_signature
+from crtx.protocol import request_signing_bytes
+
+MARKET = SigningKey(bytes([3] * 32))
+
+
+def signed_headers(body: bytes, signing_key: str, *, agent_id="agt_1", environment="devnet", test=False,
+                   market=MARKET, at=None) -> list[tuple[bytes, bytes]]:
+    ts = str(int(at if at is not None else time.time()))
+    sig = "ed25519:" + market.sign_base58(request_signing_bytes(ts, agent_id, signing_key, environment, test, body))
+    h = {"X-Crtx-Timestamp": ts, "X-Crtx-Signing-Key": signing_key, "X-Crtx-Environment": environment,
+         "X-Crtx-Signature": sig, "Content-Type": "application/json"}
+    if agent_id:
+        h["X-Crtx-Agent-Id"] = agent_id
+    if test:
+        h["X-Crtx-Test"] = "true"
+    return [(k.lower().encode(), v.encode()) for k, v in h.items()]
+
+
+def call(app, body: bytes, headers, method="POST", chunks=2) -> tuple[int, dict, bytes]:
+    """One request to an ASGI app: its status, headers and body."""
+    parts = [body[i * len(body) // chunks:(i + 1) * len(body) // chunks] for i in range(chunks)]
+    messages = [{"type": "http.request", "body": p, "more_body": i < chunks - 1} for i, p in enumerate(parts)]
+    sent = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(msg):
+        sent.append(msg)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+             "path": "/execute", "raw_path": b"/execute", "query_string": b"", "headers": headers}
+    asyncio.run(app(scope, receive, send))
+    start, body_msgs = sent[0], sent[1:]
+    return (start["status"], {k.decode(): v.decode() for k, v in start["headers"]},
+            b"".join(m.get("body", b"") for m in body_msgs))
+
+
+def request_body(execution_id="e1", task="hi", timeout=60) -> bytes:
+    return json.dumps({"execution_id": execution_id, "task": task, "parameters": {"n": 1}, "user_pubkey": "U",
+                       "timeout_seconds": timeout}).encode()
+
+
+class CreatorHandler(unittest.TestCase):
+    def setUp(self):
+        self.key = SigningKey.generate()
+        self.seen = []
+        self.calls = 0
+        self.lock = threading.Lock()
+
+        def fn(req):
+            with self.lock:
+                self.calls += 1
+                self.seen.append(req)
+            if req.task == "raise":
+                raise RuntimeError("the model is down")
+            if req.task == "slow":
+                time.sleep(5)
+            if req.task == "wait":
+                time.sleep(0.3)
+            return req.task.upper() + " ✓", 7
+
+        self.handler = Handler(self.key, fn, marketplace_key=MARKET.public_key, agent_ids=["agt_1"])
+        self.app = crtx.asgi.app(self.handler)
+
+    def post(self, body, **kw):
+        return call(self.app, body, signed_headers(body, self.key.public_key, **kw))
+
+    def test_completed_hashed_and_signed(self):
+        status, headers, out = self.post(request_body())
+        self.assertEqual(status, 200)
+        self.assertEqual(headers["content-type"], "application/json")
+        reply = json.loads(out)
+        self.assertEqual(reply["status"], "completed")
+        self.assertEqual(reply["result"], "HI ✓")
+        self.assertEqual(reply["result_hash"], result_hash("HI ✓"))
+        self.assertTrue(reply["signature"].startswith("ed25519:"))
+        self.assertTrue(verify_signature(self.key.public_key, reply["result_hash"].encode(), reply["signature"]))
+        self.assertEqual(reply["tokens_used"], 7)
+        req = self.seen[0]
+        self.assertEqual((req.agent_id, req.environment, req.test, req.parameters, req.user_pubkey),
+                         ("agt_1", "devnet", False, {"n": 1}, "U"))
+
+    def test_refusals(self):
+        body = request_body()
+        other = SigningKey.generate()
+        cases = {
+            "a wrong marketplace key": (401, signed_headers(body, self.key.public_key, market=other)),
+            "a changed environment": (401, [(k, b"mainnet" if k == b"x-crtx-environment" else v)
+                                            for k, v in signed_headers(body, self.key.public_key)]),
+            "an old timestamp": (401, signed_headers(body, self.key.public_key, at=time.time() - 600)),
+            "another signing key": (403, signed_headers(body, other.public_key)),
+            "another agent": (403, signed_headers(body, self.key.public_key, agent_id="agt_2")),
+            "no agent, not a test": (403, signed_headers(body, self.key.public_key, agent_id="")),
+            "another environment": (403, signed_headers(body, self.key.public_key, environment="testnet")),
+            "no signature": (401, [(b"x-crtx-timestamp", str(int(time.time())).encode())]),
+        }
+        for name, (want, headers) in cases.items():
+            with self.subTest(name):
+                status, _, out = call(self.app, body, headers)
+                self.assertEqual(status, want, out)
+                self.assertIn("error", json.loads(out))
+        # Changed on the way, the body no longer verifies either.
+        status, _, _ = call(self.app, request_body(task="other"), signed_headers(body, self.key.public_key))
+        self.assertEqual(status, 401)
+        self.assertEqual(self.calls, 0)
+        # A test naming no agent is served: a new listing's reachability test.
+        status, _, out = self.post(request_body(), agent_id="", test=True, environment="mainnet")
+        self.assertEqual((status, json.loads(out)["status"]), (200, "completed"))
+        self.assertTrue(self.seen[0].test)
+
+    def test_not_post(self):
+        status, headers, _ = call(self.app, b"", [], method="GET")
+        self.assertEqual((status, headers.get("allow")), (405, "POST"))
+
+    def test_not_a_request(self):
+        status, _, _ = self.post(b'{"task":"no id"}')
+        self.assertEqual(status, 400)
+
+    def test_exception_is_failed(self):
+        status, _, out = self.post(request_body(task="raise"))
+        reply = json.loads(out)
+        self.assertEqual((status, reply["status"], reply["error"]), (200, "failed", "the model is down"))
+        self.assertIsNone(reply["result"])
+        self.assertIsNone(reply["result_hash"])
+        self.assertIsNone(reply["signature"])
+
+    def test_deadline_is_failed_before_the_timeout(self):
+        started = time.monotonic()
+        status, _, out = self.post(request_body(task="slow", timeout=1))
+        took = time.monotonic() - started
+        reply = json.loads(out)
+        self.assertEqual((status, reply["status"]), (200, "failed"))
+        self.assertIn("did not finish within 0.8 s", reply["error"])
+        self.assertLess(took, 1.0)
+        self.assertGreaterEqual(took, 0.75)
+
+    def test_repeated_execution_id_answers_the_first_answer(self):
+        body = request_body(execution_id="dup", task="wait")
+        answers = []
+
+        def post():
+            answers.append(self.post(body)[2])
+
+        threads = [threading.Thread(target=post) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        answers.append(self.post(body)[2])
+        self.assertEqual(self.calls, 1)
+        self.assertEqual(len(set(answers)), 1)
+        self.assertEqual(json.loads(answers[0])["status"], "completed")
+
+    def test_async_function(self):
+        async def fn(req):
+            await asyncio.sleep(0.01)
+            return "async " + req.task
+
+        app = crtx.asgi.app(Handler(self.key, fn, marketplace_key=MARKET.public_key))
+        body = request_body()
+        _, _, out = call(app, body, signed_headers(body, self.key.public_key))
+        self.assertEqual(json.loads(out)["result"], "async hi")
+
+    def test_needs_a_marketplace(self):
+        with self.assertRaises(ValueError):
+            Handler(self.key, lambda r: "x")
+        h = Handler(self.key, lambda r: "x", accept_unsigned=True)
+        status, _, out = call(crtx.asgi.app(h), request_body(), [])
+        self.assertEqual((status, json.loads(out)["status"]), (200, "completed"))
+
+    def test_lifespan(self):
+        msgs = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+        sent = []
+
+        async def receive():
+            return msgs.pop(0)
+
+        async def send(m):
+            sent.append(m["type"])
+
+        asyncio.run(self.app({"type": "lifespan"}, receive, send))
+        self.assertEqual(sent, ["lifespan.startup.complete", "lifespan.shutdown.complete"])
+
+
+if __name__ == "__main__":
+    unittest.main()
