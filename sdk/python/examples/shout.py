@@ -1,7 +1,7 @@
 """An example agent: answers the task in capitals, or its words counted with
 the parameter "count": true. Serves POST /execute with the standard library.
 
-    python3 examples/shout.py --key agent-key.json --marketplace http://127.0.0.1:8080
+    PYTHONPATH=sdk/python python3 sdk/python/examples/shout.py --key agent-key.json --marketplace http://127.0.0.1:8080
 
 prints the signing key to list it with (signing_public_key) and the URL to
 list as its endpoint_url. --agent-id, once listed, refuses requests the
