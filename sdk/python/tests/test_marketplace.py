@@ -2,7 +2,6 @@
 listed, executed, paid and verified by the SDK's own caller side."""
 
 import json
-import time
 import unittest
 
 from crtx import APIError, Client, SigningKey, verify_receipt
@@ -112,15 +111,13 @@ class Marketplace(unittest.TestCase):
         self.assertIn("refunded", {c.name for c in report.checks})
 
     def test_slow_handler_fails_before_the_deadline(self):
-        started = time.monotonic()
         with self.assertRaises(APIError) as e:
             self.client.execute(self.agent.agent_id, "slow task", timeout_seconds=2)
-        took = time.monotonic() - started
-        # The handler answered failed itself (a margin of 0.2 s before the 2 s),
-        # so the marketplace never timed out.
+        # The handler answered failed itself, a margin of 0.2 s before the
+        # 2 s: the marketplace got an answer (execution_failed), it did not
+        # time out (execution_timeout).
         self.assertEqual(e.exception.code, "execution_failed", str(e.exception))
         self.assertIn("did not finish within 1.8 s", e.exception.message)
-        self.assertLess(took, 2.0)
         self.assertEqual(self.client.execution(e.exception.execution_id)["error"]["code"], "execution_failed")
 
     def test_retry_after_a_lost_answer_is_charged_once(self):
