@@ -1,13 +1,8 @@
-// Package sdk_test runs the tests of the SDKs written in other languages
-// against a real marketplace.
 package sdk_test
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +11,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/client"
-	"github.com/crtx-market/crtx/daemon"
 )
-
-const adminToken = "admin-token-0123456789abcdef0123"
 
 // node returns the node command, skipping the test without it (failing in CI).
 func node(t *testing.T) string {
@@ -43,44 +34,13 @@ func TestTypeScriptSDK(t *testing.T) {
 	nodeCmd := node(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cfg := daemon.Defaults()
-	cfg.RateLimitIP = 0
-	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, io.Discard
-	cfg.BlockInterval = 50 * time.Millisecond
-	cfg.AdminTokenFile = filepath.Join(cfg.Data, "admin")
-	if err := os.WriteFile(cfg.AdminTokenFile, []byte(adminToken), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d, err := daemon.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-
-	creatorSeed := make([]byte, ed25519.SeedSize)
-	rand.Read(creatorSeed)
-	creator := ed25519.NewKeyFromSeed(creatorSeed)
-	admin := client.New(d.URL, adminToken)
-	if _, err := admin.Deposit(ctx, crtx.Mainnet, crtx.Address(creator.Public().(ed25519.PublicKey)), 20*crtx.MicroPerUSDC); err != nil {
-		t.Fatal(err)
-	}
-	_, callerKey, _ := ed25519.GenerateKey(nil)
-	caller := crtx.Address(callerKey.Public().(ed25519.PublicKey))
-	if _, err := client.New(d.URL, "").Airdrop(ctx, caller, 10*crtx.MicroPerUSDC); err != nil {
-		t.Fatal(err)
-	}
-	session, _, err := client.New(d.URL, "").SignIn(ctx, callerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := session.CreateKey(ctx, client.KeyParams{Name: "typescript", Environment: crtx.Devnet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := startMarketplace(t, 20*crtx.MicroPerUSDC, 10*crtx.MicroPerUSDC)
+	d, creatorSeed, caller := m.d, m.creator.Seed(), m.caller
+	key := m.key
 
 	cmd := exec.CommandContext(ctx, nodeCmd, "--test", "--test-concurrency=1", "test/")
 	cmd.Dir = "typescript"
-	cmd.Env = append(os.Environ(), "CRTX_URL="+d.URL, "CRTX_API_KEY="+key.Key,
+	cmd.Env = append(os.Environ(), "CRTX_URL="+d.URL, "CRTX_API_KEY="+key,
 		"CRTX_CREATOR_SEED="+hex.EncodeToString(creatorSeed), "CRTX_CALLER_WALLET="+caller)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
