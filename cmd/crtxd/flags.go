@@ -51,7 +51,7 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 // chainFlags adds the flags of the Solana chains (docs/chain.md).
 func chainFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.StringVar(&cfg.SolanaRPCMainnet, "solana-rpc-mainnet", cfg.SolanaRPCMainnet, "Solana JSON-RPC URL of mainnet's chain: deposits, withdrawals and anchors in USDC (empty: mainnet's money lives on the ledger alone)")
-	fs.StringVar(&cfg.SolanaRPCDevnet, "solana-rpc-devnet", cfg.SolanaRPCDevnet, "Solana JSON-RPC URL of devnet's chain (empty: devnet's money comes from the airdrop)")
+	fs.StringVar(&cfg.SolanaRPCDevnet, "solana-rpc-devnet", cfg.SolanaRPCDevnet, "Solana JSON-RPC URL of devnet's chain (empty: no chain, and the airdrop, unless this data ran devnet on a chain before)")
 	fs.StringVar(&cfg.USDCMintMainnet, "usdc-mint-mainnet", cfg.USDCMintMainnet, "the USDC mint on mainnet's chain")
 	fs.StringVar(&cfg.USDCMintDevnet, "usdc-mint-devnet", cfg.USDCMintDevnet, "the USDC mint on devnet's chain")
 	fs.StringVar(&cfg.TreasuryKeypair, "treasury-keypair", cfg.TreasuryKeypair, "Solana CLI key file of the treasury wallet: receives deposits, pays withdrawals and transaction fees (required with a Solana RPC)")
