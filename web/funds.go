@@ -29,7 +29,6 @@ type funds struct {
 // as the dashboard lists them and its script reads them again while one
 // is on its way.
 type withdrawals struct {
-	Env  crtx.Environment
 	List []api.Withdrawal
 	// State changes whenever a status or a signature does: the script
 	// replaces the list only then, so a screen reader hears only changes.
@@ -70,7 +69,7 @@ func (h *Handler) withdrawals(ctx context.Context, wallet string, env crtx.Envir
 	if err != nil {
 		return withdrawals{}, err
 	}
-	out := withdrawals{Env: env, Final: true}
+	out := withdrawals{Final: true}
 	var state []string
 	for _, w := range ws {
 		v := h.market.WithdrawalView(w)
