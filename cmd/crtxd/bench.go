@@ -51,6 +51,12 @@ type result struct {
 	P50MS      float64 `json:"p50_ms"`
 	P99MS      float64 `json:"p99_ms"`
 	MaxMS      float64 `json:"max_ms"`
+	// AgentDelayMS is how long the stub took to answer each call (the
+	// slow scenarios): the floor of every latency above.
+	AgentDelayMS float64 `json:"agent_delay_ms,omitempty"`
+	// PeakRSSMB is the marketplace's peak resident set during this
+	// scenario alone (the slow scenarios).
+	PeakRSSMB float64 `json:"marketplace_peak_rss_mib,omitempty"`
 }
 
 // engineFigures are what one marketplace (one store engine) showed beside
@@ -85,7 +91,10 @@ type report struct {
 
 // scenarios are the names --only takes; --profile takes those of the
 // marketplace (all but the first two).
-var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "healthz", "agents", "executions"}
+var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "slow", "fair", "healthz", "agents", "executions"}
+
+// optIn are the scenarios that run only when --only names them.
+var optIn = []string{"slow", "fair"}
 
 // load runs clients closed loops of fn for d; fn is told its client's number.
 func load(name string, clients int, d time.Duration, fn func(client int) error) result {
@@ -119,6 +128,12 @@ func load(name string, clients int, d time.Duration, fn func(client int) error) 
 // paced starts fn rate times a second for d, whatever the answers' pace;
 // the i-th call is told i.
 func paced(name string, rate int, d time.Duration, fn func(i int) error) result {
+	return arrivals(name, rate, max(1, int(float64(rate)*d.Seconds())), fn)
+}
+
+// arrivals starts n calls of fn, rate a second, whatever the answers' pace,
+// and waits for them all; the i-th call is told i.
+func arrivals(name string, rate, n int, fn func(i int) error) result {
 	interval := time.Second / time.Duration(rate)
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -126,7 +141,7 @@ func paced(name string, rate int, d time.Duration, fn func(i int) error) result 
 	var first error
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; time.Since(start) < d; i++ {
+	for i := range n {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		wg.Go(func() {
 			t0 := time.Now()
@@ -166,6 +181,7 @@ type benchFlags struct {
 	clients, catalog, execs, wallets, agents, rate int
 	replicas, dbConns                              int
 	dur                                            time.Duration
+	slow                                           slowFlags
 	db, only, jsonOut, svgOut                      string
 	dbs                                            []string
 	cpuprofile, profiled                           string
@@ -201,17 +217,23 @@ with closed loops of concurrent clients. docs/performance.md explains the scenar
 	fs.StringVar(&f.svgOut, "svg", "", "draw the figures as an SVG chart to this file")
 	fs.IntVar(&f.rate, "rate", 500, "executions per second of the latency-at-rate scenario")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
-	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(scenarios[2:], ", "))
-	fs.StringVar(&f.only, "only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", "))
+	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(slices.DeleteFunc(slices.Clone(scenarios[2:]), func(s string) bool { return slices.Contains(optIn, s) }), ", "))
+	fs.StringVar(&f.only, "only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", ")+" (slow and fair run only when named)")
+	fs.IntVar(&f.slow.calls, "slow-calls", 10_000, "synchronous calls the slow scenario starts")
+	fs.IntVar(&f.slow.rate, "slow-rate", 1000, "calls a second the slow scenario starts")
+	fs.DurationVar(&f.slow.delay, "slow-delay", 4*time.Second, "how long the slow scenarios' agent takes to answer")
+	var delay time.Duration
+	stubCmd := &cobra.Command{
+		Use: "stub ADDR SEED", Hidden: true, Args: cmdline.Args("ADDR", "SEED"),
+		RunE: func(cmd *cobra.Command, args []string) error { return benchStub(cmd.Context(), args, delay) },
+	}
+	stubCmd.Flags().DurationVar(&delay, "delay", 0, "answer each call after this long")
 	// The stub creator and the proxy bench measures run as child
 	// processes of this binary; they are no command for anyone else.
 	cmd.AddCommand(&cobra.Command{
 		Use: "proxy ADDR TARGET IDLE", Hidden: true, Args: cmdline.Args("ADDR", "TARGET", "IDLE"),
 		RunE: func(cmd *cobra.Command, args []string) error { return benchProxy(cmd.Context(), args) },
-	}, &cobra.Command{
-		Use: "stub ADDR SEED", Hidden: true, Args: cmdline.Args("ADDR", "SEED"),
-		RunE: func(cmd *cobra.Command, args []string) error { return benchStub(cmd.Context(), args) },
-	})
+	}, stubCmd)
 	return cmd
 }
 
@@ -222,6 +244,9 @@ with closed loops of concurrent clients. docs/performance.md explains the scenar
 func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	if f.wallets < 1 || f.agents < 1 || f.clients < 1 || f.replicas < 1 || f.dbConns < 1 {
 		return errors.New("--clients, --wallets, --agents, --replicas and --db-conns must be at least 1")
+	}
+	if err := f.slow.check(); err != nil {
+		return err
 	}
 	for _, d := range strings.Split(f.db, ",") {
 		if d = strings.TrimSpace(d); d != "sqlite" && !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
@@ -246,10 +271,12 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 			picked[name] = true
 		}
 	}
-	if !slices.Contains(scenarios[2:], f.profiled) {
+	if !slices.Contains(scenarios[2:], f.profiled) || slices.Contains(optIn, f.profiled) {
 		return fmt.Errorf("--profile: no marketplace scenario %q", f.profiled)
 	}
-	f.want = func(name string) bool { return len(picked) == 0 || picked[name] }
+	// The slow scenarios take minutes and thousands of connections: they
+	// run only when --only names them.
+	f.want = func(name string) bool { return picked[name] || (len(picked) == 0 && !slices.Contains(optIn, name)) }
 
 	// The stub creator and the baseline proxy are processes of their own,
 	// as the marketplace is: in the generator's process the proxy would
@@ -283,6 +310,18 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	}
 	defer stopProxy()
 	stubURL, proxyURL := "http://"+stubAddr+"/execute", "http://"+proxyAddr+"/execute"
+	// The slow scenarios' agent is a stub of its own that answers after
+	// --slow-delay.
+	var slowURL string
+	if f.want("slow") || f.want("fair") {
+		slowAddr := freeAddr()
+		stopSlow, err := started("stub", slowAddr, hex.EncodeToString(skey.Seed()), "--delay", f.slow.delay.String())
+		if err != nil {
+			return err
+		}
+		defer stopSlow()
+		slowURL = "http://" + slowAddr + "/execute"
+	}
 
 	gen := newLoadClient()
 	defer gen.reset()
@@ -311,7 +350,7 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 		run(paced(fmt.Sprintf("proxy at %d/s", f.rate), f.rate, f.dur, direct(proxyURL)))
 	}
 	for _, db := range f.dbs {
-		figures, err := benchEngine(ctx, f, db, skey, stubURL, gen, run, stderr)
+		figures, err := benchEngine(ctx, f, db, skey, stubURL, slowURL, gen, run, stderr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", engineName(db), err)
 		}
@@ -358,7 +397,7 @@ func engineName(db string) string {
 // benchEngine measures one marketplace, on the engine of db: it seeds the
 // store, starts crtxd serve on it, lists the stub as --agents agents,
 // funds --wallets wallets, and runs the marketplace's scenarios.
-func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.PrivateKey, stubURL string,
+func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.PrivateKey, stubURL, slowURL string,
 	gen *loadClient, record func(result), stderr io.Writer) (engineFigures, error) {
 	figures := engineFigures{DB: engineName(db)}
 	run := func(r result) { r.Engine = figures.DB; record(r) }
@@ -397,7 +436,7 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	self, _ := os.Executable()
 	serve := func(addr, pprofAddr string) (child *exec.Cmd, stop func(), err error) {
 		child = exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", cfg.DB, "--db-conns", strconv.Itoa(f.dbConns),
-			"--admin-token-file", token, "--allow-private-endpoints", "--log-level", "error", "--max-dispatches", "4096", "--pprof-addr", pprofAddr,
+			"--admin-token-file", token, "--allow-private-endpoints", "--log-level", "error", "--pprof-addr", pprofAddr,
 			// Every wallet and creator of the run signs in from this one address.
 			"--rate-limit-ip", "0")
 		child.Stderr = stderr
@@ -546,6 +585,11 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 			return figures, err
 		}
 	}
+	if slowURL != "" {
+		if err := benchSlow(ctx, f, cfg, base, child.Process.Pid, skey, slowURL, gen, run, stderr); err != nil {
+			return figures, fmt.Errorf("slow: %w", err)
+		}
+	}
 	// The write scenarios leave work behind (blocks to seal, credits to
 	// roll up, WAL to copy back); the read scenarios measure reads alone,
 	// once the marketplace is idle again.
@@ -658,13 +702,26 @@ func benchProxy(ctx context.Context, args []string) error {
 }
 
 // benchStub serves the stub creator on the creator SDK, signing with the
-// key of the given hex seed: a throwaway key of one run, on loopback.
-func benchStub(ctx context.Context, args []string) error {
+// key of the given hex seed: a throwaway key of one run, on loopback. Each
+// answer comes after delay, as an agent that thinks for that long.
+func benchStub(ctx context.Context, args []string, delay time.Duration) error {
 	seed, err := hex.DecodeString(args[1])
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return errors.New("crtxd bench stub: SEED is 32 bytes in hex")
 	}
-	stub := creator.NewHandler(ed25519.NewKeyFromSeed(seed), func(_ context.Context, r creator.Request) (string, int, error) {
+	if delay < 0 {
+		return errors.New("crtxd bench stub: --delay must not be negative")
+	}
+	stub := creator.NewHandler(ed25519.NewKeyFromSeed(seed), func(ctx context.Context, r creator.Request) (string, int, error) {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return "", 0, ctx.Err()
+			}
+		}
 		return "ok " + r.Task, 1, nil
 	}, creator.Options{})
 	return serveUntilDone(ctx, &http.Server{Addr: args[0], Handler: stub})
