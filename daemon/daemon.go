@@ -324,6 +324,11 @@ type Daemon struct {
 	done       chan error
 }
 
+// filesNeeded is how many open files dispatches calls in flight need: two
+// each (the caller's connection and the one to the creator), and a margin
+// for the database, the listeners, idle connections and logs.
+func filesNeeded(dispatches int) uint64 { return 2*uint64(dispatches) + 1024 }
+
 // Start listens on cfg.Addr, opens everything and serves in the background
 // until ctx ends or Close is called.
 func Start(ctx context.Context, cfg Config) (*Daemon, error) {
@@ -376,6 +381,15 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
 		return fail(err)
+	}
+	// Past its open-file limit the process refuses connections (accept
+	// fails) and fails calls (dial fails) long before its dispatch slots
+	// run out: the operator is told now, not at the first peak.
+	if limit, ok := openFileLimit(); ok {
+		if need := filesNeeded(m.Config().MaxDispatches); limit < need {
+			log.Warn("the open-file limit is below what --max-dispatches needs: raise the hard limit (ulimit -Hn, LimitNOFILE= under systemd) or lower --max-dispatches",
+				"limit", limit, "needed", need, "max_dispatches", m.Config().MaxDispatches)
+		}
 	}
 	var collectors []prometheus.Collector
 	if db, ok := store.(*sqldb.DB); ok { // SQLite's: PostgreSQL's store is a postgres.DB

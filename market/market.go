@@ -38,7 +38,8 @@ type Config struct {
 	// wallet holds at most MaxDispatchShare of them in an environment
 	// (slots). An asynchronous execution waits, pending and cancellable,
 	// for a slot free to it; a synchronous one finding none is refused
-	// (unavailable) before any money moves. 0 means 512.
+	// (unavailable) before any money moves. 0 means 10,000: each call in
+	// flight costs memory (docs/performance.md) and two open files.
 	MaxDispatches int
 	// MaxDispatchShare is the fraction of MaxDispatches one creator, or one
 	// wallet, may hold in one environment (at least one slot); 0 means 0.25.
@@ -121,7 +122,7 @@ type Market struct {
 // in-flight limits, where 0 is none), and crtxd's flags start from them.
 func Defaults() Config {
 	return Config{FeeBps: 100, AirdropMax: 1000 * crtx.MicroPerUSDC, AirdropsPerHour: 5, CollateralTiers: crtx.DefaultCollateralTiers,
-		MaxDispatches: 512, MaxDispatchShare: 0.25, MaxInFlightPerKey: 256, MaxInFlightPerWallet: 512,
+		MaxDispatches: 10_000, MaxDispatchShare: 0.25, MaxInFlightPerKey: 256, MaxInFlightPerWallet: 512,
 		AnchorInterval: time.Minute, ChainPoll: time.Second,
 		WebhookRetryBase: time.Second, Lease: 15 * time.Second, Heartbeat: time.Second, StreamRecheck: 5 * time.Second}
 }

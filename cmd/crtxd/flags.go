@@ -31,7 +31,7 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.DurationVar(&cfg.RollupInterval, "rollup-interval", cfg.RollupInterval, "how often ended executions' credits to creators and the treasury, and agents' statistics, are posted")
 	fs.IntVar(&cfg.AirdropsPerHour, "airdrops-per-hour", cfg.AirdropsPerHour, "devnet airdrops one wallet gets in a rolling hour")
 	fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "how long a replica owns an execution's dispatch without renewing it")
-	fs.IntVar(&cfg.MaxDispatches, "max-dispatches", cfg.MaxDispatches, "dispatches in flight at once in this process (0: 512)")
+	fs.IntVar(&cfg.MaxDispatches, "max-dispatches", cfg.MaxDispatches, "calls to creators in flight at once in this process; each costs memory (docs/performance.md) and two open files (0: 10000)")
 	fs.Float64Var(&cfg.MaxDispatchShare, "max-dispatch-share", cfg.MaxDispatchShare, "share of the dispatch slots one creator, or one wallet, may hold in an environment (more than 0, at most 1)")
 	fs.DurationVar(&cfg.RecoveryInterval, "recovery-interval", cfg.RecoveryInterval, "how often executions whose lease ran out are taken over")
 	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
