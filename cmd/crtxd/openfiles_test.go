@@ -40,8 +40,8 @@ func serveLimited(t *testing.T, ulimit string, args ...string) (stderr, soft str
 }
 
 // Every call in flight holds two open files: crtxd runs with the soft limit
-// raised to the hard one less one (Go's runtime does it at start), and warns when
-// that is below what --max-dispatches needs.
+// raised to one below the hard one (Go's runtime does it at start), and
+// warns when that is below what --max-dispatches needs.
 func TestServeOpenFileLimit(t *testing.T) {
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Max < 4096 {
