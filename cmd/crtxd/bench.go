@@ -184,7 +184,7 @@ type benchFlags struct {
 	slow                                           slowFlags
 	db, only, jsonOut, svgOut                      string
 	dbs                                            []string
-	cpuprofile, profiled                           string
+	cpuprofile, profiled, heapprofile              string
 	want                                           func(scenario string) bool
 }
 
@@ -219,6 +219,7 @@ with closed loops of concurrent clients. docs/performance.md explains the scenar
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
 	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(slices.DeleteFunc(slices.Clone(scenarios[2:]), func(s string) bool { return slices.Contains(optIn, s) }), ", "))
 	fs.StringVar(&f.only, "only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", ")+" (slow and fair run only when named)")
+	fs.StringVar(&f.heapprofile, "heapprofile", "", "write the marketplace's heap profile, when the slow scenario has the most calls in flight, to this file")
 	fs.IntVar(&f.slow.calls, "slow-calls", 10_000, "synchronous calls the slow scenario starts")
 	fs.IntVar(&f.slow.rate, "slow-rate", 1000, "calls a second the slow scenario starts")
 	fs.DurationVar(&f.slow.delay, "slow-delay", 4*time.Second, "how long the slow scenarios' agent takes to answer")
@@ -586,7 +587,7 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 		}
 	}
 	if slowURL != "" {
-		if err := benchSlow(ctx, f, cfg, base, child.Process.Pid, skey, slowURL, gen, run, stderr); err != nil {
+		if err := benchSlow(ctx, f, cfg, base, pprofAddr, child.Process.Pid, skey, slowURL, gen, run, stderr); err != nil {
 			return figures, fmt.Errorf("slow: %w", err)
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx/daemon"
@@ -75,7 +77,7 @@ func sizeSlow(f benchFlags, cfg daemon.Config) slowParties {
 // measured alone, then beside a flood of calls on another agent beyond its
 // share of the dispatch slots, which the marketplace refuses at once
 // (503) past that share: the measured agent's latency should not move.
-func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base string, pid int, skey ed25519.PrivateKey, slowURL string,
+func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprofAddr string, pid int, skey ed25519.PrivateKey, slowURL string,
 	gen *loadClient, run func(result), stderr io.Writer) error {
 	p := sizeSlow(f, cfg)
 	g := f
@@ -97,12 +99,24 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base string
 	delayMS := float64(f.slow.delay.Milliseconds())
 	if f.want("slow") {
 		resetPeakRSS(pid)
+		heap := make(chan error, 1)
+		if f.heapprofile != "" {
+			// Taken when the most calls are in flight: the last arrivals,
+			// all the delay's calls before them still waiting.
+			at := max(f.slow.span(), f.slow.delay) - 200*time.Millisecond
+			go func() { time.Sleep(at); heap <- heapProfile(pprofAddr, f.heapprofile, stderr) }()
+		} else {
+			heap <- nil
+		}
 		r := arrivals(fmt.Sprintf("slow: %d sync calls at %d/s, agent %s", f.slow.calls, f.slow.rate, f.slow.delay), f.slow.rate, f.slow.calls,
 			func(i int) error { return call(agents[i%len(agents)], keys[i%len(keys)]) })
 		r.AgentDelayMS, r.PeakRSSMB = delayMS, peakRSS(pid)
 		run(r)
 		fmt.Fprintf(stderr, "%-44s %d completed, %d failed, p99 %.0f ms over the agent's %s; peak RSS %.0f MiB\n", "",
 			r.OK, r.Errors, r.P99MS-delayMS, f.slow.delay, r.PeakRSSMB)
+		if err := <-heap; err != nil {
+			return fmt.Errorf("heap profile: %w", err)
+		}
 		settle(pid, time.Minute)
 	}
 	if !f.want("fair") {
@@ -130,6 +144,46 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base string
 	run(flood)
 	fmt.Fprintf(stderr, "%-44s agent 1's p99 %.0f ms alone, %.0f ms beside the flood (%+.0f ms)\n", "",
 		alone.P99MS, beside.P99MS, beside.P99MS-alone.P99MS)
+	return nil
+}
+
+// heapProfile writes the marketplace's heap profile, of what is live
+// after a collection, to file, and prints its goroutines and the runtime's
+// memory figures.
+func heapProfile(pprofAddr, file string, stderr io.Writer) error {
+	get := func(path string) ([]byte, error) {
+		resp, err := http.Get("http://" + pprofAddr + path)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+	b, err := get("/debug/pprof/heap?gc=1")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return err
+	}
+	g, err := get("/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return err
+	}
+	first, _, _ := bytes.Cut(g, []byte("\n"))
+	fmt.Fprintf(stderr, "%-44s %s\n", "", first)
+	text, err := get("/debug/pprof/heap?debug=1")
+	if err != nil {
+		return err
+	}
+	// The runtime's figures close the text profile: "# HeapInuse = …".
+	for _, line := range strings.Split(string(text), "\n") {
+		for _, name := range []string{"HeapAlloc", "HeapInuse", "StackInuse", "Sys", "NumGC"} {
+			if strings.HasPrefix(line, "# "+name+" = ") {
+				fmt.Fprintf(stderr, "%-44s %s\n", "", line[2:])
+			}
+		}
+	}
 	return nil
 }
 

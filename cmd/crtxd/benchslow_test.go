@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,8 @@ import (
 // scenario's own.
 func TestBenchSlow(t *testing.T) {
 	const delay = 400 * time.Millisecond
-	rep := runBench(t, "--only", "slow,fair", "--slow-calls", "60", "--slow-rate", "100", "--slow-delay", delay.String(),
+	heap := filepath.Join(t.TempDir(), "heap.prof")
+	rep := runBench(t, "--only", "slow,fair", "--slow-calls", "60", "--slow-rate", "100", "--slow-delay", delay.String(), "--heapprofile", heap,
 		"--catalog", "10", "--executions", "10")
 	names := []string{"slow: 60 sync calls at 100/s, agent 400ms", "fair: agent 1 at 50/s alone", "fair: agent 1 at 50/s beside the flood", "fair: flood"}
 	if len(rep.Results) != len(names) {
@@ -46,6 +49,10 @@ func TestBenchSlow(t *testing.T) {
 	// the rest is refused at once, unavailable.
 	if r := rep.Results[3]; r.OK == 0 || r.Errors == 0 || !strings.Contains(r.FirstError, "status 503") {
 		t.Errorf("flood: %+v", r)
+	}
+	// A pprof profile is gzipped protocol buffers.
+	if p, err := os.ReadFile(heap); err != nil || len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+		t.Errorf("heap profile: %v, % x", err, p[:min(len(p), 4)])
 	}
 	for _, bad := range [][]string{{"--slow-calls", "0"}, {"--slow-rate", "0"}, {"--slow-delay", "0s"}} {
 		if b, err := exec.Command(crtxdBinary(t), append([]string{"bench", "--only", "slow"}, bad...)...).CombinedOutput(); err == nil {
