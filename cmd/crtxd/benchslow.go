@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -104,7 +105,16 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprof
 			// Taken when the most calls are in flight: the last arrivals,
 			// all the delay's calls before them still waiting.
 			at := max(f.slow.span(), f.slow.delay) - 200*time.Millisecond
-			go func() { time.Sleep(at); heap <- heapProfile(pprofAddr, f.heapprofile, stderr) }()
+			file := f.heapprofile
+			if len(f.dbs) > 1 {
+				// One profile per engine: sqlite-heap.prof, postgres-heap.prof.
+				engine := "sqlite"
+				if cfg.DB != "" {
+					engine = "postgres"
+				}
+				file = filepath.Join(filepath.Dir(file), engine+"-"+filepath.Base(file))
+			}
+			go func() { time.Sleep(at); heap <- heapProfile(pprofAddr, file, stderr) }()
 		} else {
 			heap <- nil
 		}
@@ -148,8 +158,8 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprof
 }
 
 // heapProfile writes the marketplace's heap profile, of what is live
-// after a collection, to file, and prints its goroutines and the runtime's
-// memory figures.
+// after a collection, to file and its goroutines to file.goroutines, and
+// prints their count and the runtime's memory figures.
 func heapProfile(pprofAddr, file string, stderr io.Writer) error {
 	get := func(path string) ([]byte, error) {
 		resp, err := http.Get("http://" + pprofAddr + path)
@@ -170,6 +180,10 @@ func heapProfile(pprofAddr, file string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Beside the profile, where each goroutine waits: what holds a call.
+	if err := os.WriteFile(file+".goroutines", g, 0o644); err != nil {
+		return err
+	}
 	first, _, _ := bytes.Cut(g, []byte("\n"))
 	fmt.Fprintf(stderr, "%-44s %s\n", "", first)
 	text, err := get("/debug/pprof/heap?debug=1")
@@ -178,7 +192,7 @@ func heapProfile(pprofAddr, file string, stderr io.Writer) error {
 	}
 	// The runtime's figures close the text profile: "# HeapInuse = …".
 	for _, line := range strings.Split(string(text), "\n") {
-		for _, name := range []string{"HeapAlloc", "HeapInuse", "StackInuse", "Sys", "NumGC"} {
+		for _, name := range []string{"HeapAlloc", "HeapInuse", "Stack", "Sys", "NumGC"} {
 			if strings.HasPrefix(line, "# "+name+" = ") {
 				fmt.Fprintf(stderr, "%-44s %s\n", "", line[2:])
 			}
