@@ -26,19 +26,8 @@
   }
   window.dispatchEvent(new AppReadyEvent());
 
-  const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-  function b58encode(bytes) {
-    const digits = [];
-    for (const b of bytes) {
-      let carry = b;
-      for (let i = 0; i < digits.length; i++) { carry += digits[i] * 256; digits[i] = carry % 58; carry = Math.floor(carry / 58); }
-      while (carry) { digits.push(carry % 58); carry = Math.floor(carry / 58); }
-    }
-    let out = "";
-    for (const b of bytes) { if (b !== 0) break; out += "1"; }
-    for (let i = digits.length - 1; i >= 0; i--) out += B58[digits[i]];
-    return out;
-  }
+  // b58encode is app.js's, which every page loads after this script; it
+  // is only called once the page is in use.
 
   // Only wallets that can connect and sign a message can sign in; the
   // others (a wallet of another chain only) are not listed.
@@ -150,6 +139,6 @@
     // the function that stops it.
     onChange: (f) => { listeners.add(f); return () => listeners.delete(f); },
     remembered: () => [...registered].filter(usable).find((w) => w.name === remembered()) || null,
-    icon, connect, signIn, signAndSendTransaction, b58encode,
+    icon, connect, signIn, signAndSendTransaction,
   });
 })();
