@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,7 +17,7 @@ func serveLimited(t *testing.T, ulimit string, args ...string) (stderr, soft str
 	addr := freeAddr()
 	cmd := exec.Command("bash", "-c", ulimit+` && exec "$0" "$@"`, crtxdBinary(t), "serve", "--addr", addr, "--data", t.TempDir())
 	cmd.Args = append(cmd.Args, args...)
-	var out bytes.Buffer
+	var out syncBuffer // written by the process while the test reads it
 	cmd.Stderr = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
