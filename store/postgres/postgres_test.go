@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,5 +168,34 @@ func TestOpeningByTheReleaseBefore(t *testing.T) {
 	}
 	if private || owner != "" {
 		t.Errorf("private %v, owner %q; want the columns' defaults", private, owner)
+	}
+}
+
+// Openings that arrive together share statements: a burst of 32 takes
+// fewer statements than openings, and each is counted once.
+func TestOpeningsShareStatements(t *testing.T) {
+	s := open(t).(*postgres.DB)
+	opening, _ := storetest.Openings(t, s)
+	before := s.WriterStats()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			<-start
+			o := opening(fmt.Sprintf("e%d", i), "key_1")
+			o.MaxKeyInFlight, o.MaxWalletInFlight = 0, 0
+			if err := s.OpenExecution(context.Background(), o); err != nil {
+				t.Errorf("opening %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	w := s.WriterStats()
+	if n := w.Transactions - before.Transactions; n != 32 {
+		t.Errorf("%d openings counted, want 32", n)
+	}
+	if n := w.Commits - before.Commits; n < 1 || n >= 32 {
+		t.Errorf("32 openings at once took %d statements, want fewer than 32", n)
 	}
 }
