@@ -1,8 +1,8 @@
 -- The openings (and, apart, the closings) of executions that arrive while
 -- the last batch runs, sent as one statement: one commit, one round trip
--- and one plan for the batch instead of one each. Each item runs in a
+-- and one call for the batch instead of one each. Each item runs in a
 -- block of its own (a subtransaction), so a refused item writes nothing
--- and is answered with its SQLSTATE, constraint, table and err_message, as
+-- and is answered with its SQLSTATE, constraint, table and message, as
 -- the single call would have raised them, while the others commit.
 -- Serialization failures and deadlocks fail the whole statement, which
 -- then committed nothing and is run again whole.
