@@ -23,6 +23,14 @@ import (
 // in pg_subtrans instead.
 const maxBatch = 64
 
+// batchTimeout bounds one attempt of a batch's statement. The batcher runs
+// one statement at a time, so a connection that hangs would otherwise hold
+// every opening (or closing) of the process, not only its own callers'.
+// An opening takes milliseconds; this is for a server that stopped
+// answering. A caller told the statement failed may still find its item
+// committed, as with any call whose answer was lost.
+const batchTimeout = 30 * time.Second
+
 // errStopped is returned to callers once the store is closed.
 var errStopped = errors.New("postgres: store closed")
 
@@ -35,12 +43,13 @@ var errStopped = errors.New("postgres: store closed")
 // Each caller is answered after the statement that holds its item
 // committed, so what it is told has happened is durable.
 type batcher struct {
-	db    *sqldb.DB
-	query string // one call of the batch function, $1 the items as a jsonb array
-	reqs  chan *item
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	db      *sqldb.DB
+	query   string // one call of the batch function, $1 the items as a jsonb array
+	timeout time.Duration
+	reqs    chan *item
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 
 	batches, items atomic.Int64
 	busy           atomic.Int64 // nanoseconds with a statement in flight
@@ -60,7 +69,7 @@ type item struct {
 }
 
 func newBatcher(db *sqldb.DB, query string) *batcher {
-	b := &batcher{db: db, query: query, reqs: make(chan *item), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &batcher{db: db, query: query, timeout: batchTimeout, reqs: make(chan *item), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.loop()
 	return b
 }
@@ -137,11 +146,12 @@ func (b *batcher) send(batch []*item) error {
 		args.Write(it.args)
 	}
 	args.WriteByte(']')
-	ctx := context.Background()
-	err := b.db.Retry(ctx, func() error {
+	err := b.db.Retry(context.Background(), func() error {
 		for _, it := range batch {
 			it.seq, it.refused = 0, nil
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+		defer cancel()
 		rows, err := b.db.Write.QueryContext(ctx, b.query, args.String())
 		if err != nil {
 			return err
