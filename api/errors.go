@@ -12,6 +12,9 @@ import (
 // ErrorBody is the seed's error body.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
+	// Message repeats Error.Message at the top, where the Solana Pay
+	// specification has wallets read an error: only on its routes.
+	Message string `json:"message,omitempty"`
 }
 
 // ErrorDetail is the object inside ErrorBody.

@@ -15,6 +15,11 @@ import (
 // not a *crtx.Error is logged with the request id and answered 500 without
 // its text.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var sp solanaPayError
+	solanaPay := errors.As(err, &sp)
+	if solanaPay {
+		err = sp.error
+	}
 	var e *crtx.Error
 	if !errors.As(err, &e) {
 		id := requestID(r)
@@ -27,6 +32,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.WarnContext(r.Context(), e.Message, "request_id", requestID(r), "err", err)
 	}
 	body := api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}}
+	if solanaPay {
+		body.Message = e.Message
+	}
 	if e.ExecutionID != "" {
 		body.Error.ExecutionID = &e.ExecutionID
 	}

@@ -16,16 +16,27 @@ import (
 // credited to the deposit's own wallet.
 
 // anyOrigin answers h to any origin, its errors too (a rate limit, a
-// closed deposit), which a browser would otherwise hide from the wallet.
+// closed deposit), which a browser would otherwise hide from the wallet,
+// and has its errors say their message where the Solana Pay specification
+// has wallets read it.
 func anyOrigin(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		hd := w.Header()
 		hd.Set("Access-Control-Allow-Origin", "*")
 		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 		hd.Set("Access-Control-Allow-Headers", "Content-Type, Accept")
-		return h(w, r)
+		if err := h(w, r); err != nil {
+			return solanaPayError{err}
+		}
+		return nil
 	}
 }
+
+// solanaPayError is an error of a Solana Pay request: its body also has
+// the top-level "message" wallets show.
+type solanaPayError struct{ error }
+
+func (e solanaPayError) Unwrap() error { return e.error }
 
 func (s *Server) solanaPayPreflight(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusNoContent)

@@ -166,6 +166,14 @@ func TestSolanaPayTransactionRequest(t *testing.T) {
 		if status != c.status || !strings.Contains(body, c.want) || h.Get("Access-Control-Allow-Origin") != "*" {
 			t.Errorf("%s %s: %d %s %v", c.method, c.path, status, body, h)
 		}
+		// A refusal says its message at the top too, where wallets read it.
+		var refusal struct {
+			Message string
+			Error   struct{ Message string }
+		}
+		if status >= 400 && (json.Unmarshal([]byte(body), &refusal) != nil || refusal.Message == "" || refusal.Message != refusal.Error.Message) {
+			t.Errorf("%s %s: the refusal %s has no top-level message", c.method, c.path, body)
+		}
 	}
 	open, err := c.NewDeposit(ctx, crtx.Devnet, amount)
 	if err != nil {
