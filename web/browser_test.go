@@ -52,9 +52,9 @@ func browser(t *testing.T) context.Context {
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel2 := chromedp.NewContext(actx)
 	// A bound against a hung browser, not a measure: the accessibility test
-	// alone takes half a minute, and over 90 s under the race detector
-	// while the other packages' tests run.
-	ctx, cancel3 := context.WithTimeout(bctx, 5*time.Minute)
+	// alone takes half a minute, and took over five minutes under the race
+	// detector on PostgreSQL with the other packages' tests running.
+	ctx, cancel3 := context.WithTimeout(bctx, 12*time.Minute)
 	t.Cleanup(func() {
 		cancel3()
 		cancel2()
