@@ -21,12 +21,15 @@ const rollupBatch = 2000
 // and their agents' statistics. An execution's own transaction then writes
 // no row that another execution of the same agent, creator or platform
 // also writes; the roll-up writes each such row once for the whole batch.
-// It reports how many transactions it posted.
-func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (int, error) {
-	n := 0
-	err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
+// It reports how many transactions it posted, and busy when another
+// roll-up of env (another replica's, or this one's own loop) held the lock,
+// so that it posted nothing whatever is pending.
+func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (n int, busy bool, err error) {
+	err = m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
 		// One roll-up at a time per environment, across replicas.
-		if ok, err := tx.TryLock(ctx, "crtx-rollup-"+string(env)); err != nil || !ok {
+		ok, err := tx.TryLock(ctx, "crtx-rollup-"+string(env))
+		if err != nil || !ok {
+			busy = err == nil
 			return err
 		}
 		txs, err := tx.Unposted(ctx, env, rollupBatch)
@@ -71,7 +74,7 @@ func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (int, error) 
 		n = len(txs)
 		return nil
 	})
-	return n, internal("rollup", err)
+	return n, busy, internal("rollup", err)
 }
 
 // RollupAll posts everything unposted in both environments, batch after
@@ -80,9 +83,19 @@ func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (int, error) 
 func (m *Market) RollupAll(ctx context.Context) error {
 	for _, env := range crtx.Environments {
 		for {
-			n, err := m.Rollup(ctx, env)
+			n, busy, err := m.Rollup(ctx, env)
 			if err != nil {
 				return err
+			}
+			if busy {
+				// Another roll-up is posting: nothing pending may be
+				// called posted until it is done, so wait for it.
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+				continue
 			}
 			if n < rollupBatch {
 				break
