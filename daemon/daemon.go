@@ -392,7 +392,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 	}
 	var collectors []prometheus.Collector
-	if db, ok := store.(*sqldb.DB); ok { // SQLite's: PostgreSQL's store is a postgres.DB
+	if db, ok := store.(interface{ WriterStats() sqldb.WriterStats }); ok { // SQLite's writer, PostgreSQL's batches
 		collectors = sqlite.Collectors(db)
 	}
 	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,

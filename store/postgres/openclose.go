@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/crtx-market/crtx"
@@ -11,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// OpenExecution writes o in one round trip (crtx.Store).
+// OpenExecution writes o in the next batch of openings (crtx.Store).
 func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	exec, err := sqldb.ExecutionRow(o.Execution)
 	if err != nil {
@@ -26,19 +24,25 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	if err != nil {
 		return err
 	}
-	args, err := jsonb(exec, idem, plan)
+	args, err := itemArgs(map[string]any{"exec": exec, "idem": idem, "post": plan,
+		"key_max": o.MaxKeyInFlight, "wallet_max": o.MaxWalletInFlight})
 	if err != nil {
 		return err
 	}
-	err = d.Retry(ctx, func() error {
-		return d.Write.QueryRowContext(ctx, `SELECT crtx_open_execution($1, $2, $3, $4, $5)`,
-			append(args, o.MaxKeyInFlight, o.MaxWalletInFlight)...).Scan(&o.Escrow.Seq)
-	})
-	var pe *pgconn.PgError
-	errors.As(err, &pe)
-	switch code(err) {
-	case "":
+	it, err := d.opens.do(ctx, args, o.Execution.Wallet)
+	if err != nil {
 		return err
+	}
+	if it.refused != nil {
+		return openRefused(o, it.refused)
+	}
+	o.Escrow.Seq = it.seq
+	return nil
+}
+
+// openRefused maps an opening's refusal onto the domain's errors.
+func openRefused(o *crtx.Opening, pe *pgconn.PgError) error {
+	switch pe.Code {
 	case "23505":
 		if pe.ConstraintName == "idempotency_keys_pkey" {
 			return fmt.Errorf("idempotency key %q: %w", o.Idempotency.Key, crtx.ErrConflict)
@@ -58,10 +62,10 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	case "CX006":
 		return fmt.Errorf("wallet %s: %w", o.Execution.Wallet, crtx.ErrWalletInFlight)
 	}
-	return err
+	return pe
 }
 
-// CloseExecution writes c in one round trip (crtx.Store).
+// CloseExecution writes c in the next batch of closings (crtx.Store).
 func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) {
 	exec, err := sqldb.ExecutionRow(c.Execution)
 	if err != nil {
@@ -75,43 +79,30 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	args, err := jsonb(exec, plan, hook)
+	a := map[string]any{"exec": exec, "post": plan, "hook": hook}
+	if c.Execution.Status == crtx.ExecCompleted {
+		a["content"] = c.Execution.Result
+	}
+	args, err := itemArgs(a)
 	if err != nil {
 		return false, err
 	}
-	var content *string
-	if c.Execution.Status == crtx.ExecCompleted {
-		content = &c.Execution.Result
+	it, err := d.closes.do(ctx, args, c.Execution.Wallet)
+	if err != nil {
+		return false, err
 	}
-	args = []any{args[0], content, args[1], args[2]}
-	err = d.Retry(ctx, func() error {
-		return d.Write.QueryRowContext(ctx, `SELECT crtx_close_execution($1, $2, $3, $4)`, args...).Scan(&c.Record.Seq)
-	})
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && insufficient(pe) {
-		return false, fmt.Errorf("execution %s: %w", c.Execution.ID, crtx.ErrInsufficientFunds)
+	if pe := it.refused; pe != nil {
+		if insufficient(pe) {
+			return false, fmt.Errorf("execution %s: %w", c.Execution.ID, crtx.ErrInsufficientFunds)
+		}
+		return false, pe
 	}
-	return err == nil && c.Record.Seq != 0, err
+	c.Record.Seq = it.seq
+	return c.Record.Seq != 0, nil
 }
 
 // insufficient reports a refusal for lack of funds: a balance CHECK of
 // accounts, or a paying account that does not exist (crtx_post's CX004).
 func insufficient(pe *pgconn.PgError) bool {
 	return pe != nil && (pe.Code == "CX004" || (pe.Code == "23514" && pe.TableName == "accounts"))
-}
-
-// jsonb encodes each value as a jsonb argument; a nil map stays NULL.
-func jsonb(vs ...any) ([]any, error) {
-	args := make([]any, len(vs))
-	for i, v := range vs {
-		if m, ok := v.(map[string]any); ok && m == nil {
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		args[i] = string(b)
-	}
-	return args, nil
 }

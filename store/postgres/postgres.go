@@ -77,19 +77,31 @@ func Open(ctx context.Context, dsn, searchPath string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return &DB{DB: &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
+	s := &sqldb.DB{Write: db, Read: db, Dialect: dialect{},
 		WriteOptions:   &sql.TxOptions{Isolation: sql.LevelSerializable},
 		GuardedOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
-		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}, conn: cfg}, nil
+		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}
+	return &DB{DB: s, conn: cfg,
+		opens:  newBatcher(s, `SELECT * FROM crtx_open_executions($1::jsonb)`),
+		closes: newBatcher(s, `SELECT * FROM crtx_close_executions($1::jsonb)`)}, nil
 }
 
 // DB is the PostgreSQL store: the SQL engine, with an execution's first
 // and last transactions each sent as one statement, a function call in
 // autocommit (migration 0009), instead of a dozen round trips inside
-// BEGIN and COMMIT during which the wallet's row stays locked.
+// BEGIN and COMMIT during which the wallet's row stays locked; and the
+// calls that arrive together sent as one such statement (migration 0017).
 type DB struct {
 	*sqldb.DB
-	conn *pgx.ConnConfig // for Listen's connection of its own
+	conn          *pgx.ConnConfig // for Listen's connection of its own
+	opens, closes *batcher
+}
+
+// Close stops the batches, after those running, and closes the store.
+func (d *DB) Close() error {
+	d.opens.close()
+	d.closes.close()
+	return d.DB.Close()
 }
 
 // SetConns sets how many connections the store keeps open.

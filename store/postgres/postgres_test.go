@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,4 +169,141 @@ func TestOpeningByTheReleaseBefore(t *testing.T) {
 	if private || owner != "" {
 		t.Errorf("private %v, owner %q; want the columns' defaults", private, owner)
 	}
+}
+
+// Openings that arrive together share statements: a burst of 32 takes
+// fewer statements than openings, and each is counted once.
+func TestOpeningsShareStatements(t *testing.T) {
+	s := open(t).(*postgres.DB)
+	opening, _ := storetest.Openings(t, s)
+	before := s.WriterStats()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			<-start
+			o := opening(fmt.Sprintf("e%d", i), "key_1")
+			o.MaxKeyInFlight, o.MaxWalletInFlight = 0, 0
+			if err := s.OpenExecution(context.Background(), o); err != nil {
+				t.Errorf("opening %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	w := s.WriterStats()
+	if n := w.Transactions - before.Transactions; n != 32 {
+		t.Errorf("%d openings counted, want 32", n)
+	}
+	if n := w.Commits - before.Commits; n < 1 || n >= 32 {
+		t.Errorf("32 openings at once took %d statements, want fewer than 32", n)
+	}
+}
+
+// A closing the server refuses as a statement (a result PostgreSQL cannot
+// hold as text) fails alone: the closings sent in its batch are sent
+// again one by one and close.
+func TestBatchFailureIsOneCallers(t *testing.T) {
+	s := open(t).(*postgres.DB)
+	ctx := context.Background()
+	opening, _ := storetest.Openings(t, s)
+	var closings []*crtx.Closing
+	for i := range 12 {
+		o := opening(fmt.Sprintf("e%d", i), "key_1")
+		o.MaxKeyInFlight, o.MaxWalletInFlight = 0, 0
+		if err := s.OpenExecution(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		e := o.Execution
+		done := e.InitiatedAt.Add(time.Second)
+		e.Status, e.CompletedAt = crtx.ExecCompleted, &done
+		e.ResultCID, e.ResultHash, e.Signature, e.Result = "cid-"+e.ID, "hash", "sig", "fine"
+		if i == 5 {
+			e.Result = "nul \x00 inside"
+		}
+		escrow, creator := o.Accounts[1], crtx.NewAccount(crtx.Devnet, crtx.AccountWallet, "w1", "w1")
+		treasury := crtx.NewAccount(crtx.Devnet, crtx.AccountTreasury, crtx.TreasuryID, "")
+		closings = append(closings, &crtx.Closing{Execution: e, Accounts: []crtx.Account{escrow, creator, treasury},
+			Record: crtx.LedgerTx{ID: "settle-" + e.ID, Environment: crtx.Devnet, Kind: crtx.TxExecutionRecord, CreatedAt: done,
+				Data: map[string]string{"execution_id": e.ID, "agent_id": "a1"},
+				Postings: []crtx.Posting{{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount},
+					{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount}}}})
+	}
+	errs := make([]error, len(closings))
+	closed := make([]bool, len(closings))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range closings {
+		wg.Go(func() {
+			<-start
+			closed[i], errs[i] = s.CloseExecution(ctx, c)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range closings {
+		if i == 5 {
+			if errs[i] == nil || closed[i] {
+				t.Errorf("closing with a NUL in its result: %v, %v; want an error", closed[i], errs[i])
+			}
+			continue
+		}
+		if errs[i] != nil || !closed[i] {
+			t.Errorf("closing e%d beside the refused one: %v, %v", i, closed[i], errs[i])
+		}
+	}
+	s.View(ctx, func(tx crtx.Tx) error {
+		for i := range closings {
+			e, err := tx.Execution(ctx, fmt.Sprintf("e%d", i))
+			if err != nil || (e.Status == crtx.ExecCompleted) != (i != 5) {
+				t.Errorf("e%d = %s, %v; want completed all but e5", i, e.Status, err)
+			}
+		}
+		return nil
+	})
+}
+
+// A lease renewal does not wait for a row another transaction holds (a
+// batch of closings holds many): it renews the others at once and counts
+// the held one as still its owner's, since nothing committed says
+// otherwise. Waiting could close a cycle with that batch.
+func TestRenewalPassesLockedRows(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).(*postgres.DB)
+	opening, _ := storetest.Openings(t, s)
+	for _, id := range []string{"e0", "e1"} {
+		o := opening(id, "key_1")
+		if err := s.OpenExecution(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock, err := s.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback()
+	if _, err := lock.ExecContext(ctx, `SELECT id FROM executions WHERE id = 'e0' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var renewed []string
+	err = s.UpdateGuarded(bounded, func(tx crtx.Tx) (err error) {
+		renewed, err = tx.RenewLeases(bounded, "", []string{"e0", "e1"}, until)
+		return err
+	})
+	slices.Sort(renewed)
+	if err != nil || fmt.Sprint(renewed) != "[e0 e1]" {
+		t.Fatalf("renewal beside a held row: %v, %v; want [e0 e1] at once", renewed, err)
+	}
+	lock.Rollback()
+	s.View(ctx, func(tx crtx.Tx) error {
+		e1, _ := tx.Execution(ctx, "e1")
+		e0, _ := tx.Execution(ctx, "e0")
+		if !e1.LeaseUntil.Equal(until) || e0.LeaseUntil.Equal(until) {
+			t.Errorf("leases: e1 %v (want %v), e0 %v (want its old one)", e1.LeaseUntil, until, e0.LeaseUntil)
+		}
+		return nil
+	})
 }

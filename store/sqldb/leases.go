@@ -40,22 +40,43 @@ func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until time.
 // engines' limits on a statement's parameters.
 const renewChunk = 512
 
+// RenewLeases never waits for a row another transaction holds: on
+// PostgreSQL a row locked is one being closed (a batch of closings locks
+// many, in its own order), and a renewal that waited for it could close
+// a cycle with that batch. Such a row is counted as renewed when it is
+// still ours by what is committed: its closing ends it, and if that fails
+// its lease outlasts the tick until the next renewal.
 func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) ([]string, error) {
 	var renewed []string
+	scanID := func(r interface{ Scan(...any) error }) (id string, err error) { return id, r.Scan(&id) }
 	for chunk := range slices.Chunk(ids, renewChunk) {
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
 		in, args := inList(args)
+		ours := `SELECT id FROM executions WHERE owner = ? AND status IN ('pending', 'running') AND id IN ` + in
 		rows, err := t.query(ctx, `UPDATE executions SET lease_until = ?
-			WHERE owner = ? AND status IN ('pending', 'running') AND id IN `+in+` RETURNING id`,
+			WHERE id IN (`+ours+t.d.SkipLocked()+`) RETURNING id`,
 			append([]any{us(until), owner}, args...)...)
-		got, err := collect(rows, err, func(r interface{ Scan(...any) error }) (id string, err error) { return id, r.Scan(&id) })
+		got, err := collect(rows, err, scanID)
 		if err != nil {
 			return nil, err
 		}
 		renewed = append(renewed, got...)
+		if len(got) == len(chunk) || t.d.SkipLocked() == "" {
+			continue
+		}
+		rows, err = t.query(ctx, ours, append([]any{owner}, args...)...)
+		held, err := collect(rows, err, scanID)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range held {
+			if !slices.Contains(got, id) {
+				renewed = append(renewed, id)
+			}
+		}
 	}
 	return renewed, nil
 }

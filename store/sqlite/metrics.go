@@ -8,8 +8,9 @@ import (
 // Collectors are the metrics of the store's single writer, for GET /metrics:
 // how many commits, how many transactions they held, and how long the
 // writer was busy. When busy time nears wall-clock time, the writer is
-// what bounds the marketplace.
-func Collectors(db *sqldb.DB) []prometheus.Collector {
+// what bounds the marketplace. PostgreSQL's store reports its batches of
+// openings and closings by the same names (postgres.DB.WriterStats).
+func Collectors(db interface{ WriterStats() sqldb.WriterStats }) []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "crtx_store_commits_total", Help: "Database commits of the group writer.",

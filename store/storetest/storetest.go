@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Unposted", testUnposted},
 		{"OpenClose", testOpenClose},
 		{"InFlight", testInFlight},
+		{"OpenBurst", testOpenBurst},
 		{"Heartbeats", testHeartbeats},
 		{"Deposits", testDeposits},
 		{"Withdrawals", testWithdrawals},
