@@ -14,7 +14,7 @@ import (
 
 func serveCommand() *cobra.Command {
 	cfg := daemon.Defaults()
-	var gc int
+	var gc collector
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the marketplace",
@@ -31,16 +31,28 @@ SIGTERM or SIGINT stops it, letting in-flight requests finish for up to --shutdo
 	}
 	storeFlags(cmd.Flags(), &cfg)
 	serveFlags(cmd.Flags(), &cfg)
-	cmd.Flags().IntVar(&gc, "gc-percent", 400, "the Go collector's GOGC: a larger heap between collections for less CPU (GOGC wins when set)")
+	cmd.Flags().IntVar(&gc.percent, "gc-percent", 400, "the Go collector's GOGC: a larger heap between collections for less CPU (GOGC wins when set)")
+	cmd.Flags().Int64Var(&gc.limitMiB, "memory-limit-mib", 0, "the Go runtime's soft memory limit in MiB: past it the collector runs more often, so resident memory stays near it at the cost of CPU (0: none; GOMEMLIMIT wins when set)")
 	return cmd
 }
 
-func serve(ctx context.Context, cfg daemon.Config, gc int, stderr io.Writer) error {
+// collector is how crtxd serve tunes the Go collector.
+type collector struct {
+	percent  int
+	limitMiB int64
+}
+
+func serve(ctx context.Context, cfg daemon.Config, gc collector, stderr io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		// The marketplace's live heap is small and its allocation rate high:
 		// collecting at 5× the live heap instead of 2× costs tens of MiB
 		// and saves CPU on every request.
-		debug.SetGCPercent(gc)
+		debug.SetGCPercent(gc.percent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" && gc.limitMiB > 0 {
+		// With many calls in flight the 5× is what makes most of the
+		// resident memory (docs/performance.md); the limit caps it.
+		debug.SetMemoryLimit(gc.limitMiB << 20)
 	}
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
