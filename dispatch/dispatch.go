@@ -71,7 +71,9 @@ func New(opts Options) *Caller {
 		// each by default) for the whole call, thousands at once with
 		// agents that take seconds. A call writes a small request and
 		// reads one result; smaller buffers cost a few more reads of a
-		// large result and save 5 KiB a call (docs/performance.md).
+		// large result, bound a chunked reply's trailer (which the
+		// protocol does not use) to 2 KiB, and save 5 KiB a call
+		// (docs/performance.md).
 		WriteBufferSize: 1 << 10,
 		ReadBufferSize:  2 << 10,
 		// A busy agent gets many concurrent calls; keeping their connections

@@ -95,7 +95,8 @@ func (m *Market) renewLeases(stop <-chan struct{}) {
 		ctx := context.Background()
 		var renewed []string
 		err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) (err error) {
-			renewed, err = tx.RenewLeases(ctx, m.replica, ids, m.now().Add(m.cfg.Lease))
+			now := m.now()
+			renewed, err = tx.RenewLeases(ctx, m.replica, ids, now, now.Add(m.cfg.Lease))
 			return err
 		})
 		if err != nil {

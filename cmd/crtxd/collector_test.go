@@ -63,3 +63,11 @@ func TestServeCollectorFlags(t *testing.T) {
 		t.Errorf("no limit by default: %s", limit)
 	}
 }
+
+// A memory limit that is no size is refused at start, not ignored.
+func TestServeRefusesANegativeMemoryLimit(t *testing.T) {
+	code, out := crtxd(t, "serve", "--addr", freeAddr(), "--data", t.TempDir(), "--memory-limit-mib", "-1")
+	if code == 0 || !strings.Contains(out, "--memory-limit-mib -1") {
+		t.Errorf("crtxd serve --memory-limit-mib -1: exit %d, %s", code, out)
+	}
+}

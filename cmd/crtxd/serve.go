@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
 
@@ -43,6 +44,9 @@ type collector struct {
 }
 
 func serve(ctx context.Context, cfg daemon.Config, gc collector, stderr io.Writer) error {
+	if gc.limitMiB < 0 || gc.limitMiB > math.MaxInt64>>20 {
+		return fmt.Errorf("--memory-limit-mib %d: give 0 (none) or a size in MiB", gc.limitMiB)
+	}
 	if os.Getenv("GOGC") == "" {
 		// The marketplace's live heap is small and its allocation rate high:
 		// collecting at 5× the live heap instead of 2× costs tens of MiB

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -9,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +22,11 @@ import (
 // snapshots stop listing them and every reader of the rows looks them up
 // in pg_subtrans instead.
 const maxBatch = 64
+
+// maxBatchBytes bounds the arguments of one statement: a result may be
+// megabytes, and 64 of them would pass what one jsonb value can hold. An
+// item larger than this goes alone.
+const maxBatchBytes = 8 << 20
 
 // batchTimeout bounds one attempt of a batch's statement. The batcher runs
 // one statement at a time, so a connection that hangs would otherwise hold
@@ -59,7 +64,7 @@ type batcher struct {
 // ran, its ledger transaction's seq or its refusal.
 type item struct {
 	args  []byte
-	order string // batches run their items sorted by it (a wallet), so two batches lock rows in one order
+	order string // batches run their items sorted by it, so two batches lock shared rows in one order (openingOrder, closingOrder)
 	seq   int64
 	// refused is the error the item's block raised, as the single
 	// statement would have: the item wrote nothing.
@@ -78,6 +83,9 @@ func newBatcher(db *sqldb.DB, query string) *batcher {
 // batch has taken it, the caller waits even if ctx ends, because the item
 // may yet commit.
 func (b *batcher) do(ctx context.Context, args []byte, order string) (*item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	it := &item{args: args, order: order, done: make(chan struct{})}
 	select {
 	case b.reqs <- it:
@@ -92,20 +100,29 @@ func (b *batcher) do(ctx context.Context, args []byte, order string) (*item, err
 
 func (b *batcher) loop() {
 	defer close(b.done)
+	var next *item // taken, but past the last batch's bytes
 	for {
-		var batch []*item
-		select {
-		case it := <-b.reqs:
-			batch = append(batch, it)
-		case <-b.stop:
-			return
+		batch := []*item{next}
+		if next == nil {
+			select {
+			case it := <-b.reqs:
+				batch[0] = it
+			case <-b.stop:
+				return
+			}
 		}
+		next = nil
 		// Whatever arrived while the last batch ran joins this one; nothing
 		// waits for more, so a lone call is sent at once.
+		size := len(batch[0].args)
 	gather:
 		for len(batch) < maxBatch {
 			select {
 			case it := <-b.reqs:
+				if size += len(it.args); size > maxBatchBytes {
+					next = it
+					break gather
+				}
 				batch = append(batch, it)
 			default:
 				break gather
@@ -120,24 +137,32 @@ func (b *batcher) loop() {
 
 // run sends batch as one statement, again whole on a serialization failure
 // or a deadlock (the statement, in autocommit, then committed nothing).
-// When the server fails the statement for another reason, each item is
-// sent alone, so one call's trouble is not the others'.
+// When the server refuses the statement's data, each item is sent alone,
+// so one call's trouble is not the others'.
 func (b *batcher) run(batch []*item) {
 	start := time.Now()
 	defer func() { b.busy.Add(int64(time.Since(start))) }()
 	slices.SortStableFunc(batch, func(x, y *item) int { return cmp.Compare(x.order, y.order) })
-	err := b.send(batch)
-	var pe *pgconn.PgError
-	if err != nil && len(batch) > 1 && errors.As(err, &pe) && !b.db.Dialect.IsRetryable(err) {
+	if err := b.send(batch); len(batch) > 1 && itemsFault(err) {
 		for _, it := range batch {
 			b.send([]*item{it})
 		}
 	}
 }
 
+// itemsFault reports a statement refused for what one of its items holds:
+// a data exception (class 22: a NUL in a result, say) or a limit of the
+// server's passed (class 54). Any other failure (a cancel, a connection
+// lost, a server shutting down) would fail each item alone as well, one
+// timeout after another, while every later call of the process waits.
+func itemsFault(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "54"))
+}
+
 // send runs batch's statement and records each item's outcome.
 func (b *batcher) send(batch []*item) error {
-	var args bytes.Buffer
+	var args strings.Builder // its String does not copy what may be megabytes
 	args.WriteByte('[')
 	for n, it := range batch {
 		if n > 0 {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/sqldb"
@@ -29,7 +30,7 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	if err != nil {
 		return err
 	}
-	it, err := d.opens.do(ctx, args, o.Execution.Wallet)
+	it, err := d.opens.do(ctx, args, openingOrder(o))
 	if err != nil {
 		return err
 	}
@@ -38,6 +39,32 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	}
 	o.Escrow.Seq = it.seq
 	return nil
+}
+
+// openingOrder is where an opening runs in its batch. An opening locks
+// its Idempotency-Key's entry, then its wallet's account row, then its
+// key's row (a key is its wallet's), so batches that run their items in
+// this order (and the roll-up, which locks accounts by address) take
+// shared rows in one order and cannot wait on each other in a cycle.
+func openingOrder(o *crtx.Opening) string {
+	var idem string
+	if o.Idempotency != nil {
+		idem = o.Idempotency.Key
+	}
+	e := o.Execution
+	return strings.Join([]string{string(e.Environment), crtx.AccountAddress(crtx.AccountWallet, e.Wallet), idem, e.ID}, "\x00")
+}
+
+// closingOrder is where a closing runs in its batch: a completed one
+// shares only its result's row (by content id) with other closings, a
+// failed one its wallet's account row (the refund), so the first run by
+// content id and the others by account.
+func closingOrder(c *crtx.Closing) string {
+	e := c.Execution
+	if e.Status == crtx.ExecCompleted {
+		return strings.Join([]string{"0", e.ResultCID, e.ID}, "\x00")
+	}
+	return strings.Join([]string{"1", string(e.Environment), crtx.AccountAddress(crtx.AccountWallet, e.Wallet), e.ID}, "\x00")
 }
 
 // openRefused maps an opening's refusal onto the domain's errors.
@@ -87,7 +114,7 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	it, err := d.closes.do(ctx, args, c.Execution.Wallet)
+	it, err := d.closes.do(ctx, args, closingOrder(c))
 	if err != nil {
 		return false, err
 	}

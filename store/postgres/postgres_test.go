@@ -265,8 +265,8 @@ func TestBatchFailureIsOneCallers(t *testing.T) {
 
 // A lease renewal does not wait for a row another transaction holds (a
 // batch of closings holds many): it renews the others at once and counts
-// the held one as still its owner's, since nothing committed says
-// otherwise. Waiting could close a cycle with that batch.
+// the held one as still its owner's while what is committed says so, its
+// lease included. Waiting could close a cycle with that batch.
 func TestRenewalPassesLockedRows(t *testing.T) {
 	ctx := context.Background()
 	s := open(t).(*postgres.DB)
@@ -277,6 +277,12 @@ func TestRenewalPassesLockedRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var lease time.Time
+	s.View(ctx, func(tx crtx.Tx) error {
+		e0, err := tx.Execution(ctx, "e0")
+		lease = e0.LeaseUntil
+		return err
+	})
 	lock, err := s.Write.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -285,24 +291,34 @@ func TestRenewalPassesLockedRows(t *testing.T) {
 	if _, err := lock.ExecContext(ctx, `SELECT id FROM executions WHERE id = 'e0' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
-	bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	var renewed []string
-	err = s.UpdateGuarded(bounded, func(tx crtx.Tx) (err error) {
-		renewed, err = tx.RenewLeases(bounded, "", []string{"e0", "e1"}, until)
-		return err
-	})
-	slices.Sort(renewed)
-	if err != nil || fmt.Sprint(renewed) != "[e0 e1]" {
-		t.Fatalf("renewal beside a held row: %v, %v; want [e0 e1] at once", renewed, err)
+	renew := func(now, until time.Time) []string {
+		t.Helper()
+		bounded, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var renewed []string
+		err := s.UpdateGuarded(bounded, func(tx crtx.Tx) (err error) {
+			renewed, err = tx.RenewLeases(bounded, "", []string{"e0", "e1"}, now, until)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("renewal beside a held row: %v", err)
+		}
+		slices.Sort(renewed)
+		return renewed
+	}
+	until := lease.Add(time.Hour)
+	if got := renew(lease.Add(-time.Second), until); fmt.Sprint(got) != "[e0 e1]" {
+		t.Errorf("renewed %v while e0's lease runs; want [e0 e1] at once", got)
+	}
+	if got := renew(lease.Add(time.Second), until.Add(time.Second)); fmt.Sprint(got) != "[e1]" {
+		t.Errorf("renewed %v after e0's lease ran out while held; want [e1]", got)
 	}
 	lock.Rollback()
 	s.View(ctx, func(tx crtx.Tx) error {
 		e1, _ := tx.Execution(ctx, "e1")
 		e0, _ := tx.Execution(ctx, "e0")
-		if !e1.LeaseUntil.Equal(until) || e0.LeaseUntil.Equal(until) {
-			t.Errorf("leases: e1 %v (want %v), e0 %v (want its old one)", e1.LeaseUntil, until, e0.LeaseUntil)
+		if !e1.LeaseUntil.Equal(until.Add(time.Second)) || !e0.LeaseUntil.Equal(lease) {
+			t.Errorf("leases: e1 %v (want %v), e0 %v (want its own %v)", e1.LeaseUntil, until.Add(time.Second), e0.LeaseUntil, lease)
 		}
 		return nil
 	})

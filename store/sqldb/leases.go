@@ -43,10 +43,10 @@ const renewChunk = 512
 // RenewLeases never waits for a row another transaction holds: on
 // PostgreSQL a row locked is one being closed (a batch of closings locks
 // many, in its own order), and a renewal that waited for it could close
-// a cycle with that batch. Such a row is counted as renewed when it is
-// still ours by what is committed: its closing ends it, and if that fails
-// its lease outlasts the tick until the next renewal.
-func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) ([]string, error) {
+// a cycle with that batch. Such a row is counted as renewed while it is
+// still ours by what is committed, its lease included: its closing ends
+// it, and a row held past its lease is lost, as one not renewed is.
+func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, now, until time.Time) ([]string, error) {
 	var renewed []string
 	scanID := func(r interface{ Scan(...any) error }) (id string, err error) { return id, r.Scan(&id) }
 	for chunk := range slices.Chunk(ids, renewChunk) {
@@ -67,13 +67,17 @@ func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, until 
 		if len(got) == len(chunk) || t.d.SkipLocked() == "" {
 			continue
 		}
-		rows, err = t.query(ctx, ours, append([]any{owner}, args...)...)
+		rows, err = t.query(ctx, ours+` AND lease_until > ?`, append(append([]any{owner}, args...), us(now))...)
 		held, err := collect(rows, err, scanID)
 		if err != nil {
 			return nil, err
 		}
+		done := make(map[string]bool, len(got))
+		for _, id := range got {
+			done[id] = true
+		}
 		for _, id := range held {
-			if !slices.Contains(got, id) {
+			if !done[id] {
 				renewed = append(renewed, id)
 			}
 		}

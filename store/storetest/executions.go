@@ -128,7 +128,7 @@ func testExecutions(t *testing.T, s crtx.Store) {
 		ids = append(ids, fmt.Sprintf("unknown-%d", i))
 	}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		renewed, err := tx.RenewLeases(ctx, "", append(ids, "e2"), t0.Add(2*time.Hour))
+		renewed, err := tx.RenewLeases(ctx, "", append(ids, "e2"), t0, t0.Add(2*time.Hour))
 		if fmt.Sprint(renewed) != "[e2]" {
 			t.Errorf("renewed %v, want [e2]", renewed)
 		}
@@ -136,7 +136,7 @@ func testExecutions(t *testing.T, s crtx.Store) {
 	})
 	// Only the owner renews: another replica took the execution over.
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		renewed, err := tx.RenewLeases(ctx, "someone-else", []string{"e1", "e2"}, t0.Add(3*time.Hour))
+		renewed, err := tx.RenewLeases(ctx, "someone-else", []string{"e1", "e2"}, t0, t0.Add(3*time.Hour))
 		if len(renewed) != 0 {
 			t.Errorf("another owner renewed %v", renewed)
 		}
