@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/store/storetest"
 )
 
@@ -118,5 +119,67 @@ func TestBatchBoundedByBytes(t *testing.T) {
 	wg.Wait()
 	if n := b.batches.Load(); n != 3 {
 		t.Errorf("five items, four of 3 MiB, took %d statements; want 3 (one, then two of two)", n)
+	}
+}
+
+// Two replicas' batches that share a wallet and a retried
+// Idempotency-Key wait for each other in line, not in a cycle: each takes
+// the wallet's row before any item's key. Before, replica 1's batch held
+// the wallet (its first item's) and waited for the key replica 2's held
+// while replica 2's waited for the wallet, until PostgreSQL broke the
+// deadlock by failing one; here a failed batch is not run again.
+func TestBatchesShareAWalletWithoutACycle(t *testing.T) {
+	ctx := context.Background()
+	dsn := storetest.PostgresDSN(t)
+	schema := storetest.Schema(t, dsn)
+	var replicas [2]*DB
+	for i := range replicas {
+		s, err := Open(ctx, dsn, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		s.RetryBudget = time.Nanosecond
+		replicas[i] = s
+	}
+	opening, alice := storetest.Openings(t, replicas[0])
+	newItem := func(id, key, idem string) *item {
+		o := opening(id, key)
+		o.MaxKeyInFlight, o.MaxWalletInFlight = 0, 0
+		if idem != "" {
+			o.Idempotency = &crtx.Idempotency{Wallet: o.Execution.Wallet, Environment: o.Execution.Environment, Key: idem,
+				RequestHash: "h", ExecutionID: id, CreatedAt: o.Execution.InitiatedAt}
+		}
+		args, err := openingArgs(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &item{args: args, order: openingOrder(o)}
+	}
+	a, b, c := newItem("ea", "key_1", ""), newItem("eb", "key_1", "k2"), newItem("ec", "key_2", "k2")
+	// Another transaction holds the wallet while both batches start, so
+	// that each has done what it does before it waits.
+	hold, err := replicas[0].Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(ctx, `UPDATE accounts SET balance = balance WHERE environment = 'devnet' AND address = $1`, alice.Address); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { replicas[0].opens.run([]*item{b, a}) })
+	time.Sleep(300 * time.Millisecond)
+	wg.Go(func() { replicas[1].opens.run([]*item{c}) })
+	time.Sleep(300 * time.Millisecond)
+	hold.Commit()
+	wg.Wait()
+	for _, it := range []*item{a, b, c} {
+		if it.err != nil {
+			t.Errorf("opening %q: its batch failed: %v", it.order, it.err)
+		}
+	}
+	if (b.refused == nil) == (c.refused == nil) {
+		t.Errorf("the key k2 kept by %v and %v; want exactly one", b.refused == nil, c.refused == nil)
 	}
 }

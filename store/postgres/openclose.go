@@ -12,21 +12,7 @@ import (
 
 // OpenExecution writes o in the next batch of openings (crtx.Store).
 func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
-	exec, err := sqldb.ExecutionRow(o.Execution)
-	if err != nil {
-		return err
-	}
-	var idem map[string]any
-	if i := o.Idempotency; i != nil {
-		idem = map[string]any{"wallet": i.Wallet, "environment": i.Environment, "key": i.Key, "request_hash": i.RequestHash,
-			"execution_id": i.ExecutionID, "created_at": i.CreatedAt.UnixMicro()}
-	}
-	plan, err := sqldb.PlanTransaction(&o.Escrow, o.Accounts...)
-	if err != nil {
-		return err
-	}
-	args, err := itemArgs(map[string]any{"exec": exec, "idem": idem, "post": plan,
-		"key_max": o.MaxKeyInFlight, "wallet_max": o.MaxWalletInFlight})
+	args, err := openingArgs(o)
 	if err != nil {
 		return err
 	}
@@ -41,11 +27,31 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	return nil
 }
 
-// openingOrder is where an opening runs in its batch. An opening locks
-// its Idempotency-Key's entry, then its wallet's account row, then its
-// key's row (a key is its wallet's), so batches that run their items in
-// this order (and the roll-up, which locks accounts by address) take
-// shared rows in one order and cannot wait on each other in a cycle.
+// openingArgs is o as an item of crtx_open_executions.
+func openingArgs(o *crtx.Opening) ([]byte, error) {
+	exec, err := sqldb.ExecutionRow(o.Execution)
+	if err != nil {
+		return nil, err
+	}
+	var idem map[string]any
+	if i := o.Idempotency; i != nil {
+		idem = map[string]any{"wallet": i.Wallet, "environment": i.Environment, "key": i.Key, "request_hash": i.RequestHash,
+			"execution_id": i.ExecutionID, "created_at": i.CreatedAt.UnixMicro()}
+	}
+	plan, err := sqldb.PlanTransaction(&o.Escrow, o.Accounts...)
+	if err != nil {
+		return nil, err
+	}
+	return itemArgs(map[string]any{"exec": exec, "idem": idem, "post": plan,
+		"key_max": o.MaxKeyInFlight, "wallet_max": o.MaxWalletInFlight,
+		"lock": crtx.AccountAddress(crtx.AccountWallet, o.Execution.Wallet)})
+}
+
+// openingOrder is where an opening runs in its batch. A batch first locks
+// its wallets' account rows, all at once in this order (migration 0018),
+// as every other writer of accounts does (sqldb's LockAccounts); then each
+// opening takes its Idempotency-Key's entry and its API key's row, both
+// its wallet's, so no two batches wait on each other in a cycle.
 func openingOrder(o *crtx.Opening) string {
 	var idem string
 	if o.Idempotency != nil {
@@ -57,8 +63,9 @@ func openingOrder(o *crtx.Opening) string {
 
 // closingOrder is where a closing runs in its batch: a completed one
 // shares only its result's row (by content id) with other closings, a
-// failed one its wallet's account row (the refund), so the first run by
-// content id and the others by account.
+// failed one its wallet's account row (the refund, locked with the
+// batch's others before any item runs), so the first run by content id
+// and the others by account.
 func closingOrder(c *crtx.Closing) string {
 	e := c.Execution
 	if e.Status == crtx.ExecCompleted {
@@ -109,6 +116,8 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 	a := map[string]any{"exec": exec, "post": plan, "hook": hook}
 	if c.Execution.Status == crtx.ExecCompleted {
 		a["content"] = c.Execution.Result
+	} else {
+		a["lock"] = crtx.AccountAddress(crtx.AccountWallet, c.Execution.Wallet) // the refund's
 	}
 	args, err := itemArgs(a)
 	if err != nil {

@@ -172,6 +172,12 @@ func (dialect) IndexedBy(string) string { return "" }
 
 func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
 
+// LockAccounts orders by bytes, whatever the database's collation, as Go
+// sorts the batches' items (openingOrder) and migration 0018 locks them.
+func (dialect) LockAccounts() string {
+	return ` ORDER BY environment, address COLLATE "C" FOR NO KEY UPDATE`
+}
+
 // TryLock takes a transaction-scoped advisory lock; it is released at
 // commit, or when the holder's connection dies.
 func (dialect) TryLock() string { return `SELECT pg_try_advisory_xact_lock(hashtext(?))` }

@@ -43,6 +43,11 @@ type Dialect interface {
 	// engine's planner lacks the statistics to choose it; empty where the
 	// planner has them.
 	IndexedBy(index string) string
+	// LockAccounts orders and locks the accounts a SELECT returns, in the
+	// one order every writer takes them, so that two transactions paying
+	// the same accounts wait for each other rather than in a cycle; empty
+	// when the engine has a single writer and needs none.
+	LockAccounts() string
 	// TryLock is a query answering whether a transaction-scoped lock on
 	// its one argument, a name, was taken; empty when the engine has a
 	// single writer and needs none.

@@ -162,6 +162,13 @@ func (t *tx) addToBalances(ctx context.Context, lt *crtx.LedgerTx, addresses []s
 	for _, a := range addresses {
 		args = append(args, a)
 	}
+	if lock := t.d.LockAccounts(); lock != "" && n > 1 {
+		// An UPDATE locks its rows in the order its plan visits them.
+		rows, err := t.query(ctx, `SELECT address FROM accounts WHERE environment = ? AND address IN `+placeholders(1, n)+lock, args[2*n:]...)
+		if _, err := collect(rows, err, func(r interface{ Scan(...any) error }) (a string, err error) { return a, r.Scan(&a) }); err != nil {
+			return err
+		}
+	}
 	r, err := t.exec(ctx, `UPDATE accounts SET balance = balance + CASE address`+cases.String()+` END
 		WHERE environment = ? AND address IN `+placeholders(1, n), args...)
 	if t.d.IsCheck(err) {

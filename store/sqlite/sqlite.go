@@ -162,6 +162,9 @@ func (dialect) IndexText(ctx context.Context, tx sqldb.Querier, a crtx.Agent) er
 // SkipLocked is empty: the single writer already serializes claimers.
 func (dialect) SkipLocked() string { return "" }
 
+// LockAccounts is empty: the single writer holds every lock.
+func (dialect) LockAccounts() string { return "" }
+
 // TryLock needs no query: the single writer holds every lock.
 func (dialect) TryLock() string { return "" }
 
