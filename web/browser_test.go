@@ -126,11 +126,40 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return s
 }
 
+// run runs one step of a test in the browser. A step that waits for what
+// never comes fails after stepBound with where the page was and what its
+// status lines said, rather than hold the package until its timeout kills
+// it with no word of why.
 func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
 	t.Helper()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
+	step := ctx
+	// A tab is opened by its first run, and closed when that run's context
+	// ends: only a tab already open takes a bound of its own.
+	if c := chromedp.FromContext(ctx); c != nil && c.Target != nil {
+		var cancel context.CancelFunc
+		step, cancel = context.WithTimeout(ctx, stepBound)
+		defer cancel()
 	}
+	if err := chromedp.Run(step, actions...); err != nil {
+		t.Fatalf("%s: %v (%s)", what, err, pageState(ctx))
+	}
+}
+
+// stepBound is far past what a step takes on a loaded machine (seconds):
+// a bound against a wait that never ends, not a measure.
+const stepBound = 3 * time.Minute
+
+// pageState says where the page is and what its status lines say.
+func pageState(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var state string
+	err := chromedp.Run(ctx, chromedp.Evaluate(`location.href + " — " + Array.from(document.querySelectorAll("[role=status], [role=alert], .error, .ok"))
+		.map((e) => e.textContent.trim()).filter(Boolean).join(" | ")`, &state))
+	if err != nil {
+		return "page not readable: " + err.Error()
+	}
+	return "page " + state
 }
 
 // agentKeys are the agent signing keys of the tests' services, by public
