@@ -214,20 +214,11 @@ func TestBatchFailureIsOneCallers(t *testing.T) {
 		if err := s.OpenExecution(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		e := o.Execution
-		done := e.InitiatedAt.Add(time.Second)
-		e.Status, e.CompletedAt = crtx.ExecCompleted, &done
-		e.ResultCID, e.ResultHash, e.Signature, e.Result = "cid-"+e.ID, "hash", "sig", "fine"
+		c := completed(o, "fine")
 		if i == 5 {
-			e.Result = "nul \x00 inside"
+			c.Execution.Result = "nul \x00 inside"
 		}
-		escrow, creator := o.Accounts[1], crtx.NewAccount(crtx.Devnet, crtx.AccountWallet, "w1", "w1")
-		treasury := crtx.NewAccount(crtx.Devnet, crtx.AccountTreasury, crtx.TreasuryID, "")
-		closings = append(closings, &crtx.Closing{Execution: e, Accounts: []crtx.Account{escrow, creator, treasury},
-			Record: crtx.LedgerTx{ID: "settle-" + e.ID, Environment: crtx.Devnet, Kind: crtx.TxExecutionRecord, CreatedAt: done,
-				Data: map[string]string{"execution_id": e.ID, "agent_id": "a1"},
-				Postings: []crtx.Posting{{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount},
-					{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount}}}})
+		closings = append(closings, c)
 	}
 	errs := make([]error, len(closings))
 	closed := make([]bool, len(closings))
@@ -322,4 +313,66 @@ func TestRenewalPassesLockedRows(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// completed is the closing of o's execution with result, its credits to
+// the creator (w1) and the treasury deferred to the roll-up.
+func completed(o *crtx.Opening, result string) *crtx.Closing {
+	e := o.Execution
+	done := e.InitiatedAt.Add(time.Second)
+	e.Status, e.CompletedAt = crtx.ExecCompleted, &done
+	e.ResultCID, e.ResultHash, e.Signature, e.Result = "cid-"+e.ID, "hash", "sig", result
+	escrow, creator := o.Accounts[1], crtx.NewAccount(crtx.Devnet, crtx.AccountWallet, "w1", "w1")
+	treasury := crtx.NewAccount(crtx.Devnet, crtx.AccountTreasury, crtx.TreasuryID, "")
+	return &crtx.Closing{Execution: e, Accounts: []crtx.Account{escrow, creator, treasury},
+		Record: crtx.LedgerTx{ID: "settle-" + e.ID, Environment: crtx.Devnet, Kind: crtx.TxExecutionRecord, CreatedAt: done,
+			Data: map[string]string{"execution_id": e.ID, "agent_id": "a1"},
+			Postings: []crtx.Posting{{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount},
+				{From: escrow.Address, To: treasury.Address, Amount: e.PlatformAmount}}}}
+}
+
+// A completed closing does not wait for a transaction that holds its
+// creator's or the treasury's account (the roll-up crediting them, every
+// fraction of a second): it only names them, to create them if missing,
+// and they exist. It waited for that transaction to commit before.
+func TestClosingPassesHeldAccounts(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).(*postgres.DB)
+	opening, _ := storetest.Openings(t, s)
+	var closings []*crtx.Closing
+	for _, id := range []string{"e0", "e1"} {
+		o := opening(id, "key_1")
+		if err := s.OpenExecution(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		closings = append(closings, completed(o, "fine"))
+	}
+	// The first creates the accounts; the second finds them held.
+	if _, err := s.CloseExecution(ctx, closings[0]); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := s.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(ctx, `UPDATE accounts SET balance = balance + 1 WHERE address IN ($1, $2)`,
+		closings[1].Accounts[1].Address, closings[1].Accounts[2].Address); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() {
+		_, err := s.CloseExecution(ctx, closings[1])
+		closed <- err
+	}()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("closing beside held accounts: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		hold.Rollback()
+		<-closed
+		t.Error("the closing waited for the transaction holding the creator's and the treasury's accounts")
+	}
 }
