@@ -11,16 +11,22 @@ DECLARE
     env   text := p->>'environment';
     tseq  bigint;
     payer accounts;
+    made  accounts;
 BEGIN
     INSERT INTO ledger_txs (id, environment, kind, data, postings, refs, created_at, version)
         VALUES (p->>'id', env, p->>'kind', p->>'data', p->>'postings', p->>'refs', (p->>'created_at')::bigint,
             coalesce((p->>'version')::int, 1))
         RETURNING seq INTO tseq;
-    INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at)
-        SELECT c.environment, c.address, c.kind, c.ref, c.owner, c.may_go_negative, c.created_at
-        FROM jsonb_populate_recordset(NULL::accounts, p->'create') c
-        WHERE NOT EXISTS (SELECT 1 FROM accounts a WHERE a.environment = c.environment AND a.address = c.address)
-        ON CONFLICT (environment, address) DO NOTHING;
+    -- One lookup by key for each: as a join, the planner, who cannot see
+    -- how few there are, scans the environment's accounts.
+    FOR made IN SELECT * FROM jsonb_populate_recordset(NULL::accounts, p->'create') LOOP
+        PERFORM 1 FROM accounts WHERE environment = made.environment AND address = made.address;
+        IF NOT FOUND THEN
+            INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at)
+                VALUES (made.environment, made.address, made.kind, made.ref, made.owner, made.may_go_negative, made.created_at)
+                ON CONFLICT (environment, address) DO NOTHING;
+        END IF;
+    END LOOP;
     IF (p->>'unposted')::boolean THEN
         INSERT INTO unposted (environment, tx_seq) VALUES (env, tseq);
     END IF;
