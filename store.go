@@ -211,8 +211,8 @@ type Tx interface {
 	// ids, and returns the ids it renewed: one missing was taken over by
 	// another replica, or is final.
 	// A row another transaction holds is not waited for: it counts as
-	// renewed if what is committed says owner holds it past now.
-	RenewLeases(ctx context.Context, owner string, ids []string, now, until time.Time) (renewed []string, err error)
+	// renewed if what is committed says owner holds it past held.
+	RenewLeases(ctx context.Context, owner string, ids []string, held, until time.Time) (renewed []string, err error)
 	// InFlight counts a wallet's executions pending or running in env, and
 	// those of them opened with the key keyID.
 	InFlight(ctx context.Context, wallet string, env Environment, keyID string) (all, key int, err error)

@@ -95,8 +95,10 @@ func (m *Market) renewLeases(stop <-chan struct{}) {
 		ctx := context.Background()
 		var renewed []string
 		err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) (err error) {
+			// A row another transaction holds (being closed) counts while
+			// its lease outlasts the next tick, when it is tried again.
 			now := m.now()
-			renewed, err = tx.RenewLeases(ctx, m.replica, ids, now, now.Add(m.cfg.Lease))
+			renewed, err = tx.RenewLeases(ctx, m.replica, ids, now.Add(m.cfg.Lease/3), now.Add(m.cfg.Lease))
 			return err
 		})
 		if err != nil {

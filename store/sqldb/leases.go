@@ -44,9 +44,10 @@ const renewChunk = 512
 // PostgreSQL a row locked is one being closed (a batch of closings locks
 // many, in its own order), and a renewal that waited for it could close
 // a cycle with that batch. Such a row is counted as renewed while it is
-// still ours by what is committed, its lease included: its closing ends
-// it, and a row held past its lease is lost, as one not renewed is.
-func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, now, until time.Time) ([]string, error) {
+// still ours by what is committed, with a lease that outlasts held (the
+// next renewal's time): its closing ends it, and a row held past its
+// lease is lost, as one not renewed is.
+func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, held, until time.Time) ([]string, error) {
 	var renewed []string
 	scanID := func(r interface{ Scan(...any) error }) (id string, err error) { return id, r.Scan(&id) }
 	for chunk := range slices.Chunk(ids, renewChunk) {
@@ -67,8 +68,8 @@ func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, now, u
 		if len(got) == len(chunk) || t.d.SkipLocked() == "" {
 			continue
 		}
-		rows, err = t.query(ctx, ours+` AND lease_until > ?`, append(append([]any{owner}, args...), us(now))...)
-		held, err := collect(rows, err, scanID)
+		rows, err = t.query(ctx, ours+` AND lease_until > ?`, append(append([]any{owner}, args...), us(held))...)
+		kept, err := collect(rows, err, scanID)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +77,7 @@ func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, now, u
 		for _, id := range got {
 			done[id] = true
 		}
-		for _, id := range held {
+		for _, id := range kept {
 			if !done[id] {
 				renewed = append(renewed, id)
 			}
