@@ -150,11 +150,12 @@ func TestBatchesShareAWalletWithoutACycle(t *testing.T) {
 			o.Idempotency = &crtx.Idempotency{Wallet: o.Execution.Wallet, Environment: o.Execution.Environment, Key: idem,
 				RequestHash: "h", ExecutionID: id, CreatedAt: o.Execution.InitiatedAt}
 		}
-		args, err := openingArgs(o)
+		wallet := crtx.AccountAddress(crtx.AccountWallet, o.Execution.Wallet)
+		args, err := openingArgs(o, wallet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &item{args: args, order: openingOrder(o)}
+		return &item{args: args, order: openingOrder(o, wallet)}
 	}
 	a, b, c := newItem("ea", "key_1", ""), newItem("eb", "key_1", "k2"), newItem("ec", "key_2", "k2")
 	// Another transaction holds the wallet while both batches start, so

@@ -12,11 +12,12 @@ import (
 
 // OpenExecution writes o in the next batch of openings (crtx.Store).
 func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
-	args, err := openingArgs(o)
+	wallet := crtx.AccountAddress(crtx.AccountWallet, o.Execution.Wallet)
+	args, err := openingArgs(o, wallet)
 	if err != nil {
 		return err
 	}
-	it, err := d.opens.do(ctx, args, openingOrder(o))
+	it, err := d.opens.do(ctx, args, openingOrder(o, wallet))
 	if err != nil {
 		return err
 	}
@@ -27,8 +28,9 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 	return nil
 }
 
-// openingArgs is o as an item of crtx_open_executions.
-func openingArgs(o *crtx.Opening) ([]byte, error) {
+// openingArgs is o as an item of crtx_execution_batch; wallet is its
+// wallet's account address.
+func openingArgs(o *crtx.Opening, wallet string) ([]byte, error) {
 	exec, err := sqldb.ExecutionRow(o.Execution)
 	if err != nil {
 		return nil, err
@@ -44,21 +46,21 @@ func openingArgs(o *crtx.Opening) ([]byte, error) {
 	}
 	return itemArgs(map[string]any{"exec": exec, "idem": idem, "post": plan,
 		"key_max": o.MaxKeyInFlight, "wallet_max": o.MaxWalletInFlight,
-		"lock": crtx.AccountAddress(crtx.AccountWallet, o.Execution.Wallet)})
+		"lock": wallet})
 }
 
 // openingOrder is where an opening runs in its batch. A batch first locks
-// its wallets' account rows, all at once in this order (migration 0018),
+// its wallets' account rows, all at once in this order (migration 0017),
 // as every other writer of accounts does (sqldb's LockAccounts); then each
 // opening takes its Idempotency-Key's entry and its API key's row, both
 // its wallet's, so no two batches wait on each other in a cycle.
-func openingOrder(o *crtx.Opening) string {
+func openingOrder(o *crtx.Opening, wallet string) string {
 	var idem string
 	if o.Idempotency != nil {
 		idem = o.Idempotency.Key
 	}
 	e := o.Execution
-	return strings.Join([]string{string(e.Environment), crtx.AccountAddress(crtx.AccountWallet, e.Wallet), idem, e.ID}, "\x00")
+	return strings.Join([]string{string(e.Environment), wallet, idem, e.ID}, "\x00")
 }
 
 // closingOrder is where a closing runs in its batch: a completed one
@@ -66,12 +68,12 @@ func openingOrder(o *crtx.Opening) string {
 // failed one its wallet's account row (the refund, locked with the
 // batch's others before any item runs), so the first run by content id
 // and the others by account.
-func closingOrder(c *crtx.Closing) string {
+func closingOrder(c *crtx.Closing, wallet string) string {
 	e := c.Execution
 	if e.Status == crtx.ExecCompleted {
 		return strings.Join([]string{"0", e.ResultCID, e.ID}, "\x00")
 	}
-	return strings.Join([]string{"1", string(e.Environment), crtx.AccountAddress(crtx.AccountWallet, e.Wallet), e.ID}, "\x00")
+	return strings.Join([]string{"1", string(e.Environment), wallet, e.ID}, "\x00")
 }
 
 // openRefused maps an opening's refusal onto the domain's errors.
@@ -114,16 +116,18 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 		return false, err
 	}
 	a := map[string]any{"exec": exec, "post": plan, "hook": hook}
+	var wallet string
 	if c.Execution.Status == crtx.ExecCompleted {
 		a["content"] = c.Execution.Result
 	} else {
-		a["lock"] = crtx.AccountAddress(crtx.AccountWallet, c.Execution.Wallet) // the refund's
+		wallet = crtx.AccountAddress(crtx.AccountWallet, c.Execution.Wallet)
+		a["lock"] = wallet // the refund's
 	}
 	args, err := itemArgs(a)
 	if err != nil {
 		return false, err
 	}
-	it, err := d.closes.do(ctx, args, closingOrder(c))
+	it, err := d.closes.do(ctx, args, closingOrder(c, wallet))
 	if err != nil {
 		return false, err
 	}

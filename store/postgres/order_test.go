@@ -31,7 +31,9 @@ func TestBatchOrders(t *testing.T) {
 		open(crtx.Devnet, first, "z", "e4"),
 		open(crtx.Devnet, second, "a", "e0"),
 	}
-	slices.SortFunc(openings, func(x, y *crtx.Opening) int { return cmp.Compare(openingOrder(x), openingOrder(y)) })
+	slices.SortFunc(openings, func(x, y *crtx.Opening) int {
+		return cmp.Compare(openingOrder(x, addr(x.Execution.Wallet)), openingOrder(y, addr(y.Execution.Wallet)))
+	})
 	var got []string
 	for _, o := range openings {
 		got = append(got, o.Execution.ID)
@@ -49,7 +51,9 @@ func TestBatchOrders(t *testing.T) {
 		closing(crtx.ExecCompleted, "cid-a", second, "c2"),
 		closing(crtx.ExecFailed, "", first, "f0"),
 	}
-	slices.SortFunc(closings, func(x, y *crtx.Closing) int { return cmp.Compare(closingOrder(x), closingOrder(y)) })
+	slices.SortFunc(closings, func(x, y *crtx.Closing) int {
+		return cmp.Compare(closingOrder(x, addr(x.Execution.Wallet)), closingOrder(y, addr(y.Execution.Wallet)))
+	})
 	got = nil
 	for _, c := range closings {
 		got = append(got, c.Execution.ID)

@@ -82,8 +82,8 @@ func Open(ctx context.Context, dsn, searchPath string) (*DB, error) {
 		GuardedOptions: &sql.TxOptions{Isolation: sql.LevelReadCommitted},
 		ReadOptions:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}}
 	return &DB{DB: s, conn: cfg,
-		opens:  newBatcher(s, `SELECT * FROM crtx_open_executions($1::jsonb)`),
-		closes: newBatcher(s, `SELECT * FROM crtx_close_executions($1::jsonb)`)}, nil
+		opens:  newBatcher(s, `SELECT * FROM crtx_execution_batch(false, $1::jsonb)`),
+		closes: newBatcher(s, `SELECT * FROM crtx_execution_batch(true, $1::jsonb)`)}, nil
 }
 
 // DB is the PostgreSQL store: the SQL engine, with an execution's first
@@ -173,7 +173,7 @@ func (dialect) IndexedBy(string) string { return "" }
 func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
 
 // LockAccounts orders by bytes, whatever the database's collation, as Go
-// sorts the batches' items (openingOrder) and migration 0018 locks them.
+// sorts the batches' items (openingOrder) and migration 0017 locks them.
 func (dialect) LockAccounts() string {
 	return ` ORDER BY environment, address COLLATE "C" FOR NO KEY UPDATE`
 }

@@ -4,7 +4,9 @@
 -- the treasury's accounts (credited later, by the roll-up), so each batch
 -- of closings waited for the roll-up, which updates those very rows, to
 -- commit. A plain read of what exists waits for nothing; the ON CONFLICT
--- stays for two transactions creating one account at once.
+-- stays for two transactions creating one account at once. Receivers
+-- are taken in bytes of their address, the order of every other writer of
+-- accounts (sqldb's LockAccounts), whatever the database's collation.
 
 CREATE OR REPLACE FUNCTION crtx_post(p jsonb) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -32,7 +34,7 @@ BEGIN
     END IF;
     INSERT INTO accounts (environment, address, kind, ref, owner, may_go_negative, created_at, balance)
         SELECT environment, address, kind, ref, owner, may_go_negative, created_at, balance
-        FROM jsonb_populate_recordset(NULL::accounts, p->'receive') ORDER BY address
+        FROM jsonb_populate_recordset(NULL::accounts, p->'receive') ORDER BY address COLLATE "C"
         ON CONFLICT (environment, address) DO UPDATE SET balance = accounts.balance + excluded.balance;
     -- One update by key for each payer: a join would let the planner,
     -- who cannot see how few payers there are, scan the environment's
