@@ -57,6 +57,10 @@ func devCommand() *cobra.Command {
 	cfg.AllowPrivateEndpoints = true
 	cfg.BlockInterval = time.Second
 	cfg.LogLevel = "warn"
+	// One developer's sandbox: a thousand calls in flight is plenty, and
+	// fits the open-file limit of any machine, so it starts without
+	// serve's warning about it.
+	cfg.MaxDispatches = 1000
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run the marketplace for development, with example agents and a funded wallet",

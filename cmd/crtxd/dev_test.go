@@ -57,6 +57,9 @@ func startDev(t *testing.T, data string, flags ...string) (banner string, stop f
 			t.Fatalf("no banner:\n%s%s", out.String(), errs.String())
 		}
 	}
+	if strings.Contains(errs.String(), "open-file limit") {
+		t.Errorf("crtxd dev warned at start: %s", errs.String())
+	}
 	stopped := false
 	stop = func() {
 		if stopped {
