@@ -38,23 +38,29 @@ type Chain interface {
 	// Incoming lists the newest transfers of the mint into TokenAccount, at
 	// most limit, with every account key each transaction names (References).
 	Incoming(ctx context.Context, limit int) ([]ChainPayment, error)
-	// SignTransfer builds and signs a transaction that moves amount from the
-	// treasury to wallet's token account, with an SPL Memo of memo that
-	// makes it unique; it sends nothing. It creates no token account: the
-	// treasury pays no rent that the account's owner could take back.
-	SignTransfer(ctx context.Context, wallet string, amount USDC, memo string) (SignedTransfer, error)
+	// NonceAccounts are the treasury's durable nonce accounts: a
+	// withdrawal's transfer is signed on one, which it holds until it is
+	// final, so at most this many withdrawals are in flight at once.
+	NonceAccounts() []string
+	// SignTransfer builds and signs a transaction that moves t.Amount from
+	// the treasury to t.Wallet's token account on t.NonceAccount's current
+	// nonce, with an SPL Memo of t.Memo; it sends nothing. The transaction
+	// never expires: it lands once, whenever its bytes reach the cluster,
+	// unless another on the same nonce lands first. It creates no token
+	// account: the treasury pays no rent that the account's owner could
+	// take back.
+	SignTransfer(ctx context.Context, t Transfer) (SignedTransfer, error)
 	// PaymentTransaction builds, unsigned, the transaction by which payer's
 	// wallet pays r from its token account: the answer to a Solana Pay
 	// transaction request.
 	PaymentTransaction(ctx context.Context, payer string, r TransferRequest) ([]byte, error)
 	// Send submits signed bytes; sending the same bytes twice is harmless.
+	// A refusal proves nothing (a node may refuse bytes it already holds):
+	// only Status says what became of them.
 	Send(ctx context.Context, raw []byte) error
 	// Status looks a signature up; Found is false when the cluster has not
 	// seen it.
 	Status(ctx context.Context, signature string) (ChainStatus, error)
-	// BlockHeight is the finalized block height: past a transfer's
-	// LastValidBlockHeight, a transaction not found can never land.
-	BlockHeight(ctx context.Context) (uint64, error)
 	// Anchor writes memo in a transaction signed by authority, the treasury
 	// paying the fee, and waits until it is finalized.
 	Anchor(ctx context.Context, memo string, authority ed25519.PrivateKey) (Anchor, error)
@@ -77,11 +83,23 @@ type ChainPayment struct {
 	References []string
 }
 
+// Transfer is what a withdrawal's transaction pays: Amount to Wallet's
+// token account, signed on NonceAccount's nonce as read from a node that
+// has seen slot After (where the nonce's last transaction landed).
+type Transfer struct {
+	Wallet       string
+	Amount       USDC
+	Memo         string
+	NonceAccount string
+	After        uint64
+}
+
 // SignedTransfer is a withdrawal's transaction, signed and not sent.
 type SignedTransfer struct {
-	Signature            string
-	Raw                  []byte
-	LastValidBlockHeight uint64
+	Signature string
+	Raw       []byte
+	// Nonce is the nonce value it was signed on.
+	Nonce string
 }
 
 // ChainStatus is what the cluster knows of a signature.
@@ -172,8 +190,9 @@ func (s WithdrawalStatus) Final() bool { return s == WithdrawalConfirmed || s ==
 
 // Withdrawal pays a wallet's balance out to its own token account. Its row
 // is its durable work: the signed bytes are stored before they are sent, so
-// whichever process takes the lease next sends those bytes, or, once their
-// blockhash has provably expired unsent, signs anew.
+// whichever process takes the lease next sends those bytes. They are signed
+// on a durable nonce and never expire, so a withdrawal is signed once and
+// never refunded unless the chain shows its transfer landed and failed.
 type Withdrawal struct {
 	ID          string           `json:"withdrawal_id"`
 	Wallet      string           `json:"wallet"`
@@ -187,11 +206,15 @@ type Withdrawal struct {
 	CreatedAt   time.Time        `json:"created_at"`
 	CompletedAt *time.Time       `json:"completed_at"`
 
-	Raw                  []byte    `json:"-"`
-	LastValidBlockHeight uint64    `json:"-"`
-	Attempts             int       `json:"-"`
-	LeaseOwner           string    `json:"-"`
-	LeaseUntil           time.Time `json:"-"`
+	Raw []byte `json:"-"`
+	// NonceAccount is the treasury's nonce account the transfer was
+	// signed on, held from its signing until the withdrawal is final;
+	// Nonce the value signed on.
+	NonceAccount string    `json:"-"`
+	Nonce        string    `json:"-"`
+	Attempts     int       `json:"-"`
+	LeaseOwner   string    `json:"-"`
+	LeaseUntil   time.Time `json:"-"`
 }
 
 // Reserve compares what the treasury holds on the chain with what the

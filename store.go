@@ -265,12 +265,19 @@ type Tx interface {
 
 	InsertWithdrawal(ctx context.Context, w Withdrawal) error
 	// UpdateWithdrawal writes every mutable field of w (status, signature,
-	// raw, last valid block height, slot, reason, completed_at) while owner
-	// holds its lease; ErrConflict when it does not.
+	// raw, nonce account and nonce, slot, reason, completed_at) while owner
+	// holds its lease; ErrConflict when it does not, or when another
+	// withdrawal not final holds w's nonce account.
 	UpdateWithdrawal(ctx context.Context, w Withdrawal, owner string) error
 	Withdrawal(ctx context.Context, id string) (Withdrawal, error)
 	// Withdrawals lists a wallet's withdrawals in env, newest first, and counts all.
 	Withdrawals(ctx context.Context, wallet string, env Environment, limit, offset int) ([]Withdrawal, int, error)
+	// HeldNonceAccounts lists the nonce accounts of env that withdrawals
+	// not final yet were signed on.
+	HeldNonceAccounts(ctx context.Context, env Environment) ([]string, error)
+	// NonceSlot is the latest slot where a withdrawal of env signed on the
+	// nonce account landed; 0 if none did.
+	NonceSlot(ctx context.Context, env Environment, account string) (uint64, error)
 	// ClaimWithdrawals takes for owner up to limit withdrawals that are not
 	// final and whose lease ran out before now, extending each lease to
 	// until and counting an attempt. Concurrent claimers never get the same one.

@@ -39,6 +39,10 @@ type Config struct {
 	// Cluster names the cluster for explorer links; empty, it is guessed
 	// from RPC.
 	Cluster string
+	// NonceAccounts is how many durable nonce accounts the treasury signs
+	// withdrawals on, so how many may be in flight at once; zero means
+	// DefaultNonceAccounts.
+	NonceAccounts int
 }
 
 // Client is a crtx.Chain over one cluster's JSON-RPC.
@@ -52,6 +56,7 @@ type Client struct {
 	mint         solana.PublicKey
 	treasury     solana.PrivateKey
 	tokenAccount solana.PublicKey
+	nonces       []solana.PublicKey
 	// pageSize is how many signatures one getSignaturesForAddress call
 	// asks for; tests lower it to make every read span pages.
 	pageSize int
@@ -81,7 +86,18 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the treasury's token account: %w", ErrConfig, err)
 	}
+	if cfg.NonceAccounts == 0 {
+		cfg.NonceAccounts = DefaultNonceAccounts
+	}
+	if cfg.NonceAccounts < 1 || cfg.NonceAccounts > 256 {
+		return nil, fmt.Errorf("%w: %d nonce accounts: between 1 and 256", ErrConfig, cfg.NonceAccounts)
+	}
+	nonces, err := nonceAccounts(treasury.PublicKey(), cfg.NonceAccounts)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
+		nonces:       nonces,
 		rpc:          rpc.New(cfg.RPC),
 		url:          cfg.RPC,
 		cluster:      cfg.Cluster,

@@ -37,7 +37,21 @@ func newCluster(t *testing.T) cluster {
 	if err := c.EnsureTokenAccount(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.EnsureNonceAccounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return cluster{net: net, c: c, mint: mint, mintAuthority: authority, treasury: treasury}
+}
+
+// sign signs a transfer of amount to wallet on the treasury's account-th
+// nonce account.
+func (k cluster) sign(t *testing.T, wallet string, amount crtx.USDC, memo string, account int) crtx.SignedTransfer {
+	t.Helper()
+	st, err := k.c.SignTransfer(t.Context(), crtx.Transfer{Wallet: wallet, Amount: amount, Memo: memo, NonceAccount: k.c.NonceAccounts()[account]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // wallet is a new wallet with SOL for fees and amount of the mint.

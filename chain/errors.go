@@ -18,6 +18,9 @@ var (
 	ErrNotSigned = errors.New("not a signed transaction")
 	// ErrFailed is wrapped when a transaction landed and failed.
 	ErrFailed = errors.New("transaction failed on chain")
+	// ErrBehind is wrapped when a node answered from before a slot the
+	// answer must include: it lags, and the read is tried again later.
+	ErrBehind = errors.New("the node is behind")
 	// ErrExpired is wrapped when a transaction's blockhash expired before
 	// it landed: it never will.
 	ErrExpired = errors.New("transaction expired unsent")

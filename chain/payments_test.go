@@ -102,10 +102,7 @@ func TestIncoming(t *testing.T) {
 	}
 	out := chaintest.Address(chaintest.NewKey(t))
 	k.net.MintTo(t, k.mint, k.mintAuthority, out, 0)
-	w, err := k.c.SignTransfer(t.Context(), out, 400_000, "w-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := k.sign(t, out, 400_000, "w-1", 0)
 	if err := k.c.Send(t.Context(), w.Raw); err != nil {
 		t.Fatal(err)
 	}

@@ -20,15 +20,6 @@ func (c *Client) Status(ctx context.Context, signature string) (crtx.ChainStatus
 	return status(ctx, c.rpc, sig)
 }
 
-// BlockHeight is the finalized block height.
-func (c *Client) BlockHeight(ctx context.Context) (uint64, error) {
-	h, err := c.rpc.GetBlockHeight(ctx, rpc.CommitmentFinalized)
-	if err != nil {
-		return 0, fmt.Errorf("reading the block height: %w", err)
-	}
-	return h, nil
-}
-
 // status reads a signature's status; its confirmationStatus, not any
 // commitment parameter, says whether it is finalized.
 func status(ctx context.Context, cl *rpc.Client, sig solana.Signature) (crtx.ChainStatus, error) {

@@ -35,7 +35,16 @@ func sign(ctx context.Context, cl *rpc.Client, instructions []solana.Instruction
 	if err != nil {
 		return signed{}, fmt.Errorf("reading a recent blockhash: %w", err)
 	}
-	tx, err := solana.NewTransaction(instructions, latest.Value.Blockhash, solana.TransactionPayer(signers[0].PublicKey()))
+	tx, err := signOn(latest.Value.Blockhash, instructions, signers...)
+	tx.lastValid = latest.Value.LastValidBlockHeight
+	return tx, err
+}
+
+// signOn builds instructions into a transaction on blockhash (a recent
+// one, or a durable nonce), the first signer paying the fee, and signs it
+// with every signer.
+func signOn(blockhash solana.Hash, instructions []solana.Instruction, signers ...solana.PrivateKey) (signed, error) {
+	tx, err := solana.NewTransaction(instructions, blockhash, solana.TransactionPayer(signers[0].PublicKey()))
 	if err != nil {
 		return signed{}, fmt.Errorf("building the transaction: %w", err)
 	}
@@ -54,7 +63,7 @@ func sign(ctx context.Context, cl *rpc.Client, instructions []solana.Instruction
 	if err != nil {
 		return signed{}, fmt.Errorf("encoding the transaction: %w", err)
 	}
-	return signed{sig: sigs[0], raw: raw, lastValid: latest.Value.LastValidBlockHeight}, nil
+	return signed{sig: sigs[0], raw: raw}, nil
 }
 
 // submit signs, sends and awaits instructions until they are finalized,

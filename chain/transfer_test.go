@@ -24,10 +24,7 @@ func TestSignTransferSend(t *testing.T) {
 	if has, err := k.c.HasTokenAccount(t.Context(), wallet); err != nil || has {
 		t.Fatalf("HasTokenAccount of a new wallet = %v, %v", has, err)
 	}
-	missing, err := k.c.SignTransfer(t.Context(), wallet, crtx.MicroPerUSDC, "w-0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	missing := k.sign(t, wallet, crtx.MicroPerUSDC, "w-0", 0)
 	if err := k.c.Send(t.Context(), missing.Raw); err != nil {
 		t.Fatal(err)
 	}
@@ -50,10 +47,7 @@ func TestSignTransferSend(t *testing.T) {
 	if has, err := k.c.HasTokenAccount(t.Context(), wallet); err != nil || !has {
 		t.Fatalf("HasTokenAccount once made = %v, %v", has, err)
 	}
-	st, err := k.c.SignTransfer(t.Context(), wallet, 3*crtx.MicroPerUSDC, "w-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := k.sign(t, wallet, 3*crtx.MicroPerUSDC, "w-1", 1)
 	if got, err := k.c.Status(t.Context(), st.Signature); err != nil || got.Found {
 		t.Fatalf("a signed transfer not sent: Status = %+v, %v", got, err)
 	}
@@ -67,6 +61,7 @@ func TestSignTransferSend(t *testing.T) {
 	if !done.Found || done.Slot == 0 {
 		t.Fatalf("Status = %+v", done)
 	}
+	// The node refuses bytes it holds (in its message alone): not an error.
 	if err := k.c.Send(t.Context(), st.Raw); err != nil {
 		t.Fatalf("sending the bytes of a finalized transfer: %v", err)
 	}
@@ -77,20 +72,15 @@ func TestSignTransferSend(t *testing.T) {
 	if got, err := k.c.Balance(t.Context()); err != nil || got != 7*crtx.MicroPerUSDC {
 		t.Fatalf("the treasury holds %s, %v; want 7", got, err)
 	}
-	// Two transfers alike but for their memo are two transactions, even
-	// on one blockhash: each lands.
-	twin, err := k.c.SignTransfer(t.Context(), wallet, 3*crtx.MicroPerUSDC, "w-1b")
+	// The nonce advanced where st landed: the next transfer on that account
+	// is signed on the new value, read from a node past that slot.
+	again, err := k.c.SignTransfer(t.Context(), crtx.Transfer{Wallet: wallet, Amount: 1, Memo: "w-2",
+		NonceAccount: k.c.NonceAccounts()[1], After: done.Slot})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if twin.Signature == st.Signature {
-		t.Fatal("two withdrawals of one amount to one wallet signed the same transaction")
-	}
-	// The account exists now; the idempotent create lets a second
-	// withdrawal to it through.
-	again, err := k.c.SignTransfer(t.Context(), wallet, 1, "w-2")
-	if err != nil {
-		t.Fatal(err)
+	if again.Nonce == st.Nonce {
+		t.Fatalf("signed on the spent nonce %s", st.Nonce)
 	}
 	if err := k.c.Send(t.Context(), again.Raw); err != nil {
 		t.Fatal(err)
@@ -100,58 +90,65 @@ func TestSignTransferSend(t *testing.T) {
 		t.Fatalf("the wallet's token account holds %s, want 3.000001", got)
 	}
 
-	if _, err := k.c.SignTransfer(t.Context(), wallet, 0, "w-3"); !errors.Is(err, ErrAmount) {
-		t.Fatalf("SignTransfer of nothing: %v", err)
+	for name, tr := range map[string]crtx.Transfer{
+		"nothing":             {Wallet: wallet, Amount: 0, NonceAccount: k.c.NonceAccounts()[2]},
+		"a malformed wallet":  {Wallet: "nope", Amount: 1, NonceAccount: k.c.NonceAccounts()[2]},
+		"another nonce":       {Wallet: wallet, Amount: 1, NonceAccount: wallet},
+		"a node behind after": {Wallet: wallet, Amount: 1, NonceAccount: k.c.NonceAccounts()[2], After: 1 << 50},
+	} {
+		if st, err := k.c.SignTransfer(t.Context(), tr); err == nil {
+			t.Errorf("SignTransfer of %s signed %s", name, st.Signature)
+		}
 	}
-	if _, err := k.c.SignTransfer(t.Context(), "nope", 1, "w-4"); !errors.Is(err, ErrAddress) {
-		t.Fatalf("SignTransfer to a malformed wallet: %v", err)
+	if _, err := k.c.SignTransfer(t.Context(), crtx.Transfer{Wallet: wallet, NonceAccount: k.c.NonceAccounts()[2]}); !errors.Is(err, ErrAmount) {
+		t.Errorf("SignTransfer of nothing: %v", err)
 	}
 }
 
-// TestExpiredTransferNeverLands: bytes sent after the finalized height
-// passed their last valid block height are never found, so a withdrawal
-// may be signed anew.
-func TestExpiredTransferNeverLands(t *testing.T) {
+// TestDurableTransfer: a transfer signed on a nonce still lands long after
+// a blockhash would have expired, so a withdrawal is never signed twice;
+// and two signed on one nonce value land one, whichever is sent first.
+func TestDurableTransfer(t *testing.T) {
 	k := newCluster(t)
 	k.net.MintTo(t, k.mint, k.mintAuthority, k.c.Treasury(), 10*crtx.MicroPerUSDC)
 	wallet := chaintest.Address(chaintest.NewKey(t))
-	st, err := k.c.SignTransfer(t.Context(), wallet, crtx.MicroPerUSDC, "w-5")
-	if err != nil {
-		t.Fatal(err)
+	k.net.MintTo(t, k.mint, k.mintAuthority, wallet, 0)
+	first := k.sign(t, wallet, crtx.MicroPerUSDC, "w-5", 0)
+	twin := k.sign(t, wallet, 2*crtx.MicroPerUSDC, "w-6", 0)
+	if first.Nonce != twin.Nonce {
+		t.Fatalf("two transfers signed at once on one account took nonces %s and %s", first.Nonce, twin.Nonce)
 	}
+	// A blockhash lives 150 blocks: wait for twice that.
+	start := k.net.BlockHeight(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	for {
-		h, err := k.c.BlockHeight(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h > st.LastValidBlockHeight {
-			break
-		}
+	for h := start; h < start+300; h = k.net.BlockHeight(t) {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("block height %d never passed %d", h, st.LastValidBlockHeight)
+			t.Fatalf("block height %d never passed %d", h, start+300)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	// The node may refuse the bytes or take them; either way they never
-	// land.
-	if err := k.c.Send(t.Context(), st.Raw); err != nil {
-		t.Logf("sending expired bytes: %v", err)
+	if err := k.c.Send(t.Context(), first.Raw); err != nil {
+		t.Fatal(err)
+	}
+	awaitFinalized(t, k.c, first.Signature)
+	// The twin's nonce is spent: whatever the node answers, it never lands.
+	if err := k.c.Send(t.Context(), twin.Raw); err != nil {
+		t.Logf("sending on a spent nonce: %v", err)
 	}
 	for range 20 {
-		got, err := k.c.Status(t.Context(), st.Signature)
+		got, err := k.c.Status(t.Context(), twin.Signature)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Found {
-			t.Fatalf("an expired transfer landed: %+v", got)
+		if got.Found && got.Err == "" {
+			t.Fatalf("a transfer on a spent nonce landed: %+v", got)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	dest, _ := k.c.TokenAccountOf(wallet)
-	if got := k.net.TokenBalance(t, dest); got != 0 {
-		t.Fatalf("the wallet got %s from an expired transfer", got)
+	if got := k.net.TokenBalance(t, dest); got != crtx.MicroPerUSDC {
+		t.Fatalf("the wallet holds %s, want 1", got)
 	}
 }

@@ -46,7 +46,7 @@ func openChains(cfg Config) (map[crtx.Environment]crtx.Chain, error) {
 		if rpc == "" {
 			continue
 		}
-		c, err := chain.New(chain.Config{RPC: rpc, Mint: mint, Treasury: treasury})
+		c, err := chain.New(chain.Config{RPC: rpc, Mint: mint, Treasury: treasury, NonceAccounts: cfg.NonceAccounts})
 		if err != nil {
 			return nil, fmt.Errorf("--solana-rpc-%s: %w", env, err)
 		}
@@ -83,7 +83,8 @@ func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environme
 	return bound, err
 }
 
-// ensureTreasuries creates each chain's treasury token account if missing.
+// ensureTreasuries creates each chain's treasury token account and nonce
+// accounts if missing.
 func ensureTreasuries(ctx context.Context, chains map[crtx.Environment]crtx.Chain) error {
 	for env, c := range chains {
 		ec, ok := c.(*chain.Client)
@@ -92,6 +93,9 @@ func ensureTreasuries(ctx context.Context, chains map[crtx.Environment]crtx.Chai
 		}
 		if err := ec.EnsureTokenAccount(ctx); err != nil {
 			return fmt.Errorf("the %s treasury's token account: %w", env, err)
+		}
+		if err := ec.EnsureNonceAccounts(ctx); err != nil {
+			return fmt.Errorf("the %s treasury's nonce accounts: %w", env, err)
 		}
 	}
 	return nil

@@ -26,6 +26,7 @@ import (
 	"github.com/crtx-market/crtx/mcp"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain"
 	"github.com/crtx-market/crtx/dispatch"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/keyfile"
@@ -82,6 +83,10 @@ type Config struct {
 	USDCMintMainnet, USDCMintDevnet   string
 	TreasuryKeypair                   string
 	AnchorInterval, ChainPoll         time.Duration
+	// NonceAccounts is how many durable nonce accounts the treasury signs
+	// withdrawals on: how many withdrawals of an environment are in
+	// flight at once.
+	NonceAccounts int
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
 	// MetricsAddr, when set, serves GET /metrics there instead of on Addr.
@@ -108,7 +113,7 @@ func Defaults() Config {
 		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxStreamsPerKey: 64,
 		MCPSessionsPerKey: 32, MCPSessionsPerWallet: 128,
 		USDCMintMainnet: USDCMainnet, USDCMintDevnet: USDCDevnet, AnchorInterval: md.AnchorInterval, ChainPoll: md.ChainPoll,
-		LogFormat: "text", LogLevel: "info"}
+		NonceAccounts: chain.DefaultNonceAccounts, LogFormat: "text", LogLevel: "info"}
 }
 
 // Validate checks the configuration once, before anything is opened, and
@@ -140,6 +145,8 @@ func (c Config) Validate() error {
 		return errors.New("--treasury-keypair is required with a Solana RPC: the key file (solana-keygen new -o treasury.json) of the wallet that holds the deposits and pays withdrawals and fees")
 	case c.AnchorInterval <= 0 || c.ChainPoll <= 0:
 		return errors.New("--anchor-interval and --chain-poll must be more than zero")
+	case c.NonceAccounts < 1 || c.NonceAccounts > 256:
+		return fmt.Errorf("--nonce-accounts %d must be between 1 and 256", c.NonceAccounts)
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)

@@ -24,7 +24,10 @@ import (
 // of the test's own.
 type chainEnv struct {
 	*env
-	net      *chaintest.Net
+	net *chaintest.Net
+	// proxy stands between crtxd and the network, for tests that distort
+	// the RPC's answers.
+	proxy    *chaintest.Proxy
 	mint     string
 	mintAuth ed25519.PrivateKey
 	treasury string
@@ -55,9 +58,10 @@ func startChainConfig(t *testing.T, c *daemon.Config) *chainEnv {
 	if err := keyfile.Write(file, treasury); err != nil {
 		t.Fatal(err)
 	}
-	c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = net.RPC, mint, file
+	proxy := chaintest.NewProxy(t, net.RPC)
+	c.SolanaRPCDevnet, c.USDCMintDevnet, c.TreasuryKeypair = proxy.URL, mint, file
 	c.ChainPoll, c.AnchorInterval = 50*time.Millisecond, 200*time.Millisecond
-	return &chainEnv{net: net, mint: mint, mintAuth: auth, treasury: crtx.Address(pub), treasuryKey: treasury}
+	return &chainEnv{net: net, proxy: proxy, mint: mint, mintAuth: auth, treasury: crtx.Address(pub), treasuryKey: treasury}
 }
 
 // payer is a wallet that holds SOL for fees and amount of the test's USDC.

@@ -112,6 +112,10 @@ type Market struct {
 	surplus    surpluses                     // the last reserve check's
 	// nudge wakes the withdrawal worker when a withdrawal is requested.
 	nudge chan struct{}
+	// signing is held while a withdrawal picks a nonce account, signs on
+	// it and stores the bytes, so the process's own withdrawals never pick
+	// one account at once (another replica's may: the store refuses one).
+	signing sync.Mutex
 	// outbox holds the ids of executions whose change the other replicas
 	// are yet to hear of (RunNotifications); nil on a store of one process.
 	outbox chan string

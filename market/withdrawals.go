@@ -3,6 +3,8 @@ package market
 import (
 	"context"
 	"errors"
+	"hash/crc32"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -146,14 +148,15 @@ func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
 
 // payStep moves w one step: sign and store, send, or follow what was sent.
 // It reports true once w is final. Each step is safe to repeat after a
-// crash at any point, because the bytes sent are always the bytes stored:
+// crash at any point, because the bytes sent are always the bytes stored,
+// and they are signed on a durable nonce, so they never expire:
 //   - no signature stored: sign, store, then send;
-//   - the signature found on the chain and finalized: failed there, refund;
-//     else confirm; not finalized yet: wait;
-//   - not found, its blockhash provably expired (the finalized height, read
-//     before the status, past its last valid height): it can never land,
-//     so sign anew (or, when the cluster refused the last send, refund);
-//   - not found otherwise: send the same bytes again.
+//   - the signature found on the chain and finalized: failed there,
+//     refund; else confirm; found and not finalized yet: wait;
+//   - not found: send the same bytes again. A "not found" proves nothing
+//     (a node may lag, or no longer hold the slot), nor does a refusal of
+//     the send (a node may refuse bytes it already holds), so neither ever
+//     leads to a refund or to a second transfer.
 func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) {
 	c, err := m.chain(w.Environment)
 	if err != nil {
@@ -161,10 +164,6 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 	}
 	if w.Signature == "" {
 		return false, m.signAndSend(ctx, c, w)
-	}
-	height, err := c.BlockHeight(ctx)
-	if err != nil {
-		return false, err
 	}
 	st, err := c.Status(ctx, w.Signature)
 	if err != nil {
@@ -179,40 +178,76 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, st.Slot, "the transfer failed on the chain: "+st.Err)
 	case st.Found:
 		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalConfirmed, st.Slot, "")
-	case height > w.LastValidBlockHeight && w.Reason != "":
-		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, 0, "the cluster refused the transfer: "+w.Reason)
-	case height > w.LastValidBlockHeight:
-		return false, m.signAndSend(ctx, c, w)
 	default:
 		return false, m.send(ctx, c, w)
 	}
 }
 
-// signAndSend signs a new transfer for w, stores its signature and bytes
-// (refused unless this process still holds w's lease), then sends them.
+// signAndSend signs w's transfer on a nonce account no other withdrawal in
+// flight holds, stores its signature and bytes with the account (refused
+// unless this process still holds w's lease and the account is still
+// free), then sends them. With every account held, or the one it picked
+// taken meanwhile by another replica, it waits: the next step tries again.
 func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
-	st, err := c.SignTransfer(ctx, w.Wallet, w.Amount, "crtx withdrawal "+w.ID)
+	m.signing.Lock()
+	defer m.signing.Unlock()
+	var account string
+	var after uint64
+	err := m.store.View(ctx, func(tx crtx.Tx) error {
+		held, err := tx.HeldNonceAccounts(ctx, w.Environment)
+		if err != nil {
+			return err
+		}
+		// Each withdrawal starts its search at its own place, so
+		// replicas signing at once seldom pick the same account.
+		free := slices.DeleteFunc(c.NonceAccounts(), func(a string) bool { return slices.Contains(held, a) })
+		if len(free) == 0 {
+			return nil
+		}
+		account = free[int(crc32.ChecksumIEEE([]byte(w.ID)))%len(free)]
+		after, err = tx.NonceSlot(ctx, w.Environment, account)
+		return err
+	})
+	if err != nil || account == "" {
+		return err
+	}
+	st, err := c.SignTransfer(ctx, crtx.Transfer{Wallet: w.Wallet, Amount: w.Amount, Memo: "crtx withdrawal " + w.ID,
+		NonceAccount: account, After: after})
 	if err != nil {
 		return err
 	}
 	next := *w
-	next.Signature, next.Raw, next.LastValidBlockHeight, next.Reason = st.Signature, st.Raw, st.LastValidBlockHeight, ""
-	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, next, m.replica) }); err != nil {
+	next.Signature, next.Raw, next.NonceAccount, next.Nonce, next.Reason = st.Signature, st.Raw, account, st.Nonce, ""
+	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, next, m.replica) })
+	if errors.Is(err, crtx.ErrConflict) && m.nonceTaken(ctx, w.Environment, account) {
+		// The bytes just signed are dropped unsent.
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	*w = next
 	return m.send(ctx, c, w)
 }
 
+// nonceTaken reports whether a withdrawal in flight holds account.
+func (m *Market) nonceTaken(ctx context.Context, env crtx.Environment, account string) bool {
+	held, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]string, error) { return tx.HeldNonceAccounts(ctx, env) })
+	return err == nil && slices.Contains(held, account)
+}
+
 // send submits w's stored bytes and records that they left, or why the
-// cluster refused them.
+// cluster refused them this time: said to the wallet while it waits, and
+// never a reason to refund.
 func (m *Market) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
 	next := *w
 	if err := c.Send(ctx, w.Raw); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
-		next.Reason = err.Error()
+		// The cause may name the RPC provider's URL: it goes to the log.
+		m.cfg.Logger.Warn("withdrawal send refused; it is sent again", "withdrawal", w.ID, "error", err)
+		next.Reason = "the cluster refused the last send of the transfer; it is sent again until it lands"
 	} else {
 		next.Status, next.Reason = crtx.WithdrawalSent, ""
 	}

@@ -159,6 +159,16 @@ func (n *Net) Drain(t testing.TB, key ed25519.PrivateKey, keep uint64) {
 	n.Send(t, []solana.Instruction{system.NewTransferInstruction(bal.Value-keep-fee, from, to).Build()}, key)
 }
 
+// BlockHeight is the network's finalized block height.
+func (n *Net) BlockHeight(t testing.TB) uint64 {
+	t.Helper()
+	h, err := n.client.GetBlockHeight(background(), rpc.CommitmentFinalized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // NewMint creates an SPL token mint of 6 decimals, as USDC's, and returns
 // its address and its mint authority, which also paid for it.
 func (n *Net) NewMint(t testing.TB) (mint string, authority ed25519.PrivateKey) {
@@ -273,6 +283,17 @@ func (n *Net) SignAndSend(t testing.TB, raw []byte, signer ed25519.PrivateKey) s
 	}
 	n.awaitFinalized(t, sig)
 	return sig.String()
+}
+
+// AwaitFinalized waits until the transaction of signature is finalized; a
+// transaction that failed fails the test.
+func (n *Net) AwaitFinalized(t testing.TB, signature string) {
+	t.Helper()
+	sig, err := solana.SignatureFromBase58(signature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.awaitFinalized(t, sig)
 }
 
 // awaitFinalized polls the signature's status, as the network ignores the

@@ -57,6 +57,7 @@ func chainFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.StringVar(&cfg.TreasuryKeypair, "treasury-keypair", cfg.TreasuryKeypair, "Solana CLI key file of the treasury wallet: receives deposits, pays withdrawals and transaction fees (required with a Solana RPC)")
 	fs.DurationVar(&cfg.AnchorInterval, "anchor-interval", cfg.AnchorInterval, "how often the newest ledger block is anchored on the chain, and the reserves checked")
 	fs.DurationVar(&cfg.ChainPoll, "chain-poll", cfg.ChainPoll, "how often the chain is read for deposits' payments and withdrawals' progress")
+	fs.IntVar(&cfg.NonceAccounts, "nonce-accounts", cfg.NonceAccounts, "how many durable nonce accounts the treasury signs withdrawals on: withdrawals in flight at once per environment")
 }
 
 // envName is the variable a flag is also read from: --addr ⇔ CRTX_ADDR.

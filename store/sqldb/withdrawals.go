@@ -11,20 +11,20 @@ import (
 
 // Withdrawals: payouts to the chain, each its own leased work.
 
-const withdrawalColumns = `id, wallet, environment, amount, destination, status, signature, raw, last_valid_block_height,
+const withdrawalColumns = `id, wallet, environment, amount, destination, status, signature, raw, nonce_account, nonce,
 	slot, reason, created_at, completed_at, attempts, lease_owner, lease_until`
 
 func scanWithdrawal(row interface{ Scan(...any) error }) (crtx.Withdrawal, error) {
 	var w crtx.Withdrawal
-	var height, slot, created, until int64
+	var slot, created, until int64
 	var completed sql.NullInt64
 	err := row.Scan(&w.ID, &w.Wallet, &w.Environment, &w.Amount, &w.Destination, &w.Status, &w.Signature, &w.Raw,
-		&height, &slot, &w.Reason, &created, &completed, &w.Attempts, &w.LeaseOwner, &until)
+		&w.NonceAccount, &w.Nonce, &slot, &w.Reason, &created, &completed, &w.Attempts, &w.LeaseOwner, &until)
 	if len(w.Raw) == 0 {
 		// Nothing signed yet reads as it was written: nil.
 		w.Raw = nil
 	}
-	w.LastValidBlockHeight, w.Slot = uint64(height), uint64(slot)
+	w.Slot = uint64(slot)
 	w.CreatedAt, w.CompletedAt, w.LeaseUntil = fromUS(created), fromNullUS(completed), fromUS(until)
 	return w, err
 }
@@ -38,17 +38,17 @@ func raw(b []byte) []byte {
 }
 
 func (t *tx) InsertWithdrawal(ctx context.Context, w crtx.Withdrawal) error {
-	_, err := t.exec(ctx, `INSERT INTO withdrawals (`+withdrawalColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(ctx, `INSERT INTO withdrawals (`+withdrawalColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, w.Wallet, w.Environment, w.Amount, w.Destination, w.Status, w.Signature, raw(w.Raw),
-		int64(w.LastValidBlockHeight), int64(w.Slot), w.Reason, us(w.CreatedAt), nullUS(w.CompletedAt), w.Attempts,
+		w.NonceAccount, w.Nonce, int64(w.Slot), w.Reason, us(w.CreatedAt), nullUS(w.CompletedAt), w.Attempts,
 		w.LeaseOwner, us(w.LeaseUntil))
 	return err
 }
 
 func (t *tx) UpdateWithdrawal(ctx context.Context, w crtx.Withdrawal, owner string) error {
-	r, err := t.exec(ctx, `UPDATE withdrawals SET status = ?, signature = ?, raw = ?, last_valid_block_height = ?, slot = ?,
+	r, err := t.exec(ctx, `UPDATE withdrawals SET status = ?, signature = ?, raw = ?, nonce_account = ?, nonce = ?, slot = ?,
 		reason = ?, completed_at = ? WHERE id = ? AND lease_owner = ? AND status IN ('pending', 'sent')`,
-		w.Status, w.Signature, raw(w.Raw), int64(w.LastValidBlockHeight), int64(w.Slot), w.Reason, nullUS(w.CompletedAt),
+		w.Status, w.Signature, raw(w.Raw), w.NonceAccount, w.Nonce, int64(w.Slot), w.Reason, nullUS(w.CompletedAt),
 		w.ID, owner)
 	if err != nil {
 		return err
@@ -101,4 +101,21 @@ func (t *tx) ClaimWithdrawals(ctx context.Context, owner string, now, until time
 		}
 	}
 	return out, nil
+}
+
+func (t *tx) HeldNonceAccounts(ctx context.Context, env crtx.Environment) ([]string, error) {
+	// The statuses are written out so that the partial index withdrawals_nonce_held serves.
+	rows, err := t.query(ctx, `SELECT nonce_account FROM withdrawals
+		WHERE environment = ? AND nonce_account <> '' AND status IN ('pending', 'sent')`, env)
+	return collect(rows, err, func(r interface{ Scan(...any) error }) (string, error) {
+		var a string
+		return a, r.Scan(&a)
+	})
+}
+
+func (t *tx) NonceSlot(ctx context.Context, env crtx.Environment, account string) (uint64, error) {
+	var slot int64
+	err := t.queryRow(ctx, `SELECT coalesce(max(slot), 0) FROM withdrawals WHERE environment = ? AND nonce_account = ?`,
+		env, account).Scan(&slot)
+	return uint64(slot), err
 }

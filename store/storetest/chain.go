@@ -300,7 +300,7 @@ func testWithdrawals(t *testing.T, s crtx.Store) {
 
 	// Only the lease's owner writes; the signed bytes come back exactly.
 	sent := read("w1")
-	sent.Status, sent.Signature, sent.LastValidBlockHeight = crtx.WithdrawalSent, "sig-w1", 1<<40+3
+	sent.Status, sent.Signature, sent.NonceAccount, sent.Nonce = crtx.WithdrawalSent, "sig-w1", "nonce-1", "value-1"
 	sent.Raw = []byte{0, 1, 2, 0xff, 0, 0x80, 0x7f, 0}
 	refused := func(w crtx.Withdrawal, owner string, want error) {
 		t.Helper()
@@ -333,12 +333,52 @@ func testWithdrawals(t *testing.T, s crtx.Store) {
 	twin := got[1]
 	twin.Signature = "sig-w1"
 	refused(twin, "r2", crtx.ErrConflict)
+	// Nor two not final one nonce account: only one of their transfers
+	// could land. Another environment's account of that name is another.
+	twin.Signature, twin.NonceAccount, twin.Nonce = "sig-w2", "nonce-1", "value-1"
+	refused(twin, "r2", crtx.ErrConflict)
+	held := func(env crtx.Environment) []string {
+		t.Helper()
+		out, err := crtx.Read(context.Background(), s, func(tx crtx.Tx) ([]string, error) { return tx.HeldNonceAccounts(context.Background(), env) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	nonceSlot := func(account string) uint64 {
+		t.Helper()
+		out, err := crtx.Read(context.Background(), s, func(tx crtx.Tx) (uint64, error) {
+			return tx.NonceSlot(context.Background(), crtx.Devnet, account)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := held(crtx.Devnet); !slices.Equal(got, []string{"nonce-1"}) {
+		t.Errorf("held nonce accounts %v, want [nonce-1]", got)
+	}
+	if got := held(crtx.Mainnet); len(got) != 0 {
+		t.Errorf("mainnet's held nonce accounts %v, want none", got)
+	}
+	if got := nonceSlot("nonce-1"); got != 0 {
+		t.Errorf("the slot of nonce-1 before anything landed: %d", got)
+	}
 	confirmed := got[0]
 	confirmed.Status, confirmed.Slot, confirmed.CompletedAt = crtx.WithdrawalConfirmed, 1<<41, &later
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, confirmed, "r2") })
 	if got := read("w1"); !reflect.DeepEqual(got, confirmed) {
 		t.Errorf("w1 confirmed = %+v, want %+v", got, confirmed)
 	}
+	if got := held(crtx.Devnet); len(got) != 0 {
+		t.Errorf("held nonce accounts once w1 is final: %v", got)
+	}
+	if got := nonceSlot("nonce-1"); got != 1<<41 {
+		t.Errorf("the slot of nonce-1 = %d, want w1's %d", got, uint64(1<<41))
+	}
+	// Final, w1 lets the account go to the next.
+	twin.Nonce = "value-2"
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, twin, "r2") })
 	if got := claim("r3", t0.Add(24*time.Hour), t0.Add(25*time.Hour), 10); withdrawalIDs(got) != "[w2 w4]" {
 		t.Errorf("after w1's confirmation r3 claimed %s, want [w2 w4]", withdrawalIDs(got))
 	}
