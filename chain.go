@@ -29,12 +29,14 @@ type Chain interface {
 	TokenAccountOf(wallet string) (string, error)
 	// HasTokenAccount reports whether wallet's USDC token account exists.
 	HasTokenAccount(ctx context.Context, wallet string) (bool, error)
-	// Payments reads every transaction that names reference, newest first,
-	// and returns those that pay the treasury: no error, a TransferChecked
-	// of the mint into TokenAccount, the amount read from the token
-	// balances. Finalized is read from the signature's status, not from any
-	// commitment parameter.
-	Payments(ctx context.Context, reference string) ([]ChainPayment, error)
+	// Payments reads the transactions that name reference after the
+	// signature until (empty: from the first), oldest first, fetching at
+	// most budget of them, and returns those that pay the treasury: no
+	// error, a TransferChecked of the mint into TokenAccount, the amount
+	// read from the token balances. Finalized is read from the signature's
+	// status, not from any commitment parameter. The scan's Until is where
+	// the next one starts: past every signature it decided.
+	Payments(ctx context.Context, reference, until string, budget int) (PaymentScan, error)
 	// Incoming lists the newest transfers of the mint into TokenAccount, at
 	// most limit, with every account key each transaction names (References).
 	Incoming(ctx context.Context, limit int) ([]ChainPayment, error)
@@ -64,6 +66,8 @@ type Chain interface {
 	// Anchor writes memo in a transaction signed by authority, the treasury
 	// paying the fee, and waits until it is finalized.
 	Anchor(ctx context.Context, memo string, authority ed25519.PrivateKey) (Anchor, error)
+	// RPCCalls is how many JSON-RPC calls the chain made, by method.
+	RPCCalls() map[string]uint64
 	// Balance is what TokenAccount holds; FeeBalance the treasury's SOL, in
 	// lamports, that pays transaction fees.
 	Balance(ctx context.Context) (USDC, error)
@@ -79,7 +83,7 @@ type ChainPayment struct {
 	From      string
 	Finalized bool
 	// References are the account keys the transaction names (a Solana Pay
-	// reference is one of them), filled by Chain.Incoming.
+	// reference is one of them).
 	References []string
 }
 
@@ -92,6 +96,18 @@ type Transfer struct {
 	Memo         string
 	NonceAccount string
 	After        uint64
+}
+
+// PaymentScan is what one read of a reference's transactions found.
+type PaymentScan struct {
+	// Payments are the transfers to the treasury that name the reference,
+	// finalized or not.
+	Payments []ChainPayment
+	// Until is the newest signature up to which every one was decided:
+	// failed, not a payment of the reference, or a finalized payment.
+	Until string
+	// Fetched is how many transactions the scan fetched.
+	Fetched int
 }
 
 // SignedTransfer is a withdrawal's transaction, signed and not sent.
@@ -149,8 +165,10 @@ type Deposit struct {
 	Credited    USDC          `json:"credited_usdc"`
 	CreatedAt   time.Time     `json:"created_at"`
 	ExpiresAt   time.Time     `json:"expires_at"`
-	// CheckedAt is when the watcher last read the reference's payments.
-	CheckedAt time.Time `json:"-"`
+	// CheckedAt is when the watcher last read the reference's payments;
+	// ScannedUntil the signature its next read starts after.
+	CheckedAt    time.Time `json:"-"`
+	ScannedUntil string    `json:"-"`
 }
 
 // StatusAt is the deposit's status at now: awaiting payment turns expired

@@ -248,10 +248,15 @@ type Tx interface {
 	// WatchedDeposits lists the deposits of env whose reference the watcher
 	// reads next: those created after since, credited in full or not (a
 	// transfer that arrives after the amount was reached is credited too),
-	// least recently checked first, at most limit.
-	WatchedDeposits(ctx context.Context, env Environment, since time.Time, limit int) ([]Deposit, error)
-	// CheckedDeposit records that the watcher read a deposit's payments at at.
-	CheckedDeposit(ctx context.Context, id string, at time.Time) error
+	// least recently checked first, at most limit, and at most perWallet of
+	// one wallet.
+	WatchedDeposits(ctx context.Context, env Environment, since time.Time, limit, perWallet int) ([]Deposit, error)
+	// CheckedDeposit records that the watcher read a deposit's payments at
+	// at, and decided every transaction up to the signature until.
+	CheckedDeposit(ctx context.Context, id string, at time.Time, until string) error
+	// DepositCounts counts wallet's deposits of env awaiting payment at now,
+	// and those created after since.
+	DepositCounts(ctx context.Context, wallet string, env Environment, now, since time.Time) (open, recent int, err error)
 	// CreditDeposit claims p.Signature, once in the whole store (ErrConflict
 	// when it was claimed already), and adds p.Amount to its deposit's
 	// credits, turning it credited once they reach its amount.

@@ -20,6 +20,7 @@ import (
 	ata "github.com/gagliardetto/solana-go/programs/associated-token-account"
 	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/crtx-market/crtx"
 )
@@ -57,6 +58,10 @@ type Client struct {
 	treasury     solana.PrivateKey
 	tokenAccount solana.PublicKey
 	nonces       []solana.PublicKey
+	calls        *calls
+	// seen holds the transactions read, so that one named by several
+	// references, or read again, is fetched once.
+	seen *seen
 	// pageSize is how many signatures one getSignaturesForAddress call
 	// asks for; tests lower it to make every read span pages.
 	pageSize int
@@ -96,9 +101,12 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	counted := newCalls()
 	c := &Client{
 		nonces:       nonces,
-		rpc:          rpc.New(cfg.RPC),
+		calls:        counted,
+		seen:         newSeen(seenSize),
+		rpc:          rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPC, &jsonrpc.RPCClientOpts{HTTPClient: counted.client()})),
 		url:          cfg.RPC,
 		cluster:      cfg.Cluster,
 		mint:         mint,

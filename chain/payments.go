@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/gagliardetto/solana-go"
@@ -15,27 +16,85 @@ import (
 // transferChecked is the SPL Token instruction's index.
 const transferChecked = 12
 
-// Payments reads every transaction that names reference, through every
-// page of its signatures: a reference is public once its URL is shown, and
-// a stranger's transfers carrying it must not push the real payment out of
-// the first page. Only transfers into the treasury's token account count.
-func (c *Client) Payments(ctx context.Context, reference string) ([]crtx.ChainPayment, error) {
+// Payments reads the transactions that name reference after until (a
+// signature; empty, from the first), oldest first, and returns those that
+// pay the treasury. A reference is public once its URL is shown, and
+// anyone may name it in transactions of their own, so each signature is
+// examined once: the scan's Until is where the next one starts, past every
+// signature decided (failed, not a payment of reference, or a finalized
+// payment, which the caller credits); a transaction read for one reference
+// is not fetched again for another; and at most budget transactions are
+// fetched, the rest left for the next scan.
+func (c *Client) Payments(ctx context.Context, reference, until string, budget int) (crtx.PaymentScan, error) {
+	scan := crtx.PaymentScan{Until: until}
 	ref, err := solana.PublicKeyFromBase58(reference)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reference %q: %w", ErrAddress, reference, err)
+		return scan, fmt.Errorf("%w: reference %q: %w", ErrAddress, reference, err)
 	}
-	var pays []crtx.ChainPayment
-	err = c.signatures(ctx, ref, func(sig solana.Signature) (bool, error) {
-		p, ok, err := c.payment(ctx, sig, &ref)
-		if ok {
-			pays = append(pays, p)
+	var from solana.Signature
+	if until != "" {
+		if from, err = solana.SignatureFromBase58(until); err != nil {
+			return scan, fmt.Errorf("%w: signature %q: %w", ErrAddress, until, err)
 		}
-		return true, err
+	}
+	var listed []*rpc.TransactionSignature
+	err = c.signatures(ctx, ref, from, func(s *rpc.TransactionSignature) (bool, error) {
+		listed = append(listed, s)
+		return true, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("payments of reference %s: %w", reference, err)
+		return scan, fmt.Errorf("payments of reference %s: %w", reference, err)
 	}
-	return c.markFinalized(ctx, pays)
+	// Oldest first: Until moves on while every signature before it is decided.
+	slices.Reverse(listed)
+	type entry struct {
+		sig     solana.Signature
+		decided bool
+		payment int // index in scan.Payments, or -1
+	}
+	var entries []entry
+	for _, s := range listed {
+		e := entry{sig: s.Signature, payment: -1}
+		if s.Err != nil {
+			e.decided = true
+			entries = append(entries, e)
+			continue
+		}
+		tx, ok := c.seen.get(s.Signature)
+		if !ok {
+			if scan.Fetched >= budget {
+				break
+			}
+			scan.Fetched++
+			var found bool
+			if tx, found, err = c.read(ctx, s.Signature); err != nil {
+				return scan, fmt.Errorf("payments of reference %s: %w", reference, err)
+			}
+			if !found {
+				// Listed and not yet served: the next scan reads it.
+				entries = append(entries, e)
+				continue
+			}
+			c.seen.put(s.Signature, tx)
+		}
+		if p, ok := tx.paying(ref); ok {
+			e.payment = len(scan.Payments)
+			scan.Payments = append(scan.Payments, p)
+		} else {
+			e.decided = true
+		}
+		entries = append(entries, e)
+	}
+	if scan.Payments, err = c.markFinalized(ctx, scan.Payments); err != nil {
+		return scan, err
+	}
+	for _, e := range entries {
+		if !e.decided && (e.payment < 0 || !scan.Payments[e.payment].Finalized) {
+			break
+		}
+		scan.Until = e.sig.String()
+	}
+	return scan, nil
 }
 
 // Incoming lists the newest transfers into the treasury's token account,
@@ -45,12 +104,23 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 		return nil, nil
 	}
 	var pays []crtx.ChainPayment
-	err := c.signatures(ctx, c.tokenAccount, func(sig solana.Signature) (bool, error) {
-		p, ok, err := c.payment(ctx, sig, nil)
-		if ok {
+	err := c.signatures(ctx, c.tokenAccount, solana.Signature{}, func(s *rpc.TransactionSignature) (bool, error) {
+		if s.Err != nil {
+			return true, nil
+		}
+		tx, ok := c.seen.get(s.Signature)
+		if !ok {
+			var found bool
+			var err error
+			if tx, found, err = c.read(ctx, s.Signature); err != nil || !found {
+				return true, err
+			}
+			c.seen.put(s.Signature, tx)
+		}
+		if p, ok := tx.paying(solana.PublicKey{}); ok {
 			pays = append(pays, p)
 		}
-		return len(pays) < limit, err
+		return len(pays) < limit, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("incoming transfers: %w", err)
@@ -58,33 +128,36 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 	return c.markFinalized(ctx, pays)
 }
 
-// signatures hands each successful transaction naming address to each,
-// newest first, page after page, until each says no more or the history
-// ends.
-func (c *Client) signatures(ctx context.Context, address solana.PublicKey, each func(solana.Signature) (bool, error)) error {
+// signatures hands each signature naming address after until (zero: from
+// the first) to each, newest first, page after page, until each says no
+// more or the history ends.
+func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until solana.Signature, each func(*rpc.TransactionSignature) (bool, error)) error {
 	seen := make(map[solana.Signature]bool)
 	var before solana.Signature
 	for {
 		limit := c.pageSize
 		page, err := c.rpc.GetSignaturesForAddressWithOpts(ctx, address, &rpc.GetSignaturesForAddressOpts{
-			Limit:      &limit,
-			Before:     before,
-			Commitment: rpc.CommitmentConfirmed,
+			Limit:  &limit,
+			Before: before,
+			Until:  until,
+			// Finalized: a signature passed is never dropped with a fork.
+			Commitment: rpc.CommitmentFinalized,
 		})
 		if err != nil {
 			return fmt.Errorf("reading the signatures of %s: %w", address, err)
 		}
 		fresh := false
 		for _, s := range page {
+			// A server that ignores until lists it, and what is older.
+			if !until.IsZero() && s.Signature == until {
+				return nil
+			}
 			if seen[s.Signature] {
 				continue
 			}
 			seen[s.Signature] = true
 			fresh = true
-			if s.Err != nil {
-				continue
-			}
-			more, err := each(s.Signature)
+			more, err := each(s)
 			if err != nil || !more {
 				return err
 			}
@@ -98,12 +171,30 @@ func (c *Client) signatures(ctx context.Context, address solana.PublicKey, each 
 	}
 }
 
-// payment reads one transaction and reports whether it pays the treasury:
-// it succeeded, it names reference (when given), one of its instructions is
-// a TransferChecked of the mint into the treasury's token account, and that
-// account's balance of the mint grew. The amount is the growth, what the
-// transaction moved in whatever way, not what an instruction claims.
-func (c *Client) payment(ctx context.Context, sig solana.Signature, reference *solana.PublicKey) (crtx.ChainPayment, bool, error) {
+// examined is what the watcher needs of one transaction: whether it pays
+// the treasury, and what. It does not change once the transaction landed;
+// whether it is finalized is read apart.
+type examined struct {
+	pay crtx.ChainPayment
+	ok  bool
+}
+
+// paying is the transaction's payment of the treasury when it names ref
+// (any payment, for the zero key).
+func (e examined) paying(ref solana.PublicKey) (crtx.ChainPayment, bool) {
+	if !e.ok || (!ref.IsZero() && !slices.Contains(e.pay.References, ref.String())) {
+		return crtx.ChainPayment{}, false
+	}
+	return e.pay, true
+}
+
+// read fetches one transaction and examines whether it pays the treasury:
+// it succeeded, one of its instructions is a TransferChecked of the mint
+// into the treasury's token account, and that account's balance of the
+// mint grew. The amount is the growth, what the transaction moved in
+// whatever way, not what an instruction claims. It reports false when the
+// node does not serve the transaction (yet).
+func (c *Client) read(ctx context.Context, sig solana.Signature) (examined, bool, error) {
 	version := uint64(0)
 	out, err := c.rpc.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{
 		Encoding:                       solana.EncodingBase64,
@@ -111,18 +202,17 @@ func (c *Client) payment(ctx context.Context, sig solana.Signature, reference *s
 		MaxSupportedTransactionVersion: &version,
 	})
 	if isNotFound(err) {
-		// Listed and not yet served: the next read finds it.
-		return crtx.ChainPayment{}, false, nil
+		return examined{}, false, nil
 	}
 	if err != nil {
-		return crtx.ChainPayment{}, false, fmt.Errorf("reading transaction %s: %w", sig, err)
+		return examined{}, false, fmt.Errorf("reading transaction %s: %w", sig, err)
 	}
 	if out.Meta == nil || out.Meta.Err != nil || out.Transaction == nil {
-		return crtx.ChainPayment{}, false, nil
+		return examined{}, true, nil
 	}
 	tx, err := out.Transaction.GetTransaction()
 	if err != nil || tx == nil {
-		return crtx.ChainPayment{}, false, nil
+		return examined{}, true, nil
 	}
 	// The keys instructions index: the message's own, then those loaded
 	// from lookup tables, writable first.
@@ -135,9 +225,6 @@ func (c *Client) payment(ctx context.Context, sig solana.Signature, reference *s
 			return solana.PublicKey{}, false
 		}
 		return keys[i], true
-	}
-	if reference != nil && !solana.PublicKeySlice(keys).Has(*reference) {
-		return crtx.ChainPayment{}, false, nil
 	}
 	var from solana.PublicKey
 	found := false
@@ -155,32 +242,30 @@ func (c *Client) payment(ctx context.Context, sig solana.Signature, reference *s
 		}
 	}
 	if !found {
-		return crtx.ChainPayment{}, false, nil
+		return examined{}, true, nil
 	}
 	pre, err := c.tokenBalance(keys, out.Meta.PreTokenBalances)
 	if err != nil {
-		return crtx.ChainPayment{}, false, fmt.Errorf("transaction %s: %w", sig, err)
+		return examined{}, false, fmt.Errorf("transaction %s: %w", sig, err)
 	}
 	post, err := c.tokenBalance(keys, out.Meta.PostTokenBalances)
 	if err != nil {
-		return crtx.ChainPayment{}, false, fmt.Errorf("transaction %s: %w", sig, err)
+		return examined{}, false, fmt.Errorf("transaction %s: %w", sig, err)
 	}
 	if post <= pre {
-		return crtx.ChainPayment{}, false, nil
+		return examined{}, true, nil
 	}
 	p := crtx.ChainPayment{
-		Signature: sig.String(),
-		Slot:      out.Slot,
-		Amount:    crtx.USDC(post - pre),
-		From:      from.String(),
+		Signature:  sig.String(),
+		Slot:       out.Slot,
+		Amount:     crtx.USDC(post - pre),
+		From:       from.String(),
+		References: make([]string, len(keys)),
 	}
-	if reference == nil {
-		p.References = make([]string, len(keys))
-		for i, k := range keys {
-			p.References[i] = k.String()
-		}
+	for i, k := range keys {
+		p.References[i] = k.String()
 	}
-	return p, true, nil
+	return examined{pay: p, ok: true}, true, nil
 }
 
 // tokenBalance is the treasury's token account's balance of the mint in

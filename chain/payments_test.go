@@ -28,14 +28,15 @@ func TestPayments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pays, err := k.c.Payments(t.Context(), reference)
+	scan, err := k.c.Payments(t.Context(), reference, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pays) != 1 {
-		t.Fatalf("Payments = %+v, want the one payment", pays)
+	pays := scan.Payments
+	if len(pays) != 1 || scan.Until != paid || scan.Fetched != 1 {
+		t.Fatalf("Payments = %+v, want the one payment, fetched once, and the scan past it", scan)
 	}
-	if p := pays[0]; p.Signature != paid || p.Amount != 2_500_000 || p.From != chaintest.Address(payer) || !p.Finalized || p.Slot == 0 || p.References != nil {
+	if p := pays[0]; p.Signature != paid || p.Amount != 2_500_000 || p.From != chaintest.Address(payer) || !p.Finalized || p.Slot == 0 || !slices.Contains(p.References, reference) {
 		t.Fatalf("payment = %+v, want %s of 2.5 from %s, finalized", p, paid, chaintest.Address(payer))
 	}
 
@@ -61,20 +62,45 @@ func TestPayments(t *testing.T) {
 	}
 	for _, pageSize := range []int{1000, 1} {
 		k.c.pageSize = pageSize
-		pays, err := k.c.Payments(t.Context(), reference)
+		k.c.seen = newSeen(seenSize)
+		scan, err := k.c.Payments(t.Context(), reference, "", 100)
 		if err != nil {
 			t.Fatal(err)
 		}
+		pays := scan.Payments
 		got := make([]string, len(pays))
 		for i, p := range pays {
 			got[i] = p.Signature
 		}
-		if !slices.Equal(got, []string{grief, paid}) {
-			t.Fatalf("pages of %d: Payments = %v, want the 1-unit transfer then the payment %v", pageSize, got, []string{grief, paid})
+		if !slices.Equal(got, []string{paid, grief}) {
+			t.Fatalf("pages of %d: Payments = %v, want the payment then the 1-unit transfer %v", pageSize, got, []string{paid, grief})
 		}
-		if pays[0].Amount != 1 || pays[1].Amount != 2_500_000 || pays[0].From != chaintest.Address(stranger) || !pays[0].Finalized {
+		if pays[1].Amount != 1 || pays[0].Amount != 2_500_000 || pays[1].From != chaintest.Address(stranger) || !pays[1].Finalized {
 			t.Fatalf("pages of %d: Payments = %+v", pageSize, pays)
 		}
+		// Four transactions name the reference: each fetched once, and the
+		// next scan starts past them all.
+		if scan.Fetched != 4 {
+			t.Errorf("pages of %d: fetched %d transactions, want 4", pageSize, scan.Fetched)
+		}
+		again, err := k.c.Payments(t.Context(), reference, scan.Until, 100)
+		if err != nil || len(again.Payments) != 0 || again.Fetched != 0 || again.Until != scan.Until {
+			t.Errorf("pages of %d: the next scan = %+v, %v; want nothing new", pageSize, again, err)
+		}
+	}
+	// Read again from the first, nothing is fetched again; within a budget
+	// of one, a scan fetches one and stops before the rest.
+	gets := k.c.RPCCalls()["getTransaction"]
+	if again, err := k.c.Payments(t.Context(), reference, "", 100); err != nil || len(again.Payments) != 2 || again.Fetched != 0 {
+		t.Errorf("a scan of what was read = %+v, %v", again, err)
+	}
+	if n := k.c.RPCCalls()["getTransaction"]; n != gets {
+		t.Errorf("%d getTransaction calls for what was read", n-gets)
+	}
+	k.c.seen = newSeen(seenSize)
+	first, err := k.c.Payments(t.Context(), reference, "", 1)
+	if err != nil || first.Fetched != 1 || first.Until != paid || len(first.Payments) != 1 {
+		t.Errorf("a scan of budget 1 = %+v, %v; want the payment alone, and the scan past it", first, err)
 	}
 	if b := k.net.TokenBalance(t, k.c.TokenAccount()); b != 2_500_001 {
 		t.Fatalf("the treasury holds %s, want 2.500001", b)

@@ -2,12 +2,17 @@ package http_test
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
+
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/market"
 )
 
 // A withdrawal whose transfer landed while the node answering for it hides
@@ -92,4 +97,62 @@ func waitUntil(t *testing.T, ok func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A wallet that opens every deposit request it may and names all their
+// references in a flood of cheap transactions costs the watcher one fetch
+// of each transaction, not one per reference per turn; its requests cannot
+// hold up another wallet's credit; and it may not open more.
+func TestDepositWatcherUnderFlood(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	attacker := e.payer(0)
+	ca := e.signIn(attacker)
+	var refs []solana.PublicKey
+	for range market.MaxOpenDeposits {
+		d, err := ca.NewDeposit(ctx, crtx.Devnet, usdc("1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, solana.MustPublicKeyFromBase58(d.Reference))
+	}
+	_, err := ca.NewDeposit(ctx, crtx.Devnet, usdc("1"))
+	wantCode(t, err, 429, crtx.CodeRateLimited)
+
+	// Zero-lamport transfers to itself, each naming every reference.
+	from := solana.MustPublicKeyFromBase58(attacker.address)
+	const flood = 30
+	var wg sync.WaitGroup
+	for i := range flood {
+		wg.Go(func() {
+			metas := solana.AccountMetaSlice{solana.Meta(from).WRITE().SIGNER(), solana.Meta(from).WRITE()}
+			for _, r := range refs {
+				metas = append(metas, solana.Meta(r))
+			}
+			data := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, 2), uint64(i))
+			e.net.Send(t, []solana.Instruction{solana.NewInstruction(solana.SystemProgramID, metas, data)}, attacker.key)
+		})
+	}
+	wg.Wait()
+	gets := e.proxy.Calls("getTransaction")
+
+	// A victim's deposit is credited beside the flood.
+	victim := e.payer(usdc("2"))
+	cv := e.signIn(victim)
+	d, err := cv.NewDeposit(ctx, crtx.Devnet, usdc("2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.pay(victim, d, usdc("2"))
+	e.credited(cv, d.DepositID, usdc("2"))
+	// Many turns later (a turn is 50 ms), the flood was fetched once.
+	turns := e.proxy.Calls("getSignaturesForAddress")
+	for e.proxy.Calls("getSignaturesForAddress") < turns+10*(market.MaxOpenDeposits+1) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := e.proxy.Calls("getTransaction") - gets; n > flood+5 {
+		t.Errorf("the watcher fetched %d transactions for a flood of %d and one payment", n, flood)
+	}
+	t.Logf("getTransaction: %d before the victim's deposit (the flood: %d transactions naming %d references), %d in all",
+		gets, flood, len(refs), e.proxy.Calls("getTransaction"))
 }

@@ -126,7 +126,8 @@ func TestReadyzWhenTheChainIsGone(t *testing.T) {
 	// URL, where a provider keeps its key: the log has it.
 	_, err := e.anon.Reserves(ctx)
 	ce2 := wantCode(t, err, 503, "unavailable")
-	if strings.Contains(ce2.Message, ce.net.RPC) || ce2.RetryAfter == "" || !strings.Contains(e.logs.String(), ce.net.RPC) {
-		t.Errorf("reserves with the chain gone: %+v; the log has the RPC URL: %v", ce2, strings.Contains(e.logs.String(), ce.net.RPC))
+	rpcURL := ce.proxy.URL // what crtxd was given
+	if strings.Contains(ce2.Message, rpcURL) || ce2.RetryAfter == "" || !strings.Contains(e.logs.String(), rpcURL) {
+		t.Errorf("reserves with the chain gone: %+v; the log has the RPC URL: %v", ce2, strings.Contains(e.logs.String(), rpcURL))
 	}
 }

@@ -86,3 +86,27 @@ func reserveGauges(m *market.Market) []prometheus.Collector {
 	}
 	return out
 }
+
+// rpcCalls counts each chain's JSON-RPC calls by method: what a paid or
+// rate-limited provider bills and limits, and the first sign of a flood.
+type rpcCalls struct {
+	market *market.Market
+	desc   *prometheus.Desc
+}
+
+func newRPCCalls(m *market.Market) prometheus.Collector {
+	return rpcCalls{market: m, desc: prometheus.NewDesc("crtx_chain_rpc_calls_total",
+		"JSON-RPC calls made to each environment's Solana cluster, by method.", []string{"environment", "method"}, nil)}
+}
+
+func (c rpcCalls) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c rpcCalls) Collect(ch chan<- prometheus.Metric) {
+	for _, env := range crtx.Environments {
+		if chain := c.market.Chain(env); chain != nil {
+			for method, n := range chain.RPCCalls() {
+				ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), string(env), method)
+			}
+		}
+	}
+}

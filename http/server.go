@@ -59,7 +59,7 @@ func New(market *market.Market, opts Options) *Server {
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
 		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}},
 		nonces:  &limiter{rate: 1 / listingNonceEvery.Seconds(), burst: listingNonceBurst, buckets: map[string]*bucket{}}}
-	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, reserveGauges(market)...)...)
+	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(reserveGauges(market), newRPCCalls(market))...)...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},
@@ -101,7 +101,7 @@ func New(market *market.Market, opts Options) *Server {
 
 		{"GET", "/v1/wallet", s.wallet},
 		{"POST", "/v1/devnet/airdrop", s.limitIP(s.airdrop)},
-		{"POST", "/v1/wallet/deposits", s.createDeposit},
+		{"POST", "/v1/wallet/deposits", s.limitIP(s.createDeposit)},
 		{"GET", "/v1/wallet/deposits", s.listDeposits},
 		{"GET", "/v1/wallet/deposits/{deposit_id}", s.getDeposit},
 		{"GET", "/v1/solana-pay/deposits/{deposit_id}", anyOrigin(s.solanaPayLabel)},

@@ -14,6 +14,23 @@ import (
 // MaxDeposit is the most one deposit request asks for.
 const MaxDeposit crtx.USDC = 1_000_000 * crtx.MicroPerUSDC
 
+// The watcher's bounds: a turn reads at most watchBatch deposits, at most
+// watchPerWallet of one wallet (so one wallet's requests never starve
+// another's), and fetches at most watchBudget transactions.
+const (
+	watchBatch     = 100
+	watchPerWallet = 2
+	watchBudget    = 200
+)
+
+// A wallet has at most MaxOpenDeposits requests awaiting payment in an
+// environment, and opens at most DepositsPerHour an hour: each is a
+// reference the watcher reads for 30 days.
+const (
+	MaxOpenDeposits = 10
+	DepositsPerHour = 20
+)
+
 // depositLookback is how long after its request a deposit's reference is
 // still read for late payments: past its expiry, once a minute.
 const depositLookback = 30 * 24 * time.Hour
@@ -68,7 +85,22 @@ func (m *Market) CreateDeposit(ctx context.Context, wallet string, env crtx.Envi
 	d := crtx.Deposit{ID: crtx.NewID("dep_"), Wallet: wallet, Environment: env, Amount: amount,
 		Reference: crtx.Address(pub), Status: crtx.DepositAwaitingPayment, CreatedAt: now, ExpiresAt: now.Add(crtx.DepositTTL)}
 	d.Memo = "crtx deposit " + d.ID
-	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertDeposit(ctx, d) })
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		open, recent, err := tx.DepositCounts(ctx, wallet, env, now, now.Add(-time.Hour))
+		switch {
+		case err != nil:
+			return err
+		case open >= MaxOpenDeposits:
+			e := crtx.Errorf(crtx.CodeRateLimited, "this wallet has %d deposit requests awaiting payment on %s, the most it may: pay one, or let one expire (after 24 hours)", open, env)
+			e.RetryAfter = 3600
+			return e
+		case recent >= DepositsPerHour:
+			e := crtx.Errorf(crtx.CodeRateLimited, "this wallet opened %d deposit requests on %s in the last hour, the most it may; try again later", recent, env)
+			e.RetryAfter = 600
+			return e
+		}
+		return tx.InsertDeposit(ctx, d)
+	})
 	return d, internal("create deposit", err)
 }
 
@@ -132,38 +164,50 @@ func (m *Market) RunDeposits(ctx context.Context) {
 	})
 }
 
-// WatchDeposits reads the payments of env's deposits requested since and
-// credits each finalized one not credited yet; it returns how many it credited.
+// WatchDeposits reads the new transactions of env's deposits requested
+// since and credits each finalized payment not credited yet; it returns
+// how many it credited. A turn fetches at most watchBudget transactions
+// whatever the chain holds: a reference named by a flood of transactions
+// costs one turn's budget, once, and the deposits it did not reach go
+// first in the next.
 func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since time.Time) (int, error) {
 	c, err := m.chain(env)
 	if err != nil {
 		return 0, err
 	}
 	ds, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Deposit, error) {
-		return tx.WatchedDeposits(ctx, env, since, 100)
+		return tx.WatchedDeposits(ctx, env, since, watchBatch, watchPerWallet)
 	})
 	if err != nil {
 		return 0, err
 	}
-	credited := 0
-	var checked []string
+	credited, budget := 0, watchBudget
+	var checked []crtx.Deposit
 	for _, d := range ds {
-		// One deposit whose reads fail (a reference named by a flood of
-		// transactions, say) is logged and goes to the back of the queue;
-		// it never holds up the others.
-		n, err := m.watchDeposit(ctx, c, d)
-		credited += n
-		if m.failed(ctx, err, "watch deposit", "deposit", d.ID) && ctx.Err() != nil {
+		if budget <= 0 {
 			break
 		}
-		checked = append(checked, d.ID)
+		scan, err := c.Payments(ctx, d.Reference, d.ScannedUntil, budget)
+		budget -= scan.Fetched
+		n, cerr := m.creditPayments(ctx, d, scan.Payments)
+		credited += n
+		// A deposit whose reads fail is logged and goes to the back of
+		// the queue, where it started: it never holds up the others.
+		if m.failed(ctx, errors.Join(err, cerr), "watch deposit", "deposit", d.ID) {
+			if ctx.Err() != nil {
+				break
+			}
+			scan.Until = d.ScannedUntil
+		}
+		d.ScannedUntil = scan.Until
+		checked = append(checked, d)
 	}
 	// The turn's reads are recorded in one transaction, not one per
 	// deposit: the writer is shared with every execution.
 	now := m.now()
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
-		for _, id := range checked {
-			if err := tx.CheckedDeposit(ctx, id, now); err != nil {
+		for _, d := range checked {
+			if err := tx.CheckedDeposit(ctx, d.ID, now, d.ScannedUntil); err != nil {
 				return err
 			}
 		}
@@ -172,12 +216,8 @@ func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since 
 	return credited, err
 }
 
-// watchDeposit credits each finalized payment of d not credited yet.
-func (m *Market) watchDeposit(ctx context.Context, c crtx.Chain, d crtx.Deposit) (int, error) {
-	ps, err := c.Payments(ctx, d.Reference)
-	if err != nil {
-		return 0, err
-	}
+// creditPayments credits each finalized payment of d not credited yet.
+func (m *Market) creditPayments(ctx context.Context, d crtx.Deposit, ps []crtx.ChainPayment) (int, error) {
 	credited := 0
 	for _, p := range ps {
 		if !p.Finalized {

@@ -10,21 +10,21 @@ import (
 
 // Deposits: Solana Pay requests and the transfers credited to them.
 
-const depositColumns = `id, wallet, environment, amount, reference, memo, status, credited, created_at, expires_at, checked_at`
+const depositColumns = `id, wallet, environment, amount, reference, memo, status, credited, created_at, expires_at, checked_at, scanned_until`
 
 func scanDeposit(row interface{ Scan(...any) error }) (crtx.Deposit, error) {
 	var d crtx.Deposit
 	var created, expires, checked int64
 	err := row.Scan(&d.ID, &d.Wallet, &d.Environment, &d.Amount, &d.Reference, &d.Memo, &d.Status, &d.Credited,
-		&created, &expires, &checked)
+		&created, &expires, &checked, &d.ScannedUntil)
 	d.CreatedAt, d.ExpiresAt, d.CheckedAt = fromUS(created), fromUS(expires), fromUS(checked)
 	return d, err
 }
 
 func (t *tx) InsertDeposit(ctx context.Context, d crtx.Deposit) error {
-	_, err := t.exec(ctx, `INSERT INTO deposits (`+depositColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(ctx, `INSERT INTO deposits (`+depositColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.Wallet, d.Environment, d.Amount, d.Reference, d.Memo, d.Status, d.Credited,
-		us(d.CreatedAt), us(d.ExpiresAt), us(d.CheckedAt))
+		us(d.CreatedAt), us(d.ExpiresAt), us(d.CheckedAt), d.ScannedUntil)
 	return err
 }
 
@@ -52,15 +52,16 @@ func (t *tx) Deposits(ctx context.Context, wallet string, env crtx.Environment, 
 	return out, total, nil
 }
 
-func (t *tx) WatchedDeposits(ctx context.Context, env crtx.Environment, since time.Time, limit int) ([]crtx.Deposit, error) {
-	rows, err := t.query(ctx, `SELECT `+depositColumns+` FROM deposits
-		WHERE environment = ? AND created_at >= ?
-		ORDER BY checked_at, created_at, id LIMIT ?`, env, us(since), limit)
+func (t *tx) WatchedDeposits(ctx context.Context, env crtx.Environment, since time.Time, limit, perWallet int) ([]crtx.Deposit, error) {
+	rows, err := t.query(ctx, `SELECT `+depositColumns+` FROM (
+			SELECT *, row_number() OVER (PARTITION BY wallet ORDER BY checked_at, created_at, id) AS nth
+			FROM deposits WHERE environment = ? AND created_at >= ?) AS d
+		WHERE nth <= ? ORDER BY checked_at, created_at, id LIMIT ?`, env, us(since), perWallet, limit)
 	return collect(rows, err, scanDeposit)
 }
 
-func (t *tx) CheckedDeposit(ctx context.Context, id string, at time.Time) error {
-	r, err := t.exec(ctx, `UPDATE deposits SET checked_at = ? WHERE id = ?`, us(at), id)
+func (t *tx) CheckedDeposit(ctx context.Context, id string, at time.Time, until string) error {
+	r, err := t.exec(ctx, `UPDATE deposits SET checked_at = ?, scanned_until = ? WHERE id = ?`, us(at), until, id)
 	if err != nil {
 		return err
 	}
@@ -68,6 +69,15 @@ func (t *tx) CheckedDeposit(ctx context.Context, id string, at time.Time) error 
 		return fmt.Errorf("deposit %s: %w", id, crtx.ErrNotFound)
 	}
 	return nil
+}
+
+func (t *tx) DepositCounts(ctx context.Context, wallet string, env crtx.Environment, now, since time.Time) (open, recent int, err error) {
+	err = t.queryRow(ctx, `SELECT
+			coalesce(sum(CASE WHEN status = 'awaiting_payment' AND expires_at > ? THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN created_at > ? THEN 1 ELSE 0 END), 0)
+		FROM deposits WHERE wallet = ? AND environment = ? AND created_at > ?`,
+		us(now), us(since), wallet, env, us(now.Add(-crtx.DepositTTL))).Scan(&open, &recent)
+	return open, recent, err
 }
 
 func (t *tx) CreditDeposit(ctx context.Context, p crtx.DepositPayment) error {

@@ -70,22 +70,41 @@ func testDeposits(t *testing.T, s crtx.Store) {
 			t.Errorf("Deposits' second page = %s, %d, %v; want [d1], 2", depositIDs(list), total, err)
 		}
 		// Never checked, the deposits go in the order they were made.
-		watched, err := tx.WatchedDeposits(ctx, crtx.Devnet, t0, 10)
+		watched, err := tx.WatchedDeposits(ctx, crtx.Devnet, t0, 10, 10)
 		if err != nil || depositIDs(watched) != "[d1 d2 d4]" {
 			t.Errorf("WatchedDeposits = %s, %v; want [d1 d2 d4]", depositIDs(watched), err)
+		}
+		// One a wallet: bob's comes before alice's second.
+		watched, err = tx.WatchedDeposits(ctx, crtx.Devnet, t0, 10, 1)
+		if err != nil || depositIDs(watched) != "[d1 d4]" {
+			t.Errorf("WatchedDeposits, one a wallet = %s, %v; want [d1 d4]", depositIDs(watched), err)
+		}
+		for _, c := range []struct {
+			now, since   time.Time
+			open, recent int
+		}{
+			{t0.Add(5 * time.Minute), t0.Add(30 * time.Second), 2, 1},
+			{t0.Add(5 * time.Minute), t0.Add(-time.Second), 2, 2},
+			{t0.Add(24*time.Hour + 30*time.Second), t0.Add(23 * time.Hour), 1, 0},
+			{t0.Add(48 * time.Hour), t0, 0, 0},
+		} {
+			open, recent, err := tx.DepositCounts(ctx, "alice", crtx.Devnet, c.now, c.since)
+			if err != nil || open != c.open || recent != c.recent {
+				t.Errorf("DepositCounts(alice, devnet, %v, %v) = %d, %d, %v; want %d, %d", c.now, c.since, open, recent, err, c.open, c.recent)
+			}
 		}
 		return nil
 	})
 
 	// The least recently checked first; none made before since.
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.CheckedDeposit(ctx, "d1", t0.Add(time.Hour)); err != nil {
+		if err := tx.CheckedDeposit(ctx, "d1", t0.Add(time.Hour), "sig-d1"); err != nil {
 			return err
 		}
-		if err := tx.CheckedDeposit(ctx, "d4", t0.Add(30*time.Minute)); err != nil {
+		if err := tx.CheckedDeposit(ctx, "d4", t0.Add(30*time.Minute), ""); err != nil {
 			return err
 		}
-		if err := tx.CheckedDeposit(ctx, "none", t0); !errors.Is(err, crtx.ErrNotFound) {
+		if err := tx.CheckedDeposit(ctx, "none", t0, ""); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("CheckedDeposit(unknown): %v, want ErrNotFound", err)
 		}
 		return nil
@@ -101,13 +120,13 @@ func testDeposits(t *testing.T, s crtx.Store) {
 			{t0.Add(time.Minute), 10, "[d2 d4]"},
 			{t0.Add(time.Hour), 10, "[]"},
 		} {
-			watched, err := tx.WatchedDeposits(ctx, crtx.Devnet, c.since, c.limit)
+			watched, err := tx.WatchedDeposits(ctx, crtx.Devnet, c.since, c.limit, 10)
 			if err != nil || depositIDs(watched) != c.want {
 				t.Errorf("WatchedDeposits(since %v, %d) = %s, %v; want %s", c.since, c.limit, depositIDs(watched), err, c.want)
 			}
 		}
-		if got, _ := tx.Deposit(ctx, "d1"); !got.CheckedAt.Equal(t0.Add(time.Hour)) {
-			t.Errorf("d1 checked at %v", got.CheckedAt)
+		if got, _ := tx.Deposit(ctx, "d1"); !got.CheckedAt.Equal(t0.Add(time.Hour)) || got.ScannedUntil != "sig-d1" {
+			t.Errorf("d1 checked at %v, until %q", got.CheckedAt, got.ScannedUntil)
 		}
 		return nil
 	})
@@ -201,7 +220,7 @@ func testDeposits(t *testing.T, s crtx.Store) {
 		}
 		// Credited in full, d2 is still watched: a later transfer naming
 		// its reference is credited too.
-		watched, err := tx.WatchedDeposits(ctx, crtx.Devnet, t0, 10)
+		watched, err := tx.WatchedDeposits(ctx, crtx.Devnet, t0, 10, 10)
 		if err != nil || depositIDs(watched) != "[d2 d4 d1]" {
 			t.Errorf("WatchedDeposits after d2's credit = %s, %v; want [d2 d4 d1]", depositIDs(watched), err)
 		}
