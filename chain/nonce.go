@@ -68,18 +68,30 @@ func (c *Client) EnsureNonceAccounts(ctx context.Context) error {
 	}
 	var create []solana.Instruction
 	for i, a := range c.nonces {
-		_, err := c.rpc.GetAccountInfoWithOpts(ctx, a, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentConfirmed})
-		if err == nil {
-			continue
-		}
-		if !isNotFound(err) {
+		info, err := c.rpc.GetAccountInfoWithOpts(ctx, a, &rpc.GetAccountInfoOpts{Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentConfirmed})
+		switch {
+		case isNotFound(err) || (err == nil && info.Value == nil):
+			create = append(create,
+				system.NewCreateAccountWithSeedInstruction(payer, nonceSeed(i), rent, nonceSpace, solana.SystemProgramID, payer, a, payer).Build(),
+				system.NewInitializeNonceAccountInstruction(payer, a, solana.SysVarRecentBlockHashesPubkey, solana.SysVarRentPubkey).Build())
+		case err != nil:
 			return fmt.Errorf("reading nonce account %s: %w", a, err)
+		case info.Value.Owner == solana.SystemProgramID && len(info.Value.Data.GetBinary()) == 0:
+			// Anyone may send SOL to the address first (it is derived from
+			// the treasury's public key): an empty account cannot be
+			// created, so it is made a nonce account where it stands.
+			create = append(create, system.NewAllocateWithSeedInstruction(payer, nonceSeed(i), nonceSpace, solana.SystemProgramID, a, payer).Build())
+			if info.Value.Lamports < rent {
+				create = append(create, system.NewTransferInstruction(rent-info.Value.Lamports, payer, a).Build())
+			}
+			create = append(create, system.NewInitializeNonceAccountInstruction(payer, a, solana.SysVarRecentBlockHashesPubkey, solana.SysVarRentPubkey).Build())
+		default:
+			if _, err := c.nonce(ctx, a, 0); err != nil {
+				return err
+			}
 		}
-		create = append(create,
-			system.NewCreateAccountWithSeedInstruction(payer, nonceSeed(i), rent, nonceSpace, solana.SystemProgramID, payer, a, payer).Build(),
-			system.NewInitializeNonceAccountInstruction(payer, a, solana.SysVarRecentBlockHashesPubkey, solana.SysVarRentPubkey).Build())
 	}
-	// Four accounts a transaction keep it well under the size limit.
+	// Eight instructions a transaction keep it well under the size limit.
 	for len(create) > 0 {
 		n := min(len(create), 8)
 		if _, _, err := c.submit(ctx, create[:n], c.treasury); err != nil {

@@ -38,7 +38,7 @@ func (c *Client) Payments(ctx context.Context, reference, until string, budget i
 		}
 	}
 	var listed []*rpc.TransactionSignature
-	err = c.signatures(ctx, ref, from, func(s *rpc.TransactionSignature) (bool, error) {
+	complete, err := c.signatures(ctx, ref, from, func(s *rpc.TransactionSignature) (bool, error) {
 		listed = append(listed, s)
 		return true, nil
 	})
@@ -88,8 +88,10 @@ func (c *Client) Payments(ctx context.Context, reference, until string, budget i
 	if scan.Payments, err = c.markFinalized(ctx, scan.Payments); err != nil {
 		return scan, err
 	}
+	// A listing that did not reach until (a server that ignores before,
+	// or caps the page) left a gap below what it listed: Until stays.
 	for _, e := range entries {
-		if !e.decided && (e.payment < 0 || !scan.Payments[e.payment].Finalized) {
+		if !complete || (!e.decided && (e.payment < 0 || !scan.Payments[e.payment].Finalized)) {
 			break
 		}
 		scan.Until = e.sig.String()
@@ -104,7 +106,7 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 		return nil, nil
 	}
 	var pays []crtx.ChainPayment
-	err := c.signatures(ctx, c.tokenAccount, solana.Signature{}, func(s *rpc.TransactionSignature) (bool, error) {
+	_, err := c.signatures(ctx, c.tokenAccount, solana.Signature{}, func(s *rpc.TransactionSignature) (bool, error) {
 		if s.Err != nil {
 			return true, nil
 		}
@@ -130,8 +132,10 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 
 // signatures hands each signature naming address after until (zero: from
 // the first) to each, newest first, page after page, until each says no
-// more or the history ends.
-func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until solana.Signature, each func(*rpc.TransactionSignature) (bool, error)) error {
+// more or the history ends. It reports whether it listed every signature
+// down to until: a short page, or until itself, ends the list; a page
+// with nothing new (a server that ignores before) does not.
+func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until solana.Signature, each func(*rpc.TransactionSignature) (bool, error)) (bool, error) {
 	seen := make(map[solana.Signature]bool)
 	var before solana.Signature
 	for {
@@ -144,13 +148,13 @@ func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until
 			Commitment: rpc.CommitmentFinalized,
 		})
 		if err != nil {
-			return fmt.Errorf("reading the signatures of %s: %w", address, err)
+			return false, fmt.Errorf("reading the signatures of %s: %w", address, err)
 		}
 		fresh := false
 		for _, s := range page {
 			// A server that ignores until lists it, and what is older.
 			if !until.IsZero() && s.Signature == until {
-				return nil
+				return true, nil
 			}
 			if seen[s.Signature] {
 				continue
@@ -159,13 +163,14 @@ func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until
 			fresh = true
 			more, err := each(s)
 			if err != nil || !more {
-				return err
+				return false, err
 			}
 		}
-		// A page with nothing new ends the history even on a server that
-		// ignores before.
-		if len(page) < limit || !fresh {
-			return nil
+		switch {
+		case len(page) < limit:
+			return true, nil
+		case !fresh:
+			return false, nil
 		}
 		before = page[len(page)-1].Signature
 	}

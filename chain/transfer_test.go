@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
+
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain/chaintest"
 )
@@ -150,5 +152,44 @@ func TestDurableTransfer(t *testing.T) {
 	dest, _ := k.c.TokenAccountOf(wallet)
 	if got := k.net.TokenBalance(t, dest); got != crtx.MicroPerUSDC {
 		t.Fatalf("the wallet holds %s, want 1", got)
+	}
+}
+
+// The nonce accounts' addresses are public (derived from the treasury's):
+// SOL sent to one before the treasury made it does not keep it from being
+// a nonce account, and withdrawals on it land.
+func TestNonceAccountFundedFirst(t *testing.T) {
+	net := chaintest.Start(t)
+	mint, authority := net.NewMint(t)
+	treasury := chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(treasury), 10*solana.LAMPORTS_PER_SOL)
+	c, err := New(Config{RPC: net.RPC, Mint: mint, Treasury: treasury, NonceAccounts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net.Airdrop(t, c.NonceAccounts()[0], 890_880) // the least an empty account holds: below a nonce account's rent
+	net.Airdrop(t, c.NonceAccounts()[1], solana.LAMPORTS_PER_SOL)
+	if err := c.EnsureTokenAccount(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EnsureNonceAccounts(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	net.MintTo(t, mint, authority, c.Treasury(), 2)
+	wallet := chaintest.Address(chaintest.NewKey(t))
+	net.MintTo(t, mint, authority, wallet, 0)
+	for _, account := range c.NonceAccounts() {
+		st, err := c.SignTransfer(t.Context(), crtx.Transfer{Wallet: wallet, Amount: 1, Memo: "w-" + account, NonceAccount: account})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Send(t.Context(), st.Raw); err != nil {
+			t.Fatal(err)
+		}
+		awaitFinalized(t, c, st.Signature)
+	}
+	dest, _ := c.TokenAccountOf(wallet)
+	if got := net.TokenBalance(t, dest); got != 2 {
+		t.Fatalf("the wallet holds %s, want 0.000002", got)
 	}
 }

@@ -1,6 +1,7 @@
 package market
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/crc32"
@@ -204,7 +205,7 @@ func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdraw
 		if len(free) == 0 {
 			return nil
 		}
-		account = free[int(crc32.ChecksumIEEE([]byte(w.ID)))%len(free)]
+		account = free[crc32.ChecksumIEEE([]byte(w.ID))%uint32(len(free))]
 		after, err = tx.NonceSlot(ctx, w.Environment, account)
 		return err
 	})
@@ -218,8 +219,16 @@ func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdraw
 	}
 	next := *w
 	next.Signature, next.Raw, next.NonceAccount, next.Nonce, next.Reason = st.Signature, st.Raw, account, st.Nonce, ""
-	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, next, m.replica) })
-	if errors.Is(err, crtx.ErrConflict) && m.nonceTaken(ctx, w.Environment, account) {
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		// Another replica's withdrawal may have taken the account, landed
+		// and let it go since it was picked: these bytes would then be on
+		// a spent nonce, and never land.
+		if slot, err := tx.NonceSlot(ctx, w.Environment, account); err != nil || slot != after {
+			return cmp.Or(err, errNonceMoved)
+		}
+		return tx.UpdateWithdrawal(ctx, next, m.replica)
+	})
+	if errors.Is(err, errNonceMoved) || (errors.Is(err, crtx.ErrConflict) && m.nonceTaken(ctx, w.Environment, account)) {
 		// The bytes just signed are dropped unsent.
 		return nil
 	}
@@ -229,6 +238,10 @@ func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdraw
 	*w = next
 	return m.send(ctx, c, w)
 }
+
+// errNonceMoved drops a transfer signed on a nonce account that another
+// withdrawal used meanwhile.
+var errNonceMoved = errors.New("the nonce account was used meanwhile")
 
 // nonceTaken reports whether a withdrawal in flight holds account.
 func (m *Market) nonceTaken(ctx context.Context, env crtx.Environment, account string) bool {
