@@ -74,16 +74,21 @@ type Chain interface {
 	FeeBalance(ctx context.Context) (uint64, error)
 }
 
-// ChainPayment is one transfer into the treasury's token account.
+// ChainPayment is one transfer into the treasury's token account: one
+// transfer instruction that names its own references (Part, from 1), or a
+// transaction's whole (Part 0) when its instructions do not say which
+// reference each pays.
 type ChainPayment struct {
 	Signature string
+	Part      int
 	Slot      uint64
 	Amount    USDC
 	// From is the wallet that signed the transfer.
 	From      string
 	Finalized bool
-	// References are the account keys the transaction names (a Solana Pay
-	// reference is one of them).
+	// References are the keys that may be a deposit's reference: the
+	// instruction's own accounts past the transfer's (where Solana Pay puts
+	// them), or, for a whole transaction, every account key it names.
 	References []string
 }
 
@@ -180,10 +185,13 @@ func (d Deposit) StatusAt(now time.Time) DepositStatus {
 	return d.Status
 }
 
-// DepositPayment is one transfer credited to a deposit: its signature is
-// claimed once, in the transaction that credits it.
+// DepositPayment is one transfer credited to a deposit: its signature and
+// part are claimed once, in the transaction that credits it.
 type DepositPayment struct {
-	Signature   string      `json:"signature"`
+	Signature string `json:"signature"`
+	// Part is which transfer instruction of the transaction it was, from
+	// 1; 0 when the transaction was credited whole.
+	Part        int         `json:"part"`
 	DepositID   string      `json:"deposit_id"`
 	Environment Environment `json:"environment"`
 	Amount      USDC        `json:"amount_usdc"`

@@ -263,8 +263,10 @@ type Tx interface {
 	CreditDeposit(ctx context.Context, p DepositPayment) error
 	// DepositPayments lists the payments credited to a deposit, oldest first.
 	DepositPayments(ctx context.Context, depositID string) ([]DepositPayment, error)
-	// DepositPayment finds a payment by its signature.
-	DepositPayment(ctx context.Context, signature string) (DepositPayment, error)
+	// DepositPayment finds the payment of a transaction's part, or of the
+	// whole transaction, which answers for every part (and any part for
+	// the whole, part 0).
+	DepositPayment(ctx context.Context, signature string, part int) (DepositPayment, error)
 	// DepositByReference finds the deposit of a reference.
 	DepositByReference(ctx context.Context, reference string) (Deposit, error)
 

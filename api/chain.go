@@ -30,6 +30,7 @@ type Deposit struct {
 // DepositPayment is one transfer credited to a deposit.
 type DepositPayment struct {
 	Signature     string    `json:"signature"`
+	Part          int       `json:"part"`
 	Amount        crtx.USDC `json:"amount_usdc"`
 	Slot          uint64    `json:"slot"`
 	TransactionID string    `json:"transaction_id"`
@@ -75,6 +76,7 @@ type Reserves struct {
 // ChainTransfer is a transfer into the treasury seen on the chain.
 type ChainTransfer struct {
 	Signature string    `json:"signature"`
+	Part      int       `json:"part"`
 	Slot      uint64    `json:"slot"`
 	Amount    crtx.USDC `json:"amount_usdc"`
 	From      string    `json:"from"`

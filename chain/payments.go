@@ -13,9 +13,6 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// transferChecked is the SPL Token instruction's index.
-const transferChecked = 12
-
 // Payments reads the transactions that name reference after until (a
 // signature; empty, from the first), oldest first, and returns those that
 // pay the treasury. A reference is public once its URL is shown, and
@@ -48,13 +45,13 @@ func (c *Client) Payments(ctx context.Context, reference, until string, budget i
 	// Oldest first: Until moves on while every signature before it is decided.
 	slices.Reverse(listed)
 	type entry struct {
-		sig     solana.Signature
-		decided bool
-		payment int // index in scan.Payments, or -1
+		sig      solana.Signature
+		decided  bool
+		payments []int // indexes in scan.Payments
 	}
 	var entries []entry
 	for _, s := range listed {
-		e := entry{sig: s.Signature, payment: -1}
+		e := entry{sig: s.Signature}
 		if s.Err != nil {
 			e.decided = true
 			entries = append(entries, e)
@@ -77,12 +74,12 @@ func (c *Client) Payments(ctx context.Context, reference, until string, budget i
 			}
 			c.seen.put(s.Signature, tx)
 		}
-		if p, ok := tx.paying(ref); ok {
-			e.payment = len(scan.Payments)
+		pays := tx.paying(ref)
+		for _, p := range pays {
+			e.payments = append(e.payments, len(scan.Payments))
 			scan.Payments = append(scan.Payments, p)
-		} else {
-			e.decided = true
 		}
+		e.decided = len(pays) == 0
 		entries = append(entries, e)
 	}
 	if scan.Payments, err = c.markFinalized(ctx, scan.Payments); err != nil {
@@ -91,7 +88,7 @@ func (c *Client) Payments(ctx context.Context, reference, until string, budget i
 	// A listing that did not reach until (a server that ignores before,
 	// or caps the page) left a gap below what it listed: Until stays.
 	for _, e := range entries {
-		if !complete || (!e.decided && (e.payment < 0 || !scan.Payments[e.payment].Finalized)) {
+		if !complete || (!e.decided && (len(e.payments) == 0 || !scan.Payments[e.payments[0]].Finalized)) {
 			break
 		}
 		scan.Until = e.sig.String()
@@ -119,9 +116,7 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 			}
 			c.seen.put(s.Signature, tx)
 		}
-		if p, ok := tx.paying(solana.PublicKey{}); ok {
-			pays = append(pays, p)
-		}
+		pays = append(pays, tx.paying(solana.PublicKey{})...)
 		return len(pays) < limit, nil
 	})
 	if err != nil {
@@ -176,29 +171,53 @@ func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until
 	}
 }
 
-// examined is what the watcher needs of one transaction: whether it pays
-// the treasury, and what. It does not change once the transaction landed;
-// whether it is finalized is read apart.
+// examined is what the watcher needs of one transaction: the payments it
+// made into the treasury's token account. It does not change once the
+// transaction landed; whether it is finalized is read apart.
 type examined struct {
-	pay crtx.ChainPayment
-	ok  bool
+	payments []crtx.ChainPayment
 }
 
-// paying is the transaction's payment of the treasury when it names ref
-// (any payment, for the zero key).
-func (e examined) paying(ref solana.PublicKey) (crtx.ChainPayment, bool) {
-	if !e.ok || (!ref.IsZero() && !slices.Contains(e.pay.References, ref.String())) {
-		return crtx.ChainPayment{}, false
+// paying is the transaction's payments that name ref (every one, for the
+// zero key).
+func (e examined) paying(ref solana.PublicKey) []crtx.ChainPayment {
+	var out []crtx.ChainPayment
+	for _, p := range e.payments {
+		if ref.IsZero() || slices.Contains(p.References, ref.String()) {
+			out = append(out, p)
+		}
 	}
-	return e.pay, true
+	return out
 }
 
-// read fetches one transaction and examines whether it pays the treasury:
-// it succeeded, one of its instructions is a TransferChecked of the mint
-// into the treasury's token account, and that account's balance of the
-// mint grew. The amount is the growth, what the transaction moved in
-// whatever way, not what an instruction claims. It reports false when the
-// node does not serve the transaction (yet).
+// The SPL Token instructions that move tokens, by their index.
+const (
+	transfer        = 3
+	transferChecked = 12
+)
+
+// inflow is one SPL Token transfer into the treasury's token account, top
+// level or inner (by a program).
+type inflow struct {
+	amount uint64
+	owner  solana.PublicKey
+	// refs are the instruction's accounts past the transfer's own that
+	// sign nothing: where Solana Pay puts a reference.
+	refs []string
+}
+
+// read fetches one transaction and examines what it paid into the
+// treasury's token account, whatever moved it: a Transfer or a
+// TransferChecked, at the top or inner (a program's). It reports false
+// when the node does not serve the transaction (yet).
+//
+// The money is what the account's balance of the mint grew by. When each
+// transfer into it names references of its own (Solana Pay's placement)
+// and the instructions add up to the growth, each is a payment of its own
+// (Part 1, 2, …), so one transaction paying two deposits pays each its
+// part. Otherwise the growth is one payment (Part 0) with every key of the
+// transaction as its possible references; the watcher credits it only to
+// a sole deposit among them, and the operator sees the rest.
 func (c *Client) read(ctx context.Context, sig solana.Signature) (examined, bool, error) {
 	version := uint64(0)
 	out, err := c.rpc.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{
@@ -225,30 +244,7 @@ func (c *Client) read(ctx context.Context, sig solana.Signature) (examined, bool
 	keys = append(keys, tx.Message.AccountKeys...)
 	keys = append(keys, out.Meta.LoadedAddresses.Writable...)
 	keys = append(keys, out.Meta.LoadedAddresses.ReadOnly...)
-	key := func(i uint16) (solana.PublicKey, bool) {
-		if int(i) >= len(keys) {
-			return solana.PublicKey{}, false
-		}
-		return keys[i], true
-	}
-	var from solana.PublicKey
-	found := false
-	for _, in := range tx.Message.Instructions {
-		program, _ := key(in.ProgramIDIndex)
-		if program != solana.TokenProgramID || len(in.Data) != 10 || in.Data[0] != transferChecked || len(in.Accounts) < 4 {
-			continue
-		}
-		mint, _ := key(in.Accounts[1])
-		dest, _ := key(in.Accounts[2])
-		owner, ok := key(in.Accounts[3])
-		if ok && mint == c.mint && dest == c.tokenAccount && binary.LittleEndian.Uint64(in.Data[1:9]) > 0 {
-			from, found = owner, true
-			break
-		}
-	}
-	if !found {
-		return examined{}, true, nil
-	}
+	signers := int(tx.Message.Header.NumRequiredSignatures)
 	pre, err := c.tokenBalance(keys, out.Meta.PreTokenBalances)
 	if err != nil {
 		return examined{}, false, fmt.Errorf("transaction %s: %w", sig, err)
@@ -260,17 +256,88 @@ func (c *Client) read(ctx context.Context, sig solana.Signature) (examined, bool
 	if post <= pre {
 		return examined{}, true, nil
 	}
-	p := crtx.ChainPayment{
-		Signature:  sig.String(),
-		Slot:       out.Slot,
-		Amount:     crtx.USDC(post - pre),
-		From:       from.String(),
-		References: make([]string, len(keys)),
+	var flows []inflow
+	top := true
+	look := func(program uint16, accounts []uint16, data []byte, atTop bool) {
+		if f, ok := c.inflow(keys, signers, program, accounts, data); ok {
+			flows = append(flows, f)
+			top = top && atTop
+		}
+	}
+	for _, in := range tx.Message.Instructions {
+		look(in.ProgramIDIndex, in.Accounts, in.Data, true)
+	}
+	for _, inner := range out.Meta.InnerInstructions {
+		for _, in := range inner.Instructions {
+			look(in.ProgramIDIndex, in.Accounts, in.Data, false)
+		}
+	}
+	var sum uint64
+	own := top
+	for _, f := range flows {
+		sum += f.amount
+		own = own && len(f.refs) > 0
+	}
+	growth := uint64(post - pre)
+	var e examined
+	if len(flows) > 0 && own && sum == growth {
+		for i, f := range flows {
+			e.payments = append(e.payments, crtx.ChainPayment{Signature: sig.String(), Part: i + 1, Slot: out.Slot,
+				Amount: crtx.USDC(f.amount), From: f.owner.String(), References: f.refs})
+		}
+		return e, true, nil
+	}
+	p := crtx.ChainPayment{Signature: sig.String(), Slot: out.Slot, Amount: crtx.USDC(growth), References: make([]string, len(keys))}
+	if len(flows) > 0 {
+		p.From = flows[0].owner.String()
 	}
 	for i, k := range keys {
 		p.References[i] = k.String()
 	}
-	return examined{pay: p, ok: true}, true, nil
+	e.payments = append(e.payments, p)
+	return e, true, nil
+}
+
+// inflow reads one instruction as an SPL Token Transfer or TransferChecked
+// into the treasury's token account.
+func (c *Client) inflow(keys []solana.PublicKey, signers int, program uint16, accounts []uint16, data []byte) (inflow, bool) {
+	key := func(i uint16) (solana.PublicKey, bool) {
+		if int(i) >= len(keys) {
+			return solana.PublicKey{}, false
+		}
+		return keys[i], true
+	}
+	if p, _ := key(program); p != solana.TokenProgramID || len(data) < 9 {
+		return inflow{}, false
+	}
+	var dest, owner solana.PublicKey
+	var own []uint16
+	switch {
+	case data[0] == transfer && len(data) == 9 && len(accounts) >= 3:
+		dest, _ = key(accounts[1])
+		owner, _ = key(accounts[2])
+		own = accounts[3:]
+	case data[0] == transferChecked && len(data) == 10 && len(accounts) >= 4:
+		if mint, _ := key(accounts[1]); mint != c.mint {
+			return inflow{}, false
+		}
+		dest, _ = key(accounts[2])
+		owner, _ = key(accounts[3])
+		own = accounts[4:]
+	default:
+		return inflow{}, false
+	}
+	amount := binary.LittleEndian.Uint64(data[1:9])
+	if dest != c.tokenAccount || amount == 0 {
+		return inflow{}, false
+	}
+	f := inflow{amount: amount, owner: owner}
+	for _, i := range own {
+		if k, ok := key(i); ok && int(i) >= signers {
+			f.refs = append(f.refs, k.String())
+		}
+	}
+	return f, true
 }
 
 // tokenBalance is the treasury's token account's balance of the mint in

@@ -169,7 +169,7 @@ func (s *Server) unattributed(w http.ResponseWriter, r *http.Request) error {
 	ps, err := s.market.Unattributed(r.Context(), env, limit)
 	out := api.Unattributed{Transfers: []api.ChainTransfer{}}
 	for _, p := range ps {
-		out.Transfers = append(out.Transfers, api.ChainTransfer{Signature: p.Signature, Slot: p.Slot, Amount: p.Amount, From: p.From, Finalized: p.Finalized})
+		out.Transfers = append(out.Transfers, api.ChainTransfer{Signature: p.Signature, Part: p.Part, Slot: p.Slot, Amount: p.Amount, From: p.From, Finalized: p.Finalized})
 	}
 	return reply(w, http.StatusOK, out, err)
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/gagliardetto/solana-go"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -155,4 +157,97 @@ func TestDepositWatcherUnderFlood(t *testing.T) {
 	}
 	t.Logf("getTransaction: %d before the victim's deposit (the flood: %d transactions naming %d references), %d in all",
 		gets, flood, len(refs), e.proxy.Calls("getTransaction"))
+}
+
+// Money that reaches the treasury's token account is credited or listed
+// for the operator, whatever instruction moved it: a plain SPL Transfer
+// naming a deposit's reference is credited by what it added; one naming
+// none is listed. One transaction paying two wallets' deposits, each
+// transfer naming its own reference, credits each its part; one whose
+// references are not in its transfers (so nothing says which pays which)
+// credits neither, and is listed.
+func TestDepositsPaidInAnyForm(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	payer := e.payer(usdc("20"))
+	from := solana.MustPublicKeyFromBase58(payer.address)
+	source, _, _ := solana.FindAssociatedTokenAddress(from, solana.MustPublicKeyFromBase58(e.mint))
+	treasuryAccount, _, _ := solana.FindAssociatedTokenAddress(solana.MustPublicKeyFromBase58(e.treasury), solana.MustPublicKeyFromBase58(e.mint))
+	// transfer is an SPL Transfer (plain, or checked) of amount into the
+	// treasury, with refs among its own accounts.
+	transfer := func(amount crtx.USDC, checked bool, refs ...string) solana.Instruction {
+		metas := solana.AccountMetaSlice{solana.Meta(source).WRITE()}
+		data := []byte{3}
+		if checked {
+			metas = append(metas, solana.Meta(solana.MustPublicKeyFromBase58(e.mint)))
+			data = []byte{12}
+		}
+		metas = append(metas, solana.Meta(treasuryAccount).WRITE(), solana.Meta(from).SIGNER())
+		data = binary.LittleEndian.AppendUint64(data, uint64(amount))
+		if checked {
+			data = append(data, 6)
+		}
+		for _, r := range refs {
+			metas = append(metas, solana.Meta(solana.MustPublicKeyFromBase58(r)))
+		}
+		return solana.NewInstruction(solana.TokenProgramID, metas, data)
+	}
+	// naming names keys in a transaction outside its transfers.
+	naming := func(refs ...string) solana.Instruction {
+		metas := solana.AccountMetaSlice{solana.Meta(from).WRITE().SIGNER(), solana.Meta(from).WRITE()}
+		for _, r := range refs {
+			metas = append(metas, solana.Meta(solana.MustPublicKeyFromBase58(r)))
+		}
+		return solana.NewInstruction(solana.SystemProgramID, metas, binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, 2), 0))
+	}
+	deposit := func() (*client.Client, api.Deposit) {
+		w := newWallet(t)
+		c := e.signIn(w)
+		d, err := c.NewDeposit(ctx, crtx.Devnet, usdc("5"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, d
+	}
+	cPlain, plain := deposit()
+	cA, a := deposit()
+	cB, b := deposit()
+	cC, c := deposit()
+	cD, d := deposit()
+	plainSig := e.net.Send(t, []solana.Instruction{transfer(usdc("2"), false, plain.Reference)}, payer.key)
+	stray := e.net.Send(t, []solana.Instruction{transfer(usdc("3"), false)}, payer.key)
+	both := e.net.Send(t, []solana.Instruction{transfer(usdc("1"), true, a.Reference), transfer(usdc("4"), true, b.Reference)}, payer.key)
+	unclear := e.net.Send(t, []solana.Instruction{naming(c.Reference, d.Reference), transfer(usdc("1.5"), true), transfer(usdc("0.5"), false)}, payer.key)
+
+	e.credited(cPlain, plain.DepositID, usdc("2"))
+	e.credited(cA, a.DepositID, usdc("1"))
+	e.credited(cB, b.DepositID, usdc("4"))
+	// The watcher has read c's and d's references once the ones made
+	// after them are credited; give it some turns more.
+	for turns := e.proxy.Calls("getSignaturesForAddress") + 20; e.proxy.Calls("getSignaturesForAddress") < turns; {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, x := range []struct {
+		c *client.Client
+		d api.Deposit
+	}{{cC, c}, {cD, d}} {
+		if got, err := x.c.GetDeposit(ctx, x.d.DepositID); err != nil || got.Credited != 0 {
+			t.Errorf("deposit %s named beside another outside the transfers: %+v, %v; want nothing credited", x.d.DepositID, got, err)
+		}
+	}
+	got, err := cA.GetDeposit(ctx, a.DepositID)
+	if err != nil || len(got.Payments) != 1 || got.Payments[0].Signature != both || got.Payments[0].Part != 1 {
+		t.Errorf("a's payments: %+v, %v", got.Payments, err)
+	}
+	u, err := e.admin.Unattributed(ctx, crtx.Devnet, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]crtx.USDC{}
+	for _, tr := range u.Transfers {
+		listed[tr.Signature] += tr.Amount
+	}
+	if len(listed) != 2 || listed[stray] != usdc("3") || listed[unclear] != usdc("2") {
+		t.Errorf("unattributed: %+v; want %s (3) and %s (2); credited: %s, %s", u.Transfers, stray, unclear, plainSig, both)
+	}
 }

@@ -12,7 +12,7 @@ func (m *Market) DepositView(d crtx.Deposit, ps []crtx.DepositPayment) api.Depos
 		Reference: d.Reference, Memo: d.Memo, SolanaPayURL: r.URL(), TransactionRequestURL: "solana:" + m.cfg.PublicURL + "/v1/solana-pay/deposits/" + d.ID, Status: d.Status, CreatedAt: d.CreatedAt,
 		ExpiresAt: d.ExpiresAt, Credited: d.Credited, Payments: []api.DepositPayment{}}
 	for _, p := range ps {
-		v.Payments = append(v.Payments, api.DepositPayment{Signature: p.Signature, Amount: p.Amount, Slot: p.Slot,
+		v.Payments = append(v.Payments, api.DepositPayment{Signature: p.Signature, Part: p.Part, Amount: p.Amount, Slot: p.Slot,
 			TransactionID: p.TxID, CreditedAt: p.CreditedAt, ExplorerURL: m.chainURL(d.Environment, "tx", p.Signature)})
 	}
 	return v

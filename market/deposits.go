@@ -235,31 +235,72 @@ func (m *Market) creditPayments(ctx context.Context, d crtx.Deposit, ps []crtx.C
 }
 
 // creditPayment credits one finalized transfer to its deposit: the claim of
-// its signature and the Deposit ledger transaction commit together, so a
-// signature is credited once, whoever reads it again. It reports false
-// when the signature was claimed already.
+// its signature and part and the Deposit ledger transaction commit
+// together, so a payment is credited once, whoever reads it again. It is
+// credited to d only when d is the one deposit among the references the
+// payment names: a transaction whose instructions do not say which of two
+// deposits each pays is left for the operator (Unattributed). It reports
+// false when it credited nothing.
 func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.ChainPayment) (bool, error) {
 	issuance := crtx.NewAccount(d.Environment, crtx.AccountIssuance, crtx.IssuanceID, "")
 	acct := crtx.NewAccount(d.Environment, crtx.AccountWallet, d.Wallet, d.Wallet)
 	data := map[string]string{"wallet": d.Wallet, "deposit_id": d.ID, "signature": p.Signature,
 		"reference": d.Reference, "slot": strconv.FormatUint(p.Slot, 10)}
+	if p.Part > 0 {
+		data["part"] = strconv.Itoa(p.Part)
+	}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		sole, err := m.soleDeposit(ctx, tx, d.Environment, p.References)
+		if err != nil {
+			return err
+		}
+		if sole.ID != d.ID {
+			return errNotThisDeposit
+		}
 		lt, accounts := m.ledgerTx(d.Environment, crtx.TxDeposit, data,
 			[]crtx.Posting{{From: issuance.Address, To: acct.Address, Amount: p.Amount}}, issuance, acct)
-		if err := tx.CreditDeposit(ctx, crtx.DepositPayment{Signature: p.Signature, DepositID: d.ID, Environment: d.Environment,
+		if err := tx.CreditDeposit(ctx, crtx.DepositPayment{Signature: p.Signature, Part: p.Part, DepositID: d.ID, Environment: d.Environment,
 			Amount: p.Amount, Slot: p.Slot, TxID: lt.ID, CreditedAt: lt.CreatedAt}); err != nil {
 			return err
 		}
 		return tx.InsertTransaction(ctx, &lt, accounts...)
 	})
-	if errors.Is(err, crtx.ErrConflict) {
+	if errors.Is(err, crtx.ErrConflict) || errors.Is(err, errNotThisDeposit) {
 		return false, nil
 	}
 	if err == nil {
 		m.cfg.Logger.Info("deposit credited", "deposit", d.ID, "environment", d.Environment,
-			"amount_usdc", p.Amount, "signature", p.Signature)
+			"amount_usdc", p.Amount, "signature", p.Signature, "part", p.Part)
 	}
 	return err == nil, err
+}
+
+// errNotThisDeposit leaves a payment uncredited by the deposit whose
+// reference it names: it names others too.
+var errNotThisDeposit = errors.New("the payment does not name this deposit alone")
+
+// soleDeposit is the one deposit of env, still read for payments, whose
+// reference is among refs; none (the zero Deposit) when there is none, or
+// more than one.
+func (m *Market) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environment, refs []string) (crtx.Deposit, error) {
+	var sole crtx.Deposit
+	for _, ref := range refs {
+		d, err := tx.DepositByReference(ctx, ref)
+		if errors.Is(err, crtx.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return crtx.Deposit{}, err
+		}
+		if d.Environment != env || m.now().Sub(d.CreatedAt) >= depositLookback || d.ID == sole.ID {
+			continue
+		}
+		if sole.ID != "" {
+			return crtx.Deposit{}, nil
+		}
+		sole = d
+	}
+	return sole, nil
 }
 
 // Unattributed lists the newest transfers into env's treasury, at most
@@ -277,7 +318,7 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 	var out []crtx.ChainPayment
 	err = m.store.View(ctx, func(tx crtx.Tx) error {
 		for _, p := range in {
-			known, err := attributed(ctx, tx, env, p)
+			known, err := m.attributed(ctx, tx, env, p)
 			if err != nil {
 				return err
 			}
@@ -291,25 +332,14 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 }
 
 // attributed reports whether a transfer was credited, or names the
-// reference of a deposit of env that the watcher still reads (it credits
+// reference of one deposit of env that the watcher still reads (it credits
 // the transfer once it is finalized).
-func attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
-	if _, err := tx.DepositPayment(ctx, p.Signature); err == nil || !errors.Is(err, crtx.ErrNotFound) {
+func (m *Market) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
+	if _, err := tx.DepositPayment(ctx, p.Signature, p.Part); err == nil || !errors.Is(err, crtx.ErrNotFound) {
 		return err == nil, err
 	}
-	for _, ref := range p.References {
-		d, err := tx.DepositByReference(ctx, ref)
-		if errors.Is(err, crtx.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		if d.Environment == env && time.Since(d.CreatedAt) < depositLookback {
-			return true, nil
-		}
-	}
-	return false, nil
+	d, err := m.soleDeposit(ctx, tx, env, p.References)
+	return d.ID != "", err
 }
 
 // PayDeposit answers a Solana Pay transaction request for deposit id: the

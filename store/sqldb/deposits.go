@@ -81,24 +81,29 @@ func (t *tx) DepositCounts(ctx context.Context, wallet string, env crtx.Environm
 }
 
 func (t *tx) CreditDeposit(ctx context.Context, p crtx.DepositPayment) error {
-	// The payment is written first and alone decides: a signature claimed
-	// already, or a deposit that is not there, writes nothing, so a caller
-	// that goes on in the same transaction keeps no half of a credit.
+	// The payment is written first and alone decides: a part claimed
+	// already (or the whole of its transaction, when it is a part, or a
+	// part, when it is the whole), or a deposit that is not there, writes
+	// nothing, so a caller that goes on in the same transaction keeps no
+	// half of a credit.
 	r, err := t.exec(ctx, `INSERT INTO deposit_payments (`+paymentColumns+`)
-		SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT)
+		SELECT CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT)
 		WHERE EXISTS (SELECT 1 FROM deposits WHERE id = ? AND environment = ?)
-		ON CONFLICT (signature) DO NOTHING`,
-		p.Signature, p.DepositID, p.Environment, p.Amount, int64(p.Slot), p.TxID, us(p.CreditedAt), p.DepositID, p.Environment)
+		AND NOT EXISTS (SELECT 1 FROM deposit_payments WHERE signature = ? AND (part = ? OR part = 0 OR ? = 0))
+		ON CONFLICT (signature, part) DO NOTHING`,
+		p.Signature, p.Part, p.DepositID, p.Environment, p.Amount, int64(p.Slot), p.TxID, us(p.CreditedAt), p.DepositID, p.Environment,
+		p.Signature, p.Part, p.Part)
 	if err != nil {
-		return fmt.Errorf("payment %s: %w", p.Signature, err)
+		return fmt.Errorf("payment %s/%d: %w", p.Signature, p.Part, err)
 	}
 	if n, _ := r.RowsAffected(); n != 1 {
 		var claimed int
-		if err := t.queryRow(ctx, `SELECT count(*) FROM deposit_payments WHERE signature = ?`, p.Signature).Scan(&claimed); err != nil {
+		if err := t.queryRow(ctx, `SELECT count(*) FROM deposit_payments WHERE signature = ? AND (part = ? OR part = 0 OR ? = 0)`,
+			p.Signature, p.Part, p.Part).Scan(&claimed); err != nil {
 			return err
 		}
 		if claimed > 0 {
-			return fmt.Errorf("payment %s: credited already: %w", p.Signature, crtx.ErrConflict)
+			return fmt.Errorf("payment %s/%d: credited already: %w", p.Signature, p.Part, crtx.ErrConflict)
 		}
 		return fmt.Errorf("deposit %s of %s: %w", p.DepositID, p.Environment, crtx.ErrNotFound)
 	}
@@ -109,23 +114,25 @@ func (t *tx) CreditDeposit(ctx context.Context, p crtx.DepositPayment) error {
 	return err
 }
 
-const paymentColumns = `signature, deposit_id, environment, amount, slot, tx_id, credited_at`
+const paymentColumns = `signature, part, deposit_id, environment, amount, slot, tx_id, credited_at`
 
 func scanPayment(row interface{ Scan(...any) error }) (crtx.DepositPayment, error) {
 	var p crtx.DepositPayment
 	var slot, credited int64
-	err := row.Scan(&p.Signature, &p.DepositID, &p.Environment, &p.Amount, &slot, &p.TxID, &credited)
+	err := row.Scan(&p.Signature, &p.Part, &p.DepositID, &p.Environment, &p.Amount, &slot, &p.TxID, &credited)
 	p.Slot, p.CreditedAt = uint64(slot), fromUS(credited)
 	return p, err
 }
 
 func (t *tx) DepositPayments(ctx context.Context, depositID string) ([]crtx.DepositPayment, error) {
 	rows, err := t.query(ctx, `SELECT `+paymentColumns+` FROM deposit_payments WHERE deposit_id = ?
-		ORDER BY credited_at, signature`, depositID)
+		ORDER BY credited_at, signature, part`, depositID)
 	return collect(rows, err, scanPayment)
 }
 
-func (t *tx) DepositPayment(ctx context.Context, signature string) (crtx.DepositPayment, error) {
-	p, err := scanPayment(t.queryRow(ctx, `SELECT `+paymentColumns+` FROM deposit_payments WHERE signature = ?`, signature))
+func (t *tx) DepositPayment(ctx context.Context, signature string, part int) (crtx.DepositPayment, error) {
+	// The whole of a transaction answers for any of its parts.
+	p, err := scanPayment(t.queryRow(ctx, `SELECT `+paymentColumns+` FROM deposit_payments
+		WHERE signature = ? AND (part = ? OR part = 0 OR ? = 0) ORDER BY part LIMIT 1`, signature, part, part))
 	return p, notFound(err, "payment "+signature)
 }

@@ -204,11 +204,11 @@ func testDeposits(t *testing.T, s crtx.Store) {
 			t.Errorf("d1 after a rolled-back credit = %+v", d)
 		}
 		for _, sig := range []string{"sig4", "sig5", "sig6", "none"} {
-			if _, err := tx.DepositPayment(ctx, sig); !errors.Is(err, crtx.ErrNotFound) {
+			if _, err := tx.DepositPayment(ctx, sig, 0); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("DepositPayment(%s): %v, want ErrNotFound", sig, err)
 			}
 		}
-		if got, err := tx.DepositPayment(ctx, "sig1"); err != nil || got != p1 {
+		if got, err := tx.DepositPayment(ctx, "sig1", 0); err != nil || got != p1 {
 			t.Errorf("DepositPayment(sig1) = %+v, %v; want %+v", got, err, p1)
 		}
 		pays, err := tx.DepositPayments(ctx, "d2")
@@ -234,6 +234,46 @@ func testDeposits(t *testing.T, s crtx.Store) {
 	})
 	if d := credited("d4"); d.Credited != 1_500_000 || d.Status != crtx.DepositCredited {
 		t.Errorf("d4 after an overpayment = %+v", d)
+	}
+
+	// One transaction pays two deposits, a part each; a part is credited
+	// once, and never beside the whole of its transaction.
+	part := func(sig string, part int, dep string) error {
+		return s.Update(context.Background(), func(tx crtx.Tx) error {
+			return tx.CreditDeposit(context.Background(), crtx.DepositPayment{Signature: sig, Part: part, DepositID: dep,
+				Environment: crtx.Devnet, Amount: 100, TxID: fmt.Sprintf("tx-%s-%d", sig, part), CreditedAt: t0})
+		})
+	}
+	for _, c := range []struct {
+		sig  string
+		part int
+		dep  string
+		want error
+	}{
+		{"sig8", 1, "d1", nil},
+		{"sig8", 2, "d4", nil},
+		{"sig8", 2, "d1", crtx.ErrConflict},
+		{"sig8", 0, "d1", crtx.ErrConflict},
+		{"sig7", 1, "d1", crtx.ErrConflict},
+	} {
+		if err := part(c.sig, c.part, c.dep); !errors.Is(err, c.want) && err != c.want {
+			t.Errorf("crediting %s part %d to %s: %v, want %v", c.sig, c.part, c.dep, err, c.want)
+		}
+	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if got, err := tx.DepositPayment(ctx, "sig8", 2); err != nil || got.DepositID != "d4" || got.Part != 2 {
+			t.Errorf("DepositPayment(sig8, 2) = %+v, %v", got, err)
+		}
+		if got, err := tx.DepositPayment(ctx, "sig7", 3); err != nil || got.Part != 0 {
+			t.Errorf("DepositPayment(sig7, 3) = %+v, %v; want the whole", got, err)
+		}
+		if _, err := tx.DepositPayment(ctx, "sig8", 3); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("DepositPayment(sig8, 3): %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	if d := credited("d1"); d.Credited != 1_000_100 {
+		t.Errorf("d1 after its part = %+v", d)
 	}
 }
 
