@@ -34,6 +34,10 @@ const (
 	NotAnchoredYet AnchorStatus = "not_anchored_yet"
 )
 
+// MainnetGenesisHash is Solana mainnet's genesis hash: the cluster every
+// anchor of a mainnet ledger must be on.
+const MainnetGenesisHash = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"
+
 // DefaultSolanaRPC is the public JSON-RPC endpoint of a cluster, used when
 // no RPC URL is given (WithSolanaRPC). A "custom" cluster has none.
 func DefaultSolanaRPC(cluster string) string {
@@ -167,6 +171,19 @@ func (c *Client) checkAnchor(ctx context.Context, b crtx.Block, authority ed2551
 	if rpc == "" {
 		return fmt.Errorf("the anchor is on a %q cluster: give its Solana RPC URL (crtx verify --rpc, CRTX_SOLANA_RPC)", a.Cluster)
 	}
+	// A mainnet ledger's anchors must be on Solana mainnet, whatever the
+	// marketplace names: a memo on devnet (free, and reset from time to
+	// time) or on a validator of its own proves nothing to a mainnet
+	// caller. The cluster is known by its genesis hash.
+	if b.Environment == crtx.Mainnet {
+		var genesis string
+		if err := c.solanaCall(ctx, rpc, "getGenesisHash", nil, &genesis); err != nil {
+			return err
+		}
+		if genesis != MainnetGenesisHash {
+			return fmt.Errorf("%w: a mainnet block's anchor must be on Solana mainnet (genesis %s); the cluster at %s has genesis %q", errAnchor, MainnetGenesisHash, rpc, genesis)
+		}
+	}
 	got, err := c.solanaTransaction(ctx, rpc, a.Signature)
 	if err != nil {
 		return err
@@ -221,59 +238,77 @@ func checkAnchorTransaction(got solanaGot, b crtx.Block, authority ed25519.Publi
 	return fmt.Errorf("%w: transaction %s has no Memo instruction %q signed by the ledger authority", errAnchor, a.Signature, memo)
 }
 
-// solanaTransaction calls getTransaction on the Solana JSON-RPC endpoint
-// at rpc, asking for the finalized transaction in base64.
-func (c *Client) solanaTransaction(ctx context.Context, rpc, signature string) (solanaGot, error) {
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 1, "method": "getTransaction",
-		"params": []any{signature, map[string]any{"encoding": "base64", "maxSupportedTransactionVersion": 0, "commitment": "finalized"}},
-	})
+// solanaCall calls method on the Solana JSON-RPC endpoint at rpc and
+// decodes its result into result (left as it is when the result is null).
+func (c *Client) solanaCall(ctx context.Context, rpc, method string, params []any, result any) error {
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctx, "POST", rpc, bytes.NewReader(body))
 	if err != nil {
-		return solanaGot{}, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return solanaGot{}, fmt.Errorf("solana rpc %s: %w", rpc, err)
+		return fmt.Errorf("solana rpc %s: %w", rpc, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return solanaGot{}, fmt.Errorf("solana rpc %s: %w", rpc, err)
+		return fmt.Errorf("solana rpc %s: %w", rpc, err)
 	}
 	var out struct {
-		Result *struct {
-			Slot        uint64   `json:"slot"`
-			Transaction []string `json:"transaction"`
-			Meta        *struct {
-				Err json.RawMessage `json:"err"`
-			} `json:"meta"`
-		} `json:"result"`
-		Error *struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
-		return solanaGot{}, fmt.Errorf("solana rpc %s: HTTP %d, not a JSON-RPC answer: %.200q", rpc, resp.StatusCode, data)
+		return fmt.Errorf("solana rpc %s: HTTP %d, not a JSON-RPC answer: %.200q", rpc, resp.StatusCode, data)
 	}
+	if out.Error != nil {
+		return fmt.Errorf("solana rpc %s: %s: %d %s", rpc, method, out.Error.Code, out.Error.Message)
+	}
+	if len(out.Result) == 0 || string(out.Result) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(out.Result, result); err != nil {
+		return fmt.Errorf("solana rpc %s: %s: %w", rpc, method, err)
+	}
+	return nil
+}
+
+// solanaTransaction calls getTransaction on the Solana JSON-RPC endpoint
+// at rpc, asking for the finalized transaction in base64.
+func (c *Client) solanaTransaction(ctx context.Context, rpc, signature string) (solanaGot, error) {
+	var res *struct {
+		Slot        uint64   `json:"slot"`
+		Transaction []string `json:"transaction"`
+		Meta        *struct {
+			Err json.RawMessage `json:"err"`
+		} `json:"meta"`
+	}
+	err := c.solanaCall(ctx, rpc, "getTransaction",
+		[]any{signature, map[string]any{"encoding": "base64", "maxSupportedTransactionVersion": 0, "commitment": "finalized"}}, &res)
 	switch {
-	case out.Error != nil:
-		return solanaGot{}, fmt.Errorf("solana rpc %s: getTransaction: %d %s", rpc, out.Error.Code, out.Error.Message)
-	case out.Result == nil:
+	case err != nil:
+		return solanaGot{}, err
+	case res == nil:
 		return solanaGot{}, fmt.Errorf("%w: transaction %s is not finalized on the cluster at %s", errAnchor, signature, rpc)
-	case out.Result.Meta == nil:
+	case res.Meta == nil:
 		return solanaGot{}, fmt.Errorf("solana rpc %s: transaction %s is served without its status (meta)", rpc, signature)
-	case len(out.Result.Transaction) != 2 || out.Result.Transaction[1] != "base64":
+	case len(res.Transaction) != 2 || res.Transaction[1] != "base64":
 		return solanaGot{}, fmt.Errorf("solana rpc %s: transaction %s is not served in base64", rpc, signature)
 	}
-	raw, err := base64.StdEncoding.DecodeString(out.Result.Transaction[0])
+	raw, err := base64.StdEncoding.DecodeString(res.Transaction[0])
 	if err != nil {
 		return solanaGot{}, fmt.Errorf("solana rpc %s: transaction %s: %w", rpc, signature, err)
 	}
-	if out.Result.Meta.Err == nil {
+	if res.Meta.Err == nil {
 		return solanaGot{}, fmt.Errorf("solana rpc %s: transaction %s is served without meta.err", rpc, signature)
 	}
-	return solanaGot{Slot: out.Result.Slot, Err: out.Result.Meta.Err, Raw: raw}, nil
+	return solanaGot{Slot: res.Slot, Err: res.Meta.Err, Raw: raw}, nil
 }

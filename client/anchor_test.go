@@ -230,3 +230,41 @@ func TestAnchorWalk(t *testing.T) {
 		}
 	}
 }
+
+// A mainnet block's anchor counts only on Solana mainnet, known by its
+// genesis hash, whatever cluster the marketplace names: an anchor on devnet
+// is refused before its transaction is read.
+func TestMainnetAnchorOnlyOnMainnet(t *testing.T) {
+	for _, tc := range []struct {
+		env     crtx.Environment
+		genesis string
+		read    bool
+	}{
+		{crtx.Mainnet, "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG", false},
+		{crtx.Mainnet, MainnetGenesisHash, true},
+		{crtx.Devnet, "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG", true},
+	} {
+		read := false
+		rpc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var call struct {
+				Method string `json:"method"`
+			}
+			json.NewDecoder(r.Body).Decode(&call)
+			result := any(nil)
+			switch call.Method {
+			case "getGenesisHash":
+				result = tc.genesis
+			case "getTransaction":
+				read = true
+			}
+			json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": 1, "result": result})
+		}))
+		c := New("http://127.0.0.1:1", "").WithSolanaRPC(rpc.URL)
+		b := crtx.Block{Environment: tc.env, Height: 1, Hash: "00", Anchor: &crtx.Anchor{Signature: "sig", Slot: 1, Cluster: "mainnet-beta"}}
+		err := c.checkAnchor(t.Context(), b, nil)
+		rpc.Close()
+		if !errors.Is(err, errAnchor) || read != tc.read {
+			t.Errorf("%s block, cluster of genesis %s: %v, transaction read: %v; want it read: %v", tc.env, tc.genesis, err, read, tc.read)
+		}
+	}
+}
