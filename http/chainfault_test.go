@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -249,5 +251,81 @@ func TestDepositsPaidInAnyForm(t *testing.T) {
 	}
 	if len(listed) != 2 || listed[stray] != usdc("3") || listed[unclear] != usdc("2") {
 		t.Errorf("unattributed: %+v; want %s (3) and %s (2); credited: %s, %s", u.Transfers, stray, unclear, plainSig, both)
+	}
+}
+
+// A wallet that closes its USDC token account after asking to withdraw
+// cannot have the treasury pay failed transfers' fees for free: closed
+// before its transfer is signed, nothing is sent and it is refunded in
+// full; closed while its transfer is on its way, the transfer fails on the
+// chain and the refund keeps FailedTransferFee.
+func TestWithdrawalToAClosedAccount(t *testing.T) {
+	var ce *chainEnv
+	e := start(t, func(c *daemon.Config) {
+		ce = startChainConfig(t, c)
+		c.NonceAccounts = 1 // one withdrawal in flight at a time
+	})
+	ce.env = e
+	t.Cleanup(ce.checkReserves)
+	ctx := context.Background()
+	mint := solana.MustPublicKeyFromBase58(ce.mint)
+	first, second := newWallet(t), newWallet(t)
+	ce.fund(first, usdc("5"))
+	ce.fund(second, usdc("5"))
+	// closeAccount closes w's token account, empty since its deposit.
+	closeAccount := func(w wallet) {
+		owner := solana.MustPublicKeyFromBase58(w.address)
+		account, _, _ := solana.FindAssociatedTokenAddress(owner, mint)
+		ce.net.Send(t, []solana.Instruction{solana.NewInstruction(solana.TokenProgramID,
+			solana.AccountMetaSlice{solana.Meta(account).WRITE(), solana.Meta(owner).WRITE(), solana.Meta(owner).SIGNER()}, []byte{9})}, w.key)
+	}
+	// The first transfer waits at the proxy until the test lets it go.
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ce.proxy.Set("sendTransaction", func(c chaintest.Call, forward func() []byte) ([]byte, int) {
+		memo, token := solana.MemoProgramID.Bytes(), solana.TokenProgramID.Bytes()
+		if raw := chaintest.Transaction(c); bytes.Contains(raw, memo) && bytes.Contains(raw, token) {
+			once.Do(func() {
+				close(held)
+				<-release
+			})
+		}
+		return forward(), 0
+	})
+	c1, c2 := ce.signIn(first), ce.signIn(second)
+	w1, err := c1.NewWithdrawal(ctx, crtx.Devnet, usdc("2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	// The second waits for the one nonce account, signed on nothing yet.
+	w2, err := c2.NewWithdrawal(ctx, crtx.Devnet, usdc("3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAccount(first)
+	closeAccount(second)
+	close(release)
+	final := func(c *client.Client, id string) api.Withdrawal {
+		var got api.Withdrawal
+		waitUntil(t, func() bool {
+			got, err = c.GetWithdrawal(ctx, id)
+			return err == nil && got.Status.Final()
+		})
+		return got
+	}
+	if got := final(c1, w1.WithdrawalID); got.Status != crtx.WithdrawalFailed || got.Signature == nil {
+		t.Errorf("the withdrawal whose account closed on the way: %+v", got)
+	}
+	if got := final(c2, w2.WithdrawalID); got.Status != crtx.WithdrawalFailed || got.Signature != nil {
+		t.Errorf("the withdrawal whose account closed before it was signed: %+v; want failed, nothing sent", got)
+	}
+	for _, x := range []struct {
+		c    *client.Client
+		want crtx.USDC
+	}{{c1, usdc("5") - market.FailedTransferFee}, {c2, usdc("5")}} {
+		if b, err := x.c.Wallet(ctx); err != nil || b.Balances[crtx.Devnet].Available != x.want {
+			t.Errorf("balance %+v, %v; want %s", b, err, x.want)
+		}
 	}
 }

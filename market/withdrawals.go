@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"slices"
 	"strconv"
@@ -16,6 +17,12 @@ import (
 // MinWithdrawal is the least a withdrawal pays out: the treasury pays each
 // one's fee, which a stream of tiny withdrawals would otherwise drain.
 const MinWithdrawal crtx.USDC = crtx.MicroPerUSDC
+
+// FailedTransferFee is what a withdrawal's refund keeps when its transfer
+// failed on the chain because the wallet closed its token account after
+// asking: the network fee the treasury paid, many times over, so that
+// doing it again and again costs the wallet, not the treasury.
+const FailedTransferFee crtx.USDC = crtx.MicroPerUSDC / 100
 
 // withdrawalBatch is how many withdrawals one process takes at once; it
 // owns each for Config.Lease, as it owns an execution's dispatch.
@@ -164,7 +171,7 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 		return false, err
 	}
 	if w.Signature == "" {
-		return false, m.signAndSend(ctx, c, w)
+		return m.signAndSend(ctx, c, w)
 	}
 	st, err := c.Status(ctx, w.Signature)
 	if err != nil {
@@ -176,9 +183,19 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 		// bytes land elsewhere: only a finalized outcome is final.
 		return false, nil
 	case st.Found && st.Err != "":
-		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, st.Slot, "the transfer failed on the chain: "+st.Err)
+		// A wallet that closed its token account after asking has the
+		// treasury pay a failed transfer's fee: the refund keeps
+		// FailedTransferFee, so doing it again and again costs the wallet.
+		fee, reason := crtx.USDC(0), "the transfer failed on the chain: "+st.Err
+		if exists, err := c.HasTokenAccount(ctx, w.Wallet); err != nil {
+			return false, err
+		} else if !exists {
+			fee = FailedTransferFee
+			reason = fmt.Sprintf("the wallet's USDC token account was closed before the transfer landed; refunded less %s USDC, the failed transfer's cost (%s)", fee, st.Err)
+		}
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, st.Slot, reason, fee)
 	case st.Found:
-		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalConfirmed, st.Slot, "")
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalConfirmed, st.Slot, "", 0)
 	default:
 		return false, m.send(ctx, c, w)
 	}
@@ -189,7 +206,22 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 // unless this process still holds w's lease and the account is still
 // free), then sends them. With every account held, or the one it picked
 // taken meanwhile by another replica, it waits: the next step tries again.
-func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
+// A wallet whose token account is gone by then is refunded, and nothing is
+// sent: the transfer would fail on the chain at the treasury's cost.
+func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) (bool, error) {
+	exists, err := c.HasTokenAccount(ctx, w.Wallet)
+	if err != nil {
+		return false, err
+	}
+	if !exists {
+		return true, m.endWithdrawal(ctx, w, crtx.WithdrawalFailed, 0,
+			"the wallet's USDC token account no longer exists; nothing was sent", 0)
+	}
+	return false, m.sign(ctx, c, w)
+}
+
+// sign does signAndSend's work once the destination is known to exist.
+func (m *Market) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
 	m.signing.Lock()
 	defer m.signing.Unlock()
 	var account string
@@ -276,8 +308,8 @@ func (m *Market) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) err
 
 // endWithdrawal writes w's final status with its ledger transaction: paid
 // out of the withdrawals account into issuance once confirmed, or back to
-// the wallet once failed.
-func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status crtx.WithdrawalStatus, slot uint64, reason string) error {
+// the wallet once failed, less fee, which goes to the platform.
+func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status crtx.WithdrawalStatus, slot uint64, reason string, fee crtx.USDC) error {
 	next := *w
 	now := m.now()
 	next.Status, next.Slot, next.Reason, next.CompletedAt = status, slot, reason, &now
@@ -286,6 +318,13 @@ func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status c
 	if status == crtx.WithdrawalFailed {
 		to, kind = crtx.NewAccount(w.Environment, crtx.AccountWallet, w.Wallet, w.Wallet), crtx.TxWithdrawalRefunded
 	}
+	postings := []crtx.Posting{{From: out.Address, To: to.Address, Amount: w.Amount - fee}}
+	accounts := []crtx.Account{out, to}
+	if fee > 0 {
+		platform := crtx.NewAccount(w.Environment, crtx.AccountTreasury, crtx.TreasuryID, "")
+		postings = append(postings, crtx.Posting{From: out.Address, To: platform.Address, Amount: fee})
+		accounts = append(accounts, platform)
+	}
 	data := map[string]string{"wallet": w.Wallet, "withdrawal_id": w.ID, "signature": w.Signature}
 	if slot > 0 {
 		data["slot"] = strconv.FormatUint(slot, 10)
@@ -293,11 +332,14 @@ func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status c
 	if reason != "" {
 		data["reason"] = reason
 	}
+	if fee > 0 {
+		data["fee_usdc"] = fee.String()
+	}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		if err := tx.UpdateWithdrawal(ctx, next, m.replica); err != nil {
 			return err
 		}
-		_, err := m.post(ctx, tx, w.Environment, kind, data, []crtx.Posting{{From: out.Address, To: to.Address, Amount: w.Amount}}, out, to)
+		_, err := m.post(ctx, tx, w.Environment, kind, data, postings, accounts...)
 		return err
 	})
 	if err != nil {
