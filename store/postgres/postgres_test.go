@@ -19,6 +19,7 @@ import (
 	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/storetest"
 	"github.com/crtx-market/crtx/store/testdb"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -374,5 +375,62 @@ func TestClosingPassesHeldAccounts(t *testing.T) {
 		hold.Rollback()
 		<-closed
 		t.Error("the closing waited for the transaction holding the creator's and the treasury's accounts")
+	}
+}
+
+// A wallet's withdrawal asked (wallet → withdrawals) while another of its
+// withdrawals is refunded (withdrawals → wallet) never wait for each other
+// in a cycle: every posting locks its accounts in one order first. Without
+// it, the refund took the wallet and waited for the withdrawals account,
+// which the request held while it waited for the wallet: deadlock detected.
+func TestPostingsLockAccountsInOneOrder(t *testing.T) {
+	ctx := context.Background()
+	s := open(t).(*postgres.DB)
+	s.RetryBudget = time.Nanosecond
+	env := crtx.Devnet
+	issuance := crtx.NewAccount(env, crtx.AccountIssuance, crtx.IssuanceID, "")
+	wallet := crtx.NewAccount(env, crtx.AccountWallet, "alice", "alice")
+	out := crtx.NewAccount(env, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
+	post := func(id string, from, to crtx.Account) error {
+		return s.Update(ctx, func(tx crtx.Tx) error {
+			lt := crtx.LedgerTx{ID: id, Environment: env, Kind: crtx.TxWithdrawal, CreatedAt: time.Now(),
+				Data:     map[string]string{"wallet": "alice"},
+				Postings: []crtx.Posting{{From: from.Address, To: to.Address, Amount: crtx.MicroPerUSDC}}}
+			return tx.InsertTransaction(ctx, &lt, from, to)
+		})
+	}
+	for _, p := range []struct {
+		id       string
+		from, to crtx.Account
+	}{{"fund", issuance, wallet}, {"fund-2", issuance, wallet}, {"ask", wallet, out}} {
+		if err := post(p.id, p.from, p.to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another transaction holds both rows while the two start, so that each
+	// takes what it takes before it waits.
+	hold, err := s.Write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(ctx, `SELECT address FROM accounts WHERE environment = 'devnet' AND address = $1 FOR NO KEY UPDATE`, wallet.Address); err != nil {
+		t.Fatal(err)
+	}
+	var errs [2]error
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = post("refund", out, wallet) })
+	time.Sleep(300 * time.Millisecond)
+	wg.Go(func() { errs[1] = post("ask-2", wallet, out) })
+	time.Sleep(300 * time.Millisecond)
+	if err := hold.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "40P01" {
+			t.Errorf("posting %d: %v", i, err)
+		}
 	}
 }

@@ -96,6 +96,9 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 			return fmt.Errorf("unposted: %w", err)
 		}
 	}
+	if err := t.lockPlan(ctx, lt.Environment, p); err != nil {
+		return err
+	}
 	if err := t.receive(ctx, lt, p.Receive); err != nil {
 		return err
 	}
@@ -108,6 +111,26 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 		return err
 	}
 	return t.index(ctx, lt.Environment, lt.Seq, p.Index)
+}
+
+// lockPlan locks, where the database locks rows (PostgreSQL), every
+// existing account a transaction receives in or pays from, in one order
+// (bytes of the address): updated receivers first and payers next, two
+// transactions that share two accounts, a receiver in one and a payer in
+// the other (a withdrawal asked and another refunded, of one wallet),
+// would each hold one and wait for the other.
+func (t *tx) lockPlan(ctx context.Context, env crtx.Environment, p Plan) error {
+	lock := t.d.LockAccounts()
+	if lock == "" || len(p.Receive)+len(p.Pay) < 2 {
+		return nil
+	}
+	args := []any{env}
+	for _, a := range slices.Concat(p.Receive, p.Pay) {
+		args = append(args, a.Address)
+	}
+	rows, err := t.query(ctx, `SELECT address FROM accounts WHERE environment = ? AND address IN `+placeholders(1, len(args)-1)+lock, args...)
+	_, err = collect(rows, err, func(r interface{ Scan(...any) error }) (a string, err error) { return a, r.Scan(&a) })
+	return err
 }
 
 // index lists the transaction seq among the transactions of each of

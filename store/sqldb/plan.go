@@ -18,10 +18,9 @@ type Plan struct {
 	Create []crtx.Account
 	// Receive are accounts credited (or, for those that may go negative,
 	// moved) by their Balance, created if new; Pay are accounts debited by
-	// their (negative) Balance, which must exist. Each in address order,
-	// so that concurrent PostgreSQL transactions lock rows in one order;
-	// receivers go first, so that a paying row (a busy wallet) stays locked
-	// for as few statements as can be.
+	// their (negative) Balance, which must exist. Each in address order;
+	// on PostgreSQL, every existing one is locked first, all in address
+	// order, so that concurrent transactions never wait in a cycle.
 	Receive, Pay []crtx.Account
 	// Index are the addresses whose transaction lists name the transaction
 	// (AccountTransactions).
