@@ -37,6 +37,9 @@ type Chain interface {
 	// status, not from any commitment parameter. The scan's Until is where
 	// the next one starts: past every signature it decided.
 	Payments(ctx context.Context, reference, until string, budget int) (PaymentScan, error)
+	// Recent reads the newest transactions naming reference, at most
+	// limit, confirmed or finalized, and returns the payments among them.
+	Recent(ctx context.Context, reference string, limit int) ([]ChainPayment, error)
 	// Incoming lists the newest transfers of the mint into TokenAccount, at
 	// most limit, with every account key each transaction names (References).
 	Incoming(ctx context.Context, limit int) ([]ChainPayment, error)

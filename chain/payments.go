@@ -35,7 +35,8 @@ func (c *Client) Payments(ctx context.Context, reference, until string, budget i
 		}
 	}
 	var listed []*rpc.TransactionSignature
-	complete, err := c.signatures(ctx, ref, from, func(s *rpc.TransactionSignature) (bool, error) {
+	// Finalized: a signature the scan passes is never dropped with a fork.
+	complete, err := c.signatures(ctx, ref, from, rpc.CommitmentFinalized, func(s *rpc.TransactionSignature) (bool, error) {
 		listed = append(listed, s)
 		return true, nil
 	})
@@ -103,7 +104,7 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 		return nil, nil
 	}
 	var pays []crtx.ChainPayment
-	_, err := c.signatures(ctx, c.tokenAccount, solana.Signature{}, func(s *rpc.TransactionSignature) (bool, error) {
+	_, err := c.signatures(ctx, c.tokenAccount, solana.Signature{}, rpc.CommitmentConfirmed, func(s *rpc.TransactionSignature) (bool, error) {
 		if s.Err != nil {
 			return true, nil
 		}
@@ -125,22 +126,55 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 	return c.markFinalized(ctx, pays)
 }
 
+// Recent reads the newest transactions naming reference, at most limit,
+// confirmed or finalized, and returns the payments among them: what a
+// wallet sent and the chain has not finalized yet is among them, which a
+// second request to pay must not ask for again.
+func (c *Client) Recent(ctx context.Context, reference string, limit int) ([]crtx.ChainPayment, error) {
+	ref, err := solana.PublicKeyFromBase58(reference)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reference %q: %w", ErrAddress, reference, err)
+	}
+	var pays []crtx.ChainPayment
+	n := 0
+	_, err = c.signatures(ctx, ref, solana.Signature{}, rpc.CommitmentConfirmed, func(s *rpc.TransactionSignature) (bool, error) {
+		n++
+		if s.Err != nil {
+			return n < limit, nil
+		}
+		tx, ok := c.seen.get(s.Signature)
+		if !ok {
+			var found bool
+			var err error
+			if tx, found, err = c.read(ctx, s.Signature); err != nil || !found {
+				return n < limit, err
+			}
+			c.seen.put(s.Signature, tx)
+		}
+		pays = append(pays, tx.paying(ref)...)
+		return n < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recent payments of reference %s: %w", reference, err)
+	}
+	return c.markFinalized(ctx, pays)
+}
+
 // signatures hands each signature naming address after until (zero: from
-// the first) to each, newest first, page after page, until each says no
+// the first), at commitment, to each, newest first, page after page, until each says no
 // more or the history ends. It reports whether it listed every signature
 // down to until: a short page, or until itself, ends the list; a page
 // with nothing new (a server that ignores before) does not.
-func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until solana.Signature, each func(*rpc.TransactionSignature) (bool, error)) (bool, error) {
+func (c *Client) signatures(ctx context.Context, address solana.PublicKey, until solana.Signature, commitment rpc.CommitmentType, each func(*rpc.TransactionSignature) (bool, error)) (bool, error) {
 	seen := make(map[solana.Signature]bool)
 	var before solana.Signature
 	for {
 		limit := c.pageSize
 		page, err := c.rpc.GetSignaturesForAddressWithOpts(ctx, address, &rpc.GetSignaturesForAddressOpts{
-			Limit:  &limit,
-			Before: before,
-			Until:  until,
-			// Finalized: a signature passed is never dropped with a fork.
-			Commitment: rpc.CommitmentFinalized,
+			Limit:      &limit,
+			Before:     before,
+			Until:      until,
+			Commitment: commitment,
 		})
 		if err != nil {
 			return false, fmt.Errorf("reading the signatures of %s: %w", address, err)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -328,4 +330,54 @@ func TestWithdrawalToAClosedAccount(t *testing.T) {
 			t.Errorf("balance %+v, %v; want %s", b, err, x.want)
 		}
 	}
+}
+
+// A payment sent and not finalized yet is not asked for again: a wallet
+// that requests the deposit's transaction in that window (a reload, a
+// phone scanning the code after paying from the browser) is asked for
+// what is left, or told the payment is on its way.
+func TestPaymentOnItsWayIsNotAskedAgain(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	w := e.payer(usdc("10"))
+	c := e.signIn(w)
+	d, err := c.NewDeposit(ctx, crtx.Devnet, usdc("5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// crtxd sees no transaction finalized while the statuses are hidden.
+	e.proxy.Set("getSignatureStatuses", chaintest.HideStatuses(func(string) bool { return true }))
+	ask := func() (int, string) {
+		t.Helper()
+		res, err := e.http.Post(e.d.URL+"/v1/solana-pay/deposits/"+d.DepositID, "application/json",
+			strings.NewReader(`{"account":"`+w.address+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out struct {
+			Message string `json:"message"`
+			Error   struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out.Message + out.Error.Code
+	}
+	if status, msg := ask(); status != 200 || !strings.Contains(msg, "Add 5 USDC") {
+		t.Fatalf("before any payment: %d %q", status, msg)
+	}
+	e.pay(w, d, usdc("2"))
+	if status, msg := ask(); status != 200 || !strings.Contains(msg, "Add 3 USDC") {
+		t.Errorf("with 2 on its way: %d %q; want the 3 left asked", status, msg)
+	}
+	e.pay(w, d, usdc("3"))
+	if status, msg := ask(); status != 409 || !strings.Contains(msg, crtx.CodeDepositClosed) {
+		t.Errorf("with all of it on its way: %d %q; want 409 deposit_closed", status, msg)
+	}
+	if got, err := c.GetDeposit(ctx, d.DepositID); err != nil || got.Credited != 0 {
+		t.Fatalf("credited while the statuses were hidden: %+v, %v", got, err)
+	}
+	e.proxy.Set("getSignatureStatuses", nil)
+	e.credited(c, d.DepositID, usdc("5"))
 }

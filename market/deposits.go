@@ -355,13 +355,53 @@ func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte
 	if _, err := crtx.ParseAddress("account", account); err != nil {
 		return nil, 0, err
 	}
+	c := m.cfg.Chains[d.Environment]
+	// A payment sent and not finalized yet (some 13 seconds on mainnet)
+	// is not credited yet: a wallet that asked again in that window (a
+	// reload, a phone scanning the code) would pay twice.
+	onItsWay, err := m.onItsWay(ctx, c, d)
+	if err != nil {
+		return nil, 0, err
+	}
 	r := m.DepositRequest(d)
-	r.Amount = d.Amount - d.Credited
-	raw, err = m.cfg.Chains[d.Environment].PaymentTransaction(ctx, account, r)
+	r.Amount = d.Amount - d.Credited - onItsWay
+	if r.Amount <= 0 {
+		return nil, 0, crtx.Errorf(crtx.CodeDepositClosed,
+			"a payment of %s USDC to deposit %s is on its way: it is credited once the chain finalizes it, in some seconds", onItsWay, id)
+	}
+	raw, err = c.PaymentTransaction(ctx, account, r)
 	if err != nil {
 		return nil, 0, chainDown(d.Environment, err)
 	}
 	return raw, r.Amount, nil
+}
+
+// onItsWay is what the newest transactions naming d's reference pay it and
+// is not credited yet.
+func (m *Market) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx.USDC, error) {
+	recent, err := c.Recent(ctx, d.Reference, 20)
+	if err != nil {
+		return 0, chainDown(d.Environment, err)
+	}
+	var sum crtx.USDC
+	err = m.store.View(ctx, func(tx crtx.Tx) error {
+		for _, p := range recent {
+			_, err := tx.DepositPayment(ctx, p.Signature, p.Part)
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, crtx.ErrNotFound) {
+				return err
+			}
+			if sole, err := m.soleDeposit(ctx, tx, d.Environment, p.References); err != nil {
+				return err
+			} else if sole.ID == d.ID {
+				sum += p.Amount
+			}
+		}
+		return nil
+	})
+	return sum, internal("payments on their way", err)
 }
 
 // OpenDeposit returns deposit id while it still asks to be paid: not
