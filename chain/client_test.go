@@ -23,7 +23,7 @@ type cluster struct {
 	treasury      ed25519.PrivateKey
 }
 
-func newCluster(t *testing.T) cluster {
+func newCluster(t testing.TB) cluster {
 	t.Helper()
 	net := chaintest.Start(t)
 	mint, authority := net.NewMint(t)
@@ -55,7 +55,7 @@ func (k cluster) sign(t *testing.T, wallet string, amount crtx.USDC, memo string
 }
 
 // wallet is a new wallet with SOL for fees and amount of the mint.
-func (k cluster) wallet(t *testing.T, amount crtx.USDC) ed25519.PrivateKey {
+func (k cluster) wallet(t testing.TB, amount crtx.USDC) ed25519.PrivateKey {
 	t.Helper()
 	w := chaintest.NewKey(t)
 	k.net.Airdrop(t, chaintest.Address(w), solana.LAMPORTS_PER_SOL)
