@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -94,16 +95,35 @@ func isTransfer(tx []byte) bool {
 // bytes it stored: signed on a durable nonce, they still land after a
 // blockhash would have expired, and nothing is signed twice.
 func TestWithdrawalKilledPaysOnce(t *testing.T) {
-	engines := map[string]func(t *testing.T) []string{"sqlite": func(*testing.T) []string { return nil }}
-	if os.Getenv("CRTX_TEST_POSTGRES") != "" || os.Getenv("CRTX_REQUIRE_POSTGRES") != "" {
-		engines["postgres"] = func(t *testing.T) []string { return []string{"--db", storetest.SchemaDSN(t)} }
-	}
-	for name, db := range engines {
+	for name, db := range engines(t) {
 		t.Run(name, func(t *testing.T) { testWithdrawalKilled(t, db(t)) })
 	}
 }
 
-func testWithdrawalKilled(t *testing.T, db []string) {
+// engines are the stores the withdrawal tests run crtxd on: SQLite, and
+// PostgreSQL where the tests have it.
+func engines(t *testing.T) map[string]func(t *testing.T) []string {
+	out := map[string]func(t *testing.T) []string{"sqlite": func(*testing.T) []string { return nil }}
+	if os.Getenv("CRTX_TEST_POSTGRES") != "" || os.Getenv("CRTX_REQUIRE_POSTGRES") != "" {
+		out["postgres"] = func(t *testing.T) []string { return []string{"--db", storetest.SchemaDSN(t)} }
+	}
+	return out
+}
+
+// rig is crtxd on a local Solana network, through a JSON-RPC proxy, with a
+// wallet that deposited 10 USDC.
+type rig struct {
+	net      *chaintest.Net
+	mint     string
+	treasury ed25519.PrivateKey
+	proxy    *chaintest.Proxy
+	args     []string
+	data     string
+	p        *proc
+	key      ed25519.PrivateKey
+}
+
+func newRig(t *testing.T, db []string) *rig {
 	ctx := context.Background()
 	net := chaintest.Start(t)
 	mint, mintAuth := net.NewMint(t)
@@ -114,28 +134,18 @@ func testWithdrawalKilled(t *testing.T, db []string) {
 	if err := keyfile.Write(keyFile, treasury); err != nil {
 		t.Fatal(err)
 	}
-	proxy := chaintest.NewProxy(t, net.RPC)
-	kill := &killer{}
-	proxy.Set("sendTransaction", kill.send)
-	addr := freePort(t)
-	args := append([]string{"--addr", addr, "--data", filepath.Join(dir, "data"), "--solana-rpc-devnet", proxy.URL,
+	r := &rig{net: net, mint: mint, treasury: treasury, proxy: chaintest.NewProxy(t, net.RPC), data: filepath.Join(dir, "data")}
+	r.args = append([]string{"--addr", freePort(t), "--data", r.data, "--solana-rpc-devnet", r.proxy.URL,
 		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",
 		"--rate-limit-ip", "0", "--block-interval", "100ms", "--lease", "2s"}, db...)
-	p := startProc(t, args...)
-	defer func() { p.kill() }()
+	r.p = startProc(t, r.args...)
+	t.Cleanup(func() { r.p.kill() })
 
 	pub, key, _ := ed25519.GenerateKey(nil)
-	wallet := crtx.Address(pub)
-	net.Airdrop(t, wallet, 1_000_000_000)
-	net.MintTo(t, mint, mintAuth, wallet, 10*crtx.MicroPerUSDC)
-	session := func() *client.Client {
-		c, _, err := client.New(p.url, "").SignIn(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	c := session()
+	r.key = key
+	net.Airdrop(t, crtx.Address(pub), 1_000_000_000)
+	net.MintTo(t, mint, mintAuth, crtx.Address(pub), 10*crtx.MicroPerUSDC)
+	c := r.session(t)
 	d, err := c.NewDeposit(ctx, crtx.Devnet, 10*crtx.MicroPerUSDC)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +158,50 @@ func testWithdrawalKilled(t *testing.T, db []string) {
 		got, err := c.GetDeposit(ctx, d.DepositID)
 		return err == nil && got.Status == crtx.DepositCredited
 	})
+	return r
+}
 
+// session signs the wallet in to the running crtxd.
+func (r *rig) session(t *testing.T) *client.Client {
+	c, _, err := client.New(r.p.url, "").SignIn(context.Background(), r.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// restart kills crtxd with SIGKILL and starts it again.
+func (r *rig) restart(t *testing.T) {
+	r.p.kill()
+	r.p = startProc(t, r.args...)
+}
+
+// landed is every transfer among sigs that landed and succeeded.
+func (r *rig) landed(t *testing.T, sigs []string) map[string]bool {
+	look, err := chain.New(chain.Config{RPC: r.net.RPC, Mint: r.mint, Treasury: r.treasury})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, sig := range sigs {
+		st, err := look.Status(context.Background(), sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Found && st.Err == "" {
+			out[sig] = true
+		}
+	}
+	return out
+}
+
+func testWithdrawalKilled(t *testing.T, db []string) {
+	ctx := context.Background()
+	r := newRig(t, db)
+	kill := &killer{}
+	r.proxy.Set("sendTransaction", kill.send)
+	net := r.net
+	c := r.session(t)
 	paid := crtx.USDC(0)
 	confirmed := map[string]bool{}
 	for _, tc := range []struct {
@@ -168,7 +221,7 @@ func testWithdrawalKilled(t *testing.T, db []string) {
 		}
 		select {
 		case dead := <-armed:
-			p.kill()
+			r.p.kill()
 			close(dead)
 		case <-time.After(60 * time.Second):
 			t.Fatalf("%s: crtxd sent no transfer", tc.name)
@@ -180,8 +233,8 @@ func testWithdrawalKilled(t *testing.T, db []string) {
 				time.Sleep(100 * time.Millisecond)
 			}
 		}
-		p = startProc(t, args...)
-		c = session()
+		r.p = startProc(t, r.args...)
+		c = r.session(t)
 		var got api.Withdrawal
 		waitFor(t, func() bool {
 			got, err = c.GetWithdrawal(ctx, w.WithdrawalID)
@@ -201,20 +254,7 @@ func testWithdrawalKilled(t *testing.T, db []string) {
 	}
 	// Every signature crtxd ever sent (a resend repeats one): only the
 	// confirmed ones landed.
-	look, err := chain.New(chain.Config{RPC: net.RPC, Mint: mint, Treasury: treasury})
-	if err != nil {
-		t.Fatal(err)
-	}
-	landed := map[string]bool{}
-	for _, sig := range kill.sends() {
-		st, err := look.Status(ctx, sig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Found && st.Err == "" {
-			landed[sig] = true
-		}
-	}
+	landed := r.landed(t, kill.sends())
 	if len(landed) != len(confirmed) {
 		t.Errorf("%d transfers landed, want the %d confirmed", len(landed), len(confirmed))
 	}
@@ -222,6 +262,81 @@ func testWithdrawalKilled(t *testing.T, db []string) {
 		if !confirmed[sig] {
 			t.Errorf("transfer %s landed and was not confirmed", sig)
 		}
+	}
+}
+
+// crtxd killed with SIGKILL at random moments while it pays a stream of
+// withdrawals, through an RPC that hides statuses, refuses and duplicates
+// sends at random, pays each exactly once: every transfer that landed is
+// one confirmed withdrawal, the wallet's token account holds what was
+// confirmed, and the ledger verifies.
+func TestWithdrawalsUnderKillsAndFaults(t *testing.T) {
+	for name, db := range engines(t) {
+		t.Run(name, func(t *testing.T) { testWithdrawalsUnderKills(t, db(t)) })
+	}
+}
+
+func testWithdrawalsUnderKills(t *testing.T, db []string) {
+	ctx := context.Background()
+	r := newRig(t, db)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rnd := rand.New(rand.NewPCG(uint64(seed), 42))
+	var mu sync.Mutex
+	chance := func(p float64) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return rnd.Float64() < p
+	}
+	r.proxy.Set("getSignatureStatuses", chaintest.HideStatuses(func(string) bool { return chance(0.5) }))
+	r.proxy.Set("sendTransaction", func(c chaintest.Call, forward func() []byte) ([]byte, int) {
+		switch {
+		case chance(0.3):
+			return []byte("unavailable"), http.StatusServiceUnavailable
+		case chance(0.3):
+			forward()
+		}
+		return forward(), 0
+	})
+	var ids []string
+	for range 6 {
+		c := r.session(t)
+		w, err := c.NewWithdrawal(ctx, crtx.Devnet, crtx.MicroPerUSDC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, w.WithdrawalID)
+		mu.Lock()
+		pause := time.Duration(rnd.IntN(1500)) * time.Millisecond
+		mu.Unlock()
+		time.Sleep(pause)
+		r.restart(t)
+	}
+	r.proxy.Set("getSignatureStatuses", nil)
+	r.proxy.Set("sendTransaction", nil)
+	c := r.session(t)
+	confirmed := map[string]bool{}
+	var dest string
+	for _, id := range ids {
+		var got api.Withdrawal
+		waitFor(t, func() bool {
+			var err error
+			got, err = c.GetWithdrawal(ctx, id)
+			return err == nil && got.Status.Final()
+		})
+		if got.Status != crtx.WithdrawalConfirmed || got.Signature == nil || confirmed[*got.Signature] {
+			t.Fatalf("withdrawal %s: %+v", id, got)
+		}
+		confirmed[*got.Signature], dest = true, got.Destination
+	}
+	// Each withdrawal is 1 USDC: a second transfer for any of them would
+	// show here.
+	if held := r.net.TokenBalance(t, dest); held != crtx.USDC(len(ids))*crtx.MicroPerUSDC {
+		t.Errorf("the wallet's token account holds %s, want %d", held, len(ids))
+	}
+	r.p.kill()
+	if code, out := crtxd(t, append([]string{"ledger", "verify", "--data", r.data}, db...)...); code != 0 {
+		t.Errorf("ledger verify: %d\n%s", code, out)
 	}
 }
 
