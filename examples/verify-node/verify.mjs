@@ -14,6 +14,7 @@
 
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign as cryptoSign, verify as cryptoVerify } from 'node:crypto';
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -697,25 +698,47 @@ export function anchorProblem(got, b, authorityKey) {
   return found ? undefined : `transaction ${a.signature} has no Memo instruction ${JSON.stringify(memo)} signed by the ledger authority`;
 }
 
-async function solanaTransaction(rpc, signature) {
-  let res, json;
+// Solana mainnet's genesis hash: the cluster every anchor of a mainnet ledger must be on.
+export const MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
+
+// One JSON-RPC call to the Solana endpoint at rpc; resolves to its result (null when it is null).
+async function solanaCall(rpc, method, params = []) {
+  let json;
   try {
-    res = await fetch(rpc, {
+    const res = await fetch(rpc, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction',
-        params: [signature, { encoding: 'base64', maxSupportedTransactionVersion: 0, commitment: 'finalized' }] }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     });
     json = await res.json();
   } catch (e) {
-    throw new Error(`solana rpc ${rpc}: ${e.cause?.message || e.message}`);
+    throw new Error(`solana rpc ${rpc}: ${method}: ${e.cause?.message || e.message}`);
   }
-  if (json.error) throw new Error(`solana rpc ${rpc}: getTransaction: ${json.error.code} ${json.error.message}`);
-  const r = json.result;
+  if (json?.error) throw new Error(`solana rpc ${rpc}: ${method}: ${json.error.code} ${json.error.message}`);
+  return json?.result ?? null;
+}
+
+async function solanaTransaction(rpc, signature) {
+  const r = await solanaCall(rpc, 'getTransaction',
+    [signature, { encoding: 'base64', maxSupportedTransactionVersion: 0, commitment: 'finalized' }]);
   if (!r) throw new Error(`transaction ${signature} is not finalized on the cluster at ${rpc}`);
   if (!r.meta || !('err' in r.meta)) throw new Error(`transaction ${signature} is served without meta.err`);
   if (!Array.isArray(r.transaction) || r.transaction[1] !== 'base64') throw new Error(`transaction ${signature} is not served in base64`);
   return { slot: r.slot, err: r.meta.err, raw: Buffer.from(r.transaction[0], 'base64') };
+}
+
+// Block b's anchor as the cluster at rpc holds it: undefined when it holds, else what does not;
+// an RPC that cannot be asked throws. A mainnet block's anchor counts only on Solana mainnet, known
+// by its genesis hash, whatever cluster the anchor names: a memo on devnet (free, and reset from
+// time to time) or on a validator of the marketplace's own proves nothing to a mainnet reader.
+// That is asked first, and the transaction is not read from another cluster.
+export async function anchorOnChainProblem(rpc, b, authorityKey) {
+  if (b.environment === 'mainnet') {
+    const genesis = await solanaCall(rpc, 'getGenesisHash');
+    if (genesis !== MAINNET_GENESIS_HASH)
+      return `a mainnet block's anchor must be on Solana mainnet (genesis ${MAINNET_GENESIS_HASH}); the cluster at ${rpc} has genesis ${show(genesis)}`;
+  }
+  return anchorProblem(await solanaTransaction(rpc, b.anchor.signature), b, authorityKey);
 }
 
 export async function checkAnchorChain(base, env, from, authorityKey, rpcOption) {
@@ -759,7 +782,7 @@ export async function checkAnchorChain(base, env, from, authorityKey, rpcOption)
     const rpc = rpcOption || DEFAULT_RPC[a.cluster];
     if (!rpc) return report(false, 'anchor', `the anchor is on a ${show(a.cluster)} cluster: give its Solana RPC URL (--rpc, CRTX_SOLANA_RPC)`);
     try {
-      const problem = anchorProblem(await solanaTransaction(rpc, a.signature), b, authorityKey);
+      const problem = await anchorOnChainProblem(rpc, b, authorityKey);
       return check('anchor', !problem, `block ${h} is named by the memo of Solana transaction ${a.signature} (slot ${a.slot}, ${a.cluster}), ` +
         'signed by the ledger authority', `block ${h}: ${problem}`);
     } catch (e) {
@@ -868,7 +891,34 @@ export function memberNames(text) {
   return names;
 }
 
-function selfTest() {
+// Fresh keys and a memo transaction written by hand in Solana's wire format, as the marketplace
+// writes one: the treasury pays the fee, the ledger authority signs the memo (legacy or v0).
+function anchorFixture() {
+  const pub = (k) => Buffer.from(createPublicKey(k).export({ format: 'jwk' }).x, 'base64url');
+  const treasury = generateKeyPairSync('ed25519').privateKey, authority = generateKeyPairSync('ed25519').privateKey;
+  const shortvec = (n) => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, n >> 7]);
+  const message = (v0, memo, memoSigner) => Buffer.from([
+    ...(v0 ? [0x80] : []), 2, 1, 1, ...shortvec(3), ...pub(treasury), ...pub(authority), ...base58Decode(MEMO_PROGRAM),
+    ...new Uint8Array(32).fill(7), ...shortvec(1), 2, ...shortvec(1), memoSigner, ...shortvec(Buffer.byteLength(memo)), ...Buffer.from(memo),
+    ...(v0 ? shortvec(0) : [])]);
+  const signedTx = (msg) => Buffer.concat([Buffer.from(shortvec(2)), cryptoSign(null, msg, treasury), cryptoSign(null, msg, authority), msg]);
+  const block = { ...EXAMPLE_BLOCK, hash: EXAMPLE_BLOCK_HASH };
+  const anchored = (raw, b = block) => ({ ...b, anchor: { signature: base58Encode(raw.subarray(1, 65)), slot: 777, cluster: 'custom' } });
+  return { pub, treasury, authority, authorityKey: base58Encode(pub(authority)), block, message, signedTx, anchored };
+}
+
+// Devnet's genesis hash, for the self-test: a cluster that is not mainnet.
+const DEVNET_GENESIS_HASH = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG';
+
+async function attemptAsync(name, fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    return report(false, name, e.message);
+  }
+}
+
+async function selfTest() {
   same('member names as sent', JSON.stringify(memberNames('{"a" : {"b":1},"A":"x:\\"y{","a":[{"c":2}],"\\u0041":0}')),
     '["a","A","a","A"]');
   // Encodings against known vectors.
@@ -950,17 +1000,7 @@ function selfTest() {
   // The anchor: a transaction written by hand in the wire format, as the marketplace writes one
   // (the treasury pays the fee, the ledger authority signs the memo), legacy and v0.
   attempt('anchor transaction', () => {
-    const pub = (k) => Buffer.from(createPublicKey(k).export({ format: 'jwk' }).x, 'base64url');
-    const treasury = generateKeyPairSync('ed25519').privateKey, authority = generateKeyPairSync('ed25519').privateKey;
-    const authorityKey = base58Encode(pub(authority));
-    const block = { ...EXAMPLE_BLOCK, hash: EXAMPLE_BLOCK_HASH };
-    const shortvec = (n) => (n < 0x80 ? [n] : [(n & 0x7f) | 0x80, n >> 7]);
-    const message = (v0, memo, memoSigner) => Buffer.from([
-      ...(v0 ? [0x80] : []), 2, 1, 1, ...shortvec(3), ...pub(treasury), ...pub(authority), ...base58Decode(MEMO_PROGRAM),
-      ...new Uint8Array(32).fill(7), ...shortvec(1), 2, ...shortvec(1), memoSigner, ...shortvec(Buffer.byteLength(memo)), ...Buffer.from(memo),
-      ...(v0 ? shortvec(0) : [])]);
-    const signedTx = (msg) => Buffer.concat([Buffer.from(shortvec(2)), cryptoSign(null, msg, treasury), cryptoSign(null, msg, authority), msg]);
-    const anchored = (raw) => ({ ...block, anchor: { signature: base58Encode(raw.subarray(1, 65)), slot: 777, cluster: 'custom' } });
+    const { pub, treasury, authorityKey, block, message, signedTx, anchored } = anchorFixture();
     const problems = [];
     for (const v0 of [false, true]) {
       const raw = signedTx(message(v0, anchorMemo(block), 1));
@@ -999,6 +1039,48 @@ function selfTest() {
     } catch { /* refused */ }
     return check('anchor transaction', problems.length === 0, 'legacy and v0 memo transactions parse; the memo, slot, status and ' +
       "authority's signature are checked; truncations, forgeries and other memos are refused", problems.join('; '));
+  });
+
+  // A mainnet block's anchor is read only from Solana mainnet, known by its genesis hash: from a
+  // cluster of another genesis it fails before its transaction is read. A devnet block's has no
+  // such rule. Asked of a JSON-RPC server of our own on 127.0.0.1 (no network needed).
+  await attemptAsync('anchor on mainnet only', async () => {
+    const { authorityKey, block, message, signedTx, anchored } = anchorFixture();
+    let genesis, calls = [], answer;
+    const server = createServer((req, res) => {
+      const body = [];
+      req.on('data', (c) => body.push(c)).on('end', () => {
+        const { method } = JSON.parse(Buffer.concat(body).toString('utf8'));
+        calls.push(method);
+        const result = method === 'getGenesisHash' ? genesis
+          : method === 'getTransaction' ? { slot: 777, meta: { err: null }, transaction: [answer.toString('base64'), 'base64'] } : null;
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result }));
+      });
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    const rpc = `http://127.0.0.1:${server.address().port}`;
+    const problems = [];
+    try {
+      for (const [env, g, want, wantCalls] of [
+        ['mainnet', DEVNET_GENESIS_HASH, /must be on Solana mainnet/, ['getGenesisHash']],
+        ['mainnet', MAINNET_GENESIS_HASH, undefined, ['getGenesisHash', 'getTransaction']],
+        ['devnet', DEVNET_GENESIS_HASH, undefined, ['getTransaction']],
+      ]) {
+        const b = { ...block, environment: env };
+        answer = signedTx(message(false, anchorMemo(b), 1));
+        genesis = g;
+        calls = [];
+        const p = await anchorOnChainProblem(rpc, anchored(answer, b), authorityKey);
+        const what = `a ${env} block on the cluster of genesis ${g}`;
+        if (want ? !want.test(p ?? '') : p !== undefined) problems.push(`${what}: ${p ?? 'accepted'}`);
+        if (calls.join() !== wantCalls.join()) problems.push(`${what}: called ${calls.join(', ')}, want ${wantCalls.join(', ')}`);
+      }
+    } finally {
+      server.close();
+    }
+    return check('anchor on mainnet only', problems.length === 0, "a mainnet block's anchor on a cluster of devnet's genesis fails " +
+      'before getTransaction; on mainnet it is read and holds; a devnet block\'s is read without asking the genesis', problems.join('; '));
   });
 
   // The worked example, as embedded here.

@@ -233,11 +233,46 @@ export interface Check {
   detail: string;
 }
 
+/** A block's anchor: the Solana transaction whose memo names it. */
+export interface Anchor {
+  signature: string;
+  slot: number;
+  cluster: string;
+}
+
+export type AnchorStatus = 'anchored' | 'not_anchored_yet';
+
 export interface VerifyReport {
   executionId: string;
   /** Every check held. */
   ok: boolean;
   checks: Check[];
+  /**
+   * Step 8: "anchored" when the hash chain leads to a block whose memo the
+   * ledger authority signed on Solana; "not_anchored_yet" (no failure) when
+   * no block from the execution's on is anchored yet, or the environment
+   * has no chain; absent when the verification stopped before or the anchor failed.
+   */
+  anchor?: AnchorStatus;
+  anchorDetail?: string;
+  /** The block the anchor names, and the anchor, when anchored. */
+  anchoredBlock?: number;
+  anchoredBy?: Anchor;
+}
+
+export interface AnchorReport {
+  /** Every check ("hash chain", "anchor") held. */
+  ok: boolean;
+  checks: Check[];
+  anchor?: AnchorStatus;
+  anchorDetail?: string;
+  anchoredBlock?: number;
+  anchoredBy?: Anchor;
+}
+
+export interface VerifyOptions {
+  /** The Solana JSON-RPC endpoint the anchor is read from; default: the public one of the anchor's cluster ("custom" needs it). */
+  solanaRPC?: string;
 }
 
 export interface WellKnown {
@@ -270,9 +305,15 @@ export class Client {
   receipt(id: string): Promise<string>;
   transaction(environment: Environment, id: string): Promise<Record<string, any>>;
   proof(environment: Environment, id: string): Promise<Record<string, any>>;
+  /** A block and its transactions (404 block_not_found past the newest). */
+  block(environment: Environment, height: number): Promise<{ block: Record<string, any>; transaction_hashes: string[]; transactions: Array<Record<string, any>> }>;
+  /** GET /v1/reserves: one entry per environment with a chain, with its newest anchored block. */
+  reserves(): Promise<{ reserves: Array<Record<string, any> & { environment: Environment; anchored_block: number; cluster: string }> }>;
+  /** A JSON-RPC call to a Solana endpoint, through this client's fetch; resolves to its result. */
+  solanaCall<T = any>(rpc: string, method: string, params?: unknown[]): Promise<T>;
   content(ipfsUrl: string): Promise<Uint8Array>;
-  /** docs/verify.md, steps 1 to 7. */
-  verify(id: string): Promise<VerifyReport>;
+  /** docs/verify.md, steps 1 to 8. */
+  verify(id: string, options?: VerifyOptions): Promise<VerifyReport>;
   createKey(name: string, environment: Environment): Promise<{ id: string; key: string; environment: Environment }>;
   listingNonce(): Promise<{ nonce: string; expires_at: string; marketplace: string }>;
   /** Lists an agent (a client of signIn), signing the listing statement with the wallet and agentKey. */
@@ -289,3 +330,31 @@ export function blockHash(block: Record<string, unknown>): Promise<string>;
 export function accountAddress(kind: string, id: string): Promise<string>;
 /** undefined when the inclusion proof holds for tx with the authority's key, else what does not. */
 export function proofProblem(proof: Record<string, any>, tx: Record<string, any>, authority: string): Promise<string | undefined>;
+
+// ---- the anchor on Solana (docs/verify.md, step 8) -------------------------
+
+export const ANCHORED: 'anchored';
+export const NOT_ANCHORED_YET: 'not_anchored_yet';
+/** The SPL Memo program an anchor's instruction runs. */
+export const MEMO_PROGRAM: string;
+/** Solana mainnet's genesis hash: a mainnet block's anchor must be on that cluster. */
+export const MAINNET_GENESIS_HASH: string;
+/** crtx:<environment>:<height>:<hash> */
+export function anchorMemo(block: Record<string, unknown>): string;
+/** Step 8 from an execution's block (already checked): the hash chain forward to the first anchored block, and its anchor. */
+export function verifyAnchor(client: Client, block: Record<string, any>, authority: string, options?: VerifyOptions): Promise<AnchorReport>;
+/** undefined when a transaction getTransaction answered ({slot, err, raw}) holds for block's anchor, else what does not. */
+export function anchorProblem(got: { slot: number; err: unknown; raw: Uint8Array }, block: Record<string, any>, authority: string): Promise<string | undefined>;
+export interface SolanaTransaction {
+  signatures: Uint8Array[];
+  messageBytes: Uint8Array;
+  /** -1 for a legacy message. */
+  version: number;
+  header: [number, number, number];
+  keys: Uint8Array[];
+  blockhash: Uint8Array;
+  instructions: Array<{ programIndex: number; accounts: number[]; data: Uint8Array }>;
+  lookupTables: number;
+}
+/** Reads a signed legacy or v0 transaction in Solana's wire format; throws on anything else. */
+export function parseSolanaTransaction(raw: Uint8Array): SolanaTransaction;

@@ -183,12 +183,19 @@ class Client:
     def block(self, environment: str, height: int) -> dict:
         return self._json("GET", f"/v1/ledger/{_seg(environment)}/blocks/{int(height)}")
 
+    def reserves(self) -> dict:
+        """GET /v1/reserves: {"reserves": [...]}, one per environment with a
+        chain, each with its newest anchored block (anchored_block)."""
+        return self._json("GET", "/v1/reserves")
+
     def verify(self, execution_id: str, *, authority_key: str | None = None, marketplace_key: str | None = None,
-               wait: float = 60):
-        """Checks an execution as docs/verify.md does (crtx.verify.verify_execution)."""
+               wait: float = 60, solana_rpc: str | None = None):
+        """Checks an execution as docs/verify.md does (crtx.verify.verify_execution),
+        reading its anchor from solana_rpc (default: the public endpoint of
+        the anchor's cluster)."""
         from .verify import verify_execution
         return verify_execution(self, execution_id, authority_key=authority_key, marketplace_key=marketplace_key,
-                                wait=wait)
+                                wait=wait, solana_rpc=solana_rpc)
 
 
 def _retryable(e: Exception) -> bool:

@@ -2,8 +2,8 @@
 marketplace publishes (or the ones given): the result's hash and content id,
 the creator's signature, the listing transaction that registered the key,
 the ledger record, its inclusion in a block signed by the ledger authority,
-and the marketplace's receipt. Step 8, the Solana anchor, is not checked here
-(the Go client's Verify and examples/verify-node do it)."""
+the hash chain from that block to the first block anchored on Solana and the
+anchor's transaction (step 8), and the marketplace's receipt."""
 
 import dataclasses
 import hashlib
@@ -13,9 +13,22 @@ import urllib.parse
 
 from .errors import APIError
 from .keys import verify_signature
-from .ledger import account_address, cid, listing_statement, micros, proof_problem, transaction_hash
+from .ledger import account_address, block_hash, cid, listing_statement, micros, proof_problem, transaction_hash
 from .protocol import result_hash
 from .receipt import verify_receipt
+from .solana import AnchorError, SolanaError, check_anchor
+
+ANCHORED = "anchored"
+"""VerifyReport.anchor when the hash chain leads from the execution's block to
+a block whose memo the ledger authority signed on Solana."""
+NOT_ANCHORED_YET = "not_anchored_yet"
+"""VerifyReport.anchor when no block from the execution's on is anchored yet,
+or the environment has no chain: no failure of the proof, which then rests on
+the authority's signature alone."""
+
+# Bounds the blocks read forward when the marketplace does not say (GET
+# /v1/reserves) which block it anchored last.
+MAX_CHAIN_WALK = 10000
 
 
 @dataclasses.dataclass
@@ -29,6 +42,14 @@ class Check:
 class VerifyReport:
     execution_id: str
     checks: list[Check] = dataclasses.field(default_factory=list)
+    # Whether the proof reached Solana (step 8): ANCHORED, NOT_ANCHORED_YET,
+    # or None when the verification stopped before the execution's block.
+    anchor: str | None = None
+    anchor_detail: str = ""
+    # The block the anchor names and its {"signature", "slot", "cluster"},
+    # when anchor is ANCHORED.
+    anchored_block: int | None = None
+    anchored_by: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -43,15 +64,21 @@ class VerifyReport:
         return bool(ok)
 
     def __str__(self) -> str:
-        return "\n".join(f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks)
+        lines = [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
+        if self.anchor == NOT_ANCHORED_YET:
+            lines.append(f"-    anchor: not anchored yet: {self.anchor_detail}")
+        return "\n".join(lines)
 
 
 def verify_execution(client, execution_id: str, *, authority_key: str | None = None,
-                     marketplace_key: str | None = None, wait: float = 60) -> VerifyReport:
+                     marketplace_key: str | None = None, wait: float = 60,
+                     solana_rpc: str | None = None) -> VerifyReport:
     """Checks one execution of the client's API key. Network errors and the
     marketplace's error answers raise; everything checked is a Check in the
     report. wait is how long to wait for the execution to end and its
-    transactions to be sealed."""
+    transactions to be sealed. solana_rpc is the Solana JSON-RPC endpoint the
+    anchor is read from (default: the public one of the anchor's cluster; a
+    "custom" cluster, a local validator, needs it)."""
     r = VerifyReport(execution_id)
     until = time.monotonic() + wait
 
@@ -147,7 +174,10 @@ def verify_execution(client, execution_id: str, *, authority_key: str | None = N
             what = f"{rec['cost_usdc']} USDC back to the caller"
         got = sorted((p.get("from"), p.get("to"), micros(p.get("amount_usdc", 0))) for p in ledger_tx.get("postings") or [])
         r.add("ledger postings", got == sorted(want), what if got == sorted(want) else f"got {got}, want {sorted(want)}")
-        _sealed(client, r, "ledger", env, ledger_tx, authority, until)
+        block = _sealed(client, r, "ledger", env, ledger_tx, authority, until)
+        # 8. The hash chain forward to the first anchored block, and its anchor.
+        if block is not None:
+            verify_anchor(client, r, block, authority, solana_rpc=solana_rpc)
 
     # 7. The receipt.
     try:
@@ -204,8 +234,8 @@ def _listing(client, r: VerifyReport, rec: dict, authority: str, host: str, unti
     return tx
 
 
-def _sealed(client, r: VerifyReport, what: str, env: str, tx: dict, authority: str, until: float) -> None:
-    """Step 5's hash and step 6's proof of tx."""
+def _sealed(client, r: VerifyReport, what: str, env: str, tx: dict, authority: str, until: float) -> dict | None:
+    """Step 5's hash and step 6's proof of tx: the proof's block when it holds."""
     try:
         computed = transaction_hash(tx)
     except (ValueError, KeyError, TypeError) as e:
@@ -221,8 +251,98 @@ def _sealed(client, r: VerifyReport, what: str, env: str, tx: dict, authority: s
         return
     problem = proof_problem(proof, tx, authority)
     block = proof.get("block") or {}
-    r.add(f"{what} sealed in a block", problem is None and proof.get("environment", env) == env,
-          problem or f"in {env} block {block.get('height')}, signed by the ledger authority {authority}")
+    if problem is None and (proof.get("environment", env) != env or block.get("environment") != env):
+        problem = f"the proof is of a block of {block.get('environment')}, not of {env}"
+    ok = r.add(f"{what} sealed in a block", problem is None,
+               problem or f"in {env} block {block.get('height')}, signed by the ledger authority {authority}")
+    return block if ok else None
+
+
+def verify_anchor(client, r: VerifyReport, block: dict, authority: str, *, solana_rpc: str | None = None,
+                  timeout: float = 60) -> None:
+    """Step 8, from block (the execution's, already checked): follows the hash
+    chain forward to the first block with an anchor, checking each block's
+    prev_hash, hash and authority signature, then reads that anchor's
+    transaction from Solana (crtx.solana.check_anchor). Adds the checks "hash
+    chain" and "anchor" to r and sets r.anchor; no anchored block from block
+    on (yet), or no chain for its environment, is NOT_ANCHORED_YET, not a
+    failure. GET /v1/reserves' anchored_block only bounds the walk: a block is
+    called anchored only once its chain and its memo are checked."""
+    env, start = block.get("environment"), block.get("height")
+    last = start + MAX_CHAIN_WALK
+    try:
+        reserves = client.reserves().get("reserves")
+    except (APIError, OSError, ValueError, AttributeError):
+        reserves = None
+    if isinstance(reserves, list):
+        last = next((x.get("anchored_block") or 0 for x in reserves if x.get("environment") == env), 0)
+        if last == 0:
+            return _not_yet(r, f"the {env} ledger is not anchored on Solana "
+                               "(the marketplace reports no chain or no anchor for it)")
+        if last < start:
+            return _not_yet(r, f"no block of {env} from {start} on is anchored on Solana yet")
+    prev = None
+    for h in range(start, last + 1):
+        try:
+            view = client.block(env, h)
+        except APIError as e:
+            if e.code == "block_not_found":
+                return _not_yet(r, f"no block of {env} from {start} to {h - 1} is anchored on Solana yet")
+            r.add("hash chain", False, f"block {h}: {e}")
+            return
+        except (OSError, ValueError) as e:
+            r.add("hash chain", False, f"block {h}: {e}")
+            return
+        b = (view or {}).get("block") or {}
+        bad = _chain_problem(b, env, h, block if h == start else None, prev, authority)
+        if bad:
+            r.add("hash chain", False, bad)
+            return
+        prev = b
+        if not b.get("anchor"):
+            continue
+        r.add("hash chain", True, f"block {h} is anchored itself" if h == start else
+              f"blocks {start} to {h} each name the one before and are signed by the ledger authority")
+        a = b["anchor"]
+        try:
+            check_anchor(b, authority, solana_rpc, timeout)
+        except (AnchorError, SolanaError) as e:
+            r.add("anchor", False, f"block {h}: {e}")
+            return
+        r.add("anchor", True, f"block {h} is named by the memo of Solana transaction {a.get('signature')} "
+                              f"(slot {a.get('slot')}, {a.get('cluster')}), signed by the ledger authority")
+        r.anchor, r.anchored_block, r.anchored_by = ANCHORED, h, a
+        r.anchor_detail = f"through block {h}, Solana transaction {a.get('signature')}"
+        return
+    if last == start + MAX_CHAIN_WALK:
+        return _not_yet(r, f"no block of {env} from {start} to {last} is anchored on Solana")
+    r.add("hash chain", False, f"the marketplace reports block {last} of {env} anchored, "
+                               f"but no block from {start} to it serves an anchor")
+
+
+def _chain_problem(b: dict, env: str, h: int, first: dict | None, prev: dict | None, authority: str) -> str | None:
+    """What is wrong with block b, served as block h of env: it must be the
+    execution's block first (same hash), then name the block before it, hash
+    to its hash and be signed by the ledger authority."""
+    if b.get("environment") != env or b.get("height") != h:
+        return f"GET block {h} of {env} served block {b.get('height')} of {b.get('environment')}"
+    if first is not None and b.get("hash") != first.get("hash"):
+        return f"block {h} is served with hash {b.get('hash')}, its proof with {first.get('hash')}"
+    if prev is not None and b.get("prev_hash") != prev.get("hash"):
+        return f"block {h}'s prev_hash {b.get('prev_hash')} is not block {h - 1}'s hash {prev.get('hash')}"
+    try:
+        computed = block_hash(b)
+    except (ValueError, KeyError, TypeError) as e:
+        return f"block {h}: {e}"
+    if computed != b.get("hash"):
+        return f"block {h} does not hash to its hash"
+    if not verify_signature(authority, bytes.fromhex(computed), b.get("signature") or ""):
+        return f"block {h}'s signature does not verify against the ledger authority key"
+    return None
+
+
+def _not_yet(r: VerifyReport, detail: str) -> None:
+    r.anchor, r.anchor_detail = NOT_ANCHORED_YET, detail
 
 
 def _waiting(fn, code: str, until: float):

@@ -4,7 +4,7 @@ listed, executed, paid and verified by the SDK's own caller side."""
 import json
 import unittest
 
-from crtx import APIError, Client, SigningKey, verify_receipt
+from crtx import NOT_ANCHORED_YET, APIError, Client, SigningKey, verify_receipt
 from crtx.ledger import micros
 
 from . import dropping_proxy, marketplace
@@ -48,6 +48,9 @@ class Marketplace(unittest.TestCase):
                      "listing key signature", "listing sealed in a block", "ledger record", "ledger postings",
                      "ledger transaction hash", "ledger sealed in a block", "receipt"):
             self.assertIn(want, names)
+        # The marketplace has no chain: the ledger is anchored nowhere, which is said and no failure.
+        self.assertEqual(report.anchor, NOT_ANCHORED_YET, str(report))
+        self.assertIn("the devnet ledger is not anchored on Solana", report.anchor_detail)
         listed = self.client.executions(agent_id=self.agent.agent_id, limit=100)
         self.assertIn(rec["execution_id"], [e["execution_id"] for e in listed["executions"]])
 

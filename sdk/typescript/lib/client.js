@@ -126,6 +126,32 @@ export class Client {
   /** A ledger transaction's inclusion proof (409 not_sealed until its block is sealed). */
   proof(environment, id) { return this.request('GET', `/v1/ledger/${enc(environment)}/transactions/${enc(id)}/proof`); }
 
+  /** A block: {block, transaction_hashes, transactions} (404 block_not_found past the newest). */
+  block(environment, height) { return this.request('GET', `/v1/ledger/${enc(environment)}/blocks/${Number(height)}`); }
+
+  /** GET /v1/reserves: {reserves: [...]}, one per environment with a chain, with its newest anchored block (anchored_block). */
+  reserves() { return this.request('GET', '/v1/reserves'); }
+
+  /**
+   * Calls method on the Solana JSON-RPC endpoint at rpc (through this
+   * client's fetch, without its credential) and resolves to its result
+   * (null when null); rejects when it cannot be asked or answers an error.
+   */
+  async solanaCall(rpc, method, params = []) {
+    let json;
+    try {
+      const res = await this.#fetch(rpc, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      json = JSON.parse(await res.text());
+    } catch (e) {
+      throw new Error(`solana rpc ${rpc}: ${method}: ${e.cause?.message ?? e.message}`);
+    }
+    if (json?.error) throw new Error(`solana rpc ${rpc}: ${method}: ${json.error.code} ${json.error.message}`);
+    return json?.result ?? null;
+  }
+
   /** The bytes at a result's ipfs_url (no credential: the result is public). */
   async content(url) {
     const res = await this.#fetch(new URL(url, this.url + '/').toString());
@@ -133,8 +159,13 @@ export class Client {
     return new Uint8Array(await res.arrayBuffer());
   }
 
-  /** Checks an execution as docs/verify.md does (steps 1 to 7): resolves to {executionId, ok, checks}. */
-  verify(id) { return verifyExecution(this, id); }
+  /**
+   * Checks an execution as docs/verify.md does (steps 1 to 8): resolves to
+   * {executionId, ok, checks, anchor, …}. solanaRPC is the Solana JSON-RPC
+   * endpoint the anchor is read from (default: the public one of the
+   * anchor's cluster; a "custom" cluster, a local validator, needs it).
+   */
+  verify(id, { solanaRPC } = {}) { return verifyExecution(this, id, { solanaRPC }); }
 
   /** Makes an API key (session required): {key, …}. */
   createKey(name, environment) { return this.request('POST', '/v1/keys', { name, environment }); }

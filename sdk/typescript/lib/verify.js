@@ -1,24 +1,39 @@
-// Client#verify: an execution checked as docs/verify.md says, steps 1 to 7,
-// trusting only the keys the marketplace publishes. (Step 8, the anchor on
-// Solana, is left to examples/verify-node/verify.mjs and the Go client.)
+// Client#verify: an execution checked as docs/verify.md says, steps 1 to 8,
+// trusting only the keys the marketplace publishes and, for the anchor, the
+// Solana cluster.
 
-import { sha256, toHex } from './bytes.js';
+import { fromHex, sha256, toHex } from './bytes.js';
 import { cidOf } from './cid.js';
 import { CrtxError } from './errors.js';
 import { verifySignature } from './keys.js';
-import { accountAddress, proofProblem } from './ledger.js';
+import { accountAddress, blockHash, proofProblem } from './ledger.js';
 import { toMicros } from './ledger-v1.js';
 import { listingStatement } from './listing.js';
 import { verifyReceipt } from './receipt.js';
+import { anchorOnChainProblem, defaultSolanaRPC } from './solana.js';
 
-/** Resolves to {executionId, ok, checks: [{name, ok, detail}]}; ok only when every check held. */
-export async function verifyExecution(client, id) {
+/** report.anchor when the hash chain leads from the execution's block to a block whose memo the ledger authority signed on Solana. */
+export const ANCHORED = 'anchored';
+/** report.anchor when no block from the execution's on is anchored yet, or the environment has no chain: no failure. */
+export const NOT_ANCHORED_YET = 'not_anchored_yet';
+
+// Bounds the blocks read forward when the marketplace does not say (GET /v1/reserves) which block it anchored last.
+const MAX_CHAIN_WALK = 10000;
+
+/**
+ * Resolves to {executionId, ok, checks: [{name, ok, detail}], anchor,
+ * anchorDetail, anchoredBlock, anchoredBy}; ok only when every check held.
+ * anchor is ANCHORED, NOT_ANCHORED_YET (no failure), or absent when the
+ * verification did not reach the execution's block or its anchor failed.
+ */
+export async function verifyExecution(client, id, { solanaRPC } = {}) {
   const checks = [];
+  let anchored = {};
   const add = (name, ok, detail) => {
     checks.push({ name, ok: !!ok, detail });
     return !!ok;
   };
-  const done = () => ({ executionId: id, ok: checks.length > 0 && checks.every((c) => c.ok), checks });
+  const done = () => ({ executionId: id, ok: checks.length > 0 && checks.every((c) => c.ok), checks, ...anchored });
 
   const wk = await client.wellKnown();
   const rec = await client.execution(id);
@@ -76,16 +91,112 @@ export async function verifyExecution(client, id) {
     `the ${tx.kind} ${tx.id} ${completed ? 'commits the result hash, the signature and the key, and pays the creator and the treasury' : 'returns the cost to the caller'}`);
 
   // 6. Inclusion in a block signed by the ledger authority.
+  let block;
   try {
-    const problem = await proofProblem(await sealedProof(client, rec.environment, tx.id), tx, wk.ledger_authority_public_key);
-    add('sealed in a block', !problem, problem ?? `signed by the ledger authority ${wk.ledger_authority_public_key}`);
+    const proof = await sealedProof(client, rec.environment, tx.id);
+    let problem = await proofProblem(proof, tx, wk.ledger_authority_public_key);
+    if (!problem && proof.block.environment !== rec.environment) problem = `the proof is of a block of ${proof.block.environment}, not of ${rec.environment}`;
+    if (add('sealed in a block', !problem, problem ?? `in block ${proof.block.height}, signed by the ledger authority ${wk.ledger_authority_public_key}`)) block = proof.block;
   } catch (e) {
     add('sealed in a block', false, e.message);
+  }
+
+  // 8. The hash chain forward to the first anchored block, and its anchor on Solana.
+  if (block) {
+    const r = await verifyAnchor(client, block, wk.ledger_authority_public_key, { solanaRPC });
+    checks.push(...r.checks);
+    if (r.anchor) anchored = { anchor: r.anchor, anchorDetail: r.anchorDetail, ...(r.anchoredBy && { anchoredBlock: r.anchoredBlock, anchoredBy: r.anchoredBy }) };
   }
 
   // 7. The receipt states what the record says.
   if (receipt) add('receipt', receiptAgrees(receipt, rec), `signed by the marketplace key ${wk.signing_public_key}, stating what the record says`);
   return done();
+}
+
+/**
+ * Step 8 from block (the execution's, already checked): follows the hash
+ * chain forward to the first block with an anchor, checking each block's
+ * prev_hash, hash and authority signature, then reads that anchor's
+ * transaction from Solana (at solanaRPC, else the public endpoint of the
+ * anchor's cluster). Resolves to {ok, checks ("hash chain", "anchor"),
+ * anchor, anchorDetail, anchoredBlock, anchoredBy}. No anchored block from
+ * block on (yet), or no chain for its environment, is NOT_ANCHORED_YET, not
+ * a failure. GET /v1/reserves' anchored_block only bounds the walk: a block
+ * is called anchored only once its chain and its memo are checked.
+ */
+export async function verifyAnchor(client, block, authority, { solanaRPC } = {}) {
+  const checks = [];
+  const add = (name, ok, detail) => checks.push({ name, ok: !!ok, detail });
+  const out = (rest = {}) => ({ ok: checks.every((c) => c.ok), checks, ...rest });
+  const notYet = (anchorDetail) => out({ anchor: NOT_ANCHORED_YET, anchorDetail });
+  const env = block.environment, start = block.height;
+  let last = start + MAX_CHAIN_WALK;
+  let reserves;
+  try {
+    reserves = (await client.reserves())?.reserves;
+  } catch { /* the walk goes on to the newest block */ }
+  if (Array.isArray(reserves)) {
+    last = reserves.find((r) => r.environment === env)?.anchored_block ?? 0;
+    if (last === 0) return notYet(`the ${env} ledger is not anchored on Solana (the marketplace reports no chain or no anchor for it)`);
+    if (last < start) return notYet(`no block of ${env} from ${start} on is anchored on Solana yet`);
+  }
+  let prev;
+  for (let h = start; h <= last; h++) {
+    let b;
+    try {
+      b = (await client.block(env, h))?.block ?? {};
+    } catch (e) {
+      if (e instanceof CrtxError && e.code === 'block_not_found') return notYet(`no block of ${env} from ${start} to ${h - 1} is anchored on Solana yet`);
+      add('hash chain', false, `block ${h}: ${e.message}`);
+      return out();
+    }
+    const bad = await chainProblem(b, env, h, h === start ? block : undefined, prev, authority);
+    if (bad) {
+      add('hash chain', false, bad);
+      return out();
+    }
+    prev = b;
+    if (!b.anchor) continue;
+    add('hash chain', true, h === start ? `block ${h} is anchored itself` : `blocks ${start} to ${h} each name the one before and are signed by the ledger authority`);
+    const a = b.anchor;
+    const rpc = solanaRPC || defaultSolanaRPC(a.cluster);
+    if (!rpc) {
+      add('anchor', false, `block ${h}: the anchor is on a ${JSON.stringify(a.cluster)} cluster: give its Solana RPC URL (solanaRPC)`);
+      return out();
+    }
+    let problem;
+    try {
+      problem = await anchorOnChainProblem((method, params) => client.solanaCall(rpc, method, params), rpc, b, authority);
+    } catch (e) {
+      problem = e.message;
+    }
+    if (problem) {
+      add('anchor', false, `block ${h}: ${problem}`);
+      return out();
+    }
+    add('anchor', true, `block ${h} is named by the memo of Solana transaction ${a.signature} (slot ${a.slot}, ${a.cluster}), signed by the ledger authority`);
+    return out({ anchor: ANCHORED, anchorDetail: `through block ${h}, Solana transaction ${a.signature}`, anchoredBlock: h, anchoredBy: a });
+  }
+  if (last === start + MAX_CHAIN_WALK) return notYet(`no block of ${env} from ${start} to ${last} is anchored on Solana`);
+  add('hash chain', false, `the marketplace reports block ${last} of ${env} anchored, but no block from ${start} to it serves an anchor`);
+  return out();
+}
+
+// What is wrong with block b, served as block h of env: the execution's block first (same hash),
+// then each names the block before it; each hashes to its hash and is signed by the ledger authority.
+async function chainProblem(b, env, h, first, prev, authority) {
+  if (b.environment !== env || b.height !== h) return `GET block ${h} of ${env} served block ${b.height} of ${b.environment}`;
+  if (first && b.hash !== first.hash) return `block ${h} is served with hash ${b.hash}, its proof with ${first.hash}`;
+  if (prev && b.prev_hash !== prev.hash) return `block ${h}'s prev_hash ${b.prev_hash} is not block ${h - 1}'s hash ${prev.hash}`;
+  let computed;
+  try {
+    computed = await blockHash(b);
+  } catch (e) {
+    return `block ${h}: ${e.message}`;
+  }
+  if (computed !== b.hash) return `block ${h} does not hash to its hash`;
+  if (!(await verifySignature(authority, fromHex(computed), b.signature ?? ''))) return `block ${h}'s signature does not verify against the ledger authority key`;
+  return undefined;
 }
 
 async function listingKey(client, rec, wk) {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { Client, CrtxError, createHandler, generateSigningKey, signingKey } from '@crtx-market/sdk';
+import { Client, CrtxError, NOT_ANCHORED_YET, createHandler, generateSigningKey, signingKey } from '@crtx-market/sdk';
 import { inputSchema, wordCount } from '../examples/agent.js';
 
 const { CRTX_URL: url, CRTX_API_KEY: apiKey, CRTX_CREATOR_SEED: seed, CI } = process.env;
@@ -94,6 +94,9 @@ test('sync and async executions are paid, listed and verified', { skip }, async 
     assert.ok(report.ok, JSON.stringify(report.checks, null, 1));
     assert.deepEqual(report.checks.map((c) => c.name),
       ['final', 'result hash', 'content id', 'creator signature', 'listing key', 'ledger record', 'sealed in a block', 'receipt']);
+    // The marketplace has no chain: the ledger is anchored nowhere, which is said and no failure.
+    assert.equal(report.anchor, NOT_ANCHORED_YET);
+    assert.match(report.anchorDetail, /the devnet ledger is not anchored on Solana/);
   }
 });
 
