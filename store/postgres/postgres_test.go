@@ -380,7 +380,8 @@ func TestClosingPassesHeldAccounts(t *testing.T) {
 
 // A wallet's withdrawal asked (wallet → withdrawals) while another of its
 // withdrawals is refunded (withdrawals → wallet) never wait for each other
-// in a cycle: every posting locks its accounts in one order first. Without
+// in a cycle: every posting locks its accounts in one order first (wallets,
+// then the others, each in bytes of the address). Without
 // it, the refund took the wallet and waited for the withdrawals account,
 // which the request held while it waited for the wallet: deadlock detected.
 func TestPostingsLockAccountsInOneOrder(t *testing.T) {

@@ -19,8 +19,9 @@ type Plan struct {
 	// Receive are accounts credited (or, for those that may go negative,
 	// moved) by their Balance, created if new; Pay are accounts debited by
 	// their (negative) Balance, which must exist. Each in address order;
-	// on PostgreSQL, every existing one is locked first, all in address
-	// order, so that concurrent transactions never wait in a cycle.
+	// on PostgreSQL, every existing one is locked first, wallets and then
+	// the others, each in address order, so that concurrent transactions
+	// never wait in a cycle.
 	Receive, Pay []crtx.Account
 	// Index are the addresses whose transaction lists name the transaction
 	// (AccountTransactions).
