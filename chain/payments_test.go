@@ -1,8 +1,12 @@
 package chain
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
+
+	"github.com/gagliardetto/solana-go"
+	ata "github.com/gagliardetto/solana-go/programs/associated-token-account"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain/chaintest"
@@ -156,4 +160,78 @@ func TestIncoming(t *testing.T) {
 	if len(newest) != 1 || newest[0].Signature != third || !newest[0].Finalized {
 		t.Fatalf("Incoming(1) = %+v, want only %s", newest, third)
 	}
+}
+
+// A transfer a program makes (an inner instruction: here the Associated
+// Token Account program's RecoverNested, which has the token program move
+// USDC from a nested account into the treasury's) is seen by what it added
+// to the treasury's account. The transaction names a reference outside the
+// transfer, so it is one payment of the whole (part 0).
+func TestInnerTransferPayment(t *testing.T) {
+	k := newCluster(t)
+	treasury := k.c.treasury.PublicKey()
+	ownerMint, ownerAuthority := k.net.NewMint(t)
+	k.net.MintTo(t, ownerMint, ownerAuthority, k.c.Treasury(), 0)
+	ownerAccount, _, err := solana.FindAssociatedTokenAddress(treasury, solana.MustPublicKeyFromBase58(ownerMint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The USDC account of the treasury's account of the other mint.
+	k.net.MintTo(t, k.mint, k.mintAuthority, ownerAccount.String(), 1_500_000)
+	ref := chaintest.Address(chaintest.NewKey(t))
+	naming := solana.NewInstruction(solana.SystemProgramID,
+		solana.AccountMetaSlice{solana.Meta(treasury).WRITE().SIGNER(), solana.Meta(treasury).WRITE(), solana.Meta(solana.MustPublicKeyFromBase58(ref))},
+		binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint32(nil, 2), 0))
+	recover := ata.NewRecoverNestedInstruction(treasury, k.c.mint, solana.MustPublicKeyFromBase58(ownerMint)).Build()
+	sig := k.net.Send(t, []solana.Instruction{naming, recover}, k.treasury)
+	scan, err := k.c.Payments(t.Context(), ref, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scan.Payments) != 1 {
+		t.Fatalf("Payments = %+v, want the inner transfer", scan)
+	}
+	if p := scan.Payments[0]; p.Signature != sig || p.Part != 0 || p.Amount != 1_500_000 || !p.Finalized {
+		t.Fatalf("payment = %+v, want %s whole, of 1.5, finalized", p, sig)
+	}
+}
+
+// FuzzInflow reads any instruction as a transfer into the treasury's token
+// account: never a panic, and only a transfer of more than nothing into
+// that account, whose own accounts past the transfer's sign nothing.
+func FuzzInflow(f *testing.F) {
+	keys := make([]solana.PublicKey, 6)
+	for i := range keys {
+		keys[i] = solana.PublicKey{byte(i + 1)}
+	}
+	keys[0] = solana.TokenProgramID
+	c := &Client{mint: keys[2], tokenAccount: keys[3]}
+	f.Add(uint16(0), []byte{1, 2, 3, 4, 5}, append([]byte{transferChecked}, 1, 0, 0, 0, 0, 0, 0, 0, 6), 2)
+	f.Add(uint16(0), []byte{1, 3, 4, 5}, append([]byte{transfer}, 9, 0, 0, 0, 0, 0, 0, 0), 1)
+	f.Add(uint16(9), []byte{}, []byte{}, 0)
+	f.Fuzz(func(t *testing.T, program uint16, accounts, data []byte, signers int) {
+		idx := make([]uint16, len(accounts))
+		for i, a := range accounts {
+			idx[i] = uint16(a)
+		}
+		got, ok := c.inflow(keys, signers, program, idx, data)
+		if !ok {
+			return
+		}
+		if got.amount == 0 || program != 0 || len(idx) < 3 {
+			t.Fatalf("inflow %+v from program %d, accounts %v, data %x", got, program, idx, data)
+		}
+		dest := idx[1]
+		if data[0] == transferChecked {
+			dest = idx[2]
+		}
+		if keys[dest] != c.tokenAccount {
+			t.Fatalf("an inflow into %s", keys[dest])
+		}
+		for _, r := range got.refs {
+			if slices.Index(keys, solana.MustPublicKeyFromBase58(r)) < signers {
+				t.Fatalf("a signer %s among the references", r)
+			}
+		}
+	})
 }
