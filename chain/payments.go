@@ -110,12 +110,12 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 		}
 		tx, ok := c.seen.get(s.Signature)
 		if !ok {
+			// Listed confirmed: not remembered (see Recent).
 			var found bool
 			var err error
 			if tx, found, err = c.read(ctx, s.Signature); err != nil || !found {
 				return true, err
 			}
-			c.seen.put(s.Signature, tx)
 		}
 		pays = append(pays, tx.paying(solana.PublicKey{})...)
 		return len(pays) < limit, nil
@@ -144,12 +144,14 @@ func (c *Client) Recent(ctx context.Context, reference string, limit int) ([]crt
 		}
 		tx, ok := c.seen.get(s.Signature)
 		if !ok {
+			// Not remembered: what a confirmed read found may yet be
+			// dropped with its fork, and Payments credits what it
+			// remembers.
 			var found bool
 			var err error
 			if tx, found, err = c.read(ctx, s.Signature); err != nil || !found {
 				return n < limit, err
 			}
-			c.seen.put(s.Signature, tx)
 		}
 		pays = append(pays, tx.paying(ref)...)
 		return n < limit, nil

@@ -161,6 +161,75 @@ func TestDepositWatcherUnderFlood(t *testing.T) {
 	}
 	t.Logf("getTransaction: %d before the victim's deposit (the flood: %d transactions naming %d references), %d in all",
 		gets, flood, len(refs), e.proxy.Calls("getTransaction"))
+	// The operator sees the calls by method.
+	_, body := e.scrape(e.d.URL + "/metrics")
+	for _, method := range []string{"getTransaction", "getSignaturesForAddress", "getSignatureStatuses"} {
+		if !strings.Contains(body, `crtx_chain_rpc_calls_total{environment="devnet",method="`+method+`"}`) {
+			t.Errorf("/metrics counts no %s calls", method)
+		}
+	}
+}
+
+// A wallet holds at most MaxOpenDeposits requests awaiting payment and
+// opens at most DepositsPerHour an hour: each is a reference the watcher
+// reads for 30 days. Paid, a request is no longer open; an hour later the
+// wallet may open more.
+func TestDepositRequestLimits(t *testing.T) {
+	e := startChain(t)
+	ctx := context.Background()
+	// Time moves on as the watcher turns: it reads the requests it read
+	// least recently first, which a clock that stands still would tie.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+				e.clock.Advance(20 * time.Millisecond)
+			}
+		}
+	}()
+	payer := e.payer(usdc("1"))
+	c := e.signIn(payer)
+	from := solana.MustPublicKeyFromBase58(payer.address)
+	mint := solana.MustPublicKeyFromBase58(e.mint)
+	source, _, _ := solana.FindAssociatedTokenAddress(from, mint)
+	treasuryAccount, _, _ := solana.FindAssociatedTokenAddress(solana.MustPublicKeyFromBase58(e.treasury), mint)
+	// open asks for n requests of one unit each, and pays them all in one
+	// transaction, a transfer naming each one's reference.
+	open := func(n int) {
+		t.Helper()
+		var ds []api.Deposit
+		var pay []solana.Instruction
+		for range n {
+			d, err := c.NewDeposit(ctx, crtx.Devnet, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds = append(ds, d)
+			pay = append(pay, solana.NewInstruction(solana.TokenProgramID, solana.AccountMetaSlice{
+				solana.Meta(source).WRITE(), solana.Meta(mint), solana.Meta(treasuryAccount).WRITE(), solana.Meta(from).SIGNER(),
+				solana.Meta(solana.MustPublicKeyFromBase58(d.Reference))}, append(binary.LittleEndian.AppendUint64([]byte{12}, 1), 6)))
+		}
+		if n == market.MaxOpenDeposits {
+			_, err := c.NewDeposit(ctx, crtx.Devnet, 1)
+			wantCode(t, err, 429, crtx.CodeRateLimited)
+		}
+		e.net.Send(t, pay, payer.key)
+		for _, d := range ds {
+			e.credited(c, d.DepositID, 1)
+		}
+	}
+	open(market.MaxOpenDeposits)
+	open(market.DepositsPerHour - market.MaxOpenDeposits)
+	_, err := c.NewDeposit(ctx, crtx.Devnet, 1)
+	wantCode(t, err, 429, crtx.CodeRateLimited)
+	e.clock.Advance(time.Hour)
+	if _, err := c.NewDeposit(ctx, crtx.Devnet, 1); err != nil {
+		t.Fatalf("an hour later: %v", err)
+	}
 }
 
 // Money that reaches the treasury's token account is credited or listed

@@ -56,11 +56,21 @@ func TestRateLimits(t *testing.T) {
 		exhaust()
 		_, err = e.anon.Reserves(ctx)
 		wantCode(t, err, 429, "rate_limited")
+		// So is asking for a deposit, before anything else is read.
+		exhaust()
+		res, err := e.http.Post(e.d.URL+"/v1/wallet/deposits", "application/json", strings.NewReader(`{"environment":"devnet","amount_usdc":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 429 {
+			t.Errorf("a deposit request over the limit: %d", res.StatusCode)
+		}
 		// A wallet in a browser reads the refusal: it answers any origin.
 		exhaust()
 		req, _ := http.NewRequestWithContext(ctx, "POST", e.d.URL+"/v1/solana-pay/deposits/dep_x", strings.NewReader(`{"account":"`+w.address+`"}`))
 		req.Header.Set("Content-Type", "application/json")
-		res, err := e.http.Do(req)
+		res, err = e.http.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -279,9 +279,10 @@ func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.Chain
 // reference it names: it names others too.
 var errNotThisDeposit = errors.New("the payment does not name this deposit alone")
 
-// soleDeposit is the one deposit of env, still read for payments, whose
-// reference is among refs; none (the zero Deposit) when there is none, or
-// more than one.
+// soleDeposit is the one deposit of env whose reference is among refs;
+// none (the zero Deposit) when there is none, or more than one. It does
+// not change with time (deposits are never deleted), so a payment is
+// judged the same by the watcher and, later, by the operator's list.
 func (m *Market) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environment, refs []string) (crtx.Deposit, error) {
 	var sole crtx.Deposit
 	for _, ref := range refs {
@@ -292,7 +293,7 @@ func (m *Market) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environme
 		if err != nil {
 			return crtx.Deposit{}, err
 		}
-		if d.Environment != env || m.now().Sub(d.CreatedAt) >= depositLookback || d.ID == sole.ID {
+		if d.Environment != env || d.ID == sole.ID {
 			continue
 		}
 		if sole.ID != "" {
@@ -339,7 +340,7 @@ func (m *Market) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environmen
 		return err == nil, err
 	}
 	d, err := m.soleDeposit(ctx, tx, env, p.References)
-	return d.ID != "", err
+	return d.ID != "" && m.now().Sub(d.CreatedAt) < depositLookback, err
 }
 
 // PayDeposit answers a Solana Pay transaction request for deposit id: the
@@ -359,7 +360,7 @@ func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte
 	// A payment sent and not finalized yet (some 13 seconds on mainnet)
 	// is not credited yet: a wallet that asked again in that window (a
 	// reload, a phone scanning the code) would pay twice.
-	onItsWay, err := m.onItsWay(ctx, c, d)
+	onItsWay, d, err := m.onItsWay(ctx, c, d)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -377,14 +378,18 @@ func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte
 }
 
 // onItsWay is what the newest transactions naming d's reference pay it and
-// is not credited yet.
-func (m *Market) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx.USDC, error) {
+// is not credited yet, with d as read in the same snapshot: a payment
+// credited between the chain's answer and that read counts in d.Credited.
+func (m *Market) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx.USDC, crtx.Deposit, error) {
 	recent, err := c.Recent(ctx, d.Reference, 20)
 	if err != nil {
-		return 0, chainDown(d.Environment, err)
+		return 0, d, chainDown(d.Environment, err)
 	}
 	var sum crtx.USDC
 	err = m.store.View(ctx, func(tx crtx.Tx) error {
+		if d, err = tx.Deposit(ctx, d.ID); err != nil {
+			return err
+		}
 		for _, p := range recent {
 			_, err := tx.DepositPayment(ctx, p.Signature, p.Part)
 			if err == nil {
@@ -401,7 +406,7 @@ func (m *Market) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (cr
 		}
 		return nil
 	})
-	return sum, internal("payments on their way", err)
+	return sum, d, internal("payments on their way", err)
 }
 
 // OpenDeposit returns deposit id while it still asks to be paid: not

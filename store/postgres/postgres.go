@@ -172,10 +172,12 @@ func (dialect) IndexedBy(string) string { return "" }
 
 func (dialect) SkipLocked() string { return " FOR UPDATE SKIP LOCKED" }
 
-// LockAccounts orders by bytes, whatever the database's collation, as Go
-// sorts the batches' items (openingOrder) and migration 0017 locks them.
+// LockAccounts takes wallets first, as the execution batches do (migration
+// 0017 locks their wallets before anything else), then the other
+// accounts, each by bytes, whatever the database's collation, as Go sorts
+// the batches' items (openingOrder).
 func (dialect) LockAccounts() string {
-	return ` ORDER BY environment, address COLLATE "C" FOR NO KEY UPDATE`
+	return ` ORDER BY environment, kind <> 'wallet', address COLLATE "C" FOR NO KEY UPDATE`
 }
 
 // TryLock takes a transaction-scoped advisory lock; it is released at

@@ -115,36 +115,24 @@ func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts 
 
 // lockPlan locks, where the database locks rows (PostgreSQL), every
 // existing account a transaction receives in or pays from, in the one order
-// every writer of accounts uses: wallets first, as the execution batches
-// take them, then the others, each in bytes of the address. Updated
-// receivers first and payers next, two transactions that share two
-// accounts, a receiver in one and a payer in the other (a withdrawal asked
-// and another refunded, of one wallet), would each hold one and wait for
-// the other.
+// every writer of accounts uses (LockAccounts: wallets first, as the
+// execution batches take them, then the others, each in bytes of the
+// address). Updated receivers first and payers next, two transactions
+// that share two accounts, a receiver in one and a payer in the other (a
+// withdrawal asked and another refunded, of one wallet), would each hold
+// one and wait for the other.
 func (t *tx) lockPlan(ctx context.Context, env crtx.Environment, p Plan) error {
 	lock := t.d.LockAccounts()
 	if lock == "" || len(p.Receive)+len(p.Pay) < 2 {
 		return nil
 	}
-	var wallets, others []any
+	args := []any{env}
 	for _, a := range slices.Concat(p.Receive, p.Pay) {
-		if a.Kind == crtx.AccountWallet {
-			wallets = append(wallets, a.Address)
-		} else {
-			others = append(others, a.Address)
-		}
+		args = append(args, a.Address)
 	}
-	for _, addresses := range [][]any{wallets, others} {
-		if len(addresses) == 0 {
-			continue
-		}
-		rows, err := t.query(ctx, `SELECT address FROM accounts WHERE environment = ? AND address IN `+placeholders(1, len(addresses))+lock,
-			append([]any{env}, addresses...)...)
-		if _, err = collect(rows, err, func(r interface{ Scan(...any) error }) (a string, err error) { return a, r.Scan(&a) }); err != nil {
-			return err
-		}
-	}
-	return nil
+	rows, err := t.query(ctx, `SELECT address FROM accounts WHERE environment = ? AND address IN `+placeholders(1, len(args)-1)+lock, args...)
+	_, err = collect(rows, err, func(r interface{ Scan(...any) error }) (a string, err error) { return a, r.Scan(&a) })
+	return err
 }
 
 // index lists the transaction seq among the transactions of each of
