@@ -95,11 +95,26 @@ func (c *Client) EnsureNonceAccounts(ctx context.Context) error {
 	for len(create) > 0 {
 		n := min(len(create), 8)
 		if _, _, err := c.submit(ctx, create[:n], c.treasury); err != nil {
+			// Another replica starting at once may have made them: its
+			// creation refuses ours.
+			if c.noncesReady(ctx) {
+				return nil
+			}
 			return fmt.Errorf("creating nonce accounts: %w", err)
 		}
 		create = create[n:]
 	}
 	return nil
+}
+
+// noncesReady reports whether every nonce account of the treasury is one.
+func (c *Client) noncesReady(ctx context.Context) bool {
+	for _, a := range c.nonces {
+		if _, err := c.nonce(ctx, a, 0); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // nonce reads account's current nonce, finalized, from a node that has

@@ -3,6 +3,7 @@ package chain
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,5 +192,29 @@ func TestNonceAccountFundedFirst(t *testing.T) {
 	dest, _ := c.TokenAccountOf(wallet)
 	if got := net.TokenBalance(t, dest); got != 2 {
 		t.Fatalf("the wallet holds %s, want 0.000002", got)
+	}
+}
+
+// Two replicas starting at once on one treasury both create its nonce
+// accounts: one transaction lands, and the other start finds them made.
+func TestNonceAccountsMadeByTwoAtOnce(t *testing.T) {
+	net := chaintest.Start(t)
+	mint, _ := net.NewMint(t)
+	treasury := chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(treasury), 10*solana.LAMPORTS_PER_SOL)
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range errs {
+		c, err := New(Config{RPC: net.RPC, Mint: mint, Treasury: treasury, NonceAccounts: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { errs[i] = c.EnsureNonceAccounts(t.Context()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d: %v", i, err)
+		}
 	}
 }
