@@ -108,14 +108,9 @@ func (c *Client) Incoming(ctx context.Context, limit int) ([]crtx.ChainPayment, 
 		if s.Err != nil {
 			return true, nil
 		}
-		tx, ok := c.seen.get(s.Signature)
-		if !ok {
-			// Listed confirmed: not remembered (see Recent).
-			var found bool
-			var err error
-			if tx, found, err = c.read(ctx, s.Signature); err != nil || !found {
-				return true, err
-			}
+		tx, found, err := c.examine(ctx, s)
+		if err != nil || !found {
+			return true, err
 		}
 		pays = append(pays, tx.paying(solana.PublicKey{})...)
 		return len(pays) < limit, nil
@@ -142,16 +137,9 @@ func (c *Client) Recent(ctx context.Context, reference string, limit int) ([]crt
 		if s.Err != nil {
 			return n < limit, nil
 		}
-		tx, ok := c.seen.get(s.Signature)
-		if !ok {
-			// Not remembered: what a confirmed read found may yet be
-			// dropped with its fork, and Payments credits what it
-			// remembers.
-			var found bool
-			var err error
-			if tx, found, err = c.read(ctx, s.Signature); err != nil || !found {
-				return n < limit, err
-			}
+		tx, found, err := c.examine(ctx, s)
+		if err != nil || !found {
+			return n < limit, err
 		}
 		pays = append(pays, tx.paying(ref)...)
 		return n < limit, nil
@@ -160,6 +148,22 @@ func (c *Client) Recent(ctx context.Context, reference string, limit int) ([]crt
 		return nil, fmt.Errorf("recent payments of reference %s: %w", reference, err)
 	}
 	return c.markFinalized(ctx, pays)
+}
+
+// examine is what a transaction listed by a confirmed read holds, fetched
+// unless remembered. Only one listed finalized is remembered: a confirmed
+// one may yet be dropped with its fork, and Payments credits what it
+// remembers. A flood of requests (Recent answers the public Solana Pay
+// endpoint) thus fetches only what the chain has not finalized yet.
+func (c *Client) examine(ctx context.Context, s *rpc.TransactionSignature) (examined, bool, error) {
+	if tx, ok := c.seen.get(s.Signature); ok {
+		return tx, true, nil
+	}
+	tx, found, err := c.read(ctx, s.Signature)
+	if found && err == nil && s.ConfirmationStatus == rpc.ConfirmationStatusFinalized {
+		c.seen.put(s.Signature, tx)
+	}
+	return tx, found, err
 }
 
 // signatures hands each signature naming address after until (zero: from
