@@ -69,6 +69,21 @@ type Chain interface {
 	// Anchor writes memo in a transaction signed by authority, the treasury
 	// paying the fee, and waits until it is finalized.
 	Anchor(ctx context.Context, memo string, authority ed25519.PrivateKey) (Anchor, error)
+	// Network is the cluster's CAIP-2 id ("solana:" and the first 32
+	// characters of its genesis hash), as x402 names it; FeePayer the
+	// wallet that pays x402 payments' fees.
+	Network(ctx context.Context) (string, error)
+	FeePayer() string
+	// CheckPayment checks an x402 exact payment's base64 transaction
+	// against the scheme's rules and t without reaching the cluster, and
+	// signs it as fee payer; a refusal is a *PaymentError.
+	CheckPayment(transaction string, t PaymentTerms) (CheckedPayment, error)
+	// SimulatePayment simulates p's signed transaction (a failure is a
+	// *PaymentError) and sets p.LastValid.
+	SimulatePayment(ctx context.Context, p *CheckedPayment) error
+	// SettlePayment sends a payment's signed bytes and waits until they
+	// land confirmed (their slot), fail, or can never land.
+	SettlePayment(ctx context.Context, signed []byte, lastValid uint64) (uint64, error)
 	// RPCCalls is how many JSON-RPC calls the chain made, by method.
 	RPCCalls() map[string]uint64
 	// Balance is what TokenAccount holds; FeeBalance the treasury's SOL, in
@@ -130,6 +145,8 @@ type SignedTransfer struct {
 type ChainStatus struct {
 	Found     bool
 	Finalized bool
+	// Confirmed: a supermajority voted for it (finalized included).
+	Confirmed bool
 	Slot      uint64
 	// Err is the transaction's error, if it failed on the chain.
 	Err string

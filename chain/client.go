@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bin "github.com/gagliardetto/binary"
@@ -67,6 +68,8 @@ type Client struct {
 	pageSize int
 	// poll is how often a wait reads a signature's status.
 	poll time.Duration
+	// genesis is the cluster's genesis hash, once read (Network).
+	genesis atomic.Pointer[string]
 }
 
 var _ crtx.Chain = (*Client)(nil)
@@ -164,7 +167,9 @@ func (c *Client) identify(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the cluster's genesis hash: %w", err)
 	}
-	c.cluster, c.guessed = genesis[h.String()], false
+	g := h.String()
+	c.genesis.Store(&g)
+	c.cluster, c.guessed = genesis[g], false
 	if c.cluster == "" {
 		c.cluster = "custom"
 	}

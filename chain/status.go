@@ -34,6 +34,7 @@ func status(ctx context.Context, cl *rpc.Client, sig solana.Signature) (crtx.Cha
 	st := crtx.ChainStatus{
 		Found:     true,
 		Finalized: v.ConfirmationStatus == rpc.ConfirmationStatusFinalized,
+		Confirmed: v.ConfirmationStatus == rpc.ConfirmationStatusFinalized || v.ConfirmationStatus == rpc.ConfirmationStatusConfirmed,
 		Slot:      v.Slot,
 	}
 	if v.Err != nil {

@@ -83,7 +83,7 @@ func submit(ctx context.Context, cl *rpc.Client, poll time.Duration, instruction
 			return solana.Signature{}, 0, fmt.Errorf("sending %s: %w", tx.sig, err)
 		}
 		var slot uint64
-		slot, err = await(ctx, cl, poll, tx)
+		slot, err = await(ctx, cl, poll, tx, rpc.ConfirmationStatusFinalized)
 		if errors.Is(err, ErrExpired) {
 			continue
 		}
@@ -96,10 +96,10 @@ func (c *Client) submit(ctx context.Context, instructions []solana.Instruction, 
 	return submit(ctx, c.rpc, c.poll, instructions, signers...)
 }
 
-// await polls tx's status until it is finalized, resending its bytes while
-// it is unseen. The height is read before the status: a transaction not
+// await polls tx's status until it is finalized (or, with enough
+// "confirmed", confirmed), resending its bytes while it is unseen. The height is read before the status: a transaction not
 // seen after the finalized height passed its last valid one never lands.
-func await(ctx context.Context, cl *rpc.Client, poll time.Duration, tx signed) (uint64, error) {
+func await(ctx context.Context, cl *rpc.Client, poll time.Duration, tx signed, enough rpc.ConfirmationStatusType) (uint64, error) {
 	sent := time.Now()
 	for {
 		height, err := cl.GetBlockHeight(ctx, rpc.CommitmentFinalized)
@@ -113,7 +113,7 @@ func await(ctx context.Context, cl *rpc.Client, poll time.Duration, tx signed) (
 		switch {
 		case st.Found && st.Err != "":
 			return st.Slot, fmt.Errorf("%w: %s: %s", ErrFailed, tx.sig, st.Err)
-		case st.Found && st.Finalized:
+		case st.Found && (st.Finalized || (enough == rpc.ConfirmationStatusConfirmed && st.Confirmed)):
 			return st.Slot, nil
 		case !st.Found && height > tx.lastValid:
 			return 0, fmt.Errorf("%w: %s, valid until block %d, not seen at %d", ErrExpired, tx.sig, tx.lastValid, height)

@@ -1,0 +1,217 @@
+package crtx
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// x402 v2 (github.com/x402-foundation/x402, specs/x402-specification-v2.md,
+// transports-v2/http.md, schemes/exact/scheme_exact_svm.md): a caller with
+// no account pays one execution with a Solana transaction it signs and the
+// marketplace, its own facilitator, completes, sends and settles.
+
+// X402Version is the protocol version crtx speaks (spec §5.1.2: "must be 2").
+const X402Version = 2
+
+// The HTTP transport's headers, each a base64 JSON document
+// (transports-v2/http.md, "Header Summary").
+const (
+	HeaderPaymentRequired  = "PAYMENT-REQUIRED"
+	HeaderPaymentSignature = "PAYMENT-SIGNATURE"
+	HeaderPaymentResponse  = "PAYMENT-RESPONSE"
+)
+
+// SchemeExact is the one scheme crtx accepts: a TransferChecked of the
+// exact price (scheme_exact_svm.md).
+const SchemeExact = "exact"
+
+// Error codes of x402 calls: CodePaymentRequired answers an execute
+// request with neither an API key nor a payment; CodePaymentInvalid one
+// whose payment was refused, with the x402 reason beside it.
+const (
+	CodePaymentRequired = "payment_required"
+	CodePaymentInvalid  = "payment_invalid"
+)
+
+// MaxPaymentHeader bounds a PAYMENT-SIGNATURE header: a Solana transaction
+// is at most 1,232 bytes, so an honest payload is a few KiB.
+const MaxPaymentHeader = 16 << 10
+
+// PaymentRequired is the body of the PAYMENT-REQUIRED header (spec §5.1).
+type PaymentRequired struct {
+	X402Version int                   `json:"x402Version"`
+	Error       string                `json:"error,omitempty"`
+	Resource    ResourceInfo          `json:"resource"`
+	Accepts     []PaymentRequirements `json:"accepts"`
+	Extensions  map[string]any        `json:"extensions,omitempty"`
+}
+
+// ResourceInfo describes what is paid for (spec §5.1.2).
+type ResourceInfo struct {
+	URL         string `json:"url"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType,omitempty"`
+}
+
+// PaymentRequirements is one way to pay (spec §5.1.2); Extra carries the
+// exact SVM scheme's feePayer.
+type PaymentRequirements struct {
+	Scheme            string       `json:"scheme"`
+	Network           string       `json:"network"`
+	Amount            string       `json:"amount"`
+	Asset             string       `json:"asset"`
+	PayTo             string       `json:"payTo"`
+	MaxTimeoutSeconds int          `json:"maxTimeoutSeconds"`
+	Extra             PaymentExtra `json:"extra"`
+}
+
+// PaymentExtra is the exact SVM scheme's extra field.
+type PaymentExtra struct {
+	FeePayer string `json:"feePayer"`
+	Memo     string `json:"memo,omitempty"`
+}
+
+// PaymentPayload is the body of the PAYMENT-SIGNATURE header (spec §5.2);
+// Payload.Transaction is the base64 partially signed transaction.
+type PaymentPayload struct {
+	X402Version int                 `json:"x402Version"`
+	Resource    *ResourceInfo       `json:"resource,omitempty"`
+	Accepted    PaymentRequirements `json:"accepted"`
+	Payload     struct {
+		Transaction string `json:"transaction"`
+	} `json:"payload"`
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// SettleResponse is the body of the PAYMENT-RESPONSE header (spec §5.3).
+type SettleResponse struct {
+	Success     bool   `json:"success"`
+	ErrorReason string `json:"errorReason,omitempty"`
+	Payer       string `json:"payer,omitempty"`
+	Transaction string `json:"transaction"`
+	Network     string `json:"network"`
+	Amount      string `json:"amount,omitempty"`
+}
+
+// EncodeHeader is v as an x402 header value: base64 of its JSON.
+func EncodeHeader(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only the wire structs above are encoded
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// DecodePaymentPayload reads a PAYMENT-SIGNATURE header. Anything that is
+// not a version 2 exact payload with a transaction is invalid_request: the
+// HTTP transport's "Invalid Payment" (400).
+func DecodePaymentPayload(header string) (PaymentPayload, error) {
+	var p PaymentPayload
+	bad := func(format string, args ...any) (PaymentPayload, error) {
+		return PaymentPayload{}, InvalidField(HeaderPaymentSignature, format, args...)
+	}
+	if len(header) > MaxPaymentHeader {
+		return bad("at most %d bytes", MaxPaymentHeader)
+	}
+	raw, err := base64.StdEncoding.DecodeString(header)
+	if err != nil {
+		// Some clients drop the padding.
+		if raw, err = base64.RawStdEncoding.DecodeString(header); err != nil {
+			return bad("not base64")
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&p); err != nil {
+		return bad("not a PaymentPayload in JSON: %v", err)
+	}
+	switch {
+	case p.X402Version != X402Version:
+		return bad("x402Version %d: this server speaks version %d", p.X402Version, X402Version)
+	case p.Accepted.Scheme != SchemeExact:
+		return bad("scheme %q: only %q is accepted", p.Accepted.Scheme, SchemeExact)
+	case p.Payload.Transaction == "":
+		return bad("payload.transaction is required")
+	}
+	return p, nil
+}
+
+// PaymentError is a payment refused: Reason is x402's reason code
+// (invalidReason, errorReason), Message says it in words. It answers 402
+// payment_invalid, and nothing moved.
+type PaymentError struct {
+	Reason  string
+	Message string
+}
+
+func (e *PaymentError) Error() string { return "payment refused: " + e.Reason + ": " + e.Message }
+
+// PaymentRefused is a *PaymentError.
+func PaymentRefused(reason, format string, args ...any) *PaymentError {
+	return &PaymentError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// PaymentTerms is what an x402 payment must pay: Amount to the treasury
+// of the chain checking it.
+type PaymentTerms struct {
+	Amount USDC
+}
+
+// CheckedPayment is a payment's transaction as the chain read it:
+// statically sound, then (Signed) completed with the fee payer's
+// signature, whose signature is the transaction's.
+type CheckedPayment struct {
+	// Payer is the wallet that signed the transfer (its authority).
+	Payer string
+	// Source is the payer's token account the transfer debits.
+	Source string
+	// Raw is the transaction as the payer signed it.
+	Raw []byte
+	// Signature and Signed are the transaction with the fee payer's
+	// signature, which names it on the chain.
+	Signature string
+	Signed    []byte
+	// Keys are the account keys the transaction names beyond the ones
+	// the scheme needs (a wallet's Lighthouse assertions).
+	Keys []string
+	// LastValid is a block height past which it can never land.
+	LastValid uint64
+}
+
+// PaymentStatus is where an x402 payment stands.
+type PaymentStatus string
+
+const (
+	// PaymentVerified: claimed and checked, not sent.
+	PaymentVerified PaymentStatus = "verified"
+	// PaymentSent: its signed bytes are stored and may have been sent.
+	PaymentSent PaymentStatus = "sent"
+	// PaymentSettled: it landed and is on the ledger.
+	PaymentSettled PaymentStatus = "settled"
+	// PaymentVoid: it was never sent, or can never land: nobody paid.
+	PaymentVoid PaymentStatus = "void"
+)
+
+// Payment is an x402 payment for one execution. Its row claims its
+// signature, so a payment header is used once; its signed bytes are stored
+// before they are sent, so whoever finishes the execution after a crash
+// learns from the chain whether it landed.
+type Payment struct {
+	Signature   string
+	Environment Environment
+	ExecutionID string
+	Payer       string
+	Amount      USDC
+	Network     string
+	Raw         []byte
+	LastValid   uint64
+	Status      PaymentStatus
+	// Reply is the creator's reply to a call settled after its result,
+	// kept from the moment the payment is sent until it is settled.
+	Reply     json.RawMessage
+	Slot      uint64
+	CreatedAt time.Time
+	SettledAt *time.Time
+}
