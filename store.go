@@ -270,6 +270,15 @@ type Tx interface {
 	// DepositByReference finds the deposit of a reference.
 	DepositByReference(ctx context.Context, reference string) (Deposit, error)
 
+	// InsertPayment claims an x402 payment's signature for its execution:
+	// ErrConflict when it was claimed before.
+	InsertPayment(ctx context.Context, p Payment) error
+	// UpdatePayment writes p's status, reply, slot and settled_at while it
+	// is verified or sent; ErrConflict once it is settled or void.
+	UpdatePayment(ctx context.Context, p Payment) error
+	Payment(ctx context.Context, signature string) (Payment, error)
+	// PaymentOf is the x402 payment of an execution.
+	PaymentOf(ctx context.Context, executionID string) (Payment, error)
 	InsertWithdrawal(ctx context.Context, w Withdrawal) error
 	// UpdateWithdrawal writes every mutable field of w (status, signature,
 	// raw, nonce account and nonce, slot, reason, completed_at) while owner

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Deposits", testDeposits},
 		{"Withdrawals", testWithdrawals},
 		{"Anchors", testAnchors},
+		{"Payments", testPayments},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

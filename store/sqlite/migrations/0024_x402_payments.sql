@@ -1,0 +1,19 @@
+-- An x402 payment pays one execution. Its row claims its signature (the
+-- fee payer's, which names the transaction), so a payment header is used
+-- once; raw is the signed transaction, stored before it is sent; reply is
+-- the creator's reply, kept until the payment settles.
+CREATE TABLE x402_payments (
+    signature    TEXT PRIMARY KEY,
+    environment  TEXT NOT NULL CHECK (environment IN ('mainnet', 'devnet')),
+    execution_id TEXT NOT NULL UNIQUE,
+    payer        TEXT NOT NULL,
+    amount       INTEGER NOT NULL CHECK (amount > 0),
+    network      TEXT NOT NULL,
+    raw          BLOB NOT NULL,
+    last_valid   INTEGER NOT NULL CHECK (last_valid >= 0),
+    status       TEXT NOT NULL CHECK (status IN ('verified', 'sent', 'settled', 'void')),
+    reply        TEXT NOT NULL DEFAULT '',
+    slot         INTEGER NOT NULL DEFAULT 0 CHECK (slot >= 0),
+    created_at   INTEGER NOT NULL,
+    settled_at   INTEGER
+);
