@@ -345,6 +345,29 @@ type Closing struct {
 	Webhook   *Webhook  // the delivery to make, if the caller asked for one
 }
 
+// Write writes c inside tx, statement by statement: false, and nothing
+// written, when the execution was final already. An engine that can do it
+// in one round trip does that instead (Store.CloseExecution).
+func (c *Closing) Write(ctx context.Context, tx Tx) (bool, error) {
+	if ok, err := tx.FinishExecution(ctx, c.Execution); err != nil || !ok {
+		return false, err
+	}
+	if c.Execution.Status == ExecCompleted {
+		if err := tx.PutResult(ctx, c.Execution.ResultCID, c.Execution.Result, *c.Execution.CompletedAt); err != nil {
+			return false, err
+		}
+	}
+	if err := tx.InsertTransaction(ctx, &c.Record, c.Accounts...); err != nil {
+		return false, err
+	}
+	if c.Webhook != nil {
+		if err := tx.InsertWebhook(ctx, *c.Webhook); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // AgentListItem is an agent with what a listing shows beside it.
 type AgentListItem struct {
 	Agent   Agent

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -137,6 +138,18 @@ func DecodePaymentPayload(header string) (PaymentPayload, error) {
 	}
 	return p, nil
 }
+
+// X402Key stands as the API key of an execution paid with x402: the
+// payment, not a key, authorized it.
+const X402Key = "x402"
+
+// PaidByX402 reports whether an x402 payment, not a wallet's balance,
+// pays the execution.
+func (e Execution) PaidByX402() bool { return e.KeyID == X402Key }
+
+// ErrPaymentNeverLands is wrapped when the chain proves a payment's
+// transaction can never land: it failed there, or its blockhash expired.
+var ErrPaymentNeverLands = errors.New("the payment can never land")
 
 // PaymentError is a payment refused: Reason is x402's reason code
 // (invalidReason, errorReason), Message says it in words. It answers 402

@@ -33,6 +33,8 @@ var statuses = map[string]int{
 	crtx.CodeInvalidSignature:       http.StatusUnauthorized,
 	crtx.CodeInsufficientBalance:    http.StatusPaymentRequired,
 	crtx.CodeSpendLimitExceeded:     http.StatusPaymentRequired,
+	crtx.CodePaymentRequired:        http.StatusPaymentRequired,
+	crtx.CodePaymentInvalid:         http.StatusPaymentRequired,
 	crtx.CodeNotFound:               http.StatusNotFound,
 	crtx.CodeKeyNotFound:            http.StatusNotFound,
 	crtx.CodeAccountNotFound:        http.StatusNotFound,

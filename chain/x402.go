@@ -319,5 +319,9 @@ func (c *Client) SettlePayment(ctx context.Context, raw []byte, lastValid uint64
 	}
 	// A refusal proves nothing (Send): the status says what became of it.
 	_ = c.Send(ctx, raw)
-	return await(ctx, c.rpc, c.poll, signed{sig: tx.Signatures[0], raw: raw, lastValid: lastValid}, rpc.ConfirmationStatusConfirmed)
+	slot, err := await(ctx, c.rpc, c.poll, signed{sig: tx.Signatures[0], raw: raw, lastValid: lastValid}, rpc.ConfirmationStatusConfirmed)
+	if errors.Is(err, ErrExpired) || errors.Is(err, ErrFailed) {
+		return slot, fmt.Errorf("%w: %w", crtx.ErrPaymentNeverLands, err)
+	}
+	return slot, err
 }

@@ -69,7 +69,12 @@ type Config struct {
 	// Limits against abuse: per client address on sign-in and airdrops, per
 	// API key, executions pending or running per key and per wallet, and
 	// streams open per key.
-	RateLimitIP, RateLimitKey               float64
+	RateLimitIP, RateLimitKey float64
+	// RateLimitPayments is how many x402 payments a second are simulated,
+	// all payers together; X402SettleAfter the longest synchronous x402
+	// call settled after its result (market.Config.SettleAfter).
+	RateLimitPayments                       float64
+	X402SettleAfter                         time.Duration
 	MaxInFlightPerKey, MaxInFlightPerWallet int
 	MaxStreamsPerKey                        int
 	// MCP sessions open at once per API key and per wallet (0: no cap).
@@ -110,7 +115,8 @@ func Defaults() Config {
 		BlockInterval: 2 * time.Second, RollupInterval: 200 * time.Millisecond, AirdropsPerHour: md.AirdropsPerHour,
 		ShutdownTimeout: 30 * time.Second, Lease: md.Lease, MaxDispatches: md.MaxDispatches, WebhookRetryBase: md.WebhookRetryBase,
 		MaxDispatchShare: md.MaxDispatchShare, MaxInFlightPerKey: md.MaxInFlightPerKey, MaxInFlightPerWallet: md.MaxInFlightPerWallet,
-		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, MaxStreamsPerKey: 64,
+		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, RateLimitPayments: 20, MaxStreamsPerKey: 64,
+		X402SettleAfter:   market.DefaultSettleAfter,
 		MCPSessionsPerKey: 32, MCPSessionsPerWallet: 128,
 		USDCMintMainnet: USDCMainnet, USDCMintDevnet: USDCDevnet, AnchorInterval: md.AnchorInterval, ChainPoll: md.ChainPoll,
 		NonceAccounts: chain.DefaultNonceAccounts, LogFormat: "text", LogLevel: "info"}
@@ -309,7 +315,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
-		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll})
+		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter})
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -403,7 +409,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		collectors = sqlite.Collectors(db)
 	}
 	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
-		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, StreamsPerKey: cfg.MaxStreamsPerKey}})
+		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, Payments: cfg.RateLimitPayments, StreamsPerKey: cfg.MaxStreamsPerKey}})
 	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: api.CheckAdminToken, ListingNonce: api.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)

@@ -48,9 +48,9 @@ func startChain(t *testing.T) *chainEnv {
 
 // startChainConfig starts a local Solana network with a USDC mint and a
 // treasury of the test's own, and puts devnet on it in c.
-func startChainConfig(t *testing.T, c *daemon.Config) *chainEnv {
+func startChainConfig(t *testing.T, c *daemon.Config, opts ...chaintest.Option) *chainEnv {
 	t.Helper()
-	net := chaintest.Start(t)
+	net := chaintest.Start(t, opts...)
 	mint, auth := net.NewMint(t)
 	pub, treasury, _ := ed25519.GenerateKey(nil)
 	net.Airdrop(t, crtx.Address(pub), 10_000_000_000)

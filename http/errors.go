@@ -20,6 +20,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if solanaPay {
 		err = sp.error
 	}
+	var pe *crtx.PaymentError
+	if errors.As(err, &pe) {
+		err = crtx.Errorf(crtx.CodePaymentInvalid, "%s (x402: %s); nothing was charged", pe.Message, pe.Reason)
+	}
 	var e *crtx.Error
 	if !errors.As(err, &e) {
 		id := requestID(r)

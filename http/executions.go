@@ -31,6 +31,10 @@ func (s *Server) execResponse(e crtx.Execution, result string) (int, any) {
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
+	if r.Header.Get("Authorization") == "" && len(s.market.Config().Chains) > 0 {
+		// No key: the call may be paid by itself, with x402.
+		return s.executePaid(w, r)
+	}
 	p, err := s.principal(r)
 	if err != nil {
 		return err
@@ -38,25 +42,40 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if p.Key == nil {
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
 	}
+	in, idem, hash, err := readExecute(r)
+	if err != nil {
+		return err
+	}
+	e, err := s.market.Execute(r.Context(), p, r.PathValue("agent_id"), in, idem, hash)
+	return s.answerExecution(w, r, e, err, idem)
+}
+
+// readExecute reads an execute request's body and its Idempotency-Key,
+// with the hash of the request it stands for.
+func readExecute(r *http.Request) (in crtx.ExecuteParams, idem, hash string, err error) {
 	// The body is read once for decoding and for the idempotency hash.
 	raw, err := io.ReadAll(r.Body)
 	if err := tooLarge(err); err != nil {
-		return err
+		return in, "", "", err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
-	var in crtx.ExecuteParams
 	if err := decode(r, &in); err != nil {
-		return err
+		return in, "", "", err
 	}
-	agentID := r.PathValue("agent_id")
-	idem, hash := r.Header.Get("Idempotency-Key"), ""
+	idem = r.Header.Get("Idempotency-Key")
 	if len(idem) > crtx.MaxIdempotencyKey {
-		return crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most %d characters", crtx.MaxIdempotencyKey)
+		return in, "", "", crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most %d characters", crtx.MaxIdempotencyKey)
 	}
 	if idem != "" {
-		idem, hash = crtx.RESTIdempotencyKey(idem), crtx.RequestHash(agentID, raw)
+		idem = crtx.RESTIdempotencyKey(idem)
 	}
-	e, err := s.market.Execute(r.Context(), p, agentID, in, idem, hash)
+	return in, idem, crtx.RequestHash(r.PathValue("agent_id"), raw), nil
+}
+
+// answerExecution answers an execute request with the execution it
+// started, or again with the first answer of an idempotent replay; idem
+// is the request's idempotency key, whose answer is stored.
+func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.Execution, err error, idem string) error {
 	var replay *crtx.Replay
 	if errors.As(err, &replay) {
 		w.Header().Set("Idempotent-Replayed", "true")
@@ -69,28 +88,24 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 			w.Write(replay.Idempotency.Body)
 			return nil
 		}
-		_, result, gerr := s.market.GetExecution(r.Context(), p, replay.Execution.ID)
-		if gerr != nil {
-			return gerr
-		}
-		status, body := s.execResponse(replay.Execution, result)
-		writeJSON(w, status, body)
-		return nil
+		e, err = replay.Execution, nil
 	}
 	if err != nil {
 		return err
 	}
 	result := e.Result
 	if e.ResultCID != "" && result == "" {
-		_, result, _ = s.market.GetExecution(r.Context(), p, e.ID)
+		if result, err = s.market.ExecutionResult(r.Context(), e); err != nil {
+			return err
+		}
 	}
 	status, body := s.execResponse(e, result)
 	if status == http.StatusAccepted {
 		w.Header().Set("Location", "/v1/executions/"+e.ID)
 	}
-	if idem != "" {
+	if idem != "" && replay == nil {
 		b, _ := jsonBytes(body)
-		if err := s.market.CompleteIdempotency(r.Context(), p.Wallet, p.Environment(), idem, status, b); err != nil {
+		if err := s.market.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
 			s.log.Error("complete idempotency", "request_id", requestID(r), "err", err)
 		}
 	}

@@ -19,6 +19,10 @@ type Limits struct {
 	// the default, since the seed limits a key only by what its wallet
 	// can pay.
 	PerKey float64
+	// Payments is how many x402 payments a second the marketplace
+	// simulates, all payers together (each also at PerIP's rate): each
+	// costs an RPC call. 0 is off.
+	Payments float64
 	// StreamsPerKey caps one key's streams open at once: the events of
 	// executions, A2A streams and MCP tasks/result calls; 0 is off.
 	StreamsPerKey int

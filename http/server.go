@@ -38,6 +38,7 @@ type Server struct {
 	metrics    *metrics
 	routes     []Route
 	perIP      *limiter
+	payments   *limiter
 	perKey     *limiter
 	streams    *inflight
 	cop        *http.CrossOriginProtection // for mounted pages' forms
@@ -56,7 +57,7 @@ func New(market *market.Market, opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, guard: newAdminGuard(opts.AdminToken), mux: http.NewServeMux(),
-		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey),
+		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey), payments: newLimiter(opts.Limits.Payments),
 		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}},
 		nonces:  &limiter{rate: 1 / listingNonceEvery.Seconds(), burst: listingNonceBurst, buckets: map[string]*bucket{}}}
 	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(reserveGauges(market), newRPCCalls(market))...)...)

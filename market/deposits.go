@@ -1,6 +1,7 @@
 package market
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -250,6 +251,9 @@ func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.Chain
 		data["part"] = strconv.Itoa(p.Part)
 	}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		if paid, err := x402Paid(ctx, tx, p.Signature); paid || err != nil {
+			return cmp.Or(err, errNotThisDeposit)
+		}
 		sole, err := m.soleDeposit(ctx, tx, d.Environment, p.References)
 		if err != nil {
 			return err
@@ -271,6 +275,16 @@ func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.Chain
 	if err == nil {
 		m.cfg.Logger.Info("deposit credited", "deposit", d.ID, "environment", d.Environment,
 			"amount_usdc", p.Amount, "signature", p.Signature, "part", p.Part)
+	}
+	return err == nil, err
+}
+
+// x402Paid reports whether a transfer is an x402 payment's, which is
+// credited by its execution and never by a deposit.
+func x402Paid(ctx context.Context, tx crtx.Tx, signature string) (bool, error) {
+	_, err := tx.Payment(ctx, signature)
+	if errors.Is(err, crtx.ErrNotFound) {
+		return false, nil
 	}
 	return err == nil, err
 }
@@ -338,6 +352,9 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 func (m *Market) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
 	if _, err := tx.DepositPayment(ctx, p.Signature, p.Part); err == nil || !errors.Is(err, crtx.ErrNotFound) {
 		return err == nil, err
+	}
+	if paid, err := x402Paid(ctx, tx, p.Signature); paid || err != nil {
+		return paid, err
 	}
 	d, err := m.soleDeposit(ctx, tx, env, p.References)
 	return d.ID != "" && m.now().Sub(d.CreatedAt) < depositLookback, err

@@ -33,29 +33,9 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 	if p.Key == nil {
 		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
 	}
-	if in.Task == "" || len(in.Task) > crtx.MaxTaskBytes {
-		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "task is required, at most %d bytes", crtx.MaxTaskBytes)
-	}
-	// Every door comes here: what it let through is held to the one rule
-	// of text both engines store.
-	for _, err := range []error{crtx.CheckText("task", in.Task), crtx.CheckJSONText("parameters", in.Parameters), crtx.CheckText("idempotency key", idemKey)} {
-		if err != nil {
-			return crtx.Execution{}, err
-		}
-	}
-	if len(in.Parameters) == 0 || string(in.Parameters) == "null" {
-		in.Parameters = json.RawMessage(`{}`)
-	}
-	if in.Parameters[0] != '{' {
-		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "parameters must be a JSON object")
-	}
-	if in.WebhookURL != "" {
-		if err := m.cfg.Caller.CheckURL(ctx, "webhook_url", in.WebhookURL); err != nil {
-			return crtx.Execution{}, err
-		}
-	}
-	if len(idemKey) > crtx.MaxStoredIdempotencyKey {
-		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most %d characters", crtx.MaxIdempotencyKey)
+	in, err := m.checkParams(ctx, in, idemKey)
+	if err != nil {
+		return crtx.Execution{}, err
 	}
 	// The agent is kept for a second; the store opens the execution only
 	// if its terms are still those read, and a change reads them again.
@@ -77,6 +57,36 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 		}
 		return m.run(context.WithoutCancel(ctx), e, release), nil
 	}
+}
+
+// checkParams holds an execute request's body to the contract's rules,
+// before any agent is read.
+func (m *Market) checkParams(ctx context.Context, in crtx.ExecuteParams, idemKey string) (crtx.ExecuteParams, error) {
+	if in.Task == "" || len(in.Task) > crtx.MaxTaskBytes {
+		return in, crtx.Errorf(crtx.CodeInvalidRequest, "task is required, at most %d bytes", crtx.MaxTaskBytes)
+	}
+	// Every door comes here: what it let through is held to the one rule
+	// of text both engines store.
+	for _, err := range []error{crtx.CheckText("task", in.Task), crtx.CheckJSONText("parameters", in.Parameters), crtx.CheckText("idempotency key", idemKey)} {
+		if err != nil {
+			return in, err
+		}
+	}
+	if len(in.Parameters) == 0 || string(in.Parameters) == "null" {
+		in.Parameters = json.RawMessage(`{}`)
+	}
+	if in.Parameters[0] != '{' {
+		return in, crtx.Errorf(crtx.CodeInvalidRequest, "parameters must be a JSON object")
+	}
+	if in.WebhookURL != "" {
+		if err := m.cfg.Caller.CheckURL(ctx, "webhook_url", in.WebhookURL); err != nil {
+			return in, err
+		}
+	}
+	if len(idemKey) > crtx.MaxStoredIdempotencyKey {
+		return in, crtx.Errorf(crtx.CodeInvalidRequest, "Idempotency-Key: at most %d characters", crtx.MaxIdempotencyKey)
+	}
+	return in, nil
 }
 
 // errRetry is open's answer when the execution may open if tried again: the
@@ -107,22 +117,13 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 	if a.Status == crtx.AgentPaused {
 		return crtx.Execution{}, nil, refuse(crtx.Errorf(crtx.CodeAgentPaused, "agent %s is paused by its creator", agentID))
 	}
-	timeout := a.TimeoutSeconds
-	if in.TimeoutSeconds != nil {
-		if *in.TimeoutSeconds < 1 || *in.TimeoutSeconds > a.TimeoutSeconds {
-			return crtx.Execution{}, nil, crtx.Errorf(crtx.CodeInvalidRequest, "timeout_seconds must be 1 to %d (the agent's)", a.TimeoutSeconds)
-		}
-		timeout = *in.TimeoutSeconds
+	timeout, err := m.callTerms(a, in)
+	var ce *crtx.Error
+	if errors.As(err, &ce) && ce.Code == crtx.CodePriceChanged {
+		return crtx.Execution{}, nil, refuse(err)
 	}
-	sch, err := m.compiled(a.InputSchema)
 	if err != nil {
-		return crtx.Execution{}, nil, fmt.Errorf("input schema: %w", err)
-	}
-	if err := validate(sch, in.Parameters); err != nil {
 		return crtx.Execution{}, nil, err
-	}
-	if in.MaxCost != nil && a.Price > *in.MaxCost {
-		return crtx.Execution{}, nil, refuse(crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost))
 	}
 
 	now := m.now()
@@ -188,6 +189,29 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 		return crtx.Execution{}, nil, crtx.Errorf(crtx.CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
 	}
 	return crtx.Execution{}, nil, err
+}
+
+// callTerms checks a call's request against its agent's terms: its
+// timeout (returned), its parameters and its price guard.
+func (m *Market) callTerms(a crtx.Agent, in crtx.ExecuteParams) (int, error) {
+	timeout := a.TimeoutSeconds
+	if in.TimeoutSeconds != nil {
+		if *in.TimeoutSeconds < 1 || *in.TimeoutSeconds > a.TimeoutSeconds {
+			return 0, crtx.Errorf(crtx.CodeInvalidRequest, "timeout_seconds must be 1 to %d (the agent's)", a.TimeoutSeconds)
+		}
+		timeout = *in.TimeoutSeconds
+	}
+	sch, err := m.compiled(a.InputSchema)
+	if err != nil {
+		return 0, fmt.Errorf("input schema: %w", err)
+	}
+	if err := validate(sch, in.Parameters); err != nil {
+		return 0, err
+	}
+	if in.MaxCost != nil && a.Price > *in.MaxCost {
+		return 0, crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost)
+	}
+	return timeout, nil
 }
 
 // inFlight refuses an execution over an in-flight limit, as a rate limit.

@@ -72,6 +72,10 @@ type Config struct {
 	// configured in this process or not: no money enters or leaves them by
 	// hand (crtxd ledger deposit, the admin API, the airdrop).
 	ChainBound map[crtx.Environment]bool
+	// SettleAfter is the longest synchronous x402 call settled after its
+	// result; a longer one is settled before its dispatch. 0 means
+	// DefaultSettleAfter.
+	SettleAfter time.Duration
 	// AnchorInterval is how often the newest sealed block of each
 	// environment with a chain is anchored; 0 means a minute.
 	AnchorInterval time.Duration

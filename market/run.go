@@ -34,6 +34,14 @@ func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx
 		return e
 	}
 	defer m.letGo(e.ID)
+	if e.PaidByX402() {
+		// Its payment is settled (or proven never to land) before
+		// anything else: money may have moved whatever the clock says.
+		var ready bool
+		if e, ready = m.paidReady(ctx, e, release != nil); !ready {
+			return e
+		}
+	}
 	if !m.now().Before(e.Deadline) {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
 			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
@@ -193,7 +201,14 @@ func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.E
 	if cur.WebhookURL != "" {
 		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
-	ok, err := m.store.CloseExecution(ctx, &c)
+	var ok bool
+	var err error
+	if e.PaidByX402() {
+		ok, err = m.closePaid(ctx, &c, o)
+	} else {
+		ok, err = m.store.CloseExecution(ctx, &c)
+	}
+	cur = c.Execution
 	if ok {
 		m.announce(cur.ID)
 	}

@@ -55,14 +55,8 @@ func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environme
 	}
 	w := crtx.Withdrawal{ID: crtx.NewID("wd_"), Wallet: wallet, Environment: env, Amount: amount, Destination: dest,
 		Status: crtx.WithdrawalPending, CreatedAt: m.now()}
-	acct := crtx.NewAccount(env, crtx.AccountWallet, wallet, wallet)
-	out := crtx.NewAccount(env, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
-		if err := tx.InsertWithdrawal(ctx, w); err != nil {
-			return err
-		}
-		_, err := m.post(ctx, tx, env, crtx.TxWithdrawal, map[string]string{"wallet": wallet, "withdrawal_id": w.ID, "destination": dest},
-			[]crtx.Posting{{From: acct.Address, To: out.Address, Amount: amount}}, acct, out)
+		err := m.queueWithdrawal(ctx, tx, w, nil)
 		if errors.Is(err, crtx.ErrInsufficientFunds) {
 			return &shortfall{env: env, wallet: wallet, need: amount,
 				format: "the wallet has %[1]s USDC available on %[2]s; the withdrawal needs %[3]s USDC"}
@@ -72,11 +66,34 @@ func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environme
 	if err != nil {
 		return crtx.Withdrawal{}, internal("withdraw", m.explain(ctx, err))
 	}
+	m.nudgeWithdrawals()
+	return w, nil
+}
+
+// queueWithdrawal writes w and its Withdrawal ledger transaction, which
+// takes its amount from the wallet's balance; data adds to the
+// transaction's data.
+func (m *Market) queueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdrawal, data map[string]string) error {
+	acct := crtx.NewAccount(w.Environment, crtx.AccountWallet, w.Wallet, w.Wallet)
+	out := crtx.NewAccount(w.Environment, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
+	if err := tx.InsertWithdrawal(ctx, w); err != nil {
+		return err
+	}
+	d := map[string]string{"wallet": w.Wallet, "withdrawal_id": w.ID, "destination": w.Destination}
+	for k, v := range data {
+		d[k] = v
+	}
+	_, err := m.post(ctx, tx, w.Environment, crtx.TxWithdrawal, d,
+		[]crtx.Posting{{From: acct.Address, To: out.Address, Amount: w.Amount}}, acct, out)
+	return err
+}
+
+// nudgeWithdrawals wakes RunWithdrawals: a withdrawal is waiting.
+func (m *Market) nudgeWithdrawals() {
 	select {
 	case m.nudge <- struct{}{}:
 	default:
 	}
-	return w, nil
 }
 
 // Withdrawal returns one of wallet's withdrawals.

@@ -53,11 +53,24 @@ type Net struct {
 // Stop stops the network before the test ends: a cluster that went away.
 func (n *Net) Stop() { n.stop() }
 
+// Option changes the network Start runs.
+type Option func(*options)
+
+type options struct{ slot time.Duration }
+
+// SlotTime sets how long a slot lasts (20 ms unless set): a blockhash
+// expires after 150 of them.
+func SlotTime(d time.Duration) Option { return func(o *options) { o.slot = d } }
+
 // Start runs a Surfnet for the test and stops it when the test ends. Without
 // node or the package it skips the test on a developer's machine, and fails
 // it in CI.
-func Start(t testing.TB) *Net {
+func Start(t testing.TB, opts ...Option) *Net {
 	t.Helper()
+	o := options{slot: 20 * time.Millisecond}
+	for _, f := range opts {
+		f(&o)
+	}
 	dir := os.Getenv(Env)
 	_, nodeErr := exec.LookPath("node")
 	if _, err := os.Stat(filepath.Join(dir, pkg)); dir == "" || err != nil || nodeErr != nil {
@@ -67,7 +80,7 @@ func Start(t testing.TB) *Net {
 		t.Skipf("set %s to a node_modules folder holding %s (as .ci/run installs it), and install node, to run this test", Env, pkg)
 	}
 	cmd := exec.Command("node", "-e", script)
-	cmd.Env = append(os.Environ(), Env+"="+dir)
+	cmd.Env = append(os.Environ(), Env+"="+dir, "CRTX_SURFNET_SLOT_MS="+strconv.FormatInt(o.slot.Milliseconds(), 10))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -5,9 +5,11 @@ const path = require('path');
 const { Surfnet } = require(path.join(process.env.CRTX_SURFPOOL, '@solana/surfpool-linux-x64-gnu'));
 
 // offline: an account the network does not hold is absent, never fetched
-// from mainnet. Slots of 20 ms finalize a transaction in about a second and
-// expire a blockhash (150 blocks) in about three.
-const net = Surfnet.startWithConfig({ blockProductionMode: 'clock', slotTimeMs: 20, offline: true });
+// from mainnet. Slots of 20 ms (unless CRTX_SURFNET_SLOT_MS says otherwise)
+// finalize a transaction in about a second and expire a blockhash (150
+// blocks) in about three.
+const slotTimeMs = Number(process.env.CRTX_SURFNET_SLOT_MS || 20);
+const net = Surfnet.startWithConfig({ blockProductionMode: 'clock', slotTimeMs, offline: true });
 // The network queues an event for every slot and transaction in a bounded
 // queue; once about a thousand are undrained, the slot producer blocks on it
 // while holding the network's state, and every RPC call hangs. Nothing here

@@ -69,7 +69,13 @@ func (p *Payment) Transfer(t testing.TB, payTo string, amount uint64) solana.Ins
 	if err != nil {
 		t.Fatal(err)
 	}
-	return token.NewTransferCheckedInstruction(amount, Decimals, src, mint, dst, owner, nil).Build()
+	return TransferChecked(amount, src, mint, dst, owner)
+}
+
+// TransferChecked is an SPL Token TransferChecked of amount from source to
+// destination, signed by authority.
+func TransferChecked(amount uint64, source, mint, destination, authority solana.PublicKey) solana.Instruction {
+	return token.NewTransferCheckedInstruction(amount, Decimals, source, mint, destination, authority, nil).Build()
 }
 
 // Encode builds the transaction on blockhash, signs it as the payer only,

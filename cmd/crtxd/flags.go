@@ -57,6 +57,8 @@ func chainFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.StringVar(&cfg.TreasuryKeypair, "treasury-keypair", cfg.TreasuryKeypair, "Solana CLI key file of the treasury wallet: receives deposits, pays withdrawals and transaction fees (required with a Solana RPC)")
 	fs.DurationVar(&cfg.AnchorInterval, "anchor-interval", cfg.AnchorInterval, "how often the newest ledger block is anchored on the chain, and the reserves checked")
 	fs.DurationVar(&cfg.ChainPoll, "chain-poll", cfg.ChainPoll, "how often the chain is read for deposits' payments and withdrawals' progress")
+	fs.Float64Var(&cfg.RateLimitPayments, "rate-limit-payments", cfg.RateLimitPayments, "x402 payments a second the marketplace simulates, all payers together; each payer also at --rate-limit-ip (0: off)")
+	fs.DurationVar(&cfg.X402SettleAfter, "x402-settle-after", cfg.X402SettleAfter, "the longest synchronous x402 call settled after its result (a failed call then costs nothing); longer ones, and asynchronous ones, are settled first and refunded on the chain if they fail")
 	fs.IntVar(&cfg.NonceAccounts, "nonce-accounts", cfg.NonceAccounts, "how many durable nonce accounts the treasury signs withdrawals on: withdrawals in flight at once per environment")
 }
 

@@ -21,7 +21,7 @@ func (d *DB) OpenExecution(ctx context.Context, o *crtx.Opening) error {
 func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) {
 	var ok bool
 	err := d.UpdateGuarded(ctx, func(tx crtx.Tx) (err error) {
-		ok, err = writeClosing(ctx, tx, c)
+		ok, err = c.Write(ctx, tx)
 		return err
 	})
 	return ok, err
@@ -74,27 +74,6 @@ func inFlightLimits(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
 		return fmt.Errorf("wallet %s: %d in flight: %w", e.Wallet, all, crtx.ErrWalletInFlight)
 	}
 	return nil
-}
-
-// writeClosing writes c inside tx, statement by statement.
-func writeClosing(ctx context.Context, tx crtx.Tx, c *crtx.Closing) (bool, error) {
-	if ok, err := tx.FinishExecution(ctx, c.Execution); err != nil || !ok {
-		return false, err
-	}
-	if c.Execution.Status == crtx.ExecCompleted {
-		if err := tx.PutResult(ctx, c.Execution.ResultCID, c.Execution.Result, *c.Execution.CompletedAt); err != nil {
-			return false, err
-		}
-	}
-	if err := tx.InsertTransaction(ctx, &c.Record, c.Accounts...); err != nil {
-		return false, err
-	}
-	if c.Webhook != nil {
-		if err := tx.InsertWebhook(ctx, *c.Webhook); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // notConflict keeps a unique key other than the Idempotency-Key's (an id

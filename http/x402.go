@@ -1,0 +1,85 @@
+package http
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/market"
+)
+
+// executePaid answers an execute request that has no API key, as x402 v2's
+// HTTP transport says (transports-v2/http.md): without a PAYMENT-SIGNATURE
+// header, 402 payment_required with the PAYMENT-REQUIRED header; with
+// one, the call paid by it, answered as any execution with the
+// PAYMENT-RESPONSE header. A refused payment is 402 payment_invalid with
+// PAYMENT-REQUIRED again, its error the x402 reason; a malformed header
+// is 400 ("Invalid Payment").
+func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
+	agentID := r.PathValue("agent_id")
+	resource := s.market.Config().PublicURL + r.URL.Path
+	pr, err := s.market.PaymentRequired(r.Context(), agentID, resource)
+	if err != nil {
+		return err
+	}
+	required := func(reason string) {
+		if reason != "" {
+			pr.Error = reason
+		}
+		w.Header().Set(crtx.HeaderPaymentRequired, crtx.EncodeHeader(pr))
+	}
+	header := r.Header.Get(crtx.HeaderPaymentSignature)
+	if header == "" {
+		required("")
+		return crtx.Errorf(crtx.CodePaymentRequired, "%s costs %s USDC a call: pay with an API key (Authorization: Bearer crtx_live_… or crtx_test_…), "+
+			"or per call with x402, as the PAYMENT-REQUIRED header says (a call that fails costs nothing)", pr.Resource.Description, price(pr))
+	}
+	payload, err := crtx.DecodePaymentPayload(header)
+	if err != nil {
+		return err
+	}
+	in, idem, hash, err := readExecute(r)
+	if err != nil {
+		return err
+	}
+	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.allowPayer}
+	res, err := s.market.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
+	var pe *crtx.PaymentError
+	if errors.As(err, &pe) {
+		required(pe.Reason)
+		w.Header().Set(crtx.HeaderPaymentResponse, crtx.EncodeHeader(crtx.SettleResponse{ErrorReason: pe.Reason,
+			Network: payload.Accepted.Network, Payer: res.Settle.Payer}))
+		return err
+	}
+	if res.Execution.ID != "" {
+		w.Header().Set(crtx.HeaderPaymentResponse, crtx.EncodeHeader(res.Settle))
+	}
+	return s.answerExecution(w, r, res.Execution, err, res.IdempotencyKey)
+}
+
+// price is what the first way of paying pr asks, in USDC.
+func price(pr crtx.PaymentRequired) string {
+	if len(pr.Accepts) == 0 {
+		return "?"
+	}
+	micro, err := strconv.ParseInt(pr.Accepts[0].Amount, 10, 64)
+	if err != nil {
+		return "?"
+	}
+	return crtx.USDC(micro).String()
+}
+
+// allowPayer bounds the payments that cost an RPC call (a simulation):
+// per payer address, and for the whole marketplace.
+func (s *Server) allowPayer(payer string) error {
+	now := time.Now()
+	if ok, retry := s.perIP.allow("x402:"+payer, now); !ok {
+		return rateLimited(retry, "too many payments from %s; try again in %d seconds", payer, max(retry, 1))
+	}
+	if ok, retry := s.payments.allow("", now); !ok {
+		return rateLimited(retry, "the marketplace is checking too many payments at once; try again in %d seconds", max(retry, 1))
+	}
+	return nil
+}

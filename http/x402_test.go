@@ -1,0 +1,379 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// x402Market is a marketplace whose devnet runs on a local Solana network
+// of slots slow enough (100 ms: a blockhash lives 15 s) for a payment to
+// be settled after a call's result, and a payer holding SOL and USDC on
+// it, with no crtx account.
+type x402Market struct {
+	*marketplace
+	chain   *chainEnv
+	payer   wallet
+	keyFile string
+	start   crtx.USDC // the payer's USDC on the chain at the start
+}
+
+func newX402Market(t *testing.T, adjust ...func(*daemon.Config)) *x402Market {
+	var ce *chainEnv
+	m := newMarket(t, "0", append([]func(*daemon.Config){func(c *daemon.Config) {
+		ce = startChainConfig(t, c, chaintest.SlotTime(100*time.Millisecond))
+		c.X402SettleAfter = 5 * time.Second
+	}}, adjust...)...)
+	ce.env = m.env
+	t.Cleanup(ce.checkReserves)
+	x := &x402Market{marketplace: m, chain: ce, payer: ce.payer(usdc("1"))}
+	x.keyFile = filepath.Join(t.TempDir(), "payer.json")
+	if err := keyfile.Write(x.keyFile, x.payer.key); err != nil {
+		t.Fatal(err)
+	}
+	x.start = x.held()
+	return x
+}
+
+// held is what the payer's token account holds on the chain.
+func (x *x402Market) held() crtx.USDC {
+	x.t.Helper()
+	account, _, err := solana.FindAssociatedTokenAddress(solana.MustPublicKeyFromBase58(x.payer.address), solana.MustPublicKeyFromBase58(x.chain.mint))
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return x.chain.net.TokenBalance(x.t, account.String())
+}
+
+// treasuryHeld is what the treasury's token account holds on the chain.
+func (x *x402Market) treasuryHeld() crtx.USDC {
+	x.t.Helper()
+	account, _, err := solana.FindAssociatedTokenAddress(solana.MustPublicKeyFromBase58(x.chain.treasury), solana.MustPublicKeyFromBase58(x.chain.mint))
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return x.chain.net.TokenBalance(x.t, account.String())
+}
+
+// paidRun is what testdata/x402-pay.mjs prints.
+type paidRun struct {
+	Status          int                  `json:"status"`
+	Body            json.RawMessage      `json:"body"`
+	PaymentResponse *crtx.SettleResponse `json:"paymentResponse"`
+	PaymentRequired *crtx.PaymentRequired
+	Header          string `json:"header"`
+}
+
+// pay runs the official x402 client against agent's execute URL with
+// body, in mode "pay" (it pays and prints the answer) or "header" (it
+// prints the PAYMENT-SIGNATURE header it would send).
+func (x *x402Market) pay(agent, mode string, body any) paidRun {
+	x.t.Helper()
+	b, _ := json.Marshal(body)
+	cmd := nodeScript(context.Background(), x.t, "CRTX_X402", "@x402/fetch", "x402-pay.mjs",
+		"CRTX_URL="+x.d.URL+"/v1/agents/"+agent+"/execute", "CRTX_BODY="+string(b), "CRTX_RPC="+x.chain.net.RPC,
+		"CRTX_PAYER_KEYFILE="+x.keyFile, "CRTX_X402_MODE="+mode)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	x.t.Logf("x402 client (%s): %s%s", mode, stdout.Bytes(), stderr.Bytes())
+	var ee *exec.ExitError
+	if errors.As(err, &ee) || err != nil {
+		x.t.Fatalf("the x402 client failed: %v", err)
+	}
+	var out paidRun
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		x.t.Fatalf("the x402 client printed %q: %v", stdout.Bytes(), err)
+	}
+	return out
+}
+
+// post sends an execute request with a PAYMENT-SIGNATURE header (none if
+// empty) and returns the status, the error body (if any) and the decoded
+// PAYMENT-REQUIRED and PAYMENT-RESPONSE headers.
+func (x *x402Market) post(agent, header string, body any) (int, api.ErrorBody, *crtx.PaymentRequired, *crtx.SettleResponse, []byte) {
+	x.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", x.d.URL+"/v1/agents/"+agent+"/execute", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if header != "" {
+		req.Header.Set(crtx.HeaderPaymentSignature, header)
+	}
+	resp, err := x.http.Do(req)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var eb api.ErrorBody
+	json.Unmarshal(raw, &eb)
+	var pr *crtx.PaymentRequired
+	if h := resp.Header.Get(crtx.HeaderPaymentRequired); h != "" {
+		pr = new(crtx.PaymentRequired)
+		decodeHeader(x.t, h, pr)
+	}
+	var sr *crtx.SettleResponse
+	if h := resp.Header.Get(crtx.HeaderPaymentResponse); h != "" {
+		sr = new(crtx.SettleResponse)
+		decodeHeader(x.t, h, sr)
+	}
+	return resp.StatusCode, eb, pr, sr, raw
+}
+
+func decodeHeader(t *testing.T, h string, v any) {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(h)
+	if err != nil {
+		t.Fatalf("header %q: %v", h, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("header %s: %v", b, err)
+	}
+}
+
+// unchanged asserts that the payer's USDC on the chain is what it was
+// (before), and that the ledger holds nothing of it.
+func (x *x402Market) unchanged(before crtx.USDC) {
+	x.t.Helper()
+	if got := x.held(); got != before {
+		x.t.Errorf("the payer holds %s on the chain, want %s: it was charged", got, before)
+	}
+}
+
+// failing answers the listing's test and fails every call.
+func failing(_ context.Context, r creator.Request) (string, int, error) {
+	if r.Test {
+		return "ok", 0, nil
+	}
+	return "", 0, errors.New("the model is down")
+}
+
+// TestX402PaysAndSettlesAfterTheResult: an agent with an x402 wallet and
+// no account pays a call with the official client (@x402/fetch and
+// @x402/svm): the 402 says how, the paid retry returns the result, and the
+// chain moved exactly the price from the payer to the treasury; the
+// creator's share is on the ledger. A failing agent and a timing-out one
+// cost the payer nothing on the chain.
+func TestX402PaysAndSettlesAfterTheResult(t *testing.T) {
+	x := newX402Market(t)
+	// Timeouts within X402SettleAfter: settled after the result.
+	quick := map[string]any{"timeout_seconds": 5}
+	agent := x.list(newService(t, echo), "0.02", quick)
+	// Without a key and without a payment: 402 and the requirements.
+	status, eb, pr, _, _ := x.post(agent, "", run("hello"))
+	if status != 402 || eb.Error.Code != crtx.CodePaymentRequired || !strings.Contains(eb.Error.Message, "API key") ||
+		!strings.Contains(eb.Error.Message, "x402") || pr == nil {
+		t.Fatalf("unpaid call: %d %+v %+v", status, eb, pr)
+	}
+	genesis := x.genesis()
+	if pr.X402Version != 2 || len(pr.Accepts) != 1 || pr.Resource.URL != x.d.URL+"/v1/agents/"+agent+"/execute" ||
+		pr.Resource.Description != "Word counter" {
+		t.Fatalf("PAYMENT-REQUIRED: %+v", pr)
+	}
+	if a := pr.Accepts[0]; a.Scheme != "exact" || a.Network != "solana:"+genesis[:32] || a.Asset != x.chain.mint ||
+		a.Amount != "20000" || a.PayTo != x.chain.treasury || a.Extra.FeePayer != x.chain.treasury || a.MaxTimeoutSeconds != 5 {
+		t.Fatalf("accepts: %+v", a)
+	}
+	treasury := x.treasuryHeld()
+
+	// Paid with the official client: the result, and the transfer.
+	got := x.pay(agent, "pay", run("hello"))
+	var rec api.ExecutionRecord
+	if err := json.Unmarshal(got.Body, &rec); err != nil || got.Status != 200 || rec.Status != crtx.ExecCompleted ||
+		rec.Result == nil || *rec.Result != "echo: hello" {
+		t.Fatalf("paid call: %d %s", got.Status, got.Body)
+	}
+	sr := got.PaymentResponse
+	if sr == nil || !sr.Success || sr.Transaction == "" || sr.Payer != x.payer.address || sr.Network != "solana:"+genesis[:32] {
+		t.Fatalf("PAYMENT-RESPONSE: %+v", sr)
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Errorf("the payer holds %s, want %s less the price", held, x.start)
+	}
+	if held := x.treasuryHeld(); held != treasury+usdc("0.02") {
+		t.Errorf("the treasury holds %s, want %s and the price", held, treasury)
+	}
+	x.rollup()
+	if b := x.balance(x.creatorW, crtx.Devnet); b.Available != rec.CreatorAmount || rec.CreatorAmount <= 0 {
+		t.Errorf("the creator's devnet balance %+v, want its share %s", b, rec.CreatorAmount)
+	}
+	// The ledger holds the payment as a Deposit from the chain, escrowed.
+	tx, err := x.anon.Transaction(ctx, crtx.Devnet, *rec.LedgerTransaction)
+	if err != nil || tx.Kind != crtx.TxExecutionRecord {
+		t.Fatalf("record: %+v %v", tx, err)
+	}
+
+	// A failing agent and a timing-out one: nothing charged.
+	before := x.held()
+	broken := x.list(newService(t, failing), "0.02", quick, map[string]any{"name": "Broken"})
+	got = x.pay(broken, "pay", run("fail"))
+	if got.Status != 500 || !strings.Contains(string(got.Body), "nothing was charged") ||
+		got.PaymentResponse == nil || got.PaymentResponse.Success {
+		t.Fatalf("failing agent: %d %s %+v", got.Status, got.Body, got.PaymentResponse)
+	}
+	late := x.list(fault(t, func(http.ResponseWriter, crtx.CreatorRequest, ed25519.PrivateKey) { time.Sleep(2500 * time.Millisecond) }),
+		"0.02", map[string]any{"timeout_seconds": 2, "name": "Late"})
+	got = x.pay(late, "pay", run("late"))
+	if got.Status != 408 || !strings.Contains(string(got.Body), "nothing was charged") {
+		t.Fatalf("timing-out agent: %d %s", got.Status, got.Body)
+	}
+	x.unchanged(before)
+}
+
+// genesis is the local network's genesis hash.
+func (x *x402Market) genesis() string {
+	x.t.Helper()
+	h, err := rpc.New(x.chain.net.RPC).GetGenesisHash(context.Background())
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return h.String()
+}
+
+// TestX402RefusesWhatItMustNot: a replayed payment header, one built for
+// another agent or amount, and transactions breaking the exact scheme's
+// rules are refused with a clear error, and move nothing; the rules'
+// checks cost no RPC call.
+func TestX402RefusesWhatItMustNot(t *testing.T) {
+	x := newX402Market(t)
+	agent := x.list(newService(t, echo), "0.02")
+	dear := x.list(newService(t, echo), "0.05")
+	twin := x.list(newService(t, echo), "0.02")
+
+	h := x.pay(agent, "header", run("once")).Header
+	if status, _, _, sr, _ := x.post(agent, h, run("once")); status != 200 || sr == nil || !sr.Success {
+		t.Fatalf("first use: %d %+v", status, sr)
+	}
+	paid := x.held()
+	if paid != x.start-usdc("0.02") {
+		t.Fatalf("the payer holds %s after one call", paid)
+	}
+	refused := func(name, agent, header, reason string) {
+		t.Helper()
+		status, eb, pr, _, _ := x.post(agent, header, run("once"))
+		if status != 402 || eb.Error.Code != crtx.CodePaymentInvalid || !strings.Contains(eb.Error.Message, reason) ||
+			pr == nil || pr.Error != reason {
+			t.Errorf("%s: %d %+v %+v, want 402 payment_invalid %s", name, status, eb, pr, reason)
+		}
+	}
+	refused("replayed", agent, h, "duplicate_settlement")
+	refused("another amount", dear, x.pay(agent, "header", run("once")).Header, "invalid_exact_svm_payload_amount_mismatch")
+	refused("another agent", twin, x.pay(agent, "header", run("once")).Header, "invalid_payload_resource_mismatch")
+
+	// Transactions that break one rule each, built as the client would
+	// but for that rule, are refused before any RPC call.
+	pr := x.requirements(agent)
+	calls := x.chain.proxy.Calls("simulateTransaction")
+	other := chaintest.Address(chaintest.NewKey(t))
+	fee := solana.MustPublicKeyFromBase58(x.chain.treasury)
+	for _, c := range []struct {
+		name, reason string
+		change       func(p *chaintest.Payment)
+	}{
+		{"fee payer as source", "invalid_exact_svm_payload_transaction_fee_payer_included_in_instruction_accounts", func(p *chaintest.Payment) {
+			p.Instructions[2] = chaintest.TransferChecked(20_000, fee, solana.MustPublicKeyFromBase58(x.chain.mint), fee, solana.MustPublicKeyFromBase58(x.payer.address))
+		}},
+		{"extra instruction", "invalid_exact_svm_payload_unknown_fifth_instruction", func(p *chaintest.Payment) {
+			p.Instructions = append(p.Instructions, p.Transfer(t, other, 1))
+		}},
+		{"wrong destination", "invalid_exact_svm_payload_recipient_mismatch", func(p *chaintest.Payment) {
+			p.Instructions[2] = p.Transfer(t, other, 20_000)
+		}},
+		{"excessive compute price", "invalid_exact_svm_payload_transaction_instructions_compute_price_instruction_too_high", func(p *chaintest.Payment) {
+			p.Instructions[1] = chaintest.ComputeBudget(3, 50_000_000, 8)
+		}},
+	} {
+		p := chaintest.NewPayment(t, x.chain.treasury, x.payer.key, x.chain.mint, x.chain.treasury, 20_000)
+		c.change(p)
+		refused(c.name, agent, x.header(pr, p.Encode(t, x.chain.net.Blockhash(t))), c.reason)
+	}
+	if n := x.chain.proxy.Calls("simulateTransaction"); n != calls {
+		t.Errorf("the refused payments cost %d simulations", n-calls)
+	}
+	// A payment the chain would refuse (more than the payer holds) is
+	// refused by the simulation, before the call.
+	broke := chaintest.NewPayment(t, x.chain.treasury, chaintest.NewKey(t), x.chain.mint, x.chain.treasury, 20_000)
+	refused("no funds", agent, x.header(pr, broke.Encode(t, x.chain.net.Blockhash(t))), "transaction_simulation_failed")
+	if got := x.held(); got != paid {
+		t.Errorf("the refusals moved money: the payer holds %s, want %s", got, paid)
+	}
+}
+
+// requirements is agent's PAYMENT-REQUIRED.
+func (x *x402Market) requirements(agent string) crtx.PaymentRequired {
+	x.t.Helper()
+	_, _, pr, _, _ := x.post(agent, "", run("x"))
+	if pr == nil {
+		x.t.Fatal("no PAYMENT-REQUIRED")
+	}
+	return *pr
+}
+
+// header is the PAYMENT-SIGNATURE header carrying transaction for pr's
+// first way to pay.
+func (x *x402Market) header(pr crtx.PaymentRequired, transaction string) string {
+	p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+	p.Payload.Transaction = transaction
+	return crtx.EncodeHeader(p)
+}
+
+// TestX402AsyncFailureIsRefundedOnChain: an asynchronous call is settled
+// into the escrow before its dispatch; when it fails, the escrow goes back
+// to the payer's token account on the chain, once.
+func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
+	x := newX402Market(t)
+	broken := x.list(newService(t, failing), "0.02")
+	got := x.pay(broken, "pay", crtx.ExecuteParams{Task: "later", Async: true})
+	var acc api.Accepted
+	if err := json.Unmarshal(got.Body, &acc); err != nil || got.Status != 202 || acc.ExecutionID == "" ||
+		got.PaymentResponse == nil || !got.PaymentResponse.Success {
+		t.Fatalf("async call: %d %s %+v", got.Status, got.Body, got.PaymentResponse)
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Fatalf("settled first: the payer holds %s", held)
+	}
+	x.refunded(acc.ExecutionID)
+}
+
+// refunded waits until the refund of execution id is confirmed on the
+// chain and the payer holds what it started with.
+func (x *x402Market) refunded(id string) {
+	x.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		w, err := x.d.Market.Withdrawal(ctx, x.payer.address, "wd_refund_"+id)
+		if err == nil && w.Status == crtx.WithdrawalConfirmed {
+			break
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("refund of %s: %+v %v", id, w, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if held := x.held(); held != x.start {
+		x.t.Errorf("after the refund the payer holds %s, want %s", held, x.start)
+	}
+	if b := x.balance(x.payer, crtx.Devnet); b.Available != 0 {
+		x.t.Errorf("the payer's ledger wallet holds %+v: the refund stayed on the ledger", b)
+	}
+}

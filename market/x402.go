@@ -1,0 +1,422 @@
+package market
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// x402: a caller without an account pays one execution with a Solana
+// transaction it signs (docs/x402.md). The marketplace is its own
+// facilitator: it checks the transaction against the exact scheme's
+// rules, simulates it, adds the fee payer's signature and sends it.
+//
+// The payer pays for a verified result or not at all. A synchronous call
+// that ends within SettleAfter is settled after the creator's signed
+// result is verified, and the result is returned once the transfer is
+// confirmed; a failed call is never sent, and costs nothing. A call that
+// can outlive the transaction's blockhash (asynchronous, or longer) is
+// settled first into the escrow, then dispatched; if it fails, the escrow
+// goes back to the payer's token account by a withdrawal, once.
+//
+// On the ledger a settled payment is a Deposit from the chain (issuance to
+// the payer's wallet), then the same EscrowOpened, ExecutionRecord or
+// EscrowRefunded as any execution: reserves, receipts and ledger
+// verification need nothing special.
+
+// DefaultSettleAfter is how long a synchronous x402 call may take and
+// still be settled after its result: well within a Solana blockhash's
+// life (150 blocks, about 60 s on mainnet) from the moment the payer read
+// it.
+const DefaultSettleAfter = 30 * time.Second
+
+// paymentIdentifier is x402's payment-identifier extension
+// (specs/extensions/payment_identifier.md): an id the client reuses on
+// retries, which crtx treats as an Idempotency-Key.
+const paymentIdentifier = "payment-identifier"
+
+var paymentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
+
+// Paid is what an execute request paid with x402 brings beside its body.
+type Paid struct {
+	Payload crtx.PaymentPayload
+	// Resource is the URL of the execute request, which the payment must
+	// name when it names one.
+	Resource string
+	// Allow is asked before anything costs an RPC call, with the payer's
+	// address: a refusal (rate_limited) ends the request.
+	Allow func(payer string) error
+}
+
+// PaymentRequired says how to pay one call of agent id with x402: an exact
+// entry per environment with a chain. It is chain_not_configured when no
+// environment has one (the caller then needs an API key).
+func (m *Market) PaymentRequired(ctx context.Context, agentID, resource string) (crtx.PaymentRequired, error) {
+	a, err := m.payableAgent(ctx, agentID)
+	if err != nil {
+		return crtx.PaymentRequired{}, err
+	}
+	pr := crtx.PaymentRequired{X402Version: crtx.X402Version,
+		Error:    "PAYMENT-SIGNATURE header is required: pay this call with x402, or use an API key",
+		Resource: crtx.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"},
+		Extensions: map[string]any{paymentIdentifier: map[string]any{
+			"info": map[string]any{"required": false},
+			"schema": map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+				"properties": map[string]any{"required": map[string]any{"type": "boolean"},
+					"id": map[string]any{"type": "string", "minLength": 16, "maxLength": 128}},
+				"required": []string{"required"}},
+		}}}
+	var down error
+	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
+		c := m.cfg.Chains[env]
+		if c == nil {
+			continue
+		}
+		req, err := requirements(ctx, c, a)
+		if err != nil {
+			down = chainDown(env, err)
+			continue
+		}
+		pr.Accepts = append(pr.Accepts, req)
+	}
+	switch {
+	case len(pr.Accepts) > 0:
+		return pr, nil
+	case down != nil:
+		return pr, down
+	}
+	return pr, crtx.Errorf(crtx.CodeChainNotConfigured, "no environment of this marketplace has a chain: pay with an API key")
+}
+
+// requirements is the exact entry that pays a call of a on c.
+func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (crtx.PaymentRequirements, error) {
+	network, err := c.Network(ctx)
+	if err != nil {
+		return crtx.PaymentRequirements{}, err
+	}
+	return crtx.PaymentRequirements{Scheme: crtx.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
+		Asset: c.Mint(), PayTo: c.Treasury(), MaxTimeoutSeconds: a.TimeoutSeconds,
+		Extra: crtx.PaymentExtra{FeePayer: c.FeePayer()}}, nil
+}
+
+// payableAgent is an agent that takes executions.
+func (m *Market) payableAgent(ctx context.Context, agentID string) (crtx.Agent, error) {
+	a, err := m.agent(ctx, agentID, false)
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Status == crtx.AgentDelisted || a.SuspendedAt != nil)) {
+		return a, crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID)
+	}
+	if err != nil {
+		return a, internal("agent", err)
+	}
+	if a.Status == crtx.AgentPaused {
+		return a, crtx.Errorf(crtx.CodeAgentPaused, "agent %s is paused by its creator", agentID)
+	}
+	return a, nil
+}
+
+// PaidCall is how an x402 execution stands when its request is answered:
+// the execution, and what the PAYMENT-RESPONSE header says.
+type PaidCall struct {
+	Execution crtx.Execution
+	Settle    crtx.SettleResponse
+	// IdempotencyKey is the key the answer is stored under: the
+	// Idempotency-Key header's, or the payment-identifier's id.
+	IdempotencyKey string
+}
+
+// ExecutePaid runs one execution paid by an x402 payment: the payment is
+// checked without an RPC call, then rate-limited, simulated and claimed
+// with the execution; it is settled after the result or before the
+// dispatch (see the package's x402 comment). idemKey is the
+// Idempotency-Key header, if any; the payment-identifier extension stands
+// for it otherwise.
+func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
+	acc := paid.Payload.Accepted
+	if idemKey == "" {
+		id, err := paymentID(paid.Payload)
+		if err != nil {
+			return PaidCall{}, err
+		}
+		idemKey = id
+	}
+	in, err := m.checkParams(ctx, in, idemKey)
+	if err != nil {
+		return PaidCall{}, err
+	}
+	env, c, err := m.paymentChain(ctx, acc.Network)
+	if err != nil {
+		return PaidCall{}, err
+	}
+	a, err := m.payableAgent(ctx, agentID)
+	if err != nil {
+		return PaidCall{}, err
+	}
+	if err := paidFor(paid, a, c); err != nil {
+		return PaidCall{}, err
+	}
+	timeout, err := m.callTerms(a, in)
+	if err != nil {
+		return PaidCall{}, err
+	}
+	cp, err := c.CheckPayment(paid.Payload.Payload.Transaction, crtx.PaymentTerms{Amount: a.Price})
+	if err != nil {
+		return PaidCall{}, err
+	}
+	res := PaidCall{Settle: crtx.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
+	// A retry of a request already answered gets its first answer, and
+	// pays nothing again.
+	if idemKey != "" {
+		if err := m.idempotent(ctx, cp.Payer, env, idemKey, requestHash); err != nil {
+			var replay *crtx.Replay
+			if errors.As(err, &replay) {
+				res.Execution = replay.Execution
+				res.Settle = m.settleResponse(ctx, replay.Execution, acc.Network)
+			}
+			return res, err
+		}
+	}
+	if err := m.unclaimed(ctx, env, cp); err != nil {
+		return res, err
+	}
+	if paid.Allow != nil {
+		if err := paid.Allow(cp.Payer); err != nil {
+			return res, err
+		}
+	}
+	if err := c.SimulatePayment(ctx, &cp); err != nil {
+		var pe *crtx.PaymentError
+		if errors.As(err, &pe) {
+			return res, err
+		}
+		return res, chainDown(env, err)
+	}
+	now := m.now()
+	e := crtx.Execution{ID: crtx.NewUUID(), Environment: env, Wallet: cp.Payer, KeyID: crtx.X402Key, AgentID: a.ID,
+		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
+		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
+		Private: in.Private, Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
+		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
+	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
+	p := crtx.Payment{Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Amount: a.Price,
+		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: now}
+	settleFirst := in.Async || time.Duration(timeout)*time.Second > m.settleAfter()
+	if settleFirst {
+		// The signed bytes are stored before they are sent.
+		p.Status = crtx.PaymentSent
+	}
+	var release func()
+	if !settleFirst {
+		e.Status, e.DispatchedAt = crtx.ExecRunning, &now
+		var ok bool
+		if release, ok = m.slots.take(e); !ok {
+			return res, &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 1,
+				Message: "the marketplace has no dispatch slot free for this call now; the payment was not sent, nothing was charged: retry in a moment"}
+		}
+	}
+	if err := m.openPaid(ctx, e, p, idemKey, requestHash); err != nil {
+		if release != nil {
+			release()
+		}
+		return res, err
+	}
+	if !settleFirst {
+		// Dispatched now; settled, or not, when the result is in.
+		res.Execution = m.run(context.WithoutCancel(ctx), e, release)
+		res.Settle = m.settleResponse(ctx, res.Execution, acc.Network)
+		return res, nil
+	}
+	// Held while it settles, so that no recovery here takes it over.
+	_, held := m.hold(e.ID, func() {})
+	e, err = m.settleFirst(context.WithoutCancel(ctx), e)
+	if held {
+		m.letGo(e.ID)
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Execution, res.Settle = e, m.settleResponse(ctx, e, acc.Network)
+	if e.Status.Final() {
+		// The payment never landed: the execution failed unpaid.
+		return res, nil
+	}
+	if e.Async {
+		m.jobs.Go(func() { m.run(m.bg, e, nil) })
+		return res, nil
+	}
+	res.Execution = m.run(context.WithoutCancel(ctx), e, nil)
+	return res, nil
+}
+
+// paymentID is the payment-identifier extension's id, if the payload
+// carries one.
+func paymentID(p crtx.PaymentPayload) (string, error) {
+	ext, ok := p.Extensions[paymentIdentifier]
+	if !ok {
+		return "", nil
+	}
+	var v struct {
+		Info struct {
+			ID string `json:"id"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(ext, &v); err != nil {
+		return "", crtx.InvalidField(crtx.HeaderPaymentSignature, "extensions.payment-identifier: %v", err)
+	}
+	if v.Info.ID != "" && !paymentIDPattern.MatchString(v.Info.ID) {
+		return "", crtx.InvalidField(crtx.HeaderPaymentSignature, "extensions.payment-identifier.info.id: 16 to 128 letters, digits, '-' or '_'")
+	}
+	return v.Info.ID, nil
+}
+
+// paymentChain is the environment whose chain network names.
+func (m *Market) paymentChain(ctx context.Context, network string) (crtx.Environment, crtx.Chain, error) {
+	var offered []string
+	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
+		c := m.cfg.Chains[env]
+		if c == nil {
+			continue
+		}
+		n, err := c.Network(ctx)
+		if err != nil {
+			return "", nil, chainDown(env, err)
+		}
+		if n == network {
+			return env, c, nil
+		}
+		offered = append(offered, n)
+	}
+	return "", nil, crtx.PaymentRefused("invalid_network", "the payment is for network %q; this marketplace accepts %v", network, offered)
+}
+
+// paidFor refuses a payment whose accepted requirements are not the ones
+// this call's: another agent's, price, asset, recipient or fee payer.
+func paidFor(paid Paid, a crtx.Agent, c crtx.Chain) error {
+	acc := paid.Payload.Accepted
+	if r := paid.Payload.Resource; r != nil && paid.Resource != "" {
+		got, err1 := url.Parse(r.URL)
+		want, err2 := url.Parse(paid.Resource)
+		if err1 != nil || err2 != nil || got.Path != want.Path {
+			return crtx.PaymentRefused("invalid_payload_resource_mismatch", "the payment was made for %s, not for this agent (%s)", r.URL, paid.Resource)
+		}
+	}
+	switch {
+	case acc.Asset != c.Mint():
+		return crtx.PaymentRefused("invalid_exact_svm_payload_mint_mismatch", "the payment is in %s; this marketplace takes USDC, %s", acc.Asset, c.Mint())
+	case acc.PayTo != c.Treasury():
+		return crtx.PaymentRefused("invalid_exact_svm_payload_recipient_mismatch", "the payment is to %s; payTo is the treasury, %s", acc.PayTo, c.Treasury())
+	case acc.Extra.FeePayer != c.FeePayer():
+		return crtx.PaymentRefused("fee_payer_not_managed_by_facilitator", "the fee payer %s is not this marketplace's (%s)", acc.Extra.FeePayer, c.FeePayer())
+	case acc.Amount != strconv.FormatInt(int64(a.Price), 10):
+		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the payment is of %s base units; a call of %s costs %d (%s USDC)", acc.Amount, a.ID, int64(a.Price), a.Price)
+	}
+	return nil
+}
+
+// unclaimed refuses a payment whose transaction paid already, or that
+// names a deposit's reference: the deposit watcher would credit the same
+// transfer again.
+func (m *Market) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.CheckedPayment) error {
+	return m.store.View(ctx, func(tx crtx.Tx) error {
+		if _, err := tx.Payment(ctx, cp.Signature); err == nil {
+			return crtx.PaymentRefused("duplicate_settlement", "this payment was used already; sign a new one")
+		} else if !errors.Is(err, crtx.ErrNotFound) {
+			return err
+		}
+		for _, k := range cp.Keys {
+			if _, err := tx.DepositByReference(ctx, k); err == nil {
+				return crtx.PaymentRefused("invalid_exact_svm_payload_deposit_reference", "the transaction names a deposit's reference: pay a deposit with its own transfer")
+			} else if !errors.Is(err, crtx.ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// settleAfter is the longest synchronous call settled after its result.
+func (m *Market) settleAfter() time.Duration {
+	if m.cfg.SettleAfter > 0 {
+		return m.cfg.SettleAfter
+	}
+	return DefaultSettleAfter
+}
+
+// openPaid writes an x402 execution with its payment, which claims the
+// payment's signature: no escrow yet, as no money has moved.
+func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, idemKey, requestHash string) error {
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		if idemKey != "" {
+			if err := tx.InsertIdempotency(ctx, crtx.Idempotency{Wallet: e.Wallet, Environment: e.Environment, Key: idemKey,
+				RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: e.InitiatedAt}); err != nil {
+				return err
+			}
+		}
+		a, err := tx.AgentTerms(ctx, e.AgentID)
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && !e.AtTerms(a)) {
+			return fmt.Errorf("agent %s: %w", e.AgentID, crtx.ErrTermsChanged)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertExecution(ctx, e); err != nil {
+			return err
+		}
+		if err := tx.InsertPayment(ctx, p); err != nil {
+			if errors.Is(err, crtx.ErrConflict) {
+				return crtx.PaymentRefused("duplicate_settlement", "this payment was used already; sign a new one")
+			}
+			return err
+		}
+		if max := m.cfg.MaxInFlightPerWallet; max > 0 {
+			all, _, err := tx.InFlight(ctx, e.Wallet, e.Environment, e.KeyID)
+			if err != nil {
+				return err
+			}
+			if all > max {
+				return inFlight("this wallet has %d executions pending or running on %s, its limit; wait for one to end", max, e.Environment)
+			}
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, crtx.ErrTermsChanged):
+		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the agent's terms changed as the call began; nothing was charged: ask for the payment requirements again")
+	case errors.Is(err, crtx.ErrConflict) && idemKey != "":
+		if err := m.idempotent(ctx, e.Wallet, e.Environment, idemKey, requestHash); err != nil {
+			return err
+		}
+	}
+	return internal("open paid execution", err)
+}
+
+// settleResponse is the PAYMENT-RESPONSE of an x402 execution as it
+// stands.
+func (m *Market) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
+	r := crtx.SettleResponse{Network: network, Payer: e.Wallet}
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	if err != nil {
+		r.ErrorReason = "unexpected_settle_error"
+		return r
+	}
+	r.Network = p.Network
+	switch p.Status {
+	case crtx.PaymentSettled:
+		r.Success, r.Transaction, r.Amount = true, p.Signature, strconv.FormatInt(int64(p.Amount), 10)
+	case crtx.PaymentVoid:
+		r.ErrorReason = "transaction_failed"
+		if e.Status == crtx.ExecFailed && e.ErrorCode != crtx.CodePaymentInvalid {
+			// The call failed, so the payment was never sent.
+			r.ErrorReason = "execution_failed"
+		}
+	default:
+		r.ErrorReason = "settlement_pending"
+	}
+	return r
+}

@@ -1,0 +1,280 @@
+package market
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// How an x402 execution's payment settles (see x402.go): before the
+// dispatch, or after the result; and how it ends when the call fails.
+
+// settleFirst settles the payment of an execution dispatched after its
+// payment: the payment's bytes are sent until they land or can never
+// land; once landed, the payment is credited and escrowed in one
+// transaction, and the execution is returned ready to dispatch. A payment
+// that never lands fails the execution, unpaid. Any process may run it
+// again: the bytes land once, and the credit is written once.
+func (m *Market) settleFirst(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	if err != nil {
+		return e, internal("payment", err)
+	}
+	if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentVoid {
+		return e, nil
+	}
+	c, err := m.chain(e.Environment)
+	if err != nil {
+		return e, err
+	}
+	slot, err := c.SettlePayment(ctx, p.Raw, p.LastValid)
+	if err != nil && !landedNever(err) {
+		// The chain did not say: the execution waits, leased, and this
+		// or another process asks again.
+		return e, chainDown(e.Environment, err)
+	}
+	if err != nil {
+		return m.voidPayment(ctx, e, p, err), nil
+	}
+	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		return m.creditX402(ctx, tx, e, p, slot)
+	})
+	if errors.Is(err, crtx.ErrConflict) {
+		err = nil // settled by another process
+	}
+	return e, internal("settle payment", err)
+}
+
+// landedNever reports a settlement that proved the payment never lands:
+// it failed on the chain, or its blockhash expired without it.
+func landedNever(err error) bool {
+	var pe *crtx.PaymentError
+	return errors.Is(err, crtx.ErrPaymentNeverLands) || errors.As(err, &pe)
+}
+
+// creditX402 writes a landed payment: settled, its amount a Deposit
+// from the chain into the payer's wallet, and the execution's EscrowOpened.
+func (m *Market) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment, slot uint64) error {
+	now := m.now()
+	p.Status, p.Slot, p.SettledAt = crtx.PaymentSettled, slot, &now
+	if err := tx.UpdatePayment(ctx, p); err != nil {
+		return err
+	}
+	issuance := crtx.NewAccount(e.Environment, crtx.AccountIssuance, crtx.IssuanceID, "")
+	wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
+	if _, err := m.post(ctx, tx, e.Environment, crtx.TxDeposit, map[string]string{"wallet": e.Wallet, "x402": "true",
+		"signature": p.Signature, "network": p.Network, "execution_id": e.ID, "slot": strconv.FormatUint(slot, 10)},
+		[]crtx.Posting{{From: issuance.Address, To: wallet.Address, Amount: p.Amount}}, issuance, wallet); err != nil {
+		return err
+	}
+	_, err := m.post(ctx, tx, e.Environment, crtx.TxEscrowOpened,
+		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
+		[]crtx.Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}}, wallet, escrowAccount(e))
+	return err
+}
+
+// voidPayment fails an execution whose payment never landed, or was never
+// sent: nobody paid, nothing moves.
+func (m *Market) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment, cause error) crtx.Execution {
+	now := m.now()
+	cur := e
+	cur.Status, cur.CompletedAt = crtx.ExecFailed, &now
+	cur.ErrorCode = crtx.CodePaymentInvalid
+	cur.ErrorMessage = "the x402 payment did not land on the chain (" + crtx.ErrorMessage(cause) + "): nothing was charged and the agent was not paid"
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		p.Status = crtx.PaymentVoid
+		if err := tx.UpdatePayment(ctx, p); err != nil {
+			return err
+		}
+		ok, err := tx.FinishExecution(ctx, cur)
+		if err == nil && !ok {
+			return crtx.ErrConflict
+		}
+		return err
+	})
+	if err != nil {
+		m.cfg.Logger.Warn("void payment", "execution_id", e.ID, "err", err)
+		if cur, err = crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, e.ID) }); err != nil {
+			return e
+		}
+		return cur
+	}
+	m.announce(cur.ID)
+	return cur
+}
+
+// storedReply is the creator's reply to a call settled after its result,
+// kept with the payment while it is sent: whoever finishes the execution
+// after a crash settles it with the same result.
+type storedReply struct {
+	Reply     crtx.CreatorReply `json:"reply"`
+	ElapsedMS int64             `json:"elapsed_ms"`
+}
+
+// paidReady settles what an x402 execution's payment owes before it may be
+// dispatched, and reports whether it may; when it may not, the execution
+// is returned as it ended (or as it is, for a later turn). fresh is true
+// for the request that opened it, which waits for its result.
+func (m *Market) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (crtx.Execution, bool) {
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	if err != nil {
+		m.cfg.Logger.Error("read payment", "execution_id", e.ID, "err", err)
+		return e, false
+	}
+	switch {
+	case p.Status == crtx.PaymentSent && p.Reply != nil:
+		// Its result was in and its payment sent when the process that
+		// ran it stopped: it is settled with that result.
+		var r storedReply
+		if err := json.Unmarshal(p.Reply, &r); err != nil {
+			m.cfg.Logger.Error("stored reply", "execution_id", e.ID, "err", err)
+			return e, false
+		}
+		return m.finish(ctx, e, outcome{reply: &r.Reply, elapsed: msDuration(r.ElapsedMS)}), false
+	case p.Status == crtx.PaymentSent:
+		e, err = m.settleFirst(ctx, e)
+		if err != nil {
+			m.cfg.Logger.Warn("settle payment", "execution_id", e.ID, "err", err)
+			return e, false
+		}
+		return e, !e.Status.Final()
+	case p.Status == crtx.PaymentVerified && !fresh:
+		// Taken over before its result: the payer's request is gone, and
+		// the payment, never sent, is let go.
+		return m.voidPayment(ctx, e, p, errors.New("the marketplace stopped before the call ended")), false
+	case p.Status == crtx.PaymentVoid:
+		return e, false
+	}
+	return e, true
+}
+
+// closePaid closes an x402 execution (finish). One paid before its
+// dispatch closes as any execution, and a failed one's refund goes back
+// to the payer's token account, queued in the same transaction. One to
+// be paid after its result is never paid if it failed; if it completed,
+// its payment is sent, the reply kept first, and it is credited, escrowed
+// and closed in one transaction once it lands, or failed unpaid if it
+// never will.
+func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (bool, error) {
+	e := c.Execution
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case p.Status == crtx.PaymentVoid:
+		return false, nil
+	case p.Status == crtx.PaymentSettled:
+		if e.Status != crtx.ExecCompleted {
+			c.Execution.ErrorMessage += "; the x402 payment goes back to the payer's token account on the chain (withdrawal " + RefundID(e.ID) + ")"
+		}
+		var ok bool
+		err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+			if ok, err = c.Write(ctx, tx); err != nil || !ok || e.Status == crtx.ExecCompleted {
+				return err
+			}
+			return m.refundPaid(ctx, tx, e, p)
+		})
+		if ok && e.Status != crtx.ExecCompleted {
+			m.nudgeWithdrawals()
+		}
+		return ok, err
+	case e.Status != crtx.ExecCompleted:
+		c.Execution.ErrorMessage += "; the x402 payment was not sent: nothing was charged"
+		return m.closeUnpaid(ctx, c, p)
+	}
+	if p.Status == crtx.PaymentVerified {
+		r, err := json.Marshal(storedReply{Reply: *o.reply, ElapsedMS: o.elapsed.Milliseconds()})
+		if err != nil {
+			return false, err
+		}
+		p.Status, p.Reply = crtx.PaymentSent, r
+		if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdatePayment(ctx, p) }); err != nil {
+			return false, err
+		}
+	}
+	ch, err := m.chain(e.Environment)
+	if err != nil {
+		return false, err
+	}
+	slot, err := ch.SettlePayment(ctx, p.Raw, p.LastValid)
+	if landedNever(err) {
+		c.Execution.ResultCID, c.Execution.ResultHash, c.Execution.Signature, c.Execution.Result = "", "", "", ""
+		c.Execution.Status, c.Execution.ErrorCode = crtx.ExecFailed, crtx.CodePaymentInvalid
+		c.Execution.ErrorMessage = "the agent answered, but the x402 payment did not land on the chain (" + crtx.ErrorMessage(err) +
+			"): the result is withheld and nothing was charged"
+		return m.closeUnpaid(ctx, c, p)
+	}
+	if err != nil {
+		// The chain did not say: the execution stays running, leased, and
+		// whoever takes it over settles the kept reply.
+		return false, err
+	}
+	var ok bool
+	err = m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		if err := m.creditX402(ctx, tx, e, p, slot); err != nil {
+			return err
+		}
+		if ok, err = c.Write(ctx, tx); err == nil && !ok {
+			return crtx.ErrConflict
+		}
+		return err
+	})
+	if errors.Is(err, crtx.ErrConflict) {
+		return false, nil
+	}
+	return ok, err
+}
+
+// closeUnpaid ends an x402 execution that nobody paid: failed, its payment
+// void, no ledger transaction.
+func (m *Market) closeUnpaid(ctx context.Context, c *crtx.Closing, p crtx.Payment) (bool, error) {
+	c.Record, c.Accounts, c.Execution.RecordTx = crtx.LedgerTx{}, nil, ""
+	c.Execution.CreatorAmount, c.Execution.PlatformAmount = 0, 0
+	var ok bool
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		p.Status = crtx.PaymentVoid
+		if err := tx.UpdatePayment(ctx, p); err != nil {
+			return err
+		}
+		if ok, err = tx.FinishExecution(ctx, c.Execution); err != nil || !ok {
+			return err
+		}
+		if c.Webhook != nil {
+			return tx.InsertWebhook(ctx, *c.Webhook)
+		}
+		return nil
+	})
+	if errors.Is(err, crtx.ErrConflict) {
+		return false, nil
+	}
+	return ok, err
+}
+
+// refundPaid queues the on-chain refund of a failed x402 execution that
+// was paid before its dispatch: a withdrawal of its cost from the payer's
+// wallet (where EscrowRefunded put it) to its token account, whose id is
+// the execution's, so it is queued once.
+func (m *Market) refundPaid(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment) error {
+	c, err := m.chain(e.Environment)
+	if err != nil {
+		return err
+	}
+	dest, err := c.TokenAccountOf(p.Payer)
+	if err != nil {
+		return err
+	}
+	w := crtx.Withdrawal{ID: RefundID(e.ID), Wallet: p.Payer, Environment: e.Environment, Amount: e.Cost,
+		Destination: dest, Status: crtx.WithdrawalPending, CreatedAt: m.now()}
+	return m.queueWithdrawal(ctx, tx, w, map[string]string{"execution_id": e.ID, "x402_refund": "true"})
+}
+
+// RefundID is the id of the withdrawal that refunds a failed x402
+// execution on the chain.
+func RefundID(executionID string) string { return "wd_refund_" + executionID }
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
