@@ -231,7 +231,9 @@ func TestX402PaysAndSettlesAfterTheResult(t *testing.T) {
 		got.PaymentResponse == nil || got.PaymentResponse.Success {
 		t.Fatalf("failing agent: %d %s %+v", got.Status, got.Body, got.PaymentResponse)
 	}
-	late := x.list(fault(t, func(http.ResponseWriter, crtx.CreatorRequest, ed25519.PrivateKey) { time.Sleep(2500 * time.Millisecond) }),
+	late := x.list(fault(t, func(http.ResponseWriter, crtx.CreatorRequest, ed25519.PrivateKey) {
+		time.Sleep(2500 * time.Millisecond)
+	}),
 		"0.02", map[string]any{"timeout_seconds": 2, "name": "Late"})
 	got = x.pay(late, "pay", run("late"))
 	if got.Status != 408 || !strings.Contains(string(got.Body), "nothing was charged") {
