@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// An asynchronous x402 call is settled into the escrow before its
+// dispatch; crtxd killed with SIGKILL after the settlement (while the
+// agent works) or while the payment is being sent, and restarted, refunds
+// the failed call on the chain exactly once: the payer ends with what it
+// started with, and the ledger verifies.
+func TestX402KilledRefundsOnce(t *testing.T) {
+	for name, db := range engines(t) {
+		t.Run(name, func(t *testing.T) { testX402Killed(t, db(t)) })
+	}
+}
+
+func testX402Killed(t *testing.T, db []string) {
+	ctx := context.Background()
+	net := chaintest.Start(t)
+	mint, mintAuth := net.NewMint(t)
+	tpub, treasury, _ := ed25519.GenerateKey(nil)
+	net.Airdrop(t, crtx.Address(tpub), 10_000_000_000)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "treasury.json")
+	if err := keyfile.Write(keyFile, treasury); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(dir, "admin-token")
+	os.WriteFile(token, []byte("x402-crash-admin-token-0123456789"), 0o600)
+	proxy := chaintest.NewProxy(t, net.RPC)
+	data := filepath.Join(dir, "data")
+	args := append([]string{"--addr", freePort(t), "--data", data, "--solana-rpc-devnet", proxy.URL,
+		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",
+		"--rate-limit-ip", "0", "--block-interval", "100ms", "--lease", "2s", "--recovery-interval", "100ms",
+		"--admin-token-file", token, "--allow-private-endpoints"}, db...)
+	p := startProc(t, args...)
+	t.Cleanup(func() { p.kill() })
+
+	// An agent that works a second, then fails.
+	svcKey := agentKey()
+	h := creator.NewHandler(svcKey, func(ctx context.Context, r creator.Request) (string, int, error) {
+		if r.Test {
+			return "ok", 0, nil
+		}
+		time.Sleep(time.Second)
+		return "", 0, errors.New("the model is down")
+	}, creator.Options{})
+	svc := httptest.NewServer(h)
+	t.Cleanup(svc.Close)
+	_, creatorKey, _ := ed25519.GenerateKey(nil)
+	admin := client.New(p.url, "x402-crash-admin-token-0123456789")
+	if _, err := admin.Deposit(ctx, crtx.Mainnet, crtx.Address(creatorKey.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	cs, _, err := client.New(p.url, "").SignIn(ctx, creatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, timeout, tags := crtx.USDC(20_000), 30, []string{"data"}
+	a, err := holding(cs, h.PublicKey()).CreateListing(ctx, crtx.ListingParams{Name: str("Down"), Tagline: str("Down."), Description: str("Down."),
+		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: str(svc.URL + "/execute"), SigningPublicKey: str(h.PublicKey()), TimeoutSeconds: &timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A payer with no account: SOL for nothing (the treasury pays the
+	// fees) and 1 USDC on the chain.
+	payerPub, payer, _ := ed25519.GenerateKey(nil)
+	net.MintTo(t, mint, mintAuth, crtx.Address(payerPub), crtx.MicroPerUSDC)
+	account, _, _ := solana.FindAssociatedTokenAddress(solana.PublicKeyFromBytes(payerPub), solana.MustPublicKeyFromBase58(mint))
+	held := func() crtx.USDC { return net.TokenBalance(t, account.String()) }
+
+	kill := &killer{}
+	proxy.Set("sendTransaction", kill.send)
+	for i, tc := range []struct {
+		name string
+		// whileSending kills crtxd as the payment's bytes reach the chain,
+		// before it could record that they landed; otherwise it is killed
+		// once the call is accepted, settled, while the agent works.
+		whileSending bool
+	}{
+		{"killed after the settlement", false},
+		{"killed while the payment is sent", true},
+	} {
+		var armed <-chan chan struct{}
+		if tc.whileSending {
+			armed = kill.arm(true)
+		}
+		header := x402Header(t, p.url, a.AgentID, net, payer, mint, crtx.Address(tpub))
+		status := make(chan int, 1)
+		go func() {
+			req, _ := http.NewRequest("POST", p.url+"/v1/agents/"+a.AgentID+"/execute", bytes.NewReader([]byte(`{"task":"t","async":true}`)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(crtx.HeaderPaymentSignature, header)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				status <- 0
+				return
+			}
+			resp.Body.Close()
+			status <- resp.StatusCode
+		}()
+		if tc.whileSending {
+			select {
+			case dead := <-armed:
+				p.kill()
+				close(dead)
+			case <-time.After(60 * time.Second):
+				t.Fatalf("%s: crtxd sent no payment", tc.name)
+			}
+		} else {
+			if got := <-status; got != 202 {
+				t.Fatalf("%s: the call answered %d", tc.name, got)
+			}
+			p.kill()
+		}
+		p = startProc(t, args...)
+		// The payer signs in with its Solana key to follow its refund.
+		ps, _, err := client.New(p.url, "").SignIn(ctx, payer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refund api.Withdrawal
+		waitFor(t, func() bool {
+			ws, err := ps.Withdrawals(ctx, crtx.Devnet, 10, 0)
+			if err != nil || len(ws.Withdrawals) != i+1 {
+				return false
+			}
+			refund = ws.Withdrawals[0]
+			return refund.Status.Final()
+		})
+		if refund.Status != crtx.WithdrawalConfirmed || refund.Amount != price {
+			t.Fatalf("%s: refund %+v", tc.name, refund)
+		}
+		if got := held(); got != crtx.MicroPerUSDC {
+			t.Fatalf("%s: the payer holds %s on the chain, want the 1 USDC it started with", tc.name, got)
+		}
+		if code, out := crtxd(t, append([]string{"ledger", "verify", "--data", data}, db...)...); code != 0 {
+			t.Fatalf("%s: ledger verify:\n%s", tc.name, out)
+		}
+	}
+	if rs, err := client.New(p.url, "").Reserves(ctx); err != nil || len(rs.Reserves) != 1 || rs.Reserves[0].Surplus < 0 {
+		t.Fatalf("reserves %+v, %v", rs, err)
+	}
+}
+
+// x402Header is a PAYMENT-SIGNATURE header paying agent's call from payer,
+// built as the exact scheme's client builds it, for the requirements the
+// 402 names.
+func x402Header(t *testing.T, base, agent string, net *chaintest.Net, payer ed25519.PrivateKey, mint, treasury string) string {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/agents/"+agent+"/execute", "application/json", bytes.NewReader([]byte(`{"task":"t"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	raw, err := base64.StdEncoding.DecodeString(resp.Header.Get(crtx.HeaderPaymentRequired))
+	if err != nil {
+		t.Fatalf("402 %d without PAYMENT-REQUIRED: %v", resp.StatusCode, err)
+	}
+	var pr crtx.PaymentRequired
+	if err := json.Unmarshal(raw, &pr); err != nil || len(pr.Accepts) != 1 {
+		t.Fatalf("PAYMENT-REQUIRED %s: %v", raw, err)
+	}
+	amount, err := strconv.ParseUint(pr.Accepts[0].Amount, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := chaintest.NewPayment(t, treasury, payer, mint, treasury, amount)
+	payload := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+	payload.Payload.Transaction = pay.Encode(t, net.Blockhash(t))
+	return crtx.EncodeHeader(payload)
+}
