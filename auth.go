@@ -60,12 +60,16 @@ type Principal struct {
 	Wallet string
 	// Key is set when the credential was an API key.
 	Key *APIKey
+	// Signed is the environment a sign-in-with-x proof named (the chain
+	// the wallet paid on); it reads that environment's executions.
+	Signed Environment
 }
 
-// Environment of an API key principal; empty for a session.
+// Environment of an API key principal, or of a sign-in-with-x proof;
+// empty for a session.
 func (p Principal) Environment() Environment {
 	if p.Key == nil {
-		return ""
+		return p.Signed
 	}
 	return p.Key.Environment
 }

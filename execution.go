@@ -107,6 +107,10 @@ type Execution struct {
 	// know them; they are not part of the row.
 	Dispute *Dispute
 	Result  string
+	// Paid is an x402 execution's payment, and Refund the withdrawal that
+	// returns it when the call failed after it settled.
+	Paid   *Payment
+	Refund *Withdrawal
 }
 
 // Split divides a cost between creator and platform (CONTRACT §1): the

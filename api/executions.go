@@ -40,6 +40,9 @@ type ExecutionRecord struct {
 	// LedgerTransaction is the ExecutionRecord or EscrowRefunded that
 	// closed the escrow, in this environment's ledger.
 	LedgerTransaction *string `json:"ledger_transaction"`
+	// Payment is how an x402 execution was paid; absent for one paid
+	// from a wallet's balance.
+	Payment *PaymentView `json:"payment,omitempty"`
 }
 
 // ExecError says why an execution failed.
@@ -71,4 +74,6 @@ type ExecutionPage struct {
 type Accepted struct {
 	ExecutionID string          `json:"execution_id"`
 	Status      crtx.ExecStatus `json:"status"`
+	// Poll is set for an x402 call: how its payer follows it.
+	Poll *Poll `json:"poll,omitempty"`
 }

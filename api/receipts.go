@@ -37,6 +37,10 @@ type Receipt struct {
 	LedgerTransaction  *string          `json:"ledger_transaction"`
 	InitiatedAt        time.Time        `json:"initiated_at"`
 	CompletedAt        *time.Time       `json:"completed_at"`
+	// Payment names the settlement of an x402 call: with the result hash
+	// and the ledger transaction, one document proves payment and
+	// delivery. Absent for a call paid from a wallet's balance.
+	Payment *ReceiptPayment `json:"payment,omitempty"`
 	// Signature is "ed25519:" and base58 of the marketplace's signature
 	// over SignedBytes.
 	Signature string `json:"signature,omitempty"`

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -15,12 +16,20 @@ import (
 
 // execResponse is the status and body an execute request is answered
 // with, for the first time or again for an idempotent replay.
-func (s *Server) execResponse(e crtx.Execution, result string) (int, any) {
-	if e.Async && !e.Status.Final() {
-		return http.StatusAccepted, api.Accepted{ExecutionID: e.ID, Status: e.Status}
-	}
+func (s *Server) execResponse(ctx context.Context, e crtx.Execution, result string) (int, any) {
 	if e.Async {
-		return http.StatusAccepted, api.Accepted{ExecutionID: e.ID, Status: crtx.ExecPending}
+		a := api.Accepted{ExecutionID: e.ID, Status: crtx.ExecPending}
+		if !e.Status.Final() {
+			a.Status = e.Status
+		}
+		if e.PaidByX402() {
+			// Its payer has no API key: it follows the call by signing in
+			// with the wallet that paid.
+			base := s.market.Config().PublicURL
+			siwx := s.market.SignInWithX(ctx)
+			a.Poll = &api.Poll{URL: base + "/v1/executions/" + e.ID, ChallengeURL: base + "/v1/x402/sign-in-with-x", SignInWithX: &siwx}
+		}
+		return http.StatusAccepted, a
 	}
 	if e.Status == crtx.ExecFailed {
 		err := &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
@@ -99,7 +108,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 			return err
 		}
 	}
-	status, body := s.execResponse(e, result)
+	status, body := s.execResponse(r.Context(), e, result)
 	if status == http.StatusAccepted {
 		w.Header().Set("Location", "/v1/executions/"+e.ID)
 	}
@@ -113,6 +122,15 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 	return nil
 }
 
+// reader authenticates a read of an execution: an API key, or a
+// SIGN-IN-WITH-X proof of the wallet that paid it with x402.
+func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
+	if h := r.Header.Get(crtx.HeaderSignInWithX); h != "" && r.Header.Get("Authorization") == "" {
+		return s.market.SignedInWithX(r.Context(), h)
+	}
+	return s.apiKey(r)
+}
+
 // apiKey authenticates with an API key only.
 func (s *Server) apiKey(r *http.Request) (crtx.Principal, error) {
 	p, err := s.principal(r)
@@ -123,7 +141,7 @@ func (s *Server) apiKey(r *http.Request) (crtx.Principal, error) {
 }
 
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, err := s.reader(r)
 	if err != nil {
 		return err
 	}
@@ -136,7 +154,7 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, err := s.reader(r)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"POST", "/v1/agents/{agent_id}/execute", s.execute},
 		{"GET", "/v1/executions", s.listExecutions},
 		{"GET", "/v1/executions/{execution_id}", s.getExecution},
+		{"GET", "/v1/x402/sign-in-with-x", s.signInWithX},
 		{"POST", "/v1/executions/{execution_id}/cancel", s.cancel},
 		{"GET", "/v1/executions/{execution_id}/events", s.events},
 		{"GET", "/v1/executions/{execution_id}/receipt", s.receipt},

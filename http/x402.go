@@ -59,6 +59,13 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	return s.answerExecution(w, r, res.Execution, err, res.IdempotencyKey)
 }
 
+// signInWithX answers a fresh sign-in-with-x challenge: what the wallet
+// that paid an x402 call signs to read it.
+func (s *Server) signInWithX(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, s.market.SignInWithX(r.Context()))
+	return nil
+}
+
 // price is what the first way of paying pr asks, in USDC.
 func price(pr crtx.PaymentRequired) string {
 	if len(pr.Accepts) == 0 {

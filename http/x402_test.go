@@ -21,6 +21,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
@@ -371,6 +372,83 @@ func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
 	}
 	x.refunded(acc.ExecutionID)
 
+	// The payer, with no account, follows the call by signing the
+	// pending answer's challenge with the official sign-in-with-x client.
+	if acc.Poll == nil || acc.Poll.SignInWithX == nil || acc.Poll.URL != x.d.URL+"/v1/executions/"+acc.ExecutionID {
+		t.Fatalf("the pending answer says not how to poll: %s", got.Body)
+	}
+	reads := x.signedReads(*acc.Poll.SignInWithX, got.PaymentResponse.Network, acc.Poll.URL, acc.Poll.URL+"/receipt")
+	var rec api.ExecutionRecord
+	if err := json.Unmarshal(reads[0].Body, &rec); err != nil || reads[0].Status != 200 || rec.Status != crtx.ExecFailed ||
+		rec.Payment == nil || rec.Payment.Status != crtx.PaymentSettled || rec.Payment.Transaction == nil ||
+		*rec.Payment.Transaction != got.PaymentResponse.Transaction || rec.Payment.Refund == nil ||
+		rec.Payment.Refund.Status != crtx.WithdrawalConfirmed || rec.Refunded != usdc("0.02") {
+		t.Fatalf("the record read by its payer: %d %s", reads[0].Status, reads[0].Body)
+	}
+	rc, err := client.VerifyReceipt(reads[1].Body, x.marketKey())
+	if err != nil || reads[1].Status != 200 || rc.Payment == nil ||
+		rc.Payment.Transaction != got.PaymentResponse.Transaction || rc.Payment.Payer != x.payer.address ||
+		rc.Payment.Amount != usdc("0.02") || rc.Payment.RefundWithdrawal == nil {
+		t.Fatalf("the receipt read by its payer: %d %s %v", reads[1].Status, reads[1].Body, err)
+	}
+	// Another wallet's proof reads nothing of it; a forged one is refused.
+	payer, keyFile := x.payer, x.keyFile
+	x.payer, x.keyFile = newWallet(t), filepath.Join(t.TempDir(), "stranger.json")
+	if err := keyfile.Write(x.keyFile, x.payer.key); err != nil {
+		t.Fatal(err)
+	}
+	if r := x.signedReads(x.d.Market.SignInWithX(ctx), got.PaymentResponse.Network, acc.Poll.URL)[0]; r.Status != 404 {
+		t.Errorf("another wallet read the call: %d %s", r.Status, r.Body)
+	}
+	x.payer, x.keyFile = payer, keyFile
+	req, _ := http.NewRequest("GET", acc.Poll.URL, nil)
+	req.Header.Set(crtx.HeaderSignInWithX, crtx.EncodeHeader(crtx.SIWxPayload{SIWxInfo: acc.Poll.SignInWithX.Info,
+		Address: x.payer.address, ChainID: got.PaymentResponse.Network, Type: "ed25519", Signature: "1111"}))
+	if resp, err := x.http.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Errorf("a forged proof: %v %v", resp, err)
+	}
+}
+
+// marketKey is the marketplace's signing key, from /.well-known/crtx.json.
+func (x *x402Market) marketKey() ed25519.PublicKey {
+	x.t.Helper()
+	wk, err := x.anon.WellKnown(ctx)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	pub, err := crtx.ParseAddress("signing_public_key", wk.SigningPublicKey)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return pub
+}
+
+// signedRead is one GET of testdata/x402-siwx.mjs.
+type signedRead struct {
+	URL    string          `json:"url"`
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// signedReads GETs urls as the payer signed in with challenge on network,
+// with the official sign-in-with-x client.
+func (x *x402Market) signedReads(challenge crtx.SIWxExtension, network string, urls ...string) []signedRead {
+	x.t.Helper()
+	ch, _ := json.Marshal(challenge)
+	cmd := nodeScript(context.Background(), x.t, "CRTX_X402", "@x402/extensions", "x402-siwx.mjs",
+		"CRTX_CHALLENGE="+string(ch), "CRTX_NETWORK="+network, "CRTX_URLS="+strings.Join(urls, ","), "CRTX_PAYER_KEYFILE="+x.keyFile)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	x.t.Logf("sign-in-with-x client: %s%s", stdout.Bytes(), stderr.Bytes())
+	if err != nil {
+		x.t.Fatalf("the sign-in-with-x client failed: %v", err)
+	}
+	var out []signedRead
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != len(urls) {
+		x.t.Fatalf("the sign-in-with-x client printed %q: %v", stdout.Bytes(), err)
+	}
+	return out
 }
 
 // refunded waits until the refund of execution id is confirmed on the

@@ -300,11 +300,15 @@ func (m *Market) GetExecution(ctx context.Context, p crtx.Principal, id string) 
 }
 
 // details reads what an execution's record shows beside its row: its
-// dispute, set on e, and its result, returned.
+// dispute and an x402 execution's payment and refund, set on e, and its
+// result, returned.
 func details(ctx context.Context, tx crtx.Tx, e *crtx.Execution) (string, error) {
 	if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
 		e.Dispute = &d
 	} else if !errors.Is(err, crtx.ErrNotFound) {
+		return "", err
+	}
+	if err := paymentOf(ctx, tx, e); err != nil {
 		return "", err
 	}
 	if e.ResultCID == "" {
@@ -373,6 +377,20 @@ func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 	if e.Status == crtx.ExecFailed {
 		// The escrow went back whole: nobody was paid.
 		r.CreatorAmount, r.PlatformAmount, r.Refunded = 0, 0, e.Cost
+	}
+	if p := e.Paid; p != nil {
+		r.Payment = &api.PaymentView{Scheme: crtx.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
+		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {
+			r.Payment.Transaction = &p.Signature
+		}
+		if p.Status == crtx.PaymentVoid {
+			// Nobody paid, so nothing came back.
+			r.Refunded = 0
+		}
+		if e.Refund != nil {
+			w := m.WithdrawalView(*e.Refund)
+			r.Payment.Refund = &w
+		}
 	}
 	return r
 }

@@ -14,7 +14,13 @@ import (
 func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.Receipt, error) {
 	// The execution's row says all a receipt states: the result itself,
 	// up to 4 MiB, is not read.
-	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return ownExecution(ctx, tx, p, id) })
+	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) {
+		e, err := ownExecution(ctx, tx, p, id)
+		if err != nil {
+			return e, err
+		}
+		return e, paymentOf(ctx, tx, &e)
+	})
 	if err != nil {
 		return api.Receipt{}, internal("receipt", err)
 	}
@@ -35,6 +41,15 @@ func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.
 		PlatformAmount: r.PlatformAmount, Refunded: r.Refunded, ResultHash: r.ResultHash, CreatorSignature: r.Signature,
 		SigningPublicKey: r.SigningPublicKey, ListingTransaction: r.ListingTransaction, LedgerTransaction: r.LedgerTransaction,
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
+	if pd := e.Paid; pd != nil && pd.Status == crtx.PaymentSettled {
+		// Only what never changes: the refund's id, not its progress.
+		rc.Payment = &api.ReceiptPayment{Scheme: crtx.SchemeExact, Network: pd.Network, Transaction: pd.Signature,
+			Payer: pd.Payer, Amount: pd.Amount}
+		if e.Status == crtx.ExecFailed {
+			id := RefundID(e.ID)
+			rc.Payment.RefundWithdrawal = &id
+		}
+	}
 	rc.Signature, err = m.signStatement(rc.SignedBytes())
 	return rc, internal("receipt", err)
 }

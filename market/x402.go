@@ -73,6 +73,8 @@ func (m *Market) PaymentRequired(ctx context.Context, agentID, resource string) 
 					"id": map[string]any{"type": "string", "minLength": 16, "maxLength": 128}},
 				"required": []string{"required"}},
 		}}}
+	// A payer reads its calls by signing in with the wallet that paid.
+	pr.Extensions[crtx.SignInWithX] = m.SignInWithX(ctx)
 	var down error
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		c := m.cfg.Chains[env]

@@ -273,6 +273,24 @@ func (m *Market) refundPaid(ctx context.Context, tx crtx.Tx, e crtx.Execution, p
 	return m.queueWithdrawal(ctx, tx, w, map[string]string{"execution_id": e.ID, "x402_refund": "true"})
 }
 
+// paymentOf attaches an x402 execution's payment and refund to e.
+func paymentOf(ctx context.Context, tx crtx.Tx, e *crtx.Execution) error {
+	if !e.PaidByX402() {
+		return nil
+	}
+	p, err := tx.PaymentOf(ctx, e.ID)
+	if err != nil {
+		return err
+	}
+	e.Paid = &p
+	if w, err := tx.Withdrawal(ctx, RefundID(e.ID)); err == nil {
+		e.Refund = &w
+	} else if !errors.Is(err, crtx.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
 // RefundID is the id of the withdrawal that refunds a failed x402
 // execution on the chain.
 func RefundID(executionID string) string { return "wd_refund_" + executionID }

@@ -121,6 +121,11 @@ func docOperation(doc openAPIDoc, base, method, path string, op operation) (docO
 	}
 	var alternatives []string
 	for _, req := range security {
+		if len(req) == 0 {
+			// An operation open without one: paid per call with x402.
+			alternatives = append(alternatives, "none, paying per call with x402")
+			continue
+		}
 		var all []string
 		for _, scheme := range slices.Sorted(maps.Keys(req)) {
 			name, _, err := credential(scheme)

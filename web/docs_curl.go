@@ -20,6 +20,10 @@ func credential(scheme string) (name, variable string, err error) {
 		return "session token", "CRTX_SESSION", nil
 	case "adminToken":
 		return "admin token", "CRTX_ADMIN_TOKEN", nil
+	case "signInWithX":
+		// Sent as its own header, never as the first way: the curl
+		// lines use the API key.
+		return "sign-in-with-x proof of the wallet that paid", "CRTX_SIWX", nil
 	}
 	return "", "", fmt.Errorf("security scheme %q has no shell variable for its curl lines", scheme)
 }

@@ -37,6 +37,8 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
 	fs.Float64Var(&cfg.RateLimitIP, "rate-limit-ip", cfg.RateLimitIP, "requests a second one address may make to sign-in, airdrops and the public endpoints that read the chain (0: off)")
 	fs.Float64Var(&cfg.RateLimitKey, "rate-limit-key", cfg.RateLimitKey, "requests a second one API key may make (0: off)")
+	fs.Float64Var(&cfg.RateLimitPayments, "rate-limit-payments", cfg.RateLimitPayments, "x402 payments a second the marketplace simulates, all payers together; each payer also at --rate-limit-ip (0: off)")
+	fs.DurationVar(&cfg.X402SettleAfter, "x402-settle-after", cfg.X402SettleAfter, "the longest synchronous x402 call settled after its result (a failed call then costs nothing); longer ones, and asynchronous ones, are settled first and refunded on the chain if they fail")
 	fs.IntVar(&cfg.MaxInFlightPerKey, "max-inflight-per-key", cfg.MaxInFlightPerKey, "executions one API key may have pending or running at once (0: off)")
 	fs.IntVar(&cfg.MaxInFlightPerWallet, "max-inflight-per-wallet", cfg.MaxInFlightPerWallet, "executions one wallet may have pending or running at once in an environment (0: off)")
 	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "streams one API key may have open at once in this process: execution events, A2A streams, MCP tasks/result (0: off)")
@@ -57,8 +59,6 @@ func chainFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.StringVar(&cfg.TreasuryKeypair, "treasury-keypair", cfg.TreasuryKeypair, "Solana CLI key file of the treasury wallet: receives deposits, pays withdrawals and transaction fees (required with a Solana RPC)")
 	fs.DurationVar(&cfg.AnchorInterval, "anchor-interval", cfg.AnchorInterval, "how often the newest ledger block is anchored on the chain, and the reserves checked")
 	fs.DurationVar(&cfg.ChainPoll, "chain-poll", cfg.ChainPoll, "how often the chain is read for deposits' payments and withdrawals' progress")
-	fs.Float64Var(&cfg.RateLimitPayments, "rate-limit-payments", cfg.RateLimitPayments, "x402 payments a second the marketplace simulates, all payers together; each payer also at --rate-limit-ip (0: off)")
-	fs.DurationVar(&cfg.X402SettleAfter, "x402-settle-after", cfg.X402SettleAfter, "the longest synchronous x402 call settled after its result (a failed call then costs nothing); longer ones, and asynchronous ones, are settled first and refunded on the chain if they fail")
 	fs.IntVar(&cfg.NonceAccounts, "nonce-accounts", cfg.NonceAccounts, "how many durable nonce accounts the treasury signs withdrawals on: withdrawals in flight at once per environment")
 }
 

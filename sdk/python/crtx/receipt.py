@@ -8,7 +8,7 @@ from .keys import verify_signature
 RECEIPT_MEMBERS = ("version", "issuer", "execution_id", "environment", "wallet", "agent_id", "status", "cost_usdc",
                    "creator_amount_usdc", "platform_amount_usdc", "refunded_usdc", "result_hash",
                    "creator_signature", "signing_public_key", "listing_transaction", "ledger_transaction",
-                   "initiated_at", "completed_at", "signature")
+                   "initiated_at", "completed_at", "payment", "signature")
 
 
 def verify_receipt(data: bytes, marketplace_key: str) -> dict:

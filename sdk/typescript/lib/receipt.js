@@ -6,7 +6,7 @@ import { verifySignature } from './keys.js';
 
 const MEMBERS = ['version', 'issuer', 'execution_id', 'environment', 'wallet', 'agent_id', 'status', 'cost_usdc',
   'creator_amount_usdc', 'platform_amount_usdc', 'refunded_usdc', 'result_hash', 'creator_signature', 'signing_public_key',
-  'listing_transaction', 'ledger_transaction', 'initiated_at', 'completed_at', 'signature'];
+  'listing_transaction', 'ledger_transaction', 'initiated_at', 'completed_at', 'payment', 'signature'];
 
 // The member names of the object that text (known to parse) is, in order,
 // repeats included: JSON.parse keeps only the last of two.
