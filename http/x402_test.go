@@ -196,6 +196,22 @@ func TestX402PaysAndSettlesAfterTheResult(t *testing.T) {
 		t.Fatalf("accepts: %+v", a)
 	}
 	treasury := x.treasuryHeld()
+	// The chain's finalized state lags its confirmed one by some seconds
+	// on a real cluster (the local one finalizes at once): the treasury's
+	// finalized balance is held where it was before the payment.
+	var frozen []byte
+	x.chain.proxy.Set("getTokenAccountBalance", func(c chaintest.Call, forward func() []byte) ([]byte, int) {
+		if params, _ := json.Marshal(c.Params); !bytes.Contains(params, []byte(`"finalized"`)) {
+			return forward(), 0
+		}
+		if frozen == nil {
+			frozen = forward()
+		}
+		return frozen, 0
+	})
+	if _, err := x.anon.Reserves(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	// Paid with the official client: the result, and the transfer.
 	got := x.pay(agent, "pay", run("hello"))
@@ -208,6 +224,12 @@ func TestX402PaysAndSettlesAfterTheResult(t *testing.T) {
 	if sr == nil || !sr.Success || sr.Transaction == "" || sr.Payer != x.payer.address || sr.Network != "solana:"+genesis[:32] {
 		t.Fatalf("PAYMENT-RESPONSE: %+v", sr)
 	}
+	// Answered once the transfer is confirmed, before it is finalized:
+	// the reserves count it already, as the ledger does.
+	if rs, err := x.anon.Reserves(ctx); err != nil || len(rs.Reserves) != 1 || rs.Reserves[0].Surplus < 0 {
+		t.Errorf("reserves just after a paid call: %+v %v", rs, err)
+	}
+	x.chain.proxy.Set("getTokenAccountBalance", nil)
 	if held := x.held(); held != x.start-usdc("0.02") {
 		t.Errorf("the payer holds %s, want %s less the price", held, x.start)
 	}
