@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 )
 
@@ -33,6 +34,9 @@ type Client struct {
 	// solanaRPC is the Solana JSON-RPC URL that Verify reads anchors
 	// from; empty, the public endpoint of the anchor's cluster.
 	solanaRPC string
+	// signInWithX is the SIGN-IN-WITH-X proof sent without a token
+	// (SignInWithX).
+	signInWithX string
 }
 
 // New returns a client for the marketplace at baseURL (for example
@@ -117,6 +121,9 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 	if c.token != "" && req.Header.Get("Authorization") == "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	if c.token == "" && c.signInWithX != "" {
+		req.Header.Set(crtx.HeaderSignInWithX, c.signInWithX)
+	}
 	req.Header.Set("Accept", "application/json")
 	method, path := req.Method, req.URL.Path
 	resp, err := c.http.Do(req)
@@ -132,14 +139,7 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 		c.onResponse(resp.StatusCode, data)
 	}
 	if resp.StatusCode >= 300 {
-		var eb api.ErrorBody
-		if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
-			return &Error{Status: resp.StatusCode, Code: "unexpected_response", RequestID: resp.Header.Get("X-Request-Id"),
-				Message: fmt.Sprintf("not an error body: %.200q", data)}
-		}
-		return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message,
-			ExecutionID: eb.Error.ExecutionID, RequestID: resp.Header.Get("X-Request-Id"),
-			RetryAfter: resp.Header.Get("Retry-After")}
+		return apiError(resp, data)
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
@@ -148,6 +148,18 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 		return fmt.Errorf("crtx: decode %s %s: %w", method, path, err)
 	}
 	return nil
+}
+
+// apiError reads an error answer (resp, its body data) into an *Error.
+func apiError(resp *http.Response, data []byte) error {
+	var eb api.ErrorBody
+	if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+		return &Error{Status: resp.StatusCode, Code: "unexpected_response", RequestID: resp.Header.Get("X-Request-Id"),
+			Message: fmt.Sprintf("not an error body: %.200q", data)}
+	}
+	return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message,
+		ExecutionID: eb.Error.ExecutionID, RequestID: resp.Header.Get("X-Request-Id"),
+		RetryAfter: resp.Header.Get("Retry-After")}
 }
 
 // do sends in (when not nil) as JSON and reads the answer as a T.

@@ -75,7 +75,8 @@ func executeParams(task string, ps map[string]any, file, maxCost string, timeout
 func (c *cli) runCmd() *cobra.Command {
 	ps := map[string]any{}
 	var file, maxCost, idem string
-	var async, private bool
+	var async, private, x402 bool
+	var rpc string
 	var timeout int
 	cmd := &cobra.Command{
 		Use:   "run AGENT_ID TASK",
@@ -89,10 +90,17 @@ the result's hash and signature check out; a failure is refunded. With --async t
 call returns at once and crtx follows the execution until it ends; Ctrl-C stops
 following, not the execution, and prints how to pick it up again. A result is public by
 its content id unless --private: then only you read it, and crtx verify checks the
-copy you hold.`,
+copy you hold.
+
+With --x402 the call pays for itself from a Solana wallet (--keypair) on the chain
+--rpc serves: the marketplace answers what the call costs (x402's PAYMENT-REQUIRED),
+crtx signs the USDC transfer, and the marketplace sends it only once the agent's
+result checks out (a failed call costs nothing; a long or --async one is paid first
+and refunded on the chain if it fails). Nothing else is needed: no account, no key.`,
 		Example: `  crtx run AGENT_ID "The quick brown fox jumps over the lazy dog." --param top=3
   cat report.txt | crtx run AGENT_ID - --max-cost 0.10
-  crtx run AGENT_ID "a long job" --async`,
+  crtx run AGENT_ID "a long job" --async
+  crtx run AGENT_ID "pay per call" --x402 --keypair payer.json --rpc https://api.devnet.solana.com`,
 		Args: cmdline.Args("AGENT_ID", "TASK"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			ctx := cmd.Context()
@@ -112,6 +120,9 @@ copy you hold.`,
 				return err
 			}
 			p.Private = private
+			if x402 {
+				return c.executeX402(ctx, a[0], p, idem, rpc)
+			}
 			cl, err := c.key()
 			if err != nil {
 				return err
@@ -127,6 +138,8 @@ copy you hold.`,
 	f.IntVar(&timeout, "timeout", 0, "seconds the agent may take, at most its own timeout (default: the agent's)")
 	f.StringVar(&maxCost, "max-cost", "", "refuse to run if the price is above this, in USDC")
 	f.StringVar(&idem, "idempotency-key", "", "a key of your own: a retry with it answers the first response and never charges twice")
+	f.BoolVar(&x402, "x402", false, "pay this call alone with x402 from the wallet key file (--keypair), through --rpc: no account, no API key; a call that fails costs nothing")
+	f.StringVar(&rpc, "rpc", os.Getenv("CRTX_SOLANA_RPC"), "Solana JSON-RPC URL of the chain --x402 pays on (CRTX_SOLANA_RPC)")
 	return cmd
 }
 
@@ -147,6 +160,12 @@ func (c *cli) execute(ctx context.Context, cl *client.Client, agent string, p cr
 		}
 		return err
 	}
+	return c.printRecord(rec)
+}
+
+// printRecord prints an execution's result, or its failure as the
+// command's error.
+func (c *cli) printRecord(rec api.ExecutionRecord) error {
 	if rec.Status == crtx.ExecFailed && rec.Error != nil {
 		c.print(rec, "")
 		return &client.Error{Code: rec.Error.Code, Message: rec.Error.Message, ExecutionID: &rec.ExecutionID}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain"
+	"github.com/crtx-market/crtx/client"
+)
+
+// executeX402 runs a call paid by itself with x402 from the wallet key
+// file, on the chain rpc serves: it asks the requirements, picks the one of
+// that chain, signs the payment and runs the call with it; an asynchronous
+// call is followed by signing in with the same wallet.
+func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParams, idem, rpc string) error {
+	key, addr, err := c.wallet()
+	if err != nil {
+		return err
+	}
+	if rpc == "" {
+		return fmt.Errorf("--x402 needs --rpc (or CRTX_SOLANA_RPC): the Solana JSON-RPC URL of the chain to pay on")
+	}
+	network, err := chain.NetworkOf(ctx, rpc)
+	if err != nil {
+		return err
+	}
+	anon := c.api("")
+	pr, err := anon.PaymentRequired(ctx, agent, p)
+	if err != nil {
+		return err
+	}
+	var req *crtx.PaymentRequirements
+	var offered []string
+	for i, a := range pr.Accepts {
+		offered = append(offered, a.Network)
+		if a.Network == network {
+			req = &pr.Accepts[i]
+		}
+	}
+	if req == nil {
+		return fmt.Errorf("the marketplace takes x402 payments on %v, not on %s (the chain %s serves)", offered, network, rpc)
+	}
+	tx, err := chain.X402Payment(ctx, rpc, key, *req)
+	if err != nil {
+		return err
+	}
+	payload := crtx.PaymentPayload{X402Version: crtx.X402Version, Resource: &pr.Resource, Accepted: *req}
+	payload.Payload.Transaction = tx
+	fmt.Fprintf(c.errOut, "paying %s USDC from %s on %s…\n", price(req.Amount), addr, network)
+	label := "running " + agent
+	stop := c.status(func() string { return label })
+	rec, settle, err := anon.ExecutePaid(ctx, agent, p, payload, idem)
+	if err == nil && p.Async {
+		var signed *client.Client
+		if signed, err = anon.SignInWithX(ctx, key, network); err == nil {
+			label = "execution " + rec.ExecutionID + " pending"
+			rec, err = c.follow(ctx, signed, rec.ExecutionID, func(s crtx.ExecStatus) { label = "execution " + rec.ExecutionID + " " + string(s) })
+		}
+	}
+	stop()
+	if settle.Transaction != "" && !c.json {
+		fmt.Fprintf(c.errOut, "paid by transaction %s\n", settle.Transaction)
+	}
+	if err != nil {
+		return err
+	}
+	return c.printRecord(rec)
+}
+
+// price is an amount in base units as USDC.
+func price(amount string) string {
+	n, err := strconv.ParseInt(amount, 10, 64)
+	if err != nil {
+		return amount + " base units of"
+	}
+	return crtx.USDC(n).String()
+}
