@@ -109,6 +109,10 @@ type agentData struct {
 	// The marketplace's MCP endpoint, Claude Code's command and other
 	// clients' configuration for it, and this agent's A2A card.
 	MCPURL, MCPAdd, MCPConfig, CardURL string
+	// X402 is set when an environment has a chain: the agent can be paid
+	// per call with x402, as the snippets show.
+	X402                           bool
+	X402Fetch, X402Python, X402CLI string
 }
 
 // agent is one listing as a product page: what it does, its parameters,
@@ -138,6 +142,10 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	d.CurlBody = shellQuote(string(body))
 	for _, k := range slices.Sorted(maps.Keys(example)) {
 		d.Flags = append(d.Flags, shellQuote(k+"="+shown(example[k])))
+	}
+	if len(h.market.Config().Chains) > 0 {
+		d.X402 = true
+		d.X402Fetch, d.X402Python, d.X402CLI = x402Snippets(base+"/v1/agents/"+a.AgentID+"/execute", string(body), a.AgentID, d.Example, d.Flags)
 	}
 	out := h.outcome(r, v)
 	d.Try = out.Form
