@@ -495,3 +495,62 @@ func (x *x402Market) refunded(id string) {
 		x.t.Errorf("the payer's ledger wallet holds %+v: the refund stayed on the ledger", b)
 	}
 }
+
+// TestX402IdempotencyAndLimits: the payment-identifier extension is an
+// Idempotency-Key in the payer's wallet (a retry, even with a new payment,
+// answers the first response and pays nothing again; another body is a
+// conflict), and payments that would cost a simulation are rate-limited
+// per payer address.
+func TestX402IdempotencyAndLimits(t *testing.T) {
+	x := newX402Market(t, func(c *daemon.Config) { c.RateLimitIP = 5 })
+	agent := x.list(newService(t, echo), "0.02", map[string]any{"timeout_seconds": 5})
+	pr := x.requirements(agent)
+	withID := func(id string) string {
+		p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0],
+			Extensions: map[string]json.RawMessage{"payment-identifier": json.RawMessage(`{"info":{"required":false,"id":"` + id + `"}}`)}}
+		pay := chaintest.NewPayment(t, x.chain.treasury, x.payer.key, x.chain.mint, x.chain.treasury, 20_000)
+		p.Payload.Transaction = pay.Encode(t, x.chain.net.Blockhash(t))
+		return crtx.EncodeHeader(p)
+	}
+	status, _, _, sr, first := x.post(agent, withID("pay_0123456789abcdef"), run("once"))
+	if status != 200 || sr == nil || !sr.Success {
+		t.Fatalf("first call: %d %s", status, first)
+	}
+	status, _, _, _, again := x.post(agent, withID("pay_0123456789abcdef"), run("once"))
+	var a, b api.ExecutionRecord
+	json.Unmarshal(first, &a)
+	json.Unmarshal(again, &b)
+	if status != 200 || b.ExecutionID != a.ExecutionID {
+		t.Fatalf("retry with the same payment id: %d %s, want the first answer %s", status, again, a.ExecutionID)
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Errorf("the payer holds %s after a call and its retry: it paid twice", held)
+	}
+	if status, eb, _, _, _ := x.post(agent, withID("pay_0123456789abcdef"), run("another")); status != 409 || eb.Error.Code != "idempotency_key_reused" {
+		t.Errorf("the same payment id with another body: %d %+v", status, eb)
+	}
+	if status, eb, _, _, _ := x.post(agent, withID("short"), run("x")); status != 400 || eb.Error.Code != "invalid_request" {
+		t.Errorf("a malformed payment id: %d %+v", status, eb)
+	}
+
+	// A payer without funds: each payment costs a simulation, so its
+	// address is held to its rate (5 a second, bursts of 10): of 20 at
+	// once, some are refused before the simulation.
+	broke := chaintest.NewKey(t)
+	hash := x.chain.net.Blockhash(t)
+	limited := 0
+	for i := range 20 {
+		p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+		p.Payload.Transaction = chaintest.NewPayment(t, x.chain.treasury, broke, x.chain.mint, x.chain.treasury, 20_000).Encode(t, hash)
+		status, eb, _, _, _ := x.post(agent, crtx.EncodeHeader(p), run("x"))
+		switch {
+		case status == 429:
+			limited++
+		case status != 402 || eb.Error.Code != crtx.CodePaymentInvalid || i < 10 && limited > 0:
+			t.Errorf("payment %d of an address without funds: %d %+v", i, status, eb)
+		}
+	}
+	if limited == 0 {
+		t.Error("20 payments at once from one address were all simulated")
+	}
+}
