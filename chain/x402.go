@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	bin "github.com/gagliardetto/binary"
@@ -308,6 +309,11 @@ func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) er
 	return nil
 }
 
+// settlePoll is how often a payment being settled is looked up: its payer
+// waits on it for its result, where a withdrawal's owner waits for
+// nothing (two RPC calls a look).
+const settlePoll = 100 * time.Millisecond
+
 // SettlePayment sends a payment's signed bytes until they land confirmed,
 // fail, or can never land (ErrExpired: the finalized height passed
 // lastValid without them); sending them again is harmless. It returns the
@@ -319,7 +325,7 @@ func (c *Client) SettlePayment(ctx context.Context, raw []byte, lastValid uint64
 	}
 	// A refusal proves nothing (Send): the status says what became of it.
 	_ = c.Send(ctx, raw)
-	slot, err := await(ctx, c.rpc, c.poll, signed{sig: tx.Signatures[0], raw: raw, lastValid: lastValid}, rpc.ConfirmationStatusConfirmed)
+	slot, err := await(ctx, c.rpc, min(c.poll, settlePoll), signed{sig: tx.Signatures[0], raw: raw, lastValid: lastValid}, rpc.ConfirmationStatusConfirmed)
 	if errors.Is(err, ErrExpired) || errors.Is(err, ErrFailed) {
 		return slot, fmt.Errorf("%w: %w", crtx.ErrPaymentNeverLands, err)
 	}

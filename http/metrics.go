@@ -110,3 +110,25 @@ func (c rpcCalls) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// x402Stages are the time x402 calls spent in each stage beyond an
+// API-key call's (check, simulate, settle), and how many passed each.
+type x402Stages struct {
+	market        *market.Market
+	seconds, runs *prometheus.Desc
+}
+
+func newX402Stages(m *market.Market) prometheus.Collector {
+	return x402Stages{market: m,
+		seconds: prometheus.NewDesc("crtx_x402_stage_seconds_total", "Time x402 calls spent in each stage of their payment.", []string{"stage"}, nil),
+		runs:    prometheus.NewDesc("crtx_x402_stage_runs_total", "x402 calls that passed each stage of their payment.", []string{"stage"}, nil)}
+}
+
+func (c x402Stages) Describe(ch chan<- *prometheus.Desc) { ch <- c.seconds; ch <- c.runs }
+
+func (c x402Stages) Collect(ch chan<- prometheus.Metric) {
+	for stage, t := range c.market.X402Stages() {
+		ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.CounterValue, t.Total.Seconds(), stage)
+		ch <- prometheus.MustNewConstMetric(c.runs, prometheus.CounterValue, float64(t.Count), stage)
+	}
+}

@@ -114,6 +114,7 @@ type Market struct {
 	beats      *beats                        // the other replicas' heartbeats, as seen here
 	watches    *watches                      // the executions streams follow here
 	surplus    surpluses                     // the last reserve check's
+	stages     stageTimes                    // x402 calls' time by stage
 	// nudge wakes the withdrawal worker when a withdrawal is requested.
 	nudge chan struct{}
 	// signing is held while a withdrawal picks a nonce account, signs on

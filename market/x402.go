@@ -167,10 +167,12 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	if err != nil {
 		return PaidCall{}, err
 	}
+	checked := time.Now()
 	cp, err := c.CheckPayment(paid.Payload.Payload.Transaction, crtx.PaymentTerms{Amount: a.Price})
 	if err != nil {
 		return PaidCall{}, err
 	}
+	m.stages.add(stageCheck, checked)
 	res := PaidCall{Settle: crtx.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
 	// A retry of a request already answered gets its first answer, and
 	// pays nothing again.
@@ -192,7 +194,10 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 			return res, err
 		}
 	}
-	if err := c.SimulatePayment(ctx, &cp); err != nil {
+	simulated := time.Now()
+	err = c.SimulatePayment(ctx, &cp)
+	m.stages.add(stageSimulate, simulated)
+	if err != nil {
 		var pe *crtx.PaymentError
 		if errors.As(err, &pe) {
 			return res, err

@@ -31,7 +31,9 @@ func (m *Market) settleFirst(ctx context.Context, e crtx.Execution) (crtx.Execut
 	if err != nil {
 		return e, err
 	}
+	settling := time.Now()
 	slot, err := c.SettlePayment(ctx, p.Raw, p.LastValid)
+	m.stages.add(stageSettle, settling)
 	if err != nil && !landedNever(err) {
 		// The chain did not say: the execution waits, leased, and this
 		// or another process asks again.
@@ -201,7 +203,9 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 	if err != nil {
 		return false, err
 	}
+	settling := time.Now()
 	slot, err := ch.SettlePayment(ctx, p.Raw, p.LastValid)
+	m.stages.add(stageSettle, settling)
 	if landedNever(err) {
 		c.Execution.ResultCID, c.Execution.ResultHash, c.Execution.Signature, c.Execution.Result = "", "", "", ""
 		c.Execution.Status, c.Execution.ErrorCode = crtx.ExecFailed, crtx.CodePaymentInvalid
