@@ -554,3 +554,37 @@ func TestX402IdempotencyAndLimits(t *testing.T) {
 		t.Error("20 payments at once from one address were all simulated")
 	}
 }
+
+// TestX402SettlementThroughAnOutage: the chain stops answering while an
+// asynchronous call's payment is being settled: the payer is told to
+// follow the call by its id, and once the chain answers again any process
+// settles the payment (it landed) and runs the call, charged once.
+func TestX402SettlementThroughAnOutage(t *testing.T) {
+	x := newX402Market(t, func(c *daemon.Config) { c.Lease, c.RecoveryInterval = time.Second, 100*time.Millisecond })
+	agent := x.list(newService(t, echo), "0.02")
+	pr := x.requirements(agent)
+	down := func(chaintest.Call, func() []byte) ([]byte, int) { return []byte("down"), http.StatusServiceUnavailable }
+	x.chain.proxy.Set("getBlockHeight", down)
+	p := chaintest.NewPayment(t, x.chain.treasury, x.payer.key, x.chain.mint, x.chain.treasury, 20_000)
+	status, eb, _, _, _ := x.post(agent, x.header(pr, p.Encode(t, x.chain.net.Blockhash(t))), crtx.ExecuteParams{Task: "through", Async: true})
+	if status != 503 || eb.Error.ExecutionID == nil || !strings.Contains(eb.Error.Message, "follow execution") {
+		t.Fatalf("settling through an outage: %d %+v", status, eb)
+	}
+	x.chain.proxy.Set("getBlockHeight", nil)
+	x.clock.Advance(2 * time.Second) // the lease of the call left waiting runs out
+	id := *eb.Error.ExecutionID
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		e, _, err := x.d.Market.GetExecution(ctx, crtx.Principal{Wallet: x.payer.address, Signed: crtx.Devnet}, id)
+		if err == nil && e.Status == crtx.ExecCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("execution %s after the outage: %+v %v", id, e, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Errorf("the payer holds %s after one call through an outage", held)
+	}
+}

@@ -246,7 +246,13 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 		m.letGo(e.ID)
 	}
 	if err != nil {
-		return res, err
+		// The payment may land yet: the call goes on then (any replica
+		// settles it), and costs nothing if it never does. Its id lets
+		// the payer follow it.
+		res.Execution = e
+		ce := &crtx.Error{Code: crtx.CodeUnavailable, ExecutionID: e.ID, RetryAfter: 5,
+			Message: "the chain did not answer while the payment was being settled: if it lands the call runs, and if it never does it costs nothing; follow execution " + e.ID}
+		return res, fmt.Errorf("%w: %w", ce, err)
 	}
 	res.Execution, res.Settle = e, m.settleResponse(ctx, e, acc.Network)
 	if e.Status.Final() {
