@@ -563,7 +563,9 @@ func TestX402SettlementThroughAnOutage(t *testing.T) {
 	x := newX402Market(t, func(c *daemon.Config) { c.Lease, c.RecoveryInterval = time.Second, 100*time.Millisecond })
 	agent := x.list(newService(t, echo), "0.02")
 	pr := x.requirements(agent)
-	down := func(chaintest.Call, func() []byte) ([]byte, int) { return []byte("down"), http.StatusServiceUnavailable }
+	down := func(chaintest.Call, func() []byte) ([]byte, int) {
+		return []byte("down"), http.StatusServiceUnavailable
+	}
 	x.chain.proxy.Set("getBlockHeight", down)
 	p := chaintest.NewPayment(t, x.chain.treasury, x.payer.key, x.chain.mint, x.chain.treasury, 20_000)
 	status, eb, _, _, _ := x.post(agent, x.header(pr, p.Encode(t, x.chain.net.Blockhash(t))), crtx.ExecuteParams{Task: "through", Async: true})
