@@ -5,11 +5,15 @@ import (
 )
 
 // WellKnown is the document at /.well-known/json: what creators need to
-// check requests from this marketplace.
+// check requests from this marketplace, and where x402 buyers find its
+// agents.
 type WellKnown struct {
 	SigningPublicKey   string             `json:"signing_public_key"`
 	AuthorityPublicKey string             `json:"ledger_authority_public_key"`
 	PublicURL          string             `json:"public_url"`
 	PlatformFeeBps     int                `json:"platform_fee_bps"`
 	Environments       []crtx.Environment `json:"environments"`
+	// X402DiscoveryURL lists every agent as an x402 resource, in the
+	// Bazaar's format (GET /discovery/resources).
+	X402DiscoveryURL string `json:"x402_discovery_url"`
 }

@@ -65,46 +65,48 @@ func (q query) env() (crtx.Environment, error) {
 
 var sorts = []string{crtx.SortTotalExecutions, crtx.SortSuccessRate, crtx.SortPriceAsc, crtx.SortPriceDesc, crtx.SortCreatedAt}
 
-func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
-	q, err := newQuery(r, "limit", "offset", "tags", "min_success_rate", "min_executions", "verified_only", "sort", "q", "environment")
-	if err != nil {
-		return err
-	}
+// catalogParams are the query parameters of a catalog query.
+var catalogParams = []string{"limit", "offset", "tags", "min_success_rate", "min_executions", "verified_only", "sort", "q", "environment"}
+
+// agentQuery reads a catalog query (CONTRACT §7), naming the first bad
+// parameter.
+func (q query) agentQuery() (crtx.AgentQuery, error) {
+	var err error
 	aq := crtx.AgentQuery{}
 	if aq.Limit, err = q.int("limit", 20, 1, 100); err != nil {
-		return err
+		return aq, err
 	}
 	if aq.Offset, err = q.int("offset", 0, 0, 1<<30); err != nil {
-		return err
+		return aq, err
 	}
 	if aq.Environment, err = q.env(); err != nil {
-		return err
+		return aq, err
 	}
 	if q.has("tags") {
 		for _, t := range strings.Split(q.v.Get("tags"), ",") {
 			t = strings.TrimSpace(t)
 			if t == "" || len(t) > 32 {
-				return invalid("tags must be a comma-separated list of tags")
+				return aq, invalid("tags must be a comma-separated list of tags")
 			}
 			if !slices.Contains(aq.Tags, t) {
 				aq.Tags = append(aq.Tags, t)
 			}
 		}
 		if len(aq.Tags) > 10 {
-			return invalid("tags: at most 10")
+			return aq, invalid("tags: at most 10")
 		}
 	}
 	if q.has("min_success_rate") {
 		f, err := strconv.ParseFloat(q.v.Get("min_success_rate"), 64)
 		if err != nil || !(f >= 0 && f <= 1) {
-			return invalid("min_success_rate must be a number from 0.0 to 1.0")
+			return aq, invalid("min_success_rate must be a number from 0.0 to 1.0")
 		}
 		aq.MinSuccessRate = &f
 	}
 	if q.has("min_executions") {
 		n, err := strconv.ParseInt(q.v.Get("min_executions"), 10, 64)
 		if err != nil || n < 0 {
-			return invalid("min_executions must be a whole number of at least 0")
+			return aq, invalid("min_executions must be a whole number of at least 0")
 		}
 		aq.MinExecutions = &n
 	}
@@ -114,20 +116,32 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 			aq.VerifiedOnly = true
 		case "false":
 		default:
-			return invalid("verified_only must be true or false")
+			return aq, invalid("verified_only must be true or false")
 		}
 	}
 	if q.has("sort") {
 		aq.Sort = q.v.Get("sort")
 		if !slices.Contains(sorts, aq.Sort) {
-			return invalid("sort must be one of %s", strings.Join(sorts, ", "))
+			return aq, invalid("sort must be one of %s", strings.Join(sorts, ", "))
 		}
 	}
 	if q.has("q") {
 		aq.Q = q.v.Get("q")
 		if len(aq.Q) > 200 {
-			return invalid("q: at most 200 characters")
+			return aq, invalid("q: at most 200 characters")
 		}
+	}
+	return aq, nil
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	q, err := newQuery(r, catalogParams...)
+	if err != nil {
+		return err
+	}
+	aq, err := q.agentQuery()
+	if err != nil {
+		return err
 	}
 	page, err := s.market.Agents(r.Context(), aq)
 	if err != nil {

@@ -55,6 +55,7 @@ func (s *Server) wellKnown(w http.ResponseWriter, r *http.Request) error {
 		SigningPublicKey:   crtx.Address(s.market.SigningPublicKey()),
 		AuthorityPublicKey: crtx.Address(s.market.AuthorityPublicKey()),
 		PublicURL:          cfg.PublicURL, PlatformFeeBps: cfg.FeeBps, Environments: crtx.Environments,
+		X402DiscoveryURL: cfg.PublicURL + "/discovery/resources",
 	})
 	return nil
 }

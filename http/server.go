@@ -77,6 +77,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"DELETE", "/v1/keys/{key_id}", s.revokeKey},
 
 		{"GET", "/v1/agents", s.listAgents},
+		{"GET", "/discovery/resources", s.discoveryResources},
 		{"GET", "/v1/agents/{agent_id}", s.getAgent},
 		{"POST", "/v1/agents/{agent_id}/execute", s.execute},
 		{"GET", "/v1/executions", s.listExecutions},

@@ -37,6 +37,16 @@ func (m *Market) creatorView(it crtx.AgentListItem) api.CreatorAgent {
 // Agents returns a page of the catalog (CONTRACT §7). The query must be
 // valid; the http package checks each parameter and names the bad one.
 func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+	q = catalogDefaults(q)
+	// Pages are kept a second: the catalog changes rarely and is read on
+	// every browse, so a second's staleness buys not counting it each time.
+	return m.pages.fetch(queryKey(q), time.Now(), func() (api.AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+}
+
+// catalogDefaults gives a catalog query the environment and order it
+// leaves out: mainnet's statistics, the most used first, or the most
+// relevant with a search.
+func catalogDefaults(q crtx.AgentQuery) crtx.AgentQuery {
 	if q.Environment == "" {
 		q.Environment = crtx.Mainnet
 	}
@@ -46,9 +56,7 @@ func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 			q.Sort = crtx.SortRelevance
 		}
 	}
-	// Pages are kept a second: the catalog changes rarely and is read on
-	// every browse, so a second's staleness buys not counting it each time.
-	return m.pages.fetch(queryKey(q), time.Now(), func() (api.AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+	return q
 }
 
 // queryKey identifies a query in the page cache: every field, by value. Built
@@ -89,9 +97,25 @@ func appendFilterKey(b []byte, q crtx.AgentQuery) []byte {
 }
 
 func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+	items, total, err := m.listing(ctx, q)
+	if err != nil {
+		return api.AgentPage{}, err
+	}
+	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Page: api.Page{Total: total, Limit: q.Limit, Offset: q.Offset}}.Kept()
+	for i, it := range items {
+		a := it.Agent
+		page.Agents[i] = api.AgentSummary{AgentFacts: agentFacts(a, it.Stats),
+			Creator: api.CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
+	}
+	return page, nil
+}
+
+// listing reads a page of the catalog and how many agents match its
+// filter in all.
+func (m *Market) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
 	items, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.AgentListItem, error) { return tx.ListAgents(ctx, q) })
 	if err != nil {
-		return api.AgentPage{}, internal("list agents", err)
+		return nil, 0, internal("list agents", err)
 	}
 	// Counting every match is the costly part of a page (it reads every
 	// matching agent), and every page and order of one filter shares it:
@@ -104,15 +128,9 @@ func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 		return n, err
 	})
 	if err != nil {
-		return api.AgentPage{}, internal("count agents", err)
+		return nil, 0, internal("count agents", err)
 	}
-	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Page: api.Page{Total: total, Limit: q.Limit, Offset: q.Offset}}.Kept()
-	for i, it := range items {
-		a := it.Agent
-		page.Agents[i] = api.AgentSummary{AgentFacts: agentFacts(a, it.Stats),
-			Creator: api.CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
-	}
-	return page, nil
+	return items, total, nil
 }
 
 // Agent returns the full listing of an active or paused agent with its

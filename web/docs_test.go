@@ -233,10 +233,12 @@ func TestDocsNoScript(t *testing.T) {
 	}
 }
 
-// Getting started points MCP and A2A clients at this marketplace.
+// Getting started points MCP and A2A clients, and x402 buyers' Bazaar
+// clients, at this marketplace.
 func TestDocsIntegrations(t *testing.T) {
 	s := section(t, docsPage(t), "getting-started")
-	for _, want := range []string{"<code>" + docsBase + "/mcp</code>", "<code>run_agent</code>", "<code>" + docsBase + "/a2a/AGENT_ID</code>"} {
+	for _, want := range []string{"<code>" + docsBase + "/mcp</code>", "<code>run_agent</code>", "<code>" + docsBase + "/a2a/AGENT_ID</code>",
+		"<code>" + docsBase + "/discovery/resources</code>", `<a href="#listDiscoveryResources">`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("getting started lacks %s", want)
 		}

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+// DiscoveryPage is the answer of GET /discovery/resources: x402 v2's
+// discovery list (x402-specification-v2.md §8), each agent an x402
+// resource as a Bazaar lists it.
+type DiscoveryPage struct {
+	X402Version int                 `json:"x402Version"`
+	Items       []DiscoveryResource `json:"items"`
+	Pagination  Page                `json:"pagination"`
+}
+
+// DiscoveryResource is one agent as an x402 resource: the fields of the
+// specification (§8.2) and those Bazaar clients read beside them
+// (@x402/extensions' DiscoveryResource: description, mimeType, tags and the
+// bazaar extension under extensions).
+type DiscoveryResource struct {
+	// Resource is the agent's execute URL, which answers 402 with the
+	// same accepts.
+	Resource    string                     `json:"resource"`
+	Type        string                     `json:"type"`
+	X402Version int                        `json:"x402Version"`
+	Accepts     []crtx.PaymentRequirements `json:"accepts"`
+	// LastUpdated is when the listing last changed, in RFC 3339: the
+	// specification's prose says a Unix time, but its own SDKs (Go,
+	// Python, TypeScript) and the facilitators they read send and parse an
+	// ISO 8601 string, and a number breaks them.
+	LastUpdated time.Time           `json:"lastUpdated"`
+	Description string              `json:"description"`
+	MimeType    string              `json:"mimeType"`
+	Tags        []string            `json:"tags"`
+	Extensions  DiscoveryExtensions `json:"extensions"`
+	Metadata    DiscoveryMetadata   `json:"metadata"`
+}
+
+// DiscoveryExtensions are a resource's x402 extensions, as its 402 would
+// declare them.
+type DiscoveryExtensions struct {
+	Bazaar Bazaar `json:"bazaar"`
+}
+
+// Bazaar is the bazaar extension (specs/extensions/bazaar.md): how to call
+// the resource (Info), and the JSON Schema Info satisfies.
+type Bazaar struct {
+	Info   BazaarInfo      `json:"info"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+// BazaarInfo describes an HTTP call with a JSON body.
+type BazaarInfo struct {
+	Input  BazaarInput  `json:"input"`
+	Output BazaarOutput `json:"output"`
+}
+
+// BazaarInput is the request: Body is an example body.
+type BazaarInput struct {
+	Type     string          `json:"type"`
+	Method   string          `json:"method"`
+	BodyType string          `json:"bodyType"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// BazaarOutput is the response's content type, and what it holds in words.
+type BazaarOutput struct {
+	Type   string `json:"type"`
+	Format string `json:"format,omitempty"`
+}
+
+// DiscoveryMetadata is the specification's free-form metadata: the
+// listing in crtx's words, and under Crtx what a Bazaar listing lacks.
+type DiscoveryMetadata struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Price       crtx.USDC         `json:"price_per_call_usdc"`
+	Crtx        DiscoveryEvidence `json:"crtx"`
+}
+
+// DiscoveryEvidence is the agent's record on this marketplace, from the
+// catalog's statistics: a client that knows crtx weighs agents by it, and
+// any other ignores the key.
+type DiscoveryEvidence struct {
+	AgentID    string `json:"agent_id"`
+	ListingURL string `json:"listing_url"`
+	// Environment is whose statistics these are.
+	Environment        crtx.Environment `json:"environment"`
+	TotalExecutions    int64            `json:"total_executions"`
+	SuccessRate        float64          `json:"success_rate"`
+	AvgExecutionTimeMS int64            `json:"avg_execution_time_ms"`
+}
