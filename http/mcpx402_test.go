@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/daemon"
 )
 
@@ -36,7 +38,8 @@ type toolResult struct {
 // _meta["x402/payment"] runs the agent and carries the settlement in
 // _meta["x402/payment-response"], the chain having moved exactly the price;
 // the same payment again is refused and moves nothing, and payments beyond
-// the marketplace's bound are refused before any simulation.
+// the marketplace's bound are refused before any simulation. The agent's
+// page names the endpoint.
 func TestMCPX402TypeScriptSDK(t *testing.T) {
 	// One payment simulated for the whole test: the second is over the bound.
 	x := newX402Market(t, func(c *daemon.Config) { c.RateLimitPayments = 0.001 })
@@ -129,6 +132,16 @@ func TestMCPX402TypeScriptSDK(t *testing.T) {
 	x.rollup()
 	if b := x.balance(x.creatorW, crtx.Devnet); b.Available <= 0 {
 		t.Errorf("the creator's devnet balance %+v: its share is missing", b)
+	}
+
+	// The agent's page names the endpoint, as there is a chain to pay on.
+	resp, err := x.http.Get(x.d.URL + "/agents/" + agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if page, _ := io.ReadAll(resp.Body); !bytes.Contains(page, []byte(api.MCPX402URL(x.d.URL))) {
+		t.Errorf("the agent's page does not name %s", api.MCPX402URL(x.d.URL))
 	}
 }
 
