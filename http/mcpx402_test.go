@@ -13,6 +13,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/daemon"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolResult is an MCP tool result as the TypeScript SDK returned it.
@@ -164,4 +165,72 @@ func paymentRequiredOf(t *testing.T, name string, r toolResult) crtx.PaymentRequ
 		t.Fatalf("%s: not a PaymentRequired: %s", name, r.StructuredContent)
 	}
 	return structured
+}
+
+// TestMCPX402RetryAndFailure: a payment the official x402 client built for
+// the execute endpoint pays run_agent on /mcp/x402 as well (the resource
+// is the same), here with the official Go SDK: the same call sent again
+// with its idempotency_key answers the first run and charges once, and a
+// failing agent's call answers its error with a settlement that says
+// nothing was charged.
+func TestMCPX402RetryAndFailure(t *testing.T) {
+	x := newX402Market(t)
+	quick := map[string]any{"timeout_seconds": 5}
+	agent := x.list(newService(t, echo), "0.02", quick)
+	broken := x.list(newService(t, failing), "0.02", quick, map[string]any{"name": "Broken"})
+	c := sdk.NewClient(&sdk.Implementation{Name: "crtx-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: x.d.URL + "/mcp/x402"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(agent, header string, args map[string]any) (*sdk.CallToolResult, *crtx.SettleResponse) {
+		t.Helper()
+		var payment map[string]any
+		decodeHeader(t, header, &payment)
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "run_agent", Arguments: args, Meta: sdk.Meta{"x402/payment": payment}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sr *crtx.SettleResponse
+		if raw, ok := res.Meta["x402/payment-response"]; ok {
+			b, _ := json.Marshal(raw)
+			sr = new(crtx.SettleResponse)
+			if err := json.Unmarshal(b, sr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return res, sr
+	}
+	executionID := func(res *sdk.CallToolResult) string {
+		b, _ := json.Marshal(res.StructuredContent)
+		var out struct {
+			ExecutionID string `json:"execution_id"`
+		}
+		json.Unmarshal(b, &out)
+		return out.ExecutionID
+	}
+
+	args := map[string]any{"agent_id": agent, "task": "hello", "idempotency_key": "order-42"}
+	header := x.pay(agent, "header", run("hello")).Header
+	first, sr := call(agent, header, args)
+	if first.IsError || executionID(first) == "" || sr == nil || !sr.Success {
+		t.Fatalf("paid call: %+v %+v", first, sr)
+	}
+	again, sr2 := call(agent, header, args)
+	if again.IsError || executionID(again) != executionID(first) || sr2 == nil || sr2.Transaction != sr.Transaction {
+		t.Errorf("the same call again: %+v %+v, want the first run %s", again, sr2, executionID(first))
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Errorf("the payer holds %s, want %s less the price, once", held, x.start)
+	}
+
+	before := x.held()
+	failed, sr := call(broken, x.pay(broken, "header", run("fail")).Header, map[string]any{"agent_id": broken, "task": "fail"})
+	if !failed.IsError || failed.StructuredContent != nil || len(failed.Content) == 0 ||
+		!strings.Contains(failed.Content[0].(*sdk.TextContent).Text, "execution") ||
+		sr == nil || sr.Success || sr.ErrorReason != "execution_failed" {
+		t.Errorf("failing agent: %+v %+v", failed, sr)
+	}
+	x.unchanged(before)
 }
