@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -48,6 +49,19 @@ type PaymentRequired struct {
 	Resource    ResourceInfo          `json:"resource"`
 	Accepts     []PaymentRequirements `json:"accepts"`
 	Extensions  map[string]any        `json:"extensions,omitempty"`
+}
+
+// Price is what pr's first way to pay asks, false when it asks nothing
+// readable.
+func (pr PaymentRequired) Price() (USDC, bool) {
+	if len(pr.Accepts) == 0 {
+		return 0, false
+	}
+	micro, err := strconv.ParseInt(pr.Accepts[0].Amount, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return USDC(micro), true
 }
 
 // ResourceInfo describes what is paid for (spec §5.1.2).
@@ -110,31 +124,41 @@ func EncodeHeader(v any) string {
 // not a version 2 exact payload with a transaction is invalid_request: the
 // HTTP transport's "Invalid Payment" (400).
 func DecodePaymentPayload(header string) (PaymentPayload, error) {
-	var p PaymentPayload
-	bad := func(format string, args ...any) (PaymentPayload, error) {
-		return PaymentPayload{}, InvalidField(HeaderPaymentSignature, format, args...)
-	}
 	if len(header) > MaxPaymentHeader {
-		return bad("at most %d bytes", MaxPaymentHeader)
+		return PaymentPayload{}, InvalidField(HeaderPaymentSignature, "at most %d bytes", MaxPaymentHeader)
 	}
 	raw, err := base64.StdEncoding.DecodeString(header)
 	if err != nil {
 		// Some clients drop the padding.
 		if raw, err = base64.RawStdEncoding.DecodeString(header); err != nil {
-			return bad("not base64")
+			return PaymentPayload{}, InvalidField(HeaderPaymentSignature, "not base64")
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&p); err != nil {
-		return bad("not a PaymentPayload in JSON: %v", err)
+	p, err := ReadPaymentPayload(raw)
+	var pe *PaymentError
+	if errors.As(err, &pe) {
+		return PaymentPayload{}, InvalidField(HeaderPaymentSignature, "%s", pe.Message)
+	}
+	return p, err
+}
+
+// ReadPaymentPayload reads a PaymentPayload in JSON, as transports other
+// than HTTP carry it (MCP's _meta["x402/payment"]). Anything that is not a
+// version 2 exact payload with a transaction is a *PaymentError, its reason
+// the spec's (§9): those transports answer a malformed payment as any other
+// refused one.
+func ReadPaymentPayload(raw []byte) (PaymentPayload, error) {
+	var p PaymentPayload
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&p); err != nil {
+		return PaymentPayload{}, PaymentRefused("invalid_payload", "not a PaymentPayload in JSON: %v", err)
 	}
 	switch {
 	case p.X402Version != X402Version:
-		return bad("x402Version %d: this server speaks version %d", p.X402Version, X402Version)
+		return PaymentPayload{}, PaymentRefused("invalid_x402_version", "x402Version %d: this server speaks version %d", p.X402Version, X402Version)
 	case p.Accepted.Scheme != SchemeExact:
-		return bad("scheme %q: only %q is accepted", p.Accepted.Scheme, SchemeExact)
+		return PaymentPayload{}, PaymentRefused("unsupported_scheme", "scheme %q: only %q is accepted", p.Accepted.Scheme, SchemeExact)
 	case p.Payload.Transaction == "":
-		return bad("payload.transaction is required")
+		return PaymentPayload{}, PaymentRefused("invalid_payload", "payload.transaction is required")
 	}
 	return p, nil
 }

@@ -8,6 +8,10 @@ import (
 // MCPURL is a marketplace's MCP server.
 func MCPURL(publicURL string) string { return publicURL + "/mcp" }
 
+// MCPX402URL is a marketplace's open MCP server, where each run_agent
+// call is paid with x402 instead of an API key.
+func MCPX402URL(publicURL string) string { return publicURL + "/mcp/x402" }
+
 // CardURL is an agent's A2A card.
 func CardURL(publicURL, agentID string) string {
 	return publicURL + "/a2a/" + agentID + "/.well-known/agent-card.json"

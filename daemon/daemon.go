@@ -419,6 +419,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log,
 		SessionsPerKey: cfg.MCPSessionsPerKey, SessionsPerWallet: cfg.MCPSessionsPerWallet}))
+	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{API: api, Logger: log}))
 	agents := a2a.New(m, a2a.Options{API: api, Logger: log})
 	api.Protocol("/a2a/", agents)
 	api.Protocol("GET /.well-known/jwks.json", agents)

@@ -16,6 +16,46 @@ import (
 // developer's machine, and fails in CI.
 func nodeScript(ctx context.Context, t *testing.T, modules, pkg, name string, vars ...string) *exec.Cmd {
 	t.Helper()
+	dir := nodeModules(t, modules, pkg)
+	cmd := scriptCommand(ctx, t, name, vars...)
+	if err := os.Symlink(dir, filepath.Join(cmd.Dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// nodePackage is an npm package a script imports, from the node_modules
+// folder the environment variable modules names.
+type nodePackage struct{ modules, name string }
+
+// nodeScriptOf is nodeScript for a script whose packages .ci/run installs
+// in several folders: the script's node_modules holds a link to each
+// package. Node resolves a linked package's own imports from the folder
+// the link points into, so each package keeps the libraries installed
+// with it.
+func nodeScriptOf(ctx context.Context, t *testing.T, name string, pkgs []nodePackage, vars ...string) *exec.Cmd {
+	t.Helper()
+	dirs := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		dirs[i] = nodeModules(t, p.modules, p.name)
+	}
+	cmd := scriptCommand(ctx, t, name, vars...)
+	for i, p := range pkgs {
+		link := filepath.Join(cmd.Dir, "node_modules", p.name)
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(dirs[i], p.name), link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cmd
+}
+
+// nodeModules is the node_modules folder the environment variable modules
+// names. Without it, or without node, the test is skipped, or fails in CI.
+func nodeModules(t *testing.T, modules, pkg string) string {
+	t.Helper()
 	dir := os.Getenv(modules)
 	if _, err := exec.LookPath("node"); dir == "" || err != nil {
 		if os.Getenv("CI") != "" {
@@ -23,17 +63,20 @@ func nodeScript(ctx context.Context, t *testing.T, modules, pkg, name string, va
 		}
 		t.Skipf("set %s to a node_modules folder holding %s (as .ci/run installs it), and install node, to run this test", modules, pkg)
 	}
-	// The script's imports are resolved from its own folder, as in a
-	// project of its own (NODE_PATH does not reach ES modules).
-	script, err := os.ReadFile(filepath.Join("testdata", name))
+	return dir
+}
+
+// scriptCommand is the command that runs testdata/name, copied to a folder of
+// its own: its imports are resolved from there, as in a project of its
+// own (NODE_PATH does not reach ES modules).
+func scriptCommand(ctx context.Context, t *testing.T, name string, vars ...string) *exec.Cmd {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := t.TempDir()
-	if err := os.WriteFile(filepath.Join(run, name), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(dir, filepath.Join(run, "node_modules")); err != nil {
+	if err := os.WriteFile(filepath.Join(run, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, "node", name)

@@ -48,3 +48,8 @@ func (s *Server) AdmitStream(keyID string) (release func(), err error) {
 // for a protocol whose one HTTP request carries several calls (an MCP
 // batch): each is counted, as that many REST requests would be.
 func (s *Server) Limit(p crtx.Principal) error { return s.limitKey(p) }
+
+// AllowPayer bounds the x402 payments a protocol checks as the execute
+// endpoint bounds its own (each costs an RPC call): per payer address, and
+// for the whole marketplace. It is market.Paid's Allow.
+func (s *Server) AllowPayer(payer string) error { return s.allowPayer(payer) }

@@ -3,7 +3,6 @@ package http
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -68,14 +67,10 @@ func (s *Server) signInWithX(w http.ResponseWriter, r *http.Request) error {
 
 // price is what the first way of paying pr asks, in USDC.
 func price(pr crtx.PaymentRequired) string {
-	if len(pr.Accepts) == 0 {
-		return "?"
+	if p, ok := pr.Price(); ok {
+		return p.String()
 	}
-	micro, err := strconv.ParseInt(pr.Accepts[0].Amount, 10, 64)
-	if err != nil {
-		return "?"
-	}
-	return crtx.USDC(micro).String()
+	return "?"
 }
 
 // allowPayer bounds the payments that cost an RPC call (a simulation):

@@ -409,6 +409,13 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 	return internal("open paid execution", err)
 }
 
+// PaymentResponse is the SettleResponse of x402 execution e as it stands,
+// for a transport that followed e past the moment ExecutePaid answered (a
+// replay of a call still running then).
+func (m *Market) PaymentResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
+	return m.settleResponse(ctx, e, network)
+}
+
 // settleResponse is the PAYMENT-RESPONSE of an x402 execution as it
 // stands.
 func (m *Market) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {

@@ -1,6 +1,7 @@
 // Package mcp serves the marketplace as an MCP server at /mcp (Streamable
 // HTTP): callers' MCP clients search, inspect, run and verify agents with
-// their API key, charged and checked exactly as on the REST interface.
+// their API key, charged and checked exactly as on the REST interface; and
+// at /mcp/x402, without a key, runs paid per call with x402 (x402.go).
 //
 // The protocol is the official Go SDK's. What it lacks — the experimental
 // Tasks of protocol 2025-11-25 — is added in tasks.go over the same

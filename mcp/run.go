@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/crtx-market/crtx"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,16 +56,9 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		Private: in.Private}
 	idem, hash := "", ""
 	if in.IdempotencyKey != "" {
-		// The key stands for the call's arguments, less the key, in their
-		// canonical form: a client that sends them again in another key
-		// order is replayed, not refused. Its namespace is MCP's own.
-		args := in
-		args.IdempotencyKey = ""
-		b, err := crtx.Canonical(args)
-		if err != nil {
+		if idem, hash, err = callKeys(in); err != nil {
 			return nil, runOut{}, s.toolError(err)
 		}
-		idem, hash = crtx.MCPKeys+in.IdempotencyKey, crtx.RequestHash(in.AgentID, b)
 	}
 	e, err := s.market.Execute(ctx, c.p, in.AgentID, params, idem, hash)
 	var replay *crtx.Replay
@@ -86,6 +80,23 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		return nil, runOut{}, s.held(err, id)
 	}
 	return s.answer(e, result)
+}
+
+// callKeys are a run_agent call's idempotency key, in MCP's namespace (""
+// without idempotency_key), and the hash of the call it stands for: its
+// arguments less the key, in their canonical form, so that a client that
+// sends them again in another key order is replayed, not refused.
+func callKeys(in runIn) (idem, hash string, err error) {
+	args := in
+	args.IdempotencyKey = ""
+	b, err := crtx.Canonical(args)
+	if err != nil {
+		return "", "", fmt.Errorf("canonical arguments: %w", err)
+	}
+	if in.IdempotencyKey != "" {
+		idem = crtx.MCPKeys + in.IdempotencyKey
+	}
+	return idem, crtx.RequestHash(in.AgentID, b), nil
 }
 
 // progress numbers an execution's states for progress notifications.

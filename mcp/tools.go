@@ -37,24 +37,9 @@ var sorts = []string{crtx.SortTotalExecutions, crtx.SortSuccessRate, crtx.SortPr
 // REST interface bounds, so the SDK refuses what REST would refuse before a
 // handler runs.
 func (s *server) addTools(srv *sdk.Server) {
-	in := schemaFor[searchIn]()
-	property(in, "q").MaxLength = ptr(200)
-	property(in, "tags").MaxItems = ptr(10)
-	property(in, "tags").Items.MaxLength = ptr(32)
-	property(in, "sort").Enum = anys(sorts)
-	property(in, "limit").Minimum, property(in, "limit").Maximum = ptr(1.0), ptr(100.0)
-	addTool(srv, &sdk.Tool{Name: "search_agents", Title: "Search agents",
-		Description: "Search the catalog of agents this API key's environment offers: price per call, success rate, average time. As GET /v1/agents.",
-		InputSchema: in, OutputSchema: schemaFor[api.AgentPage](), Annotations: readOnly},
+	addTool(srv, searchTool("Search the catalog of agents this API key's environment offers: price per call, success rate, average time. As GET /v1/agents."),
 		s.search)
-	listing := schemaFor[api.AgentListing]()
-	// A listing's schemas are JSON Schema objects (the listing rules
-	// refuse anything else), whatever their content.
-	*property(listing, "input_schema") = jsonschema.Schema{Type: "object", Description: "the JSON Schema the parameters of run_agent must match"}
-	*property(listing, "output_schema") = jsonschema.Schema{Type: "object", Description: "the JSON Schema of the agent's result, as its creator describes it"}
-	addTool(srv, &sdk.Tool{Name: "get_agent", Title: "Get an agent",
-		Description: "One agent's full listing: its description, price, statistics and the input_schema its parameters must match. As GET /v1/agents/{agent_id}.",
-		InputSchema: schemaFor[agentIn](), OutputSchema: listing, Annotations: readOnly},
+	addTool(srv, agentTool("One agent's full listing: its description, price, statistics and the input_schema its parameters must match. As GET /v1/agents/{agent_id}."),
 		s.getAgent)
 	addTool(srv, runTool(), s.run)
 	addTool(srv, &sdk.Tool{Name: "get_execution", Title: "Get an execution",
@@ -65,6 +50,29 @@ func (s *server) addTools(srv *sdk.Server) {
 		Description: "Check a completed execution as a careful caller would: the published result hashes to result_hash and has its CID, the ledger's ExecutionRecord commits that hash, the creator's signature holds under the listing's key, and the record is in a block signed by the ledger authority. Waits up to a minute for the block.",
 		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[client.VerifyReport](), Annotations: readOnly},
 		s.verify)
+}
+
+// searchTool is search_agents, described for its endpoint.
+func searchTool(description string) *sdk.Tool {
+	in := schemaFor[searchIn]()
+	property(in, "q").MaxLength = ptr(200)
+	property(in, "tags").MaxItems = ptr(10)
+	property(in, "tags").Items.MaxLength = ptr(32)
+	property(in, "sort").Enum = anys(sorts)
+	property(in, "limit").Minimum, property(in, "limit").Maximum = ptr(1.0), ptr(100.0)
+	return &sdk.Tool{Name: "search_agents", Title: "Search agents", Description: description,
+		InputSchema: in, OutputSchema: schemaFor[api.AgentPage](), Annotations: readOnly}
+}
+
+// agentTool is get_agent, described for its endpoint.
+func agentTool(description string) *sdk.Tool {
+	listing := schemaFor[api.AgentListing]()
+	// A listing's schemas are JSON Schema objects (the listing rules
+	// refuse anything else), whatever their content.
+	*property(listing, "input_schema") = jsonschema.Schema{Type: "object", Description: "the JSON Schema the parameters of run_agent must match"}
+	*property(listing, "output_schema") = jsonschema.Schema{Type: "object", Description: "the JSON Schema of the agent's result, as its creator describes it"}
+	return &sdk.Tool{Name: "get_agent", Title: "Get an agent", Description: description,
+		InputSchema: schemaFor[agentIn](), OutputSchema: listing, Annotations: readOnly}
 }
 
 var readOnly = &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
@@ -82,7 +90,12 @@ func (s *server) search(ctx context.Context, _ *sdk.CallToolRequest, in searchIn
 	if err != nil {
 		return nil, api.AgentPage{}, s.toolError(err)
 	}
-	q := crtx.AgentQuery{Environment: c.p.Environment(), Q: in.Q, Sort: in.Sort, Limit: in.Limit}
+	return s.findAgents(ctx, c.p.Environment(), in)
+}
+
+// findAgents is search_agents with the statistics of env.
+func (s *server) findAgents(ctx context.Context, env crtx.Environment, in searchIn) (*sdk.CallToolResult, api.AgentPage, error) {
+	q := crtx.AgentQuery{Environment: env, Q: in.Q, Sort: in.Sort, Limit: in.Limit}
 	if q.Limit == 0 {
 		q.Limit = 20
 	}
@@ -100,7 +113,12 @@ func (s *server) getAgent(ctx context.Context, _ *sdk.CallToolRequest, in agentI
 	if err != nil {
 		return nil, api.AgentListing{}, s.toolError(err)
 	}
-	a, err := s.market.Agent(ctx, in.AgentID, c.p.Environment())
+	return s.readAgent(ctx, c.p.Environment(), in)
+}
+
+// readAgent is get_agent with the statistics of env.
+func (s *server) readAgent(ctx context.Context, env crtx.Environment, in agentIn) (*sdk.CallToolResult, api.AgentListing, error) {
+	a, err := s.market.Agent(ctx, in.AgentID, env)
 	return nil, a, s.toolError(err)
 }
 

@@ -113,6 +113,9 @@ type agentData struct {
 	// per call with x402, as the snippets show.
 	X402                           bool
 	X402Fetch, X402Python, X402CLI string
+	// MCPX402URL is the MCP endpoint paid per call with x402, when an
+	// environment has a chain to pay on ("" otherwise).
+	MCPX402URL string
 }
 
 // agent is one listing as a product page: what it does, its parameters,
@@ -134,6 +137,9 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	d := agentData{Agent: a, Devnet: dev, URL: base, Example: "Hello",
 		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
 		CardURL: api.CardURL(base, a.AgentID)}
+	if len(h.market.Config().Chains) > 0 {
+		d.MCPX402URL = api.MCPX402URL(base)
+	}
 	var example map[string]any
 	d.Params, example = params(a.InputSchema)
 	b, _ := json.Marshal(example)
