@@ -273,10 +273,14 @@ type Tx interface {
 	// InsertPayment claims an x402 payment's signature for its execution:
 	// ErrConflict when it was claimed before.
 	InsertPayment(ctx context.Context, p Payment) error
-	// UpdatePayment writes p's status, reply, slot and settled_at while it
-	// is verified or sent; ErrConflict once it is settled or void.
-	UpdatePayment(ctx context.Context, p Payment) error
+	// UpdatePayment moves p from status from to p.Status (PaymentMove),
+	// writing its reply, slot and settled_at; ErrConflict when it is no
+	// longer in from (another process moved it first).
+	UpdatePayment(ctx context.Context, p Payment, from PaymentStatus) error
 	Payment(ctx context.Context, signature string) (Payment, error)
+	// PaymentsInFlight sums the x402 payments from a token account that
+	// are verified or sent.
+	PaymentsInFlight(ctx context.Context, source string) (USDC, error)
 	// PaymentOf is the x402 payment of an execution.
 	PaymentOf(ctx context.Context, executionID string) (Payment, error)
 	InsertWithdrawal(ctx context.Context, w Withdrawal) error

@@ -213,8 +213,10 @@ type CheckedPayment struct {
 	// Keys are the account keys the transaction names beyond the ones
 	// the scheme needs (a wallet's Lighthouse assertions).
 	Keys []string
-	// LastValid is a block height past which it can never land.
+	// LastValid is a block height past which it can never land; Left
+	// what Source holds once it lands, as simulated.
 	LastValid uint64
+	Left      USDC
 }
 
 // PaymentStatus is where an x402 payment stands.
@@ -231,6 +233,20 @@ const (
 	PaymentVoid PaymentStatus = "void"
 )
 
+// PaymentMove reports whether a payment may move from one status to
+// another: verified to sent (its bytes are about to leave) or void (they
+// never will), sent to settled (they landed) or void (the chain proved they
+// never will). Nothing moves back, and nothing skips sent to settle.
+func PaymentMove(from, to PaymentStatus) bool {
+	switch from {
+	case PaymentVerified:
+		return to == PaymentSent || to == PaymentVoid
+	case PaymentSent:
+		return to == PaymentSettled || to == PaymentVoid
+	}
+	return false
+}
+
 // Payment is an x402 payment for one execution. Its row claims its
 // signature, so a payment header is used once; its signed bytes are stored
 // before they are sent, so whoever finishes the execution after a crash
@@ -240,13 +256,16 @@ type Payment struct {
 	Environment Environment
 	ExecutionID string
 	Payer       string
-	Amount      USDC
-	Network     string
-	Raw         []byte
-	LastValid   uint64
-	Status      PaymentStatus
+	// Source is the token account it pays from: one payment of it is in
+	// flight at a time.
+	Source    string
+	Amount    USDC
+	Network   string
+	Raw       []byte
+	LastValid uint64
+	Status    PaymentStatus
 	// Reply is the creator's reply to a call settled after its result,
-	// kept from the moment the payment is sent until it is settled.
+	// kept from the moment the payment is sent until it is settled or void.
 	Reply     json.RawMessage
 	Slot      uint64
 	CreatedAt time.Time

@@ -111,9 +111,12 @@ func await(ctx context.Context, cl *rpc.Client, poll time.Duration, tx signed, e
 			return 0, err
 		}
 		switch {
-		case st.Found && st.Err != "":
+		case st.Found && st.Err != "" && (st.Finalized || enough == rpc.ConfirmationStatusFinalized):
+			// Waiting for confirmed, a failure is final only once
+			// finalized: seen earlier it may be a fork's, and the same
+			// bytes may land on the one that wins.
 			return st.Slot, fmt.Errorf("%w: %s: %s", ErrFailed, tx.sig, st.Err)
-		case st.Found && (st.Finalized || (enough == rpc.ConfirmationStatusConfirmed && st.Confirmed)):
+		case st.Found && st.Err == "" && (st.Finalized || (enough == rpc.ConfirmationStatusConfirmed && st.Confirmed)):
 			return st.Slot, nil
 		case !st.Found && height > tx.lastValid:
 			return 0, fmt.Errorf("%w: %s, valid until block %d, not seen at %d", ErrExpired, tx.sig, tx.lastValid, height)

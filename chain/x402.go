@@ -225,6 +225,12 @@ func checkPayment(raw []byte, feePayer solana.PrivateKey, mint, destination sola
 	case keys[1] != authority:
 		return crtx.CheckedPayment{}, refused("invalid_exact_svm_payload_transaction_could_not_be_decoded", "the second signer must be the transfer's authority")
 	}
+	// The source is the authority's own associated token account, as the
+	// scheme's clients build it: a refund goes back to it, never to a
+	// delegate's.
+	if own, _, err := solana.FindAssociatedTokenAddress(authority, mint); err != nil || own != source {
+		return crtx.CheckedPayment{}, refused("invalid_exact_svm_payload_transaction_could_not_be_decoded", "the transfer must debit the payer's own associated token account")
+	}
 	// Rule 1's optional instructions: Lighthouse or Memo, and a memo
 	// present (the client MUST add one: it makes equal payments distinct).
 	memos := 0
@@ -237,6 +243,10 @@ func checkPayment(raw []byte, feePayer solana.PrivateKey, mint, destination sola
 				return crtx.CheckedPayment{}, refused("invalid_exact_svm_payload_memo_mismatch", "the memo must be UTF-8, at most %d bytes", maxMemoBytes)
 			}
 		case lighthouseProgram:
+			if i == 2 {
+				// Rule 1: the sixth instruction, when there is one, is a memo.
+				return crtx.CheckedPayment{}, refused("invalid_exact_svm_payload_unknown_sixth_instruction", "instruction 6 must be a memo")
+			}
 		default:
 			return crtx.CheckedPayment{}, refused([]string{"invalid_exact_svm_payload_unknown_fourth_instruction",
 				"invalid_exact_svm_payload_unknown_fifth_instruction", "invalid_exact_svm_payload_unknown_sixth_instruction"}[i],
@@ -283,8 +293,9 @@ func computeBudget(ix solana.CompiledInstruction, program func(solana.CompiledIn
 }
 
 // SimulatePayment simulates a checked payment's signed transaction, its
-// signatures verified and its blockhash its own, and bounds when it can
-// land: no later than the newest blockhash read after the simulation.
+// signatures verified and its blockhash its own, reads what its source
+// holds after it (Left), and bounds when it can land: no later than the
+// newest blockhash read after the simulation.
 // The simulation is what shows the payer's account exists and holds the
 // amount (rule 5).
 func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) error {
@@ -292,12 +303,24 @@ func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) er
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSigned, err)
 	}
-	out, err := c.rpc.SimulateTransactionWithOpts(ctx, tx, &rpc.SimulateTransactionOpts{SigVerify: true, Commitment: rpc.CommitmentConfirmed})
+	source, err := solana.PublicKeyFromBase58(p.Source)
+	if err != nil {
+		return fmt.Errorf("%w: source %q", ErrAddress, p.Source)
+	}
+	out, err := c.rpc.SimulateTransactionWithOpts(ctx, tx, &rpc.SimulateTransactionOpts{SigVerify: true, Commitment: rpc.CommitmentConfirmed,
+		Accounts: &rpc.SimulateTransactionAccountsOpts{Encoding: solana.EncodingBase64, Addresses: []solana.PublicKey{source}}})
 	if err != nil {
 		return fmt.Errorf("simulating the payment: %w", err)
 	}
 	if out.Value.Err != nil {
 		return refused("transaction_simulation_failed", "the payment would fail on the chain: %v", out.Value.Err)
+	}
+	// What the source holds after it: the payments in flight from the
+	// same account, each simulated alone, must fit in it too.
+	if len(out.Value.Accounts) == 1 && out.Value.Accounts[0] != nil {
+		if data := out.Value.Accounts[0].Data.GetBinary(); len(data) >= 72 {
+			p.Left = crtx.USDC(binary.LittleEndian.Uint64(data[64:72]))
+		}
 	}
 	// Its blockhash was valid at the simulation, so it expires no later
 	// than any blockhash made since.
@@ -314,6 +337,11 @@ func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) er
 // nothing (two RPC calls a look).
 const settlePoll = 100 * time.Millisecond
 
+// settleRetry is how long a settlement keeps asking a node that does not
+// answer before it gives up for now (the execution waits, leased, and is
+// settled later).
+const settleRetry = 10 * time.Second
+
 // SettlePayment sends a payment's signed bytes until they land confirmed,
 // fail, or can never land (ErrExpired: the finalized height passed
 // lastValid without them); sending them again is harmless. It returns the
@@ -324,10 +352,22 @@ func (c *Client) SettlePayment(ctx context.Context, raw []byte, lastValid uint64
 		return 0, fmt.Errorf("%w: %w", ErrNotSigned, err)
 	}
 	// A refusal proves nothing (Send): the status says what became of it.
-	_ = c.Send(ctx, raw)
-	slot, err := await(ctx, c.rpc, min(c.poll, settlePoll), signed{sig: tx.Signatures[0], raw: raw, lastValid: lastValid}, rpc.ConfirmationStatusConfirmed)
-	if errors.Is(err, ErrExpired) || errors.Is(err, ErrFailed) {
-		return slot, fmt.Errorf("%w: %w", crtx.ErrPaymentNeverLands, err)
+	// A read the node did not answer is tried again, for a while: the
+	// payer waits on the answer.
+	poll := min(c.poll, settlePoll)
+	for start := time.Now(); ; {
+		_ = c.Send(ctx, raw)
+		slot, err := await(ctx, c.rpc, poll, signed{sig: tx.Signatures[0], raw: raw, lastValid: lastValid}, rpc.ConfirmationStatusConfirmed)
+		switch {
+		case errors.Is(err, ErrExpired) || errors.Is(err, ErrFailed):
+			return slot, fmt.Errorf("%w: %w", crtx.ErrPaymentNeverLands, err)
+		case err == nil || ctx.Err() != nil || time.Since(start) > settleRetry:
+			return slot, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(poll):
+		}
 	}
-	return slot, err
 }

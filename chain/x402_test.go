@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
@@ -118,6 +119,42 @@ func TestCheckPaymentRefusesEachRule(t *testing.T) {
 			p.Instructions[0], p.Instructions[1] = p.Instructions[1], p.Instructions[0]
 		}, 20_000, "invalid_exact_svm_payload_transaction_instructions_compute_limit_instruction"},
 		{"another fee payer", func(p *chaintest.Payment) { p.FeePayer = other }, 20_000, "invalid_exact_svm_payload_missing_fee_payer"},
+		{"Token-2022's program", func(p *chaintest.Payment) {
+			ix := p.Instructions[2]
+			data, _ := ix.Data()
+			p.Instructions[2] = solana.NewInstruction(solana.Token2022ProgramID, ix.Accounts(), data)
+		}, 20_000, "invalid_exact_svm_payload_no_transfer_instruction"},
+		{"a multisig signer after the four accounts", func(p *chaintest.Payment) {
+			ix := p.Instructions[2]
+			data, _ := ix.Data()
+			p.Instructions[2] = solana.NewInstruction(solana.TokenProgramID, append(ix.Accounts(), solana.Meta(solana.MustPublicKeyFromBase58(other))), data)
+		}, 20_000, "invalid_exact_svm_payload_no_transfer_instruction"},
+		{"other decimals", func(p *chaintest.Payment) {
+			ix := p.Instructions[2]
+			data, _ := ix.Data()
+			data = append([]byte(nil), data...)
+			data[9] = 9
+			p.Instructions[2] = solana.NewInstruction(solana.TokenProgramID, ix.Accounts(), data)
+		}, 20_000, "invalid_exact_svm_payload_mint_mismatch"},
+		{"a memo over 256 bytes", func(p *chaintest.Payment) {
+			p.Instructions[3] = solana.NewInstruction(chaintest.MemoProgram, nil, bytes.Repeat([]byte("m"), 257))
+		}, 20_000, "invalid_exact_svm_payload_memo_mismatch"},
+		{"a memo that is not UTF-8", func(p *chaintest.Payment) {
+			p.Instructions[3] = solana.NewInstruction(chaintest.MemoProgram, nil, []byte{0xff, 0xfe})
+		}, 20_000, "invalid_exact_svm_payload_memo_mismatch"},
+		{"two memos", func(p *chaintest.Payment) {
+			p.Instructions = append(p.Instructions, solana.NewInstruction(chaintest.MemoProgram, nil, []byte("again")))
+		}, 20_000, "invalid_exact_svm_payload_memo_count"},
+		{"Lighthouse sixth", func(p *chaintest.Payment) {
+			p.Instructions = append(p.Instructions[:3], lighthouse(), lighthouse(), lighthouse())
+		}, 20_000, "invalid_exact_svm_payload_unknown_sixth_instruction"},
+		{"a delegate's transfer from another account", func(p *chaintest.Payment) {
+			ix := p.Instructions[2]
+			accts := ix.Accounts()
+			data, _ := ix.Data()
+			p.Instructions[2] = solana.NewInstruction(solana.TokenProgramID, solana.AccountMetaSlice{solana.Meta(solana.MustPublicKeyFromBase58(other)).WRITE(),
+				accts[1], accts[2], accts[3]}, data)
+		}, 20_000, "invalid_exact_svm_payload_transaction_could_not_be_decoded"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,6 +166,36 @@ func TestCheckPaymentRefusesEachRule(t *testing.T) {
 				t.Fatalf("got %v, want the reason %s", err, c.reason)
 			}
 		})
+	}
+}
+
+// lighthouse is a wallet's Lighthouse assertion, as Phantom and Solflare
+// add to a transaction they sign.
+func lighthouse() solana.Instruction {
+	return solana.NewInstruction(lighthouseProgram, solana.AccountMetaSlice{solana.Meta(solana.SysVarClockPubkey)}, []byte{1, 2, 3})
+}
+
+// TestCheckPaymentAcceptsWalletsLayouts: the layouts the scheme MUST
+// allow, Phantom's (one Lighthouse instruction before the memo) and
+// Solflare's (two), pass; the Lighthouse accounts are reported.
+func TestCheckPaymentAcceptsWalletsLayouts(t *testing.T) {
+	r := newX402Rig(t)
+	for name, n := range map[string]int{"Phantom": 1, "Solflare": 2} {
+		p := r.payment(t, 20_000)
+		memo := p.Instructions[3]
+		p.Instructions = p.Instructions[:3]
+		for range n {
+			p.Instructions = append(p.Instructions, lighthouse())
+		}
+		p.Instructions = append(p.Instructions, memo)
+		got, err := r.check(t, p, 20_000)
+		if err != nil {
+			t.Errorf("%s's layout: %v", name, err)
+			continue
+		}
+		if len(got.Keys) != 1 || got.Keys[0] != solana.SysVarClockPubkey.String() {
+			t.Errorf("%s's layout: extra keys %v", name, got.Keys)
+		}
 	}
 }
 

@@ -53,12 +53,12 @@ func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.Execute
 	if err != nil {
 		return rec, settle, err
 	}
+	defer resp.Body.Close()
 	if h := resp.Header.Get(crtx.HeaderPaymentResponse); h != "" {
 		if err := decodeX402Header(h, &settle); err != nil {
 			return rec, settle, err
 		}
 	}
-	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return rec, settle, err

@@ -122,8 +122,8 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 	return nil
 }
 
-// reader authenticates a read of an execution: an API key, or a
-// SIGN-IN-WITH-X proof of the wallet that paid it with x402.
+// reader authenticates a read of executions: an API key, or a
+// SIGN-IN-WITH-X proof of the wallet that paid them with x402.
 func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
 	if h := r.Header.Get(crtx.HeaderSignInWithX); h != "" && r.Header.Get("Authorization") == "" {
 		return s.market.SignedInWithX(r.Context(), h)
@@ -182,7 +182,7 @@ func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
 var execStatuses = []string{"pending", "running", "completed", "failed", "disputed"}
 
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, err := s.reader(r)
 	if err != nil {
 		return err
 	}

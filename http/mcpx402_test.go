@@ -38,7 +38,7 @@ type toolResult struct {
 // execute endpoint's very requirements; the same call with the payment in
 // _meta["x402/payment"] runs the agent and carries the settlement in
 // _meta["x402/payment-response"], the chain having moved exactly the price;
-// the same payment again is refused and moves nothing, and payments beyond
+// the same payment again for another call is refused and moves nothing, and payments beyond
 // the marketplace's bound are refused before any simulation. The agent's
 // page names the endpoint.
 func TestMCPX402TypeScriptSDK(t *testing.T) {

@@ -301,7 +301,20 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 			t.Errorf("%s: %d %+v %+v, want 402 payment_invalid %s", name, status, eb, pr, reason)
 		}
 	}
-	refused("replayed", agent, h, "duplicate_settlement")
+	// The same header again for the same call answers its first answer
+	// (a payer whose answer was lost asks again), and pays nothing more;
+	// for another call it is refused.
+	if status, _, _, sr, body := x.post(agent, h, run("once")); status != 200 || sr == nil || !sr.Success ||
+		!strings.Contains(string(body), `"echo: once"`) {
+		t.Errorf("the same payment for the same call again: %d %s", status, body)
+	}
+	if got := x.held(); got != paid {
+		t.Errorf("the same payment again moved money: the payer holds %s, want %s", got, paid)
+	}
+	if status, eb, _, _, _ := x.post(agent, h, run("another")); status != 402 || eb.Error.Code != crtx.CodePaymentInvalid ||
+		!strings.Contains(eb.Error.Message, "duplicate_settlement") {
+		t.Errorf("the same payment for another call: %d %+v", status, eb)
+	}
 	// Built for the cheaper agent, and claiming to be for the dearer one.
 	forDear := x.retarget(x.pay(agent, "header", run("once")).Header, dear)
 	refused("another amount", dear, forDear, "invalid_exact_svm_payload_amount_mismatch")

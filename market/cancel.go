@@ -15,6 +15,12 @@ func (m *Market) Cancel(ctx context.Context, p crtx.Principal, id string) (crtx.
 		if err != nil {
 			return err
 		}
+		if e.PaidByX402() {
+			// Its payment is on the chain, or on its way: it ends as it
+			// was paid, and a failure is refunded there (closePaid).
+			return &crtx.Error{Code: crtx.CodeNotCancellable, ExecutionID: id,
+				Message: "a call paid with x402 cannot be cancelled: if it fails, its payment goes back to the payer's token account"}
+		}
 		if e.Status != crtx.ExecPending || e.DispatchedAt != nil {
 			return &crtx.Error{Code: crtx.CodeNotCancellable, ExecutionID: id,
 				Message: "only a pending execution that was not dispatched yet can be cancelled; this one is " + string(e.Status)}

@@ -45,9 +45,8 @@ func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.
 		// Only what never changes: the refund's id, not its progress.
 		rc.Payment = &api.ReceiptPayment{Scheme: crtx.SchemeExact, Network: pd.Network, Transaction: pd.Signature,
 			Payer: pd.Payer, Amount: pd.Amount}
-		if e.Status == crtx.ExecFailed {
-			id := RefundID(e.ID)
-			rc.Payment.RefundWithdrawal = &id
+		if e.Refund != nil {
+			rc.Payment.RefundWithdrawal = &e.Refund.ID
 		}
 	}
 	rc.Signature, err = m.signStatement(rc.SignedBytes())

@@ -38,7 +38,9 @@ func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx
 		// Its payment is settled (or proven never to land) before
 		// anything else: money may have moved whatever the clock says.
 		var ready bool
-		if e, ready = m.paidReady(ctx, e, release != nil); !ready {
+		// Without the deadline: a payment that may have landed is settled
+		// whatever the time (its own bound is its blockhash's life).
+		if e, ready = m.paidReady(context.WithoutCancel(ctx), e, release != nil); !ready {
 			return e
 		}
 	}

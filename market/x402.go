@@ -1,6 +1,7 @@
 package market
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,6 +187,21 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 			return res, err
 		}
 	}
+	// The same payment again: the same call answers its first answer (a
+	// payer whose answer was lost asks again); another is refused.
+	if e, err := m.paidWith(ctx, cp.Signature); err == nil {
+		same := e.AgentID == a.ID && e.Task == in.Task && e.Async == in.Async && bytes.Equal(e.Parameters, compactJSON(in.Parameters))
+		if !same {
+			return res, crtx.PaymentRefused("duplicate_settlement", "this payment was used already, for another call; sign a new one")
+		}
+		res.Execution, res.Settle = e, m.settleResponse(ctx, e, acc.Network)
+		if !e.Status.Final() && !e.Async {
+			return res, crtx.Errorf(crtx.CodeIdempotencyInProgress, "the first call with this payment is still running: follow execution %s", e.ID)
+		}
+		return res, &crtx.Replay{Execution: e}
+	} else if !errors.Is(err, crtx.ErrNotFound) {
+		return res, internal("payment", err)
+	}
 	if err := m.unclaimed(ctx, env, cp); err != nil {
 		return res, err
 	}
@@ -211,7 +227,7 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 		Private: in.Private, Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
 		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
 	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
-	p := crtx.Payment{Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Amount: a.Price,
+	p := crtx.Payment{Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Price,
 		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: now}
 	settleFirst := in.Async || time.Duration(timeout)*time.Second > m.settleAfter()
 	if settleFirst {
@@ -227,7 +243,7 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 				Message: "the marketplace has no dispatch slot free for this call now; the payment was not sent, nothing was charged: retry in a moment"}
 		}
 	}
-	if err := m.openPaid(ctx, e, p, idemKey, requestHash); err != nil {
+	if err := m.openPaid(ctx, e, p, cp.Left, idemKey, requestHash); err != nil {
 		if release != nil {
 			release()
 		}
@@ -237,7 +253,7 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 		// Dispatched now; settled, or not, when the result is in.
 		res.Execution = m.run(context.WithoutCancel(ctx), e, release)
 		res.Settle = m.settleResponse(ctx, res.Execution, acc.Network)
-		return res, nil
+		return res, unsettled(res.Execution)
 	}
 	// Held while it settles, so that no recovery here takes it over.
 	_, held := m.hold(e.ID, func() {})
@@ -264,7 +280,29 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 		return res, nil
 	}
 	res.Execution = m.run(context.WithoutCancel(ctx), e, nil)
-	return res, nil
+	return res, unsettled(res.Execution)
+}
+
+// unsettled is the answer to a synchronous x402 call that did not end
+// (its payment's fate was not known yet, or another process took it
+// over): where to follow it, not a record that reads as a result.
+func unsettled(e crtx.Execution) error {
+	if e.Status.Final() {
+		return nil
+	}
+	return &crtx.Error{Code: crtx.CodeUnavailable, ExecutionID: e.ID, RetryAfter: 5,
+		Message: "the call's payment is not settled yet: it ends paid with its result, or unpaid; follow execution " + e.ID}
+}
+
+// paidWith is the execution a payment's signature paid for.
+func (m *Market) paidWith(ctx context.Context, signature string) (crtx.Execution, error) {
+	return crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) {
+		p, err := tx.Payment(ctx, signature)
+		if err != nil {
+			return crtx.Execution{}, err
+		}
+		return tx.Execution(ctx, p.ExecutionID)
+	})
 }
 
 // paymentID is the payment-identifier extension's id, if the payload
@@ -332,16 +370,10 @@ func paidFor(paid Paid, a crtx.Agent, c crtx.Chain) error {
 	return nil
 }
 
-// unclaimed refuses a payment whose transaction paid already, or that
-// names a deposit's reference: the deposit watcher would credit the same
-// transfer again.
+// unclaimed refuses a payment that names a deposit's reference: the
+// deposit watcher would credit the same transfer again.
 func (m *Market) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.CheckedPayment) error {
 	return m.store.View(ctx, func(tx crtx.Tx) error {
-		if _, err := tx.Payment(ctx, cp.Signature); err == nil {
-			return crtx.PaymentRefused("duplicate_settlement", "this payment was used already; sign a new one")
-		} else if !errors.Is(err, crtx.ErrNotFound) {
-			return err
-		}
 		for _, k := range cp.Keys {
 			if _, err := tx.DepositByReference(ctx, k); err == nil {
 				return crtx.PaymentRefused("invalid_exact_svm_payload_deposit_reference", "the transaction names a deposit's reference: pay a deposit with its own transfer")
@@ -362,8 +394,9 @@ func (m *Market) settleAfter() time.Duration {
 }
 
 // openPaid writes an x402 execution with its payment, which claims the
-// payment's signature: no escrow yet, as no money has moved.
-func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, idemKey, requestHash string) error {
+// payment's signature: no escrow yet, as no money has moved. left is what
+// the payment's source holds once it lands.
+func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, left crtx.USDC, idemKey, requestHash string) error {
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		if idemKey != "" {
 			if err := tx.InsertIdempotency(ctx, crtx.Idempotency{Wallet: e.Wallet, Environment: e.Environment, Key: idemKey,
@@ -380,6 +413,22 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 		}
 		if err := tx.InsertExecution(ctx, e); err != nil {
 			return err
+		}
+		// Read before the insert: on PostgreSQL a refused insert ends the
+		// transaction, so the refusal could not be told apart after it.
+		if _, err := tx.Payment(ctx, p.Signature); err == nil {
+			return crtx.PaymentRefused("duplicate_settlement", "this payment was used already; sign a new one")
+		} else if !errors.Is(err, crtx.ErrNotFound) {
+			return err
+		}
+		// Each payment was simulated alone: those in flight from the same
+		// token account must fit in what it holds after this one.
+		busy, err := tx.PaymentsInFlight(ctx, p.Source)
+		if err != nil {
+			return err
+		}
+		if busy > left {
+			return crtx.PaymentRefused("insufficient_funds", "token account %s holds %s USDC after this payment, less than the %s USDC of its payments in flight; retry once they settle", p.Source, left, busy)
 		}
 		if err := tx.InsertPayment(ctx, p); err != nil {
 			if errors.Is(err, crtx.ErrConflict) {

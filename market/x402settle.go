@@ -40,7 +40,7 @@ func (m *Market) settleFirst(ctx context.Context, e crtx.Execution) (crtx.Execut
 		return e, chainDown(e.Environment, err)
 	}
 	if err != nil {
-		return m.voidPayment(ctx, e, p, err), nil
+		return m.voidPayment(ctx, e, p, "the x402 payment did not land on the chain ("+crtx.ErrorMessage(err)+")"), nil
 	}
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
 		return m.creditX402(ctx, tx, e, p, slot)
@@ -62,8 +62,8 @@ func landedNever(err error) bool {
 // from the chain into the payer's wallet, and the execution's EscrowOpened.
 func (m *Market) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment, slot uint64) error {
 	now := m.now()
-	p.Status, p.Slot, p.SettledAt = crtx.PaymentSettled, slot, &now
-	if err := tx.UpdatePayment(ctx, p); err != nil {
+	p.Status, p.Slot, p.SettledAt, p.Reply = crtx.PaymentSettled, slot, &now, nil
+	if err := tx.UpdatePayment(ctx, p, crtx.PaymentSent); err != nil {
 		return err
 	}
 	issuance := crtx.NewAccount(e.Environment, crtx.AccountIssuance, crtx.IssuanceID, "")
@@ -79,17 +79,20 @@ func (m *Market) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p
 	return err
 }
 
-// voidPayment fails an execution whose payment never landed, or was never
-// sent: nobody paid, nothing moves.
-func (m *Market) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment, cause error) crtx.Execution {
+// voidPayment fails an execution whose payment, as read (p), was never
+// sent or never landed (why says which): nobody paid, nothing moves. If the
+// payment moved meanwhile (another process sent it), nothing is written
+// and the execution is returned as it is, that process's to finish.
+func (m *Market) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment, why string) crtx.Execution {
 	now := m.now()
 	cur := e
 	cur.Status, cur.CompletedAt = crtx.ExecFailed, &now
 	cur.ErrorCode = crtx.CodePaymentInvalid
-	cur.ErrorMessage = "the x402 payment did not land on the chain (" + crtx.ErrorMessage(cause) + "): nothing was charged and the agent was not paid"
+	cur.ErrorMessage = why + ": nothing was charged and the agent was not paid"
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
-		p.Status = crtx.PaymentVoid
-		if err := tx.UpdatePayment(ctx, p); err != nil {
+		from := p.Status
+		p.Status, p.Reply = crtx.PaymentVoid, nil
+		if err := tx.UpdatePayment(ctx, p, from); err != nil {
 			return err
 		}
 		ok, err := tx.FinishExecution(ctx, cur)
@@ -99,7 +102,9 @@ func (m *Market) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payme
 		return err
 	})
 	if err != nil {
-		m.cfg.Logger.Warn("void payment", "execution_id", e.ID, "err", err)
+		if !errors.Is(err, crtx.ErrConflict) {
+			m.cfg.Logger.Warn("void payment", "execution_id", e.ID, "err", err)
+		}
 		if cur, err = crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, e.ID) }); err != nil {
 			return e
 		}
@@ -147,7 +152,7 @@ func (m *Market) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (c
 	case p.Status == crtx.PaymentVerified && !fresh:
 		// Taken over before its result: the payer's request is gone, and
 		// the payment, never sent, is let go.
-		return m.voidPayment(ctx, e, p, errors.New("the marketplace stopped before the call ended")), false
+		return m.voidPayment(ctx, e, p, "the marketplace stopped before the call ended, and the x402 payment was never sent"), false
 	case p.Status == crtx.PaymentVoid:
 		return e, false
 	}
@@ -195,7 +200,13 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 			return false, err
 		}
 		p.Status, p.Reply = crtx.PaymentSent, r
-		if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdatePayment(ctx, p) }); err != nil {
+		err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdatePayment(ctx, p, crtx.PaymentVerified) })
+		if errors.Is(err, crtx.ErrConflict) {
+			// Another process let the payment go (it took the execution
+			// over): it is never sent, and that process ended the call.
+			return false, nil
+		}
+		if err != nil {
 			return false, err
 		}
 	}
@@ -241,8 +252,9 @@ func (m *Market) closeUnpaid(ctx context.Context, c *crtx.Closing, p crtx.Paymen
 	c.Execution.CreatorAmount, c.Execution.PlatformAmount = 0, 0
 	var ok bool
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		p.Status = crtx.PaymentVoid
-		if err := tx.UpdatePayment(ctx, p); err != nil {
+		from := p.Status
+		p.Status, p.Reply = crtx.PaymentVoid, nil
+		if err := tx.UpdatePayment(ctx, p, from); err != nil {
 			return err
 		}
 		if ok, err = tx.FinishExecution(ctx, c.Execution); err != nil || !ok {

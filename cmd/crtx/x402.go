@@ -42,6 +42,18 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 	if req == nil {
 		return fmt.Errorf("the marketplace takes x402 payments on %v, not on %s (the chain %s serves)", offered, network, rpc)
 	}
+	// The payment is signed for what the marketplace asks: it must be
+	// USDC where the cluster is known, and no more than --max-cost.
+	if mint, known := usdcMints[network]; known && req.Asset != mint {
+		return fmt.Errorf("the marketplace asks to be paid in %s, which is not USDC on %s (%s); refusing", req.Asset, network, mint)
+	}
+	amount, err := strconv.ParseInt(req.Amount, 10, 64)
+	if err != nil || amount <= 0 {
+		return fmt.Errorf("the marketplace asks an amount of %q; refusing", req.Amount)
+	}
+	if p.MaxCost != nil && crtx.USDC(amount) > *p.MaxCost {
+		return fmt.Errorf("the call costs %s USDC, above --max-cost %s; nothing was paid", crtx.USDC(amount), *p.MaxCost)
+	}
 	tx, err := chain.X402Payment(ctx, rpc, key, *req)
 	if err != nil {
 		return err
@@ -67,6 +79,12 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 		return err
 	}
 	return c.printRecord(rec)
+}
+
+// usdcMints are USDC's mints on the clusters whose CAIP-2 ids are known.
+var usdcMints = map[string]string{
+	"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+	"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
 }
 
 // price is an amount in base units as USDC.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain"
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
@@ -38,65 +39,15 @@ func TestX402KilledRefundsOnce(t *testing.T) {
 
 func testX402Killed(t *testing.T, db []string) {
 	ctx := context.Background()
-	net := chaintest.Start(t)
-	mint, mintAuth := net.NewMint(t)
-	tpub, treasury, _ := ed25519.GenerateKey(nil)
-	net.Airdrop(t, crtx.Address(tpub), 10_000_000_000)
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "treasury.json")
-	if err := keyfile.Write(keyFile, treasury); err != nil {
-		t.Fatal(err)
-	}
-	token := filepath.Join(dir, "admin-token")
-	os.WriteFile(token, []byte("x402-crash-admin-token-0123456789"), 0o600)
-	proxy := chaintest.NewProxy(t, net.RPC)
-	data := filepath.Join(dir, "data")
-	args := append([]string{"--addr", freePort(t), "--data", data, "--solana-rpc-devnet", proxy.URL,
-		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",
-		"--rate-limit-ip", "0", "--block-interval", "100ms", "--lease", "2s", "--recovery-interval", "100ms",
-		"--admin-token-file", token, "--allow-private-endpoints"}, db...)
-	p := startProc(t, args...)
-	t.Cleanup(func() { p.kill() })
-
 	// An agent that works a second, then fails.
-	svcKey := agentKey()
-	h := creator.NewHandler(svcKey, func(ctx context.Context, r creator.Request) (string, int, error) {
-		if r.Test {
-			return "ok", 0, nil
-		}
+	r := newX402Rig(t, db, 30, func(ctx context.Context, r creator.Request) (string, int, error) {
 		time.Sleep(time.Second)
 		return "", 0, errors.New("the model is down")
-	}, creator.Options{})
-	svc := httptest.NewServer(h)
-	t.Cleanup(svc.Close)
-	_, creatorKey, _ := ed25519.GenerateKey(nil)
-	admin := client.New(p.url, "x402-crash-admin-token-0123456789")
-	if _, err := admin.Deposit(ctx, crtx.Mainnet, crtx.Address(creatorKey.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
-		t.Fatal(err)
-	}
-	cs, _, err := client.New(p.url, "").SignIn(ctx, creatorKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	str := func(s string) *string { return &s }
-	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
-	price, timeout, tags := crtx.USDC(20_000), 30, []string{"data"}
-	a, err := holding(cs, h.PublicKey()).CreateListing(ctx, crtx.ListingParams{Name: str("Down"), Tagline: str("Down."), Description: str("Down."),
-		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: str(svc.URL + "/execute"), SigningPublicKey: str(h.PublicKey()), TimeoutSeconds: &timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// A payer with no account: SOL for nothing (the treasury pays the
-	// fees) and 1 USDC on the chain.
-	payerPub, payer, _ := ed25519.GenerateKey(nil)
-	net.MintTo(t, mint, mintAuth, crtx.Address(payerPub), crtx.MicroPerUSDC)
-	account, _, _ := solana.FindAssociatedTokenAddress(solana.PublicKeyFromBytes(payerPub), solana.MustPublicKeyFromBase58(mint))
-	held := func() crtx.USDC { return net.TokenBalance(t, account.String()) }
-
+	})
+	p, args, a, net, payer, mint, tpub, data, held, price := r.p, r.args, r.agent, r.net, r.payer, r.mint, r.treasury, r.data, r.held, r.price
+	defer func() { r.p = p }()
 	kill := &killer{}
-	proxy.Set("sendTransaction", kill.send)
+	r.proxy.Set("sendTransaction", kill.send)
 	for i, tc := range []struct {
 		name string
 		// whileSending kills crtxd as the payment's bytes reach the chain,
@@ -111,10 +62,10 @@ func testX402Killed(t *testing.T, db []string) {
 		if tc.whileSending {
 			armed = kill.arm(true)
 		}
-		header := x402Header(t, p.url, a.AgentID, net, payer, mint, crtx.Address(tpub))
+		header := x402Header(t, p.url, a, net, payer, mint, tpub)
 		status := make(chan int, 1)
 		go func() {
-			req, _ := http.NewRequest("POST", p.url+"/v1/agents/"+a.AgentID+"/execute", bytes.NewReader([]byte(`{"task":"t","async":true}`)))
+			req, _ := http.NewRequest("POST", p.url+"/v1/agents/"+a+"/execute", bytes.NewReader([]byte(`{"task":"t","async":true}`)))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set(crtx.HeaderPaymentSignature, header)
 			resp, err := http.DefaultClient.Do(req)
@@ -167,6 +118,142 @@ func testX402Killed(t *testing.T, db []string) {
 	if rs, err := client.New(p.url, "").Reserves(ctx); err != nil || len(rs.Reserves) != 1 || rs.Reserves[0].Surplus < 0 {
 		t.Fatalf("reserves %+v, %v", rs, err)
 	}
+}
+
+// A synchronous x402 call is settled after its result: crtxd killed with
+// SIGKILL as the payment's bytes reach the chain, and restarted after the
+// call's deadline, settles the payment that landed with the result it
+// kept, once: the call ends completed, charged exactly its price, and the
+// ledger verifies.
+func TestX402KilledAfterTheResultSettlesOnce(t *testing.T) {
+	for name, db := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			db := db(t)
+			r := newX402Rig(t, db, 2, func(_ context.Context, req creator.Request) (string, int, error) { return "done: " + req.Task, 0, nil })
+			kill := &killer{}
+			r.proxy.Set("sendTransaction", kill.send)
+			armed := kill.arm(true)
+			header := x402Header(t, r.p.url, r.agent, r.net, r.payer, r.mint, r.treasury)
+			go func() {
+				req, _ := http.NewRequest("POST", r.p.url+"/v1/agents/"+r.agent+"/execute", bytes.NewReader([]byte(`{"task":"kept"}`)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(crtx.HeaderPaymentSignature, header)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			select {
+			case dead := <-armed:
+				r.p.kill()
+				close(dead)
+			case <-time.After(60 * time.Second):
+				t.Fatal("crtxd sent no payment")
+			}
+			time.Sleep(3 * time.Second) // past the call's 2 s deadline
+			r.p = startProc(t, r.args...)
+			network, err := chain.NetworkOf(ctx, r.net.RPC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			signed, err := client.New(r.p.url, "").SignInWithX(ctx, r.payer, network)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec api.ExecutionRecord
+			waitFor(t, func() bool {
+				page, err := signed.Executions(ctx, nil)
+				if err != nil || len(page.Executions) != 1 {
+					return false
+				}
+				rec, err = signed.Execution(ctx, page.Executions[0].ExecutionID)
+				return err == nil && rec.Status.Final()
+			})
+			if rec.Status != crtx.ExecCompleted || rec.Result == nil || *rec.Result != "done: kept" || rec.Payment == nil ||
+				rec.Payment.Status != crtx.PaymentSettled {
+				t.Fatalf("the call after the restart: %+v", rec)
+			}
+			if got := r.held(); got != crtx.MicroPerUSDC-r.price {
+				t.Fatalf("the payer holds %s on the chain, want 1 USDC less the price, once", got)
+			}
+			if code, out := crtxd(t, append([]string{"ledger", "verify", "--data", r.data}, db...)...); code != 0 {
+				t.Fatalf("ledger verify:\n%s", out)
+			}
+		})
+	}
+}
+
+// x402Rig is crtxd on a local Solana network, through a JSON-RPC proxy,
+// with one agent listed (timeout seconds, answering with fn) and a payer
+// holding 1 USDC and no SOL.
+type x402Rig struct {
+	p              *proc
+	args           []string
+	proxy          *chaintest.Proxy
+	net            *chaintest.Net
+	agent          string
+	payer          ed25519.PrivateKey
+	mint, treasury string
+	data           string
+	price          crtx.USDC
+	held           func() crtx.USDC
+}
+
+func newX402Rig(t *testing.T, db []string, timeout int, fn creator.Func) *x402Rig {
+	ctx := context.Background()
+	net := chaintest.Start(t)
+	mint, mintAuth := net.NewMint(t)
+	tpub, treasury, _ := ed25519.GenerateKey(nil)
+	net.Airdrop(t, crtx.Address(tpub), 10_000_000_000)
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "treasury.json")
+	if err := keyfile.Write(keyFile, treasury); err != nil {
+		t.Fatal(err)
+	}
+	token := filepath.Join(dir, "admin-token")
+	os.WriteFile(token, []byte("x402-crash-admin-token-0123456789"), 0o600)
+	r := &x402Rig{proxy: chaintest.NewProxy(t, net.RPC), net: net, mint: mint, treasury: crtx.Address(tpub), data: filepath.Join(dir, "data"), price: 20_000}
+	r.args = append([]string{"--addr", freePort(t), "--data", r.data, "--solana-rpc-devnet", r.proxy.URL,
+		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",
+		"--rate-limit-ip", "0", "--block-interval", "100ms", "--lease", "2s", "--recovery-interval", "100ms",
+		"--admin-token-file", token, "--allow-private-endpoints"}, db...)
+	r.p = startProc(t, r.args...)
+	t.Cleanup(func() { r.p.kill() })
+
+	svcKey := agentKey()
+	h := creator.NewHandler(svcKey, func(ctx context.Context, req creator.Request) (string, int, error) {
+		if req.Test {
+			return "ok", 0, nil
+		}
+		return fn(ctx, req)
+	}, creator.Options{})
+	svc := httptest.NewServer(h)
+	t.Cleanup(svc.Close)
+	_, creatorKey, _ := ed25519.GenerateKey(nil)
+	admin := client.New(r.p.url, "x402-crash-admin-token-0123456789")
+	if _, err := admin.Deposit(ctx, crtx.Mainnet, crtx.Address(creatorKey.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	cs, _, err := client.New(r.p.url, "").SignIn(ctx, creatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	tags := []string{"data"}
+	a, err := holding(cs, h.PublicKey()).CreateListing(ctx, crtx.ListingParams{Name: str("Down"), Tagline: str("Down."), Description: str("Down."),
+		Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &r.price, EndpointURL: str(svc.URL + "/execute"), SigningPublicKey: str(h.PublicKey()), TimeoutSeconds: &timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.agent = a.AgentID
+	payerPub, payer, _ := ed25519.GenerateKey(nil)
+	r.payer = payer
+	net.MintTo(t, mint, mintAuth, crtx.Address(payerPub), crtx.MicroPerUSDC) // no SOL: the treasury pays the fees
+	account, _, _ := solana.FindAssociatedTokenAddress(solana.PublicKeyFromBytes(payerPub), solana.MustPublicKeyFromBase58(mint))
+	r.held = func() crtx.USDC { return net.TokenBalance(t, account.String()) }
+	return r
 }
 
 // x402Header is a PAYMENT-SIGNATURE header paying agent's call from payer,

@@ -9,7 +9,7 @@
 //
 //   {"tools": [names], "found": bool, "listing": get_agent's answer,
 //    "unpaid": the call without payment, "paid": the call with it,
-//    "replayed": the same payment sent again,
+//    "replayed": the same payment sent again for another call,
 //    "second": a new payment sent at once (the test may bound payments)}
 //
 // each call as the SDK returned it (content, structuredContent, isError,
@@ -69,7 +69,7 @@ const required = unpaid.structuredContent ?? JSON.parse(unpaid.content[0].text);
 const payload = await payments.createPaymentPayload(required);
 const withPayment = (p) => client.callTool({ name: 'run_agent', arguments: args, _meta: { 'x402/payment': p } }, undefined, { timeout: 60000 });
 const paid = await withPayment(payload);
-const replayed = await withPayment(payload);
+const replayed = await client.callTool({ name: 'run_agent', arguments: { ...args, task: 'another' }, _meta: { 'x402/payment': payload } }, undefined, { timeout: 60000 });
 const second = await withPayment(await payments.createPaymentPayload(required));
 
 console.log(JSON.stringify({

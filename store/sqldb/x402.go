@@ -10,7 +10,7 @@ import (
 
 // x402 payments: each claims its transaction's signature for one execution.
 
-const x402Columns = `signature, environment, execution_id, payer, amount, network, raw, last_valid, status, reply,
+const x402Columns = `signature, environment, execution_id, payer, source, amount, network, raw, last_valid, status, reply,
 	slot, created_at, settled_at`
 
 func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
@@ -18,7 +18,7 @@ func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
 	var lastValid, slot, created int64
 	var settled sql.NullInt64
 	var reply string
-	err := row.Scan(&p.Signature, &p.Environment, &p.ExecutionID, &p.Payer, &p.Amount, &p.Network, &p.Raw, &lastValid,
+	err := row.Scan(&p.Signature, &p.Environment, &p.ExecutionID, &p.Payer, &p.Source, &p.Amount, &p.Network, &p.Raw, &lastValid,
 		&p.Status, &reply, &slot, &created, &settled)
 	if reply != "" {
 		p.Reply = []byte(reply)
@@ -29,16 +29,18 @@ func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
 }
 
 func (t *tx) InsertPayment(ctx context.Context, p crtx.Payment) error {
-	_, err := t.exec(ctx, `INSERT INTO x402_payments (`+x402Columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.Signature, p.Environment, p.ExecutionID, p.Payer, p.Amount, p.Network, raw(p.Raw), int64(p.LastValid),
+	_, err := t.exec(ctx, `INSERT INTO x402_payments (`+x402Columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.Signature, p.Environment, p.ExecutionID, p.Payer, p.Source, p.Amount, p.Network, raw(p.Raw), int64(p.LastValid),
 		p.Status, string(p.Reply), int64(p.Slot), us(p.CreatedAt), nullUS(p.SettledAt))
 	return err
 }
 
-func (t *tx) UpdatePayment(ctx context.Context, p crtx.Payment) error {
-	r, err := t.exec(ctx, `UPDATE x402_payments SET status = ?, reply = ?, slot = ?, settled_at = ?
-		WHERE signature = ? AND status IN ('verified', 'sent')`,
-		p.Status, string(p.Reply), int64(p.Slot), nullUS(p.SettledAt), p.Signature)
+func (t *tx) UpdatePayment(ctx context.Context, p crtx.Payment, from crtx.PaymentStatus) error {
+	if !crtx.PaymentMove(from, p.Status) {
+		return fmt.Errorf("payment %s: no move from %s to %s", p.Signature, from, p.Status)
+	}
+	r, err := t.exec(ctx, `UPDATE x402_payments SET status = ?, reply = ?, slot = ?, settled_at = ? WHERE signature = ? AND status = ?`,
+		p.Status, string(p.Reply), int64(p.Slot), nullUS(p.SettledAt), p.Signature, from)
 	if err != nil {
 		return err
 	}
@@ -48,7 +50,7 @@ func (t *tx) UpdatePayment(ctx context.Context, p crtx.Payment) error {
 	if _, err := t.Payment(ctx, p.Signature); err != nil {
 		return err
 	}
-	return fmt.Errorf("payment %s is final already: %w", p.Signature, crtx.ErrConflict)
+	return fmt.Errorf("payment %s is no longer %s: %w", p.Signature, from, crtx.ErrConflict)
 }
 
 func (t *tx) Payment(ctx context.Context, signature string) (crtx.Payment, error) {
@@ -59,4 +61,10 @@ func (t *tx) Payment(ctx context.Context, signature string) (crtx.Payment, error
 func (t *tx) PaymentOf(ctx context.Context, executionID string) (crtx.Payment, error) {
 	p, err := scanX402(t.queryRow(ctx, `SELECT `+x402Columns+` FROM x402_payments WHERE execution_id = ?`, executionID))
 	return p, notFound(err, "payment of "+executionID)
+}
+
+func (t *tx) PaymentsInFlight(ctx context.Context, source string) (crtx.USDC, error) {
+	var sum crtx.USDC
+	err := t.queryRow(ctx, `SELECT COALESCE(SUM(amount), 0) FROM x402_payments WHERE source = ? AND status IN ('verified', 'sent')`, source).Scan(&sum)
+	return sum, err
 }
