@@ -2,6 +2,8 @@ package crtx
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -336,6 +338,16 @@ type Opening struct {
 func (e Execution) AtTerms(a Agent) bool {
 	return a.Status == AgentActive && a.SuspendedAt == nil && a.Price == e.Cost && a.Creator == e.Creator &&
 		a.Name == e.AgentName && a.EndpointURL == e.EndpointURL && a.SigningPublicKey == e.SigningPublicKey
+}
+
+// CheckTerms refuses, inside tx, an execution whose agent no longer has
+// the terms it is opened at, or takes none (ErrTermsChanged).
+func CheckTerms(ctx context.Context, tx Tx, e Execution) error {
+	a, err := tx.AgentTerms(ctx, e.AgentID)
+	if errors.Is(err, ErrNotFound) || (err == nil && !e.AtTerms(a)) {
+		return fmt.Errorf("agent %s: %w", e.AgentID, ErrTermsChanged)
+	}
+	return err
 }
 
 // Closing is what Store.CloseExecution writes.

@@ -404,11 +404,7 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 				return err
 			}
 		}
-		a, err := tx.AgentTerms(ctx, e.AgentID)
-		if errors.Is(err, crtx.ErrNotFound) || (err == nil && !e.AtTerms(a)) {
-			return fmt.Errorf("agent %s: %w", e.AgentID, crtx.ErrTermsChanged)
-		}
-		if err != nil {
+		if err := crtx.CheckTerms(ctx, tx, e); err != nil {
 			return err
 		}
 		if err := tx.InsertExecution(ctx, e); err != nil {

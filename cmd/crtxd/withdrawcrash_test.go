@@ -123,17 +123,24 @@ type rig struct {
 	key      ed25519.PrivateKey
 }
 
-func newRig(t *testing.T, db []string) *rig {
-	ctx := context.Background()
-	net := chaintest.Start(t)
-	mint, mintAuth := net.NewMint(t)
-	tpub, treasury, _ := ed25519.GenerateKey(nil)
-	net.Airdrop(t, crtx.Address(tpub), 10_000_000_000)
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "treasury.json")
+// chainOf is a local Solana network with a USDC mint of its own and a
+// treasury holding SOL, whose key file is in dir.
+func chainOf(t *testing.T) (net *chaintest.Net, mint string, mintAuth, treasury ed25519.PrivateKey, keyFile, dir string) {
+	net = chaintest.Start(t)
+	mint, mintAuth = net.NewMint(t)
+	treasury = chaintest.NewKey(t)
+	net.Airdrop(t, chaintest.Address(treasury), 10_000_000_000)
+	dir = t.TempDir()
+	keyFile = filepath.Join(dir, "treasury.json")
 	if err := keyfile.Write(keyFile, treasury); err != nil {
 		t.Fatal(err)
 	}
+	return net, mint, mintAuth, treasury, keyFile, dir
+}
+
+func newRig(t *testing.T, db []string) *rig {
+	ctx := context.Background()
+	net, mint, mintAuth, treasury, keyFile, dir := chainOf(t)
 	r := &rig{net: net, mint: mint, treasury: treasury, proxy: chaintest.NewProxy(t, net.RPC), data: filepath.Join(dir, "data")}
 	r.args = append([]string{"--addr", freePort(t), "--data", r.data, "--solana-rpc-devnet", r.proxy.URL,
 		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",

@@ -23,7 +23,6 @@ import (
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
-	"github.com/crtx-market/crtx/keyfile"
 )
 
 // An asynchronous x402 call is settled into the escrow before its
@@ -201,18 +200,10 @@ type x402Rig struct {
 
 func newX402Rig(t *testing.T, db []string, timeout int, fn creator.Func) *x402Rig {
 	ctx := context.Background()
-	net := chaintest.Start(t)
-	mint, mintAuth := net.NewMint(t)
-	tpub, treasury, _ := ed25519.GenerateKey(nil)
-	net.Airdrop(t, crtx.Address(tpub), 10_000_000_000)
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "treasury.json")
-	if err := keyfile.Write(keyFile, treasury); err != nil {
-		t.Fatal(err)
-	}
+	net, mint, mintAuth, treasury, keyFile, dir := chainOf(t)
 	token := filepath.Join(dir, "admin-token")
 	os.WriteFile(token, []byte("x402-crash-admin-token-0123456789"), 0o600)
-	r := &x402Rig{proxy: chaintest.NewProxy(t, net.RPC), net: net, mint: mint, treasury: crtx.Address(tpub), data: filepath.Join(dir, "data"), price: 20_000}
+	r := &x402Rig{proxy: chaintest.NewProxy(t, net.RPC), net: net, mint: mint, treasury: chaintest.Address(treasury), data: filepath.Join(dir, "data"), price: 20_000}
 	r.args = append([]string{"--addr", freePort(t), "--data", r.data, "--solana-rpc-devnet", r.proxy.URL,
 		"--usdc-mint-devnet", mint, "--treasury-keypair", keyFile, "--chain-poll", "50ms", "--anchor-interval", "1s",
 		"--rate-limit-ip", "0", "--block-interval", "100ms", "--lease", "2s", "--recovery-interval", "100ms",

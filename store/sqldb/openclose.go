@@ -35,11 +35,7 @@ func writeOpening(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
 			return err
 		}
 	}
-	a, err := tx.AgentTerms(ctx, e.AgentID)
-	if errors.Is(err, crtx.ErrNotFound) || (err == nil && !e.AtTerms(a)) {
-		return fmt.Errorf("agent %s: %w", e.AgentID, crtx.ErrTermsChanged)
-	}
-	if err != nil {
+	if err := crtx.CheckTerms(ctx, tx, e); err != nil {
 		return err
 	}
 	if err := tx.InsertExecution(ctx, e); err != nil {
