@@ -603,3 +603,39 @@ func TestX402SettlementThroughAnOutage(t *testing.T) {
 		t.Errorf("the payer holds %s after one call through an outage", held)
 	}
 }
+
+// TestX402PayerWhoSpendsItsFundsGetsNoResult: a payer that moves its USDC
+// away while the agent works gets no result: the payment, simulated again
+// before it leaves, is never sent, so the treasury pays no fee for it and
+// nobody is charged.
+func TestX402PayerWhoSpendsItsFundsGetsNoResult(t *testing.T) {
+	x := newX402Market(t, func(c *daemon.Config) { c.X402SettleAfter = 10 * time.Second })
+	sink := chaintest.NewKey(t)
+	x.chain.net.MintTo(t, x.chain.mint, x.chain.mintAuth, chaintest.Address(sink), 1)
+	mint := solana.MustPublicKeyFromBase58(x.chain.mint)
+	owner := solana.MustPublicKeyFromBase58(x.payer.address)
+	src, _, _ := solana.FindAssociatedTokenAddress(owner, mint)
+	dst, _, _ := solana.FindAssociatedTokenAddress(solana.PrivateKey(sink).PublicKey(), mint)
+	agent := x.list(newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			x.chain.net.Send(t, []solana.Instruction{chaintest.TransferChecked(uint64(x.held()), src, mint, dst, owner)}, x.payer.key)
+		}
+		return "worked", 0, nil
+	}), "0.02", map[string]any{"timeout_seconds": 8, "name": "Spent"})
+	treasury := x.treasuryHeld()
+	var treasurySOL uint64
+	if b, err := rpc.New(x.chain.net.RPC).GetBalance(ctx, solana.MustPublicKeyFromBase58(x.chain.treasury), rpc.CommitmentConfirmed); err == nil {
+		treasurySOL = b.Value
+	}
+	got := x.pay(agent, "pay", run("spend"))
+	if got.Status != 402 || !strings.Contains(string(got.Body), "would no longer land") || strings.Contains(string(got.Body), "worked") ||
+		got.PaymentResponse == nil || got.PaymentResponse.Success {
+		t.Fatalf("a payer without funds at the settlement: %d %s %+v", got.Status, got.Body, got.PaymentResponse)
+	}
+	if held := x.treasuryHeld(); held != treasury {
+		t.Errorf("the treasury holds %s, want %s: a payment moved", held, treasury)
+	}
+	if b, err := rpc.New(x.chain.net.RPC).GetBalance(ctx, solana.MustPublicKeyFromBase58(x.chain.treasury), rpc.CommitmentConfirmed); err != nil || b.Value != treasurySOL {
+		t.Errorf("the treasury's SOL went from %d to %v (%v): it paid a fee for a payment bound to fail", treasurySOL, b, err)
+	}
+}

@@ -194,7 +194,24 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 		c.Execution.ErrorMessage += "; the x402 payment was not sent: nothing was charged"
 		return m.closeUnpaid(ctx, c, p)
 	}
+	ch, err := m.chain(e.Environment)
+	if err != nil {
+		return false, err
+	}
 	if p.Status == crtx.PaymentVerified {
+		// Simulated again before it leaves: a payer that spent its funds
+		// while the agent worked gets no result, and the treasury pays no
+		// fee for a transfer bound to fail. A node that does not answer
+		// proves nothing: the payment is sent, and the chain decides.
+		again := crtx.CheckedPayment{Signed: p.Raw, Source: p.Source}
+		var pe *crtx.PaymentError
+		if err := ch.SimulatePayment(ctx, &again); errors.As(err, &pe) {
+			c.Execution.ResultCID, c.Execution.ResultHash, c.Execution.Signature, c.Execution.Result = "", "", "", ""
+			c.Execution.Status, c.Execution.ErrorCode = crtx.ExecFailed, crtx.CodePaymentInvalid
+			c.Execution.ErrorMessage = "the agent answered, but the x402 payment would no longer land (" + pe.Message +
+				"): the result is withheld, the payment was not sent and nothing was charged"
+			return m.closeUnpaid(ctx, c, p)
+		}
 		r, err := json.Marshal(storedReply{Reply: *o.reply, ElapsedMS: o.elapsed.Milliseconds()})
 		if err != nil {
 			return false, err
@@ -209,10 +226,6 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 		if err != nil {
 			return false, err
 		}
-	}
-	ch, err := m.chain(e.Environment)
-	if err != nil {
-		return false, err
 	}
 	settling := time.Now()
 	slot, err := ch.SettlePayment(ctx, p.Raw, p.LastValid)
