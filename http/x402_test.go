@@ -28,9 +28,10 @@ import (
 )
 
 // x402Market is a marketplace whose devnet runs on a local Solana network
-// of slots slow enough (100 ms: a blockhash lives 15 s) for a payment to
+// of slots slow enough (50 ms: a blockhash lives 7.5 s) for a payment to
 // be settled after a call's result, and a payer holding SOL and USDC on
-// it, with no crtx account.
+// it, with no crtx account. The treasury keeps one nonce account: its
+// withdrawals here are the refunds, one at a time.
 type x402Market struct {
 	*marketplace
 	chain   *chainEnv
@@ -42,8 +43,8 @@ type x402Market struct {
 func newX402Market(t *testing.T, adjust ...func(*daemon.Config)) *x402Market {
 	var ce *chainEnv
 	m := newMarket(t, "0", append([]func(*daemon.Config){func(c *daemon.Config) {
-		ce = startChainConfig(t, c, chaintest.SlotTime(100*time.Millisecond))
-		c.X402SettleAfter = 5 * time.Second
+		ce = startChainConfig(t, c, chaintest.SlotTime(50*time.Millisecond))
+		c.X402SettleAfter, c.NonceAccounts = 5*time.Second, 1
 	}}, adjust...)...)
 	ce.env = m.env
 	t.Cleanup(ce.checkReserves)
