@@ -51,7 +51,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if p.Key == nil {
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
 	}
-	in, idem, hash, err := readExecute(r)
+	in, idem, hash, err := readExecute(r, func(idem string) bool { return idem != "" })
 	if err != nil {
 		return err
 	}
@@ -60,8 +60,9 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readExecute reads an execute request's body and its Idempotency-Key,
-// with the hash of the request it stands for.
-func readExecute(r *http.Request) (in crtx.ExecuteParams, idem, hash string, err error) {
+// with the hash of the request it stands for when hashed says it is
+// needed: only a request that may be replayed pays for it.
+func readExecute(r *http.Request, hashed func(idem string) bool) (in crtx.ExecuteParams, idem, hash string, err error) {
 	// The body is read once for decoding and for the idempotency hash.
 	raw, err := io.ReadAll(r.Body)
 	if err := tooLarge(err); err != nil {
@@ -78,7 +79,10 @@ func readExecute(r *http.Request) (in crtx.ExecuteParams, idem, hash string, err
 	if idem != "" {
 		idem = crtx.RESTIdempotencyKey(idem)
 	}
-	return in, idem, crtx.RequestHash(r.PathValue("agent_id"), raw), nil
+	if hashed(idem) {
+		hash = crtx.RequestHash(r.PathValue("agent_id"), raw)
+	}
+	return in, idem, hash, nil
 }
 
 // answerExecution answers an execute request with the execution it

@@ -60,7 +60,7 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 	}
 	payload := crtx.PaymentPayload{X402Version: crtx.X402Version, Resource: &pr.Resource, Accepted: *req}
 	payload.Payload.Transaction = tx
-	fmt.Fprintf(c.errOut, "paying %s USDC from %s on %s…\n", price(req.Amount), addr, network)
+	fmt.Fprintf(c.errOut, "paying %s USDC from %s on %s…\n", crtx.USDC(amount), addr, network)
 	label := "running " + agent
 	stop := c.status(func() string { return label })
 	rec, settle, err := anon.ExecutePaid(ctx, agent, p, payload, idem)
@@ -85,13 +85,4 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 var usdcMints = map[string]string{
 	"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
 	"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1": "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
-}
-
-// price is an amount in base units as USDC.
-func price(amount string) string {
-	n, err := strconv.ParseInt(amount, 10, 64)
-	if err != nil {
-		return amount + " base units of"
-	}
-	return crtx.USDC(n).String()
 }
