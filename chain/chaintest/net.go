@@ -281,21 +281,28 @@ func (n *Net) SignAndSend(t testing.TB, raw []byte, signer ed25519.PrivateKey) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := solana.PrivateKey(signer)
-	if _, err := tx.PartialSign(func(k solana.PublicKey) *solana.PrivateKey {
-		if k == key.PublicKey() {
-			return &key
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	partialSign(t, tx, signer)
 	sig, err := n.client.SendTransaction(background(), tx)
 	if err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	n.awaitFinalized(t, sig)
 	return sig.String()
+}
+
+// partialSign signs tx as key alone, leaving the other signatures as they
+// are: what a wallet does with a transaction someone else pays for.
+func partialSign(t testing.TB, tx *solana.Transaction, key ed25519.PrivateKey) {
+	t.Helper()
+	k := solana.PrivateKey(key)
+	if _, err := tx.PartialSign(func(pub solana.PublicKey) *solana.PrivateKey {
+		if pub == k.PublicKey() {
+			return &k
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // AwaitFinalized waits until the transaction of signature is finalized; a

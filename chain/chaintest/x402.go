@@ -87,15 +87,7 @@ func (p *Payment) Encode(t testing.TB, blockhash solana.Hash) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := solana.PrivateKey(p.Payer)
-	if _, err := tx.PartialSign(func(k solana.PublicKey) *solana.PrivateKey {
-		if k == key.PublicKey() {
-			return &key
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	partialSign(t, tx, p.Payer)
 	raw, err := tx.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
