@@ -640,3 +640,34 @@ func TestX402PayerWhoSpendsItsFundsGetsNoResult(t *testing.T) {
 		t.Errorf("the treasury's SOL went from %d to %v (%v): it paid a fee for a payment bound to fail", treasurySOL, b, err)
 	}
 }
+
+// TestX402HiddenStatusIsNeverKept: a node that hides a payment's status
+// until its blockhash expires makes crtx let the payment go as never
+// landed (the caller is told nothing was charged); the transfer that did
+// land is then no payment of crtx's, and the operator's list of
+// unattributed transfers shows it, to return by hand (the treasury holds
+// it: the reserves' surplus).
+func TestX402HiddenStatusIsNeverKept(t *testing.T) {
+	x := newX402Market(t)
+	agent := x.list(newService(t, echo), "0.02", map[string]any{"timeout_seconds": 5})
+	x.chain.proxy.Set("getSignatureStatuses", chaintest.HideStatuses(func(string) bool { return true }))
+	got := x.pay(agent, "pay", run("hidden"))
+	x.chain.proxy.Set("getSignatureStatuses", nil)
+	if got.Status != 402 || !strings.Contains(string(got.Body), "did not land") || got.PaymentResponse == nil || got.PaymentResponse.Success {
+		t.Fatalf("a payment whose status was hidden: %d %s", got.Status, got.Body)
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Fatalf("the payer holds %s: the hidden payment should have landed", held)
+	}
+	un, err := x.admin.Unattributed(ctx, crtx.Devnet, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tr := range un.Transfers {
+		found = found || (tr.Amount == usdc("0.02") && tr.From == x.payer.address)
+	}
+	if !found {
+		t.Errorf("the landed transfer of a payment let go is not among the unattributed: %+v", un.Transfers)
+	}
+}

@@ -280,13 +280,16 @@ func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.Chain
 }
 
 // x402Paid reports whether a transfer is an x402 payment's, which is
-// credited by its execution and never by a deposit.
+// credited by its execution and never by a deposit. A payment let go as
+// never landing is not: if its transfer is on the chain after all (a node
+// hid its status until its blockhash expired), the operator's list of
+// unattributed transfers shows it, to return.
 func x402Paid(ctx context.Context, tx crtx.Tx, signature string) (bool, error) {
-	_, err := tx.Payment(ctx, signature)
+	p, err := tx.Payment(ctx, signature)
 	if errors.Is(err, crtx.ErrNotFound) {
 		return false, nil
 	}
-	return err == nil, err
+	return err == nil && p.Status != crtx.PaymentVoid, err
 }
 
 // errNotThisDeposit leaves a payment uncredited by the deposit whose
