@@ -1,14 +1,13 @@
-// Starts a Surfnet (a local Solana network) for Go tests, prints its RPC URL
-// as one JSON line, and stops it when stdin closes: the test process holds
-// the other end, so the network dies with it, even after a kill -9.
+// Starts a Surfnet (a local Solana network), prints its RPC URL as one JSON
+// line, and stops it when stdin closes: the Go process holds the other end,
+// so the network dies with it, even after a kill -9.
 const path = require('path');
-const { Surfnet } = require(path.join(process.env.CRTX_SURFPOOL, '@solana/surfpool-linux-x64-gnu'));
+const { Surfnet } = require(path.join(process.env.CRTX_SURFPOOL, process.env.CRTX_SURFPOOL_PACKAGE));
 
 // offline: an account the network does not hold is absent, never fetched
-// from mainnet. Slots of 20 ms (unless CRTX_SURFNET_SLOT_MS says otherwise)
-// finalize a transaction in about a second and expire a blockhash (150
-// blocks) in about three.
-const slotTimeMs = Number(process.env.CRTX_SURFNET_SLOT_MS || 20);
+// from mainnet. Slots of CRTX_SURFNET_SLOT_MS: a blockhash expires after 150
+// blocks.
+const slotTimeMs = Number(process.env.CRTX_SURFNET_SLOT_MS || 400);
 const net = Surfnet.startWithConfig({ blockProductionMode: 'clock', slotTimeMs, offline: true });
 // The network queues an event for every slot and transaction in a bounded
 // queue; once about a thousand are undrained, the slot producer blocks on it
