@@ -205,7 +205,10 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 		// proves nothing: the payment is sent, and the chain decides.
 		again := crtx.CheckedPayment{Signed: p.Raw, Source: p.Source}
 		var pe *crtx.PaymentError
-		if err := ch.SimulatePayment(ctx, &again); errors.As(err, &pe) {
+		resimulating := time.Now()
+		err := ch.SimulatePayment(ctx, &again)
+		m.stages.add(stageResimulate, resimulating)
+		if errors.As(err, &pe) {
 			c.Execution.ResultCID, c.Execution.ResultHash, c.Execution.Signature, c.Execution.Result = "", "", "", ""
 			c.Execution.Status, c.Execution.ErrorCode = crtx.ExecFailed, crtx.CodePaymentInvalid
 			c.Execution.ErrorMessage = "the agent answered, but the x402 payment would no longer land (" + pe.Message +

@@ -7,16 +7,18 @@ import (
 
 // The stages an x402 call spends its time in beyond an API-key call's,
 // timed for /metrics and the benchmark: the checks that need no RPC call,
-// the simulation, and the settlement (sending the payment until it is
+// the simulation, the simulation again just before a payment settled after
+// the result is sent, and the settlement (sending the payment until it is
 // confirmed).
 const (
 	stageCheck = iota
 	stageSimulate
+	stageResimulate
 	stageSettle
 )
 
 // stageNames name them, in the order a call passes them.
-var stageNames = [...]string{stageCheck: "check", stageSimulate: "simulate", stageSettle: "settle"}
+var stageNames = [...]string{stageCheck: "check", stageSimulate: "simulate", stageResimulate: "resimulate", stageSettle: "settle"}
 
 // stageTimes sums each stage's time and count since the process started.
 type stageTimes struct {
