@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -76,6 +77,12 @@ type engineFigures struct {
 	// SettleSeconds is how long the marketplace stayed busy after the
 	// write scenarios (sealing and rolling up their ledger transactions).
 	SettleSeconds float64 `json:"settle_seconds"`
+	// X402StageMS is where an x402 call's time went beyond an API-key
+	// call's, by path (settled after its result, settled first), in ms a
+	// call by stage: client (building and signing the payment), check,
+	// simulate, resimulate (just before a payment settled after the result
+	// is sent), settle.
+	X402StageMS map[string]map[string]float64 `json:"x402_stage_ms_per_call,omitempty"`
 }
 
 // report is what a run of crtxd bench writes with --json.
@@ -83,18 +90,21 @@ type report struct {
 	Machine string `json:"machine"`
 	// Wallets and Agents spread the execution scenarios: client c pays
 	// from wallet c mod Wallets and calls agent c mod Agents.
-	Wallets int             `json:"wallets"`
-	Agents  int             `json:"agents"`
-	Results []result        `json:"results"`
-	Engines []engineFigures `json:"engines"`
+	Wallets int `json:"wallets"`
+	Agents  int `json:"agents"`
+	// X402SlotMS is the slot time of the x402 scenario's local network.
+	X402SlotMS float64         `json:"x402_slot_ms,omitempty"`
+	Results    []result        `json:"results"`
+	Engines    []engineFigures `json:"engines"`
 }
 
 // scenarios are the names --only takes; --profile takes those of the
 // marketplace (all but the first two).
-var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "slow", "fair", "healthz", "agents", "executions"}
+var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "slow", "fair", "healthz", "agents", "executions", "x402"}
 
-// optIn are the scenarios that run only when --only names them.
-var optIn = []string{"slow", "fair"}
+// optIn are the scenarios that run only when --only names them: the slow
+// ones take minutes, and x402 a local Solana network on Node.js.
+var optIn = []string{"slow", "fair", "x402"}
 
 // load runs clients closed loops of fn for d; fn is told its client's number.
 func load(name string, clients int, d time.Duration, fn func(client int) error) result {
@@ -180,7 +190,7 @@ func summarize(name string, clients int, elapsed time.Duration, lat []time.Durat
 type benchFlags struct {
 	clients, catalog, execs, wallets, agents, rate int
 	replicas, dbConns                              int
-	dur                                            time.Duration
+	dur, x402Slot                                  time.Duration
 	slow                                           slowFlags
 	db, only, jsonOut, svgOut                      string
 	dbs                                            []string
@@ -223,6 +233,7 @@ with closed loops of concurrent clients. docs/performance.md explains the scenar
 	fs.IntVar(&f.slow.calls, "slow-calls", 10_000, "synchronous calls the slow scenario starts")
 	fs.IntVar(&f.slow.rate, "slow-rate", 1000, "calls a second the slow scenario starts")
 	fs.DurationVar(&f.slow.delay, "slow-delay", 4*time.Second, "how long the slow scenarios' agent takes to answer")
+	fs.DurationVar(&f.x402Slot, "x402-slot", 400*time.Millisecond, "slot time of the x402 scenario's local Solana network (mainnet's is about 400ms)")
 	var delay time.Duration
 	stubCmd := &cobra.Command{
 		Use: "stub ADDR SEED", Hidden: true, Args: cmdline.Args("ADDR", "SEED"),
@@ -350,10 +361,29 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	if f.want("paced") {
 		run(paced(fmt.Sprintf("proxy at %d/s", f.rate), f.rate, f.dur, direct(proxyURL)))
 	}
+	var ch *benchChain
+	if f.want("x402") {
+		if ch, err = startBenchChain(ctx, f.x402Slot, stderr); err != nil {
+			return fmt.Errorf("x402: %w", err)
+		}
+		defer ch.net.Stop()
+		rep.X402SlotMS = float64(f.x402Slot.Microseconds()) / 1000
+	}
+	// The scenarios of the marketplace benchEngine starts: all but the
+	// baselines' and x402's, which starts a marketplace of its own.
+	engine := slices.ContainsFunc(scenarios[2:], func(s string) bool { return s != "x402" && f.want(s) })
 	for _, db := range f.dbs {
-		figures, err := benchEngine(ctx, f, db, skey, stubURL, slowURL, gen, run, stderr)
-		if err != nil {
-			return fmt.Errorf("%s: %w", engineName(db), err)
+		figures := engineFigures{DB: engineName(db)}
+		if engine {
+			if figures, err = benchEngine(ctx, f, db, skey, stubURL, slowURL, gen, run, stderr); err != nil {
+				return fmt.Errorf("%s: %w", engineName(db), err)
+			}
+		}
+		if ch != nil {
+			on := func(r result) { r.Engine = figures.DB; run(r) }
+			if figures.X402StageMS, err = benchX402(ctx, f, db, ch, skey, stubURL, on, stderr); err != nil {
+				return fmt.Errorf("%s: x402: %w", engineName(db), err)
+			}
 		}
 		rep.Engines = append(rep.Engines, figures)
 	}
@@ -362,7 +392,12 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%-44s %9.0f %9.2f %9.2f %9.2f %7d\n", label(r), r.RPS, r.P50MS, r.P99MS, r.MaxMS, r.Errors)
 	}
 	for _, e := range rep.Engines {
-		fmt.Fprintf(stdout, "%s: marketplace peak RSS %.1f MiB, %.0f µs of its CPU a synchronous execution\n", e.DB, e.PeakRSSMB, e.CPUPerSyncUS)
+		if engine {
+			fmt.Fprintf(stdout, "%s: marketplace peak RSS %.1f MiB, %.0f µs of its CPU a synchronous execution\n", e.DB, e.PeakRSSMB, e.CPUPerSyncUS)
+		}
+		for _, path := range slices.Sorted(maps.Keys(e.X402StageMS)) {
+			fmt.Fprintf(stdout, "%s: an x402 payment %s, on slots of %s, %s\n", e.DB, path, f.x402Slot, stageLine(e.X402StageMS[path]))
+		}
 	}
 	fmt.Fprintf(stdout, "%s, %d clients, %d wallets, %d agents\n", rep.Machine, f.clients, f.wallets, f.agents)
 	if f.jsonOut != "" {
@@ -402,27 +437,11 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	gen *loadClient, record func(result), stderr io.Writer) (engineFigures, error) {
 	figures := engineFigures{DB: engineName(db)}
 	run := func(r result) { r.Engine = figures.DB; record(r) }
-	data, err := os.MkdirTemp("", "crtx-bench")
+	cfg, token, cleanup, err := benchStore(ctx, db)
 	if err != nil {
 		return figures, err
 	}
-	defer os.RemoveAll(data)
-	cfg := daemon.Defaults()
-	cfg.Data = data
-	if db != "sqlite" {
-		// A schema of its own, dropped afterwards: runs never see each
-		// other's rows.
-		schema, drop, err := benchSchema(ctx, db)
-		if err != nil {
-			return figures, err
-		}
-		defer drop()
-		sep := "?"
-		if strings.Contains(db, "?") {
-			sep = "&"
-		}
-		cfg.DB = db + sep + "search_path=" + schema
-	}
+	defer cleanup()
 	// Seed the store before the marketplace starts: the catalog and the
 	// wallet's past executions.
 	fmt.Fprintf(stderr, "%s: seeding %d agents and %d executions…\n", figures.DB, f.catalog, f.execs)
@@ -430,26 +449,8 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	if err != nil {
 		return figures, fmt.Errorf("seed: %w", err)
 	}
-	token := filepath.Join(data, "admin-token")
-	os.WriteFile(token, []byte("bench-admin-token-0123456789abcdef"), 0o600)
-	// serve starts a marketplace (crtxd serve) on the store and waits until
-	// it is ready.
-	self, _ := os.Executable()
-	serve := func(addr, pprofAddr string) (child *exec.Cmd, stop func(), err error) {
-		child = exec.CommandContext(ctx, self, "serve", "--addr", addr, "--data", data, "--db", cfg.DB, "--db-conns", strconv.Itoa(f.dbConns),
-			"--admin-token-file", token, "--allow-private-endpoints", "--log-level", "error", "--pprof-addr", pprofAddr,
-			// Every wallet and creator of the run signs in from this one address.
-			"--rate-limit-ip", "0")
-		child.Stderr = stderr
-		if err := child.Start(); err != nil {
-			return nil, nil, err
-		}
-		stop = func() { child.Process.Signal(os.Interrupt); child.Wait() }
-		if err := waitUp("http://" + addr + "/readyz"); err != nil {
-			stop()
-			return nil, nil, fmt.Errorf("crtxd: %w", err)
-		}
-		return child, stop, nil
+	serve := func(addr, pprofAddr string) (*exec.Cmd, func(), error) {
+		return benchServe(ctx, f, cfg, token, addr, pprofAddr, stderr)
 	}
 	addr, pprofAddr := freeAddr(), freeAddr()
 	child, stop, err := serve(addr, pprofAddr)
@@ -458,7 +459,7 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	}
 	defer stop()
 	base := "http://" + addr
-	agents, keys, err := benchParties(ctx, base, f, skey, stubURL)
+	agents, keys, err := benchParties(ctx, base, f, skey, stubURL, crtx.Devnet, 0)
 	if err != nil {
 		return figures, err
 	}
@@ -616,15 +617,76 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 	return figures, nil
 }
 
+// benchStore makes a store of its own on the engine of db, and the
+// operator's token file; cleanup removes both.
+func benchStore(ctx context.Context, db string) (cfg daemon.Config, token string, cleanup func(), err error) {
+	data, err := os.MkdirTemp("", "crtx-bench")
+	if err != nil {
+		return cfg, "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(data) }
+	cfg = daemon.Defaults()
+	cfg.Data = data
+	token = filepath.Join(data, "admin-token")
+	if err := os.WriteFile(token, []byte(benchAdminToken), 0o600); err != nil {
+		cleanup()
+		return cfg, "", nil, err
+	}
+	if db != "sqlite" {
+		// A schema of its own, dropped afterwards: runs never see each
+		// other's rows.
+		schema, drop, err := benchSchema(ctx, db)
+		if err != nil {
+			cleanup()
+			return cfg, "", nil, err
+		}
+		cleanup = func() { drop(); os.RemoveAll(data) }
+		sep := "?"
+		if strings.Contains(db, "?") {
+			sep = "&"
+		}
+		cfg.DB = db + sep + "search_path=" + schema
+	}
+	return cfg, token, cleanup, nil
+}
+
+// benchAdminToken is the operator's token of the marketplaces bench starts.
+const benchAdminToken = "bench-admin-token-0123456789abcdef"
+
+// benchServe starts a marketplace (crtxd serve, with extra flags) on the
+// store of cfg and waits until it is ready.
+func benchServe(ctx context.Context, f benchFlags, cfg daemon.Config, token, addr, pprofAddr string, stderr io.Writer, extra ...string) (child *exec.Cmd, stop func(), err error) {
+	self, _ := os.Executable()
+	child = exec.CommandContext(ctx, self, append([]string{"serve", "--addr", addr, "--data", cfg.Data, "--db", cfg.DB, "--db-conns", strconv.Itoa(f.dbConns),
+		"--admin-token-file", token, "--allow-private-endpoints", "--log-level", "error", "--pprof-addr", pprofAddr,
+		// Every wallet and creator of the run signs in from this one address.
+		"--rate-limit-ip", "0"}, extra...)...)
+	child.Stderr = stderr
+	if err := child.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop = func() { child.Process.Signal(os.Interrupt); child.Wait() }
+	if err := waitUp("http://" + addr + "/readyz"); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("crtxd: %w", err)
+	}
+	return child, stop, nil
+}
+
 // benchParties lists the stub as --agents agents, each by a creator of its
-// own, and funds --wallets wallets with a devnet API key each; it returns
-// the agents' ids and the keys.
-func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.PrivateKey, stubURL string) (agents, keys []string, err error) {
-	admin := client.New(base, "bench-admin-token-0123456789abcdef")
+// own, with a timeout of timeout seconds (0: the default), and funds
+// --wallets wallets with an API key each in env; it returns the agents' ids
+// and the keys.
+func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.PrivateKey, stubURL string, env crtx.Environment, timeout int) (agents, keys []string, err error) {
+	admin := client.New(base, benchAdminToken)
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	price, tags := crtx.USDC(1000), []string{"data"}
 	pub := crtx.Address(skey.Public().(ed25519.PublicKey))
+	var secs *int
+	if timeout > 0 {
+		secs = &timeout
+	}
 	// party is a new wallet holding amount in env, signed in.
 	party := func(env crtx.Environment, amount crtx.USDC) (*client.Client, error) {
 		_, k, _ := ed25519.GenerateKey(nil)
@@ -641,18 +703,18 @@ func benchParties(ctx context.Context, base string, f benchFlags, skey ed25519.P
 		}
 		a, err := cs.WithAgentKey(skey).CreateListing(ctx, crtx.ListingParams{Name: str("Stub"), Tagline: str("Answers at once."), Description: str("Benchmark stub."),
 			Tags: &tags, InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-			Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub})
+			Price: &price, EndpointURL: &stubURL, SigningPublicKey: &pub, TimeoutSeconds: secs})
 		if err != nil {
 			return nil, nil, err
 		}
 		agents = append(agents, a.AgentID)
 	}
 	for range f.wallets {
-		us, err := party(crtx.Devnet, 100_000_000*crtx.MicroPerUSDC)
+		us, err := party(env, 100_000_000*crtx.MicroPerUSDC)
 		if err != nil {
 			return nil, nil, err
 		}
-		k, err := us.CreateKey(ctx, client.KeyParams{Name: "bench", Environment: crtx.Devnet})
+		k, err := us.CreateKey(ctx, client.KeyParams{Name: "bench", Environment: env})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/store/storetest"
 )
 
@@ -137,6 +138,40 @@ func TestBenchEngines(t *testing.T) {
 	for i, r := range rep.Results {
 		if r.Engine != want[i].engine || r.Name != want[i].name || r.OK == 0 || r.Errors != 0 {
 			t.Errorf("result %d = %+v, want %v", i, r, want[i])
+		}
+	}
+}
+
+// The x402 scenario runs on a local Solana network it starts itself: one
+// call at a time paid with an API key, then with x402 payments the
+// marketplace settles after the result and before the call, and where an
+// x402 call's time went, by stage.
+func TestBenchX402(t *testing.T) {
+	chaintest.Require(t)
+	rep := runBench(t, "--only", "x402", "--duration", "1s", "--x402-slot", "50ms")
+	if len(rep.Engines) != 1 || rep.X402SlotMS != 50 || len(rep.Results) != 3 {
+		t.Fatalf("report = %+v", rep)
+	}
+	for i, name := range []string{"API key, one at a time", "x402 settled after, one at a time", "x402 settled first, one at a time"} {
+		if r := rep.Results[i]; r.Engine != "sqlite" || r.Name != name || r.OK == 0 || r.Errors != 0 {
+			t.Errorf("result %d = %+v, want %q", i, r, name)
+		}
+	}
+	// Every x402 call passed each stage of its path, which the marketplace
+	// timed: a payment settled after the result is simulated again before
+	// it is sent, one settled first is not.
+	for path, want := range map[string][]string{
+		"settled after": {"client", "check", "simulate", "resimulate", "settle"},
+		"settled first": {"client", "check", "simulate", "settle"},
+	} {
+		got := rep.Engines[0].X402StageMS[path]
+		if len(got) != len(want) {
+			t.Errorf("%s: stages %v, want %v", path, got, want)
+		}
+		for _, stage := range want {
+			if got[stage] <= 0 {
+				t.Errorf("%s: stage %s took %v ms a call", path, stage, got[stage])
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/daemon"
 )
 
@@ -84,7 +85,7 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprof
 	g := f
 	g.agents, g.wallets = p.agents, p.wallets
 	fmt.Fprintf(stderr, "slow: listing %d agents answering after %s, funding %d wallets…\n", p.agents, f.slow.delay, p.wallets)
-	agents, keys, err := benchParties(ctx, base, g, skey, slowURL)
+	agents, keys, err := benchParties(ctx, base, g, skey, slowURL, crtx.Devnet, 0)
 	if err != nil {
 		return err
 	}
