@@ -2,17 +2,24 @@ package crtx
 
 import "runtime/debug"
 
-// Version names the build of this module that is running: its module
-// version when it was built as a dependency or from a tagged module
-// ("v1.2.0"), else the commit it was built from ("devel 0123abc", with
-// "+dirty" when the tree had changes), else "devel". Both command lines
-// print it for --version; it reads the binary's build information, so it
-// needs no flag at link time.
+// Version names the build of this module that is running (BuildVersion of
+// its build information). Both command lines print it for --version; it
+// reads the binary's build information, so it needs no flag at link time.
 func Version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "devel"
 	}
+	return BuildVersion(info)
+}
+
+// BuildVersion names a build of this module from its build information:
+// its module version when it was built as a dependency, from a tagged
+// module ("v1.2.0") or from a checkout, which Go stamps with a
+// pseudo-version of the commit ("v0.0.0-20261126053043-fb88d5c78414", with
+// "+dirty" when the tree had changes); else the commit its VCS settings name
+// ("devel 0123abc"), else "devel" (built with -buildvcs=false).
+func BuildVersion(info *debug.BuildInfo) string {
 	mod := info.Main
 	if mod.Path != modulePath {
 		for _, d := range info.Deps {
