@@ -77,10 +77,14 @@ func Require(t testing.TB) string {
 		dir, err = surfnet.Package(context.Background(), io.Discard)
 	}
 	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set to a node_modules folder holding Surfnet's package, or node is missing (%v); chain tests may not be skipped in CI", Env, err)
+		why := ""
+		if err != nil {
+			why = ": " + err.Error()
 		}
-		t.Skipf("set %s to a node_modules folder holding Surfnet's package (as .ci/run installs it), and install node, to run this test (%v)", Env, err)
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set to a node_modules folder holding Surfnet's package, or node is missing%s; chain tests may not be skipped in CI", Env, why)
+		}
+		t.Skipf("set %s to a node_modules folder holding Surfnet's package (as .ci/run installs it), and install node, to run this test%s", Env, why)
 	}
 	return dir
 }

@@ -20,7 +20,7 @@ import (
 const Decimals = 6
 
 // Airdrop gives address lamports from the network's faucet and waits until
-// the airdrop is finalized.
+// the airdrop is finalized (n.Await).
 func (n *Net) Airdrop(ctx context.Context, address string, lamports uint64) error {
 	to, err := solana.PublicKeyFromBase58(address)
 	if err != nil {
@@ -122,7 +122,8 @@ func (n *Net) Balance(ctx context.Context, address string) (uint64, error) {
 }
 
 // Send signs instructions with signers, the first paying the fee, sends
-// them and waits until they are finalized; it returns the signature.
+// them and waits until they are finalized (n.Await); it returns the
+// signature.
 func (n *Net) Send(ctx context.Context, instructions []solana.Instruction, signers ...ed25519.PrivateKey) (string, error) {
 	latest, err := n.client.GetLatestBlockhash(ctx, rpc.CommitmentConfirmed)
 	if err != nil {
@@ -159,8 +160,8 @@ func (n *Net) SendSigned(ctx context.Context, tx *solana.Transaction) (string, e
 var ErrFailed = errors.New("transaction failed")
 
 // AwaitFinalized polls the signature's status, as the network ignores the
-// commitment parameter, until it is finalized; a transaction that failed
-// is ErrFailed.
+// commitment parameter, until it is finalized (or reaches n.Await); a
+// transaction that failed is ErrFailed.
 func (n *Net) AwaitFinalized(ctx context.Context, signature string) error {
 	sig, err := solana.SignatureFromBase58(signature)
 	if err != nil {
@@ -176,7 +177,13 @@ func (n *Net) AwaitFinalized(ctx context.Context, signature string) error {
 			failed = fmt.Errorf("%w: %s: %v", ErrFailed, signature, st.Value[0].Err)
 			return true, nil
 		}
-		return st.Value[0].ConfirmationStatus == rpc.ConfirmationStatusFinalized, nil
+		switch st.Value[0].ConfirmationStatus {
+		case rpc.ConfirmationStatusFinalized:
+			return true, nil
+		case rpc.ConfirmationStatusConfirmed:
+			return n.Await == rpc.ConfirmationStatusConfirmed, nil
+		}
+		return false, nil
 	}); err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func Package(ctx context.Context, log io.Writer) (string, error) {
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("%w: no cache folder to install Surfnet into (%v): set %s to a node_modules folder holding %s", ErrUnavailable, err, Env, name)
+		return "", fmt.Errorf("%w: no cache folder to install Surfnet into (%w): set %s to a node_modules folder holding %s", ErrUnavailable, err, Env, name)
 	}
 	prefix := filepath.Join(cache, "crtx", "surfpool-"+Version)
 	modules := filepath.Join(prefix, "node_modules")
@@ -80,13 +80,31 @@ func Package(ctx context.Context, log io.Writer) (string, error) {
 		return "", fmt.Errorf("%w: installing Surfnet needs npm, which is not on the PATH: install Node.js with npm (https://nodejs.org), or set %s to a node_modules folder holding %s", ErrUnavailable, Env, name)
 	}
 	fmt.Fprintf(log, "installing %s %s (a local Solana network, about 45 MB) into %s…\n", name, Version, prefix)
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
+	// Installed beside its place and renamed into it: an install cut
+	// short, or two at once, never leaves a half package where the next
+	// run would take it for whole.
+	if err := os.MkdirAll(filepath.Dir(prefix), 0o755); err != nil {
 		return "", err
 	}
-	npm := exec.CommandContext(ctx, "npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--silent", name+"@"+Version)
+	tmp, err := os.MkdirTemp(filepath.Dir(prefix), ".installing-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	npm := exec.CommandContext(ctx, "npm", "install", "--prefix", tmp, "--no-audit", "--no-fund", "--silent", name+"@"+Version)
 	npm.Stdout, npm.Stderr = log, log
 	if err := npm.Run(); err != nil {
-		return "", fmt.Errorf("%w: npm install %s@%s: %v", ErrUnavailable, name, Version, err)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("%w: npm install %s@%s: %w", ErrUnavailable, name, Version, err)
+	}
+	if err := os.Rename(tmp, prefix); err != nil {
+		// Another run installed it first.
+		if _, statErr := os.Stat(filepath.Join(modules, name, "package.json")); statErr == nil {
+			return modules, nil
+		}
+		return "", err
 	}
 	return modules, nil
 }
@@ -94,7 +112,12 @@ func Package(ctx context.Context, log io.Writer) (string, error) {
 // Net is a running Surfnet.
 type Net struct {
 	// RPC is its JSON-RPC URL.
-	RPC    string
+	RPC string
+	// Await is the status the helpers wait for a transaction to reach:
+	// finalized unless set (confirmed comes about one slot after sending,
+	// finalized some 32 slots later).
+	Await  rpc.ConfirmationStatusType
+	slot   time.Duration
 	client *rpc.Client
 	stop   func()
 }
@@ -122,7 +145,7 @@ func Start(ctx context.Context, modules string, slot time.Duration, log io.Write
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: starting node: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: starting node: %w", ErrUnavailable, err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -167,11 +190,11 @@ func Start(ctx context.Context, modules string, slot time.Duration, log io.Write
 		stop()
 		return nil, ctx.Err()
 	}
-	n := &Net{RPC: started.RPCURL, client: rpc.New(started.RPCURL), stop: stop}
+	n := &Net{RPC: started.RPCURL, Await: rpc.ConfirmationStatusFinalized, slot: slot, client: rpc.New(started.RPCURL), stop: stop}
 	// A network whose first block is not yet produced has no blockhash to
-	// sign with.
+	// sign with. (Its first finalized block comes some 32 slots later.)
 	if err := n.waitFor(ctx, "the first block", func(ctx context.Context) (bool, error) {
-		h, err := n.client.GetBlockHeight(ctx, rpc.CommitmentFinalized)
+		h, err := n.client.GetBlockHeight(ctx, rpc.CommitmentConfirmed)
 		return h > 0, err
 	}); err != nil {
 		stop()
@@ -183,9 +206,10 @@ func Start(ctx context.Context, modules string, slot time.Duration, log io.Write
 // Stop stops the network and waits until it has; its state is gone.
 func (n *Net) Stop() { n.stop() }
 
-// waitFor polls done until it reports true, for at most 30 s.
+// waitFor polls done until it reports true, for at most 30 s, or for
+// finality's 32 slots twice over on slower slots.
 func (n *Net) waitFor(ctx context.Context, what string, done func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, max(30*time.Second, 64*n.slot))
 	defer cancel()
 	var last error
 	for {

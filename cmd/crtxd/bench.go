@@ -64,7 +64,7 @@ type result struct {
 // its scenarios.
 type engineFigures struct {
 	DB        string  `json:"db"`
-	PeakRSSMB float64 `json:"marketplace_peak_rss_mib"`
+	PeakRSSMB float64 `json:"marketplace_peak_rss_mib,omitempty"`
 	// TxPerCommit is the group writer's mean group during the sync
 	// scenario (SQLite).
 	TxPerCommit float64 `json:"transactions_per_commit,omitempty"`
@@ -73,10 +73,10 @@ type engineFigures struct {
 	WriterPerSyncUS float64 `json:"writer_us_per_sync_execution,omitempty"`
 	// CPUPerSyncUS is the marketplace's CPU time (user and system) per
 	// synchronous execution, which throughput on a shared machine hides.
-	CPUPerSyncUS float64 `json:"cpu_us_per_sync_execution"`
+	CPUPerSyncUS float64 `json:"cpu_us_per_sync_execution,omitempty"`
 	// SettleSeconds is how long the marketplace stayed busy after the
 	// write scenarios (sealing and rolling up their ledger transactions).
-	SettleSeconds float64 `json:"settle_seconds"`
+	SettleSeconds float64 `json:"settle_seconds,omitempty"`
 	// X402StageMS is where an x402 call's time went beyond an API-key
 	// call's, by path (settled after its result, settled first), in ms a
 	// call by stage: client (building and signing the payment), check,
@@ -303,7 +303,7 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 			return nil, err
 		}
 		stop = func() { c.Process.Signal(os.Interrupt); c.Wait() }
-		if err := waitUp("http://" + addr + "/"); err != nil {
+		if err := waitUp(ctx, "http://"+addr+"/"); err != nil {
 			stop()
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -666,7 +666,7 @@ func benchServe(ctx context.Context, f benchFlags, cfg daemon.Config, token, add
 		return nil, nil, err
 	}
 	stop = func() { child.Process.Signal(os.Interrupt); child.Wait() }
-	if err := waitUp("http://" + addr + "/readyz"); err != nil {
+	if err := waitUp(ctx, "http://"+addr+"/readyz"); err != nil {
 		stop()
 		return nil, nil, fmt.Errorf("crtxd: %w", err)
 	}
@@ -799,8 +799,9 @@ func serveUntilDone(ctx context.Context, srv *http.Server) error {
 	return nil
 }
 
-// waitUp waits until u answers HTTP, at most ten seconds.
-func waitUp(u string) error {
+// waitUp waits until u answers HTTP, at most ten seconds, or until ctx
+// ends.
+func waitUp(ctx context.Context, u string) error {
 	for i := 0; ; i++ {
 		if resp, err := http.Get(u); err == nil {
 			resp.Body.Close()
@@ -809,33 +810,44 @@ func waitUp(u string) error {
 		if i > 100 {
 			return fmt.Errorf("%s did not answer", u)
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
-// writerStats reads the group writer's counters from /metrics.
-func writerStats(base string) (w sqldb.WriterStats) {
+// metrics reads the marketplace's /metrics: each sample's value by its
+// name and labels as written (`name{label="value"}`).
+func metrics(base string) (map[string]float64, error) {
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
-		return w
+		return nil, err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		v, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "crtx_store_commits_total":
-			w.Commits = int64(v)
-		case "crtx_store_transactions_total":
-			w.Transactions = int64(v)
-		case "crtx_store_writer_busy_seconds_total":
-			w.Busy = time.Duration(v * float64(time.Second))
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(line, "#") {
+			out[f[0]], _ = strconv.ParseFloat(f[1], 64)
 		}
 	}
+	return out, nil
+}
+
+// writerStats reads the group writer's counters from /metrics; none when
+// it does not answer.
+func writerStats(base string) (w sqldb.WriterStats) {
+	m, _ := metrics(base)
+	w.Commits, w.Transactions = int64(m["crtx_store_commits_total"]), int64(m["crtx_store_transactions_total"])
+	w.Busy = time.Duration(m["crtx_store_writer_busy_seconds_total"] * float64(time.Second))
 	return w
 }
 

@@ -101,7 +101,7 @@ func TestBenchProxyKeepsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { proxy.Process.Kill(); proxy.Wait() }()
-	if err := waitUp("http://" + addr + "/"); err != nil {
+	if err := waitUp(ctx, "http://"+addr+"/"); err != nil {
 		t.Fatal(err)
 	}
 	opened.Store(0)

@@ -70,7 +70,7 @@ func TestBenchStubDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stub.Process.Kill(); stub.Wait() }()
-	if err := waitUp("http://" + addr + "/"); err != nil {
+	if err := waitUp(ctx, "http://"+addr+"/"); err != nil {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "t", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 30})

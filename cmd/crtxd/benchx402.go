@@ -5,9 +5,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +14,8 @@ import (
 	"github.com/crtx-market/crtx/chain/surfnet"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/market"
+	"github.com/gagliardetto/solana-go/rpc"
 )
 
 // benchChain is the local Solana network the x402 scenario pays on, and
@@ -39,9 +39,11 @@ func startBenchChain(ctx context.Context, slot time.Duration, stderr io.Writer) 
 	if err != nil {
 		return nil, err
 	}
-	c := &benchChain{net: net, slot: slot}
-	_, c.auth, _ = ed25519.GenerateKey(nil)
-	if err := net.Airdrop(ctx, crtx.Address(c.auth.Public().(ed25519.PublicKey)), 10_000_000_000); err != nil {
+	// Set-up transfers wait for one confirmation, not finality: a slot
+	// each, not some thirty.
+	net.Await = rpc.ConfirmationStatusConfirmed
+	c := &benchChain{net: net, slot: slot, auth: newKey()}
+	if err := net.Airdrop(ctx, addressOf(c.auth), 10_000_000_000); err != nil {
 		net.Stop()
 		return nil, err
 	}
@@ -78,9 +80,13 @@ func benchX402(ctx context.Context, f benchFlags, db string, ch *benchChain, ske
 		return nil, err
 	}
 	addr := freeAddr()
+	settleAfter := market.DefaultSettleAfter
 	_, stop, err := benchServe(ctx, f, cfg, token, addr, freeAddr(), stderr,
 		"--solana-rpc-devnet", ch.net.RPC, "--usdc-mint-devnet", ch.mint, "--treasury-keypair", tfile,
-		"--rate-limit-payments", "0")
+		"--rate-limit-payments", "0", "--x402-settle-after", settleAfter.String(),
+		// Refunds alone use nonce accounts here; each transaction that
+		// creates them waits for finality before the marketplace starts.
+		"--nonce-accounts", "1")
 	if err != nil {
 		return nil, err
 	}
@@ -89,16 +95,16 @@ func benchX402(ctx context.Context, f benchFlags, db string, ch *benchChain, ske
 	// The API-key caller pays from mainnet's ledger: an operator's deposit
 	// cannot fund devnet, which settles on the chain. A synchronous x402
 	// call is settled after its result when the agent's timeout is within
-	// --x402-settle-after (30 s), first otherwise (the default timeout is
-	// 60 s): one agent of each.
+	// --x402-settle-after, first otherwise: one agent of each.
 	one := f
 	one.agents, one.wallets = 1, 1
-	after, keys, err := benchParties(ctx, base, one, skey, stubURL, crtx.Mainnet, 30)
+	within := int(settleAfter.Seconds())
+	after, keys, err := benchParties(ctx, base, one, skey, stubURL, crtx.Mainnet, within)
 	if err != nil {
 		return nil, err
 	}
 	one.wallets = 0
-	first, _, err := benchParties(ctx, base, one, skey, stubURL, crtx.Mainnet, 0)
+	first, _, err := benchParties(ctx, base, one, skey, stubURL, crtx.Mainnet, 2*within)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +137,21 @@ func payPerCall(ctx context.Context, base string, ch *benchChain, payer ed25519.
 	if err != nil {
 		return nil, err
 	}
-	before := x402Stages(base)
+	before, err := x402Stages(base)
+	if err != nil {
+		return nil, err
+	}
+	// One client: the loop's calls run one after another, so these sums
+	// need no lock.
 	var built time.Duration
+	var builds int
 	r := load(name, 1, d, func(int) error {
 		t0 := time.Now()
 		tx, err := chain.X402Payment(ctx, ch.net.RPC, payer, pr.Accepts[0])
 		if err != nil {
 			return err
 		}
-		built += time.Since(t0)
+		built, builds = built+time.Since(t0), builds+1
 		p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 		p.Payload.Transaction = tx
 		rec, s, err := anon.ExecutePaid(ctx, agent, params, p, "")
@@ -149,9 +161,12 @@ func payPerCall(ctx context.Context, base string, ch *benchChain, payer ed25519.
 		return err
 	})
 	run(r)
-	after := x402Stages(base)
+	after, err := x402Stages(base)
+	if err != nil {
+		return nil, err
+	}
 	// The client's part: reading a blockhash and signing the payment.
-	stages := map[string]float64{"client": float64(built.Microseconds()) / 1000 / float64(max(r.OK+r.Errors, 1))}
+	stages := map[string]float64{"client": float64(built.Microseconds()) / 1000 / float64(max(builds, 1))}
 	for _, stage := range []string{"check", "simulate", "resimulate", "settle"} {
 		if n := after[stage].runs - before[stage].runs; n > 0 {
 			stages[stage] = (after[stage].seconds - before[stage].seconds) * 1000 / n
@@ -176,21 +191,14 @@ func stageLine(ms map[string]float64) string {
 type stageTotals struct{ seconds, runs float64 }
 
 // x402Stages reads the x402 stages' counters from /metrics, by stage.
-func x402Stages(base string) map[string]stageTotals {
-	out := map[string]stageTotals{}
-	resp, err := http.Get(base + "/metrics")
+func x402Stages(base string) (map[string]stageTotals, error) {
+	m, err := metrics(base)
 	if err != nil {
-		return out
+		return nil, err
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		v, _ := strconv.ParseFloat(f[1], 64)
-		name, stage, ok := strings.Cut(f[0], `{stage="`)
+	out := map[string]stageTotals{}
+	for sample, v := range m {
+		name, stage, ok := strings.Cut(sample, `{stage="`)
 		if !ok {
 			continue
 		}
@@ -204,7 +212,7 @@ func x402Stages(base string) map[string]stageTotals {
 		}
 		out[stage] = t
 	}
-	return out
+	return out, nil
 }
 
 func newKey() ed25519.PrivateKey {

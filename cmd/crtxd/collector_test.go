@@ -27,7 +27,7 @@ func collectorMetrics(t *testing.T, env []string, args ...string) (gogc, limit s
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	if err := waitUp("http://" + addr + "/readyz"); err != nil {
+	if err := waitUp(ctx, "http://"+addr+"/readyz"); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	res, err := http.Get("http://" + addr + "/metrics")

@@ -23,7 +23,7 @@ func serveLimited(t *testing.T, ulimit string, args ...string) (stderr, soft str
 		t.Fatal(err)
 	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	if err := waitUp("http://" + addr + "/readyz"); err != nil {
+	if err := waitUp(ctx, "http://"+addr+"/readyz"); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", cmd.Process.Pid))
