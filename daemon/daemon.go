@@ -92,6 +92,12 @@ type Config struct {
 	// withdrawals on: how many withdrawals of an environment are in
 	// flight at once.
 	NonceAccounts int
+	// FreshStore empties the SQLite store of Data before it opens, once
+	// this process holds the folder: crtxd dev --local-chain, whose chain
+	// starts anew on each run, so that its ledger never records money on
+	// a chain that is gone. Keys and the admin token stay.
+	FreshStore bool
+
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
 	// MetricsAddr, when set, serves GET /metrics there instead of on Addr.
@@ -222,6 +228,19 @@ func CheckExisting(ctx context.Context, cfg Config) error {
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(cfg.Data, f)); err != nil {
 			return fmt.Errorf("--data %s holds no marketplace (no %s): give the folder crtxd serve uses", cfg.Data, f)
+		}
+	}
+	return nil
+}
+
+// emptyStore removes the SQLite store's files from the data folder.
+func emptyStore(cfg Config) error {
+	if isPostgres(cfg.DB) {
+		return errors.New("a fresh store is the data folder's SQLite one, not --db's PostgreSQL")
+	}
+	for _, f := range []string{"crtx.db", "crtx.db-wal", "crtx.db-shm"} {
+		if err := os.Remove(filepath.Join(cfg.Data, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
 	}
 	return nil
@@ -366,6 +385,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	unlock, alone := func() {}, false
 	if !isPostgres(cfg.DB) {
 		if unlock, alone, err = lockData(cfg.Data); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.FreshStore {
+		if err := emptyStore(cfg); err != nil {
+			unlock()
 			return nil, err
 		}
 	}

@@ -61,6 +61,8 @@ func devCommand() *cobra.Command {
 	// fits the open-file limit of any machine, so it starts without
 	// serve's warning about it.
 	cfg.MaxDispatches = 1000
+	var local bool
+	var slot time.Duration
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run the marketplace for development, with example agents and a funded wallet",
@@ -72,13 +74,24 @@ docs/chain.md) gets no top-up, its money enters by deposits paid on the chain. I
 call an agent and how to list one.
 A second run reuses the folder. It takes the flags of crtxd serve, with other defaults.`,
 		Example: `  crtxd dev
-  crtxd dev --addr 127.0.0.1:9090 --data /tmp/crtx-dev`,
+  crtxd dev --addr 127.0.0.1:9090 --data /tmp/crtx-dev
+  crtxd dev --local-chain --data ./crtx-dev-local`,
 		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.LogOutput = cmd.ErrOrStderr()
-			return dev(cmd.Context(), cfg, cmd.OutOrStdout())
+			var lc *localChain
+			if local {
+				var err error
+				if lc, err = startLocalChain(cmd.Context(), &cfg, slot, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+				defer lc.net.Stop()
+			}
+			return dev(cmd.Context(), cfg, lc, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().BoolVar(&local, "local-chain", false, "run a local Solana network (Surfnet, on Node.js) for devnet, with a test USDC mint and the demo wallet funded on it; it stops with crtxd, and the ledger starts afresh with it on each run")
+	cmd.Flags().DurationVar(&slot, "local-chain-slot", 100*time.Millisecond, "slot time of --local-chain's network: a payment is confirmed about a slot after it is sent, final some 32 slots later, and a blockhash lives 150 slots")
 	storeFlags(cmd.Flags(), &cfg)
 	serveFlags(cmd.Flags(), &cfg)
 	return cmd
@@ -87,7 +100,7 @@ A second run reuses the folder. It takes the flags of crtxd serve, with other de
 // dev runs a marketplace for development: a data folder of its own, the
 // example agents running and listed, a funded demo wallet and its API
 // key, and how to call it. A second run reuses the folder.
-func dev(ctx context.Context, cfg daemon.Config, stdout io.Writer) error {
+func dev(ctx context.Context, cfg daemon.Config, lc *localChain, stdout io.Writer) error {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return err
 	}
@@ -111,6 +124,15 @@ func dev(ctx context.Context, cfg daemon.Config, stdout io.Writer) error {
 		running.Wait()
 		return err
 	}
+	if lc != nil {
+		// A new chain: the demo wallet's USDC and SOL are on it, to pay in.
+		if err := lc.fund(ctx, setup.wallet); err != nil {
+			cancel()
+			d.Wait()
+			running.Wait()
+			return fmt.Errorf("funding the demo wallet on the local chain: %w", err)
+		}
+	}
 	first := setup.agents[0]
 	keypair := filepath.Join(cfg.Data, "demo-wallet.json")
 	fmt.Fprintf(stdout, `crtx marketplace (development) at %[1]s
@@ -120,7 +142,10 @@ func dev(ctx context.Context, cfg daemon.Config, stdout io.Writer) error {
   API key:      %[7]s
 `, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, demoFunds(setup), keypair, setup.key)
 	for _, env := range crtx.Environments {
-		if c := d.Market.Chain(env); c != nil {
+		if c := d.Market.Chain(env); c != nil && lc != nil && env == crtx.Devnet {
+			fmt.Fprintf(stdout, "  %-13s settles on a local Solana network at %s (it stops with crtxd; the ledger starts afresh with it on each run), treasury %s, test USDC mint %s: no airdrop, USDC enters by a deposit paid on the chain\n",
+				env+":", c.RPC(), c.Treasury(), lc.mint)
+		} else if c != nil {
 			fmt.Fprintf(stdout, "  %-13s settles on the Solana chain at %s, treasury %s: no airdrop, USDC enters by a deposit paid on the chain\n",
 				env+":", c.RPC(), c.Treasury())
 		} else if setup.chained[env] {
@@ -132,13 +157,24 @@ func dev(ctx context.Context, cfg daemon.Config, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  agent:        %s  %s (%s USDC a call)\n", a.id, a.title, a.price)
 	}
 	task := "The quick brown fox jumps over the lazy dog. It barked."
-	if c := d.Market.Chain(crtx.Devnet); c != nil {
+	if c := d.Market.Chain(crtx.Devnet); c != nil && lc != nil {
+		fmt.Fprintf(stdout, `
+The demo wallet holds %[4]s test USDC and %[5]d SOL on the local chain. Pay 10 USDC in (credited once final, a few seconds):
+  CRTX_URL=%[1]s CRTX_KEYPAIR=%[2]s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %[3]s
+Or pay for one call with x402, with no account (a call that fails costs nothing):
+  CRTX_URL=%[1]s CRTX_KEYPAIR=%[2]s go run ./cmd/crtx run --x402 --rpc %[3]s %[6]s 'The quick brown fox.'
+`, d.URL, keypair, c.RPC(), crtx.USDC(demoChainUSDC), demoChainSOL/1_000_000_000, first.id)
+	} else if c != nil {
 		// Calls are paid from devnet, and on a chain nothing tops the demo
 		// wallet up: paying some in comes first.
 		fmt.Fprintf(stdout, `
 Fund the demo wallet on devnet's chain first (its USDC token account must hold the amount, its SOL the fee):
   CRTX_URL=%s CRTX_KEYPAIR=%s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %s
 `, d.URL, keypair, c.RPC())
+	}
+	again := "a second run reuses " + cfg.Data
+	if lc != nil {
+		again = "a second run starts a new chain, and a new ledger with it, in " + cfg.Data + " (its keys stay)"
 	}
 	fmt.Fprintf(stdout, `
 Try:
@@ -149,8 +185,8 @@ List an agent of your own (README.md, "Creators"), as the demo wallet:
   export CRTX_URL=%[1]s CRTX_KEYPAIR=%[6]s
   crtx creator keygen --out agent-key.json
 
-Ctrl-C stops it; a second run reuses %[5]s.
-`, d.URL, first.id, setup.key, task, cfg.Data, keypair)
+Ctrl-C stops it; %[7]s.
+`, d.URL, first.id, setup.key, task, cfg.Data, keypair, again)
 	err = d.Wait()
 	cancel()
 	running.Wait()

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain/surfnet"
+	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// localChain is the Solana network crtxd dev --local-chain runs for devnet:
+// Surfnet, a process of its own that stops with crtxd, and a mint standing
+// for USDC on it.
+type localChain struct {
+	net  *surfnet.Net
+	mint string
+	auth ed25519.PrivateKey // the mint's authority
+}
+
+// localMarker is the file of a data folder whose ledger ran on a local
+// chain: such a folder starts afresh with each new chain; any other folder
+// that holds a marketplace is refused, as its money would mix with the
+// new chain's.
+const localMarker = "local-chain.json"
+
+// demoChainUSDC and demoChainSOL are what the demo wallet holds on a new
+// local chain: test USDC to pay in, and SOL for the fees of its transfers.
+const (
+	demoChainUSDC = 100 * crtx.MicroPerUSDC
+	demoChainSOL  = 1_000_000_000
+)
+
+// startLocalChain starts a local Solana network with slots of slot, a mint
+// and a funded treasury on it, and gives devnet that chain in cfg, whose
+// store it marks to start empty: the network keeps nothing from one run to
+// the next, so neither does the ledger.
+func startLocalChain(ctx context.Context, cfg *daemon.Config, slot time.Duration, log io.Writer) (*localChain, error) {
+	switch {
+	case cfg.DB != "":
+		return nil, errors.New("--local-chain keeps its ledger in the data folder's SQLite store, which starts afresh with each new chain: drop --db")
+	case cfg.SolanaRPCDevnet != "" || cfg.TreasuryKeypair != "":
+		return nil, errors.New("--local-chain gives devnet a chain and a treasury of its own: drop --solana-rpc-devnet and --treasury-keypair")
+	case slot < time.Millisecond:
+		return nil, errors.New("--local-chain-slot must be at least 1ms")
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, err
+	}
+	_, errDB := os.Stat(filepath.Join(cfg.Data, "crtx.db"))
+	_, errMarker := os.Stat(filepath.Join(cfg.Data, localMarker))
+	if errDB == nil && errMarker != nil {
+		return nil, fmt.Errorf("--data %s holds a marketplace that did not run on --local-chain: its money would mix with the new chain's; give --local-chain a folder of its own, e.g. --data ./crtx-dev-local", cfg.Data)
+	}
+	modules, err := surfnet.Package(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	net, err := surfnet.Start(ctx, modules, slot, log)
+	if err != nil {
+		return nil, err
+	}
+	// Set-up transfers wait for one confirmation, not finality: a slot
+	// each, not some thirty.
+	net.Await = rpc.ConfirmationStatusConfirmed
+	lc, err := setUpLocalChain(ctx, cfg, net)
+	if err != nil {
+		net.Stop()
+		return nil, err
+	}
+	return lc, nil
+}
+
+func setUpLocalChain(ctx context.Context, cfg *daemon.Config, net *surfnet.Net) (*localChain, error) {
+	treasuryFile := filepath.Join(cfg.Data, "treasury.json")
+	treasury, err := keyfile.LoadOrCreate(treasuryFile)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := keyfile.LoadOrCreate(filepath.Join(cfg.Data, "mint-authority.json"))
+	if err != nil {
+		return nil, err
+	}
+	// The treasury pays the fees of withdrawals, anchors and x402
+	// settlements, and the rent of its nonce accounts.
+	for _, w := range []struct {
+		key      ed25519.PrivateKey
+		lamports uint64
+	}{{treasury, 100_000_000_000}, {auth, 10_000_000_000}} {
+		if err := net.Airdrop(ctx, crtx.Address(w.key.Public().(ed25519.PublicKey)), w.lamports); err != nil {
+			return nil, err
+		}
+	}
+	mint, err := net.NewMint(ctx, auth)
+	if err != nil {
+		return nil, err
+	}
+	marker, _ := json.MarshalIndent(map[string]string{"rpc": net.RPC, "mint": mint,
+		"note": "crtxd dev --local-chain ran here: this folder's ledger starts afresh with each run, as its chain does"}, "", "  ")
+	if err := os.WriteFile(filepath.Join(cfg.Data, localMarker), append(marker, '\n'), 0o600); err != nil {
+		return nil, err
+	}
+	cfg.SolanaRPCDevnet, cfg.USDCMintDevnet, cfg.TreasuryKeypair, cfg.FreshStore = net.RPC, mint, treasuryFile, true
+	return &localChain{net: net, mint: mint, auth: auth}, nil
+}
+
+// fund gives wallet SOL and test USDC on the chain.
+func (lc *localChain) fund(ctx context.Context, wallet string) error {
+	if err := lc.net.Airdrop(ctx, wallet, demoChainSOL); err != nil {
+		return err
+	}
+	return lc.net.MintTo(ctx, lc.mint, lc.auth, wallet, demoChainUSDC)
+}

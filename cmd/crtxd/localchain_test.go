@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/chain/chaintest"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/keyfile"
+)
+
+// crtxd dev --local-chain is the whole chain in one command: the lines its
+// banner prints pay a deposit in and a call by x402, an API-key call is paid
+// from the deposit, a withdrawal lands on the chain, the reserves are what
+// the treasury holds; a restart starts a new chain and a new ledger with it,
+// never the old ledger on the new chain.
+func TestDevLocalChain(t *testing.T) {
+	chaintest.Require(t)
+	data := filepath.Join(t.TempDir(), "crtx-dev-local")
+	banner, stop := startDev(t, data, "--local-chain", "--local-chain-slot", "50ms")
+	field := func(re string) string {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(banner)
+		if m == nil {
+			t.Fatalf("the banner lacks %s:\n%s", re, banner)
+		}
+		return m[1]
+	}
+	url, apiKey := field(`at (http://127\.0\.0\.1:\d+)`), field(`API key:\s+(\S+)`)
+	rpcURL, mint := field(`local Solana network at (http://\S+)`), field(`test USDC mint (\w+)`)
+	key, err := keyfile.Load(filepath.Join(data, "demo-wallet.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wallet := chaintest.Address(key)
+	held := func(owner string) crtx.USDC {
+		t.Helper()
+		account, _, _ := solana.FindAssociatedTokenAddress(solana.MustPublicKeyFromBase58(owner), solana.MustPublicKeyFromBase58(mint))
+		b, err := rpc.New(rpcURL).GetTokenAccountBalance(ctx, account, rpc.CommitmentConfirmed)
+		if err != nil {
+			t.Fatalf("token balance of %s: %v", owner, err)
+		}
+		v, _ := strconv.ParseInt(b.Value.Amount, 10, 64)
+		return crtx.USDC(v)
+	}
+	if got := held(wallet); got != 100*crtx.MicroPerUSDC {
+		t.Fatalf("the demo wallet holds %s test USDC on the chain, want 100", got)
+	}
+
+	// The deposit line, as printed.
+	out := runPrinted(t, banner, "deposit 10 ")
+	if !strings.Contains(out, "credited 10 USDC to devnet") {
+		t.Fatalf("the banner's deposit line:\n%s", out)
+	}
+	c := client.New(url, apiKey)
+	agentID := field(`agent:\s+(agt_\S+)`)
+	if rec, err := c.Execute(ctx, agentID, crtx.ExecuteParams{Task: "The quick brown fox. It barked."}, client.ExecuteOptions{}); err != nil || rec.Status != crtx.ExecCompleted {
+		t.Fatalf("a call paid from the deposit: %+v %v", rec, err)
+	}
+	// The x402 line, as printed: a call paid on the chain, no account.
+	if out := runPrinted(t, banner, "run --x402 "); !strings.Contains(out, `"words"`) {
+		t.Fatalf("the banner's x402 line:\n%s", out)
+	}
+
+	// A withdrawal to the demo wallet's token account lands.
+	s, _, err := client.New(url, "").SignIn(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := held(wallet)
+	w, err := s.NewWithdrawal(ctx, crtx.Devnet, 5*crtx.MicroPerUSDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); w.Status != crtx.WithdrawalConfirmed; time.Sleep(50 * time.Millisecond) {
+		if w.Status == crtx.WithdrawalFailed || time.Now().After(deadline) {
+			t.Fatalf("withdrawal: %+v", w)
+		}
+		if w, err = s.GetWithdrawal(ctx, w.WithdrawalID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := held(wallet); got != before+5*crtx.MicroPerUSDC {
+		t.Errorf("after a withdrawal of 5 the demo wallet holds %s, had %s", got, before)
+	}
+	rs, err := c.Reserves(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Reserves) != 1 || rs.Reserves[0].Environment != crtx.Devnet {
+		t.Fatalf("reserves: %+v, want devnet's alone", rs.Reserves)
+	}
+	if r := rs.Reserves[0]; r.OnChain != held(r.Treasury) || r.Surplus < 0 || r.Surplus != r.OnChain-r.Liabilities {
+		t.Errorf("reserves %+v; the treasury holds %s on the chain", r, held(r.Treasury))
+	}
+	stop()
+	// The network stopped with crtxd.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := rpc.New(rpcURL).GetHealth(ctx); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the local chain still answers after crtxd stopped")
+		}
+	}
+	if out, err := exec.Command(crtxdBinary(t), "ledger", "verify", "--data", data).CombinedOutput(); err != nil {
+		t.Fatalf("ledger verify: %v\n%s", err, out)
+	}
+
+	// Started again: a new chain, and a ledger that starts with it; the
+	// folder's keys stay.
+	again, _ := startDev(t, data, "--local-chain", "--local-chain-slot", "50ms")
+	rpc2 := regexp.MustCompile(`local Solana network at (http://\S+)`).FindStringSubmatch(again)
+	if rpc2 == nil || rpc2[1] == rpcURL || !strings.Contains(again, "demo wallet:  "+wallet+", 0 USDC on devnet") ||
+		!strings.Contains(again, "a second run starts a new chain, and a new ledger with it") {
+		t.Fatalf("the second start's banner:\n%s", again)
+	}
+	c2 := client.New(regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(again)[1],
+		regexp.MustCompile(`API key:\s+(\S+)`).FindStringSubmatch(again)[1])
+	if d, err := c2.Deposits(ctx, crtx.Devnet, 10, 0); err != nil || len(d.Deposits) != 0 {
+		t.Errorf("deposits after a restart: %+v %v, want none: their chain is gone", d, err)
+	}
+}
+
+// A folder that holds a marketplace of crtxd dev without --local-chain is
+// refused: its money would mix with the new chain's.
+func TestDevLocalChainRefusesAnotherFolder(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "crtx-dev")
+	_, stop := startDev(t, data)
+	stop()
+	var out, errs bytes.Buffer
+	code := run(ctx, []string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--local-chain"}, &out, &errs)
+	if code == 0 || !strings.Contains(errs.String(), "holds a marketplace that did not run on --local-chain") ||
+		!strings.Contains(errs.String(), "--data ./crtx-dev-local") {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
+	}
+	if _, err := os.Stat(filepath.Join(data, "crtx.db")); err != nil {
+		t.Errorf("the refused folder's store: %v", err)
+	}
+}
+
+// runPrinted runs, with the crtx command line, the line of banner that
+// holds marker ("CRTX_URL=… CRTX_KEYPAIR=… go run ./cmd/crtx ARGS"), in a
+// home of its own, and returns what it printed; it must succeed.
+func runPrinted(t *testing.T, banner, marker string) string {
+	t.Helper()
+	var line string
+	for _, l := range strings.Split(banner, "\n") {
+		if strings.Contains(l, "go run ./cmd/crtx "+marker) {
+			line = strings.TrimSpace(l)
+		}
+	}
+	env, args, ok := strings.Cut(line, " go run ./cmd/crtx ")
+	if !ok {
+		t.Fatalf("the banner has no line with %q:\n%s", marker, banner)
+	}
+	cmd := exec.Command(crtxBinary(t), shellWords(args)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "CRTX_API_KEY=")
+	cmd.Env = append(cmd.Env, strings.Fields(env)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// shellWords splits a printed command line's arguments as a shell does
+// for the quoting the banner uses: words, and 'single-quoted' ones.
+func shellWords(s string) []string {
+	var words []string
+	for len(s) > 0 {
+		s = strings.TrimLeft(s, " ")
+		if strings.HasPrefix(s, "'") {
+			end := strings.Index(s[1:], "'")
+			words, s = append(words, s[1:end+1]), s[end+2:]
+			continue
+		}
+		w, rest, _ := strings.Cut(s, " ")
+		if w != "" {
+			words = append(words, w)
+		}
+		s = rest
+	}
+	return words
+}
+
+var (
+	crtxOnce sync.Once
+	crtxBin  string
+	crtxErr  error
+)
+
+// crtxBinary builds the crtx command line once for the package's tests.
+func crtxBinary(t *testing.T) string {
+	t.Helper()
+	crtxOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crtx-bin")
+		if err != nil {
+			crtxErr = err
+			return
+		}
+		crtxBin = filepath.Join(dir, "crtx")
+		if out, err := exec.Command("go", "build", "-o", crtxBin, "../crtx").CombinedOutput(); err != nil {
+			crtxErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if crtxErr != nil {
+		t.Fatal(crtxErr)
+	}
+	return crtxBin
+}
