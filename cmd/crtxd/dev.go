@@ -72,7 +72,11 @@ each start the demo wallet is topped up to 100 USDC on devnet, for calls, and to
 mainnet, the collateral of one listing; an environment on a Solana chain (--solana-rpc-devnet,
 docs/chain.md) gets no top-up, its money enters by deposits paid on the chain. It prints how to
 call an agent and how to list one.
-A second run reuses the folder. It takes the flags of crtxd serve, with other defaults.`,
+A second run reuses the folder. It takes the flags of crtxd serve, with other defaults.
+
+--local-chain runs a local Solana network for devnet (Surfnet, on Node.js), with a test USDC
+mint and the demo wallet funded on it, and prints a crtx deposit --pay line; the network stops
+with crtxd, and each run starts a new chain and an empty ledger in its own folder (docs/chain.md).`,
 		Example: `  crtxd dev
   crtxd dev --addr 127.0.0.1:9090 --data /tmp/crtx-dev
   crtxd dev --local-chain --data ./crtx-dev-local`,
