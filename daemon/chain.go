@@ -22,6 +22,10 @@ const (
 // even from an offline command started without the chain's flags.
 func chainMeta(env crtx.Environment) string { return "chain_mint_" + string(env) }
 
+// ErrMixedMoney is returned for a chain given to an environment whose
+// ledger holds money that entered without one.
+var ErrMixedMoney = errors.New("ledger money without a chain")
+
 // rpcOf returns the configured RPC and mint of env.
 func (c Config) rpcOf(env crtx.Environment) (rpc, mint string) {
 	if env == crtx.Mainnet {
@@ -57,7 +61,10 @@ func openChains(cfg Config) (map[crtx.Environment]crtx.Chain, error) {
 
 // bindChains records, for each environment with a chain, the mint its money
 // is held in, refusing another mint than the one recorded; and returns the
-// environments bound to a chain, configured here or not.
+// environments bound to a chain, configured here or not. An environment
+// whose ledger already holds money that entered without a chain (airdrops,
+// operator deposits) is never bound to one: its treasury never received
+// that money, so the reserves would read short forever.
 func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environment]crtx.Chain) (map[crtx.Environment]bool, error) {
 	bound := map[crtx.Environment]bool{}
 	err := store.Update(ctx, func(tx crtx.Tx) error {
@@ -70,6 +77,15 @@ func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environme
 			switch {
 			case c == nil:
 			case have == "":
+				issued, err := tx.Account(ctx, env, crtx.AccountAddress(crtx.AccountIssuance, crtx.IssuanceID))
+				if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+					return err
+				}
+				if err == nil && issued.Balance != 0 {
+					return fmt.Errorf("%w: --solana-rpc-%s: this store's %s ledger holds %s USDC that entered without a chain (airdrops, operator deposits), which the treasury never received; "+
+						"a chain cannot take that money over: give the chain a store of its own (a new --data folder, or another --db), or run %s without a chain as before",
+						ErrMixedMoney, env, env, -issued.Balance, env)
+				}
 				if err := tx.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
 					return err
 				}

@@ -197,9 +197,13 @@ func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kin
 // with a chain: there, money enters and leaves only on the chain, so what
 // the ledger owes stays what the treasury holds.
 func (m *Market) offChain(env crtx.Environment) error {
-	if m.cfg.Chains[env] != nil || m.cfg.ChainBound[env] {
+	switch {
+	case m.cfg.Chains[env] != nil:
 		return crtx.Errorf(crtx.CodeChainConfigured,
 			"%s has a chain: money enters it only by a deposit paid on the chain (POST /v1/wallet/deposits) and leaves by a withdrawal", env)
+	case m.cfg.ChainBound[env]:
+		return crtx.Errorf(crtx.CodeChainConfigured,
+			"%s's money is held on a Solana chain it ran on before, which this marketplace is not connected to now: money enters it only by a deposit paid on that chain, once the operator starts crtxd with --solana-rpc-%s again", env, env)
 	}
 	return nil
 }

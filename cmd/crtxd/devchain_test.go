@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"regexp"
@@ -133,5 +134,35 @@ func TestDevOnLocalChain(t *testing.T) {
 	}
 	if strings.Contains(banner, "settles on the Solana chain") {
 		t.Errorf("the banner without the chain's flags names a chain:\n%s", banner)
+	}
+	// The airdrop says the same as the banner: the chain is not here now.
+	url = regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`).FindStringSubmatch(banner)[1]
+	if _, err := client.New(url, "").Airdrop(ctx, wallet, crtx.MicroPerUSDC); !errors.As(err, &refused) ||
+		refused.Code != crtx.CodeChainConfigured || !strings.Contains(refused.Message, "a Solana chain it ran on before, which this marketplace is not connected to now") {
+		t.Errorf("the airdrop on a devnet that ran on a chain before: %v", err)
+	}
+}
+
+// A chain given to a folder whose devnet holds airdropped money is refused,
+// saying why and what to do: its treasury never received that money, so
+// the reserves would read short forever. The folder still runs without it.
+func TestDevRefusesAChainOverAirdroppedMoney(t *testing.T) {
+	dir := t.TempDir()
+	data, tfile := filepath.Join(dir, "crtx-dev"), filepath.Join(dir, "treasury.json")
+	_, stop := startDev(t, data)
+	stop()
+	if err := keyfile.Write(tfile, chaintest.NewKey(t)); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	code := run(ctx, []string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--solana-rpc-devnet", "http://127.0.0.1:9", "--treasury-keypair", tfile}, &out, &errs)
+	for _, want := range []string{"ledger holds 100 USDC that entered without a chain", "give the chain a store of its own (a new --data folder, or another --db)"} {
+		if code == 0 || !strings.Contains(errs.String(), want) {
+			t.Errorf("exit %d, want a refusal saying %q:\n%s%s", code, want, out.String(), errs.String())
+		}
+	}
+	banner, _ := startDev(t, data)
+	if !strings.Contains(banner, "100 USDC on devnet and 10 on mainnet, topped up on each start") {
+		t.Errorf("the folder without the chain:\n%s", banner)
 	}
 }
