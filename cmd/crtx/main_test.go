@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,31 @@ func TestWalletAirdropKeys(t *testing.T) {
 	if code, _, errOut := crtx("balance"); code == 0 || !strings.Contains(errOut, "invalid_api_key") {
 		t.Errorf("balance with a revoked key: %d %s", code, errOut)
 	}
+	// A profile whose key went stale (revoked here; a marketplace whose
+	// data was replaced is the same) is replaced by login with the wallet,
+	// which never needs the old key: with no key given, or an empty one.
+	t.Setenv("CRTX_CONFIG", cfgPath)
+	t.Setenv("CRTX_API_KEY", "")
+	stale := regexp.MustCompile(`"api_key": "[^"]*"`)
+	for _, args := range [][]string{{"login"}, {"login", "--api-key", ""}} {
+		b, err := os.ReadFile(cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfgPath, stale.ReplaceAll(b, []byte(`"api_key": "`+k.Key+`"`)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := crtx("executions", "list"); code == 0 || !strings.Contains(errOut, "invalid_api_key") {
+			t.Fatalf("a command with the stale profile: %d %s", code, errOut)
+		}
+		if code, out, errOut := crtx(args...); code != 0 || !strings.Contains(out, "with a devnet key") {
+			t.Fatalf("%s over a stale profile: %d %s %s", args, code, out, errOut)
+		}
+		if code, out, errOut := crtx("executions", "list"); code != 0 {
+			t.Errorf("a command after %s: %d %s %s", args, code, out, errOut)
+		}
+	}
+
 	if code, _, errOut := crtx("airdrop", "0.0000001"); code == 0 || !strings.Contains(errOut, "6 decimals") {
 		t.Errorf("over-precise airdrop: %d %s", code, errOut)
 	}

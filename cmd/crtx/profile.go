@@ -121,8 +121,8 @@ func (c *cli) loginCmd() *cobra.Command {
 so later commands need no flags or variables.
 
 With an API key (--api-key or CRTX_API_KEY) it checks the key and saves it. Without one
-it signs in with your wallet key file and creates a key for --environment, named after
-this machine. The profile is named by --profile ("default" when not given) and becomes
+(an empty one counts as none) it signs in with your wallet key file and creates a key for
+--environment, named after this machine; the key the profile held before is never needed. The profile is named by --profile ("default" when not given) and becomes
 the default if there is none yet.`,
 		Example: `  crtx login --url http://127.0.0.1:8080 --environment devnet
   crtx login --profile prod --url https://market.example --api-key crtx_live_…`,
@@ -133,7 +133,13 @@ the default if there is none yet.`,
 			if err != nil {
 				return err
 			}
-			key := c.apiKey
+			// Only a key given now counts, never the profile's: login
+			// replaces that one, which may be stale (revoked, or of a
+			// marketplace whose data is gone).
+			key := ""
+			if c.apiKeyGiven {
+				key = c.apiKey
+			}
 			if key == "" {
 				s, err := c.session(ctx)
 				if err != nil {
