@@ -31,8 +31,10 @@ type cli struct {
 	keypairGiven, apiKeyGiven bool
 	// Where the API key came from, for an error that refuses it, and
 	// whether the command sent it.
-	apiKeyFrom  string
-	keySent     bool
+	apiKeyFrom string
+	keySent    bool
+	// env is the environment a money command acted in, for the hints.
+	env         crtx.Environment
 	json        bool
 	out, errOut io.Writer
 	last        []byte // the last response body, for --json

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -64,6 +65,11 @@ SOL the fee.`,
 				fmt.Fprintf(c.out, "paying from %s through %s…\n", crtx.Address(key.Public().(ed25519.PublicKey)), rpc)
 				sig, err := chain.Pay(ctx, rpc, key, crtx.TransferRequest{Recipient: d.Recipient, Amount: d.Amount,
 					SPLToken: d.Mint, References: []string{d.Reference}, Memo: d.Memo})
+				if err != nil && ctx.Err() != nil {
+					// Interrupted while paying: the transfer may have left.
+					fmt.Fprintf(c.errOut, "crtx: stopped while paying deposit %s: see whether the payment arrived with 'crtx deposits list'; if not, pay it from any wallet with its URL above\n", d.DepositID)
+					return err
+				}
 				if err != nil {
 					return fmt.Errorf("paying deposit %s: %w", d.DepositID, err)
 				}
@@ -73,7 +79,7 @@ SOL the fee.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&env, "environment", "mainnet", "mainnet or devnet")
+	f.StringVar(&env, "environment", "", envHelp)
 	f.BoolVar(&pay, "pay", false, "pay the request from the wallet key file, through --rpc")
 	f.StringVar(&rpc, "rpc", os.Getenv("CRTX_SOLANA_RPC"), "Solana JSON-RPC URL that --pay sends through (CRTX_SOLANA_RPC)")
 	f.DurationVar(&wait, "wait", 30*time.Minute, "how long to wait for the payment (0: do not wait)")
@@ -86,6 +92,7 @@ func (c *cli) awaitDeposit(ctx context.Context, cl *client.Client, d api.Deposit
 		fmt.Fprintf(c.out, "deposit %s is awaiting payment; see it with: crtx deposits list\n", d.DepositID)
 		return nil
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	start := time.Now()
@@ -99,7 +106,13 @@ func (c *cli) awaitDeposit(ctx context.Context, cl *client.Client, d api.Deposit
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(c.out)
-			return fmt.Errorf("deposit %s is not credited yet (%s); a payment made later is still credited: crtx deposits list", d.DepositID, d.Status)
+			later := fmt.Sprintf("deposit %s is not credited yet (%s); a payment made later is still credited: pay it from any wallet with its URL,\n  %s\nand follow it with: crtx deposits list", d.DepositID, d.Status, d.SolanaPayURL)
+			if parent.Err() != nil {
+				// Interrupted: the error is not printed, this is.
+				fmt.Fprintf(c.errOut, "crtx: stopped waiting; %s\n", later)
+				return parent.Err()
+			}
+			return errors.New(later)
 		case <-time.After(2 * time.Second):
 		}
 		next, err := cl.GetDeposit(ctx, d.DepositID)
@@ -161,7 +174,7 @@ fees). The money goes nowhere else. It waits until the transfer is finalized.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&env, "environment", "mainnet", "mainnet or devnet")
+	cmd.Flags().StringVar(&env, "environment", "", envHelp)
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the transfer to be finalized (0: do not wait)")
 	return cmd
 }
@@ -188,8 +201,8 @@ func (c *cli) depositsCmd() *cobra.Command {
 			return c.print(p, "%s", table("DEPOSIT\tASKED (USDC)\tCREDITED (USDC)\tSTATUS\tCREATED", rows))
 		},
 	}
-	list.Flags().StringVar(&env, "environment", "mainnet", "mainnet or devnet")
-	return cmdline.Group(&cobra.Command{Use: "deposits", Short: "List deposits from Solana"}, list)
+	list.Flags().StringVar(&env, "environment", "", envHelp)
+	return listGroup(&cobra.Command{Use: "deposits", Short: "List deposits from Solana (deposits alone lists them)"}, list)
 }
 
 func (c *cli) withdrawalsCmd() *cobra.Command {
@@ -214,16 +227,36 @@ func (c *cli) withdrawalsCmd() *cobra.Command {
 			return c.print(p, "%s", table("WITHDRAWAL\tUSDC\tSTATUS\tSIGNATURE\tCREATED", rows))
 		},
 	}
-	list.Flags().StringVar(&env, "environment", "mainnet", "mainnet or devnet")
-	return cmdline.Group(&cobra.Command{Use: "withdrawals", Short: "List withdrawals to Solana"}, list)
+	list.Flags().StringVar(&env, "environment", "", envHelp)
+	return listGroup(&cobra.Command{Use: "withdrawals", Short: "List withdrawals to Solana (withdrawals alone lists them)"}, list)
 }
 
-// listClient signs in with the wallet key file, for env.
+// listGroup is a group whose list command also runs when the group is
+// named alone ("crtx deposits"), with its flags.
+func listGroup(group, list *cobra.Command) *cobra.Command {
+	g := cmdline.Group(group, list)
+	g.Flags().AddFlagSet(list.Flags())
+	unknown := g.RunE
+	g.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return list.RunE(cmd, args)
+		}
+		return unknown(cmd, args)
+	}
+	return g
+}
+
+// envHelp says how the money commands pick their environment.
+const envHelp = "mainnet or devnet (default: your API key's, else mainnet)"
+
+// listClient signs in with the wallet key file, for env: the flag's, else
+// the API key's, as the figures of every other command are.
 func (c *cli) listClient(ctx context.Context, env string) (*client.Client, crtx.Environment, error) {
-	e, err := crtx.ParseEnvironment("--environment", env)
+	e, err := crtx.ParseEnvironment("--environment", string(c.environment(env)))
 	if err != nil {
 		return nil, "", err
 	}
+	c.env = e
 	cl, err := c.session(ctx)
 	return cl, e, err
 }

@@ -129,3 +129,81 @@ func tokenAccount(t *testing.T, d *daemon.Daemon, wallet string) string {
 	}
 	return a
 }
+
+// The money commands act in the API key's environment unless --environment
+// says otherwise, as every other command's figures do; deposits and
+// withdrawals alone list; a deposit refused for an environment without a
+// chain names the flag to add; a deposit stopped while waiting says how to
+// pay it later.
+func TestMoneyFollowsTheKeysEnvironment(t *testing.T) {
+	d, net, mint, mintAuth := startChainMarket(t)
+	dir := t.TempDir()
+	pub, key, _ := ed25519.GenerateKey(nil)
+	wallet := crtxpkg.Address(pub)
+	kp := filepath.Join(dir, "id.json")
+	if err := keyfile.Write(kp, key); err != nil {
+		t.Fatal(err)
+	}
+	net.Airdrop(t, wallet, 1_000_000_000)
+	net.MintTo(t, mint, mintAuth, wallet, 8*crtxpkg.MicroPerUSDC)
+	s, _, err := client.New(d.URL, "").SignIn(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := s.CreateKey(context.Background(), client.KeyParams{Name: "devnet", Environment: crtxpkg.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CRTX_CONFIG", filepath.Join(dir, "none.json"))
+	crtx := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"--url", d.URL, "--keypair", kp, "--api-key", k.Key}, args...), strings.NewReader(""), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+
+	if code, out, errOut := crtx("deposit", "5", "--pay", "--rpc", net.RPC); code != 0 || !strings.Contains(out, "credited 5 USDC to devnet") {
+		t.Fatalf("deposit with a devnet key: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := crtx("deposits"); code != 0 || strings.Count(out, "dep_") != 1 || !strings.Contains(out, "credited") {
+		t.Errorf("deposits alone: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := crtx("withdraw", "2"); code != 0 || !strings.Contains(out, "confirmed: ") {
+		t.Fatalf("withdraw with a devnet key: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := crtx("withdrawals"); code != 0 || !strings.Contains(out, "confirmed") {
+		t.Errorf("withdrawals alone: %d\n%s", code, out)
+	}
+	if code, _, errOut := crtx("deposits", "lst"); code != 2 || !strings.Contains(errOut, "Did you mean this?\n\tlist") {
+		t.Errorf("deposits lst: %d %s", code, errOut)
+	}
+	if code, _, errOut := crtx("deposit", "1", "--environment", "mainnet"); code != 1 || !strings.Contains(errOut, "chain_not_configured") ||
+		!strings.Contains(errOut, "add --environment devnet") {
+		t.Errorf("a deposit on mainnet, which has no chain: %d %s", code, errOut)
+	}
+
+	// Interrupted (as Ctrl-C does) once it waits for the payment: how to
+	// pay it later.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &cancelOn{text: "waiting for the payment", cancel: cancel}
+	var errOut bytes.Buffer
+	code := run(ctx, []string{"--url", d.URL, "--keypair", kp, "--api-key", k.Key, "deposit", "1"}, strings.NewReader(""), out, &errOut)
+	if code != 130 || !strings.Contains(errOut.String(), "stopped waiting") || !strings.Contains(errOut.String(), "pay it from any wallet with its URL,\n  solana:") {
+		t.Errorf("an interrupted deposit: %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+}
+
+// cancelOn is a writer that calls cancel once what was written holds text.
+type cancelOn struct {
+	bytes.Buffer
+	text   string
+	cancel func()
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.String(), w.text) {
+		w.cancel()
+	}
+	return n, err
+}

@@ -16,6 +16,14 @@ func (c *cli) hint(ce *client.Error) string {
 		}
 	case crtx.CodeAgentNotFound:
 		return "see the agents there are with 'crtx agents list'"
+	case crtx.CodeChainNotConfigured:
+		if c.env != "" {
+			other := crtx.Devnet
+			if c.env == crtx.Devnet {
+				other = crtx.Mainnet
+			}
+			return "this command used " + string(c.env) + " (--environment, else your API key's); if the marketplace has a chain for " + string(other) + ", add --environment " + string(other)
+		}
 	}
 	return ""
 }
