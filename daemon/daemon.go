@@ -233,6 +233,36 @@ func CheckExisting(ctx context.Context, cfg Config) error {
 	return nil
 }
 
+// operatorDeposit is the command that credits a wallet by hand where this
+// marketplace runs: the admin API with its token file when it serves one
+// (crtxd dev always does); else crtxd ledger deposit on its store, which
+// on SQLite runs only once crtxd has stopped, as it holds the folder.
+func operatorDeposit(cfg Config) func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+	if cfg.AdminTokenFile != "" && cfg.PublicURL != "" {
+		token, _ := filepath.Abs(cfg.AdminTokenFile)
+		return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+			return fmt.Sprintf(`curl -s -X POST %s/v1/admin/deposits -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' -d '{"environment": "%s", "wallet": "%s", "amount_usdc": %s}'`,
+				strings.TrimRight(cfg.PublicURL, "/"), shellQuote(token), env, wallet, amount)
+		}
+	}
+	store, when := `--db "$CRTX_DB"`, ""
+	if !isPostgres(cfg.DB) {
+		data, _ := filepath.Abs(cfg.Data)
+		store, when = "--data "+shellQuote(data), " (once crtxd has stopped: it holds the folder)"
+	}
+	return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+		return fmt.Sprintf("crtxd ledger deposit %s --environment %s --wallet %s --amount %s%s", store, env, wallet, amount, when)
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // emptyStore removes the SQLite store's files from the data folder.
 func emptyStore(cfg Config) error {
 	if isPostgres(cfg.DB) {
@@ -334,7 +364,8 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
-		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter})
+		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter,
+		OperatorDeposit: operatorDeposit(cfg)})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

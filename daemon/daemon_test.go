@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crtx-market/crtx"
 )
 
 // Validate refuses each bad setting before anything opens, naming its flag,
@@ -81,6 +83,29 @@ func TestShortAdminTokenRefused(t *testing.T) {
 			t.Errorf("a token of 32 characters: %v", err)
 		case !ok && (err == nil || !strings.Contains(err.Error(), "at least 32") || !strings.Contains(err.Error(), "openssl rand -base64 32")):
 			t.Errorf("a token of 31 characters: %v, want a refusal saying how to make one", err)
+		}
+	}
+}
+
+// The operator's command in a shortfall's message works where the
+// marketplace runs: the admin API when it serves one, else crtxd ledger
+// deposit on its store (on SQLite once crtxd has stopped).
+func TestOperatorDeposit(t *testing.T) {
+	const wallet = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"admin API", Config{AdminTokenFile: "/srv/crtx/admin token", PublicURL: "http://127.0.0.1:8080/"},
+			`curl -s -X POST http://127.0.0.1:8080/v1/admin/deposits -H "Authorization: Bearer $(cat '/srv/crtx/admin token')" -H 'Content-Type: application/json' -d '{"environment": "mainnet", "wallet": "` + wallet + `", "amount_usdc": 2.5}'`},
+		{"SQLite", Config{Data: "/srv/crtx"},
+			"crtxd ledger deposit --data /srv/crtx --environment mainnet --wallet " + wallet + " --amount 2.5 (once crtxd has stopped: it holds the folder)"},
+		{"PostgreSQL", Config{DB: "postgres://crtx:secret@db/crtx"},
+			`crtxd ledger deposit --db "$CRTX_DB" --environment mainnet --wallet ` + wallet + " --amount 2.5"},
+	} {
+		if got := operatorDeposit(c.cfg)(crtx.Mainnet, wallet, 2_500_000); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
 	}
 }

@@ -178,7 +178,7 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 		}
 		return crtx.Execution{}, nil, fmt.Errorf("%w: Idempotency-Key %q expired or was let go", errRetry, idemKey)
 	case errors.Is(err, crtx.ErrInsufficientFunds):
-		return crtx.Execution{}, nil, m.explain(ctx, &shortfall{env: e.Environment, wallet: e.Wallet, need: e.Cost,
+		return crtx.Execution{}, nil, m.explain(ctx, &shortfall{env: e.Environment, wallet: e.Wallet, need: e.Cost, deposit: true,
 			format: "the wallet has %[1]s USDC available on %[2]s; this execution needs %[3]s USDC", keyID: p.Key.ID})
 	case errors.Is(err, crtx.ErrNotFound), errors.Is(err, crtx.ErrSpendLimit):
 		// The store refused the key; reading it says why (a limit raised

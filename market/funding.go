@@ -100,11 +100,24 @@ func (m *Market) explain(ctx context.Context, err error) error {
 	}
 	msg := fmt.Sprintf(sf.format, acct.Balance, sf.env, sf.need)
 	if sf.deposit {
-		missing := sf.need - acct.Balance
-		msg += fmt.Sprintf(": deposit the %s USDC missing to %s on %s (the marketplace's operator: crtxd ledger deposit --environment %[3]s --wallet %[2]s --amount %[1]s)",
-			missing, sf.wallet, sf.env)
+		msg += ": " + m.addFunds(sf.env, sf.wallet, sf.need-acct.Balance)
 	}
 	return crtx.Errorf(crtx.CodeInsufficientBalance, "%s", msg)
+}
+
+// addFunds says how missing USDC enters wallet in env, in the way env takes
+// money: a deposit paid on its chain, the devnet airdrop, or the operator's
+// hand, with the command that works where this marketplace runs.
+func (m *Market) addFunds(env crtx.Environment, wallet string, missing crtx.USDC) string {
+	switch {
+	case m.cfg.Chains[env] != nil || m.cfg.ChainBound[env]:
+		return fmt.Sprintf("deposit the %s USDC missing, paid on the chain (crtx deposit %[1]s --environment %[2]s, or POST /v1/wallet/deposits)", missing, env)
+	case env == crtx.Devnet:
+		return fmt.Sprintf("add the %s USDC missing with the devnet airdrop (crtx airdrop %[1]s, or POST /v1/devnet/airdrop)", missing)
+	case m.cfg.OperatorDeposit != nil:
+		return fmt.Sprintf("the marketplace's operator credits the %s USDC missing: %s", missing, m.cfg.OperatorDeposit(env, wallet, missing))
+	}
+	return fmt.Sprintf("the marketplace's operator credits the %s USDC missing to %s on %s (POST /v1/admin/deposits)", missing, wallet, env)
 }
 
 // Airdrop credits devnet funds to wallet, at most AirdropMax a call and
