@@ -127,5 +127,28 @@ func InvalidField(field, format string, args ...any) *Error {
 	return e
 }
 
+// FieldErrors are the *Errors naming a field in err's tree, in order: the
+// faults of a request whose every field was checked (errors.Join).
+func FieldErrors(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		var e *Error
+		switch x := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, err := range x.Unwrap() {
+				walk(err)
+			}
+		case nil:
+		default:
+			if errors.As(err, &e) && e.Field != "" {
+				out = append(out, e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
+
 // CodeCancelled is the error code of an execution its caller cancelled.
 const CodeCancelled = "cancelled"

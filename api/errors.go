@@ -22,6 +22,15 @@ type ErrorDetail struct {
 	Code        string  `json:"code"`
 	Message     string  `json:"message"`
 	ExecutionID *string `json:"execution_id"`
+	// Fields lists every request field at fault, when there are several
+	// (a listing missing two fields names both): message joins them.
+	Fields []FieldError `json:"fields,omitempty"`
+}
+
+// FieldError is one request field at fault.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 // statuses maps each error code to its HTTP status (CONTRACT §8, §13).

@@ -82,6 +82,8 @@ type Error struct {
 	RequestID   string
 	// RetryAfter is the Retry-After header of a 429, in seconds as sent.
 	RetryAfter string
+	// Fields are the request fields at fault, when several were.
+	Fields []api.FieldError
 }
 
 func (e *Error) Error() string {
@@ -159,7 +161,7 @@ func apiError(resp *http.Response, data []byte) error {
 	}
 	return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message,
 		ExecutionID: eb.Error.ExecutionID, RequestID: resp.Header.Get("X-Request-Id"),
-		RetryAfter: resp.Header.Get("Retry-After")}
+		RetryAfter: resp.Header.Get("Retry-After"), Fields: eb.Error.Fields}
 }
 
 // do sends in (when not nil) as JSON and reads the answer as a T.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -36,6 +37,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.WarnContext(r.Context(), e.Message, "request_id", requestID(r), "err", err)
 	}
 	body := api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message}}
+	if fields := crtx.FieldErrors(err); len(fields) > 1 {
+		// Every field at fault at once, not one a request.
+		msgs := make([]string, len(fields))
+		for i, f := range fields {
+			body.Error.Fields = append(body.Error.Fields, api.FieldError{Field: f.Field, Message: strings.TrimPrefix(f.Message, f.Field+": ")})
+			msgs[i] = f.Message
+		}
+		body.Error.Message = strings.Join(msgs, "; ")
+	}
 	if solanaPay {
 		body.Message = e.Message
 	}

@@ -103,6 +103,15 @@ func TestListingRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every field at fault at once", func(t *testing.T) {
+		_, err := list(c, p.with("input_schema", nil).with("output_schema", nil).with("tags", []string{"Bad"}))
+		ce := wantCode(t, err, 400, "invalid_request")
+		want := []api.FieldError{{Field: "input_schema", Message: "is required"}, {Field: "output_schema", Message: "is required"}}
+		if len(ce.Fields) != 3 || ce.Fields[0] != want[0] || ce.Fields[1] != want[1] || ce.Fields[2].Field != "tags" ||
+			!strings.Contains(ce.Message, "input_schema: is required; output_schema: is required; tags: ") {
+			t.Errorf("fields %+v, message %q", ce.Fields, ce.Message)
+		}
+	})
 	t.Run("anonymous", func(t *testing.T) {
 		_, err := list(e.anon, p)
 		wantCode(t, err, 401, "authentication_required")

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -26,7 +28,7 @@ func (c *cli) creatorCmd() *cobra.Command {
 		Long: `creator commands act as the creator signed in with your wallet key file. A listing
 locks collateral from the wallet's mainnet balance; docs/creators.md explains the
 protocol your agent's POST /execute speaks.`,
-	}, c.creatorKeygenCmd(), c.creatorTestCmd(), c.listingCmd("create"), c.listingCmd("update"),
+	}, c.creatorKeygenCmd(), c.creatorTestCmd(), c.creatorTemplateCmd(), c.listingCmd("create"), c.listingCmd("update"),
 		c.creatorStatusCmd("pause", crtx.AgentPaused), c.creatorStatusCmd("resume", crtx.AgentActive),
 		c.creatorDelistCmd(), c.creatorListCmd(), c.creatorEarningsCmd())
 }
@@ -73,6 +75,29 @@ func listingFile(path string) (crtx.ListingParams, error) {
 		return p, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// listingTemplate is the smallest listing 'crtx creator create' takes: every
+// field it requires, with values to replace (the signing key comes from
+// --key).
+//
+//go:embed listing-template.json
+var listingTemplate string
+
+func (c *cli) creatorTemplateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "template",
+		Short: "Print a minimal listing.json to fill in for 'crtx creator create'",
+		Long: `template prints the smallest listing 'crtx creator create --file' takes: every required
+field, with values to replace. The signing key is left out: --key fills it in.
+docs/creators.md explains each field.`,
+		Example: "  crtx creator template > listing.json",
+		Args:    cmdline.Args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := io.WriteString(c.out, listingTemplate)
+			return err
+		},
+	}
 }
 
 // samplePublicKey stands in the example listings for the agent's signing
