@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +74,47 @@ func TestPythonSDK(t *testing.T) {
 	}
 	if got := w.Balances[crtx.Devnet].Available; got >= 5*crtx.MicroPerUSDC || got <= 0 {
 		t.Errorf("the caller's devnet balance is %s USDC after the Python tests' executions", got)
+	}
+}
+
+// The SDK installs with pip from the folder, with and without build
+// isolation, offline, on every Python 3.11 here with pip (pyenv's stock
+// 3.11 has setuptools 65 and no wheel, on which a setuptools build failed
+// with "invalid command 'bdist_wheel'"), and imports from where it went.
+func TestPythonSDKInstalls(t *testing.T) {
+	var pythons []string
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		path, err := exec.LookPath(p)
+		if err == nil && exec.Command(path, "-m", "pip", "--version").Run() == nil && !slices.Contains(pythons, path) {
+			pythons = append(pythons, path)
+		}
+	}
+	if len(pythons) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 with pip is required in CI")
+		}
+		t.Skip("no python3 with pip")
+	}
+	src, err := filepath.Abs("python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, py := range pythons {
+		for _, isolation := range [][]string{{"--no-build-isolation"}, nil} {
+			target := t.TempDir()
+			// No index: the install must need nothing from the network.
+			args := append([]string{"-m", "pip", "install", "--no-index", "--no-deps", "--target", target}, isolation...)
+			cmd := exec.Command(py, append(args, src)...)
+			cmd.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_BREAK_SYSTEM_PACKAGES=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s %s: %v\n%s", py, strings.Join(args, " "), err, out)
+			}
+			imp := exec.Command(py, "-c", "import crtx, crtx.creator, crtx.client; print(crtx.__file__)")
+			imp.Dir, imp.Env = t.TempDir(), append(os.Environ(), "PYTHONPATH="+target, "PYTHONDONTWRITEBYTECODE=1")
+			out, err := imp.CombinedOutput()
+			if err != nil || !strings.HasPrefix(strings.TrimSpace(string(out)), target) {
+				t.Errorf("%s, installed %v: import: %v %s", py, isolation, err, out)
+			}
+		}
 	}
 }
