@@ -32,7 +32,14 @@ const (
 	// the environment has no chain. It is no failure of the proof, which
 	// then rests on the authority's signature alone.
 	NotAnchoredYet AnchorStatus = "not_anchored_yet"
+	// AnchorNotChecked: a block is anchored, on a cluster of no known
+	// public endpoint (a local validator), and no RPC URL was given to read
+	// it. Not a failure either: nothing was found wrong, nothing was read.
+	AnchorNotChecked AnchorStatus = "not_checked"
 )
+
+// errNoRPC is checkAnchor's answer for an anchor it has no endpoint to read.
+var errNoRPC = errors.New("no Solana RPC URL for the anchor's cluster")
 
 // MainnetGenesisHash is Solana mainnet's genesis hash: the cluster every
 // anchor of a mainnet ledger must be on.
@@ -131,7 +138,11 @@ func (c *Client) verifyAnchor(ctx context.Context, r *VerifyReport, from crtx.Bl
 		} else {
 			add("hash chain", true, "blocks %d to %d each name the one before and are signed by the ledger authority", from.Height, h)
 		}
-		if err := c.checkAnchor(ctx, b, authority); err != nil {
+		if err := c.checkAnchor(ctx, b, authority); errors.Is(err, errNoRPC) {
+			r.Anchor, r.AnchoredBlock, r.AnchoredBy = AnchorNotChecked, h, b.Anchor
+			r.AnchorDetail = fmt.Sprintf("block %d is anchored by Solana transaction %s on a %q cluster, not read: %v", h, b.Anchor.Signature, b.Anchor.Cluster, err)
+			return
+		} else if err != nil {
 			add("anchor", false, "block %d: %v", h, err)
 			return
 		}
@@ -169,7 +180,7 @@ func (c *Client) checkAnchor(ctx context.Context, b crtx.Block, authority ed2551
 		rpc = DefaultSolanaRPC(a.Cluster)
 	}
 	if rpc == "" {
-		return fmt.Errorf("the anchor is on a %q cluster: give its Solana RPC URL (crtx verify --rpc, CRTX_SOLANA_RPC)", a.Cluster)
+		return fmt.Errorf("%w: give it to check the anchor (crtx verify --rpc, CRTX_SOLANA_RPC)", errNoRPC)
 	}
 	// A mainnet ledger's anchors must be on Solana mainnet, whatever the
 	// marketplace names: a memo on devnet (free, and reset from time to

@@ -29,11 +29,13 @@ type VerifyReport struct {
 	// hash chain leads from the execution's block to a block whose memo
 	// the ledger authority signed on the chain (the checks "hash chain"
 	// and "anchor"), NotAnchoredYet when no block from it on is anchored
-	// yet, empty when the verification stopped before its block.
+	// yet, AnchorNotChecked when the anchor's cluster could not be read (no
+	// RPC URL for it), empty when the verification stopped before its
+	// block.
 	Anchor       AnchorStatus `json:"anchor,omitempty"`
 	AnchorDetail string       `json:"anchor_detail,omitempty"`
 	// AnchoredBlock is the block the anchor names, AnchoredBy its Solana
-	// transaction, when Anchor is Anchored.
+	// transaction, when Anchor is Anchored or AnchorNotChecked.
 	AnchoredBlock int64        `json:"anchored_block,omitempty"`
 	AnchoredBy    *crtx.Anchor `json:"anchored_by,omitempty"`
 }

@@ -69,7 +69,16 @@ func TestVerifyThroughTheAnchor(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if code, out := crtx("verify", rec.ExecutionID); code == 0 || !strings.Contains(out, "FAILED anchor") || !strings.Contains(out, "--rpc") {
+	// Without --rpc, a local cluster's anchor is not read: "not checked",
+	// no failure, unless the anchor is required.
+	if code, out := crtx("verify", rec.ExecutionID); code != 0 || strings.Contains(out, "FAILED") ||
+		!strings.Contains(out, "-      anchor             not checked: ") || !strings.Contains(out, "--rpc") {
 		t.Errorf("verify of a custom cluster without --rpc: %d\n%s", code, out)
+	}
+	if code, out := crtx("verify", rec.ExecutionID, "--require-anchor"); code != 1 {
+		t.Errorf("verify --require-anchor without --rpc: %d\n%s", code, out)
+	}
+	if code, out := crtx("verify", rec.ExecutionID, "--require-anchor", "--rpc", net.RPC); code != 0 {
+		t.Errorf("verify --require-anchor with --rpc: %d\n%s", code, out)
 	}
 }

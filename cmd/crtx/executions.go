@@ -110,6 +110,7 @@ func describe(r api.ExecutionRecord) string {
 
 func (c *cli) verifyCmd() *cobra.Command {
 	var rpc string
+	var requireAnchor bool
 	cmd := &cobra.Command{
 		Use:   "verify EXECUTION_ID",
 		Short: "Check an execution's result hash, creator signature, ledger record, block proof and Solana anchor",
@@ -120,8 +121,9 @@ transaction to a block signed by the marketplace, and then the hash chain from t
 to the first block anchored on Solana, whose memo transaction is read from the cluster
 (--rpc or CRTX_SOLANA_RPC; by default the public endpoint of the anchor's cluster, and a
 local validator needs it) and must be signed by the ledger authority. A block with no
-anchored block after it yet is reported as not anchored yet, which is no failure. It exits
-1 if any check fails.`,
+anchored block after it yet is reported as not anchored yet, and an anchor on a cluster
+it has no RPC URL for as not checked: neither is a failure, unless --require-anchor. It
+exits 1 if any check fails.`,
 		Example: `  crtx verify 0192f3a1-7c2e-7d4b-9a41-5be7c0d3f8a2
   crtx verify 0192f3a1-7c2e-7d4b-9a41-5be7c0d3f8a2 --rpc http://127.0.0.1:8899`,
 		Args: cmdline.Args("EXECUTION_ID"),
@@ -142,8 +144,11 @@ anchored block after it yet is reported as not anchored yet, which is no failure
 				}
 				text += fmt.Sprintf("%s %-18s %s\n", mark, ch.Name, ch.Detail)
 			}
-			if rep.Anchor == client.NotAnchoredYet {
+			switch rep.Anchor {
+			case client.NotAnchoredYet:
 				text += fmt.Sprintf("%-6s %-18s %s\n", "-", "anchor", "not anchored yet: "+rep.AnchorDetail)
+			case client.AnchorNotChecked:
+				text += fmt.Sprintf("%-6s %-18s %s\n", "-", "anchor", "not checked: "+rep.AnchorDetail)
 			}
 			if err := c.print(rep, "%s", text); err != nil {
 				return err
@@ -151,10 +156,14 @@ anchored block after it yet is reported as not anchored yet, which is no failure
 			if !rep.OK() {
 				return errors.New("verification failed")
 			}
+			if requireAnchor && rep.Anchor != client.Anchored {
+				return fmt.Errorf("the anchor was required and is %s", rep.Anchor)
+			}
 			return nil
 		}),
 	}
 	cmd.Flags().StringVar(&rpc, "rpc", "", "the Solana JSON-RPC URL to read the anchor from (default: $CRTX_SOLANA_RPC, else the public endpoint of the anchor's cluster)")
+	cmd.Flags().BoolVar(&requireAnchor, "require-anchor", false, "exit 1 unless the anchor on Solana was found and checked")
 	return cmd
 }
 
