@@ -49,8 +49,8 @@ func (c *cli) agentsCmd() *cobra.Command {
 				if a.Creator.Verified {
 					badge = "✓"
 				}
-				rows[i] = []any{a.AgentID, a.Name, a.Price, a.TotalExecutions, fmt.Sprintf("%.0f%%", a.SuccessRate*100),
-					a.AvgExecutionTimeMS, strings.Join(a.Tags, ","), badge}
+				rows[i] = []any{a.AgentID, a.Name, a.Price, a.TotalExecutions, ranStat(a.TotalExecutions, fmt.Sprintf("%.0f%%", a.SuccessRate*100)),
+					ranStat(a.TotalExecutions, strconv.FormatInt(a.AvgExecutionTimeMS, 10)), strings.Join(a.Tags, ","), badge}
 			}
 			return c.print(page, "%s%d of %d agents; statistics on %s\n",
 				table("ID\tNAME\tPRICE (USDC)\tRUNS\tSUCCESS\tAVG MS\tTAGS\tVERIFIED", rows), len(page.Agents), page.Total, e)
@@ -85,17 +85,26 @@ func (c *cli) agentsCmd() *cobra.Command {
 				key = crtx.TestKeyPrefix + "…"
 			}
 			return c.print(l, "%s — %s\n%s\n\nprice        %s USDC a call (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
-				"statistics   %d runs, %d completed, %s success, %d ms average, %d disputes (%s)\ntimeout      %d s\n"+
+				"statistics   %d runs, %d completed, %s success, %s ms average, %d disputes (%s)\ntimeout      %d s\n"+
 				"input        %s\noutput       %s\nledger       %s\n"+
 				"mcp          %s — call the tool run_agent with agent_id %s\n             %s\n             %s\n"+
 				"a2a card     %s\n",
 				l.Name, l.Tagline, l.Description, l.Price, l.PricingModel, l.Status, l.Creator.DisplayName, l.Creator.Pubkey,
 				verified, strings.Join(l.Tags, ", "),
-				l.TotalExecutions, l.SuccessfulExecutions, strconv.FormatFloat(l.SuccessRate*100, 'f', 1, 64)+"%",
-				l.AvgExecutionTimeMS, l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing,
+				l.TotalExecutions, l.SuccessfulExecutions, ranStat(l.TotalExecutions, strconv.FormatFloat(l.SuccessRate*100, 'f', 1, 64)+"%"),
+				ranStat(l.TotalExecutions, strconv.FormatInt(l.AvgExecutionTimeMS, 10)), l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing,
 				api.MCPURL(c.url), l.AgentID, api.ClaudeMCPAdd(c.url, key), api.MCPServers(c.url, key, ""), api.CardURL(c.url, l.AgentID))
 		},
 	}
 	show.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
 	return cmdline.Group(&cobra.Command{Use: "agents", Short: "Browse the catalog and read agents' listings"}, list, show)
+}
+
+// ranStat is a statistic of an agent's runs, or "—" for an agent that never
+// ran: a success rate of 0% would say it failed every time.
+func ranStat[N int | int64](runs N, stat string) string {
+	if runs == 0 {
+		return "—"
+	}
+	return stat
 }

@@ -278,11 +278,17 @@ func TestAgentsShowMCPAndA2A(t *testing.T) {
 			`claude mcp add --transport http crtx ` + mcpURL + ` --header "Authorization: Bearer ` + prefix + `"` + "\n",
 			`{"mcpServers":{"crtx":{"url":"` + mcpURL + `","headers":{"Authorization":"Bearer ` + prefix + `"}}}}` + "\n",
 			"a2a card     " + d.URL + "/a2a/" + id + "/.well-known/agent-card.json\n",
+			// It never ran: no success rate or average to give, not 0%.
+			"statistics   0 runs, 0 completed, — success, — ms average",
 		} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("agents show with key %q: %d, lacks %q:\n%s", apiKey, code, want, out)
 			}
 		}
+	}
+	t.Setenv("CRTX_API_KEY", "")
+	if code, out := crtx("agents", "list"); code != 0 || !regexp.MustCompile(id+`\s+\S.*\s+0\s+—\s+—\s`).MatchString(out) {
+		t.Errorf("agents list of an agent that never ran: %d\n%s", code, out)
 	}
 	code, out := crtx("--json", "agents", "show", id)
 	var l map[string]any
