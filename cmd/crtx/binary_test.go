@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,6 +164,22 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	mustJSON(t, ok(as("caller"), "--json", "session"), &s)
 	if !strings.HasPrefix(s.SessionToken, "crtx_sess_") {
 		t.Errorf("session = %+v", s)
+	}
+	// The token as printed, pasted where the output says, opens the
+	// dashboard.
+	out := ok(as("caller"), "session")
+	token, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(out, "Paste it on "+d.URL+"/login, under \"With the crtx CLI\"") {
+		t.Errorf("session does not say where the token goes:\n%s", out)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.PostForm(d.URL+"/dashboard/login", url.Values{"token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/dashboard/" || len(resp.Cookies()) == 0 || resp.Cookies()[0].Value != token {
+		t.Errorf("the pasted token: %d to %q, cookies %v", resp.StatusCode, loc, resp.Cookies())
 	}
 	ok(as("caller"), "airdrop", "5")
 	var k api.CreatedKey

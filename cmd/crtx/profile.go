@@ -191,7 +191,8 @@ func (c *cli) sessionCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.print(s, "%s\n(expires %s)\n", s.SessionToken, s.ExpiresAt.Format(time.RFC1123))
+			return c.print(s, "%s\n(expires %s)\nPaste it on %s/login, under \"With the crtx CLI\", to open the dashboard as this wallet; or send it as Authorization: Bearer to the API\n",
+				s.SessionToken, s.ExpiresAt.Format(time.RFC1123), c.url)
 		},
 	}
 }
