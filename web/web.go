@@ -81,6 +81,8 @@ func funcs() template.FuncMap {
 			return strings.TrimSuffix(strconv.FormatFloat(f*100, 'f', 1, 64), ".0") + "%"
 		},
 		"join": strings.Join,
+		// short names a wallet as a creator is named by default.
+		"short": crtx.DefaultDisplayName,
 		"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"ptime": func(t *time.Time) string {
 			if t == nil {

@@ -49,11 +49,11 @@ func (c *cli) agentsCmd() *cobra.Command {
 				if a.Creator.Verified {
 					badge = "✓"
 				}
-				rows[i] = []any{a.AgentID, a.Name, a.Price, a.TotalExecutions, ranStat(a.TotalExecutions, fmt.Sprintf("%.0f%%", a.SuccessRate*100)),
+				rows[i] = []any{a.AgentID, a.Name, crtx.DefaultDisplayName(a.Creator.Pubkey), a.Price, a.TotalExecutions, ranStat(a.TotalExecutions, fmt.Sprintf("%.0f%%", a.SuccessRate*100)),
 					ranStat(a.TotalExecutions, strconv.FormatInt(a.AvgExecutionTimeMS, 10)), strings.Join(a.Tags, ","), badge}
 			}
 			return c.print(page, "%s%d of %d agents; statistics on %s\n",
-				table("ID\tNAME\tPRICE (USDC)\tRUNS\tSUCCESS\tAVG MS\tTAGS\tVERIFIED", rows), len(page.Agents), page.Total, e)
+				table("ID\tNAME\tCREATOR\tPRICE (USDC)\tRUNS\tSUCCESS\tAVG MS\tTAGS\tVERIFIED", rows), len(page.Agents), page.Total, e)
 		},
 	}
 	for _, f := range catalogFlags {
