@@ -1,6 +1,7 @@
 package market
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,18 +11,25 @@ import (
 )
 
 // A crowd of readers shares one computation; an expired value is served
-// while one refresh runs; clear forgets.
+// while one refresh runs, before that refresh ends; clear forgets. Time is
+// the now each fetch is given: the refresh is held until the stale read has
+// returned, so the order is asserted, not a duration.
 func TestTTLCache(t *testing.T) {
-	c := newTTLCache[int](50*time.Millisecond, 10)
+	c := newTTLCache[int](time.Hour, 10)
 	var calls atomic.Int32
-	slow := func() (int, error) {
-		time.Sleep(20 * time.Millisecond)
-		return int(calls.Add(1)), nil
+	refreshing, release := make(chan struct{}), make(chan struct{})
+	compute := func() (int, error) {
+		n := calls.Add(1)
+		if n == 2 {
+			close(refreshing)
+			<-release
+		}
+		return int(n), nil
 	}
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if v, _ := c.fetch("k", time.Now(), slow); v != 1 {
+			if v, _ := c.fetch("k", time.Now(), compute); v != 1 {
 				t.Errorf("first fetch = %d", v)
 			}
 		})
@@ -30,17 +38,33 @@ func TestTTLCache(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Fatalf("%d computations for one key", calls.Load())
 	}
-	time.Sleep(60 * time.Millisecond)
-	start := time.Now()
-	if v, _ := c.fetch("k", time.Now(), slow); v != 1 || time.Since(start) > 10*time.Millisecond {
-		t.Errorf("expired fetch = %d after %v; want the stale value at once", v, time.Since(start))
+	later := time.Now().Add(2 * time.Hour) // past the TTL
+	stale := make(chan int)
+	go func() {
+		v, _ := c.fetch("k", later, compute)
+		stale <- v
+	}()
+	select {
+	case v := <-stale:
+		if v != 1 {
+			t.Errorf("expired fetch = %d, want the stale 1", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an expired fetch waited for its refresh")
 	}
-	time.Sleep(40 * time.Millisecond)
-	if v, _ := c.fetch("k", time.Now(), slow); v != 2 {
-		t.Errorf("after the refresh = %d", v)
+	<-refreshing
+	close(release)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if v, _ := c.fetch("k", time.Now(), compute); v == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refresh's value never came")
+		}
+		runtime.Gosched()
 	}
 	c.clear()
-	if v, _ := c.fetch("k", time.Now(), slow); v != 3 {
+	if v, _ := c.fetch("k", time.Now(), compute); v != 3 {
 		t.Errorf("after clear = %d", v)
 	}
 }
