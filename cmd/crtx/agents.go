@@ -27,11 +27,13 @@ func (c *cli) agentsCmd() *cobra.Command {
 	}
 
 	q := url.Values{}
+	var quiet bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Browse the catalog, with statistics of your key's environment",
 		Example: `  crtx agents list --tags data --sort success_rate
-  crtx agents list --q "invoice totals" --min-success-rate 0.9`,
+  crtx agents list --q "invoice totals" --min-success-rate 0.9
+  AGENT_ID=$(crtx agents list --tags writing --ids | head -n1)`,
 		Args: cmdline.Args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e := c.environment(env)
@@ -42,6 +44,13 @@ func (c *cli) agentsCmd() *cobra.Command {
 			page, err := c.api("").Agents(cmd.Context(), q)
 			if err != nil {
 				return err
+			}
+			if quiet {
+				ids := make([]string, len(page.Agents))
+				for i, a := range page.Agents {
+					ids[i] = a.AgentID
+				}
+				return c.printIDs(page, ids)
 			}
 			rows := make([][]any, len(page.Agents))
 			for i, a := range page.Agents {
@@ -63,6 +72,7 @@ func (c *cli) agentsCmd() *cobra.Command {
 		})
 	}
 	list.Flags().BoolVar(&verified, "verified-only", false, "only agents of verified creators")
+	list.Flags().BoolVar(&quiet, "ids", false, "print only the agents' ids, one a line, for a shell to capture")
 	list.Flags().StringVar(&env, "environment", "", "whose statistics: mainnet or devnet (default: your API key's)")
 
 	show := &cobra.Command{

@@ -300,18 +300,19 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// crtxd dev, as a newcomer runs it: the printed key runs an example agent
-// with crtx run, to a completed execution that verifies.
-func TestDevQuickStart(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "dev")
-	cmd := exec.Command(filepath.Join(bins, "crtxd"), "dev", "--addr", freeAddr(t), "--data", data, "--block-interval", "100ms")
+// startDevBinary starts crtxd dev, as a newcomer does, until the test
+// ends, and returns it, the URL, API key and first agent it printed, and
+// its data folder.
+func startDevBinary(t *testing.T) (cmd *exec.Cmd, url, key, agent, data string) {
+	t.Helper()
+	data = filepath.Join(t.TempDir(), "dev")
+	cmd = exec.Command(filepath.Join(bins, "crtxd"), "dev", "--addr", freeAddr(t), "--data", data, "--block-interval", "100ms")
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = &bytes.Buffer{}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
-	var url, key, agent string
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		f := strings.Fields(lines.Text())
@@ -334,6 +335,13 @@ func TestDevQuickStart(t *testing.T) {
 		for lines.Scan() {
 		}
 	}()
+	return cmd, url, key, agent, data
+}
+
+// crtxd dev, as a newcomer runs it: the printed key runs an example agent
+// with crtx run, to a completed execution that verifies.
+func TestDevQuickStart(t *testing.T) {
+	cmd, url, key, agent, data := startDevBinary(t)
 	env := []string{"CRTX_URL=" + url, "CRTX_API_KEY=" + key, "CRTX_CONFIG=" + filepath.Join(data, "none.json")}
 	code, out, errOut := bin(t, env, "--json", "run", agent, "The quick brown fox jumps over the lazy dog.")
 	if code != 0 {
@@ -356,7 +364,7 @@ func TestDevQuickStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runLine := regexp.MustCompile(`(?m)^crtx run AGENT_ID "[^"]*" --param [^#\n]*`).FindString(string(readme))
+	runLine := regexp.MustCompile(`(?m)^crtx run \$AGENT_ID "[^"]*" --param [^#\n]*`).FindString(string(readme))
 	words := shellWords(strings.TrimSpace(runLine))
 	if len(words) < 5 {
 		t.Fatalf("README.md has no crtx run line with a parameter: %q", runLine)
@@ -423,5 +431,48 @@ func TestDevQuickStart(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("crtxd dev did not stop on Ctrl-C")
+	}
+}
+
+// The README's callers' quick start runs as pasted, in bash, in a home of
+// its own, against crtxd dev (its URL in place of the README's
+// http://127.0.0.1:8080): it installs crtx, makes a wallet, funds and logs
+// in, runs the example agent four ways and verifies the newest execution.
+func TestREADMECallers(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)### Callers\n\n```sh\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no callers' sh block")
+	}
+	_, url, _, _, _ := startDevBinary(t)
+	script := strings.ReplaceAll(string(m[1]), "http://127.0.0.1:8080", url)
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = "../.."
+	// A newcomer's shell: no crtx settings, a home and GOPATH of its own
+	// (the module and build caches shared, to build faster).
+	cache := func(name string) string {
+		out, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CRTX_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "GOPATH=") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "HOME="+t.TempDir(), "GOPATH="+t.TempDir(), "GOMODCACHE="+cache("GOMODCACHE"), "GOCACHE="+cache("GOCACHE"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's callers' block: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Logged in to " + url, `"top_words"`, "completed", "ok     receipt"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the callers' block printed no %q:\n%s", want, out)
+		}
 	}
 }

@@ -162,6 +162,16 @@ func (c *cli) print(v any, format string, args ...any) error {
 	return err
 }
 
+// printIDs prints a list as its ids, one a line, for a shell to capture
+// (--ids); --json still prints the answer as received.
+func (c *cli) printIDs(v any, ids []string) error {
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString(id + "\n")
+	}
+	return c.print(v, "%s", b.String())
+}
+
 // table lays out a list under a header row, its columns separated by two
 // spaces, for print.
 func table(header string, rows [][]any) string {

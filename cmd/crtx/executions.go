@@ -20,15 +20,24 @@ import (
 
 func (c *cli) executionsCmd() *cobra.Command {
 	q := url.Values{}
+	var quiet bool
 	list := &cobra.Command{
-		Use:     "list",
-		Short:   "List your API key's executions, newest first",
-		Example: "  crtx executions list --status completed --from 2026-11-01T00:00:00Z",
-		Args:    cmdline.Args(),
+		Use:   "list",
+		Short: "List your API key's executions, newest first",
+		Example: `  crtx executions list --status completed --from 2026-11-01T00:00:00Z
+  crtx verify "$(crtx executions list --ids | head -n1)"`,
+		Args: cmdline.Args(),
 		RunE: c.withKey(func(ctx context.Context, cl *client.Client, _ []string) error {
 			page, err := cl.Executions(ctx, q)
 			if err != nil {
 				return err
+			}
+			if quiet {
+				ids := make([]string, len(page.Executions))
+				for i, e := range page.Executions {
+					ids[i] = e.ExecutionID
+				}
+				return c.printIDs(page, ids)
 			}
 			rows := make([][]any, len(page.Executions))
 			for i, e := range page.Executions {
@@ -47,6 +56,7 @@ func (c *cli) executionsCmd() *cobra.Command {
 	} {
 		list.Flags().Func(f.flag, f.usage, func(v string) error { q.Set(f.param, v); return nil })
 	}
+	list.Flags().BoolVar(&quiet, "ids", false, "print only the executions' ids, one a line, for a shell to capture")
 	return cmdline.Group(&cobra.Command{Use: "executions", Short: "List, show and follow your executions"}, list, &cobra.Command{
 		Use:   "show ID",
 		Short: "Show an execution: status, cost, result and ledger record",
