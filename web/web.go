@@ -83,7 +83,7 @@ func funcs() template.FuncMap {
 		"join": strings.Join,
 		// short names a wallet as a creator is named by default.
 		"short": crtx.DefaultDisplayName,
-		"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"ptime": func(t *time.Time) string {
 			if t == nil {
 				return "—"
