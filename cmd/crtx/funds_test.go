@@ -23,16 +23,7 @@ import (
 func TestDepositPayAndWithdraw(t *testing.T) {
 	ctx := context.Background()
 	d, net, mint, mintAuth := startChainMarket(t)
-	dir := t.TempDir()
-
-	pub, key, _ := ed25519.GenerateKey(nil)
-	wallet := crtxpkg.Address(pub)
-	kp := filepath.Join(dir, "id.json")
-	if err := keyfile.Write(kp, key); err != nil {
-		t.Fatal(err)
-	}
-	net.Airdrop(t, wallet, 1_000_000_000)
-	net.MintTo(t, mint, mintAuth, wallet, 8*crtxpkg.MicroPerUSDC)
+	_, wallet, kp := chainWallet(t, net, mint, mintAuth)
 	crtx := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
 		code := run(ctx, append([]string{"--url", d.URL, "--keypair", kp}, args...), strings.NewReader(""), &out, &errOut)
@@ -69,6 +60,21 @@ func TestDepositPayAndWithdraw(t *testing.T) {
 	if code, _, errOut = crtx("withdraw", "100", "--environment", "devnet"); code == 0 || !strings.Contains(errOut, "insufficient_balance") {
 		t.Errorf("withdraw beyond the balance: %d %s", code, errOut)
 	}
+}
+
+// chainWallet is a wallet with a key file, 1 SOL for fees and 8 of the
+// test's USDC on the chain: its key, address and key file.
+func chainWallet(t *testing.T, net *chaintest.Net, mint string, mintAuth ed25519.PrivateKey) (ed25519.PrivateKey, string, string) {
+	t.Helper()
+	pub, key, _ := ed25519.GenerateKey(nil)
+	wallet := crtxpkg.Address(pub)
+	kp := filepath.Join(t.TempDir(), "id.json")
+	if err := keyfile.Write(kp, key); err != nil {
+		t.Fatal(err)
+	}
+	net.Airdrop(t, wallet, 1_000_000_000)
+	net.MintTo(t, mint, mintAuth, wallet, 8*crtxpkg.MicroPerUSDC)
+	return key, wallet, kp
 }
 
 // startChainMarket runs a marketplace whose devnet settles on a local
@@ -137,15 +143,8 @@ func tokenAccount(t *testing.T, d *daemon.Daemon, wallet string) string {
 // pay it later.
 func TestMoneyFollowsTheKeysEnvironment(t *testing.T) {
 	d, net, mint, mintAuth := startChainMarket(t)
-	dir := t.TempDir()
-	pub, key, _ := ed25519.GenerateKey(nil)
-	wallet := crtxpkg.Address(pub)
-	kp := filepath.Join(dir, "id.json")
-	if err := keyfile.Write(kp, key); err != nil {
-		t.Fatal(err)
-	}
-	net.Airdrop(t, wallet, 1_000_000_000)
-	net.MintTo(t, mint, mintAuth, wallet, 8*crtxpkg.MicroPerUSDC)
+	key, _, kp := chainWallet(t, net, mint, mintAuth)
+	dir := filepath.Dir(kp)
 	s, _, err := client.New(d.URL, "").SignIn(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)

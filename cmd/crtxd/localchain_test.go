@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -196,29 +195,5 @@ func shellWords(s string) []string {
 	return words
 }
 
-var (
-	crtxOnce sync.Once
-	crtxBin  string
-	crtxErr  error
-)
-
-// crtxBinary builds the crtx command line once for the package's tests.
-func crtxBinary(t *testing.T) string {
-	t.Helper()
-	crtxOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "crtx-bin")
-		if err != nil {
-			crtxErr = err
-			return
-		}
-		crtxBin = filepath.Join(dir, "crtx")
-		if out, err := exec.Command("go", "build", "-o", crtxBin, "../crtx").CombinedOutput(); err != nil {
-			crtxErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if crtxErr != nil {
-		t.Fatal(crtxErr)
-	}
-	return crtxBin
-}
+// crtxBinary is the crtx command line, built once per test run.
+func crtxBinary(t *testing.T) string { return binaryOf(t, "../crtx", "crtx") }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -25,33 +26,40 @@ import (
 	"github.com/crtx-market/crtx/creator"
 )
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
+// builds are the binaries the package's tests built, by package path.
+var builds sync.Map
 
-// crtxdBinary builds crtxd once per test run, for tests that need a real
-// process to signal.
-func crtxdBinary(t *testing.T) string {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "crtxd-bin")
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// binaryOf builds the command of package pkg (relative to this folder)
+// once per test run, for tests that need a real process.
+func binaryOf(t *testing.T, pkg, name string) string {
+	t.Helper()
+	v, _ := builds.LoadOrStore(pkg, &build{})
+	b := v.(*build)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", name+"-bin")
 		if err != nil {
-			buildErr = err
+			b.err = err
 			return
 		}
-		binary = filepath.Join(dir, "crtxd")
-		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Logf("%s", out)
+		b.path = filepath.Join(dir, name)
+		if out, err := exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binary
+	return b.path
 }
+
+// crtxdBinary is crtxd, built once per test run.
+func crtxdBinary(t *testing.T) string { return binaryOf(t, ".", "crtxd") }
 
 // A real crtxd process stops cleanly, exit 0, on SIGTERM.
 func TestSIGTERM(t *testing.T) {
@@ -104,9 +112,12 @@ func TestSIGTERM(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary != "" {
-		os.RemoveAll(filepath.Dir(binary))
-	}
+	builds.Range(func(_, v any) bool {
+		if b := v.(*build); b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
+		return true
+	})
 	os.Exit(code)
 }
 
