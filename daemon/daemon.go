@@ -93,9 +93,11 @@ type Config struct {
 	// flight at once.
 	NonceAccounts int
 	// FreshStore empties the SQLite store of Data before it opens, once
-	// this process holds the folder: crtxd dev --local-chain, whose chain
-	// starts anew on each run, so that its ledger never records money on
-	// a chain that is gone. Keys and the admin token stay.
+	// this process holds the folder alone: crtxd dev --local-chain, whose
+	// chain starts anew on each run, so that its ledger never records money
+	// on a chain that is gone. Only a store FreshStore made, and that never
+	// ran without it since, is emptied (else ErrNotFresh). Keys and the
+	// admin token stay.
 	FreshStore bool
 
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
@@ -263,10 +265,39 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// emptyStore removes the SQLite store's files from the data folder.
-func emptyStore(cfg Config) error {
+// freshMeta marks a store made by FreshStore that has run only so since:
+// the one kind FreshStore empties again.
+const freshMeta = "fresh_store"
+
+// ErrNotFresh is returned for FreshStore on a store that it did not make,
+// or that has run without it since: its money is kept, never emptied.
+var ErrNotFresh = errors.New("the data folder holds a store that was not made fresh for this use")
+
+// emptyStore removes the SQLite store's files from the data folder, if it
+// is one FreshStore made and only ever ran so; this process holds the
+// folder alone, so no other reads the files.
+func emptyStore(ctx context.Context, cfg Config, alone bool) error {
 	if isPostgres(cfg.DB) {
 		return errors.New("a fresh store is the data folder's SQLite one, not --db's PostgreSQL")
+	}
+	if !alone {
+		return errors.New("a fresh store needs this process to hold the data folder alone, which this system cannot lock")
+	}
+	path := filepath.Join(cfg.Data, "crtx.db")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	v, err := crtx.Read(ctx, crtx.Store(s), func(tx crtx.Tx) (string, error) { return tx.Meta(ctx, freshMeta) })
+	s.Close()
+	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+		return err
+	}
+	if v != "true" {
+		return fmt.Errorf("%w: --data %s", ErrNotFresh, cfg.Data)
 	}
 	for _, f := range []string{"crtx.db", "crtx.db-wal", "crtx.db-shm"} {
 		if err := os.Remove(filepath.Join(cfg.Data, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -274,6 +305,24 @@ func emptyStore(cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// markFresh records whether the store runs as FreshStore made it: a store
+// that runs once without it keeps its money from then on.
+func markFresh(ctx context.Context, store crtx.Store, fresh bool) error {
+	return store.Update(ctx, func(tx crtx.Tx) error {
+		v, err := tx.Meta(ctx, freshMeta)
+		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+			return err
+		}
+		switch {
+		case fresh:
+			return tx.SetMeta(ctx, freshMeta, "true")
+		case v == "true":
+			return tx.SetMeta(ctx, freshMeta, "false")
+		}
+		return nil
+	})
 }
 
 func isPostgres(dsn string) bool {
@@ -420,7 +469,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 	}
 	if cfg.FreshStore {
-		if err := emptyStore(cfg); err != nil {
+		if err := emptyStore(ctx, cfg, alone); err != nil {
 			unlock()
 			return nil, err
 		}
@@ -447,6 +496,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		store.Close()
 		unlock()
 		return nil, err
+	}
+	if err := markFresh(ctx, store, cfg.FreshStore); err != nil {
+		return fail(err)
 	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
 		return fail(err)

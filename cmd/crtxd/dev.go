@@ -117,6 +117,9 @@ func dev(ctx context.Context, cfg daemon.Config, lc *localChain, stdout io.Write
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d, err := daemon.Start(ctx, cfg)
+	if errors.Is(err, daemon.ErrNotFresh) {
+		return fmt.Errorf("%w: it holds a marketplace that did not run on --local-chain, or ran without it since, whose money would mix with the new chain's; give --local-chain a folder of its own, e.g. --data ./crtx-dev-local", err)
+	}
 	if err != nil {
 		return err
 	}

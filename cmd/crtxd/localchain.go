@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,12 +27,6 @@ type localChain struct {
 	auth ed25519.PrivateKey // the mint's authority
 }
 
-// localMarker is the file of a data folder whose ledger ran on a local
-// chain: such a folder starts afresh with each new chain; any other folder
-// that holds a marketplace is refused, as its money would mix with the
-// new chain's.
-const localMarker = "local-chain.json"
-
 // demoChainUSDC and demoChainSOL are what the demo wallet holds on a new
 // local chain: test USDC to pay in, and SOL for the fees of its transfers.
 const (
@@ -44,7 +37,8 @@ const (
 // startLocalChain starts a local Solana network with slots of slot, a mint
 // and a funded treasury on it, and gives devnet that chain in cfg, whose
 // store it marks to start empty: the network keeps nothing from one run to
-// the next, so neither does the ledger.
+// the next, so neither does the ledger. The daemon empties only a store
+// made so that never ran otherwise (daemon.ErrNotFresh).
 func startLocalChain(ctx context.Context, cfg *daemon.Config, slot time.Duration, log io.Writer) (*localChain, error) {
 	switch {
 	case cfg.DB != "":
@@ -56,11 +50,6 @@ func startLocalChain(ctx context.Context, cfg *daemon.Config, slot time.Duration
 	}
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, err
-	}
-	_, errDB := os.Stat(filepath.Join(cfg.Data, "crtx.db"))
-	_, errMarker := os.Stat(filepath.Join(cfg.Data, localMarker))
-	if errDB == nil && errMarker != nil {
-		return nil, fmt.Errorf("--data %s holds a marketplace that did not run on --local-chain: its money would mix with the new chain's; give --local-chain a folder of its own, e.g. --data ./crtx-dev-local", cfg.Data)
 	}
 	modules, err := surfnet.Package(ctx, log)
 	if err != nil {
@@ -85,11 +74,11 @@ func setUpLocalChain(ctx context.Context, cfg *daemon.Config, net *surfnet.Net) 
 	treasuryFile := filepath.Join(cfg.Data, "treasury.json")
 	treasury, err := keyfile.LoadOrCreate(treasuryFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the local chain's treasury key: %w", err)
 	}
 	auth, err := keyfile.LoadOrCreate(filepath.Join(cfg.Data, "mint-authority.json"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the local chain's mint authority key: %w", err)
 	}
 	// The treasury pays the fees of withdrawals, anchors and x402
 	// settlements, and the rent of its nonce accounts.
@@ -98,17 +87,12 @@ func setUpLocalChain(ctx context.Context, cfg *daemon.Config, net *surfnet.Net) 
 		lamports uint64
 	}{{treasury, 100_000_000_000}, {auth, 10_000_000_000}} {
 		if err := net.Airdrop(ctx, crtx.Address(w.key.Public().(ed25519.PublicKey)), w.lamports); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("funding the local chain's treasury and mint authority: %w", err)
 		}
 	}
 	mint, err := net.NewMint(ctx, auth)
 	if err != nil {
-		return nil, err
-	}
-	marker, _ := json.MarshalIndent(map[string]string{"rpc": net.RPC, "mint": mint,
-		"note": "crtxd dev --local-chain ran here: this folder's ledger starts afresh with each run, as its chain does"}, "", "  ")
-	if err := os.WriteFile(filepath.Join(cfg.Data, localMarker), append(marker, '\n'), 0o600); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the local chain's test USDC mint: %w", err)
 	}
 	cfg.SolanaRPCDevnet, cfg.USDCMintDevnet, cfg.TreasuryKeypair, cfg.FreshStore = net.RPC, mint, treasuryFile, true
 	return &localChain{net: net, mint: mint, auth: auth}, nil

@@ -134,20 +134,33 @@ func TestDevLocalChain(t *testing.T) {
 }
 
 // A folder that holds a marketplace of crtxd dev without --local-chain is
-// refused: its money would mix with the new chain's.
+// refused, and so is a folder of --local-chain that ran without it since:
+// their money would mix with the new chain's, and is never emptied.
 func TestDevLocalChainRefusesAnotherFolder(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "crtx-dev")
-	_, stop := startDev(t, data)
+	chaintest.Require(t)
+	refused := func(data string) {
+		t.Helper()
+		var out, errs bytes.Buffer
+		code := run(ctx, []string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--local-chain", "--local-chain-slot", "50ms"}, &out, &errs)
+		if code == 0 || !strings.Contains(errs.String(), "holds a marketplace that did not run on --local-chain, or ran without it since") ||
+			!strings.Contains(errs.String(), "--data ./crtx-dev-local") {
+			t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
+		}
+		if _, err := os.Stat(filepath.Join(data, "crtx.db")); err != nil {
+			t.Errorf("the refused folder's store: %v", err)
+		}
+	}
+	plain := filepath.Join(t.TempDir(), "crtx-dev")
+	_, stop := startDev(t, plain)
 	stop()
-	var out, errs bytes.Buffer
-	code := run(ctx, []string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--local-chain"}, &out, &errs)
-	if code == 0 || !strings.Contains(errs.String(), "holds a marketplace that did not run on --local-chain") ||
-		!strings.Contains(errs.String(), "--data ./crtx-dev-local") {
-		t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
-	}
-	if _, err := os.Stat(filepath.Join(data, "crtx.db")); err != nil {
-		t.Errorf("the refused folder's store: %v", err)
-	}
+	refused(plain)
+
+	local := filepath.Join(t.TempDir(), "crtx-dev-local")
+	_, stop = startDev(t, local, "--local-chain", "--local-chain-slot", "50ms")
+	stop()
+	_, stop = startDev(t, local)
+	stop()
+	refused(local)
 }
 
 // runPrinted runs, with the crtx command line, the line of banner that
