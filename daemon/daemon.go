@@ -92,6 +92,12 @@ type Config struct {
 	// withdrawals on: how many withdrawals of an environment are in
 	// flight at once.
 	NonceAccounts int
+	// OperatorHints makes a shortfall's message name the operator's
+	// command that credits the money missing, with this machine's paths
+	// (the admin token file, the data folder): for crtxd dev, whose caller
+	// is its operator; a served marketplace's callers must not read them.
+	OperatorHints bool
+
 	// FreshStore empties the SQLite store of Data before it opens, once
 	// this process holds the folder alone: crtxd dev --local-chain, whose
 	// chain starts anew on each run, so that its ledger never records money
@@ -240,11 +246,14 @@ func CheckExisting(ctx context.Context, cfg Config) error {
 // (crtxd dev always does); else crtxd ledger deposit on its store, which
 // on SQLite runs only once crtxd has stopped, as it holds the folder.
 func operatorDeposit(cfg Config) func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+	if !cfg.OperatorHints {
+		return nil
+	}
 	if cfg.AdminTokenFile != "" && cfg.PublicURL != "" {
 		token, _ := filepath.Abs(cfg.AdminTokenFile)
 		return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
-			return fmt.Sprintf(`curl -s -X POST %s/v1/admin/deposits -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' -d '{"environment": "%s", "wallet": "%s", "amount_usdc": %s}'`,
-				strings.TrimRight(cfg.PublicURL, "/"), shellQuote(token), env, wallet, amount)
+			return fmt.Sprintf(`curl -s -X POST %s -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' -d '{"environment": "%s", "wallet": "%s", "amount_usdc": %s}'`,
+				shellQuote(strings.TrimRight(cfg.PublicURL, "/")+"/v1/admin/deposits"), shellQuote(token), env, wallet, amount)
 		}
 	}
 	store, when := `--db "$CRTX_DB"`, ""
@@ -259,7 +268,7 @@ func operatorDeposit(cfg Config) func(env crtx.Environment, wallet string, amoun
 
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == "" {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -414,7 +423,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
 		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter,
-		OperatorDeposit: operatorDeposit(cfg)})
+		OperatorDepositCommand: operatorDeposit(cfg)})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -97,15 +97,19 @@ func TestOperatorDeposit(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"admin API", Config{AdminTokenFile: "/srv/crtx/admin token", PublicURL: "http://127.0.0.1:8080/"},
+		{"admin API", Config{OperatorHints: true, AdminTokenFile: "/srv/crtx/admin token", PublicURL: "http://127.0.0.1:8080/"},
 			`curl -s -X POST http://127.0.0.1:8080/v1/admin/deposits -H "Authorization: Bearer $(cat '/srv/crtx/admin token')" -H 'Content-Type: application/json' -d '{"environment": "mainnet", "wallet": "` + wallet + `", "amount_usdc": 2.5}'`},
-		{"SQLite", Config{Data: "/srv/crtx"},
+		{"SQLite", Config{OperatorHints: true, Data: "/srv/crtx"},
 			"crtxd ledger deposit --data /srv/crtx --environment mainnet --wallet " + wallet + " --amount 2.5 (once crtxd has stopped: it holds the folder)"},
-		{"PostgreSQL", Config{DB: "postgres://crtx:secret@db/crtx"},
+		{"PostgreSQL", Config{OperatorHints: true, DB: "postgres://crtx:secret@db/crtx"},
 			`crtxd ledger deposit --db "$CRTX_DB" --environment mainnet --wallet ` + wallet + " --amount 2.5"},
 	} {
 		if got := operatorDeposit(c.cfg)(crtx.Mainnet, wallet, 2_500_000); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
+	}
+	// A served marketplace names none of its paths to its callers.
+	if operatorDeposit(Config{AdminTokenFile: "/srv/crtx/admin", PublicURL: "http://127.0.0.1:8080", Data: "/srv/crtx"}) != nil {
+		t.Error("a marketplace without OperatorHints names its operator's command")
 	}
 }

@@ -67,9 +67,9 @@ type shortfall struct {
 	wallet string
 	need   crtx.USDC
 	format string // with %[1]s the balance, %[2]s the environment, %[3]s the amount needed
-	// deposit adds how much is missing and the operator's command that
-	// deposits it: for collateral, which a creator's first listing meets
-	// before anything else that costs money.
+	// deposit adds how much is missing and how it enters (addFunds): for
+	// collateral, which a creator's first listing meets before anything
+	// else that costs money, and for an execution's price.
 	deposit bool
 	// keyID, for an execution, is the API key charged: its spend limit
 	// goes before the balance (CONTRACT §8), though the database checks
@@ -110,12 +110,14 @@ func (m *Market) explain(ctx context.Context, err error) error {
 // hand, with the command that works where this marketplace runs.
 func (m *Market) addFunds(env crtx.Environment, wallet string, missing crtx.USDC) string {
 	switch {
-	case m.cfg.Chains[env] != nil || m.cfg.ChainBound[env]:
+	case m.cfg.Chains[env] != nil:
 		return fmt.Sprintf("deposit the %s USDC missing, paid on the chain (crtx deposit %[1]s --environment %[2]s, or POST /v1/wallet/deposits)", missing, env)
+	case m.cfg.ChainBound[env]:
+		return fmt.Sprintf("the %s USDC missing can enter only by a deposit paid on the chain %s ran on before, once the operator connects it again (crtxd --solana-rpc-%[2]s)", missing, env)
 	case env == crtx.Devnet:
 		return fmt.Sprintf("add the %s USDC missing with the devnet airdrop (crtx airdrop %[1]s, or POST /v1/devnet/airdrop)", missing)
-	case m.cfg.OperatorDeposit != nil:
-		return fmt.Sprintf("the marketplace's operator credits the %s USDC missing: %s", missing, m.cfg.OperatorDeposit(env, wallet, missing))
+	case m.cfg.OperatorDepositCommand != nil:
+		return fmt.Sprintf("the marketplace's operator credits the %s USDC missing: %s", missing, m.cfg.OperatorDepositCommand(env, wallet, missing))
 	}
 	return fmt.Sprintf("the marketplace's operator credits the %s USDC missing to %s on %s (POST /v1/admin/deposits)", missing, wallet, env)
 }

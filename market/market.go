@@ -72,11 +72,12 @@ type Config struct {
 	// configured in this process or not: no money enters or leaves them by
 	// hand (crtxd ledger deposit, the admin API, the airdrop).
 	ChainBound map[crtx.Environment]bool
-	// OperatorDeposit is the command the operator runs, where this
+	// OperatorDepositCommand is the command the operator runs, where this
 	// marketplace runs, to credit amount to wallet in env by hand: what a
-	// shortfall in an environment without a chain tells to run. Empty
-	// names the admin API alone.
-	OperatorDeposit func(env crtx.Environment, wallet string, amount crtx.USDC) string
+	// shortfall in an environment without a chain tells to run. It names
+	// the operator's paths, so only a developer's own marketplace (crtxd
+	// dev) sets it; nil names the admin API alone.
+	OperatorDepositCommand func(env crtx.Environment, wallet string, amount crtx.USDC) string
 	// SettleAfter is the longest synchronous x402 call settled after its
 	// result; a longer one is settled before its dispatch. 0 means
 	// DefaultSettleAfter.

@@ -134,6 +134,7 @@ func Start(ctx context.Context, modules string, slot time.Duration, log io.Write
 	cmd.Env = append(os.Environ(), Env+"="+modules, "CRTX_SURFPOOL_PACKAGE="+name,
 		"CRTX_SURFNET_SLOT_MS="+strconv.FormatInt(max(slot.Milliseconds(), 1), 10))
 	cmd.Stderr = log
+	detach(cmd)
 	// The script stops the network when its input closes: when this
 	// process closes it, or dies.
 	stdin, err := cmd.StdinPipe()

@@ -55,6 +55,7 @@ func devCommand() *cobra.Command {
 	cfg := daemon.Defaults()
 	cfg.Data = "./crtx-dev"
 	cfg.AllowPrivateEndpoints = true
+	cfg.OperatorHints = true // its caller is its operator
 	cfg.BlockInterval = time.Second
 	cfg.LogLevel = "warn"
 	// One developer's sandbox: a thousand calls in flight is plenty, and

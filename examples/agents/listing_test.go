@@ -29,6 +29,7 @@ func started(t *testing.T) (context.Context, *daemon.Daemon, endpoint) {
 	cfg.RateLimitIP = 0 // tests sign in often from one address
 	cfg.Addr, cfg.Data, cfg.AllowPrivateEndpoints, cfg.LogOutput = "127.0.0.1:0", t.TempDir(), true, io.Discard
 	cfg.AdminTokenFile = cfg.Data + "/admin"
+	cfg.OperatorHints = true // as crtxd dev, whose caller is its operator
 	if err := writeFile(cfg.AdminTokenFile, "admin-token-0123456789abcdef0123"); err != nil {
 		t.Fatal(err)
 	}
