@@ -133,17 +133,18 @@ func FieldErrors(err error) []*Error {
 	var out []*Error
 	var walk func(error)
 	walk = func(err error) {
-		var e *Error
 		switch x := err.(type) {
+		case nil:
+		case *Error:
+			if x.Field != "" {
+				out = append(out, x)
+			}
 		case interface{ Unwrap() []error }:
 			for _, err := range x.Unwrap() {
 				walk(err)
 			}
-		case nil:
-		default:
-			if errors.As(err, &e) && e.Field != "" {
-				out = append(out, e)
-			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
 		}
 	}
 	walk(err)

@@ -47,8 +47,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Error.Message = strings.Join(msgs, "; ")
 	}
 	if solanaPay {
-		body.Message = e.Message
+		body.Message = body.Error.Message
 	}
+
 	if e.ExecutionID != "" {
 		body.Error.ExecutionID = &e.ExecutionID
 	}

@@ -38,7 +38,7 @@ func CheckListing(p crtx.ListingParams, creating bool) error {
 // required but timeout_seconds; an edit may not change name, pricing model
 // or status through this path. Every field is checked: the error joins one
 // per field at fault, in the form's order, so that a form can show each
-// beside its field (the REST answer names the first).
+// beside its field (the REST answer names them all: error.fields).
 func apply(p crtx.ListingParams, a *crtx.Agent, creating bool) error {
 	var errs []error
 	ok := func(err error) bool {
