@@ -117,4 +117,23 @@ func TestPythonSDKInstalls(t *testing.T) {
 			}
 		}
 	}
+	// Editable (pip install -e), in a virtual environment: crtx comes from
+	// the checkout, and the SDK's tests and examples folders are no
+	// importable packages.
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(pythons[0], "-m", "venv", "--system-site-packages", venv).CombinedOutput(); err != nil {
+		t.Fatalf("venv: %v\n%s", err, out)
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	pip := exec.Command(vpy, "-m", "pip", "install", "--no-index", "--no-deps", "-e", src)
+	pip.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip install -e: %v\n%s", err, out)
+	}
+	imp := exec.Command(vpy, "-c", "import crtx, importlib.util as u; print(crtx.__file__, u.find_spec('tests') is None, u.find_spec('examples') is None)")
+	imp.Dir, imp.Env = t.TempDir(), append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := imp.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "crtx/__init__.py True True") {
+		t.Errorf("editable install: %v %s", err, out)
+	}
 }

@@ -85,9 +85,10 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
-    # A .pth file puts the checkout's folder on sys.path: edits take
-    # effect without reinstalling.
-    return _wheel(wheel_directory, {"crtx_editable.pth": (ROOT + "\n").encode()})
+    # A .pth file puts on sys.path a folder that holds only a link to the
+    # checkout's package: edits take effect without reinstalling, and the
+    # SDK's tests and examples folders stay out of every import.
+    return _wheel(wheel_directory, {"crtx_editable.pth": (os.path.join(ROOT, "_build", "editable") + "\n").encode()})
 
 
 def build_sdist(sdist_directory, config_settings=None):
