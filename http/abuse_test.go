@@ -12,8 +12,9 @@ import (
 	"github.com/crtx-market/crtx/client"
 )
 
-// Creators that misbehave on purpose are cut off within the execution's
-// deadline, with the right error and the escrow refunded.
+// Creators that misbehave on purpose are cut off (one that trickles or
+// stalls, at the execution's deadline: its error says so), with the right
+// error and the escrow refunded.
 func TestCreatorAbuse(t *testing.T) {
 	cases := []struct {
 		name string
