@@ -439,21 +439,51 @@ func TestDevQuickStart(t *testing.T) {
 // http://127.0.0.1:8080): it installs crtx, makes a wallet, funds and logs
 // in, runs the example agent four ways and verifies the newest execution.
 func TestREADMECallers(t *testing.T) {
+	_, url, _, _, _ := startDevBinary(t)
+	out := runREADMEBlock(t, "Callers", strings.NewReplacer("http://127.0.0.1:8080", url))
+	for _, want := range []string{"Logged in to " + url, `"top_words"`, "completed", "ok     receipt"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the callers' block printed no %q:\n%s", want, out)
+		}
+	}
+}
+
+// The README's creators' quick start runs as pasted, as the demo wallet of
+// crtxd dev (its URL and data folder in place of the README's): it installs
+// crtx and the example agent, makes the agent's key, tests the endpoint,
+// lists the sample, restarts the agent for its listing alone, pauses it
+// and reads the earnings.
+func TestREADMECreators(t *testing.T) {
+	_, url, _, _, data := startDevBinary(t)
+	out := runREADMEBlock(t, "Creators", strings.NewReplacer("http://127.0.0.1:8080", url, "./crtx-dev/", data+"/"))
+	for _, want := range []string{"10 USDC of collateral locked", "Text statistics", "paused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the creators' block printed no %q:\n%s", want, out)
+		}
+	}
+}
+
+// runREADMEBlock runs the first sh block under the README's heading "###
+// name", with r's replacements, in bash, in a copy of this checkout's files
+// (the block writes files where it runs), as a newcomer's shell: no crtx
+// settings, a home and GOPATH of its own (the module and build caches
+// shared, to build faster). What the block leaves running in the
+// background is stopped with it. It returns what the block printed; the
+// block must succeed.
+func runREADMEBlock(t *testing.T, name string, r *strings.Replacer) string {
+	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)### Callers\n\n```sh\n(.*?)```").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)### " + name + "\n.*?```sh\n(.*?)```").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README.md has no callers' sh block")
+		t.Fatalf("README.md has no sh block under ### %s", name)
 	}
-	_, url, _, _, _ := startDevBinary(t)
-	script := strings.ReplaceAll(string(m[1]), "http://127.0.0.1:8080", url)
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Dir = "../.."
-	// A newcomer's shell: no crtx settings, a home and GOPATH of its own
-	// (the module and build caches shared, to build faster).
-	cache := func(name string) string {
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", r.Replace(string(m[1])))
+	cmd.Dir = checkoutCopy(t)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	goEnv := func(name string) string {
 		out, err := exec.Command("go", "env", name).Output()
 		if err != nil {
 			t.Fatal(err)
@@ -465,14 +495,59 @@ func TestREADMECallers(t *testing.T) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "HOME="+t.TempDir(), "GOPATH="+t.TempDir(), "GOMODCACHE="+cache("GOMODCACHE"), "GOCACHE="+cache("GOCACHE"))
-	out, err := cmd.CombinedOutput()
+	cmd.Env = append(cmd.Env, "HOME="+t.TempDir(), "GOPATH="+t.TempDir(), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOCACHE="+goEnv("GOCACHE"))
+	// Into a file, not a pipe: a background job holds its output open past
+	// the shell's exit, which is the block's end.
+	log, err := os.Create(filepath.Join(t.TempDir(), "out"))
 	if err != nil {
-		t.Fatalf("the README's callers' block: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	for _, want := range []string{"Logged in to " + url, `"top_words"`, "completed", "ok     receipt"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the callers' block printed no %q:\n%s", want, out)
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	out, _ := os.ReadFile(log.Name())
+	if err != nil {
+		t.Fatalf("the README's %s block: %v\n%s", name, err, out)
+	}
+	return string(out)
+}
+
+// checkoutCopy copies the files of this checkout that git tracks, as they
+// are now, into a new folder, and returns it.
+func checkoutCopy(t *testing.T) string {
+	t.Helper()
+	root := "../.."
+	list, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	dst := t.TempDir()
+	for _, f := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
+		src := filepath.Join(root, f)
+		fi, err := os.Lstat(src)
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		to := filepath.Join(dst, f)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			link, _ := os.Readlink(src)
+			os.Symlink(link, to)
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
 		}
 	}
+	return dst
 }

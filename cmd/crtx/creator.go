@@ -215,14 +215,23 @@ func (c *cli) creatorDelistCmd() *cobra.Command {
 }
 
 func (c *cli) creatorListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List your agents, with their mainnet statistics",
-		Args:  cmdline.Args(),
+	var ids bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List your agents, with their mainnet statistics",
+		Example: "  AGENT_ID=$(crtx creator list --ids | head -n1)",
+		Args:    cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
 			agents, err := cl.CreatorAgents(ctx)
 			if err != nil {
 				return err
+			}
+			if ids {
+				list := make([]string, len(agents))
+				for i, a := range agents {
+					list[i] = a.AgentID
+				}
+				return c.printIDs(api.CreatorAgentList{Agents: agents}, list)
 			}
 			rows := make([][]any, len(agents))
 			for i, a := range agents {
@@ -236,6 +245,8 @@ func (c *cli) creatorListCmd() *cobra.Command {
 				table("ID\tNAME\tSTATUS\tPRICE (USDC)\tCOLLATERAL (USDC)\tMAINNET RUNS", rows))
 		}),
 	}
+	cmd.Flags().BoolVar(&ids, "ids", false, "print only the agents' ids, one a line, for a shell to capture")
+	return cmd
 }
 
 func (c *cli) creatorEarningsCmd() *cobra.Command {
