@@ -64,3 +64,38 @@ func TestStartFailsCleanly(t *testing.T) {
 		}
 	}
 }
+
+// Without CRTX_SURFPOOL, Package installs Surfnet with npm into the user's
+// cache the first time, and a network starts from it; the second time it
+// finds it there. It downloads the package (about 45 MB): it runs in CI,
+// where npm's registry is reachable, and on a developer's machine only with
+// CRTX_TEST_NPM set.
+func TestPackageInstallsWithNpm(t *testing.T) {
+	if os.Getenv("CI") == "" && os.Getenv("CRTX_TEST_NPM") == "" {
+		t.Skip("set CRTX_TEST_NPM to install Surfnet from npm's registry in this test")
+	}
+	if _, err := PackageName(); err != nil {
+		t.Skip(err)
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv(Env, "")
+	var log strings.Builder
+	modules, err := Package(context.Background(), &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.HasPrefix(modules, cache) || !strings.Contains(log.String(), "installing @solana/surfpool-") {
+		t.Errorf("installed into %s, saying %q", modules, log.String())
+	}
+	net, err := Start(context.Background(), modules, 20*time.Millisecond, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net.Stop()
+	log.Reset()
+	if again, err := Package(context.Background(), &log); err != nil || again != modules || log.Len() != 0 {
+		t.Errorf("the second time: %s, %v, saying %q", again, err, log.String())
+	}
+}
