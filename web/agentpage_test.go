@@ -108,7 +108,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	// A signed-in caller with a key runs it from the page.
 	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
 		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"),
 		chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`input[name=name]`),
 		chromedp.SetValue(`input[name=name]`, "web"), chromedp.Click(`form[action="/dashboard/keys"] button`), chromedp.WaitVisible("#new-key"))
 	run(t, ctx, "try it", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action$="/run"]`),

@@ -104,7 +104,7 @@ func TestAccessibility(t *testing.T) {
 	// A signed-in caller with an execution and a key, who is also a creator.
 	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
 		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"))
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
 	cc := client.New(d.URL, cookie(t, ctx, "crtx_session"))
 	key, err := cc.CreateKey(bg, client.KeyParams{Name: "ci", Environment: crtx.Devnet})
 	if err != nil {

@@ -145,6 +145,26 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 	}
 }
 
+// landed waits until the page's address holds part: a form's answer has
+// loaded. A wait for an element started while the form's page still stood
+// could miss the new page's under load, and hang.
+func landed(part string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		for {
+			var href string
+			// An evaluation during the navigation may fail: it is tried again.
+			if chromedp.Evaluate(`location.href`, &href).Do(ctx) == nil && strings.Contains(href, part) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
 // stepBound is far past what a step takes on a loaded machine (seconds):
 // a bound against a wait that never ends, not a measure.
 const stepBound = 3 * time.Minute
@@ -333,7 +353,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 
 	// The user: funds, a key, an execution, verification.
 	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"))
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "100 USDC airdropped") {
 		t.Errorf("airdrop: %q", got)
 	}
