@@ -160,7 +160,7 @@ func rateLimited(retry int, format string, args ...any) error {
 // limitIP guards sign-in and the airdrop per client address.
 func (s *Server) limitIP(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if ok, retry := s.perIP.allow(clientIP(r), time.Now()); !ok {
+		if ok, retry := s.perIP.allow(clientIP(r), s.market.Now()); !ok {
 			return rateLimited(retry, "too many requests from this address; try again in %d seconds", max(retry, 1))
 		}
 		return h(w, r)
@@ -172,7 +172,7 @@ func (s *Server) limitKey(p crtx.Principal) error {
 	if p.Key == nil {
 		return nil
 	}
-	if ok, retry := s.perKey.allow(p.Key.ID, time.Now()); !ok {
+	if ok, retry := s.perKey.allow(p.Key.ID, s.market.Now()); !ok {
 		return rateLimited(retry, "this API key is over its rate limit; try again in %d seconds", max(retry, 1))
 	}
 	return nil

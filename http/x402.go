@@ -3,7 +3,6 @@ package http
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
@@ -77,7 +76,7 @@ func price(pr crtx.PaymentRequired) string {
 // allowPayer bounds the payments that cost an RPC call (a simulation):
 // per payer address, and for the whole marketplace.
 func (s *Server) allowPayer(payer string) error {
-	now := time.Now()
+	now := s.market.Now()
 	if ok, retry := s.perIP.allow("x402:"+payer, now); !ok {
 		return rateLimited(retry, "too many payments from %s; try again in %d seconds", payer, max(retry, 1))
 	}
