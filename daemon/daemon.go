@@ -77,8 +77,6 @@ type Config struct {
 	X402SettleAfter                         time.Duration
 	MaxInFlightPerKey, MaxInFlightPerWallet int
 	MaxStreamsPerKey                        int
-	// MCP sessions open at once per API key and per wallet (0: no cap).
-	MCPSessionsPerKey, MCPSessionsPerWallet int
 	// Solana: each environment's JSON-RPC URL (empty: no chain, its money
 	// on the ledger alone) and USDC mint; the treasury's key file, which
 	// receives deposits, pays withdrawals and pays the fees; how often
@@ -130,8 +128,7 @@ func Defaults() Config {
 		ShutdownTimeout: 30 * time.Second, Lease: md.Lease, MaxDispatches: md.MaxDispatches, WebhookRetryBase: md.WebhookRetryBase,
 		MaxDispatchShare: md.MaxDispatchShare, MaxInFlightPerKey: md.MaxInFlightPerKey, MaxInFlightPerWallet: md.MaxInFlightPerWallet,
 		RecoveryInterval: time.Second, ReleaseInterval: time.Minute, RateLimitIP: 10, RateLimitPayments: 20, MaxStreamsPerKey: 64,
-		X402SettleAfter:   market.DefaultSettleAfter,
-		MCPSessionsPerKey: 32, MCPSessionsPerWallet: 128,
+		X402SettleAfter: market.DefaultSettleAfter,
 		USDCMintMainnet: USDCMainnet, USDCMintDevnet: USDCDevnet, AnchorInterval: md.AnchorInterval, ChainPoll: md.ChainPoll,
 		NonceAccounts: chain.DefaultNonceAccounts, LogFormat: "text", LogLevel: "info"}
 }
@@ -155,8 +152,6 @@ func (c Config) Validate() error {
 		return errors.New("--recovery-interval and --release-interval must be more than zero")
 	case c.MaxDispatches < 0 || c.Lease < 0:
 		return errors.New("--max-dispatches and --lease must not be negative")
-	case c.MCPSessionsPerKey < 0 || c.MCPSessionsPerWallet < 0:
-		return errors.New("--mcp-sessions-per-key and --mcp-sessions-per-wallet must not be negative")
 	case c.MaxDispatchShare <= 0 || c.MaxDispatchShare > 1:
 		return fmt.Errorf("--max-dispatch-share %v must be more than 0 and at most 1", c.MaxDispatchShare)
 	case c.MaxInFlightPerKey < 0 || c.MaxInFlightPerWallet < 0:
@@ -534,8 +529,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	for _, rt := range pages.Routes() {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
-	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log,
-		SessionsPerKey: cfg.MCPSessionsPerKey, SessionsPerWallet: cfg.MCPSessionsPerWallet}))
+	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
 	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{API: api, Logger: log}))
 	agents := a2a.New(m, a2a.Options{API: api, Logger: log})
 	api.Protocol("/a2a/", agents)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 )
@@ -34,7 +33,7 @@ type rpcAnswer struct {
 }
 
 // mcpDo POSTs a JSON-RPC body to /mcp as an MCP client of protocol
-// 2025-03-26 would, with key and session (empty to open one), and returns
+// 2025-03-26 would, with key and session (empty for none), and returns
 // the status, the session id the answer names, the responses it streamed
 // and, when it streamed none, the body.
 func mcpDo(ctx context.Context, url, key, session, body string) (int, string, []rpcAnswer, []byte, error) {
@@ -84,14 +83,14 @@ func mcpPost(t *testing.T, e *env, key, session, body string) (int, string, []rp
 
 const mcpInitialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
-// mcpOpen opens an MCP session for key and returns its id.
-func mcpOpen(t *testing.T, e *env, key string) string {
+// mcpOpen initializes as a 2025 client would, and checks that the
+// stateless server opened no session.
+func mcpOpen(t *testing.T, e *env, key string) {
 	t.Helper()
 	status, session, answers := mcpPost(t, e, key, "", mcpInitialize)
-	if status != 200 || session == "" || len(answers) != 1 || answers[0].Error != nil {
+	if status != 200 || session != "" || len(answers) != 1 || answers[0].Error != nil {
 		t.Fatalf("initialize: %d, session %q, %+v", status, session, answers)
 	}
-	return session
 }
 
 // Each call of a JSON-RPC batch counts against the key's rate limit, as
@@ -102,13 +101,13 @@ func TestMCPBatchRateLimit(t *testing.T) {
 	m := newMarket(t, "10", func(c *daemon.Config) { c.RateLimitKey = 1 }) // a burst of 2
 	agent := m.list(newService(t, echo), "0.05")
 	before := m.balance(m.callerW, crtx.Devnet)
-	session := mcpOpen(t, m.env, m.key.Token()) // one of the burst
+	mcpOpen(t, m.env, m.key.Token()) // one of the burst
 	const n = 20
 	calls := make([]string, n)
 	for i := range calls {
 		calls[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent_id":%q,"task":"x"}}}`, i+1, agent)
 	}
-	status, _, answers := mcpPost(t, m.env, m.key.Token(), session, "["+strings.Join(calls, ",")+"]")
+	status, _, answers := mcpPost(t, m.env, m.key.Token(), "", "["+strings.Join(calls, ",")+"]")
 	if status != 200 || len(answers) != n {
 		t.Fatalf("batch: %d with %d answers, want 200 with %d", status, len(answers), n)
 	}
@@ -133,12 +132,14 @@ func TestMCPBatchRateLimit(t *testing.T) {
 	}
 }
 
-// A key, and a wallet, keep at most their cap of MCP sessions: a new one
-// past it ends the session idle the longest, whose next request answers
-// 404; when every one is busy, the new one is refused 429. Sessions opened
-// past the cap do not pile up goroutines.
-func TestMCPSessionCap(t *testing.T) {
-	m := newMarket(t, "10", func(c *daemon.Config) { c.MCPSessionsPerKey, c.MCPSessionsPerWallet = 2, 3 })
+// The MCP server is stateless: an initialize opens no session (no
+// Mcp-Session-Id), any request stands alone, an old session id is
+// ignored, and thousands of initializes leave nothing behind. What a key
+// holds open is its calls that wait for a run: each takes one of its stream
+// slots, and one past them is refused before any money moves; a run as a
+// task holds nothing.
+func TestMCPStateless(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxStreamsPerKey = 2 })
 	started, release := make(chan struct{}, 2), make(chan struct{})
 	agent := m.list(newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
 		if r.Task == "block" {
@@ -147,56 +148,21 @@ func TestMCPSessionCap(t *testing.T) {
 		}
 		return "ok", 0, nil
 	}), "0.05")
-	key, live := m.key.Token(), m.liveKey.Token()
-	ping := func(key, session string) int {
-		t.Helper()
-		status, _, _ := mcpPost(t, m.env, key, session, `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-		return status
-	}
-	alive := func(key string, sessions ...string) {
-		t.Helper()
-		for _, s := range sessions {
-			if status := ping(key, s); status != 200 {
-				t.Errorf("session %s: %d, want it open", s, status)
-			}
-		}
-	}
-	ended := func(key, session string) {
-		t.Helper()
-		if status := ping(key, session); status != 404 {
-			t.Errorf("session %s: %d, want 404 (ended)", session, status)
+	key := m.key.Token()
+	mcpOpen(t, m.env, key)
+	for _, session := range []string{"", "a-session-of-yesterday"} {
+		if status, _, answers := mcpPost(t, m.env, key, session, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); status != 200 || len(answers) != 1 || answers[0].Error != nil {
+			t.Errorf("ping with session %q: %d %+v", session, status, answers)
 		}
 	}
 
-	// The key's cap: the third session ends the one idle the longest, s2,
-	// not the oldest, s1, which was used since.
-	s1, s2 := mcpOpen(t, m.env, key), mcpOpen(t, m.env, key)
-	alive(key, s1)
-	s3 := mcpOpen(t, m.env, key)
-	ended(key, s2)
-	alive(key, s1, s3)
-	// A request that opens no session (no initialize) ends none.
-	for range 3 {
-		mcpPost(t, m.env, key, "", `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	run := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent_id":%q,"task":"block"}}}`, id, agent)
 	}
-	alive(key, s1, s3)
-
-	// The wallet's cap, over its two keys: the mainnet key's second session
-	// ends the wallet's session idle the longest, the devnet key's s1.
-	l1 := mcpOpen(t, m.env, live)
-	l2 := mcpOpen(t, m.env, live)
-	ended(key, s1)
-	alive(live, l1, l2)
-	alive(key, s3)
-
-	// Every session of the key busy with a call: a new one is refused, and
-	// none of them ended.
-	s4 := mcpOpen(t, m.env, key) // ends l1, the wallet's idle one
-	ended(live, l1)
 	runs := make(chan error, 2)
-	for _, s := range []string{s3, s4} {
+	for i := range 2 {
 		go func() {
-			_, _, answers, _, err := mcpDo(ctx, m.d.URL, key, s, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent_id":%q,"task":"block"}}}`, agent))
+			_, _, answers, _, err := mcpDo(ctx, m.d.URL, key, "", run(i+1))
 			if err == nil && (len(answers) != 1 || answers[0].Result == nil || answers[0].Result.IsError) {
 				err = fmt.Errorf("run_agent: %+v", answers)
 			}
@@ -205,10 +171,14 @@ func TestMCPSessionCap(t *testing.T) {
 	}
 	<-started
 	<-started
-	status, _, _, body, err := mcpDo(ctx, m.d.URL, key, "", mcpInitialize)
-	var e api.ErrorBody
-	if err != nil || status != 429 || json.Unmarshal(body, &e) != nil || e.Error.Code != "rate_limited" {
-		t.Errorf("a session past the cap, all busy: %d %s %v", status, body, err)
+	before := m.balance(m.callerW, crtx.Devnet)
+	_, _, answers := mcpPost(t, m.env, key, "", run(3))
+	if len(answers) != 1 || answers[0].Result == nil || !answers[0].Result.IsError ||
+		!strings.HasPrefix(answers[0].Result.Content[0].Text, "rate_limited: ") {
+		t.Errorf("a third waiting run past the key's 2 stream slots: %+v, want rate_limited", answers)
+	}
+	if after := m.balance(m.callerW, crtx.Devnet); after != before {
+		t.Errorf("the refused run moved money: %+v, was %+v", after, before)
 	}
 	close(release)
 	for range 2 {
@@ -216,20 +186,16 @@ func TestMCPSessionCap(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	alive(key, s3, s4)
 
-	// Many more sessions than the cap, opened alone or in a batch, hold no
-	// more goroutines than the cap's.
-	before := runtime.NumGoroutine()
-	for range 20 {
+	// Many initializes, alone or in a batch, keep no goroutines.
+	base := runtime.NumGoroutine()
+	for range 40 {
 		mcpOpen(t, m.env, key)
 		mcpPost(t, m.env, key, "", "["+mcpInitialize+"]")
 	}
-	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before+10; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > base+10; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after 40 sessions past the cap, %d before", runtime.NumGoroutine(), before)
+			t.Fatalf("%d goroutines after 80 initializes, %d before", runtime.NumGoroutine(), base)
 		}
 	}
-	ended(key, s3)
-	ended(key, s4)
 }

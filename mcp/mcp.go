@@ -12,7 +12,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/crtx-market/crtx"
 	crtxhttp "github.com/crtx-market/crtx/http"
@@ -27,9 +26,6 @@ type Options struct {
 	// interface does, and answers the REST reads verify_execution makes.
 	API    *crtxhttp.Server
 	Logger *slog.Logger
-	// SessionsPerKey and SessionsPerWallet cap the MCP sessions open at
-	// once for one API key and for one wallet (0: no cap).
-	SessionsPerKey, SessionsPerWallet int
 }
 
 // server holds what every tool needs.
@@ -37,23 +33,18 @@ type server struct {
 	market *market.Market
 	api    *crtxhttp.Server
 	log    *slog.Logger
-	// sessions counts and caps the open sessions.
-	sessions *sessions
 }
-
-// sessionIdle is how long an MCP session lives without a request. Its
-// executions do not depend on it: they are rows any replica finishes.
-const sessionIdle = 30 * time.Minute
 
 // New returns the handler of /mcp.
 func New(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, api: opts.API, log: opts.Logger, sessions: newSessions(opts.SessionsPerKey, opts.SessionsPerWallet)}
+	s := &server{market: m, api: opts.API, log: opts.Logger}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
-		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions})
-	srv.AddReceivingMiddleware(carryCaller, textOnly, s.limitCalls, s.sessions.opened)
+		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
+			Logging: &sdk.LoggingCapabilities{}, Extensions: map[string]any{tasksExtension: map[string]any{}}}})
+	srv.AddReceivingMiddleware(carryCaller, textOnly, s.limitCalls)
 	s.addTools(srv)
 	s.addTasks(srv)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
@@ -61,14 +52,18 @@ func New(m *market.Market, opts Options) http.Handler {
 		// loopback socket with another Host, which is every request behind
 		// a reverse proxy on the same machine. It guards ambient
 		// credentials; here every request carries its key.
-		&sdk.StreamableHTTPOptions{SessionTimeout: sessionIdle, Logger: opts.Logger, DisableLocalhostProtection: true})
+		//
+		// Stateless: the server keeps nothing between requests, as
+		// protocol 2026-07-28 expects and 2025 clients accept (they get no
+		// Mcp-Session-Id and send none), so any replica answers any
+		// request and no key can pile up sessions. What a run leaves is its
+		// execution's row.
+		&sdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: opts.Logger, DisableLocalhostProtection: true})
 	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		c := r.Context().Value(callerKey{}).(caller)
-		// A session belongs to the key that opened it: the SDK refuses
-		// another key's requests on it.
 		return &auth.TokenInfo{UserID: c.p.Key.ID, Extra: map[string]any{extraCaller: c}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
-	return s.authenticate(s.liftTask(s.guard(bound)))
+	return s.authenticate(s.liftTask(bound))
 }
 
 const instructions = `crtx is a marketplace of paid AI agents. search_agents finds agents (price per call, success rate);
@@ -82,8 +77,10 @@ type caller struct {
 	p     crtx.Principal
 	key   string
 	calls *calls
-	// open is the slot of the session this request opens, if it opens one.
-	open *slot
+	// request is the HTTP request's context: a stateless server answers
+	// each call within its request, so a call whose request ended (the
+	// client went away, or cancelled) is cancelled with it.
+	request context.Context
 }
 
 type callerKey struct{}
@@ -100,19 +97,27 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			s.api.WriteError(w, r, err)
 			return
 		}
-		c := caller{p: p, key: crtxhttp.Bearer(r), calls: &calls{}}
+		c := caller{p: p, key: crtxhttp.Bearer(r), calls: &calls{}, request: r.Context()}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }
 
 // carryCaller puts the caller the SDK carried from the HTTP request into
 // the context of every handler, tools and task methods alike (the latter
-// are given no request to read it from).
+// are given no request to read it from), and ends that context with the
+// HTTP request: the SDK does so for protocol 2026-07-28 only
+// (PropagateRequestCancellation), and a 2025 client's notifications/cancelled
+// arrives in a request of its own, which a stateless server cannot match
+// to the call, so going away is how such a client cancels.
 func carryCaller(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
 			if c, ok := extra.TokenInfo.Extra[extraCaller].(caller); ok {
 				ctx = context.WithValue(ctx, callerKey{}, c)
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				defer context.AfterFunc(c.request, cancel)()
 			}
 		}
 		return next(ctx, method, req)

@@ -60,6 +60,18 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 			return nil, runOut{}, s.toolError(err)
 		}
 	}
+	opened, asTask := ctx.Value(asTaskKey{}).(*crtx.Execution)
+	if !asTask {
+		// A call that waits for its run holds its request open: it takes
+		// one of the key's stream slots, as a REST stream does, so that no
+		// key holds requests open by the thousand (a stateless server
+		// has no sessions to cap). It is taken before any money moves.
+		release, err := s.api.AdmitStream(c.p.Key.ID)
+		if err != nil {
+			return nil, runOut{}, s.toolError(err)
+		}
+		defer release()
+	}
 	e, err := s.market.Execute(ctx, c.p, in.AgentID, params, idem, hash)
 	var replay *crtx.Replay
 	if errors.As(err, &replay) {
@@ -68,7 +80,7 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	if err != nil {
 		return nil, runOut{}, s.toolError(err)
 	}
-	if opened, ok := ctx.Value(asTaskKey{}).(*crtx.Execution); ok {
+	if asTask {
 		*opened = e
 		return nil, s.out(e), nil
 	}

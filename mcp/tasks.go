@@ -84,6 +84,7 @@ func (s *server) addTasks(srv *sdk.Server) {
 	mustAdd(sdk.AddReceivingCustomMethod(srv, "tasks/result", s.taskResult))
 	mustAdd(sdk.AddReceivingCustomMethod(srv, "tasks/cancel", s.cancelTask))
 	mustAdd(sdk.AddReceivingCustomMethod(srv, "tasks/list", s.listTasks))
+	mustAdd(sdk.AddReceivingCustomMethod(srv, "tasks/update", s.updateTask))
 	srv.AddReceivingMiddleware(s.taskCalls)
 }
 
@@ -148,11 +149,14 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 			})
 		case "tools/call":
+			p, _ := req.GetParams().(*sdk.CallToolParamsRaw)
 			extra := req.GetExtra()
-			if extra == nil || extra.Header.Get(taskHeader) == "" {
+			asked := extra != nil && extra.Header.Get(taskHeader) != "" // 2025-11-25
+			ext := p != nil && p.Name == "run_agent" && handlesTasks(p.Meta)
+			if !asked && !ext {
 				break
 			}
-			if p, _ := req.GetParams().(*sdk.CallToolParamsRaw); p == nil || p.Name != "run_agent" {
+			if p == nil || p.Name != "run_agent" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "only run_agent runs as a task"}
 			}
 			// run fills opened in when it opens the execution: from then
@@ -161,6 +165,9 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 			res, err := next(context.WithValue(ctx, asTaskKey{}, &opened), method, req)
 			if opened.ID == "" {
 				return res, err // refused before any execution opened: the tool's answer
+			}
+			if ext {
+				return extTaskOf(opened, "task"), nil
 			}
 			t := taskOf(opened)
 			r := &createTaskResult{Task: t}
@@ -238,7 +245,10 @@ func taskOf(e crtx.Execution) task {
 	return t
 }
 
-func (s *server) getTask(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (*taskResult, error) {
+func (s *server) getTask(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (sdk.Result, error) {
+	if modern(p.Meta) {
+		return s.getExtTask(ctx, p)
+	}
 	t, err := s.task(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
@@ -288,7 +298,10 @@ func rateLimited(err error) error {
 
 // cancelTask cancels a pending execution, refunding it. One already sent
 // to its creator cannot be: its creator is working and will be paid.
-func (s *server) cancelTask(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (*taskResult, error) {
+func (s *server) cancelTask(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (sdk.Result, error) {
+	if modern(p.Meta) {
+		return s.cancelExtTask(ctx, p)
+	}
 	c, err := callerOf(ctx)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}

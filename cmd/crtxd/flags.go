@@ -42,8 +42,6 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.IntVar(&cfg.MaxInFlightPerKey, "max-inflight-per-key", cfg.MaxInFlightPerKey, "executions one API key may have pending or running at once (0: off)")
 	fs.IntVar(&cfg.MaxInFlightPerWallet, "max-inflight-per-wallet", cfg.MaxInFlightPerWallet, "executions one wallet may have pending or running at once in an environment (0: off)")
 	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "streams one API key may have open at once in this process: execution events, A2A streams, MCP tasks/result (0: off)")
-	fs.IntVar(&cfg.MCPSessionsPerKey, "mcp-sessions-per-key", cfg.MCPSessionsPerKey, "MCP sessions one API key may keep open; past it the oldest idle one ends (0: no cap)")
-	fs.IntVar(&cfg.MCPSessionsPerWallet, "mcp-sessions-per-wallet", cfg.MCPSessionsPerWallet, "MCP sessions the API keys of one wallet may keep open together (0: no cap)")
 	chainFlags(fs, cfg)
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve GET /metrics on this address only (a private one) instead of on --addr")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve net/http/pprof on this address (keep it on loopback); off when empty")
