@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -77,7 +78,28 @@ type rawResult struct {
 	raw json.RawMessage
 }
 
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+// MarshalJSON writes the answer with what the SDK set on it since: the
+// server's identity in _meta, on protocol 2026-07-28 (SEP-2575).
+func (r *rawResult) MarshalJSON() ([]byte, error) {
+	if len(r.Meta) == 0 {
+		return r.raw, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(r.raw, &m); err != nil {
+		return nil, err
+	}
+	meta, _ := m["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	for k, v := range r.Meta {
+		if _, ok := meta[k]; !ok {
+			meta[k] = v
+		}
+	}
+	m["_meta"] = meta
+	return json.Marshal(m)
+}
 
 func (s *server) addTasks(srv *sdk.Server) {
 	mustAdd(sdk.AddReceivingCustomMethod(srv, "tasks/get", s.getTask))
@@ -141,6 +163,9 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			return amend(res, err, func(m map[string]any) {
+				if modern(metaOf(req)) {
+					m["resultType"] = "complete" // the SDK stamps only its own types
+				}
 				tools, _ := m["tools"].([]any)
 				for _, t := range tools {
 					if t, ok := t.(map[string]any); ok && t["name"] == "run_agent" {
@@ -176,6 +201,14 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// metaOf is a request's _meta, if it has params.
+func metaOf(req sdk.Request) map[string]any {
+	if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
+		return p.GetMeta()
+	}
+	return nil
 }
 
 // amend rewrites an SDK result through its JSON.

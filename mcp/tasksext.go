@@ -56,15 +56,15 @@ func handlesTasks(meta map[string]any) bool {
 // DetailedTask.
 type extTask struct {
 	sdk.ResultBase
-	ResultType     string              `json:"resultType"`
-	TaskID         string              `json:"taskId"`
-	Status         string              `json:"status"`
-	StatusMessage  string              `json:"statusMessage,omitempty"`
-	CreatedAt      string              `json:"createdAt"`
-	LastUpdatedAt  string              `json:"lastUpdatedAt"`
-	TTLMs          *int64              `json:"ttlMs"`
-	PollIntervalMs int64               `json:"pollIntervalMs"`
-	Result         *sdk.CallToolResult `json:"result,omitempty"`
+	ResultType     string         `json:"resultType"`
+	TaskID         string         `json:"taskId"`
+	Status         string         `json:"status"`
+	StatusMessage  string         `json:"statusMessage,omitempty"`
+	CreatedAt      string         `json:"createdAt"`
+	LastUpdatedAt  string         `json:"lastUpdatedAt"`
+	TTLMs          *int64         `json:"ttlMs"`
+	PollIntervalMs int64          `json:"pollIntervalMs"`
+	Result         map[string]any `json:"result,omitempty"`
 }
 
 // ack is the empty acknowledgement of tasks/cancel and tasks/update.
@@ -107,7 +107,16 @@ func (s *server) getExtTask(ctx context.Context, p *taskParams) (*extTask, error
 		} else {
 			res.StructuredContent = out
 		}
-		t.Result = res
+		// The result is a complete CallToolResult of 2026-07-28, which says
+		// so; the SDK writes resultType only on what it sends itself.
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &t.Result); err != nil {
+			return nil, err
+		}
+		t.Result["resultType"] = "complete"
 	}
 	return t, nil
 }
