@@ -27,6 +27,7 @@ const (
 	CodeNotFinal               = "not_final"
 	CodeRequestTooLarge        = "request_too_large"
 	CodeUnsupportedMediaType   = "unsupported_media_type"
+	CodeForbiddenOrigin        = "forbidden_origin"
 	CodeRateLimited            = "rate_limited"
 	CodeInternal               = "internal_error"
 	CodeUnavailable            = "unavailable"

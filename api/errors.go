@@ -71,6 +71,7 @@ var statuses = map[string]int{
 	crtx.CodeDisputeNotFound:        http.StatusNotFound,
 	crtx.CodeRequestTooLarge:        http.StatusRequestEntityTooLarge,
 	crtx.CodeUnsupportedMediaType:   http.StatusUnsupportedMediaType,
+	crtx.CodeForbiddenOrigin:        http.StatusForbidden,
 	crtx.CodeAgentPaused:            http.StatusUnprocessableEntity,
 	crtx.CodeEndpointUnreachable:    http.StatusUnprocessableEntity,
 	crtx.CodeRateLimited:            http.StatusTooManyRequests,

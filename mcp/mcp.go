@@ -63,7 +63,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		c := r.Context().Value(callerKey{}).(caller)
 		return &auth.TokenInfo{UserID: c.p.Key.ID, Extra: map[string]any{extraCaller: c}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
-	return s.authenticate(s.liftTask(bound))
+	return checkOrigin(m.Config().PublicURL, opts.API, s.authenticate(s.liftTask(bound)))
 }
 
 const instructions = `crtx is a marketplace of paid AI agents. search_agents finds agents (price per call, success rate);

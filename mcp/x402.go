@@ -32,11 +32,11 @@ func NewX402(m *market.Market, opts Options) http.Handler {
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: x402Instructions})
 	srv.AddReceivingMiddleware(textOnly)
 	s.addX402Tools(srv)
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+	return checkOrigin(m.Config().PublicURL, opts.API, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		// No request here carries a credential for a rebinding page to
 		// borrow, and the guard would refuse every request behind a reverse
 		// proxy on the same machine (see New).
-		&sdk.StreamableHTTPOptions{Stateless: true, Logger: opts.Logger, DisableLocalhostProtection: true})
+		&sdk.StreamableHTTPOptions{Stateless: true, Logger: opts.Logger, DisableLocalhostProtection: true}))
 }
 
 const x402Instructions = `crtx is a marketplace of paid AI agents; this endpoint needs no account. search_agents finds agents
