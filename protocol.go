@@ -192,8 +192,9 @@ type Caller interface {
 	// unjudged.
 	Call(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, error)
 	// Deliver POSTs a webhook body, signed by the marketplace as creator
-	// requests are and by the Standard Webhooks scheme (webhook-id id).
-	Deliver(ctx context.Context, url, id string, env Environment, body []byte) (int, error)
+	// requests are and by the Standard Webhooks scheme (webhook-id id):
+	// with its Ed25519 key ("v1a") and with each of secrets ("v1").
+	Deliver(ctx context.Context, url, id string, env Environment, body []byte, secrets [][]byte) (int, error)
 }
 
 // CallError is a failed call: no reply, a reply that is not an answer, or

@@ -317,6 +317,13 @@ type Tx interface {
 	ClaimWebhooks(ctx context.Context, now, until, since time.Time, limit int) ([]Webhook, error)
 	UpdateWebhook(ctx context.Context, w Webhook) error
 	Webhook(ctx context.Context, executionID string) (Webhook, error)
+
+	// InsertWebhookSecret stores a wallet's first webhook secret, unless it
+	// has one (which then stays).
+	InsertWebhookSecret(ctx context.Context, s WebhookSecret) error
+	// WebhookSecret reads a wallet's webhook secret, or ErrNotFound.
+	WebhookSecret(ctx context.Context, wallet string) (WebhookSecret, error)
+	UpdateWebhookSecret(ctx context.Context, s WebhookSecret) error
 }
 
 // Opening is what Store.OpenExecution writes.

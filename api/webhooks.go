@@ -21,3 +21,9 @@ type WebhookData struct {
 	ExecutionRecord
 	Result *string `json:"result,omitempty"`
 }
+
+// WebhookSecretResponse is a wallet's webhook signing secret, as
+// Replicate's GET /v1/webhooks/default/secret answers it.
+type WebhookSecretResponse struct {
+	Key string `json:"key"` // whsec_ and the base64 secret
+}

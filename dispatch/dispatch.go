@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -279,12 +280,14 @@ func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestSc
 }
 
 // Deliver POSTs a webhook body signed over "<timestamp>.<body>"
-// (X-Crtx-Signature) and, for the
-// receivers' existing libraries, by the Standard Webhooks scheme with an
-// Ed25519 key (webhook-id, webhook-timestamp, webhook-signature "v1a,…"
-// over "id.timestamp.body"), through the same address checks, and returns
-// the HTTP status.
-func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte) (int, error) {
+// (X-Crtx-Signature) and, for the receivers' existing libraries, by the
+// Standard Webhooks scheme over "id.timestamp.body" (webhook-id,
+// webhook-timestamp, webhook-signature): "v1,…" with each of the wallet's
+// secrets, the symmetric scheme svix and standardwebhooks verify, and
+// "v1a,…" with the marketplace's Ed25519 key, space-separated as the
+// scheme lists several signatures. It goes through the same address
+// checks, and returns the HTTP status.
+func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte, secrets [][]byte) (int, error) {
 	req, ts, err := c.post(ctx, url, env, body)
 	if err != nil {
 		return 0, err
@@ -292,7 +295,12 @@ func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environme
 	req.Header.Set(crtx.HeaderSignature, crtx.TimestampSignature(c.opts.Signer, ts, body))
 	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", ts)
-	req.Header.Set("webhook-signature", crtx.WebhookSignature(c.opts.Signer, id, ts, body))
+	sigs := make([]string, 0, len(secrets)+1)
+	for _, k := range secrets {
+		sigs = append(sigs, crtx.WebhookHMAC(k, id, ts, body))
+	}
+	sigs = append(sigs, crtx.WebhookSignature(c.opts.Signer, id, ts, body))
+	req.Header.Set("webhook-signature", strings.Join(sigs, " "))
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return 0, err

@@ -116,7 +116,7 @@ var idFormats = map[string]*regexp.Regexp{
 	"dispute_id":     regexp.MustCompile(`^dsp_[A-Za-z0-9]{20}$`),
 	"transaction_id": regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{33}$`),
 	"session_token":  regexp.MustCompile(`^crtx_sess_[A-Za-z0-9]{32}$`),
-	"key":            regexp.MustCompile(`^crtx_(live|test)_[A-Za-z0-9]{32}$`),
+	"key":            regexp.MustCompile(`^(crtx_(live|test)_[A-Za-z0-9]{32}|whsec_[A-Za-z0-9+/]{43}=)$`),
 	"result_hash":    regexp.MustCompile(`^sha256:[0-9a-f]{64}$`),
 }
 

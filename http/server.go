@@ -103,6 +103,8 @@ func New(market *market.Market, opts Options) *Server {
 		{"POST", "/v1/creator/disputes/{dispute_id}/response", s.respondToDispute},
 
 		{"GET", "/v1/wallet", s.wallet},
+		{"GET", "/v1/webhooks/default/secret", s.webhookSecret},
+		{"POST", "/v1/webhooks/default/secret", s.rotateWebhookSecret},
 		{"POST", "/v1/devnet/airdrop", s.limitIP(s.airdrop)},
 		{"POST", "/v1/wallet/deposits", s.limitIP(s.createDeposit)},
 		{"GET", "/v1/wallet/deposits", s.listDeposits},

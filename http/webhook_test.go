@@ -2,6 +2,8 @@ package http_test
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -75,11 +77,21 @@ func TestWebhooks(t *testing.T) {
 	if !crtx.VerifyTimestampSignature(pub, hdr.Get(crtx.HeaderTimestamp), body, hdr.Get(crtx.HeaderSignature)) {
 		t.Error("the webhook is not signed by the marketplace key")
 	}
-	// Standard Webhooks, asymmetric: v1a, Ed25519 over "id.timestamp.body".
-	sig, ok := strings.CutPrefix(hdr.Get("webhook-signature"), "v1a,")
-	raw, err := base64.StdEncoding.DecodeString(sig)
+	// Standard Webhooks: v1, HMAC-SHA256 with the wallet's secret, then
+	// v1a, Ed25519, both over "id.timestamp.body".
+	secret, err := m.key.WebhookSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	sigs := strings.Fields(hdr.Get("webhook-signature"))
 	signed := hdr.Get("webhook-id") + "." + hdr.Get("webhook-timestamp") + "." + string(body)
-	if !ok || err != nil || hdr.Get("webhook-id") != "msg_"+acc.ExecutionID || !ed25519.Verify(pub, []byte(signed), raw) {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(signed))
+	v1 := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	sig, ok := strings.CutPrefix(sigs[len(sigs)-1], "v1a,")
+	raw, err := base64.StdEncoding.DecodeString(sig)
+	if len(sigs) != 2 || sigs[0] != v1 || !ok || err != nil || hdr.Get("webhook-id") != "msg_"+acc.ExecutionID || !ed25519.Verify(pub, []byte(signed), raw) {
 		t.Errorf("Standard Webhooks headers do not verify: %v", hdr)
 	}
 	time.Sleep(100 * time.Millisecond)

@@ -49,12 +49,19 @@ func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
 		m.recordDelivery(ctx, w)
 		return
 	}
+	var secrets [][]byte
+	if err == nil && e.Wallet != "" {
+		var s crtx.WebhookSecret
+		if s, err = m.WebhookSecret(ctx, e.Wallet); err == nil {
+			secrets = s.Signing(now)
+		}
+	}
 	if err == nil {
 		var body []byte
 		if body, err = m.webhookBody(e, now); err == nil {
 			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			var status int
-			status, err = m.cfg.Caller.Deliver(dctx, w.URL, "msg_"+e.ID, e.Environment, body)
+			status, err = m.cfg.Caller.Deliver(dctx, w.URL, "msg_"+e.ID, e.Environment, body, secrets)
 			cancel()
 			if err == nil && (status < 200 || status > 299) {
 				err = fmt.Errorf("the webhook answered HTTP %d", status)
@@ -70,6 +77,43 @@ func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
 		w.NextAt = m.hooks.failed(dest, now, m.cfg.WebhookRetryBase)
 	}
 	m.recordDelivery(ctx, w)
+}
+
+// WebhookSecret is the wallet's webhook signing secret, made on its first
+// use: by the first delivery of one of its executions, or its first read.
+func (m *Market) WebhookSecret(ctx context.Context, wallet string) (crtx.WebhookSecret, error) {
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.WebhookSecret, error) { return tx.WebhookSecret(ctx, wallet) })
+	if !errors.Is(err, crtx.ErrNotFound) {
+		return s, err
+	}
+	err = m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		s, err = m.webhookSecret(ctx, tx, wallet)
+		return err
+	})
+	return s, err
+}
+
+// RotateWebhookSecret gives the wallet a new webhook secret; the old one
+// signs deliveries beside it for crtx.WebhookSecretOverlap.
+func (m *Market) RotateWebhookSecret(ctx context.Context, wallet string) (crtx.WebhookSecret, error) {
+	var s crtx.WebhookSecret
+	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
+		if s, err = m.webhookSecret(ctx, tx, wallet); err != nil {
+			return err
+		}
+		s = s.Rotate(m.now())
+		return tx.UpdateWebhookSecret(ctx, s)
+	})
+	return s, err
+}
+
+// webhookSecret reads the wallet's secret, made now if it has none; two
+// replicas making one at once keep the first.
+func (m *Market) webhookSecret(ctx context.Context, tx crtx.Tx, wallet string) (crtx.WebhookSecret, error) {
+	if err := tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret(wallet, m.now())); err != nil {
+		return crtx.WebhookSecret{}, err
+	}
+	return tx.WebhookSecret(ctx, wallet)
 }
 
 func (m *Market) recordDelivery(ctx context.Context, w crtx.Webhook) {

@@ -51,3 +51,24 @@ func (t *tx) Webhook(ctx context.Context, executionID string) (crtx.Webhook, err
 	w, err := scanWebhook(t.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhook_deliveries WHERE execution_id = ?`, executionID))
 	return w, notFound(err, "webhook")
 }
+
+func (t *tx) InsertWebhookSecret(ctx context.Context, s crtx.WebhookSecret) error {
+	_, err := t.exec(ctx, `INSERT INTO webhook_secrets (wallet, secret, previous, previous_until, rotated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (wallet) DO NOTHING`, s.Wallet, s.Key, s.Previous, us(s.PreviousUntil), us(s.RotatedAt))
+	return err
+}
+
+func (t *tx) WebhookSecret(ctx context.Context, wallet string) (crtx.WebhookSecret, error) {
+	s := crtx.WebhookSecret{Wallet: wallet}
+	var until, rotated int64
+	err := t.queryRow(ctx, `SELECT secret, previous, previous_until, rotated_at FROM webhook_secrets WHERE wallet = ?`, wallet).
+		Scan(&s.Key, &s.Previous, &until, &rotated)
+	s.PreviousUntil, s.RotatedAt = fromUS(until), fromUS(rotated)
+	return s, notFound(err, "webhook secret")
+}
+
+func (t *tx) UpdateWebhookSecret(ctx context.Context, s crtx.WebhookSecret) error {
+	_, err := t.exec(ctx, `UPDATE webhook_secrets SET secret = ?, previous = ?, previous_until = ?, rotated_at = ? WHERE wallet = ?`,
+		s.Key, s.Previous, us(s.PreviousUntil), us(s.RotatedAt), s.Wallet)
+	return err
+}

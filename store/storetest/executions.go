@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -338,6 +339,37 @@ func testWebhooks(t *testing.T, s crtx.Store) {
 		w, err := tx.Webhook(ctx, "e1")
 		if err != nil || w.DeliveredAt == nil || !w.DeliveredAt.Equal(delivered) {
 			t.Errorf("Webhook(e1) = %+v, %v", w, err)
+		}
+		return nil
+	})
+}
+
+// A wallet's webhook secret is made once: a second insert keeps the first,
+// and a rotation keeps the old one beside the new.
+func testWebhookSecrets(t *testing.T, s crtx.Store) {
+	first := crtx.NewWebhookSecret("w1", t0)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if _, err := tx.WebhookSecret(ctx, "w1"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("no secret yet: %v", err)
+		}
+		if err := tx.InsertWebhookSecret(ctx, first); err != nil {
+			return err
+		}
+		return tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret("w1", t0.Add(time.Second)))
+	})
+	rotated := first.Rotate(t0.Add(time.Hour))
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.WebhookSecret(ctx, "w1")
+		if err != nil || !bytes.Equal(got.Key, first.Key) || got.Previous != nil || !got.RotatedAt.Equal(t0) {
+			t.Errorf("WebhookSecret(w1) = %+v, %v; want the first", got, err)
+		}
+		return nil
+	})
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdateWebhookSecret(ctx, rotated) })
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.WebhookSecret(ctx, "w1")
+		if err != nil || !bytes.Equal(got.Key, rotated.Key) || !bytes.Equal(got.Previous, first.Key) || !got.PreviousUntil.Equal(rotated.PreviousUntil) {
+			t.Errorf("after rotation = %+v, %v", got, err)
 		}
 		return nil
 	})

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"ResultsAndIdempotency", testResultsAndIdempotency},
 		{"PublishedResults", testPublishedResults},
 		{"Webhooks", testWebhooks},
+		{"WebhookSecrets", testWebhookSecrets},
 		{"Disputes", testDisputes},
 		{"ReleasableCollateral", testReleasableCollateral},
 		{"TryLock", testTryLock},

@@ -1,0 +1,29 @@
+package http
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// webhookSecret answers the wallet's webhook signing secret, made on first
+// read, for receivers that verify the Standard Webhooks "v1" signature.
+func (s *Server) webhookSecret(w http.ResponseWriter, r *http.Request) error {
+	return s.answerWebhookSecret(w, r, s.market.WebhookSecret)
+}
+
+// rotateWebhookSecret replaces it; the old one signs on for 24 hours.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	return s.answerWebhookSecret(w, r, s.market.RotateWebhookSecret)
+}
+
+func (s *Server) answerWebhookSecret(w http.ResponseWriter, r *http.Request, get func(ctx context.Context, wallet string) (crtx.WebhookSecret, error)) error {
+	p, err := s.principal(r)
+	if err != nil {
+		return err
+	}
+	secret, err := get(r.Context(), p.Wallet)
+	return reply(w, http.StatusOK, api.WebhookSecretResponse{Key: secret.String()}, err)
+}
