@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -170,6 +171,11 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 type keysData struct {
 	Keys    []crtx.APIKey
 	Created *api.CreatedKey
+	// Webhook is the wallet's webhook signing secret, shown as the API
+	// answers it to the same wallet; Overlap the end of the old one's
+	// overlap after a rotation.
+	Webhook crtx.WebhookSecret
+	Overlap *time.Time
 }
 
 // newKeyCookie carries a created key's secret from the form's post to the
@@ -182,7 +188,14 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request, v visit) error {
 	if err != nil {
 		return err
 	}
-	d := keysData{Keys: keys}
+	secret, err := h.market.WebhookSecret(r.Context(), v.Wallet)
+	if err != nil {
+		return err
+	}
+	d := keysData{Keys: keys, Webhook: secret}
+	if now := h.market.Now(); secret.Previous != nil && now.Before(secret.PreviousUntil) {
+		d.Overlap = &secret.PreviousUntil
+	}
 	if c, err := r.Cookie(newKeyCookie); err == nil {
 		http.SetCookie(w, &http.Cookie{Name: newKeyCookie, Path: "/dashboard/keys", MaxAge: -1, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
 		var created api.CreatedKey
@@ -219,6 +232,13 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v visit) (ou
 	http.SetCookie(w, &http.Cookie{Name: newKeyCookie, Value: base64.RawURLEncoding.EncodeToString(b), Path: "/dashboard/keys",
 		MaxAge: 300, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
 	return outcome{Notice: "Key " + k.Name + " created.", Key: k.ID}, nil
+}
+
+func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
+	if _, err := h.market.RotateWebhookSecret(r.Context(), v.Wallet); err != nil {
+		return outcome{}, err
+	}
+	return outcome{Notice: "Webhook secret rotated. For 24 hours deliveries are signed with the old one too: switch your receivers to the new one before then."}, nil
 }
 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {

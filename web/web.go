@@ -209,6 +209,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/dashboard/keys", h.signedPage(h.keys)},
 		{"POST", "/dashboard/keys", h.action(h.session, h.createKey)},
 		{"POST", "/dashboard/keys/{id}/revoke", h.action(h.session, h.revokeKey)},
+		{"POST", "/dashboard/keys/webhook-secret", h.action(h.session, h.rotateWebhookSecret)},
 		{"GET", "/dashboard/creator", h.signedPage(h.creator)},
 		{"POST", "/dashboard/creator/agents", h.action(h.session, h.createListing)},
 		{"GET", "/dashboard/creator/agents/{id}/edit", h.signedPage(h.editListing)},
