@@ -1,6 +1,8 @@
 package http_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -28,6 +30,13 @@ func TestMCPToolSchemasAreObjects(t *testing.T) {
 			}
 			for _, p := range nonObjects(s, tl.Name+"."+side) {
 				t.Errorf("%s is not a schema object", p)
+			}
+			// A nullable value is anyOf, not a type array, which some
+			// model providers refuse.
+			if b, _ := json.Marshal(s); bytes.Contains(b, []byte(`"type":[`)) {
+				t.Errorf("%s %s has a type array: %s", tl.Name, side, b)
+			} else if !bytes.Contains(b, []byte(`{"type":"null"}`)) && side == "outputSchema" && tl.Name == "get_execution" {
+				t.Errorf("get_execution's output schema has no nullable field written as anyOf: %s", b)
 			}
 		}
 	}

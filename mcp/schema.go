@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -104,6 +105,33 @@ func asObject(v any) any {
 				}
 			}
 		}
+		return nullable(s)
 	}
 	return v
+}
+
+// nullable writes a schema of type [X, "null"] (a Go pointer's) as
+// {"anyOf": [{"type": X, …}, {"type": "null"}]}: the array form is valid
+// JSON Schema, but some hosts' model providers refuse it in a tool's
+// schema, and the MCP Inspector warns of it. Its title and description
+// stay outside, on the whole.
+func nullable(s map[string]any) map[string]any {
+	types, ok := s["type"].([]any)
+	if !ok || len(types) != 2 || !slices.Contains(types, any("null")) {
+		return s
+	}
+	other := types[0]
+	if other == "null" {
+		other = types[1]
+	}
+	outer := map[string]any{}
+	for _, k := range []string{"title", "description"} {
+		if v, ok := s[k]; ok {
+			outer[k] = v
+			delete(s, k)
+		}
+	}
+	s["type"] = other
+	outer["anyOf"] = []any{s, map[string]any{"type": "null"}}
+	return outer
 }
