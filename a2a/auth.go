@@ -40,20 +40,23 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 }
 
 // callFrom returns the call a request handler serves, refusing a protocol
-// version this endpoint does not speak. A client that names no version is
-// answered in 1.0, the only one served.
+// version this endpoint does not speak. A client that names no version
+// speaks 0.3 (A2A 1.0, "Version headers": a request without A2A-Version is
+// to be read as 0.3), which is refused as any other but 1.0.
 func callFrom(ctx context.Context) (call, error) {
 	c, ok := ctx.Value(callKey{}).(call)
 	if !ok || c.principal.Key == nil {
 		// Only a route mounted without authenticated gets here.
 		return call{}, a2a.NewError(a2a.ErrUnauthenticated, "send Authorization: Bearer crtx_live_… or crtx_test_…")
 	}
-	if v := strings.TrimSpace(c.version); v != "" {
-		if v != string(a2a.Version) { // Major.Minor must match
-			return call{}, a2a.NewError(a2a.ErrVersionNotSupported,
-				"A2A-Version "+v+" is not supported: this agent speaks A2A "+string(a2a.Version)).
-				WithDetails(map[string]any{"supported_versions": []any{string(a2a.Version)}})
-		}
+	v := strings.TrimSpace(c.version)
+	if v == "" {
+		v = "0.3"
+	}
+	if v != string(a2a.Version) { // Major.Minor must match
+		return call{}, a2a.NewError(a2a.ErrVersionNotSupported,
+			"A2A-Version "+v+" is not supported: this agent speaks A2A "+string(a2a.Version)+"; send the header A2A-Version: "+string(a2a.Version)).
+			WithDetails(map[string]any{"supported_versions": []any{string(a2a.Version)}})
 	}
 	return c, nil
 }

@@ -639,7 +639,11 @@ type version struct {
 }
 
 func (v version) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
-	req.ServiceParams[a2a.SvcParamVersion] = []string{v.v}
+	if v.v == "" {
+		delete(req.ServiceParams, a2a.SvcParamVersion)
+	} else {
+		req.ServiceParams[a2a.SvcParamVersion] = []string{v.v}
+	}
 	return ctx, nil, nil
 }
 
@@ -718,8 +722,9 @@ func TestA2AErrors(t *testing.T) {
 	wantA2A(t, err, a2a.ErrUnsupportedOperation, "agent_not_found")
 	unchanged("refused agents")
 
-	// A protocol version other than 1.0 is refused: Major.Minor must match.
-	for _, v := range []string{"0.3", "1.9"} {
+	// A protocol version other than 1.0 is refused: Major.Minor must match;
+	// a request without A2A-Version speaks 0.3.
+	for _, v := range []string{"0.3", "1.9", ""} {
 		old := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC, version{v: v})
 		_, err = old.GetTask(old.ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(crtx.NewUUID())})
 		wantA2A(t, err, a2a.ErrVersionNotSupported, "")
