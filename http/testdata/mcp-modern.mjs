@@ -70,10 +70,14 @@ check(tools.map(t => t.name).sort().join(' ') === 'get_agent get_execution run_a
 const page = (await client.callTool({ name: 'search_agents', arguments: { q: 'words', limit: 5 } })).structuredContent;
 check(page.agents.some(a => a.agent_id === agent), 'search_agents finds the agent', page);
 
-// A client without the extension runs synchronously: the call answers the run.
+// A client without the extension runs synchronously: the call answers the
+// run, with progress at each change of state.
 const plain = await connect({});
-const ran = await plain.callTool({ name: 'run_agent', arguments: { agent_id: agent, task: 'in one call' } });
+const progress = [];
+const ran = await plain.callTool({ name: 'run_agent', arguments: { agent_id: agent, task: 'in one call' } },
+  { onprogress: p => progress.push(`${p.progress}/${p.total} ${p.message.split(' ').pop()}`) });
 check(!ran.isError && ran.structuredContent.status === 'completed', 'run_agent without Tasks', ran);
+check(progress.join(', ') === '1/3 pending, 2/3 running, 3/3 completed', 'run_agent progress on 2026-07-28', progress);
 
 const session = createTaskSessionFromClient(client, {
   endpointId: 'crtx-test', rawDispatch: dispatch,
