@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -197,5 +198,84 @@ func TestMCPStateless(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines after 80 initializes, %d before", runtime.NumGoroutine(), base)
 		}
+	}
+}
+
+// A 2025 client cancels a waiting run_agent as the official TypeScript SDK
+// does: notifications/cancelled naming the call's id, in a request of its
+// own, the call's request left open. The pending execution is cancelled
+// and refunded, and the call answers.
+func TestMCPCancelByNotification(t *testing.T) {
+	m := newMarket(t, "10", func(c *daemon.Config) { c.MaxDispatches = 1 })
+	release := newGate(t)
+	agent := m.list(newService(t, func(ctx context.Context, r creator.Request) (string, int, error) {
+		if r.Task == "busy" {
+			select {
+			case <-release.c:
+			case <-ctx.Done():
+			}
+		}
+		return "ok", 0, nil
+	}), "1")
+	t.Cleanup(release.open)
+	busy := m.occupy(agent)
+	key := m.key.Token()
+	answered := make(chan []rpcAnswer, 1)
+	go func() {
+		_, _, answers, _, _ := mcpDo(ctx, m.d.URL, key, "", fmt.Sprintf(
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent_id":%q,"task":"waiting"}}}`, agent))
+		answered <- answers
+	}()
+	until(t, "the call's execution to be pending", func() bool {
+		page, err := m.key.Executions(ctx, url.Values{"status": {"pending"}})
+		return err == nil && len(page.Executions) == 1
+	})
+	if status, _, _ := mcpPost(t, m.env, key, "", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`); status != 202 {
+		t.Errorf("the notification: %d, want 202", status)
+	}
+	select {
+	case answers := <-answered:
+		if len(answers) != 1 || answers[0].Result == nil || !answers[0].Result.IsError {
+			t.Errorf("the cancelled call answered %+v, want a tool error", answers)
+		}
+	case <-bounded(t).Done():
+		t.Fatal("the call did not end after its cancellation")
+	}
+	page, err := m.key.Executions(ctx, url.Values{"status": {"failed"}})
+	if err != nil || len(page.Executions) != 1 {
+		t.Fatalf("failed executions = %+v, %v; want the cancelled one", page, err)
+	}
+	if rec, err := m.key.Execution(ctx, page.Executions[0].ExecutionID); err != nil || rec.Error == nil || rec.Error.Code != "cancelled" {
+		t.Errorf("the cancelled call's execution = %+v %v", rec, err)
+	}
+	release.open()
+	if _, err := m.key.Wait(bounded(t), busy.ExecutionID, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9") || b.Escrowed != 0 {
+		t.Errorf("balance %+v, want only the busy run paid", b)
+	}
+}
+
+// A tasks/* request without params is refused, and the server lives on:
+// the SDK hands the method a nil pointer, in a goroutine where a panic
+// would end the process.
+func TestMCPTaskMethodsWithoutParams(t *testing.T) {
+	m := newMarket(t, "10")
+	key := m.key.Token()
+	for i, method := range []string{"tasks/get", "tasks/result", "tasks/cancel", "tasks/update", "tasks/list"} {
+		_, _, answers := mcpPost(t, m.env, key, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i+1, method))
+		if method == "tasks/list" {
+			if len(answers) != 1 || answers[0].Error != nil {
+				t.Errorf("%s without params: %+v, want the list", method, answers)
+			}
+			continue
+		}
+		if len(answers) != 1 || answers[0].Error == nil || answers[0].Error.Code != -32602 {
+			t.Errorf("%s without params: %+v, want -32602", method, answers)
+		}
+	}
+	if status, _, answers := mcpPost(t, m.env, key, "", `{"jsonrpc":"2.0","id":9,"method":"ping"}`); status != 200 || len(answers) != 1 {
+		t.Fatalf("after them, ping: %d %+v", status, answers)
 	}
 }

@@ -33,6 +33,8 @@ type server struct {
 	market *market.Market
 	api    *crtxhttp.Server
 	log    *slog.Logger
+	// waiting are the calls waiting for their runs, for cancellation.
+	waiting *waiting
 }
 
 // New returns the handler of /mcp.
@@ -40,13 +42,14 @@ func New(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, api: opts.API, log: opts.Logger}
+	s := &server{market: m, api: opts.API, log: opts.Logger, waiting: &waiting{calls: map[waitingCall][]*context.CancelFunc{}}}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
 			Logging: &sdk.LoggingCapabilities{}, Extensions: map[string]any{tasksExtension: map[string]any{}}}})
 	srv.AddReceivingMiddleware(carryCaller, textOnly, s.limitCalls)
 	s.addTools(srv)
 	s.addTasks(srv)
+	srv.AddReceivingMiddleware(recovered(opts.Logger)) // added last: the outermost
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		// The SDK's DNS-rebinding guard refuses a request that reached a
 		// loopback socket with another Host, which is every request behind

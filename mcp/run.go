@@ -85,6 +85,12 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		return nil, s.out(e), nil
 	}
 	id := e.ID
+	var callID string
+	if req.Extra != nil {
+		callID = req.Extra.Header.Get(callIDHeader)
+	}
+	ctx, stop := s.waiting.track(ctx, c.p.Key.ID, callID)
+	defer stop()
 	e, result, err := s.wait(ctx, req, c, e)
 	if err != nil {
 		// Money is held for this execution: whatever went wrong, the

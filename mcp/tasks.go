@@ -27,8 +27,13 @@ import (
 // the parameter over in a header, and taskCalls adds the two declarations
 // to the SDK's answers.
 
-// taskHeader tells taskCalls that a tools/call asked to run as a task.
-const taskHeader = "Crtx-Mcp-Task"
+// taskHeader tells taskCalls that a tools/call asked to run as a task, and
+// callIDHeader tells run the JSON-RPC id of its call (cancel.go): the SDK
+// gives handlers neither.
+const (
+	taskHeader   = "Crtx-Mcp-Task"
+	callIDHeader = "Crtx-Mcp-Call-Id"
+)
 
 // pollInterval is what a task tells its client to wait between reads.
 const pollInterval = 500
@@ -117,10 +122,14 @@ func mustAdd(err error) {
 }
 
 // liftTask marks a tools/call that carries the "task" parameter with
-// taskHeader, which reaches the handler where the parameter does not.
+// taskHeader, which reaches the handler where the parameter does not, and
+// a lone tools/call with its id (callIDHeader); and it passes a
+// notifications/cancelled to the calls it names (cancel.go). A client's own
+// headers of those names are dropped.
 func (s *server) liftTask(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(taskHeader)
+		r.Header.Del(callIDHeader)
 		if r.Method == http.MethodPost {
 			b, err := io.ReadAll(r.Body) // bounded by the server's body limit
 			var tooBig *http.MaxBytesError
@@ -129,13 +138,26 @@ func (s *server) liftTask(next http.Handler) http.Handler {
 				return
 			}
 			var msg struct {
-				Method string `json:"method"`
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
 				Params struct {
-					Task json.RawMessage `json:"task"`
+					Task      json.RawMessage `json:"task"`
+					RequestID json.RawMessage `json:"requestId"`
 				} `json:"params"`
 			}
-			if json.Unmarshal(b, &msg) == nil && msg.Method == "tools/call" && len(msg.Params.Task) > 0 && string(msg.Params.Task) != "null" {
-				r.Header.Set(taskHeader, "1")
+			parsed := json.Unmarshal(b, &msg) == nil
+			if parsed && msg.Method == "notifications/cancelled" {
+				if id, ok := callID(msg.Params.RequestID); ok {
+					s.waiting.cancel(r.Context().Value(callerKey{}).(caller).p.Key.ID, id)
+				}
+			}
+			if parsed && msg.Method == "tools/call" {
+				if len(msg.Params.Task) > 0 && string(msg.Params.Task) != "null" {
+					r.Header.Set(taskHeader, "1")
+				}
+				if id, ok := callID(msg.ID); ok {
+					r.Header.Set(callIDHeader, id)
+				}
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
@@ -176,7 +198,9 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		case "tools/call":
 			p, _ := req.GetParams().(*sdk.CallToolParamsRaw)
 			extra := req.GetExtra()
-			asked := extra != nil && extra.Header.Get(taskHeader) != "" // 2025-11-25
+			// 2025-11-25's "task" parameter; a 2026-07-28 client asks for
+			// tasks with the extension only.
+			asked := extra != nil && extra.Header.Get(taskHeader) != "" && !modern(metaOf(req))
 			ext := p != nil && p.Name == "run_agent" && handlesTasks(p.Meta)
 			if !asked && !ext {
 				break
@@ -278,7 +302,14 @@ func taskOf(e crtx.Execution) task {
 	return t
 }
 
+// noTask refuses a tasks/* request without params: the SDK hands the
+// method a nil pointer then.
+var noTask = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "taskId is required"}
+
 func (s *server) getTask(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (sdk.Result, error) {
+	if p == nil {
+		return nil, noTask
+	}
 	if modern(p.Meta) {
 		return s.getExtTask(ctx, p)
 	}
@@ -292,6 +323,9 @@ func (s *server) getTask(ctx context.Context, _ *sdk.ServerSession, p *taskParam
 // taskResult waits for the execution to be final and answers what
 // run_agent would have answered.
 func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (*sdk.CallToolResult, error) {
+	if p == nil {
+		return nil, noTask
+	}
 	e, result, err := s.execution(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
@@ -332,6 +366,9 @@ func rateLimited(err error) error {
 // cancelTask cancels a pending execution, refunding it. One already sent
 // to its creator cannot be: its creator is working and will be paid.
 func (s *server) cancelTask(ctx context.Context, _ *sdk.ServerSession, p *taskParams) (sdk.Result, error) {
+	if p == nil {
+		return nil, noTask
+	}
 	if modern(p.Meta) {
 		return s.cancelExtTask(ctx, p)
 	}

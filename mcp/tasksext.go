@@ -145,6 +145,9 @@ func (s *server) cancelExtTask(ctx context.Context, p *taskParams) (*ack, error)
 // updateTask acknowledges tasks/update of a known task: a run asks for no
 // input, so there is nothing outstanding to answer.
 func (s *server) updateTask(ctx context.Context, _ *sdk.ServerSession, p *updateParams) (*ack, error) {
+	if p == nil {
+		return nil, noTask
+	}
 	if _, _, err := s.execution(ctx, p.TaskID); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func NewX402(m *market.Market, opts Options) http.Handler {
 	s := &server{market: m, api: opts.API, log: opts.Logger}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx-x402", Title: "crtx agent marketplace, paid per call with x402", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: x402Instructions})
-	srv.AddReceivingMiddleware(textOnly)
+	srv.AddReceivingMiddleware(recovered(opts.Logger), textOnly)
 	s.addX402Tools(srv)
 	return checkOrigin(m.Config().PublicURL, opts.API, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		// No request here carries a credential for a rebinding page to

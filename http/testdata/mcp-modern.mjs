@@ -77,7 +77,9 @@ const progress = [];
 const ran = await plain.callTool({ name: 'run_agent', arguments: { agent_id: agent, task: 'in one call' } },
   { onprogress: p => progress.push(`${p.progress}/${p.total} ${p.message.split(' ').pop()}`) });
 check(!ran.isError && ran.structuredContent.status === 'completed', 'run_agent without Tasks', ran);
-check(progress.join(', ') === '1/3 pending, 2/3 running, 3/3 completed', 'run_agent progress on 2026-07-28', progress);
+// The running state may pass between two reads: it is seen or not.
+check(['1/3 pending, 2/3 running, 3/3 completed', '1/3 pending, 3/3 completed'].includes(progress.join(', ')),
+  'run_agent progress on 2026-07-28', progress);
 
 const session = createTaskSessionFromClient(client, {
   endpointId: 'crtx-test', rawDispatch: dispatch,
