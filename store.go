@@ -318,11 +318,11 @@ type Tx interface {
 	UpdateWebhook(ctx context.Context, w Webhook) error
 	Webhook(ctx context.Context, executionID string) (Webhook, error)
 
-	// InsertWebhookSecret stores a wallet's first webhook secret, unless it
-	// has one (which then stays).
+	// InsertWebhookSecret stores a wallet's first webhook secret in an
+	// environment, unless it has one (which then stays).
 	InsertWebhookSecret(ctx context.Context, s WebhookSecret) error
-	// WebhookSecret reads a wallet's webhook secret, or ErrNotFound.
-	WebhookSecret(ctx context.Context, wallet string) (WebhookSecret, error)
+	// WebhookSecret reads a wallet's webhook secret in env, or ErrNotFound.
+	WebhookSecret(ctx context.Context, wallet string, env Environment) (WebhookSecret, error)
 	UpdateWebhookSecret(ctx context.Context, s WebhookSecret) error
 }
 

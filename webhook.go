@@ -30,13 +30,17 @@ func WebhookSignature(key ed25519.PrivateKey, id, timestamp string, body []byte)
 	return "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 }
 
-// WebhookSecret is a wallet's symmetric webhook signing secret, for the
-// Standard Webhooks "v1" scheme the usual libraries verify (svix,
-// standardwebhooks): HMAC-SHA256 over "id.timestamp.body". After a
-// rotation the previous secret signs too, for WebhookSecretOverlap, so
-// that receivers can switch without losing a delivery.
+// WebhookSecret is a wallet's symmetric webhook signing secret in one
+// environment, for the Standard Webhooks "v1" scheme the usual libraries
+// verify (svix, standardwebhooks): HMAC-SHA256 over "id.timestamp.body".
+// One per environment, so that a devnet key, which reads its environment's
+// secret, cannot sign a mainnet delivery. After a rotation the previous
+// secret signs too, for WebhookSecretOverlap, so that receivers can switch
+// without losing a delivery; a second rotation within it ends that
+// overlap (the secret two rotations back signs no more).
 type WebhookSecret struct {
 	Wallet        string
+	Environment   Environment
 	Key           []byte
 	Previous      []byte // nil before the first rotation
 	PreviousUntil time.Time
@@ -50,9 +54,9 @@ const WebhookSecretOverlap = 24 * time.Hour
 // 24 to 64 bytes).
 const webhookSecretBytes = 32
 
-// NewWebhookSecret is a wallet's first secret.
-func NewWebhookSecret(wallet string, now time.Time) WebhookSecret {
-	return WebhookSecret{Wallet: wallet, Key: randomBytes(webhookSecretBytes), RotatedAt: now}
+// NewWebhookSecret is a wallet's first secret in env.
+func NewWebhookSecret(wallet string, env Environment, now time.Time) WebhookSecret {
+	return WebhookSecret{Wallet: wallet, Environment: env, Key: randomBytes(webhookSecretBytes), RotatedAt: now}
 }
 
 func randomBytes(n int) []byte {

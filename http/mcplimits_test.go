@@ -181,6 +181,12 @@ func TestMCPStateless(t *testing.T) {
 	if after := m.balance(m.callerW, crtx.Devnet); after != before {
 		t.Errorf("the refused run moved money: %+v, was %+v", after, before)
 	}
+	// A run as a task holds no request open: it is answered at once.
+	_, _, answers = mcpPost(t, m.env, key, "", fmt.Sprintf(
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_agent","arguments":{"agent_id":%q,"task":"quick"},"task":{"ttl":60000}}}`, agent))
+	if len(answers) != 1 || answers[0].Error != nil || answers[0].Result == nil || answers[0].Result.IsError {
+		t.Errorf("a run as a task with the key's slots taken: %+v", answers)
+	}
 	close(release)
 	for range 2 {
 		if err := <-runs; err != nil {
@@ -277,5 +283,38 @@ func TestMCPTaskMethodsWithoutParams(t *testing.T) {
 	}
 	if status, _, answers := mcpPost(t, m.env, key, "", `{"jsonrpc":"2.0","id":9,"method":"ping"}`); status != 200 || len(answers) != 1 {
 		t.Fatalf("after them, ping: %d %+v", status, answers)
+	}
+}
+
+// A page of another site cannot call the MCP endpoints (Streamable HTTP's
+// Origin rule against DNS rebinding): 403 forbidden_origin. The
+// marketplace's own origin, a loopback one (the developer's tools) and
+// none (a program) are served.
+func TestMCPOrigin(t *testing.T) {
+	m := newMarket(t, "10")
+	for _, c := range []struct {
+		path, origin string
+		want         int
+	}{
+		{"/mcp", "https://evil.example", 403}, {"/mcp", "null", 403}, {"/mcp/x402", "https://evil.example", 403},
+		{"/mcp", m.d.URL, 200}, {"/mcp", "http://localhost:6274", 200}, {"/mcp", "http://[::1]:6274", 200}, {"/mcp", "", 200},
+		{"/mcp/x402", m.d.URL, 200},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, "POST", m.d.URL+c.path, strings.NewReader(mcpInitialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+m.key.Token())
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want || (c.want == 403 && !strings.Contains(string(body), `"forbidden_origin"`)) {
+			t.Errorf("%s from %q: %d %s, want %d", c.path, c.origin, resp.StatusCode, body, c.want)
+		}
 	}
 }

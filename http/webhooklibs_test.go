@@ -78,15 +78,21 @@ func TestWebhookLibraries(t *testing.T) {
 	if err != nil || stranger == first {
 		t.Errorf("another wallet's secret: %q, %v", stranger, err)
 	}
+	// The wallet's mainnet secret is another: a devnet key cannot sign a
+	// mainnet delivery.
+	mainnet, err := m.liveKey.WebhookSecret(ctx)
+	if err != nil || mainnet == first {
+		t.Errorf("the mainnet secret: %q, %v", mainnet, err)
+	}
 	d1 := deliver()
-	d1.Secrets, d1.Refused = []string{first}, []string{stranger}
+	d1.Secrets, d1.Refused = []string{first}, []string{stranger, mainnet}
 
 	second, err := m.key.RotateWebhookSecret(ctx)
 	if err != nil || second == first {
 		t.Fatalf("rotated: %q, %v", second, err)
 	}
 	d2 := deliver()
-	d2.Secrets, d2.Refused = []string{second, first}, []string{stranger}
+	d2.Secrets, d2.Refused = []string{second, first}, []string{stranger, mainnet}
 
 	file := filepath.Join(t.TempDir(), "deliveries.json")
 	b, _ := json.Marshal([]delivery{d1, d2})

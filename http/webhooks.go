@@ -19,11 +19,22 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	return s.answerWebhookSecret(w, r, s.market.RotateWebhookSecret)
 }
 
-func (s *Server) answerWebhookSecret(w http.ResponseWriter, r *http.Request, get func(ctx context.Context, wallet string) (crtx.WebhookSecret, error)) error {
+// answerWebhookSecret acts on the secret of an API key's environment, or,
+// with a session, of ?environment= (mainnet by default, as the wallet's
+// lists).
+func (s *Server) answerWebhookSecret(w http.ResponseWriter, r *http.Request, get func(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error)) error {
 	p, err := s.principal(r)
 	if err != nil {
 		return err
 	}
-	secret, err := get(r.Context(), p.Wallet)
+	q, err := newQuery(r, "environment")
+	if err != nil {
+		return err
+	}
+	env, err := listEnvironment(q, p)
+	if err != nil {
+		return err
+	}
+	secret, err := get(r.Context(), p.Wallet, env)
 	return reply(w, http.StatusOK, api.WebhookSecretResponse{Key: secret.String()}, err)
 }

@@ -51,10 +51,16 @@ func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
 	}
 	var secrets [][]byte
 	if err == nil && e.Wallet != "" {
-		var s crtx.WebhookSecret
-		if s, err = m.WebhookSecret(ctx, e.Wallet); err == nil {
-			secrets = s.Signing(now)
+		s, serr := m.WebhookSecret(ctx, e.Wallet, e.Environment)
+		if serr != nil {
+			// The marketplace's own failure: tried again soon, without
+			// slowing the destination's pace, which is for its failures.
+			m.cfg.Logger.Error("webhook secret", "execution_id", e.ID, "err", serr)
+			w.LastError, w.NextAt = "the marketplace could not sign the delivery; it is tried again", now.Add(m.cfg.WebhookRetryBase)
+			m.recordDelivery(ctx, w)
+			return
 		}
+		secrets = s.Signing(now)
 	}
 	if err == nil {
 		var body []byte
@@ -79,26 +85,27 @@ func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
 	m.recordDelivery(ctx, w)
 }
 
-// WebhookSecret is the wallet's webhook signing secret, made on its first
-// use: by the first delivery of one of its executions, or its first read.
-func (m *Market) WebhookSecret(ctx context.Context, wallet string) (crtx.WebhookSecret, error) {
-	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.WebhookSecret, error) { return tx.WebhookSecret(ctx, wallet) })
+// WebhookSecret is the wallet's webhook signing secret in env, made on its
+// first use: by the first delivery of one of its executions there, or its
+// first read.
+func (m *Market) WebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.WebhookSecret, error) { return tx.WebhookSecret(ctx, wallet, env) })
 	if !errors.Is(err, crtx.ErrNotFound) {
 		return s, err
 	}
 	err = m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		s, err = m.webhookSecret(ctx, tx, wallet)
+		s, err = m.webhookSecret(ctx, tx, wallet, env)
 		return err
 	})
 	return s, err
 }
 
-// RotateWebhookSecret gives the wallet a new webhook secret; the old one
-// signs deliveries beside it for crtx.WebhookSecretOverlap.
-func (m *Market) RotateWebhookSecret(ctx context.Context, wallet string) (crtx.WebhookSecret, error) {
+// RotateWebhookSecret gives the wallet a new webhook secret in env; the
+// old one signs deliveries beside it for crtx.WebhookSecretOverlap.
+func (m *Market) RotateWebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
 	var s crtx.WebhookSecret
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		if s, err = m.webhookSecret(ctx, tx, wallet); err != nil {
+		if s, err = m.webhookSecret(ctx, tx, wallet, env); err != nil {
 			return err
 		}
 		s = s.Rotate(m.now())
@@ -109,11 +116,11 @@ func (m *Market) RotateWebhookSecret(ctx context.Context, wallet string) (crtx.W
 
 // webhookSecret reads the wallet's secret, made now if it has none; two
 // replicas making one at once keep the first.
-func (m *Market) webhookSecret(ctx context.Context, tx crtx.Tx, wallet string) (crtx.WebhookSecret, error) {
-	if err := tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret(wallet, m.now())); err != nil {
+func (m *Market) webhookSecret(ctx context.Context, tx crtx.Tx, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
+	if err := tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret(wallet, env, m.now())); err != nil {
 		return crtx.WebhookSecret{}, err
 	}
-	return tx.WebhookSecret(ctx, wallet)
+	return tx.WebhookSecret(ctx, wallet, env)
 }
 
 func (m *Market) recordDelivery(ctx context.Context, w crtx.Webhook) {

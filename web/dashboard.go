@@ -171,11 +171,17 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 type keysData struct {
 	Keys    []crtx.APIKey
 	Created *api.CreatedKey
-	// Webhook is the wallet's webhook signing secret, shown as the API
-	// answers it to the same wallet; Overlap the end of the old one's
-	// overlap after a rotation.
-	Webhook crtx.WebhookSecret
-	Overlap *time.Time
+	// Webhooks are the wallet's webhook signing secrets, devnet's then
+	// mainnet's, shown as the API answers them to the same wallet.
+	Webhooks []webhookSecret
+}
+
+// webhookSecret is one environment's secret on the keys page; Overlap is
+// the end of the old one's overlap after a rotation.
+type webhookSecret struct {
+	Environment crtx.Environment
+	Secret      crtx.WebhookSecret
+	Overlap     *time.Time
 }
 
 // newKeyCookie carries a created key's secret from the form's post to the
@@ -188,13 +194,19 @@ func (h *Handler) keys(w http.ResponseWriter, r *http.Request, v visit) error {
 	if err != nil {
 		return err
 	}
-	secret, err := h.market.WebhookSecret(r.Context(), v.Wallet)
-	if err != nil {
-		return err
-	}
-	d := keysData{Keys: keys, Webhook: secret}
-	if now := h.market.Now(); secret.Previous != nil && now.Before(secret.PreviousUntil) {
-		d.Overlap = &secret.PreviousUntil
+	d := keysData{Keys: keys}
+	for _, env := range []crtx.Environment{crtx.Devnet, crtx.Mainnet} {
+		secret, err := h.market.WebhookSecret(r.Context(), v.Wallet, env)
+		if err != nil {
+			// The page still serves its keys, to revoke one at least.
+			h.log.ErrorContext(r.Context(), "webhook secret", "err", err)
+			continue
+		}
+		ws := webhookSecret{Environment: env, Secret: secret}
+		if now := h.market.Now(); secret.Previous != nil && now.Before(secret.PreviousUntil) {
+			ws.Overlap = &secret.PreviousUntil
+		}
+		d.Webhooks = append(d.Webhooks, ws)
 	}
 	if c, err := r.Cookie(newKeyCookie); err == nil {
 		http.SetCookie(w, &http.Cookie{Name: newKeyCookie, Path: "/dashboard/keys", MaxAge: -1, HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
@@ -235,10 +247,14 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v visit) (ou
 }
 
 func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
-	if _, err := h.market.RotateWebhookSecret(r.Context(), v.Wallet); err != nil {
+	env, err := crtx.ParseEnvironment("environment", r.PostFormValue("environment"))
+	if err != nil {
+		return outcome{Error: err.Error()}, nil
+	}
+	if _, err := h.market.RotateWebhookSecret(r.Context(), v.Wallet, env); err != nil {
 		return outcome{}, err
 	}
-	return outcome{Notice: "Webhook secret rotated. For 24 hours deliveries are signed with the old one too: switch your receivers to the new one before then."}, nil
+	return outcome{Notice: "The " + string(env) + " webhook secret was rotated. For 24 hours deliveries are signed with the old one too: switch your receivers to the new one before then."}, nil
 }
 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {

@@ -94,19 +94,23 @@ func TestFormsInTheBrowser(t *testing.T) {
 		t.Fatalf("keys after Back and Forward: %d, %v", len(keys), err)
 	}
 
-	// The webhook secret the keys page shows is the API's, and its Rotate
-	// button replaces it, the old one named as still signing.
-	run(t, ctx, "webhook secret", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-secret"))
-	shown := strings.TrimSpace(text(t, ctx, "#webhook-secret"))
+	// The mainnet webhook secret the keys page shows is the API's (a
+	// session reads mainnet's by default), and its Rotate button replaces
+	// it, the old one named as still signing; devnet's is another.
+	run(t, ctx, "webhook secret", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-secret-mainnet"))
+	shown := strings.TrimSpace(text(t, ctx, "#webhook-secret-mainnet"))
 	if api, err := cc.WebhookSecret(context.Background()); err != nil || api != shown || !strings.HasPrefix(shown, "whsec_") {
 		t.Errorf("webhook secret shown %q, the API's %q (%v)", shown, api, err)
 	}
-	run(t, ctx, "rotate", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-secret"),
-		chromedp.Click(`form[action="/dashboard/keys/webhook-secret"] button`), chromedp.WaitVisible(".ok"))
-	rotated := strings.TrimSpace(text(t, ctx, "#webhook-secret"))
+	run(t, ctx, "rotate", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-secret-mainnet"),
+		chromedp.Click(`form[action="/dashboard/keys/webhook-secret"]:has(input[value=mainnet]) button`), chromedp.WaitVisible(".ok"))
+	rotated := strings.TrimSpace(text(t, ctx, "#webhook-secret-mainnet"))
 	if api, err := cc.WebhookSecret(context.Background()); err != nil || api != rotated || rotated == shown ||
 		!strings.Contains(text(t, ctx, ".ok"), "rotated") || !strings.Contains(text(t, ctx, "body > main"), "The previous secret signs deliveries too until") {
 		t.Errorf("after Rotate: shown %q (was %q), the API's %q (%v)", rotated, shown, api, err)
+	}
+	if devnet := strings.TrimSpace(text(t, ctx, "#webhook-secret-devnet")); devnet == rotated || devnet == shown || !strings.HasPrefix(devnet, "whsec_") {
+		t.Errorf("the devnet secret shown: %q", devnet)
 	}
 	answer = false
 	run(t, ctx, "revoke, declined", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`),

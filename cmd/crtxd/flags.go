@@ -41,7 +41,13 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.DurationVar(&cfg.X402SettleAfter, "x402-settle-after", cfg.X402SettleAfter, "the longest synchronous x402 call settled after its result (a failed call then costs nothing); longer ones, and asynchronous ones, are settled first and refunded on the chain if they fail")
 	fs.IntVar(&cfg.MaxInFlightPerKey, "max-inflight-per-key", cfg.MaxInFlightPerKey, "executions one API key may have pending or running at once (0: off)")
 	fs.IntVar(&cfg.MaxInFlightPerWallet, "max-inflight-per-wallet", cfg.MaxInFlightPerWallet, "executions one wallet may have pending or running at once in an environment (0: off)")
-	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "streams one API key may have open at once in this process: execution events, A2A streams, MCP tasks/result (0: off)")
+	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "streams one API key may have open at once in this process: execution events, A2A streams, MCP tasks/result and run_agent calls waiting for their runs (0: off)")
+	// MCP is stateless since protocol 2026-07-28: no sessions to cap. The
+	// flags stay, doing nothing, so that a deployment that sets them starts.
+	for _, name := range []string{"mcp-sessions-per-key", "mcp-sessions-per-wallet"} {
+		fs.Int(name, 0, "ignored: MCP keeps no sessions")
+		fs.MarkDeprecated(name, "MCP keeps no sessions any more; a waiting call takes one of --max-streams-per-key")
+	}
 	chainFlags(fs, cfg)
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", cfg.MetricsAddr, "serve GET /metrics on this address only (a private one) instead of on --addr")
 	fs.StringVar(&cfg.PprofAddr, "pprof-addr", cfg.PprofAddr, "serve net/http/pprof on this address (keep it on loopback); off when empty")

@@ -53,22 +53,22 @@ func (t *tx) Webhook(ctx context.Context, executionID string) (crtx.Webhook, err
 }
 
 func (t *tx) InsertWebhookSecret(ctx context.Context, s crtx.WebhookSecret) error {
-	_, err := t.exec(ctx, `INSERT INTO webhook_secrets (wallet, secret, previous, previous_until, rotated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (wallet) DO NOTHING`, s.Wallet, s.Key, s.Previous, us(s.PreviousUntil), us(s.RotatedAt))
+	_, err := t.exec(ctx, `INSERT INTO webhook_secrets (wallet, environment, secret, previous, previous_until, rotated_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (wallet, environment) DO NOTHING`, s.Wallet, s.Environment, s.Key, s.Previous, us(s.PreviousUntil), us(s.RotatedAt))
 	return err
 }
 
-func (t *tx) WebhookSecret(ctx context.Context, wallet string) (crtx.WebhookSecret, error) {
-	s := crtx.WebhookSecret{Wallet: wallet}
+func (t *tx) WebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
+	s := crtx.WebhookSecret{Wallet: wallet, Environment: env}
 	var until, rotated int64
-	err := t.queryRow(ctx, `SELECT secret, previous, previous_until, rotated_at FROM webhook_secrets WHERE wallet = ?`, wallet).
+	err := t.queryRow(ctx, `SELECT secret, previous, previous_until, rotated_at FROM webhook_secrets WHERE wallet = ? AND environment = ?`, wallet, env).
 		Scan(&s.Key, &s.Previous, &until, &rotated)
 	s.PreviousUntil, s.RotatedAt = fromUS(until), fromUS(rotated)
 	return s, notFound(err, "webhook secret")
 }
 
 func (t *tx) UpdateWebhookSecret(ctx context.Context, s crtx.WebhookSecret) error {
-	_, err := t.exec(ctx, `UPDATE webhook_secrets SET secret = ?, previous = ?, previous_until = ?, rotated_at = ? WHERE wallet = ?`,
-		s.Key, s.Previous, us(s.PreviousUntil), us(s.RotatedAt), s.Wallet)
+	_, err := t.exec(ctx, `UPDATE webhook_secrets SET secret = ?, previous = ?, previous_until = ?, rotated_at = ? WHERE wallet = ? AND environment = ?`,
+		s.Key, s.Previous, us(s.PreviousUntil), us(s.RotatedAt), s.Wallet, s.Environment)
 	return err
 }

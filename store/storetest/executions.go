@@ -344,22 +344,26 @@ func testWebhooks(t *testing.T, s crtx.Store) {
 	})
 }
 
-// A wallet's webhook secret is made once: a second insert keeps the first,
-// and a rotation keeps the old one beside the new.
+// A wallet's webhook secret is made once in each environment: a second
+// insert keeps the first, and a rotation keeps the old one beside the new,
+// in its environment only.
 func testWebhookSecrets(t *testing.T, s crtx.Store) {
-	first := crtx.NewWebhookSecret("w1", t0)
+	first := crtx.NewWebhookSecret("w1", crtx.Mainnet, t0)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.WebhookSecret(ctx, "w1"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.WebhookSecret(ctx, "w1", crtx.Mainnet); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("no secret yet: %v", err)
 		}
 		if err := tx.InsertWebhookSecret(ctx, first); err != nil {
 			return err
 		}
-		return tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret("w1", t0.Add(time.Second)))
+		if err := tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret("w1", crtx.Mainnet, t0.Add(time.Second))); err != nil {
+			return err
+		}
+		return tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret("w1", crtx.Devnet, t0))
 	})
 	rotated := first.Rotate(t0.Add(time.Hour))
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.WebhookSecret(ctx, "w1")
+		got, err := tx.WebhookSecret(ctx, "w1", crtx.Mainnet)
 		if err != nil || !bytes.Equal(got.Key, first.Key) || got.Previous != nil || !got.RotatedAt.Equal(t0) {
 			t.Errorf("WebhookSecret(w1) = %+v, %v; want the first", got, err)
 		}
@@ -367,9 +371,12 @@ func testWebhookSecrets(t *testing.T, s crtx.Store) {
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdateWebhookSecret(ctx, rotated) })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.WebhookSecret(ctx, "w1")
+		got, err := tx.WebhookSecret(ctx, "w1", crtx.Mainnet)
 		if err != nil || !bytes.Equal(got.Key, rotated.Key) || !bytes.Equal(got.Previous, first.Key) || !got.PreviousUntil.Equal(rotated.PreviousUntil) {
 			t.Errorf("after rotation = %+v, %v", got, err)
+		}
+		if devnet, err := tx.WebhookSecret(ctx, "w1", crtx.Devnet); err != nil || bytes.Equal(devnet.Key, first.Key) || bytes.Equal(devnet.Key, rotated.Key) || devnet.Previous != nil {
+			t.Errorf("the devnet secret = %+v, %v; want its own, not rotated", devnet, err)
 		}
 		return nil
 	})
