@@ -1,8 +1,6 @@
 package http_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"sync"
 	"testing"
@@ -59,29 +57,7 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	defer cancel()
 	cmd := nodeScript(run, t, "CRTX_MCP_SDK", "@modelcontextprotocol/sdk", "mcp-client.mjs",
 		"CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		switch lines.Text() {
-		case "running":
-			running.open()
-		case "release":
-			release.open()
-		default:
-			t.Logf("mcp-client.mjs: %s", lines.Text())
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the TypeScript MCP client failed: %v\n%s", err, stderr.Bytes())
-	}
+	converse(t, cmd, map[string]func(){"running": running.open, "release": release.open})
 	// Three runs paid (with progress, as a task, the held one); the
 	// cancelled one refunded.
 	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.25") || b.Escrowed != 0 {

@@ -1,8 +1,6 @@
 package http_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"os"
 	"testing"
@@ -63,28 +61,10 @@ func TestMCPModernSDK(t *testing.T) {
 	cmd := nodeScriptOf(run, t, "mcp-modern.mjs", []nodePackage{
 		{"CRTX_MCP_CLIENT", "@modelcontextprotocol/client"}, {"CRTX_MCP_CLIENT", "@modelcontextprotocol/ext-tasks"}},
 		"CRTX_URL="+m.d.URL, "CRTX_URL2="+second, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	done := false
-	for lines := bufio.NewScanner(out); lines.Scan(); {
-		switch lines.Text() {
-		case "release":
-			release.open()
-		case "done":
-			done = true
-		default:
-			t.Logf("mcp-modern.mjs: %s", lines.Text())
-		}
-	}
-	if err := cmd.Wait(); err != nil || !done {
-		t.Fatalf("the 2026-07-28 MCP client failed: %v\n%s", err, stderr.Bytes())
+	converse(t, cmd, map[string]func(){"release": release.open, "done": func() { done = true }})
+	if !done {
+		t.Fatal("the 2026-07-28 MCP client stopped before its end")
 	}
 	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.25") || b.Escrowed != 0 {
 		t.Errorf("balance %+v, want three runs of 0.25 paid, the retry not again, the cancelled one refunded", b)

@@ -1,6 +1,8 @@
 package http_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -83,4 +85,31 @@ func scriptCommand(ctx context.Context, t *testing.T, name string, vars ...strin
 	cmd.Dir = run
 	cmd.Env = append(os.Environ(), vars...)
 	return cmd
+}
+
+// converse runs cmd, a script that talks to the test one word a line on
+// its standard output: each word of words calls its func, and any other
+// line is logged. It fails the test if the script fails, with its
+// standard error.
+func converse(t *testing.T, cmd *exec.Cmd, words map[string]func()) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for lines := bufio.NewScanner(out); lines.Scan(); {
+		if f, ok := words[lines.Text()]; ok {
+			f()
+		} else {
+			t.Logf("%s: %s", filepath.Base(cmd.Args[len(cmd.Args)-1]), lines.Text())
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s failed: %v\n%s", cmd.Args, err, stderr.Bytes())
+	}
 }
