@@ -61,7 +61,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		// Mcp-Session-Id and send none), so any replica answers any
 		// request and no key can pile up sessions. What a run leaves is its
 		// execution's row.
-		&sdk.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: opts.Logger, DisableLocalhostProtection: true})
+		&sdk.StreamableHTTPOptions{Stateless: true, Logger: opts.Logger, DisableLocalhostProtection: true})
 	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		c := r.Context().Value(callerKey{}).(caller)
 		return &auth.TokenInfo{UserID: c.p.Key.ID, Extra: map[string]any{extraCaller: c}}, nil
@@ -108,10 +108,10 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 // carryCaller puts the caller the SDK carried from the HTTP request into
 // the context of every handler, tools and task methods alike (the latter
 // are given no request to read it from), and ends that context with the
-// HTTP request: the SDK does so for protocol 2026-07-28 only
-// (PropagateRequestCancellation), and a 2025 client's notifications/cancelled
-// arrives in a request of its own, which a stateless server cannot match
-// to the call, so going away is how such a client cancels.
+// HTTP request, on every protocol version (the SDK's
+// PropagateRequestCancellation does so for 2026-07-28 only): a stateless
+// server answers each call within its request, so a client that goes away,
+// or closes the request to cancel (the Go SDK does), cancels the call.
 func carryCaller(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {

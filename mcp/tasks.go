@@ -341,6 +341,14 @@ func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 			return nil, s.toolError(err)
 		}
 	}
+	res := s.finalResult(e, result)
+	res.Meta = sdk.Meta{relatedTask: map[string]any{"taskId": e.ID}}
+	return res, nil
+}
+
+// finalResult is what run_agent answers for a final execution, a refunded
+// failure as a tool error: a task's result, on either protocol.
+func (s *server) finalResult(e crtx.Execution, result string) *sdk.CallToolResult {
 	res, out, err := s.answer(e, result)
 	if err != nil {
 		res = &sdk.CallToolResult{}
@@ -348,8 +356,7 @@ func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 	} else {
 		res.StructuredContent = out
 	}
-	res.Meta = sdk.Meta{relatedTask: map[string]any{"taskId": e.ID}}
-	return res, nil
+	return res
 }
 
 // rateLimited is a refusal of the key's limits as a JSON-RPC error of the

@@ -100,16 +100,9 @@ func (s *server) getExtTask(ctx context.Context, p *taskParams) (*extTask, error
 	}
 	t := extTaskOf(e, "complete")
 	if t.Status == "completed" {
-		res, out, err := s.answer(e, result)
-		if err != nil {
-			res = &sdk.CallToolResult{}
-			res.SetError(err)
-		} else {
-			res.StructuredContent = out
-		}
 		// The result is a complete CallToolResult of 2026-07-28, which says
 		// so; the SDK writes resultType only on what it sends itself.
-		b, err := json.Marshal(res)
+		b, err := json.Marshal(s.finalResult(e, result))
 		if err != nil {
 			return nil, err
 		}
