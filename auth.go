@@ -50,8 +50,16 @@ type APIKey struct {
 	TotalSpent     USDC        `json:"total_spent_usdc"`
 	SpendLimit     *USDC       `json:"spend_limit_usdc"`
 	RevokedAt      *time.Time  `json:"revoked_at"`
-	Wallet         string      `json:"-"`
-	Hash           string      `json:"-"`
+	// Client is the OAuth client_id of the MCP connector the key was made
+	// for when its person consented; empty for a key made by hand.
+	Client string `json:"oauth_client_id,omitempty"`
+	Wallet string `json:"-"`
+	Hash   string `json:"-"`
+	// ExpiresAt ends a connector's access token (the key's secret, until a
+	// refresh replaces it); nil for a key made by hand.
+	ExpiresAt *time.Time `json:"-"`
+	// RefreshHash is the hash of a connector's refresh token.
+	RefreshHash string `json:"-"`
 }
 
 // Principal is who a request acts for: a wallet through a session, or a

@@ -109,6 +109,25 @@ type Tx interface {
 	KeysByWallet(ctx context.Context, wallet string) ([]APIKey, error)
 	RevokeKey(ctx context.Context, id string, at time.Time) error
 	TouchKey(ctx context.Context, id string, at time.Time) error
+	// KeyByRefreshHash reads a connector's key by its refresh token's hash.
+	KeyByRefreshHash(ctx context.Context, hash string) (APIKey, error)
+	// RefreshKey replaces a connector's secret and refresh token, if the
+	// key is still unrevoked with the refresh token whose hash is from;
+	// ErrConflict otherwise (another refresh, or a revocation, came first).
+	RefreshKey(ctx context.Context, k APIKey, from string) error
+
+	// InsertOAuthClient stores a registered client, first deleting the
+	// registrations never used that were made before forgetBefore.
+	InsertOAuthClient(ctx context.Context, c OAuthClient, forgetBefore time.Time) error
+	OAuthClient(ctx context.Context, id string) (OAuthClient, error)
+	// UseOAuthClient marks a client as having obtained a token, so it does
+	// not lapse.
+	UseOAuthClient(ctx context.Context, id string, at time.Time) error
+	// InsertOAuthCode stores an authorization code, first deleting the
+	// codes expired at now.
+	InsertOAuthCode(ctx context.Context, c OAuthCode, now time.Time) error
+	// TakeOAuthCode reads and deletes a code, so it is exchanged once.
+	TakeOAuthCode(ctx context.Context, hash string) (OAuthCode, error)
 
 	// EnsureAccounts creates the accounts that do not exist yet.
 	EnsureAccounts(ctx context.Context, accounts ...Account) error

@@ -12,11 +12,13 @@ import (
 func scanKey(row interface{ Scan(...any) error }) (crtx.APIKey, error) {
 	var k crtx.APIKey
 	var created int64
-	var lastUsed, revoked, limit sql.NullInt64
+	var lastUsed, revoked, limit, expires sql.NullInt64
+	var client, refresh sql.NullString
 	err := row.Scan(&k.ID, &k.Hash, &k.Wallet, &k.Name, &k.Environment, &k.Prefix, &created, &lastUsed,
-		&k.ExecutionCount, &k.TotalSpent, &limit, &revoked)
+		&k.ExecutionCount, &k.TotalSpent, &limit, &revoked, &client, &expires, &refresh)
 	k.CreatedAt = fromUS(created)
-	k.LastUsedAt, k.RevokedAt = fromNullUS(lastUsed), fromNullUS(revoked)
+	k.LastUsedAt, k.RevokedAt, k.ExpiresAt = fromNullUS(lastUsed), fromNullUS(revoked), fromNullUS(expires)
+	k.Client, k.RefreshHash = client.String, refresh.String
 	if limit.Valid {
 		l := crtx.USDC(limit.Int64)
 		k.SpendLimit = &l
@@ -29,10 +31,31 @@ func (t *tx) InsertKey(ctx context.Context, k crtx.APIKey) error {
 	if k.SpendLimit != nil {
 		limit = sql.NullInt64{Int64: int64(*k.SpendLimit), Valid: true}
 	}
-	_, err := t.exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.Hash, k.Wallet, k.Name, k.Environment, k.Prefix, us(k.CreatedAt), nullUS(k.LastUsedAt),
-		k.ExecutionCount, k.TotalSpent, limit, nullUS(k.RevokedAt))
+		k.ExecutionCount, k.TotalSpent, limit, nullUS(k.RevokedAt), nullString(k.Client), nullUS(k.ExpiresAt), nullString(k.RefreshHash))
 	return err
+}
+
+// nullString stores "" as NULL, so that the unique refresh_hash holds
+// only the keys that have one.
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func (t *tx) KeyByRefreshHash(ctx context.Context, hash string) (crtx.APIKey, error) {
+	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE refresh_hash = ?`, hash))
+	return k, notFound(err, "api key")
+}
+
+func (t *tx) RefreshKey(ctx context.Context, k crtx.APIKey, from string) error {
+	r, err := t.exec(ctx, `UPDATE api_keys SET hash = ?, prefix = ?, expires_at = ?, refresh_hash = ?
+		WHERE id = ? AND refresh_hash = ? AND revoked_at IS NULL`, k.Hash, k.Prefix, nullUS(k.ExpiresAt), nullString(k.RefreshHash), k.ID, from)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("refresh key %s: %w", k.ID, crtx.ErrConflict)
+	}
+	return nil
 }
 
 func (t *tx) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {

@@ -153,7 +153,7 @@ func (t *tx) SetMeta(ctx context.Context, key, value string) error {
 }
 
 const keyColumns = `id, hash, wallet, name, environment, prefix, created_at, last_used_at,
-	execution_count, total_spent, spend_limit, revoked_at`
+	execution_count, total_spent, spend_limit, revoked_at, oauth_client, expires_at, refresh_hash`
 
 // collect scans every row of a query with scan and closes the rows, so a
 // statement may follow on the same connection. None is an empty list, not

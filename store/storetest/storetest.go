@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"PublishedResults", testPublishedResults},
 		{"Webhooks", testWebhooks},
 		{"WebhookSecrets", testWebhookSecrets},
+		{"OAuth", testOAuth},
 		{"Disputes", testDisputes},
 		{"ReleasableCollateral", testReleasableCollateral},
 		{"TryLock", testTryLock},

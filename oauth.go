@@ -1,0 +1,217 @@
+package crtx
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// OAuth: crtx is the authorization server of its own MCP endpoint, so that
+// an MCP host adds it as a connector (the MCP authorization spec). What a
+// connector is given is an API key like any other (APIKey.Client names the
+// client), made when its person consents; its secret is the access token
+// and is replaced at each refresh.
+const (
+	// OAuthScope is the one scope: call the marketplace as the key's wallet.
+	OAuthScope = "mcp"
+	// OfflineAccess is asked for by clients that want a refresh token;
+	// one is given either way.
+	OfflineAccess  = "offline_access"
+	RefreshPrefix  = "crtx_rt_"
+	OAuthCodeTTL   = 5 * time.Minute
+	AccessTokenTTL = time.Hour
+	// UnusedClientTTL is how long a registered client that never completed
+	// an authorization is kept.
+	UnusedClientTTL = 24 * time.Hour
+	// MaxRedirectURIs bounds a registration.
+	MaxRedirectURIs = 10
+)
+
+// OAuthClient is a client registered dynamically (RFC 7591), or read from
+// its Client ID Metadata Document (then ID is the document's https URL).
+type OAuthClient struct {
+	ID           string
+	Name         string
+	RedirectURIs []string
+	CreatedAt    time.Time
+	// UsedAt is when it first obtained a token; nil, it expires at
+	// CreatedAt+UnusedClientTTL.
+	UsedAt *time.Time
+}
+
+// Expired says an unused registration has lapsed at now.
+func (c OAuthClient) Expired(now time.Time) bool {
+	return c.UsedAt == nil && !now.Before(c.CreatedAt.Add(UnusedClientTTL))
+}
+
+// OAuthCode is an authorization code waiting to be exchanged, with what the
+// person consented to. Only the hash of the code is stored.
+type OAuthCode struct {
+	Hash        string
+	ClientID    string
+	ClientName  string
+	RedirectURI string
+	// Challenge is the PKCE S256 code challenge.
+	Challenge   string
+	Resource    string
+	Wallet      string
+	Environment Environment
+	SpendLimit  *USDC
+	ExpiresAt   time.Time
+}
+
+// ClientMetadata is what a client says of itself: the body of a dynamic
+// registration (RFC 7591 §2) or a Client ID Metadata Document. Members
+// this server has no use for are ignored.
+type ClientMetadata struct {
+	ClientID                string   `json:"client_id,omitempty"`
+	ClientName              string   `json:"client_name,omitempty"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types,omitempty"`
+	ResponseTypes           []string `json:"response_types,omitempty"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method,omitempty"`
+	ClientURI               string   `json:"client_uri,omitempty"`
+	Scope                   string   `json:"scope,omitempty"`
+}
+
+// ErrClientMetadata is wrapped by every refusal of client metadata; the
+// message says which member and why.
+var ErrClientMetadata = errors.New("invalid client metadata")
+
+// ErrRedirectURI is wrapped when a redirect URI is refused (RFC 7591's
+// invalid_redirect_uri).
+var ErrRedirectURI = errors.New("invalid redirect_uri")
+
+// ParseClientMetadata reads and checks client metadata. Clients are public
+// (PKCE proves the code's requester), so a client asking to authenticate
+// at the token endpoint with a secret is refused rather than given one it
+// would expect to be checked.
+func ParseClientMetadata(body []byte) (ClientMetadata, error) {
+	var m ClientMetadata
+	if err := json.Unmarshal(body, &m); err != nil {
+		return m, fmt.Errorf("%w: the body is not a JSON object of client metadata", ErrClientMetadata)
+	}
+	if utf8.RuneCountInString(m.ClientName) > 100 {
+		return m, fmt.Errorf("%w: client_name is longer than 100 characters", ErrClientMetadata)
+	}
+	if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > MaxRedirectURIs {
+		return m, fmt.Errorf("%w: give 1 to %d redirect_uris", ErrRedirectURI, MaxRedirectURIs)
+	}
+	for _, u := range m.RedirectURIs {
+		if err := CheckRedirectURI(u); err != nil {
+			return m, err
+		}
+	}
+	for _, g := range m.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return m, fmt.Errorf("%w: grant_types may hold authorization_code and refresh_token only, not %q", ErrClientMetadata, g)
+		}
+	}
+	for _, r := range m.ResponseTypes {
+		if r != "code" {
+			return m, fmt.Errorf("%w: response_types may hold \"code\" only, not %q", ErrClientMetadata, r)
+		}
+	}
+	if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" {
+		return m, fmt.Errorf("%w: token_endpoint_auth_method must be \"none\": clients here are public and prove themselves with PKCE", ErrClientMetadata)
+	}
+	return m, nil
+}
+
+// CheckRedirectURI accepts an absolute https URL, an http URL on a loopback
+// address (a native app's, RFC 8252 §7.3), or a private-use scheme of a
+// native app (RFC 8252 §7.1: a dotted name such as com.example.app:/cb); no
+// fragment (RFC 6749 §3.1.2). Plain http elsewhere would carry the code in
+// clear, and javascript: or data: could run in the consent page's origin.
+func CheckRedirectURI(raw string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %q %s", ErrRedirectURI, raw, why) }
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || len(raw) > 2000 {
+		return bad("is not an absolute URL")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return bad("must not have a fragment")
+	}
+	if u.User != nil {
+		return bad("must not carry a user name or password")
+	}
+	switch {
+	case u.Scheme == "https" && u.Host != "":
+	case u.Scheme == "http" && loopback(u.Hostname()):
+	case strings.Contains(u.Scheme, ".") && u.Host == "":
+	case u.Scheme == "http":
+		return bad("must use https (plain http only on a loopback address)")
+	default:
+		return bad("must be https, loopback http or an app's own dotted scheme")
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// RedirectAllowed says whether uri is one of registered. Loopback URIs
+// match on any port, as RFC 8252 §7.3 asks: a native app listens wherever
+// the system lets it.
+func RedirectAllowed(registered []string, uri string) bool {
+	if slices.Contains(registered, uri) {
+		return true
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "http" || !loopback(u.Hostname()) {
+		return false
+	}
+	for _, r := range registered {
+		ru, err := url.Parse(r)
+		if err == nil && ru.Scheme == "http" && ru.Hostname() == u.Hostname() && ru.Path == u.Path && ru.RawQuery == u.RawQuery {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientIDIsURL says client_id names a Client ID Metadata Document: an
+// https URL with a path (the document's own address).
+func ClientIDIsURL(clientID string) bool {
+	u, err := url.Parse(clientID)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.Path != "" && u.Path != "/" && u.Fragment == "" && u.User == nil
+}
+
+// CheckPKCE says whether verifier matches an S256 challenge (RFC 7636
+// §4.6). A verifier is 43 to 128 unreserved characters (§4.1).
+func CheckPKCE(verifier, challenge string) bool {
+	if len(verifier) < 43 || len(verifier) > 128 {
+		return false
+	}
+	for _, c := range verifier {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~", c)) {
+			return false
+		}
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
+}
+
+// ValidChallenge says challenge could be an S256 challenge: 43 base64url
+// characters.
+func ValidChallenge(challenge string) bool {
+	if len(challenge) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(challenge)
+	return err == nil
+}

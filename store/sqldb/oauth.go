@@ -1,0 +1,72 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/crtx-market/crtx"
+)
+
+func (t *tx) InsertOAuthClient(ctx context.Context, c crtx.OAuthClient, forgetBefore time.Time) error {
+	if _, err := t.exec(ctx, `DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < ?`, us(forgetBefore)); err != nil {
+		return err
+	}
+	uris, err := json.Marshal(c.RedirectURIs)
+	if err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, created_at, used_at) VALUES (?, ?, ?, ?, ?)`,
+		c.ID, c.Name, string(uris), us(c.CreatedAt), nullUS(c.UsedAt))
+	return err
+}
+
+func (t *tx) OAuthClient(ctx context.Context, id string) (crtx.OAuthClient, error) {
+	c := crtx.OAuthClient{ID: id}
+	var uris string
+	var created int64
+	var used sql.NullInt64
+	err := t.queryRow(ctx, `SELECT name, redirect_uris, created_at, used_at FROM oauth_clients WHERE id = ?`, id).
+		Scan(&c.Name, &uris, &created, &used)
+	if err != nil {
+		return c, notFound(err, "oauth client")
+	}
+	c.CreatedAt, c.UsedAt = fromUS(created), fromNullUS(used)
+	return c, json.Unmarshal([]byte(uris), &c.RedirectURIs)
+}
+
+func (t *tx) UseOAuthClient(ctx context.Context, id string, at time.Time) error {
+	_, err := t.exec(ctx, `UPDATE oauth_clients SET used_at = ? WHERE id = ? AND used_at IS NULL`, us(at), id)
+	return err
+}
+
+func (t *tx) InsertOAuthCode(ctx context.Context, c crtx.OAuthCode, now time.Time) error {
+	if _, err := t.exec(ctx, `DELETE FROM oauth_codes WHERE expires_at <= ?`, us(now)); err != nil {
+		return err
+	}
+	var limit sql.NullInt64
+	if c.SpendLimit != nil {
+		limit = sql.NullInt64{Int64: int64(*c.SpendLimit), Valid: true}
+	}
+	_, err := t.exec(ctx, `INSERT INTO oauth_codes (hash, client_id, client_name, redirect_uri, challenge, resource, wallet, environment, spend_limit, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Hash, c.ClientID, c.ClientName, c.RedirectURI, c.Challenge, c.Resource, c.Wallet, c.Environment, limit, us(c.ExpiresAt))
+	return err
+}
+
+func (t *tx) TakeOAuthCode(ctx context.Context, hash string) (crtx.OAuthCode, error) {
+	c := crtx.OAuthCode{Hash: hash}
+	var limit sql.NullInt64
+	var expires int64
+	err := t.queryRow(ctx, `DELETE FROM oauth_codes WHERE hash = ? RETURNING client_id, client_name, redirect_uri, challenge, resource, wallet, environment, spend_limit, expires_at`, hash).
+		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Resource, &c.Wallet, &c.Environment, &limit, &expires)
+	if err != nil {
+		return c, notFound(err, "oauth code")
+	}
+	c.ExpiresAt = fromUS(expires)
+	if limit.Valid {
+		l := crtx.USDC(limit.Int64)
+		c.SpendLimit = &l
+	}
+	return c, nil
+}
