@@ -215,3 +215,42 @@ func ValidChallenge(challenge string) bool {
 	_, err := base64.RawURLEncoding.DecodeString(challenge)
 	return err == nil
 }
+
+// OAuthError is an OAuth refusal in the protocol's own words (RFC 6749
+// §5.2, RFC 7591 §3.2.2, RFC 8707 §2): Code is the "error" member.
+type OAuthError struct {
+	Code        string
+	Description string
+}
+
+func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
+
+// OAuthErrorf makes an OAuthError.
+func OAuthErrorf(code, format string, args ...any) *OAuthError {
+	return &OAuthError{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// OAuth error codes.
+const (
+	OAuthInvalidRequest        = "invalid_request"
+	OAuthInvalidClient         = "invalid_client"
+	OAuthInvalidGrant          = "invalid_grant"
+	OAuthUnsupportedGrantType  = "unsupported_grant_type"
+	OAuthUnsupportedResponse   = "unsupported_response_type"
+	OAuthInvalidScope          = "invalid_scope"
+	OAuthInvalidTarget         = "invalid_target"
+	OAuthAccessDenied          = "access_denied"
+	OAuthInvalidRedirectURI    = "invalid_redirect_uri"
+	OAuthInvalidClientMetadata = "invalid_client_metadata"
+)
+
+// CheckScope accepts a requested scope made of OAuthScope and
+// OfflineAccess (empty asks for OAuthScope).
+func CheckScope(scope string) error {
+	for _, s := range strings.Fields(scope) {
+		if s != OAuthScope && s != OfflineAccess {
+			return OAuthErrorf(OAuthInvalidScope, "scope %q is not offered; ask for %q (and %q for a refresh token)", s, OAuthScope, OfflineAccess)
+		}
+	}
+	return nil
+}

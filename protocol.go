@@ -195,6 +195,9 @@ type Caller interface {
 	// requests are and by the Standard Webhooks scheme (webhook-id id):
 	// with its Ed25519 key ("v1a") and with each of secrets ("v1").
 	Deliver(ctx context.Context, url, id string, env Environment, body []byte, secrets [][]byte) (int, error)
+	// Fetch GETs a document of at most max bytes (an OAuth client's
+	// metadata document) through the same address checks.
+	Fetch(ctx context.Context, url string, max int64) ([]byte, error)
 }
 
 // CallError is a failed call: no reply, a reply that is not an answer, or

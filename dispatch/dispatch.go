@@ -310,6 +310,34 @@ func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environme
 	return resp.StatusCode, nil
 }
 
+// Fetch GETs url with the same address checks and no redirect, and
+// returns its body if it answered 200 within max bytes.
+func (c *Caller) Fetch(ctx context.Context, url string, max int64) ([]byte, error) {
+	if err := c.CheckURL(ctx, "url", url); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "crtx-marketplace/1")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		redactURL(err)
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: status %d", redacted(url), resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err == nil && int64(len(body)) > max {
+		err = fmt.Errorf("GET %s: more than %d bytes", redacted(url), max)
+	}
+	return body, err
+}
+
 // redactURL drops the query and user info from the URL an error of
 // net/http names: the detail goes to the log, and a creator's endpoint may
 // carry a secret in its query.

@@ -16,6 +16,9 @@ import (
 // not a *crtx.Error is logged with the request id and answered 500 without
 // its text.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if writeOAuthError(w, err) {
+		return
+	}
 	var sp solanaPayError
 	solanaPay := errors.As(err, &sp)
 	if solanaPay {

@@ -22,6 +22,17 @@ func (s *Server) Caller(r *http.Request) (crtx.Principal, error) {
 	return s.apiKey(r)
 }
 
+// Challenge is the WWW-Authenticate of a 401 from the MCP endpoint: where
+// its OAuth metadata is (RFC 9728 §5.1), and invalid_token when a token
+// was sent and refused (RFC 6750 §3.1), so a connector refreshes it.
+func (s *Server) Challenge(r *http.Request) string {
+	c := `Bearer resource_metadata="` + s.ResourceMetadataURL() + `", scope="` + crtx.OAuthScope + `"`
+	if bearer(r) != "" {
+		c += `, error="invalid_token"`
+	}
+	return c
+}
+
 // Bearer is the token of a request's Authorization: Bearer header, as
 // Caller read it.
 func Bearer(r *http.Request) string { return bearer(r) }
@@ -31,7 +42,7 @@ func Bearer(r *http.Request) string { return bearer(r) }
 // A 401 carries the Bearer challenge HTTP clients look for.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *crtx.Error
-	if errors.As(err, &e) && api.Status(e) == http.StatusUnauthorized {
+	if errors.As(err, &e) && api.Status(e) == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="crtx"`)
 	}
 	s.writeError(w, r, err)

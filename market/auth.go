@@ -164,6 +164,9 @@ func (m *Market) Authenticate(ctx context.Context, token string) (crtx.Principal
 	if subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hash)) != 1 || k.RevokedAt != nil {
 		return crtx.Principal{}, invalid
 	}
+	if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
+		return crtx.Principal{}, crtx.Errorf(crtx.CodeInvalidAPIKey, "the connector's access token has expired; refresh it at the token endpoint")
+	}
 	// last_used_at is kept to the minute, so reads do not each cost a write.
 	// The write is blind (READ COMMITTED on PostgreSQL): the requests that
 	// find it stale together each write it, waiting for the executions

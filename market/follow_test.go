@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,10 @@ func (c *heldCaller) CheckURL(context.Context, string, string) error { return ni
 
 func (c *heldCaller) Deliver(context.Context, string, string, crtx.Environment, []byte, [][]byte) (int, error) {
 	return 200, nil
+}
+
+func (c *heldCaller) Fetch(context.Context, string, int64) ([]byte, error) {
+	return nil, errors.New("no fetch here")
 }
 
 func (c *heldCaller) Call(ctx context.Context, _ string, _ crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, error) {

@@ -97,6 +97,9 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.api.Caller(r)
 		if err != nil {
+			if code := crtx.ErrorCode(err); code == crtx.CodeAuthenticationRequired || code == crtx.CodeInvalidAPIKey {
+				w.Header().Set("WWW-Authenticate", s.api.Challenge(r))
+			}
 			s.api.WriteError(w, r, err)
 			return
 		}

@@ -31,6 +31,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	p := v.page("Sign in — crtx", dashboardPath(q.Get("next")))
 	p.Error = loginProblem(q)
+	if q.Get("connect") != "" {
+		p.Notice = "An app asks to connect to crtx. Sign in with your wallet first; then you choose the environment and how much it may spend."
+	}
 	return h.render(w, "login", p)
 }
 
@@ -60,7 +63,7 @@ func dashboardPath(next string) string {
 		return "/dashboard/"
 	}
 	p := path.Clean(u.Path)
-	if p != "/dashboard" && !strings.HasPrefix(p, "/dashboard/") {
+	if p != "/dashboard" && !strings.HasPrefix(p, "/dashboard/") && p != "/oauth/authorize" {
 		return "/dashboard/"
 	}
 	if strings.HasSuffix(u.Path, "/") {

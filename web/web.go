@@ -171,7 +171,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	for _, p := range []string{"home", "agent", "login", "dashboard", "execution", "deposit", "keys", "creator", "edit", "operator", "operator-login",
+	for _, p := range []string{"home", "agent", "login", "authorize", "dashboard", "execution", "deposit", "keys", "creator", "edit", "operator", "operator-login",
 		"docs", "error", "explorer-home", "explorer-account", "explorer-tx", "explorer-block", "reserves"} {
 		h.pages[p] = parsePage(p)
 	}
@@ -196,6 +196,8 @@ func (h *Handler) Routes() []Route {
 			return nil
 		}},
 		{"GET", "/login", h.login},
+		{"GET", "/oauth/authorize", h.authorize},
+		{"POST", "/oauth/authorize", h.consent},
 		{"POST", "/dashboard/login", h.loginToken},
 		{"POST", "/dashboard/logout", h.logout},
 		{"GET", "/dashboard/{$}", h.signedPage(h.dashboard)},
@@ -234,7 +236,7 @@ func (h *Handler) Routes() []Route {
 	routes = append(routes, formLandings(routes)...)
 	for i, r := range routes {
 		routes[i].Handle = h.human(r.Handle)
-		if strings.HasPrefix(r.Path, "/dashboard/") || r.Path == "/login" {
+		if strings.HasPrefix(r.Path, "/dashboard/") || r.Path == "/login" || strings.HasPrefix(r.Path, "/oauth/") {
 			routes[i].Handle = private(routes[i].Handle)
 		}
 	}

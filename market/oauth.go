@@ -1,0 +1,305 @@
+package market
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+)
+
+// The marketplace is the OAuth 2.1 authorization server of its own MCP
+// endpoint (docs/integrations.md, "Connectors"): a person consents on the
+// wallet sign-in page, and the connector gets an API key with the
+// environment and spend limit chosen there, listed and revocable like any
+// other. Clients are public; PKCE (S256) binds each code to its requester.
+
+// Resource is the one resource tokens are issued for (RFC 8707): the MCP
+// endpoint.
+func (m *Market) Resource() string { return api.MCPURL(m.cfg.PublicURL) }
+
+// RegisterClient registers a client dynamically (RFC 7591).
+func (m *Market) RegisterClient(ctx context.Context, body []byte) (crtx.OAuthClient, error) {
+	meta, err := crtx.ParseClientMetadata(body)
+	if err != nil {
+		return crtx.OAuthClient{}, metadataError(err)
+	}
+	name := strings.TrimSpace(meta.ClientName)
+	if name == "" {
+		name = "An MCP client"
+	}
+	now := m.now()
+	c := crtx.OAuthClient{ID: crtx.NewID("oc_"), Name: name, RedirectURIs: meta.RedirectURIs, CreatedAt: now}
+	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertOAuthClient(ctx, c, now.Add(-crtx.UnusedClientTTL)) })
+	return c, internal("register oauth client", err)
+}
+
+func metadataError(err error) error {
+	if errors.Is(err, crtx.ErrRedirectURI) {
+		return crtx.OAuthErrorf(crtx.OAuthInvalidRedirectURI, "%s", err.Error())
+	}
+	return crtx.OAuthErrorf(crtx.OAuthInvalidClientMetadata, "%s", err.Error())
+}
+
+// maxClientDocument bounds a Client ID Metadata Document; the draft
+// suggests 5 KB, and a document is a short JSON object.
+const maxClientDocument = 16 << 10
+
+// Client is the client an authorization request names: a registered one
+// that has not lapsed, or the one a Client ID Metadata Document describes,
+// fetched from its https address (through the same address checks as
+// creators' endpoints). redirectURI must be one of its own. Its errors are
+// the kind never sent to the redirect URI (RFC 6749 §4.1.2.1).
+func (m *Market) Client(ctx context.Context, clientID, redirectURI string) (crtx.OAuthClient, error) {
+	if clientID == "" {
+		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "client_id is missing")
+	}
+	var c crtx.OAuthClient
+	if crtx.ClientIDIsURL(clientID) {
+		var err error
+		if c, err = m.clientDocument(ctx, clientID); err != nil {
+			return c, err
+		}
+	} else {
+		err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
+			c, err = tx.OAuthClient(ctx, clientID)
+			return err
+		})
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && c.Expired(m.now())) {
+			return c, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "client_id %q is not registered here (or its registration lapsed unused); register again", clientID)
+		}
+		if err != nil {
+			return c, internal("oauth client", err)
+		}
+	}
+	if !crtx.RedirectAllowed(c.RedirectURIs, redirectURI) {
+		return c, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "redirect_uri %q is not one the client registered", redirectURI)
+	}
+	return c, nil
+}
+
+// clientDocument fetches and checks a Client ID Metadata Document: its
+// client_id must be its own address, and it may not ask for a secret.
+func (m *Market) clientDocument(ctx context.Context, url string) (crtx.OAuthClient, error) {
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	body, err := m.cfg.Caller.Fetch(fctx, url, maxClientDocument)
+	if err != nil {
+		m.cfg.Logger.Info("client metadata document", "client_id", url, "err", err)
+		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "the client metadata document at %s could not be fetched (an https address answering 200 with JSON, at most %d bytes)", url, maxClientDocument)
+	}
+	meta, err := crtx.ParseClientMetadata(body)
+	if err != nil {
+		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "the client metadata document at %s: %v", url, err)
+	}
+	if meta.ClientID != url {
+		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "the client metadata document at %s names client_id %q, not its own address", url, meta.ClientID)
+	}
+	name := strings.TrimSpace(meta.ClientName)
+	if name == "" {
+		name = url
+	}
+	return crtx.OAuthClient{ID: url, Name: name, RedirectURIs: meta.RedirectURIs, CreatedAt: m.now()}, nil
+}
+
+// AuthorizeRequest is an authorization request's parameters (RFC 6749
+// §4.1.1, RFC 7636 §4.3, RFC 8707 §2).
+type AuthorizeRequest struct {
+	ResponseType, ClientID, RedirectURI, State, Scope string
+	CodeChallenge, CodeChallengeMethod, Resource      string
+}
+
+// CheckAuthorize checks what Client does not: its errors go back to the
+// client at its redirect URI.
+func (m *Market) CheckAuthorize(r AuthorizeRequest) error {
+	switch {
+	case r.ResponseType != "code":
+		return crtx.OAuthErrorf(crtx.OAuthUnsupportedResponse, "response_type must be \"code\"")
+	case r.CodeChallengeMethod != "S256":
+		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code_challenge_method must be S256 (PKCE is required)")
+	case !crtx.ValidChallenge(r.CodeChallenge):
+		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code_challenge must be 43 base64url characters (the S256 of the verifier)")
+	case r.Resource != "" && r.Resource != m.Resource():
+		return crtx.OAuthErrorf(crtx.OAuthInvalidTarget, "resource must be %s, the MCP endpoint tokens here are for", m.Resource())
+	}
+	return crtx.CheckScope(r.Scope)
+}
+
+// Consent is a person's answer on the consent page: the wallet signed in,
+// and the environment and spend limit the connector's key gets.
+type Consent struct {
+	Wallet      string
+	Environment crtx.Environment
+	SpendLimit  crtx.USDC
+}
+
+// Authorize issues a code for an authorization request a person consented
+// to. The request was checked by Client and CheckAuthorize.
+func (m *Market) Authorize(ctx context.Context, c crtx.OAuthClient, r AuthorizeRequest, consent Consent) (string, error) {
+	if !consent.Environment.Valid() {
+		return "", crtx.Errorf(crtx.CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
+	}
+	if consent.SpendLimit <= 0 {
+		return "", crtx.Errorf(crtx.CodeInvalidRequest, "give the connector a spend limit of more than 0 USDC")
+	}
+	code := crtx.RandomBase62(43)
+	now := m.now()
+	row := crtx.OAuthCode{Hash: crtx.HashSecret(code), ClientID: c.ID, ClientName: c.Name, RedirectURI: r.RedirectURI,
+		Challenge: r.CodeChallenge, Resource: m.Resource(), Wallet: consent.Wallet, Environment: consent.Environment,
+		SpendLimit: &consent.SpendLimit, ExpiresAt: now.Add(crtx.OAuthCodeTTL)}
+	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertOAuthCode(ctx, row, now) })
+	return code, internal("oauth code", err)
+}
+
+// Tokens answer a token request (RFC 6749 §5.1): the key's secret as the
+// access token, and a refresh token.
+type Tokens struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+// TokenRequest is a token request's parameters.
+type TokenRequest struct {
+	GrantType, Code, RedirectURI, ClientID, CodeVerifier, RefreshToken, Resource, Scope string
+}
+
+// Token answers a token request: an authorization code exchanged once for
+// a new key, or a refresh token for the key's next secret.
+func (m *Market) Token(ctx context.Context, r TokenRequest) (Tokens, error) {
+	if r.Resource != "" && r.Resource != m.Resource() {
+		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidTarget, "resource must be %s", m.Resource())
+	}
+	if err := crtx.CheckScope(r.Scope); err != nil {
+		return Tokens{}, err
+	}
+	switch r.GrantType {
+	case "authorization_code":
+		return m.exchange(ctx, r)
+	case "refresh_token":
+		return m.refresh(ctx, r)
+	case "":
+		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "grant_type is missing")
+	}
+	return Tokens{}, crtx.OAuthErrorf(crtx.OAuthUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+}
+
+func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
+	if r.Code == "" || r.CodeVerifier == "" || r.ClientID == "" {
+		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code, code_verifier and client_id are required")
+	}
+	bad := crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
+	now := m.now()
+	var k crtx.APIKey
+	var t Tokens
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		// Taken whatever follows: a code that fails a check is spent, as
+		// one presented twice must be (RFC 6749 §4.1.2).
+		c, err := tx.TakeOAuthCode(ctx, crtx.HashSecret(r.Code))
+		if errors.Is(err, crtx.ErrNotFound) {
+			return bad
+		}
+		if err != nil {
+			return err
+		}
+		if !now.Before(c.ExpiresAt) || c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
+			return bad
+		}
+		if err := tx.UseOAuthClient(ctx, c.ClientID, now); err != nil {
+			return err
+		}
+		k, t = m.newTokenKey(c, now)
+		return tx.InsertKey(ctx, k)
+	})
+	var oe *crtx.OAuthError
+	if errors.As(err, &oe) && oe == bad {
+		// The delete of a failed exchange must stand.
+		m.store.Update(ctx, func(tx crtx.Tx) error { _, err := tx.TakeOAuthCode(ctx, crtx.HashSecret(r.Code)); return err })
+	}
+	return t, oauthInternal("exchange oauth code", err)
+}
+
+// newTokenKey is the key a consent makes, and its first tokens.
+func (m *Market) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, Tokens) {
+	name := c.ClientName
+	if utf8.RuneCountInString(name) > 80 {
+		name = string([]rune(name)[:80])
+	}
+	k := crtx.APIKey{ID: crtx.NewID("key_"), Name: name + " (MCP connector)", Environment: c.Environment, CreatedAt: now,
+		SpendLimit: c.SpendLimit, Wallet: c.Wallet, Client: c.ClientID}
+	return k, m.rotate(&k, now)
+}
+
+// rotate gives k a new secret and refresh token, and returns them.
+func (m *Market) rotate(k *crtx.APIKey, now time.Time) Tokens {
+	access, refresh := crtx.NewKeySecret(k.Environment), crtx.RefreshPrefix+crtx.RandomBase62(43)
+	expires := now.Add(crtx.AccessTokenTTL)
+	k.Hash, k.Prefix, k.ExpiresAt, k.RefreshHash = crtx.HashSecret(access), access[:len(crtx.LiveKeyPrefix)+4], &expires, crtx.HashSecret(refresh)
+	return Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(crtx.AccessTokenTTL.Seconds()), RefreshToken: refresh, Scope: crtx.OAuthScope}
+}
+
+func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
+	if r.RefreshToken == "" || r.ClientID == "" {
+		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "refresh_token and client_id are required")
+	}
+	bad := crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the refresh token is unknown, already used, revoked, or was issued to another client")
+	var t Tokens
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		k, err := tx.KeyByRefreshHash(ctx, crtx.HashSecret(r.RefreshToken))
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.RevokedAt != nil || k.Client != r.ClientID)) {
+			return bad
+		}
+		if err != nil {
+			return err
+		}
+		from := k.RefreshHash
+		t = m.rotate(&k, m.now())
+		if err := tx.RefreshKey(ctx, k, from); errors.Is(err, crtx.ErrConflict) {
+			return bad
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+	// The old secret is refused from now on by this process; by others
+	// within keyCacheTTL.
+	m.keys.clear()
+	return t, oauthInternal("refresh oauth token", err)
+}
+
+// RevokeToken revokes the key an access or refresh token belongs to (RFC
+// 7009): the connector is disconnected, as by Revoke on the keys page. An
+// unknown token, or one of another client, is no error (§2.2).
+func (m *Market) RevokeToken(ctx context.Context, token, clientID string) error {
+	hash := crtx.HashSecret(token)
+	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		k, err := tx.KeyByRefreshHash(ctx, hash)
+		if errors.Is(err, crtx.ErrNotFound) {
+			k, err = tx.KeyByHash(ctx, hash)
+		}
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.Client == "" || k.Client != clientID || k.RevokedAt != nil)) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return tx.RevokeKey(ctx, k.ID, m.now())
+	})
+	m.keys.clear()
+	return internal("revoke oauth token", err)
+}
+
+// oauthInternal passes an OAuthError on, and wraps anything else as
+// internal does.
+func oauthInternal(what string, err error) error {
+	var oe *crtx.OAuthError
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return internal(what, err)
+}

@@ -1,0 +1,193 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/market"
+)
+
+// The OAuth authorization endpoint is a page: the person signs in with
+// their wallet (the sign-in page sends them back here), reads which app
+// asks, picks the environment and a spend limit, and allows or denies.
+// Allowing issues a code for a new API key with those limits; either way
+// the browser goes back to the app's redirect URI.
+
+// authorizeData is what the consent page shows and sends back.
+type authorizeData struct {
+	Client market.AuthorizeRequest
+	// Name is the app's own name for itself, ClientHost where its
+	// metadata document lives (for a client identified by URL), and
+	// RedirectHost where the browser goes next.
+	Name, ClientHost, RedirectHost string
+	Limit                          string
+	Env                            crtx.Environment
+}
+
+func authorizeRequest(v url.Values) market.AuthorizeRequest {
+	return market.AuthorizeRequest{ResponseType: v.Get("response_type"), ClientID: v.Get("client_id"), RedirectURI: v.Get("redirect_uri"),
+		State: v.Get("state"), Scope: v.Get("scope"), CodeChallenge: v.Get("code_challenge"),
+		CodeChallengeMethod: v.Get("code_challenge_method"), Resource: v.Get("resource")}
+}
+
+// authorize shows the consent page. A request whose client or redirect URI
+// cannot be trusted gets an error page here, never a redirect (RFC 6749
+// §4.1.2.1); any other bad request goes back to the app with its error.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) error {
+	req := authorizeRequest(r.URL.Query())
+	c, err := h.market.Client(r.Context(), req.ClientID, req.RedirectURI)
+	if err != nil {
+		return h.authorizeProblem(w, r, err)
+	}
+	if err := h.market.CheckAuthorize(req); err != nil {
+		return h.backToClient(w, r, req, oauthAnswer(err))
+	}
+	v, err := h.session(r)
+	if err != nil {
+		http.Redirect(w, r, "/login?connect=1&next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return nil
+	}
+	d := authorizeData{Client: req, Name: c.Name, RedirectHost: host(req.RedirectURI), Limit: "5", Env: crtx.Devnet}
+	if crtx.ClientIDIsURL(c.ID) {
+		d.ClientHost = host(c.ID)
+	}
+	return h.consentPage(w, req, v.page("Connect "+c.Name+" — crtx", d))
+}
+
+// consentPage renders the page. Its forms may lead to the app's redirect
+// URI: browsers hold form-action to redirects after a post too.
+func (h *Handler) consentPage(w http.ResponseWriter, req market.AuthorizeRequest, p page) error {
+	b, err := h.execute("authorize", p)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", strings.Replace(PageCSP, "form-action 'self'", "form-action 'self' "+cspSource(req.RedirectURI), 1))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	return nil
+}
+
+// cspSource is the CSP source that admits uri: its origin, or for an
+// app's own scheme, the scheme.
+func cspSource(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "'none'"
+	}
+	if u.Host == "" {
+		return u.Scheme + ":"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func host(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Host == "" {
+		return uri
+	}
+	return u.Host
+}
+
+// consent answers the consent form: a code for the app, or access_denied.
+func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
+	req := authorizeRequest(r.PostForm)
+	c, err := h.market.Client(r.Context(), req.ClientID, req.RedirectURI)
+	if err != nil {
+		return h.authorizeProblem(w, r, err)
+	}
+	if err := h.market.CheckAuthorize(req); err != nil {
+		return h.backToClient(w, r, req, oauthAnswer(err))
+	}
+	v, err := h.session(r)
+	if err != nil {
+		http.Redirect(w, r, "/login?connect=1&ended=1&next="+url.QueryEscape(authorizePath(req)), http.StatusSeeOther)
+		return nil
+	}
+	nonce, err := v.key.check(r.PostFormValue("csrf"), v.at)
+	if err != nil {
+		return err
+	}
+	// Sent once: a second post of the same page (Back, then Allow again)
+	// issues no second code.
+	if first, err := h.market.ClaimForm(r.Context(), v.owner(), nonce); err != nil {
+		return err
+	} else if !first {
+		return crtx.Errorf(crtx.CodeInvalidSession, "this consent was sent already; start the connection again from the app")
+	}
+	if r.PostFormValue("decision") != "allow" {
+		return h.backToClient(w, r, req, url.Values{"error": {crtx.OAuthAccessDenied}, "error_description": {"the person declined"}})
+	}
+	env := crtx.Environment(r.PostFormValue("environment"))
+	limit, err := crtx.ParseUSDC(strings.TrimSpace(r.PostFormValue("spend_limit")))
+	if err != nil || limit <= 0 || !env.Valid() {
+		d := authorizeData{Client: req, Name: c.Name, RedirectHost: host(req.RedirectURI), Limit: r.PostFormValue("spend_limit"), Env: env}
+		if crtx.ClientIDIsURL(c.ID) {
+			d.ClientHost = host(c.ID)
+		}
+		p := v.page("Connect "+c.Name+" — crtx", d)
+		p.Error = "Spend limit: give an amount of USDC above 0, such as 5 or 0.50, and pick an environment."
+		return h.consentPage(w, req, p)
+	}
+	code, err := h.market.Authorize(r.Context(), c, req, market.Consent{Wallet: v.Wallet, Environment: env, SpendLimit: limit})
+	if err != nil {
+		return err
+	}
+	return h.backToClient(w, r, req, url.Values{"code": {code}})
+}
+
+// backToClient sends the browser to the app's redirect URI with answer,
+// the request's state and this issuer (RFC 9207).
+func (h *Handler) backToClient(w http.ResponseWriter, r *http.Request, req market.AuthorizeRequest, answer url.Values) error {
+	u, err := url.Parse(req.RedirectURI)
+	if err != nil {
+		return err
+	}
+	q := u.Query()
+	for k, vs := range answer {
+		q[k] = vs
+	}
+	if req.State != "" {
+		q.Set("state", req.State)
+	}
+	q.Set("iss", h.market.Config().PublicURL)
+	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+	return nil
+}
+
+// authorizeProblem is the page for a request that cannot go back to its
+// app.
+func (h *Handler) authorizeProblem(w http.ResponseWriter, r *http.Request, err error) error {
+	var oe *crtx.OAuthError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	p := problem{Heading: "This app cannot connect", Text: sentence(oe.Description) + " Nothing was shared with the app. Start again from the app, or tell its makers.",
+		Next: []link{{"/docs#mcp", "How apps connect to crtx"}, {"/", "Browse the agents"}}}
+	return h.renderStatus(w, http.StatusBadRequest, "error", h.visitor(r).page(p.Heading+" — crtx", p))
+}
+
+// oauthAnswer is an OAuth refusal as redirect parameters.
+func oauthAnswer(err error) url.Values {
+	oe := &crtx.OAuthError{Code: crtx.OAuthInvalidRequest, Description: crtx.ErrorMessage(err)}
+	errors.As(err, &oe)
+	return url.Values{"error": {oe.Code}, "error_description": {oe.Description}}
+}
+
+// authorizePath is the consent page's address for req.
+func authorizePath(req market.AuthorizeRequest) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"response_type": req.ResponseType, "client_id": req.ClientID, "redirect_uri": req.RedirectURI,
+		"state": req.State, "scope": req.Scope, "code_challenge": req.CodeChallenge, "code_challenge_method": req.CodeChallengeMethod, "resource": req.Resource} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/oauth/authorize?" + q.Encode()
+}
