@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"testing"
 
 	"github.com/crtx-market/crtx/creator"
@@ -34,7 +35,7 @@ func TestA2AJavaScriptSDK(t *testing.T) {
 	// Released before the servers close (cleanups run last first).
 	t.Cleanup(func() { close(release) })
 
-	cmd := nodeScript(context.Background(), t, "CRTX_A2A_SDK", "@a2a-js/sdk", "a2a-client.mjs",
+	cmd := nodetest.Script(context.Background(), t, "CRTX_A2A_SDK", "@a2a-js/sdk", "a2a-client.mjs",
 		"CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT="+agent, "CRTX_WAITING_AGENT="+waiting)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"io"
 	"reflect"
 	"slices"
@@ -221,7 +222,7 @@ func TestDiscoveryResources(t *testing.T) {
 		Resources []string `json:"resources"`
 		Problems  []string `json:"problems"`
 	}
-	cmd := nodeScript(context.Background(), t, "CRTX_X402", "@x402/extensions", "x402-discovery.mjs",
+	cmd := nodetest.Script(context.Background(), t, "CRTX_X402", "@x402/extensions", "x402-discovery.mjs",
 		"CRTX_URL="+x.d.URL, "CRTX_PAGE=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -3,6 +3,7 @@ package http_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -28,7 +29,7 @@ var conformanceScenarios = []string{"server-initialize", "ping", "logging-set-le
 // credential, so it reaches crtxd through a proxy that adds the API key and
 // changes nothing else, the Host and Origin headers included.
 func TestMCPConformance(t *testing.T) {
-	dir := nodeModules(t, "CRTX_MCP_CONFORMANCE", "@modelcontextprotocol/conformance")
+	dir := nodetest.Modules(t, "CRTX_MCP_CONFORMANCE", "@modelcontextprotocol/conformance")
 	m := newMarket(t, "10")
 	target, err := url.Parse(m.d.URL)
 	if err != nil {

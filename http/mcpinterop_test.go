@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"sync"
 	"testing"
 	"time"
@@ -55,9 +56,9 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 
 	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := nodeScript(run, t, "CRTX_MCP_SDK", "@modelcontextprotocol/sdk", "mcp-client.mjs",
+	cmd := nodetest.Script(run, t, "CRTX_MCP_SDK", "@modelcontextprotocol/sdk", "mcp-client.mjs",
 		"CRTX_URL="+m.d.URL, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
-	converse(t, cmd, map[string]func(){"running": running.open, "release": release.open})
+	nodetest.Converse(t, cmd, map[string]func(string){"running": func(string) { running.open() }, "release": func(string) { release.open() }})
 	// Three runs paid (with progress, as a task, the held one); the
 	// cancelled one refunded.
 	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.25") || b.Escrowed != 0 {

@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"os"
 	"testing"
 	"time"
@@ -58,11 +59,11 @@ func TestMCPModernSDK(t *testing.T) {
 
 	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := nodeScriptOf(run, t, "mcp-modern.mjs", []nodePackage{
-		{"CRTX_MCP_CLIENT", "@modelcontextprotocol/client"}, {"CRTX_MCP_CLIENT", "@modelcontextprotocol/ext-tasks"}},
+	cmd := nodetest.ScriptOf(run, t, "mcp-modern.mjs", []nodetest.Package{
+		{Modules: "CRTX_MCP_CLIENT", Name: "@modelcontextprotocol/client"}, {Modules: "CRTX_MCP_CLIENT", Name: "@modelcontextprotocol/ext-tasks"}},
 		"CRTX_URL="+m.d.URL, "CRTX_URL2="+second, "CRTX_API_KEY="+m.key.Token(), "CRTX_AGENT_ID="+agent)
 	done := false
-	converse(t, cmd, map[string]func(){"release": release.open, "done": func() { done = true }})
+	nodetest.Converse(t, cmd, map[string]func(string){"release": func(string) { release.open() }, "done": func(string) { done = true }})
 	if !done {
 		t.Fatal("the 2026-07-28 MCP client stopped before its end")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"io"
 	"reflect"
 	"strings"
@@ -51,9 +52,9 @@ func TestMCPX402TypeScriptSDK(t *testing.T) {
 
 	run, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := nodeScriptOf(run, t, "mcp-x402.mjs", []nodePackage{
-		{"CRTX_MCP_SDK", "@modelcontextprotocol/sdk"},
-		{"CRTX_X402", "@x402/core"}, {"CRTX_X402", "@x402/svm"}, {"CRTX_X402", "@solana/kit"},
+	cmd := nodetest.ScriptOf(run, t, "mcp-x402.mjs", []nodetest.Package{
+		{Modules: "CRTX_MCP_SDK", Name: "@modelcontextprotocol/sdk"},
+		{Modules: "CRTX_X402", Name: "@x402/core"}, {Modules: "CRTX_X402", Name: "@x402/svm"}, {Modules: "CRTX_X402", Name: "@solana/kit"},
 	}, "CRTX_URL="+x.d.URL, "CRTX_AGENT_ID="+agent, "CRTX_RPC="+x.chain.net.RPC, "CRTX_PAYER_KEYFILE="+x.keyFile)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

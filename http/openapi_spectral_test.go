@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -13,7 +14,7 @@ import (
 // included: every operation described, the contact given, no schema or
 // example it finds wrong.
 func TestOpenAPISpectral(t *testing.T) {
-	dir := nodeModules(t, "CRTX_SPECTRAL", "@stoplight/spectral-cli")
+	dir := nodetest.Modules(t, "CRTX_SPECTRAL", "@stoplight/spectral-cli")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "@stoplight", "spectral-cli", "dist", "index.js"),

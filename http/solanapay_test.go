@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestSolanaPayWallet(t *testing.T) {
 	ctx := context.Background()
 	// Before the network starts, so that a run without the library skips
 	// at once.
-	cmd := nodeScript(ctx, t, "CRTX_SOLANA_PAY", "@solana/pay", "solanapay-wallet.mjs")
+	cmd := nodetest.Script(ctx, t, "CRTX_SOLANA_PAY", "@solana/pay", "solanapay-wallet.mjs")
 	e := startChain(t)
 	w := e.payer(usdc("40"))
 	c := e.signIn(w)
@@ -109,7 +110,7 @@ func payWithSolanaPay(t *testing.T, cmd *exec.Cmd, e *chainEnv, w wallet, d api.
 // and any origin may ask, as wallets run anywhere.
 func TestSolanaPayTransactionRequest(t *testing.T) {
 	ctx := context.Background()
-	cmd := nodeScript(ctx, t, "CRTX_SOLANA_PAY", "@solana/pay", "solanapay-wallet.mjs")
+	cmd := nodetest.Script(ctx, t, "CRTX_SOLANA_PAY", "@solana/pay", "solanapay-wallet.mjs")
 	e := startChain(t)
 	w := e.payer(usdc("10"))
 	c := e.signIn(w)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -101,7 +102,7 @@ func TestWebhookLibraries(t *testing.T) {
 	}
 	run, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := nodeScriptOf(run, t, "webhook-verify.mjs", []nodePackage{{"CRTX_WEBHOOK_LIBS", "svix"}, {"CRTX_WEBHOOK_LIBS", "standardwebhooks"}},
+	cmd := nodetest.ScriptOf(run, t, "webhook-verify.mjs", []nodetest.Package{{Modules: "CRTX_WEBHOOK_LIBS", Name: "svix"}, {Modules: "CRTX_WEBHOOK_LIBS", Name: "standardwebhooks"}},
 		"CRTX_DELIVERIES="+file)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "verified 6") {

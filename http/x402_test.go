@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"io"
 	"net/http"
 	"os/exec"
@@ -92,7 +93,7 @@ type paidRun struct {
 func (x *x402Market) pay(agent, mode string, body any) paidRun {
 	x.t.Helper()
 	b, _ := json.Marshal(body)
-	cmd := nodeScript(context.Background(), x.t, "CRTX_X402", "@x402/fetch", "x402-pay.mjs",
+	cmd := nodetest.Script(context.Background(), x.t, "CRTX_X402", "@x402/fetch", "x402-pay.mjs",
 		"CRTX_URL="+x.d.URL+"/v1/agents/"+agent+"/execute", "CRTX_BODY="+string(b), "CRTX_RPC="+x.chain.net.RPC,
 		"CRTX_PAYER_KEYFILE="+x.keyFile, "CRTX_X402_MODE="+mode)
 	var stdout, stderr bytes.Buffer
@@ -471,7 +472,7 @@ type signedRead struct {
 func (x *x402Market) signedReads(challenge crtx.SIWxExtension, network string, urls ...string) []signedRead {
 	x.t.Helper()
 	ch, _ := json.Marshal(challenge)
-	cmd := nodeScript(context.Background(), x.t, "CRTX_X402", "@x402/extensions", "x402-siwx.mjs",
+	cmd := nodetest.Script(context.Background(), x.t, "CRTX_X402", "@x402/extensions", "x402-siwx.mjs",
 		"CRTX_CHALLENGE="+string(ch), "CRTX_NETWORK="+network, "CRTX_URLS="+strings.Join(urls, ","), "CRTX_PAYER_KEYFILE="+x.keyFile)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -116,7 +116,8 @@ func TestAccessibility(t *testing.T) {
 	}
 	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
 		"/explorer/", "/reserves", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
-		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login"}
+		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login",
+		consentPath(t, d.URL), "/oauth/authorize?client_id=oc_nobody", "/login?connect=1&next=/oauth/authorize"}
 	axeCheck(t, ctx, axe, d.URL, "light", pages...)
 	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
 

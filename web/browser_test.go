@@ -120,9 +120,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
 	var s string
-	if err := chromedp.Run(ctx, chromedp.WaitVisible(sel), chromedp.Text(sel, &s)); err != nil {
-		t.Fatalf("text of %s: %v", sel, err)
-	}
+	run(t, ctx, "text of "+sel, chromedp.WaitVisible(sel), chromedp.Text(sel, &s))
 	return s
 }
 

@@ -1,4 +1,7 @@
-package http_test
+// Package nodetest runs the tests' scripts with node and npm packages
+// written elsewhere (the clients that show a protocol working with a
+// client not our own), installed by .ci/run. Test code only.
+package nodetest
 
 import (
 	"bufio"
@@ -7,56 +10,57 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// nodeScript is the command that runs the script testdata/name with node
+// Script is the command that runs the script testdata/name with node
 // and the npm package pkg, which .ci/run installs in the node_modules
 // folder the environment variable modules names: a client written
 // elsewhere, to show a protocol working with it. vars are added to its
 // environment. Without the package or node the test is skipped on a
 // developer's machine, and fails in CI.
-func nodeScript(ctx context.Context, t *testing.T, modules, pkg, name string, vars ...string) *exec.Cmd {
+func Script(ctx context.Context, t *testing.T, modules, pkg, name string, vars ...string) *exec.Cmd {
 	t.Helper()
-	dir := nodeModules(t, modules, pkg)
-	cmd := scriptCommand(ctx, t, name, vars...)
+	dir := Modules(t, modules, pkg)
+	cmd := Command(ctx, t, name, vars...)
 	if err := os.Symlink(dir, filepath.Join(cmd.Dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
 	return cmd
 }
 
-// nodePackage is an npm package a script imports, from the node_modules
+// Package is an npm package a script imports, from the node_modules
 // folder the environment variable modules names.
-type nodePackage struct{ modules, name string }
+type Package struct{ Modules, Name string }
 
-// nodeScriptOf is nodeScript for a script whose packages .ci/run installs
+// ScriptOf is Script for a script whose packages .ci/run installs
 // in several folders: the script's node_modules holds a link to each
 // package. Node resolves a linked package's own imports from the folder
 // the link points into, so each package keeps the libraries installed
 // with it.
-func nodeScriptOf(ctx context.Context, t *testing.T, name string, pkgs []nodePackage, vars ...string) *exec.Cmd {
+func ScriptOf(ctx context.Context, t *testing.T, name string, pkgs []Package, vars ...string) *exec.Cmd {
 	t.Helper()
 	dirs := make([]string, len(pkgs))
 	for i, p := range pkgs {
-		dirs[i] = nodeModules(t, p.modules, p.name)
+		dirs[i] = Modules(t, p.Modules, p.Name)
 	}
-	cmd := scriptCommand(ctx, t, name, vars...)
+	cmd := Command(ctx, t, name, vars...)
 	for i, p := range pkgs {
-		link := filepath.Join(cmd.Dir, "node_modules", p.name)
+		link := filepath.Join(cmd.Dir, "node_modules", p.Name)
 		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink(filepath.Join(dirs[i], p.name), link); err != nil {
+		if err := os.Symlink(filepath.Join(dirs[i], p.Name), link); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return cmd
 }
 
-// nodeModules is the node_modules folder the environment variable modules
+// Modules is the node_modules folder the environment variable modules
 // names. Without it, or without node, the test is skipped, or fails in CI.
-func nodeModules(t *testing.T, modules, pkg string) string {
+func Modules(t *testing.T, modules, pkg string) string {
 	t.Helper()
 	dir := os.Getenv(modules)
 	if _, err := exec.LookPath("node"); dir == "" || err != nil {
@@ -68,10 +72,10 @@ func nodeModules(t *testing.T, modules, pkg string) string {
 	return dir
 }
 
-// scriptCommand is the command that runs testdata/name, copied to a folder of
+// Command is the command that runs testdata/name, copied to a folder of
 // its own: its imports are resolved from there, as in a project of its
 // own (NODE_PATH does not reach ES modules).
-func scriptCommand(ctx context.Context, t *testing.T, name string, vars ...string) *exec.Cmd {
+func Command(ctx context.Context, t *testing.T, name string, vars ...string) *exec.Cmd {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -87,11 +91,12 @@ func scriptCommand(ctx context.Context, t *testing.T, name string, vars ...strin
 	return cmd
 }
 
-// converse runs cmd, a script that talks to the test one word a line on
-// its standard output: each word of words calls its func, and any other
-// line is logged. It fails the test if the script fails, with its
+// Converse runs cmd, a script that talks to the test a line at a time on
+// its standard output, each line a word and what follows it: a line whose
+// first word is one of words calls its func with the rest of the line,
+// and any other line is logged. It fails the test if the script fails, with its
 // standard error.
-func converse(t *testing.T, cmd *exec.Cmd, words map[string]func()) {
+func Converse(t *testing.T, cmd *exec.Cmd, words map[string]func(rest string)) {
 	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -103,8 +108,9 @@ func converse(t *testing.T, cmd *exec.Cmd, words map[string]func()) {
 		t.Fatal(err)
 	}
 	for lines := bufio.NewScanner(out); lines.Scan(); {
-		if f, ok := words[lines.Text()]; ok {
-			f()
+		word, rest, _ := strings.Cut(lines.Text(), " ")
+		if f, ok := words[word]; ok {
+			f(rest)
 		} else {
 			t.Logf("%s: %s", filepath.Base(cmd.Args[len(cmd.Args)-1]), lines.Text())
 		}
