@@ -100,8 +100,8 @@ func ParseClientMetadata(body []byte) (ClientMetadata, error) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return m, fmt.Errorf("%w: the body is not a JSON object of client metadata", ErrClientMetadata)
 	}
-	if utf8.RuneCountInString(m.ClientName) > 100 {
-		return m, fmt.Errorf("%w: client_name is longer than 100 characters", ErrClientMetadata)
+	if utf8.RuneCountInString(m.ClientName) > 100 || !IsText(m.ClientName) {
+		return m, fmt.Errorf("%w: client_name must be text of at most 100 characters", ErrClientMetadata)
 	}
 	if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > MaxRedirectURIs {
 		return m, fmt.Errorf("%w: give 1 to %d redirect_uris", ErrRedirectURI, MaxRedirectURIs)

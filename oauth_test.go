@@ -1,0 +1,110 @@
+package crtx_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+)
+
+// RFC 7636 Appendix B: the verifier and the S256 challenge it gives.
+func TestCheckPKCE(t *testing.T) {
+	const verifier, challenge = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+	if !crtx.CheckPKCE(verifier, challenge) {
+		t.Error("RFC 7636's own example does not match")
+	}
+	if !crtx.ValidChallenge(challenge) || crtx.ValidChallenge(challenge[:42]) || crtx.ValidChallenge(strings.Repeat("+", 43)) {
+		t.Error("ValidChallenge accepts the wrong shapes")
+	}
+	for _, v := range []string{verifier[:42], verifier + "!", strings.Repeat("a", 129), "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl"} {
+		if crtx.CheckPKCE(v, challenge) {
+			t.Errorf("verifier %q matched", v)
+		}
+	}
+}
+
+func TestCheckRedirectURI(t *testing.T) {
+	for _, ok := range []string{"https://claude.ai/api/mcp/auth_callback", "http://127.0.0.1:33418/callback", "http://localhost/cb",
+		"http://[::1]:8080/cb", "com.example.app:/oauth", "https://a.example/cb?x=1"} {
+		if err := crtx.CheckRedirectURI(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"http://example.com/cb", "https://a.example/cb#frag", "javascript:alert(1)", "data:text/html,x",
+		"/relative", "https://user:pw@a.example/cb", "ftp://a.example/cb", "https:///nohost", ""} {
+		if err := crtx.CheckRedirectURI(bad); !errors.Is(err, crtx.ErrRedirectURI) {
+			t.Errorf("%q accepted (%v)", bad, err)
+		}
+	}
+}
+
+// Loopback redirects match on any port (RFC 8252 §7.3); nothing else
+// matches but exactly.
+func TestRedirectAllowed(t *testing.T) {
+	reg := []string{"http://127.0.0.1/callback", "https://host.example/cb"}
+	for uri, want := range map[string]bool{
+		"http://127.0.0.1:5555/callback": true, "http://127.0.0.1/callback": true, "https://host.example/cb": true,
+		"http://127.0.0.1:5555/other": false, "http://localhost:5555/callback": false, "https://host.example:444/cb": false,
+		"https://host.example/cb?x=1": false, "https://host.example/cb/": false,
+	} {
+		if got := crtx.RedirectAllowed(reg, uri); got != want {
+			t.Errorf("RedirectAllowed(%s) = %v, want %v", uri, got, want)
+		}
+	}
+}
+
+func TestClientIDIsURL(t *testing.T) {
+	for id, want := range map[string]bool{"https://app.example/client.json": true, "https://app.example/": false, "https://app.example": false,
+		"oc_3kTMd9PqY8mV2xWz": false, "https://u@app.example/c.json": false, "https://app.example/c.json#x": false} {
+		if got := crtx.ClientIDIsURL(id); got != want {
+			t.Errorf("ClientIDIsURL(%s) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestCheckScope(t *testing.T) {
+	for _, ok := range []string{"", "mcp", "mcp offline_access", "offline_access"} {
+		if err := crtx.CheckScope(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	var oe *crtx.OAuthError
+	if err := crtx.CheckScope("mcp admin"); !errors.As(err, &oe) || oe.Code != crtx.OAuthInvalidScope {
+		t.Errorf("an unknown scope: %v", err)
+	}
+}
+
+// Client metadata from anyone (a registration, a document) never panics,
+// and what it accepts has only redirect URIs CheckRedirectURI accepts and
+// asks for no secret.
+func FuzzParseClientMetadata(f *testing.F) {
+	f.Add([]byte(`{"client_name":"Host","redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none"}`))
+	f.Add([]byte(`{"redirect_uris":["com.example.app:/cb"],"grant_types":["authorization_code","refresh_token"],"response_types":["code"]}`))
+	f.Add([]byte(`{"redirect_uris":["javascript:alert(1)"]}`))
+	f.Add([]byte(`{"redirect_uris":"https://a.example/cb"}`))
+	f.Add([]byte(`{"client_name":"a\u0000b","redirect_uris":["https://a.example/cb"]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, err := crtx.ParseClientMetadata(body)
+		if err != nil {
+			if !errors.Is(err, crtx.ErrClientMetadata) && !errors.Is(err, crtx.ErrRedirectURI) {
+				t.Fatalf("an error of no kind: %v", err)
+			}
+			return
+		}
+		if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > crtx.MaxRedirectURIs {
+			t.Fatalf("accepted %d redirect URIs", len(m.RedirectURIs))
+		}
+		for _, u := range m.RedirectURIs {
+			if crtx.CheckRedirectURI(u) != nil {
+				t.Fatalf("accepted redirect URI %q", u)
+			}
+		}
+		if !crtx.IsText(m.ClientName) {
+			t.Fatalf("accepted client_name %q, which a database cannot store", m.ClientName)
+		}
+		if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" {
+			t.Fatalf("accepted token_endpoint_auth_method %q", m.TokenEndpointAuthMethod)
+		}
+	})
+}
