@@ -80,10 +80,31 @@ func curlLine(base, method, path string, op operation, security string, stream b
 	for _, h := range headers {
 		args = append(args, "-H "+h)
 	}
-	if body != nil {
+	switch {
+	case body != nil && op.RequestBody.Content[0].Key == "application/x-www-form-urlencoded":
+		form, err := formBody(body)
+		if err != nil {
+			return "", err
+		}
+		args = append(args, "-d "+shellQuote(form))
+	case body != nil:
 		args = append(args, "-d "+shellQuote(indent(body)))
 	}
 	return strings.Join(args, " \\\n  "), nil
+}
+
+// formBody is a form's example, a JSON object of strings, as the form
+// it stands for.
+func formBody(example json.RawMessage) (string, error) {
+	var fields map[string]string
+	if err := json.Unmarshal(example, &fields); err != nil {
+		return "", fmt.Errorf("a form's example must be an object of strings: %w", err)
+	}
+	form := url.Values{}
+	for k, v := range fields {
+		form.Set(k, v)
+	}
+	return form.Encode(), nil
 }
 
 // exampleText is an example value as it goes into a URL or header: a
