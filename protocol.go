@@ -193,8 +193,9 @@ type Caller interface {
 	Call(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, error)
 	// Deliver POSTs a webhook body, signed by the marketplace as creator
 	// requests are and by the Standard Webhooks scheme (webhook-id id):
-	// with its Ed25519 key ("v1a") and with each of secrets ("v1").
-	Deliver(ctx context.Context, url, id string, env Environment, body []byte, secrets [][]byte) (int, error)
+	// with its Ed25519 key ("v1a") and with each of secrets ("v1"); headers
+	// are added (an A2A push's token and authorization).
+	Deliver(ctx context.Context, url, id string, env Environment, body []byte, secrets [][]byte, headers map[string]string) (int, error)
 	// Fetch GETs a document of at most max bytes (an OAuth client's
 	// metadata document) through the same address checks.
 	Fetch(ctx context.Context, url string, max int64) ([]byte, error)

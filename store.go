@@ -337,6 +337,17 @@ type Tx interface {
 	UpdateWebhook(ctx context.Context, w Webhook) error
 	Webhook(ctx context.Context, executionID string) (Webhook, error)
 
+	// PutPushConfig stores an A2A push config, replacing the task's config
+	// of the same id (and its delivery's progress).
+	PutPushConfig(ctx context.Context, p PushConfig) error
+	PushConfig(ctx context.Context, taskID, id string) (PushConfig, error)
+	PushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
+	// DeletePushConfig deletes one, or answers ErrNotFound.
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+	// ClaimPushes is ClaimWebhooks for the push configs of ended tasks.
+	ClaimPushes(ctx context.Context, now, until, since time.Time, limit int) ([]PushConfig, error)
+	UpdatePush(ctx context.Context, p PushConfig) error
+
 	// InsertWebhookSecret stores a wallet's first webhook secret in an
 	// environment, unless it has one (which then stays).
 	InsertWebhookSecret(ctx context.Context, s WebhookSecret) error

@@ -87,7 +87,7 @@ func (s *server) agentCard(l api.AgentListing, lat market.Latency) *a2a.AgentCar
 			a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC),
 			a2a.NewAgentInterface(endpoint, a2a.TransportProtocolHTTPJSON),
 		},
-		Capabilities: a2a.AgentCapabilities{Streaming: true, Extensions: []a2a.AgentExtension{s.pricing(l, lat)}},
+		Capabilities: a2a.AgentCapabilities{Streaming: true, PushNotifications: true, Extensions: []a2a.AgentExtension{s.pricing(l, lat)}},
 		SecuritySchemes: a2a.NamedSecuritySchemes{schemeName: a2a.HTTPAuthSecurityScheme{
 			Scheme: "Bearer", BearerFormat: "crtx API key",
 			Description: "A crtx API key, sent as Authorization: Bearer <key>: crtx_live_… pays from the wallet's mainnet " +

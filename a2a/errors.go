@@ -25,7 +25,8 @@ func kindOf(code string) error {
 		return a2a.ErrUnauthorized
 	case crtx.CodeAgentNotFound, crtx.CodeAgentPaused:
 		return a2a.ErrUnsupportedOperation
-	case crtx.CodeInvalidRequest, crtx.CodeRequestTooLarge, crtx.CodePriceChanged, crtx.CodeIdempotencyKeyReused:
+	case crtx.CodeInvalidRequest, crtx.CodeRequestTooLarge, crtx.CodePriceChanged, crtx.CodeIdempotencyKeyReused,
+		crtx.CodeNotFound, crtx.CodeEndpointUnreachable: // a push config's id or url
 		return a2a.ErrInvalidParams
 	case crtx.CodeUnsupportedMediaType:
 		return a2a.ErrUnsupportedContentType

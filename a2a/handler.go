@@ -69,29 +69,3 @@ func (t *tasks) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtendedAgen
 	}
 	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "this agent has no extended card: its public card says all there is")
 }
-
-// errNoPush answers every push notification method: results are had by
-// blocking, streaming or polling, and webhooks are the REST interface's.
-func errNoPush(ctx context.Context) error {
-	if _, err := callFrom(ctx); err != nil {
-		return err
-	}
-	return a2a.NewError(a2a.ErrPushNotificationNotSupported,
-		"push notifications are not supported: wait for the task, stream it (SendStreamingMessage, SubscribeToTask) or poll GetTask")
-}
-
-func (t *tasks) GetTaskPushConfig(ctx context.Context, _ *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, errNoPush(ctx)
-}
-
-func (t *tasks) ListTaskPushConfigs(ctx context.Context, _ *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, errNoPush(ctx)
-}
-
-func (t *tasks) CreateTaskPushConfig(ctx context.Context, _ *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, errNoPush(ctx)
-}
-
-func (t *tasks) DeleteTaskPushConfig(ctx context.Context, _ *a2a.DeleteTaskPushConfigRequest) error {
-	return errNoPush(ctx)
-}

@@ -82,10 +82,15 @@ func (t *tasks) wait(ctx context.Context, c call, e crtx.Execution) (crtx.Execut
 // send opens the execution a message asks for, or finds the one it opened
 // when first sent, and returns it with its result if it has one.
 func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, async bool) (crtx.Execution, string, error) {
+	var push *crtx.PushConfig
 	if req.Config != nil {
 		if req.Config.PushConfig != nil {
-			return crtx.Execution{}, "", a2a.NewError(a2a.ErrPushNotificationNotSupported,
-				"push notifications are not supported: stream the task or poll GetTask")
+			// Checked before anything is paid; set once the task exists.
+			p := fromPushConfig(req.Config.PushConfig)
+			if err := t.m.CheckPushConfig(ctx, p); err != nil {
+				return crtx.Execution{}, "", err
+			}
+			push = &p
 		}
 		if !acceptable(req.Config.AcceptedOutputModes) {
 			return crtx.Execution{}, "", a2a.NewError(a2a.ErrUnsupportedContentType,
@@ -97,6 +102,17 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 		return crtx.Execution{}, "", err
 	}
 	o.params.Async = async
+	e, result, err := t.open(ctx, c, o)
+	if err == nil && push != nil {
+		push.TaskID = e.ID
+		_, err = t.m.SetPushConfig(ctx, c.principal, *push)
+	}
+	return e, result, err
+}
+
+// open opens the execution o asks for, or finds the one it opened when
+// first sent.
+func (t *tasks) open(ctx context.Context, c call, o order) (crtx.Execution, string, error) {
 	for {
 		e, err := t.m.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
 		var replay *crtx.Replay

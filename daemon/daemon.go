@@ -562,6 +562,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
 	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
+	jobs.Go(func() { m.RunPushes(ctx, cfg.RecoveryInterval, a2a.PushBody(m)) })
 	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })
 	if len(m.Config().Chains) > 0 {
 		jobs.Go(func() { m.RunDeposits(ctx) })

@@ -287,10 +287,13 @@ func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestSc
 // "v1a,…" with the marketplace's Ed25519 key, space-separated as the
 // scheme lists several signatures. It goes through the same address
 // checks, and returns the HTTP status.
-func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte, secrets [][]byte) (int, error) {
+func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environment, body []byte, secrets [][]byte, headers map[string]string) (int, error) {
 	req, ts, err := c.post(ctx, url, env, body)
 	if err != nil {
 		return 0, err
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	req.Header.Set(crtx.HeaderSignature, crtx.TimestampSignature(c.opts.Signer, ts, body))
 	req.Header.Set("webhook-id", id)

@@ -168,7 +168,7 @@ func TestA2ACard(t *testing.T) {
 	c := m.a2a(t, agent, "", a2a.TransportProtocolJSONRPC)
 	card, endpoint := c.card, m.d.URL+"/a2a/"+agent
 	if card.Name != "Word counter" || card.Description != "Counts words, lines and characters." || card.Version == "" ||
-		card.DocumentationURL != m.d.URL+"/agents/"+agent || !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
+		card.DocumentationURL != m.d.URL+"/agents/"+agent || !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
 		t.Errorf("card = %+v", card)
 	}
 	if len(card.SupportedInterfaces) != 2 || *card.SupportedInterfaces[0] != (a2a.AgentInterface{URL: endpoint, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "1.0"}) ||
@@ -473,8 +473,6 @@ func TestA2ASendMessage(t *testing.T) {
 		t.Errorf("another agent's tasks = %+v, %v", l, err)
 	}
 
-	_, err = c.CreateTaskPushConfig(c.ctx, &a2a.PushConfig{TaskID: task.ID, URL: "https://example.com/hook"})
-	wantA2A(t, err, a2a.ErrPushNotificationNotSupported, "")
 	keys, _ := m.callerC.Keys(ctx)
 	for _, k := range keys {
 		if k.Environment == crtx.Devnet && (k.ExecutionCount != 2 || k.TotalSpent != usdc("0.5")) {
@@ -699,8 +697,8 @@ func TestA2AErrors(t *testing.T) {
 	followUp.TaskID = a2a.TaskID(crtx.NewUUID())
 	wantA2A(t, send(followUp), a2a.ErrUnsupportedOperation, "")
 	_, err := c.SendMessage(c.ctx, &a2a.SendMessageRequest{Message: userMessage(a2a.NewTextPart("x")),
-		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "https://example.com/hook"}}})
-	wantA2A(t, err, a2a.ErrPushNotificationNotSupported, "")
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "ftp://example.com/hook"}}})
+	wantA2A(t, err, a2a.ErrInvalidParams, "invalid_request") // refused before anything is paid
 	_, err = c.SendMessage(c.ctx, &a2a.SendMessageRequest{Message: userMessage(a2a.NewTextPart("x")),
 		Config: &a2a.SendMessageConfig{AcceptedOutputModes: []string{"image/png"}}})
 	wantA2A(t, err, a2a.ErrUnsupportedContentType, "")

@@ -31,7 +31,7 @@ func newHeldCaller() *heldCaller {
 
 func (c *heldCaller) CheckURL(context.Context, string, string) error { return nil }
 
-func (c *heldCaller) Deliver(context.Context, string, string, crtx.Environment, []byte, [][]byte) (int, error) {
+func (c *heldCaller) Deliver(context.Context, string, string, crtx.Environment, []byte, [][]byte, map[string]string) (int, error) {
 	return 200, nil
 }
 

@@ -38,51 +38,83 @@ func (m *Market) deliverDue(ctx context.Context) {
 
 func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
 	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, w.ExecutionID) })
+	var a attempt
+	if err != nil {
+		a = attempt{Retry: m.now().Add(m.cfg.WebhookRetryBase), Error: err.Error()}
+	} else {
+		a = m.sendSigned(ctx, e, w.URL, "msg_"+e.ID, func(now time.Time) ([]byte, error) { return m.webhookBody(e, now) }, nil)
+	}
+	a.apply(&w.Attempts, &w.NextAt, &w.DeliveredAt, &w.LastError)
+	m.recordDelivery(ctx, w)
+}
+
+// attempt is how one try at a delivery went: Delivered, or when to try
+// again (Retry) and why (Error). An Uncounted try did not reach the
+// destination and is not counted among its attempts.
+type attempt struct {
+	Delivered *time.Time
+	Retry     time.Time
+	Error     string
+	Uncounted bool
+}
+
+// apply records a on a delivery's row.
+func (a attempt) apply(attempts *int, next *time.Time, delivered **time.Time, lastError *string) {
+	switch {
+	case a.Delivered != nil:
+		*delivered, *lastError = a.Delivered, ""
+	default:
+		*next = a.Retry
+		if a.Error != "" {
+			*lastError = a.Error
+		}
+		if a.Uncounted {
+			*attempts--
+		}
+	}
+}
+
+// sendSigned POSTs the body made at the moment of sending to url, about
+// execution e, signed with its wallet's webhook secret (and the
+// marketplace's key), with the extra headers; it paces a failing
+// destination.
+func (m *Market) sendSigned(ctx context.Context, e crtx.Execution, url, id string, body func(time.Time) ([]byte, error), headers map[string]string) attempt {
 	now := m.now()
 	// A destination that fails is tried at its own pace, however many of a
 	// wallet's executions name it: a cheap execution's webhook is no lever
 	// to send another site a flood. The pace is the wallet's, so that one
 	// caller's failing hooks never hold up another's at a shared receiver.
-	dest := e.Wallet + " " + webhookHost(w.URL)
-	if until := m.hooks.blockedUntil(dest); err == nil && until.After(now) {
-		w.NextAt, w.Attempts = until, w.Attempts-1
-		m.recordDelivery(ctx, w)
-		return
+	dest := e.Wallet + " " + webhookHost(url)
+	if until := m.hooks.blockedUntil(dest); until.After(now) {
+		return attempt{Retry: until, Uncounted: true}
 	}
 	var secrets [][]byte
-	if err == nil && e.Wallet != "" {
-		s, serr := m.WebhookSecret(ctx, e.Wallet, e.Environment)
-		if serr != nil {
+	if e.Wallet != "" {
+		s, err := m.WebhookSecret(ctx, e.Wallet, e.Environment)
+		if err != nil {
 			// The marketplace's own failure: tried again soon, without
 			// slowing the destination's pace, which is for its failures.
-			m.cfg.Logger.Error("webhook secret", "execution_id", e.ID, "err", serr)
-			w.LastError, w.NextAt = "the marketplace could not sign the delivery; it is tried again", now.Add(m.cfg.WebhookRetryBase)
-			m.recordDelivery(ctx, w)
-			return
+			m.cfg.Logger.Error("webhook secret", "execution_id", e.ID, "err", err)
+			return attempt{Retry: now.Add(m.cfg.WebhookRetryBase), Error: "the marketplace could not sign the delivery; it is tried again"}
 		}
 		secrets = s.Signing(now)
 	}
+	b, err := body(now)
 	if err == nil {
-		var body []byte
-		if body, err = m.webhookBody(e, now); err == nil {
-			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			var status int
-			status, err = m.cfg.Caller.Deliver(dctx, w.URL, "msg_"+e.ID, e.Environment, body, secrets)
-			cancel()
-			if err == nil && (status < 200 || status > 299) {
-				err = fmt.Errorf("the webhook answered HTTP %d", status)
-			}
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var status int
+		status, err = m.cfg.Caller.Deliver(dctx, url, id, e.Environment, b, secrets, headers)
+		cancel()
+		if err == nil && (status < 200 || status > 299) {
+			err = fmt.Errorf("the destination answered HTTP %d", status)
 		}
 	}
 	now = m.now()
-	if err == nil {
-		w.DeliveredAt, w.LastError = &now, ""
-		m.hooks.succeeded(dest)
-	} else {
-		w.LastError = err.Error()
-		w.NextAt = m.hooks.failed(dest, now, m.cfg.WebhookRetryBase)
+	if err != nil {
+		return attempt{Retry: m.hooks.failed(dest, now, m.cfg.WebhookRetryBase), Error: err.Error()}
 	}
-	m.recordDelivery(ctx, w)
+	m.hooks.succeeded(dest)
+	return attempt{Delivered: &now}
 }
 
 // WebhookSecret is the wallet's webhook signing secret in env, made on its

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Webhooks", testWebhooks},
 		{"WebhookSecrets", testWebhookSecrets},
 		{"OAuth", testOAuth},
+		{"PushConfigs", testPushConfigs},
 		{"Disputes", testDisputes},
 		{"ReleasableCollateral", testReleasableCollateral},
 		{"TryLock", testTryLock},
