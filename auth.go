@@ -82,6 +82,18 @@ func (p Principal) Environment() Environment {
 	return p.Key.Environment
 }
 
+// Connector is the key's id when the request acts through an MCP
+// connector's key, which reaches only the executions it made itself;
+// empty otherwise. A connector is someone else's service acting for the
+// wallet: another connector's calls, or the person's own, are not its to
+// read.
+func (p Principal) Connector() string {
+	if p.Key == nil || p.Key.Client == "" {
+		return ""
+	}
+	return p.Key.ID
+}
+
 // NewKeySecret returns a fresh API key for env: its prefix and 32 base62 characters.
 func NewKeySecret(env Environment) string {
 	if env == Mainnet {

@@ -127,6 +127,8 @@ type ExecutionQuery struct {
 	Environment Environment
 	Status      ExecStatus
 	AgentID     string
+	// KeyID, when set, keeps the executions made with that key.
+	KeyID string
 	// NotByCreator, with Creator, leaves out the calls the creator paid
 	// for itself, as public statistics do.
 	NotByCreator bool

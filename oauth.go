@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -62,7 +63,6 @@ type OAuthCode struct {
 	RedirectURI string
 	// Challenge is the PKCE S256 code challenge.
 	Challenge   string
-	Resource    string
 	Wallet      string
 	Environment Environment
 	SpendLimit  *USDC
@@ -92,16 +92,17 @@ var ErrClientMetadata = errors.New("invalid client metadata")
 var ErrRedirectURI = errors.New("invalid redirect_uri")
 
 // ParseClientMetadata reads and checks client metadata. Clients are public
-// (PKCE proves the code's requester), so a client asking to authenticate
-// at the token endpoint with a secret is refused rather than given one it
-// would expect to be checked.
+// (PKCE proves the code's requester): a client that asks to authenticate
+// at the token endpoint with a secret is registered as public all the
+// same, which RFC 7591 §3.2.1 lets a server answer, and grant and response
+// types this server does not offer are left out rather than refused.
 func ParseClientMetadata(body []byte) (ClientMetadata, error) {
 	var m ClientMetadata
 	if err := json.Unmarshal(body, &m); err != nil {
 		return m, fmt.Errorf("%w: the body is not a JSON object of client metadata", ErrClientMetadata)
 	}
-	if utf8.RuneCountInString(m.ClientName) > 100 || !IsText(m.ClientName) {
-		return m, fmt.Errorf("%w: client_name must be text of at most 100 characters", ErrClientMetadata)
+	if utf8.RuneCountInString(m.ClientName) > 100 || !displayable(m.ClientName) {
+		return m, fmt.Errorf("%w: client_name must be at most 100 characters, none of them control or format characters", ErrClientMetadata)
 	}
 	if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > MaxRedirectURIs {
 		return m, fmt.Errorf("%w: give 1 to %d redirect_uris", ErrRedirectURI, MaxRedirectURIs)
@@ -111,27 +112,30 @@ func ParseClientMetadata(body []byte) (ClientMetadata, error) {
 			return m, err
 		}
 	}
-	for _, g := range m.GrantTypes {
-		if g != "authorization_code" && g != "refresh_token" {
-			return m, fmt.Errorf("%w: grant_types may hold authorization_code and refresh_token only, not %q", ErrClientMetadata, g)
-		}
-	}
-	for _, r := range m.ResponseTypes {
-		if r != "code" {
-			return m, fmt.Errorf("%w: response_types may hold \"code\" only, not %q", ErrClientMetadata, r)
-		}
-	}
-	if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" {
-		return m, fmt.Errorf("%w: token_endpoint_auth_method must be \"none\": clients here are public and prove themselves with PKCE", ErrClientMetadata)
-	}
+	m.GrantTypes = slices.DeleteFunc(m.GrantTypes, func(g string) bool { return g != "authorization_code" && g != "refresh_token" })
+	m.ResponseTypes = slices.DeleteFunc(m.ResponseTypes, func(r string) bool { return r != "code" })
+	m.TokenEndpointAuthMethod = "none"
 	return m, nil
 }
 
-// CheckRedirectURI accepts an absolute https URL, an http URL on a loopback
-// address (a native app's, RFC 8252 §7.3), or a private-use scheme of a
-// native app (RFC 8252 §7.1: a dotted name such as com.example.app:/cb); no
-// fragment (RFC 6749 §3.1.2). Plain http elsewhere would carry the code in
-// clear, and javascript: or data: could run in the consent page's origin.
+// displayable says a name shows as what it spells: no control characters,
+// and no format characters (bidirectional overrides) that would make a
+// consent page show another name than the one registered.
+func displayable(s string) bool {
+	for _, r := range s {
+		if unicode.In(r, unicode.Cc, unicode.Cf) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckRedirectURI accepts an absolute https URL on a host name or
+// address, an http URL on a loopback address (a native app's, RFC 8252
+// §7.3), or an app's own scheme (RFC 8252 §7.1: cursor://…, claude://…,
+// com.example.app:/cb); never a fragment (RFC 6749 §3.1.2). Plain http
+// elsewhere would carry the code in clear, and the schemes a browser runs
+// or reads itself (javascript:, data:, file: …) are no app's.
 func CheckRedirectURI(raw string) error {
 	bad := func(why string) error { return fmt.Errorf("%w: %q %s", ErrRedirectURI, raw, why) }
 	u, err := url.Parse(raw)
@@ -144,16 +148,36 @@ func CheckRedirectURI(raw string) error {
 	if u.User != nil {
 		return bad("must not carry a user name or password")
 	}
-	switch {
-	case u.Scheme == "https" && u.Host != "":
-	case u.Scheme == "http" && loopback(u.Hostname()):
-	case strings.Contains(u.Scheme, ".") && u.Host == "":
-	case u.Scheme == "http":
-		return bad("must use https (plain http only on a loopback address)")
-	default:
-		return bad("must be https, loopback http or an app's own dotted scheme")
+	switch u.Scheme {
+	case "https":
+		if !hostName(u.Hostname()) {
+			return bad("must name a host")
+		}
+	case "http":
+		if !loopback(u.Hostname()) {
+			return bad("must use https (plain http only on a loopback address)")
+		}
+	case "javascript", "data", "file", "vbscript", "blob", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel", "sms":
+		return bad("must be https, loopback http or an app's own scheme")
 	}
 	return nil
+}
+
+// hostName says h is an IP address or a DNS name of letters, digits and
+// hyphens.
+func hostName(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func loopback(host string) bool {
@@ -184,8 +208,10 @@ func RedirectAllowed(registered []string, uri string) bool {
 	return false
 }
 
-// ClientIDIsURL says client_id names a Client ID Metadata Document: an
-// https URL with a path (the document's own address).
+// ClientIDIsURL says client_id names a Client ID Metadata Document: a URL
+// with a path (the document's own address). It is fetched as creators'
+// endpoints are, so only https unless the marketplace allows private
+// endpoints (development and tests).
 func ClientIDIsURL(clientID string) bool {
 	u, err := url.Parse(clientID)
 	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.Path != "" && u.Path != "/" && u.Fragment == "" && u.User == nil

@@ -26,13 +26,15 @@ func TestCheckPKCE(t *testing.T) {
 
 func TestCheckRedirectURI(t *testing.T) {
 	for _, ok := range []string{"https://claude.ai/api/mcp/auth_callback", "http://127.0.0.1:33418/callback", "http://localhost/cb",
-		"http://[::1]:8080/cb", "com.example.app:/oauth", "https://a.example/cb?x=1"} {
+		"http://[::1]:8080/cb", "com.example.app:/oauth", "https://a.example/cb?x=1",
+		"cursor://anysphere.cursor-mcp/oauth/callback", "claude://claude.ai/mcp-auth-callback/sdk", "https://10.0.0.1:8443/cb"} {
 		if err := crtx.CheckRedirectURI(ok); err != nil {
 			t.Errorf("%s refused: %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"http://example.com/cb", "https://a.example/cb#frag", "javascript:alert(1)", "data:text/html,x",
-		"/relative", "https://user:pw@a.example/cb", "ftp://a.example/cb", "https:///nohost", ""} {
+		"/relative", "https://user:pw@a.example/cb", "ftp://a.example/cb", "https:///nohost", "", "https://*/cb", "https://a;b/cb",
+		"file:///etc/passwd", "blob:https://a.example/x", "vbscript:x"} {
 		if err := crtx.CheckRedirectURI(bad); !errors.Is(err, crtx.ErrRedirectURI) {
 			t.Errorf("%q accepted (%v)", bad, err)
 		}
@@ -59,6 +61,21 @@ func TestClientIDIsURL(t *testing.T) {
 		"oc_3kTMd9PqY8mV2xWz": false, "https://u@app.example/c.json": false, "https://app.example/c.json#x": false} {
 		if got := crtx.ClientIDIsURL(id); got != want {
 			t.Errorf("ClientIDIsURL(%s) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+// A client asking for a secret or for grants not offered is read as the
+// public client it can be; a name that would display as another is not.
+func TestParseClientMetadata(t *testing.T) {
+	m, err := crtx.ParseClientMetadata([]byte(`{"client_name":"Host","redirect_uris":["https://a.example/cb"],` +
+		`"token_endpoint_auth_method":"client_secret_basic","grant_types":["authorization_code","client_credentials"],"response_types":["code","token"]}`))
+	if err != nil || m.TokenEndpointAuthMethod != "none" || len(m.GrantTypes) != 1 || len(m.ResponseTypes) != 1 {
+		t.Errorf("parsed %+v, %v", m, err)
+	}
+	for _, name := range []string{"Claude\u202eedualC", "a\u0000b", "tab\there", "zero\u200bwidth"} {
+		if _, err := crtx.ParseClientMetadata([]byte(`{"client_name":"` + name + `","redirect_uris":["https://a.example/cb"]}`)); !errors.Is(err, crtx.ErrClientMetadata) {
+			t.Errorf("client_name %s accepted (%v)", name, err)
 		}
 	}
 }
@@ -103,7 +120,7 @@ func FuzzParseClientMetadata(f *testing.F) {
 		if !crtx.IsText(m.ClientName) {
 			t.Fatalf("accepted client_name %q, which a database cannot store", m.ClientName)
 		}
-		if m.TokenEndpointAuthMethod != "" && m.TokenEndpointAuthMethod != "none" {
+		if m.TokenEndpointAuthMethod != "none" {
 			t.Fatalf("accepted token_endpoint_auth_method %q", m.TokenEndpointAuthMethod)
 		}
 	})

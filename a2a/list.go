@@ -93,7 +93,7 @@ func (t *tasks) list(ctx context.Context, c call, req *a2a.ListTasksRequest) (*a
 		}
 	} else {
 		list, out.TotalSize, err = t.m.Executions(ctx, crtx.ExecutionQuery{Wallet: c.principal.Wallet, Environment: c.principal.Environment(),
-			AgentID: c.agentID, Status: status, Limit: size, Offset: offset})
+			AgentID: c.agentID, KeyID: c.principal.Connector(), Status: status, Limit: size, Offset: offset})
 		if err != nil {
 			return nil, err
 		}

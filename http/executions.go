@@ -194,7 +194,7 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.executionPage(w, r, q, crtx.ExecutionQuery{Wallet: p.Wallet, Environment: p.Environment()})
+	return s.executionPage(w, r, q, crtx.ExecutionQuery{Wallet: p.Wallet, Environment: p.Environment(), KeyID: p.Connector()})
 }
 
 // creatorExecutions lists the executions of the creator's agents, in one

@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
@@ -140,7 +141,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := r.PostForm.Get
 	t, err := s.market.Token(r.Context(), market.TokenRequest{GrantType: f("grant_type"), Code: f("code"), RedirectURI: f("redirect_uri"),
-		ClientID: f("client_id"), CodeVerifier: f("code_verifier"), RefreshToken: f("refresh_token"), Resource: f("resource"), Scope: f("scope")})
+		ClientID: clientID(r), CodeVerifier: f("code_verifier"), RefreshToken: f("refresh_token"), Resource: f("resource"), Scope: f("scope")})
 	// Tokens are never cached (RFC 6749 §5.1).
 	w.Header().Set("Cache-Control", "no-store")
 	return reply(w, http.StatusOK, t, err)
@@ -153,12 +154,28 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) error {
 	if r.PostForm.Get("token") == "" {
 		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "token is missing")
 	}
-	if err := s.market.RevokeToken(r.Context(), r.PostForm.Get("token"), r.PostForm.Get("client_id")); err != nil {
+	if err := s.market.RevokeToken(r.Context(), r.PostForm.Get("token"), clientID(r)); err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// clientID is the request's client_id: the form's, or the user name of
+// HTTP Basic authentication (RFC 6749 §2.3.1), which a client registered
+// for a secret sends; the secret itself proves nothing here (clients are
+// public, PKCE binds the code) and is not read.
+func clientID(r *http.Request) string {
+	if id := r.PostForm.Get("client_id"); id != "" {
+		return id
+	}
+	if user, _, ok := r.BasicAuth(); ok {
+		if id, err := url.QueryUnescape(user); err == nil {
+			return id
+		}
+	}
+	return ""
 }
 
 // oauthCORS lets a browser-based MCP client (the Inspector, a web host)

@@ -15,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/market"
 )
 
 // connector drives the OAuth endpoints as an MCP host does, and the
@@ -73,7 +74,8 @@ var hiddenField = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" valu
 
 // consent opens the consent page and answers it; it returns where the
 // browser was sent.
-func (c *connector) consent(session string, answer url.Values) *url.URL {
+// form opens the consent page and returns its form's fields.
+func (c *connector) form(session string) url.Values {
 	c.t.Helper()
 	resp, body := c.page(c.authorizeURL(nil), session)
 	if resp.StatusCode != 200 {
@@ -87,9 +89,12 @@ func (c *connector) consent(session string, answer url.Values) *url.URL {
 	for _, m := range hiddenField.FindAllStringSubmatch(body, -1) {
 		form.Set(m[1], htmlUnescape(m[2]))
 	}
-	for k, v := range answer {
-		form[k] = v
-	}
+	return form
+}
+
+// post sends a consent form as the signed-in person's browser.
+func (c *connector) post(session string, form url.Values) (*http.Response, string) {
+	c.t.Helper()
 	req, _ := http.NewRequest("POST", c.e.d.URL+"/oauth/authorize", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(&http.Cookie{Name: "crtx_session", Value: session})
@@ -99,8 +104,20 @@ func (c *connector) consent(session string, answer url.Values) *url.URL {
 	}
 	b, _ := io.ReadAll(r.Body)
 	r.Body.Close()
+	return r, string(b)
+}
+
+// consent opens the consent page and answers it; it returns where the
+// browser was sent.
+func (c *connector) consent(session string, answer url.Values) *url.URL {
+	c.t.Helper()
+	form := c.form(session)
+	for k, v := range answer {
+		form[k] = v
+	}
+	r, body := c.post(session, form)
 	if r.StatusCode != http.StatusSeeOther {
-		c.t.Fatalf("consent: %d %.300s", r.StatusCode, b)
+		c.t.Fatalf("consent: %d %.300s", r.StatusCode, body)
 	}
 	to, err := url.Parse(r.Header.Get("Location"))
 	if err != nil {
@@ -217,18 +234,26 @@ func TestOAuthConnector(t *testing.T) {
 
 	t.Run("registration refusals", func(t *testing.T) {
 		for body, want := range map[string]string{
-			`{"redirect_uris":["http://example.com/cb"]}`:  crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":["javascript:alert(1)"]}`:    crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":["https://a.example/cb#x"]}`: crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":[]}`:                         crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`: crtx.OAuthInvalidClientMetadata,
-			`{"redirect_uris":["https://a.example/cb"],"grant_types":["client_credentials"]}`:               crtx.OAuthInvalidClientMetadata,
+			`{"redirect_uris":["http://example.com/cb"]}`:                                   crtx.OAuthInvalidRedirectURI,
+			`{"redirect_uris":["javascript:alert(1)"]}`:                                     crtx.OAuthInvalidRedirectURI,
+			`{"redirect_uris":["https://a.example/cb#x"]}`:                                  crtx.OAuthInvalidRedirectURI,
+			`{"redirect_uris":[]}`:                                                          crtx.OAuthInvalidRedirectURI,
+			`{"redirect_uris":["https://*/cb"]}`:                                            crtx.OAuthInvalidRedirectURI,
+			`{"client_name":"Claude\u202eedualC","redirect_uris":["https://a.example/cb"]}`: crtx.OAuthInvalidClientMetadata,
 			`[1]`: crtx.OAuthInvalidClientMetadata,
 		} {
 			status, out := register(t, e, body)
 			if status != 400 || out["error"] != want {
 				t.Errorf("register %s: %d %v; want 400 %s", body, status, out, want)
 			}
+		}
+		// A client that asks for a secret, or for grants not offered here, is
+		// registered as the public client it can be (RFC 7591 §3.2.1), with
+		// the redirect URIs native hosts use.
+		status, out := register(t, e, `{"client_name":"Hosted","redirect_uris":["https://claude.ai/api/mcp/auth_callback","cursor://anysphere.cursor-mcp/oauth/callback","claude://claude.ai/mcp-auth-callback/sdk"],`+
+			`"token_endpoint_auth_method":"client_secret_post","grant_types":["authorization_code","client_credentials"]}`)
+		if status != 201 || out["token_endpoint_auth_method"] != "none" || mustJSON(out["grant_types"]) != `["authorization_code","refresh_token"]` {
+			t.Errorf("a client asking for a secret: %d %v", status, out)
 		}
 	})
 
@@ -253,7 +278,10 @@ func TestOAuthConnector(t *testing.T) {
 			}
 		}
 	})
-	t.Run("requests refused back to the app", func(t *testing.T) {
+	// Anyone may register a redirect URI, so a bad request is told on a
+	// page, with a link back to the app carrying the error, rather than
+	// sent there unasked (RFC 9700 §4.11.2).
+	t.Run("requests refused with a way back to the app", func(t *testing.T) {
 		for name, c2 := range map[string]struct {
 			change map[string]string
 			want   string
@@ -264,10 +292,15 @@ func TestOAuthConnector(t *testing.T) {
 			"another scope":    {map[string]string{"scope": "admin"}, crtx.OAuthInvalidScope},
 			"token response":   {map[string]string{"response_type": "token"}, crtx.OAuthUnsupportedResponse},
 		} {
-			resp, _ := c.page(c.authorizeURL(c2.change), session)
-			to, _ := url.Parse(resp.Header.Get("Location"))
-			if resp.StatusCode != 303 || !strings.HasPrefix(to.String(), c.redirect) || to.Query().Get("error") != c2.want || to.Query().Get("state") != "st4te" {
-				t.Errorf("%s: %d to %q; want a redirect with error=%s", name, resp.StatusCode, to, c2.want)
+			resp, body := c.page(c.authorizeURL(c2.change), session)
+			m := regexp.MustCompile(`href="(` + regexp.QuoteMeta(c.redirect) + `[^"]*)"`).FindStringSubmatch(body)
+			if resp.StatusCode != 400 || resp.Header.Get("Location") != "" || m == nil {
+				t.Errorf("%s: %d to %q; want a 400 page with a link back", name, resp.StatusCode, resp.Header.Get("Location"))
+				continue
+			}
+			back, _ := url.Parse(htmlUnescape(m[1]))
+			if back.Query().Get("error") != c2.want || back.Query().Get("state") != "st4te" || back.Query().Get("iss") != e.d.URL {
+				t.Errorf("%s: the way back is %s; want error=%s with the state and iss", name, back, c2.want)
 			}
 		}
 	})
@@ -289,12 +322,48 @@ func TestOAuthConnector(t *testing.T) {
 		}
 	})
 
-	t.Run("a code serves once and only with its verifier", func(t *testing.T) {
+	t.Run("the consent form is the person's own, sent once", func(t *testing.T) {
+		form := c.form(session)
+		form.Set("decision", "allow")
+		form.Set("environment", "devnet")
+		form.Set("spend_limit", "1")
+		for name, csrf := range map[string]string{"no token": "", "another session's": c.form(e.signIn(m.callerW).Token()).Get("csrf"), "a forged one": "1.x.y"} {
+			f := url.Values{}
+			for k, v := range form {
+				f[k] = v
+			}
+			f.Set("csrf", csrf)
+			if r, _ := c.post(session, f); r.StatusCode != 403 || r.Header.Get("Location") != "" {
+				t.Errorf("%s: %d to %q; want 403 and no code", name, r.StatusCode, r.Header.Get("Location"))
+			}
+		}
+		if r, _ := c.post(session, form); r.StatusCode != 303 || !strings.Contains(r.Header.Get("Location"), "code=") {
+			t.Fatalf("the form itself: %d to %q", r.StatusCode, r.Header.Get("Location"))
+		}
+		if r, _ := c.post(session, form); r.StatusCode != 403 || r.Header.Get("Location") != "" {
+			t.Errorf("the same form again: %d to %q; want 403 and no second code", r.StatusCode, r.Header.Get("Location"))
+		}
+	})
+
+	t.Run("a code serves once, and only its client with its redirect and verifier", func(t *testing.T) {
 		code := c.allow(session, crtx.Devnet, "1")
 		wrong := *c
 		wrong.verifier = strings.Repeat("w", 50)
 		if status, out := wrong.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
 			t.Fatalf("a wrong verifier: %d %v", status, out)
+		}
+		for name, w := range map[string]connector{"another client": {clientID: "oc_other"}, "another redirect": {redirect: "http://127.0.0.1:1/callback"}} {
+			other := *c
+			if w.clientID != "" {
+				other.clientID = w.clientID
+			}
+			if w.redirect != "" {
+				other.redirect = w.redirect
+			}
+			code := c.allow(session, crtx.Devnet, "1")
+			if status, out := other.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+				t.Errorf("%s: %d %v", name, status, out)
+			}
 		}
 		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
 			t.Errorf("the code still served after a failed exchange: %d %v", status, out)
@@ -343,42 +412,104 @@ func TestOAuthConnector(t *testing.T) {
 		t.Fatalf("the connector's key is listed as %+v", key)
 	}
 
-	// An hour on, the access token has expired: the 401 says so, and the
-	// refresh token gives the key its next secret, once.
-	e.clock.Advance(crtx.AccessTokenTTL)
-	if status, challenge := mcpStatus(t, e, access); status != 401 || !strings.Contains(challenge, `error="invalid_token"`) {
-		t.Fatalf("an expired token: %d %q", status, challenge)
+	// A connector reaches only the runs it made, and not the wallet's
+	// webhook secret: another app's, or the person's own, are not its to read.
+	personal := m.ran(t, m.key, agent)
+	_, err = app.Execution(ctx, personal.ExecutionID)
+	wantCode(t, err, 404, crtx.CodeExecutionNotFound)
+	if page, err := app.Executions(ctx, nil); err != nil || page.Total != 1 || len(page.Executions) != 1 || page.Executions[0].ExecutionID == personal.ExecutionID {
+		t.Errorf("the connector lists %+v, %v; want its one run", page, err)
 	}
-	status, next := c.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {c.clientID}})
+	_, err = app.WebhookSecret(ctx)
+	wantCode(t, err, 401, crtx.CodeInvalidSession)
+
+	// A refresh gives the key its next secret at once: the one it replaces
+	// stops working though its hour is not over.
+	e.clock.Advance(crtx.AccessTokenTTL / 2)
+	refreshWith := func(token, clientID string) (int, map[string]any) {
+		return c.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {token}, "client_id": {clientID}})
+	}
+	status, next := refreshWith(refresh, c.clientID)
 	if status != 200 || next["access_token"] == access || next["refresh_token"] == refresh {
 		t.Fatalf("refresh: %d %v", status, next)
 	}
 	runLogs.secret(next["access_token"].(string), next["refresh_token"].(string))
-	if status, out := c.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {c.clientID}}); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
-		t.Errorf("a refresh token served twice: %d %v", status, out)
-	}
-	if status, out := c.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {next["refresh_token"].(string)}, "client_id": {"oc_other"}}); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
-		t.Errorf("another client's refresh: %d %v", status, out)
-	}
-	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 200 {
-		t.Fatalf("/mcp with the refreshed token: %d", status)
-	}
 	if status, _ := mcpStatus(t, e, access); status != 401 {
 		t.Errorf("the replaced token still works: %d", status)
 	}
+	if status, out := refreshWith(refresh, c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		t.Errorf("a refresh token served twice: %d %v", status, out)
+	}
+	if status, out := refreshWith(next["refresh_token"].(string), "oc_other"); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		t.Errorf("another client's refresh: %d %v", status, out)
+	}
+	// An hour on, that one has expired: the 401 says so, and a refresh
+	// (the client named by HTTP Basic, as a client registered for a secret
+	// sends it) gives the next.
+	e.clock.Advance(crtx.AccessTokenTTL)
+	if status, challenge := mcpStatus(t, e, next["access_token"].(string)); status != 401 || !strings.Contains(challenge, `error="invalid_token"`) {
+		t.Fatalf("an expired token: %d %q", status, challenge)
+	}
+	req, _ := http.NewRequest("POST", e.d.URL+"/oauth/token", strings.NewReader(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {next["refresh_token"].(string)}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(c.clientID), "a-secret-never-issued")
+	resp, err := e.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&next)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("refresh with HTTP Basic: %d %v", resp.StatusCode, next)
+	}
+	runLogs.secret(next["access_token"].(string), next["refresh_token"].(string))
+	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 200 {
+		t.Fatalf("/mcp with the refreshed token: %d", status)
+	}
 
-	// Revoking the refresh token disconnects the app: the key is revoked.
-	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {next["refresh_token"].(string)}, "client_id": {c.clientID}}); status != 200 {
+	// Connecting the app again replaces the connection: one key, one
+	// limit, per app and wallet.
+	status, again := c.exchange(c.allow(session, crtx.Devnet, "1"))
+	if status != 200 {
+		t.Fatalf("connect again: %d %v", status, again)
+	}
+	runLogs.secret(again["access_token"].(string), again["refresh_token"].(string))
+	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 401 {
+		t.Errorf("the first connection still works after the second: %d", status)
+	}
+	live := 0
+	keys, _ = m.callerC.Keys(ctx)
+	for _, k := range keys {
+		if k.Client == c.clientID && k.RevokedAt == nil {
+			live++
+		}
+	}
+	if live != 1 {
+		t.Errorf("%d live keys of the app; want 1", live)
+	}
+
+	// Revocation: another client's id revokes nothing; the token alone
+	// (an access token here) is proof enough.
+	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {again["access_token"].(string)}, "client_id": {"oc_other"}}); status != 200 {
+		t.Fatalf("revoke as another client: %d", status)
+	}
+	if status, _ := mcpStatus(t, e, again["access_token"].(string)); status != 200 {
+		t.Errorf("another client revoked the token: %d", status)
+	}
+	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {again["access_token"].(string)}}); status != 200 {
 		t.Fatalf("revoke: %d", status)
 	}
-	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 401 {
+	if status, _ := mcpStatus(t, e, again["access_token"].(string)); status != 401 {
 		t.Errorf("the access token works after revocation: %d", status)
+	}
+	if status, out := refreshWith(again["refresh_token"].(string), c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		t.Errorf("the refresh token works after revocation: %d %v", status, out)
 	}
 	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {"crtx_rt_unknown"}}); status != 200 {
 		t.Errorf("revoking an unknown token: %d, want 200 (RFC 7009 §2.2)", status)
 	}
 	// An app cannot revoke a key made by hand.
-	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {m.key.Token()}, "client_id": {c.clientID}}); status != 200 {
+	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {m.key.Token()}}); status != 200 {
 		t.Errorf("revoking a hand-made key: %d", status)
 	}
 	if _, err := m.key.Wallet(ctx); err != nil {
@@ -399,6 +530,18 @@ func TestOAuthConnector(t *testing.T) {
 		// sessions last a day too).
 		if resp, _ := c.page(c.authorizeURL(nil), e.signIn(m.callerW).Token()); resp.StatusCode != 200 {
 			t.Errorf("a used registration lapsed: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("an idle connection lapses", func(t *testing.T) {
+		status, tok := c.exchange(c.allow(e.signIn(m.callerW).Token(), crtx.Devnet, "1"))
+		if status != 200 {
+			t.Fatalf("connect: %d %v", status, tok)
+		}
+		runLogs.secret(tok["access_token"].(string), tok["refresh_token"].(string))
+		e.clock.Advance(crtx.AccessTokenTTL + market.RefreshIdleTTL)
+		if status, out := refreshWith(tok["refresh_token"].(string), c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+			t.Errorf("a refresh a month after the last access token: %d %v", status, out)
 		}
 	})
 }
@@ -422,7 +565,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	defer srv.Close()
 	docs["/client.json"] = `{"client_id":"SELF","client_name":"Doc Host","redirect_uris":["https://doc.example/callback"],"token_endpoint_auth_method":"none"}`
 	docs["/impostor.json"] = `{"client_id":"https://someone.example/client.json","client_name":"Impostor","redirect_uris":["https://doc.example/callback"]}`
-	docs["/secret.json"] = `{"client_id":"SELF","redirect_uris":["https://doc.example/callback"],"token_endpoint_auth_method":"client_secret_post"}`
+	docs["/cleartext.json"] = `{"client_id":"SELF","redirect_uris":["http://doc.example/callback"]}`
 
 	c := newConnector(t, e, srv.URL+"/client.json", "https://doc.example/callback")
 	resp, body := c.page(c.authorizeURL(nil), session)
@@ -435,7 +578,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 		t.Fatalf("exchange: %d %v", status, tok)
 	}
 	runLogs.secret(tok["access_token"].(string), tok["refresh_token"].(string))
-	for _, path := range []string{"/impostor.json", "/secret.json", "/missing.json"} {
+	for _, path := range []string{"/impostor.json", "/cleartext.json", "/missing.json"} {
 		bad := newConnector(t, e, srv.URL+path, "https://doc.example/callback")
 		if resp, _ := bad.page(bad.authorizeURL(nil), session); resp.StatusCode != 400 || resp.Header.Get("Location") != "" {
 			t.Errorf("%s: %d to %q; want a 400 page", path, resp.StatusCode, resp.Header.Get("Location"))

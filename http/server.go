@@ -67,7 +67,6 @@ func New(market *market.Market, opts Options) *Server {
 		{"GET", "/metrics", s.serveMetrics},
 		{"GET", "/.well-known/crtx.json", s.wellKnown},
 		{"GET", ResourceMetadataPath, oauthCORS(s.resourceMetadata)},
-		{"GET", "/.well-known/oauth-protected-resource", oauthCORS(s.resourceMetadata)},
 		{"GET", "/.well-known/oauth-authorization-server", oauthCORS(s.serverMetadata)},
 		{"POST", oauthRegisterPath, oauthCORS(s.limitIP(s.registerClient))},
 		{"POST", oauthTokenPath, oauthCORS(s.limitIP(s.token))},

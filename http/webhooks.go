@@ -27,6 +27,10 @@ func (s *Server) answerWebhookSecret(w http.ResponseWriter, r *http.Request, get
 	if err != nil {
 		return err
 	}
+	if p.Connector() != "" {
+		// It signs the wallet's deliveries: no third party's to hold.
+		return crtx.Errorf(crtx.CodeInvalidSession, "an MCP connector's key cannot read or rotate the webhook secret; use a session or a key made on the keys page")
+	}
 	q, err := newQuery(r, "environment")
 	if err != nil {
 		return err

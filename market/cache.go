@@ -93,6 +93,13 @@ func (c *ttlCache[V]) fetch(key string, now time.Time, fn func() (V, error)) (V,
 	return f.v, f.err
 }
 
+// forget drops one key.
+func (c *ttlCache[V]) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, key)
+}
+
 func (c *ttlCache[V]) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -321,7 +321,8 @@ func details(ctx context.Context, tx crtx.Tx, e *crtx.Execution) (string, error)
 // environment; anything else is execution_not_found, so ids reveal nothing.
 func ownExecution(ctx context.Context, tx crtx.Tx, p crtx.Principal, id string) (crtx.Execution, error) {
 	e, err := tx.Execution(ctx, id)
-	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment())) {
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment() ||
+		(p.Connector() != "" && e.KeyID != p.Connector()))) {
 		return crtx.Execution{}, crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q for this key", id)
 	}
 	return e, err

@@ -115,6 +115,7 @@ type Market struct {
 	pages      *ttlCache[api.AgentPage]      // catalog pages, for a second
 	totals     *ttlCache[int]                // catalog counts by filter, for a few seconds
 	keys       *ttlCache[crtx.APIKey]        // API keys by hash, for keyCacheTTL
+	clientDocs *ttlCache[crtx.OAuthClient]   // OAuth clients' metadata documents, by URL
 	agentCache *ttlCache[crtx.Agent]         // agents by id for the checks before an execution, for a second
 	hooks      *destinations                 // webhook destinations' pace
 	beats      *beats                        // the other replicas' heartbeats, as seen here
@@ -189,6 +190,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	return &Market{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
+		clientDocs: newTTLCache[crtx.OAuthClient](clientDocTTL, 1024),
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil
 }
 

@@ -60,7 +60,7 @@ func (m *Market) Client(ctx context.Context, clientID, redirectURI string) (crtx
 	var c crtx.OAuthClient
 	if crtx.ClientIDIsURL(clientID) {
 		var err error
-		if c, err = m.clientDocument(ctx, clientID); err != nil {
+		if c, err = m.clientDocument(clientID); err != nil {
 			return c, err
 		}
 	} else {
@@ -81,28 +81,33 @@ func (m *Market) Client(ctx context.Context, clientID, redirectURI string) (crtx
 	return c, nil
 }
 
+// clientDocTTL is how long a client's metadata document is kept: a crowd
+// of authorization requests naming it fetches it once.
+const clientDocTTL = 5 * time.Minute
+
 // clientDocument fetches and checks a Client ID Metadata Document: its
-// client_id must be its own address, and it may not ask for a secret.
-func (m *Market) clientDocument(ctx context.Context, url string) (crtx.OAuthClient, error) {
-	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	body, err := m.cfg.Caller.Fetch(fctx, url, maxClientDocument)
-	if err != nil {
-		m.cfg.Logger.Info("client metadata document", "client_id", url, "err", err)
-		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "the client metadata document at %s could not be fetched (an https address answering 200 with JSON, at most %d bytes)", url, maxClientDocument)
-	}
-	meta, err := crtx.ParseClientMetadata(body)
-	if err != nil {
-		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "the client metadata document at %s: %v", url, err)
-	}
-	if meta.ClientID != url {
-		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "the client metadata document at %s names client_id %q, not its own address", url, meta.ClientID)
-	}
-	name := strings.TrimSpace(meta.ClientName)
-	if name == "" {
-		name = url
-	}
-	return crtx.OAuthClient{ID: url, Name: name, RedirectURIs: meta.RedirectURIs, CreatedAt: m.now()}, nil
+// client_id must be its own address. What it says is not echoed in the
+// error: the marketplace is no reader of others' pages.
+func (m *Market) clientDocument(url string) (crtx.OAuthClient, error) {
+	return m.clientDocs.fetch(url, m.now(), func() (crtx.OAuthClient, error) {
+		ctx, cancel := context.WithTimeout(m.bg, 5*time.Second)
+		defer cancel()
+		bad := crtx.OAuthErrorf(crtx.OAuthInvalidClient, "no valid client metadata document at %s (an https address answering 200 with the client's JSON metadata, its client_id that address, at most %d bytes)", url, maxClientDocument)
+		body, err := m.cfg.Caller.Fetch(ctx, url, maxClientDocument)
+		if err != nil {
+			m.cfg.Logger.Info("client metadata document", "client_id", url, "err", err)
+			return crtx.OAuthClient{}, bad
+		}
+		meta, err := crtx.ParseClientMetadata(body)
+		if err != nil || meta.ClientID != url {
+			return crtx.OAuthClient{}, bad
+		}
+		name := strings.TrimSpace(meta.ClientName)
+		if name == "" {
+			name = url
+		}
+		return crtx.OAuthClient{ID: url, Name: name, RedirectURIs: meta.RedirectURIs, CreatedAt: m.now()}, nil
+	})
 }
 
 // AuthorizeRequest is an authorization request's parameters (RFC 6749
@@ -148,7 +153,7 @@ func (m *Market) Authorize(ctx context.Context, c crtx.OAuthClient, r AuthorizeR
 	code := crtx.RandomBase62(43)
 	now := m.now()
 	row := crtx.OAuthCode{Hash: crtx.HashSecret(code), ClientID: c.ID, ClientName: c.Name, RedirectURI: r.RedirectURI,
-		Challenge: r.CodeChallenge, Resource: m.Resource(), Wallet: consent.Wallet, Environment: consent.Environment,
+		Challenge: r.CodeChallenge, Wallet: consent.Wallet, Environment: consent.Environment,
 		SpendLimit: &consent.SpendLimit, ExpiresAt: now.Add(crtx.OAuthCodeTTL)}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertOAuthCode(ctx, row, now) })
 	return code, internal("oauth code", err)
@@ -193,35 +198,50 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 	if r.Code == "" || r.CodeVerifier == "" || r.ClientID == "" {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code, code_verifier and client_id are required")
 	}
-	bad := crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
 	now := m.now()
-	var k crtx.APIKey
 	var t Tokens
+	valid := false
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
+		valid = false
 		// Taken whatever follows: a code that fails a check is spent, as
-		// one presented twice must be (RFC 6749 §4.1.2).
+		// one presented twice must be (RFC 6749 §4.1.2), so the
+		// transaction commits either way and valid says which it was.
 		c, err := tx.TakeOAuthCode(ctx, crtx.HashSecret(r.Code))
 		if errors.Is(err, crtx.ErrNotFound) {
-			return bad
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if !now.Before(c.ExpiresAt) || c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
-			return bad
+			return nil
 		}
 		if err := tx.UseOAuthClient(ctx, c.ClientID, now); err != nil {
 			return err
 		}
+		// Connecting the app again replaces its connection: one key, one
+		// spend limit, per app and wallet.
+		keys, err := tx.KeysByWallet(ctx, c.Wallet)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.Client == c.ClientID && k.RevokedAt == nil {
+				if err := tx.RevokeKey(ctx, k.ID, now); err != nil {
+					return err
+				}
+				m.keys.forget(k.Hash)
+			}
+		}
+		var k crtx.APIKey
 		k, t = m.newTokenKey(c, now)
+		valid = true
 		return tx.InsertKey(ctx, k)
 	})
-	var oe *crtx.OAuthError
-	if errors.As(err, &oe) && oe == bad {
-		// The delete of a failed exchange must stand.
-		m.store.Update(ctx, func(tx crtx.Tx) error { _, err := tx.TakeOAuthCode(ctx, crtx.HashSecret(r.Code)); return err })
+	if err == nil && !valid {
+		return t, crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
 	}
-	return t, oauthInternal("exchange oauth code", err)
+	return t, internal("exchange oauth code", err)
 }
 
 // newTokenKey is the key a consent makes, and its first tokens.
@@ -243,22 +263,30 @@ func (m *Market) rotate(k *crtx.APIKey, now time.Time) Tokens {
 	return Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(crtx.AccessTokenTTL.Seconds()), RefreshToken: refresh, Scope: crtx.OAuthScope}
 }
 
+// RefreshIdleTTL is how long a connector's refresh token outlives its last
+// access token: a connection unused for this long has to be made again.
+const RefreshIdleTTL = 30 * 24 * time.Hour
+
 func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 	if r.RefreshToken == "" || r.ClientID == "" {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "refresh_token and client_id are required")
 	}
-	bad := crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the refresh token is unknown, already used, revoked, or was issued to another client")
+	bad := crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the refresh token is unknown, already used, expired, revoked, or was issued to another client")
+	now := m.now()
 	var t Tokens
+	var old string
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		k, err := tx.KeyByRefreshHash(ctx, crtx.HashSecret(r.RefreshToken))
-		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.RevokedAt != nil || k.Client != r.ClientID)) {
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.RevokedAt != nil || k.Client != r.ClientID ||
+			k.ExpiresAt == nil || !now.Before(k.ExpiresAt.Add(RefreshIdleTTL)))) {
 			return bad
 		}
 		if err != nil {
 			return err
 		}
 		from := k.RefreshHash
-		t = m.rotate(&k, m.now())
+		old = k.Hash
+		t = m.rotate(&k, now)
 		if err := tx.RefreshKey(ctx, k, from); errors.Is(err, crtx.ErrConflict) {
 			return bad
 		} else if err != nil {
@@ -266,31 +294,39 @@ func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 		}
 		return nil
 	})
-	// The old secret is refused from now on by this process; by others
-	// within keyCacheTTL.
-	m.keys.clear()
+	if err == nil {
+		// The old secret is refused from now on by this process; by others
+		// within keyCacheTTL.
+		m.keys.forget(old)
+	}
 	return t, oauthInternal("refresh oauth token", err)
 }
 
 // RevokeToken revokes the key an access or refresh token belongs to (RFC
-// 7009): the connector is disconnected, as by Revoke on the keys page. An
-// unknown token, or one of another client, is no error (§2.2).
+// 7009): the connector is disconnected, as by Revoke on the keys page. The
+// token is proof enough; a client_id, when given, must be the token's
+// client. An unknown token, or one of another client, is no error (§2.2),
+// and a key made by hand is not a token to revoke here.
 func (m *Market) RevokeToken(ctx context.Context, token, clientID string) error {
 	hash := crtx.HashSecret(token)
+	var revoked string
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		k, err := tx.KeyByRefreshHash(ctx, hash)
 		if errors.Is(err, crtx.ErrNotFound) {
 			k, err = tx.KeyByHash(ctx, hash)
 		}
-		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.Client == "" || k.Client != clientID || k.RevokedAt != nil)) {
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.Client == "" || (clientID != "" && k.Client != clientID) || k.RevokedAt != nil)) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		revoked = k.Hash
 		return tx.RevokeKey(ctx, k.ID, m.now())
 	})
-	m.keys.clear()
+	if revoked != "" {
+		m.keys.forget(revoked)
+	}
 	return internal("revoke oauth token", err)
 }
 

@@ -35,26 +35,35 @@ func authorizeRequest(v url.Values) market.AuthorizeRequest {
 
 // authorize shows the consent page. A request whose client or redirect URI
 // cannot be trusted gets an error page here, never a redirect (RFC 6749
-// §4.1.2.1); any other bad request goes back to the app with its error.
+// §4.1.2.1). Any other bad request is told on a page too, with a link back
+// to the app carrying its OAuth error: a redirect to any registered URI
+// that no person asked for would make this an open redirector (RFC 9700
+// §4.11.2), since anyone may register.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) error {
 	req := authorizeRequest(r.URL.Query())
 	c, err := h.market.Client(r.Context(), req.ClientID, req.RedirectURI)
 	if err != nil {
-		return h.authorizeProblem(w, r, err)
+		return h.authorizeProblem(w, r, err, nil)
 	}
 	if err := h.market.CheckAuthorize(req); err != nil {
-		return h.backToClient(w, r, req, oauthAnswer(err))
+		return h.authorizeProblem(w, r, err, &link{answerURL(h.market.Config().PublicURL, req, oauthAnswer(err)), "Return to " + host(req.RedirectURI)})
 	}
 	v, err := h.session(r)
 	if err != nil {
 		http.Redirect(w, r, "/login?connect=1&next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return nil
 	}
-	d := authorizeData{Client: req, Name: c.Name, RedirectHost: host(req.RedirectURI), Limit: "5", Env: crtx.Devnet}
+	return h.consentPage(w, req, v.page("Connect "+c.Name+" — crtx", consentData(c, req, "5", crtx.Devnet)))
+}
+
+// consentData is what the consent page shows of c and req, with the
+// limit and environment the form holds.
+func consentData(c crtx.OAuthClient, req market.AuthorizeRequest, limit string, env crtx.Environment) authorizeData {
+	d := authorizeData{Client: req, Name: c.Name, RedirectHost: host(req.RedirectURI), Limit: limit, Env: env}
 	if crtx.ClientIDIsURL(c.ID) {
 		d.ClientHost = host(c.ID)
 	}
-	return h.consentPage(w, req, v.page("Connect "+c.Name+" — crtx", d))
+	return d
 }
 
 // consentPage renders the page. Its forms may lead to the app's redirect
@@ -66,20 +75,21 @@ func (h *Handler) consentPage(w http.ResponseWriter, req market.AuthorizeRequest
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", strings.Replace(PageCSP, "form-action 'self'", "form-action 'self' "+cspSource(req.RedirectURI), 1))
+	w.Header().Set("Content-Security-Policy", pageSources+"; form-action 'self' "+cspSource(req.RedirectURI))
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
 	return nil
 }
 
 // cspSource is the CSP source that admits uri: its origin, or for an
-// app's own scheme, the scheme.
+// app's own scheme, the scheme. The URI passed CheckRedirectURI, so its
+// host is a name or an address.
 func cspSource(uri string) string {
 	u, err := url.Parse(uri)
-	if err != nil {
+	switch {
+	case err != nil:
 		return "'none'"
-	}
-	if u.Host == "" {
+	case u.Scheme != "https" && u.Scheme != "http":
 		return u.Scheme + ":"
 	}
 	return u.Scheme + "://" + u.Host
@@ -98,10 +108,10 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 	req := authorizeRequest(r.PostForm)
 	c, err := h.market.Client(r.Context(), req.ClientID, req.RedirectURI)
 	if err != nil {
-		return h.authorizeProblem(w, r, err)
+		return h.authorizeProblem(w, r, err, nil)
 	}
 	if err := h.market.CheckAuthorize(req); err != nil {
-		return h.backToClient(w, r, req, oauthAnswer(err))
+		return h.authorizeProblem(w, r, err, nil)
 	}
 	v, err := h.session(r)
 	if err != nil {
@@ -125,11 +135,7 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 	env := crtx.Environment(r.PostFormValue("environment"))
 	limit, err := crtx.ParseUSDC(strings.TrimSpace(r.PostFormValue("spend_limit")))
 	if err != nil || limit <= 0 || !env.Valid() {
-		d := authorizeData{Client: req, Name: c.Name, RedirectHost: host(req.RedirectURI), Limit: r.PostFormValue("spend_limit"), Env: env}
-		if crtx.ClientIDIsURL(c.ID) {
-			d.ClientHost = host(c.ID)
-		}
-		p := v.page("Connect "+c.Name+" — crtx", d)
+		p := v.page("Connect "+c.Name+" — crtx", consentData(c, req, r.PostFormValue("spend_limit"), env))
 		p.Error = "Spend limit: give an amount of USDC above 0, such as 5 or 0.50, and pick an environment."
 		return h.consentPage(w, req, p)
 	}
@@ -140,12 +146,19 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 	return h.backToClient(w, r, req, url.Values{"code": {code}})
 }
 
-// backToClient sends the browser to the app's redirect URI with answer,
-// the request's state and this issuer (RFC 9207).
+// backToClient sends the browser to the app's redirect URI with answer.
 func (h *Handler) backToClient(w http.ResponseWriter, r *http.Request, req market.AuthorizeRequest, answer url.Values) error {
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, answerURL(h.market.Config().PublicURL, req, answer), http.StatusSeeOther)
+	return nil
+}
+
+// answerURL is the app's redirect URI with answer, the request's state and
+// the issuer (RFC 9207).
+func answerURL(issuer string, req market.AuthorizeRequest, answer url.Values) string {
 	u, err := url.Parse(req.RedirectURI)
 	if err != nil {
-		return err
+		return req.RedirectURI
 	}
 	q := u.Query()
 	for k, vs := range answer {
@@ -154,22 +167,23 @@ func (h *Handler) backToClient(w http.ResponseWriter, r *http.Request, req marke
 	if req.State != "" {
 		q.Set("state", req.State)
 	}
-	q.Set("iss", h.market.Config().PublicURL)
+	q.Set("iss", issuer)
 	u.RawQuery = q.Encode()
-	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, u.String(), http.StatusSeeOther)
-	return nil
+	return u.String()
 }
 
-// authorizeProblem is the page for a request that cannot go back to its
-// app.
-func (h *Handler) authorizeProblem(w http.ResponseWriter, r *http.Request, err error) error {
+// authorizeProblem is the page of a request that goes back to no app on
+// its own; back, when the app may be told, is the link that tells it.
+func (h *Handler) authorizeProblem(w http.ResponseWriter, r *http.Request, err error, back *link) error {
 	var oe *crtx.OAuthError
 	if !errors.As(err, &oe) {
 		return err
 	}
 	p := problem{Heading: "This app cannot connect", Text: sentence(oe.Description) + " Nothing was shared with the app. Start again from the app, or tell its makers.",
 		Next: []link{{"/docs#mcp", "How apps connect to crtx"}, {"/", "Browse the agents"}}}
+	if back != nil {
+		p.Next = append([]link{*back}, p.Next...)
+	}
 	return h.renderStatus(w, http.StatusBadRequest, "error", h.visitor(r).page(p.Heading+" — crtx", p))
 }
 

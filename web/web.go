@@ -293,7 +293,11 @@ func private(next func(http.ResponseWriter, *http.Request) error) func(http.Resp
 
 // PageCSP is the Content-Security-Policy of every HTML page: its own
 // scripts and styles only, never in a frame, forms posting only to itself.
-const PageCSP = "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+const PageCSP = pageSources + "; form-action 'self'"
+
+// pageSources is PageCSP but where forms may go: a page whose form leads
+// elsewhere (the OAuth consent) adds that destination.
+const pageSources = "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
 
 // page is what every template gets.
 type page struct {

@@ -35,7 +35,7 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.Float64Var(&cfg.MaxDispatchShare, "max-dispatch-share", cfg.MaxDispatchShare, "share of the dispatch slots one creator, or one wallet, may hold in an environment (more than 0, at most 1)")
 	fs.DurationVar(&cfg.RecoveryInterval, "recovery-interval", cfg.RecoveryInterval, "how often executions whose lease ran out are taken over")
 	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
-	fs.Float64Var(&cfg.RateLimitIP, "rate-limit-ip", cfg.RateLimitIP, "requests a second one address may make to sign-in, airdrops and the public endpoints that read the chain (0: off)")
+	fs.Float64Var(&cfg.RateLimitIP, "rate-limit-ip", cfg.RateLimitIP, "requests a second one address may make to sign-in, airdrops, the public endpoints that read the chain, and OAuth registration, token and revocation (0: off)")
 	fs.Float64Var(&cfg.RateLimitKey, "rate-limit-key", cfg.RateLimitKey, "requests a second one API key may make (0: off)")
 	fs.Float64Var(&cfg.RateLimitPayments, "rate-limit-payments", cfg.RateLimitPayments, "x402 payments a second the marketplace simulates, all payers together; each payer also at --rate-limit-ip (0: off)")
 	fs.DurationVar(&cfg.X402SettleAfter, "x402-settle-after", cfg.X402SettleAfter, "the longest synchronous x402 call settled after its result (a failed call then costs nothing); longer ones, and asynchronous ones, are settled first and refunded on the chain if they fail")

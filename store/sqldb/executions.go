@@ -106,6 +106,9 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 	if q.AgentID != "" {
 		where, args = append(where, `agent_id = ?`), append(args, q.AgentID)
 	}
+	if q.KeyID != "" {
+		where, args = append(where, `key_id = ?`), append(args, q.KeyID)
+	}
 	if q.NotByCreator {
 		where = append(where, `wallet <> creator`)
 	}

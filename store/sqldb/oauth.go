@@ -49,8 +49,8 @@ func (t *tx) InsertOAuthCode(ctx context.Context, c crtx.OAuthCode, now time.Tim
 	if c.SpendLimit != nil {
 		limit = sql.NullInt64{Int64: int64(*c.SpendLimit), Valid: true}
 	}
-	_, err := t.exec(ctx, `INSERT INTO oauth_codes (hash, client_id, client_name, redirect_uri, challenge, resource, wallet, environment, spend_limit, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Hash, c.ClientID, c.ClientName, c.RedirectURI, c.Challenge, c.Resource, c.Wallet, c.Environment, limit, us(c.ExpiresAt))
+	_, err := t.exec(ctx, `INSERT INTO oauth_codes (hash, client_id, client_name, redirect_uri, challenge, wallet, environment, spend_limit, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.Hash, c.ClientID, c.ClientName, c.RedirectURI, c.Challenge, c.Wallet, c.Environment, limit, us(c.ExpiresAt))
 	return err
 }
 
@@ -58,8 +58,8 @@ func (t *tx) TakeOAuthCode(ctx context.Context, hash string) (crtx.OAuthCode, er
 	c := crtx.OAuthCode{Hash: hash}
 	var limit sql.NullInt64
 	var expires int64
-	err := t.queryRow(ctx, `DELETE FROM oauth_codes WHERE hash = ? RETURNING client_id, client_name, redirect_uri, challenge, resource, wallet, environment, spend_limit, expires_at`, hash).
-		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Resource, &c.Wallet, &c.Environment, &limit, &expires)
+	err := t.queryRow(ctx, `DELETE FROM oauth_codes WHERE hash = ? RETURNING client_id, client_name, redirect_uri, challenge, wallet, environment, spend_limit, expires_at`, hash).
+		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Wallet, &c.Environment, &limit, &expires)
 	if err != nil {
 		return c, notFound(err, "oauth code")
 	}

@@ -94,7 +94,7 @@ func testOAuth(t *testing.T, s crtx.Store) {
 
 	limit := crtx.USDC(5_000_000)
 	code := crtx.OAuthCode{Hash: "c1", ClientID: "oc_used", ClientName: "Used", RedirectURI: "https://b.example/cb", Challenge: "ch",
-		Resource: "https://crtx.example/mcp", Wallet: "w1", Environment: crtx.Devnet, SpendLimit: &limit, ExpiresAt: t0.Add(crtx.OAuthCodeTTL)}
+		Wallet: "w1", Environment: crtx.Devnet, SpendLimit: &limit, ExpiresAt: t0.Add(crtx.OAuthCodeTTL)}
 	stale := code
 	stale.Hash, stale.ExpiresAt = "c0", t0
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
@@ -109,7 +109,7 @@ func testOAuth(t *testing.T, s crtx.Store) {
 		}
 		got, err := tx.TakeOAuthCode(ctx, "c1")
 		if err != nil || got.ClientID != "oc_used" || got.Wallet != "w1" || got.Environment != crtx.Devnet || got.SpendLimit == nil || *got.SpendLimit != limit ||
-			got.Challenge != "ch" || got.Resource != code.Resource || !got.ExpiresAt.Equal(code.ExpiresAt) {
+			got.Challenge != "ch" || !got.ExpiresAt.Equal(code.ExpiresAt) {
 			t.Errorf("TakeOAuthCode(c1) = %+v, %v", got, err)
 		}
 		if _, err := tx.TakeOAuthCode(ctx, "c1"); !errors.Is(err, crtx.ErrNotFound) {

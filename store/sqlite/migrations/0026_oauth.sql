@@ -26,7 +26,6 @@ CREATE TABLE oauth_codes (
     client_name  TEXT NOT NULL,
     redirect_uri TEXT NOT NULL,
     challenge    TEXT NOT NULL,
-    resource     TEXT NOT NULL,
     wallet       TEXT NOT NULL,
     environment  TEXT NOT NULL CHECK (environment IN ('mainnet', 'devnet')),
     spend_limit  INTEGER CHECK (spend_limit IS NULL OR spend_limit > 0),
