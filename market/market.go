@@ -116,12 +116,13 @@ type Market struct {
 	totals     *ttlCache[int]                // catalog counts by filter, for a few seconds
 	keys       *ttlCache[crtx.APIKey]        // API keys by hash, for keyCacheTTL
 	clientDocs *ttlCache[crtx.OAuthClient]   // OAuth clients' metadata documents, by URL
-	agentCache *ttlCache[crtx.Agent]         // agents by id for the checks before an execution, for a second
-	hooks      *destinations                 // webhook destinations' pace
-	beats      *beats                        // the other replicas' heartbeats, as seen here
-	watches    *watches                      // the executions streams follow here
-	surplus    surpluses                     // the last reserve check's
-	stages     stageTimes                    // x402 calls' time by stage
+	signals    *signals
+	agentCache *ttlCache[crtx.Agent] // agents by id for the checks before an execution, for a second
+	hooks      *destinations         // webhook destinations' pace
+	beats      *beats                // the other replicas' heartbeats, as seen here
+	watches    *watches              // the executions streams follow here
+	surplus    surpluses             // the last reserve check's
+	stages     stageTimes            // x402 calls' time by stage
 	// nudge wakes the withdrawal worker when a withdrawal is requested.
 	nudge chan struct{}
 	// signing is held while a withdrawal picks a nonce account, signs on
@@ -191,6 +192,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		clientDocs: newTTLCache[crtx.OAuthClient](clientDocTTL, 1024),
+		signals:    &signals{by: map[string]func(string){}},
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil
 }
 

@@ -77,11 +77,58 @@ func (m *Market) publish(ctx context.Context, n crtx.Notifier) {
 	}
 }
 
-// heard wakes the streams here on the executions another replica changed.
+// heard wakes the streams here on the executions another replica changed,
+// and hands each signal (a word with a colon, which no execution id has)
+// to the handler of its kind.
 func (m *Market) heard(msg string) {
 	ids := strings.Fields(msg)
 	if len(ids) < 2 || ids[0] == m.replica {
 		return
 	}
-	m.watches.announce(ids[1:]...)
+	changed := ids[1:1]
+	for _, id := range ids[1:] {
+		kind, payload, ok := strings.Cut(id, ":")
+		if !ok {
+			changed = append(changed, id)
+			continue
+		}
+		m.signals.mu.Lock()
+		fn := m.signals.by[kind]
+		m.signals.mu.Unlock()
+		if fn != nil {
+			fn(payload)
+		}
+	}
+	m.watches.announce(changed...)
+}
+
+// signals are the handlers of what replicas tell each other beside
+// changes of executions, by kind.
+type signals struct {
+	mu sync.Mutex
+	by map[string]func(payload string)
+}
+
+// OnSignal has fn called with the payload of each signal of kind another
+// replica sends (Signal).
+func (m *Market) OnSignal(kind string, fn func(payload string)) {
+	m.signals.mu.Lock()
+	defer m.signals.mu.Unlock()
+	m.signals.by[kind] = fn
+}
+
+// Signal tells the other replicas kind and payload (no spaces, at most 96
+// bytes together; a longer one is not sent), as best it can: like a change, it is
+// dropped when the publisher is behind, and goes nowhere on a store
+// without other replicas.
+func (m *Market) Signal(kind, payload string) {
+	// The publisher fits a message's words by assuming each at most 100
+	// bytes long.
+	if m.outbox == nil || len(kind)+1+len(payload) > 96 || strings.ContainsAny(kind+payload, " \t\n") {
+		return
+	}
+	select {
+	case m.outbox <- kind + ":" + payload:
+	default:
+	}
 }

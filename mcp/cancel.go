@@ -3,8 +3,10 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -16,9 +18,25 @@ import (
 // one it names: a run still pending is cancelled and refunded, as the call's
 // request ending would. The key scopes the ids, which each client numbers
 // from zero: a notification reaches only its own key's calls. A
-// notification that reaches another replica than the call's finds nothing
-// there; the run then goes on and is charged once, as a cancellation that
-// arrives too late is.
+// notification that reaches another replica than the call's is passed on
+// to the others as a signal (market.Signal, over PostgreSQL's
+// LISTEN/NOTIFY), and the replica holding the call cancels it. Like a
+// change of state, a signal is best effort: one lost (a publisher far
+// behind, a call id too long to send) leaves the run to go on, charged
+// once, as a cancellation that arrives too late does.
+
+// cancelSignal is the kind of signal that carries a cancellation: the
+// key's id and the call's id, base64url, separated by a slash.
+const cancelSignal = "mcpcancel"
+
+// cancelSignalled cancels the call a signal names.
+func (w *waiting) cancelSignalled(payload string) {
+	key, enc, ok := strings.Cut(payload, "/")
+	id, err := base64.RawURLEncoding.DecodeString(enc)
+	if ok && err == nil {
+		w.cancel(key, string(id))
+	}
+}
 
 // waiting holds this process's calls waiting for their runs.
 type waiting struct {

@@ -43,6 +43,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &server{market: m, api: opts.API, log: opts.Logger, waiting: &waiting{calls: map[waitingCall][]*context.CancelFunc{}}}
+	m.OnSignal(cancelSignal, s.waiting.cancelSignalled)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
 			Logging: &sdk.LoggingCapabilities{}, Extensions: map[string]any{tasksExtension: map[string]any{}}}})

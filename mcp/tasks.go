@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -148,7 +149,9 @@ func (s *server) liftTask(next http.Handler) http.Handler {
 			parsed := json.Unmarshal(b, &msg) == nil
 			if parsed && msg.Method == "notifications/cancelled" {
 				if id, ok := callID(msg.Params.RequestID); ok {
-					s.waiting.cancel(r.Context().Value(callerKey{}).(caller).p.Key.ID, id)
+					key := r.Context().Value(callerKey{}).(caller).p.Key.ID
+					s.waiting.cancel(key, id)
+					s.market.Signal(cancelSignal, key+"/"+base64.RawURLEncoding.EncodeToString([]byte(id)))
 				}
 			}
 			if parsed && msg.Method == "tools/call" {
