@@ -67,6 +67,10 @@ type OAuthCode struct {
 	Environment Environment
 	SpendLimit  *USDC
 	ExpiresAt   time.Time
+	// Spent is set once the code was presented: to the id of the key it
+	// gave, or to "" when it gave none (a failed exchange). A code
+	// presented again revokes the key it gave (RFC 6749 §4.1.2).
+	Spent *string
 }
 
 // ClientMetadata is what a client says of itself: the body of a dynamic

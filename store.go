@@ -126,8 +126,11 @@ type Tx interface {
 	// InsertOAuthCode stores an authorization code, first deleting the
 	// codes expired at now.
 	InsertOAuthCode(ctx context.Context, c OAuthCode, now time.Time) error
-	// TakeOAuthCode reads and deletes a code, so it is exchanged once.
-	TakeOAuthCode(ctx context.Context, hash string) (OAuthCode, error)
+	// OAuthCode reads a code that has not expired yet, or ErrNotFound.
+	OAuthCode(ctx context.Context, hash string, now time.Time) (OAuthCode, error)
+	// SpendOAuthCode marks a code presented, giving key ("" for none);
+	// ErrConflict if it was spent already.
+	SpendOAuthCode(ctx context.Context, hash, key string) error
 
 	// EnsureAccounts creates the accounts that do not exist yet.
 	EnsureAccounts(ctx context.Context, accounts ...Account) error

@@ -368,6 +368,20 @@ func TestOAuthConnector(t *testing.T) {
 		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
 			t.Errorf("the code still served after a failed exchange: %d %v", status, out)
 		}
+		// Presented again after it gave a key, a code revokes that key: it
+		// may have been stolen (RFC 6749 §4.1.2).
+		code = c.allow(session, crtx.Devnet, "1")
+		status, tok := c.exchange(code)
+		if status != 200 {
+			t.Fatalf("exchange: %d %v", status, tok)
+		}
+		runLogs.secret(tok["access_token"].(string), tok["refresh_token"].(string))
+		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+			t.Errorf("a code exchanged twice: %d %v", status, out)
+		}
+		if status, _ := mcpStatus(t, e, tok["access_token"].(string)); status != 401 {
+			t.Errorf("the key of a code presented twice still works: %d", status)
+		}
 		code = c.allow(session, crtx.Devnet, "1")
 		e.clock.Advance(crtx.OAuthCodeTTL)
 		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
@@ -384,9 +398,6 @@ func TestOAuthConnector(t *testing.T) {
 	runLogs.secret(access, refresh)
 	if !strings.HasPrefix(access, crtx.TestKeyPrefix) || !strings.HasPrefix(refresh, crtx.RefreshPrefix) {
 		t.Fatalf("tokens %q, %q; want a devnet key and a refresh token", access, refresh)
-	}
-	if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
-		t.Errorf("a code exchanged twice: %d %v", status, out)
 	}
 	if status, _ := mcpStatus(t, e, access); status != 200 {
 		t.Fatalf("/mcp with the access token: %d", status)

@@ -199,22 +199,27 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code, code_verifier and client_id are required")
 	}
 	now := m.now()
+	hash := crtx.HashSecret(r.Code)
 	var t Tokens
 	valid := false
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		valid = false
-		// Taken whatever follows: a code that fails a check is spent, as
-		// one presented twice must be (RFC 6749 §4.1.2), so the
-		// transaction commits either way and valid says which it was.
-		c, err := tx.TakeOAuthCode(ctx, crtx.HashSecret(r.Code))
+		c, err := tx.OAuthCode(ctx, hash, now)
 		if errors.Is(err, crtx.ErrNotFound) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if !now.Before(c.ExpiresAt) || c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
-			return nil
+		if c.Spent != nil {
+			// Presented again: whoever holds it now may have stolen it, so
+			// the key it gave is revoked (RFC 6749 §4.1.2).
+			return m.revokeKey(ctx, tx, *c.Spent, now)
+		}
+		// Spent whatever follows: a code that fails a check is used up, as
+		// the transaction commits either way and valid says which it was.
+		if c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
+			return tx.SpendOAuthCode(ctx, hash, "")
 		}
 		if err := tx.UseOAuthClient(ctx, c.ClientID, now); err != nil {
 			return err
@@ -227,14 +232,16 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		}
 		for _, k := range keys {
 			if k.Client == c.ClientID && k.RevokedAt == nil {
-				if err := tx.RevokeKey(ctx, k.ID, now); err != nil {
+				if err := m.revokeKey(ctx, tx, k.ID, now); err != nil {
 					return err
 				}
-				m.keys.forget(k.Hash)
 			}
 		}
 		var k crtx.APIKey
 		k, t = m.newTokenKey(c, now)
+		if err := tx.SpendOAuthCode(ctx, hash, k.ID); err != nil {
+			return err
+		}
 		valid = true
 		return tx.InsertKey(ctx, k)
 	})
@@ -242,6 +249,20 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		return t, crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
 	}
 	return t, internal("exchange oauth code", err)
+}
+
+// revokeKey revokes a connector's key, if it is not already, and forgets
+// its cached copy.
+func (m *Market) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.Time) error {
+	k, err := tx.KeyByID(ctx, id)
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && k.RevokedAt != nil) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m.keys.forget(k.Hash)
+	return tx.RevokeKey(ctx, id, now)
 }
 
 // newTokenKey is the key a consent makes, and its first tokens.
@@ -309,24 +330,19 @@ func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 // and a key made by hand is not a token to revoke here.
 func (m *Market) RevokeToken(ctx context.Context, token, clientID string) error {
 	hash := crtx.HashSecret(token)
-	var revoked string
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		k, err := tx.KeyByRefreshHash(ctx, hash)
 		if errors.Is(err, crtx.ErrNotFound) {
 			k, err = tx.KeyByHash(ctx, hash)
 		}
-		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.Client == "" || (clientID != "" && k.Client != clientID) || k.RevokedAt != nil)) {
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.Client == "" || (clientID != "" && k.Client != clientID))) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		revoked = k.Hash
-		return tx.RevokeKey(ctx, k.ID, m.now())
+		return m.revokeKey(ctx, tx, k.ID, m.now())
 	})
-	if revoked != "" {
-		m.keys.forget(revoked)
-	}
 	return internal("revoke oauth token", err)
 }
 

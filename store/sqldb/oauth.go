@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -54,12 +55,14 @@ func (t *tx) InsertOAuthCode(ctx context.Context, c crtx.OAuthCode, now time.Tim
 	return err
 }
 
-func (t *tx) TakeOAuthCode(ctx context.Context, hash string) (crtx.OAuthCode, error) {
+func (t *tx) OAuthCode(ctx context.Context, hash string, now time.Time) (crtx.OAuthCode, error) {
 	c := crtx.OAuthCode{Hash: hash}
 	var limit sql.NullInt64
+	var spent sql.NullString
 	var expires int64
-	err := t.queryRow(ctx, `DELETE FROM oauth_codes WHERE hash = ? RETURNING client_id, client_name, redirect_uri, challenge, wallet, environment, spend_limit, expires_at`, hash).
-		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Wallet, &c.Environment, &limit, &expires)
+	err := t.queryRow(ctx, `SELECT client_id, client_name, redirect_uri, challenge, wallet, environment, spend_limit, expires_at, spent_key
+		FROM oauth_codes WHERE hash = ? AND expires_at > ?`, hash, us(now)).
+		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Wallet, &c.Environment, &limit, &expires, &spent)
 	if err != nil {
 		return c, notFound(err, "oauth code")
 	}
@@ -68,5 +71,19 @@ func (t *tx) TakeOAuthCode(ctx context.Context, hash string) (crtx.OAuthCode, er
 		l := crtx.USDC(limit.Int64)
 		c.SpendLimit = &l
 	}
+	if spent.Valid {
+		c.Spent = &spent.String
+	}
 	return c, nil
+}
+
+func (t *tx) SpendOAuthCode(ctx context.Context, hash, key string) error {
+	r, err := t.exec(ctx, `UPDATE oauth_codes SET spent_key = ? WHERE hash = ? AND spent_key IS NULL`, key, hash)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n != 1 {
+		return fmt.Errorf("oauth code: %w", crtx.ErrConflict)
+	}
+	return nil
 }

@@ -104,16 +104,25 @@ func testOAuth(t *testing.T, s crtx.Store) {
 		return tx.InsertOAuthCode(ctx, code, t0)
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.TakeOAuthCode(ctx, "c0"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.OAuthCode(ctx, "c0", t0); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("an expired code outlived the next insert: %v", err)
 		}
-		got, err := tx.TakeOAuthCode(ctx, "c1")
+		got, err := tx.OAuthCode(ctx, "c1", t0)
 		if err != nil || got.ClientID != "oc_used" || got.Wallet != "w1" || got.Environment != crtx.Devnet || got.SpendLimit == nil || *got.SpendLimit != limit ||
-			got.Challenge != "ch" || !got.ExpiresAt.Equal(code.ExpiresAt) {
-			t.Errorf("TakeOAuthCode(c1) = %+v, %v", got, err)
+			got.Challenge != "ch" || !got.ExpiresAt.Equal(code.ExpiresAt) || got.Spent != nil {
+			t.Errorf("OAuthCode(c1) = %+v, %v", got, err)
 		}
-		if _, err := tx.TakeOAuthCode(ctx, "c1"); !errors.Is(err, crtx.ErrNotFound) {
-			t.Errorf("a code taken twice: %v", err)
+		if _, err := tx.OAuthCode(ctx, "c1", code.ExpiresAt); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("a code read at its expiry: %v", err)
+		}
+		if err := tx.SpendOAuthCode(ctx, "c1", "key_1"); err != nil {
+			return err
+		}
+		if err := tx.SpendOAuthCode(ctx, "c1", "key_2"); !errors.Is(err, crtx.ErrConflict) {
+			t.Errorf("a code spent twice: %v", err)
+		}
+		if got, err := tx.OAuthCode(ctx, "c1", t0); err != nil || got.Spent == nil || *got.Spent != "key_1" {
+			t.Errorf("the spent code reads %+v, %v", got, err)
 		}
 		return nil
 	})

@@ -18,8 +18,9 @@ CREATE TABLE oauth_clients (
 );
 CREATE INDEX oauth_clients_unused ON oauth_clients (created_at) WHERE used_at IS NULL;
 
--- Authorization codes waiting to be exchanged, with what the person
--- consented to; each is deleted when exchanged.
+-- Authorization codes, with what the person consented to; spent_key is
+-- set when a code is presented (to the key it gave, or '' for none), and
+-- expired codes are deleted.
 CREATE TABLE oauth_codes (
     hash         TEXT PRIMARY KEY,
     client_id    TEXT NOT NULL,
@@ -29,6 +30,7 @@ CREATE TABLE oauth_codes (
     wallet       TEXT NOT NULL,
     environment  TEXT NOT NULL CHECK (environment IN ('mainnet', 'devnet')),
     spend_limit  INTEGER CHECK (spend_limit IS NULL OR spend_limit > 0),
-    expires_at   INTEGER NOT NULL
+    expires_at   INTEGER NOT NULL,
+    spent_key    TEXT
 );
 CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_at);
