@@ -46,7 +46,13 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) error {
 		return h.authorizeProblem(w, r, err, nil)
 	}
 	if err := h.market.CheckAuthorize(req); err != nil {
-		return h.authorizeProblem(w, r, err, &link{answerURL(h.market.Config().PublicURL, req, oauthAnswer(err)), "Return to " + host(req.RedirectURI)})
+		var back *link
+		// A link to an app's own scheme is one html/template will not
+		// write; the person goes back to that app by hand.
+		if u, perr := url.Parse(req.RedirectURI); perr == nil && (u.Scheme == "https" || u.Scheme == "http") {
+			back = &link{answerURL(h.market.Config().PublicURL, req, oauthAnswer(err)), "Return to " + host(req.RedirectURI)}
+		}
+		return h.authorizeProblem(w, r, err, back)
 	}
 	v, err := h.session(r)
 	if err != nil {
