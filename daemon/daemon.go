@@ -529,6 +529,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	for _, rt := range pages.Routes() {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
+	api.NotFoundPage(pages.NotFound)
 	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
 	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{API: api, Logger: log}))
 	agents := a2a.New(m, a2a.Options{API: api, Logger: log})

@@ -18,9 +18,22 @@ func TestErrorBodies(t *testing.T) {
 	valid := `{"wallet":"` + w.address + `","amount_usdc":1}`
 
 	t.Run("unknown route", func(t *testing.T) {
-		for _, p := range []string{"/nope", "/v1", "/v1/keys/a/b", "/v2/agents"} {
+		for _, p := range []string{"/v1", "/v1/keys/a/b", "/v2/agents", "/mcp/nope", "/oauth/nope", "/.well-known/nope", "/discovery/nope"} {
 			wantCode(t, e.anon.Do(ctx, "GET", p, "", nil, nil), 404, "not_found")
 		}
+		// A wrong address of the site's pages is a page, for the person who
+		// followed it; a program's request there is still the error body.
+		resp, err := http.Get(e.d.URL + "/nope")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(b), `<html lang="en"`) ||
+			!strings.Contains(string(b), "<title>No page here — crtx</title>") {
+			t.Errorf("GET /nope: %d %s %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+		wantCode(t, e.anon.Do(ctx, "POST", "/nope", "application/json", []byte(`{}`), nil), 404, "not_found")
 	})
 	t.Run("wrong method", func(t *testing.T) {
 		req, _ := http.NewRequest("PUT", e.d.URL+"/v1/keys", nil)

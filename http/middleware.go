@@ -135,5 +135,28 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 			r.Method, r.URL.Path, strings.Join(allowed, " or ")))
 		return
 	}
+	if s.notFoundPage != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !machinePath(r.URL.Path) {
+		s.notFoundPage(w, r)
+		return
+	}
 	s.writeError(w, r, crtx.Errorf(crtx.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 }
+
+// machinePath says a path is one programs call (the REST interface, the
+// protocols, the files and metrics), whose wrong addresses are answered
+// with the error body; any other is a page's, answered with a page.
+func machinePath(p string) bool {
+	if len(p) > 2 && p[1] == 'v' && p[2] >= '0' && p[2] <= '9' {
+		return true // a version of the REST interface, this one or another
+	}
+	for _, prefix := range []string{"/v1/", "/mcp", "/a2a/", "/.well-known/", "/oauth/", "/ipfs/", "/discovery/", "/healthz", "/readyz", "/metrics"} {
+		if p == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// NotFoundPage answers the GET of a wrong address that is not a program's
+// (machinePath) with h: a page for people, in the site's layout.
+func (s *Server) NotFoundPage(h http.HandlerFunc) { s.notFoundPage = h }

@@ -43,6 +43,8 @@ type Server struct {
 	streams    *inflight
 	cop        *http.CrossOriginProtection // for mounted pages' forms
 	nonces     *limiter                    // listing nonces issued per wallet
+	// notFoundPage answers wrong addresses of pages (NotFoundPage).
+	notFoundPage http.HandlerFunc
 }
 
 // Route is one endpoint: the method and path pattern it is registered under.

@@ -117,7 +117,7 @@ func TestAccessibility(t *testing.T) {
 	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
 		"/explorer/", "/reserves", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
 		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login",
-		consentPath(t, d.URL), "/oauth/authorize?client_id=oc_nobody", "/login?connect=1&next=/oauth/authorize"}
+		consentPath(t, d.URL), "/oauth/authorize?client_id=oc_nobody", "/login?connect=1&next=/oauth/authorize", "/nowhere"}
 	axeCheck(t, ctx, axe, d.URL, "light", pages...)
 	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
 

@@ -100,3 +100,22 @@ func (h *Handler) logInternal(w http.ResponseWriter, r *http.Request, err error)
 	h.log.ErrorContext(r.Context(), "internal error", "request_id", id, "err", err)
 	return id
 }
+
+// NotFound is the page of a wrong address outside the programs' paths:
+// the site's layout with a way back that fits where the person was.
+func (h *Handler) NotFound(w http.ResponseWriter, r *http.Request) {
+	p := problem{Heading: "No page here", Text: "There is no page at this address. It may have been mistyped, or the page has moved."}
+	for _, way := range []struct{ prefix, href, label string }{
+		{"/dashboard", "/dashboard/", "Go to your dashboard"}, {"/explorer", "/explorer/", "Go to the explorer"},
+		{"/docs", "/docs", "Read the API docs"}, {"/login", "/login", "Sign in"},
+	} {
+		if strings.HasPrefix(r.URL.Path, way.prefix) {
+			p.Next = append(p.Next, link{way.href, way.label})
+		}
+	}
+	p.Next = append(p.Next, link{"/", "Browse the agents"})
+	if err := h.renderStatus(w, http.StatusNotFound, "error", h.visitor(r).page(p.Heading+" — crtx", p)); err != nil {
+		h.logInternal(w, r, err)
+		http.Error(w, "no page here", http.StatusNotFound)
+	}
+}

@@ -50,6 +50,12 @@ func TestErrorsArePages(t *testing.T) {
 		}
 	}
 	page("unknown agent", "/agents/agt_nothing", "No such agent", "Browse the agents")
+	page("wrong address", "/nowhere", "No page here", "Browse the agents")
+	var lang, title string
+	run(t, ctx, "its language and title", chromedp.Evaluate(`document.documentElement.lang`, &lang), chromedp.Evaluate(`document.title`, &title))
+	if lang != "en" || title != "No page here — crtx" {
+		t.Errorf("the wrong address's page: lang %q, title %q", lang, title)
+	}
 
 	fund, err := client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, "11111111111111111111111111111111", crtx.MicroPerUSDC)
 	if err != nil {
@@ -68,6 +74,7 @@ func TestErrorsArePages(t *testing.T) {
 	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
 		chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
 	page("unknown execution", "/dashboard/executions/exe_nothing", "No such execution", "Your executions")
+	page("wrong dashboard address", "/dashboard/nowhere", "No page here", "Go to your dashboard")
 
 	// A form whose token is not this session's is refused on a page.
 	run(t, ctx, "stale form", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
