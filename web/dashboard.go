@@ -31,10 +31,27 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	p := v.page("Sign in — crtx", dashboardPath(q.Get("next")))
 	p.Error = loginProblem(q)
-	if q.Get("connect") != "" {
+	switch {
+	case q.Get("connect") != "":
 		p.Notice = "An app asks to connect to crtx. Sign in with your wallet first; then you choose the environment and how much it may spend."
+	case p.Error == "" && q.Get("next") != "":
+		p.Notice = "Sign in to open " + pageName(dashboardPath(q.Get("next"))) + "; you come back to it after."
 	}
 	return h.render(w, "login", p)
+}
+
+// pageName is what a page sign-in leads back to is called.
+func pageName(path string) string {
+	for _, p := range []struct{ prefix, name string }{
+		{"/dashboard/keys", "your API keys"}, {"/dashboard/creator", "the creator console"},
+		{"/dashboard/executions/", "that execution"}, {"/dashboard/deposits/", "that deposit"},
+		{"/dashboard/withdrawals/", "your withdrawals"}, {"/dashboard/operator", "the operator's page"},
+	} {
+		if strings.HasPrefix(path, p.prefix) {
+			return p.name
+		}
+	}
+	return "your dashboard"
 }
 
 // loginToken turns a session token — from the browser's own sign-in, or

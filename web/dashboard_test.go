@@ -102,6 +102,8 @@ func TestSignInGoesOnOnlyToThisOrigin(t *testing.T) {
 		"/dashboard/%2F%2Fevil.example/": "/dashboard/evil.example/", "/dashboard/../../evil": "/dashboard/",
 		"https://evil.example/dashboard/": "/dashboard/", "/dashboardevil": "/dashboard/", "": "/dashboard/",
 		"/dashboard@evil.example": "/dashboard/", "javascript:alert(1)//dashboard": "/dashboard/",
+		"/oauth/authorize?client_id=oc_x&state=s": "/oauth/authorize?client_id=oc_x&state=s", "/oauth/authorizeX": "/dashboard/",
+		"/oauth/token": "/dashboard/", "/oauth/authorize/../../evil": "/dashboard/",
 	} {
 		form := url.Values{"token": {s.SessionToken}, "next": {next}}
 		resp, err := noFollow.PostForm(d.URL+"/dashboard/login", form)
@@ -111,6 +113,34 @@ func TestSignInGoesOnOnlyToThisOrigin(t *testing.T) {
 		resp.Body.Close()
 		if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || got != want {
 			t.Errorf("next=%s: %d to %q, want 303 to %q", next, resp.StatusCode, got, want)
+		}
+	}
+}
+
+// A page that needs a session sends a visitor without one to sign in,
+// which says why and where they go after.
+func TestSignInSaysWhy(t *testing.T) {
+	d := market(t)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for page, want := range map[string]string{"/dashboard/keys": "Sign in to open your API keys", "/dashboard/creator": "Sign in to open the creator console",
+		"/dashboard/": "Sign in to open your dashboard"} {
+		resp, err := noFollow.Get(d.URL + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		to := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(to, "/login?next=") {
+			t.Fatalf("%s signed out: %d to %q", page, resp.StatusCode, to)
+		}
+		resp, err = http.Get(d.URL + to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), want) {
+			t.Errorf("%s: the sign-in page does not say %q", page, want)
 		}
 	}
 }
