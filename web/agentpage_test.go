@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -35,6 +36,9 @@ func translator(t *testing.T, url string) (string, *client.Client) {
 	}
 	_, key, _ := ed25519.GenerateKey(nil)
 	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
+		if r.Task == "fail" {
+			return "", 0, errors.New("cannot translate that")
+		}
 		return `{"task":` + string(must(json.Marshal(r.Task))) + `,"parameters":` + string(r.Parameters) + `}`, 0, nil
 	}, creator.Options{})
 	srv := httptest.NewServer(h)
@@ -126,6 +130,28 @@ func TestAgentPageAsProduct(t *testing.T) {
 	}
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Ran Translator on devnet") {
 		t.Errorf("the run's page says %q", got)
+	}
+	if got := text(t, ctx, "main"); !strings.Contains(got, "charged\t0.01 USDC") && !strings.Contains(got, "charged 0.01 USDC") {
+		t.Errorf("the receipt of a completed run does not say it charged 0.01 USDC:\n%s", got)
+	}
+	// A failed run is told as one, with its money back, not as spent.
+	run(t, ctx, "a failing run", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action$="/run"]`),
+		chromedp.SetValue(`textarea[name=task]`, "fail", chromedp.ByQuery), chromedp.SetValue(`select[name="param.lang"]`, "en", chromedp.ByQuery),
+		chromedp.SetValue(`input[name="param.n"]`, "1", chromedp.ByQuery),
+		chromedp.Click(`form[action$="/run"] button`), landed("/dashboard/executions/"), chromedp.WaitVisible(".error"))
+	if got := text(t, ctx, ".error"); !strings.Contains(got, "Failed — 0.01 USDC refunded") {
+		t.Errorf("a failed run says %q", got)
+	}
+	receipt := text(t, ctx, "main")
+	for _, want := range []string{"refunded", "0.01 USDC", "charged"} {
+		if !strings.Contains(receipt, want) {
+			t.Errorf("the failed run's receipt lacks %q:\n%s", want, receipt)
+		}
+	}
+	var charged string
+	run(t, ctx, "charged", chromedp.Evaluate(`[...document.querySelectorAll("main tr")].find(r => r.querySelector("th")?.textContent === "charged")?.querySelector("td")?.textContent`, &charged))
+	if charged != "0 USDC" && charged != "0.00 USDC" && charged != "0.000000 USDC" {
+		t.Errorf("a failed run's receipt charges %q", charged)
 	}
 
 	// Paused, it cannot be run from its page.

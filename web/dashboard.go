@@ -165,6 +165,16 @@ type execData struct {
 	Receipts string
 }
 
+// Charged is what the execution cost its caller in the end: its price,
+// less the escrow's refund of a failure and a dispute's refund.
+func (d execData) Charged() crtx.USDC {
+	charged := d.Record.Cost - d.Record.Refunded
+	if d.Record.Dispute != nil {
+		charged -= d.Record.Dispute.Refunded
+	}
+	return max(charged, 0)
+}
+
 // execution shows one of the wallet's executions: its result, its receipt
 // (cost, split, ledger links) and a Verify button that recomputes the hash
 // in the browser.

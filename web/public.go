@@ -209,6 +209,11 @@ func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (out
 	if err != nil {
 		return refuse(err)
 	}
+	if e.Status == crtx.ExecFailed {
+		// The money came back: say so, not that it was spent.
+		return outcome{Error: "Failed — " + e.Cost.String() + " USDC refunded. " + sentence(e.ErrorMessage),
+			Landing: "/dashboard/executions/" + e.ID}, nil
+	}
 	return outcome{Notice: "Ran " + a.Name + " on " + string(e.Environment) + " for " + e.Cost.String() + " USDC.",
 		Landing: "/dashboard/executions/" + e.ID}, nil
 }
