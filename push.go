@@ -3,6 +3,7 @@ package crtx
 import (
 	"strings"
 	"time"
+	"unicode"
 )
 
 // PushConfig is an A2A push-notification config of one task (an
@@ -36,17 +37,33 @@ const (
 )
 
 // CheckPushConfig checks what a client sets in a push config, field by
-// field; the URL is checked by the Caller, as a webhook's is.
+// field, so that every config accepted can be delivered: each goes into a
+// header (the id into webhook-id), so none holds a control character, and
+// the id is of the characters a URL path keeps as they are. The URL is
+// checked by the Caller, as a webhook's is.
 func CheckPushConfig(p PushConfig) error {
 	switch {
-	case len(p.ID) > MaxPushConfigIDLen || !IsText(p.ID):
-		return InvalidField("id", "must be text of at most %d bytes", MaxPushConfigIDLen)
-	case len(p.Token) > MaxPushSecretLen || !IsText(p.Token) || strings.ContainsAny(p.Token, "\r\n"):
-		return InvalidField("token", "must be one line of at most %d bytes", MaxPushSecretLen)
-	case len(p.AuthCredentials) > MaxPushSecretLen || !IsText(p.AuthCredentials) || strings.ContainsAny(p.AuthCredentials, "\r\n"):
-		return InvalidField("authentication.credentials", "must be one line of at most %d bytes", MaxPushSecretLen)
-	case p.AuthCredentials != "" && !strings.EqualFold(p.AuthScheme, "Bearer") && !strings.EqualFold(p.AuthScheme, "Basic"):
+	case len(p.ID) > MaxPushConfigIDLen || strings.Trim(p.ID, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") != "":
+		return InvalidField("id", "must be at most %d letters, digits and -._~", MaxPushConfigIDLen)
+	case len(p.Token) > MaxPushSecretLen || !headerText(p.Token):
+		return InvalidField("token", "must be at most %d bytes of text without control characters", MaxPushSecretLen)
+	case len(p.AuthCredentials) > MaxPushSecretLen || !headerText(p.AuthCredentials):
+		return InvalidField("authentication.credentials", "must be at most %d bytes of text without control characters", MaxPushSecretLen)
+	case p.AuthScheme != "" && !strings.EqualFold(p.AuthScheme, "Bearer") && !strings.EqualFold(p.AuthScheme, "Basic"):
 		return InvalidField("authentication.scheme", "must be Bearer or Basic")
+	case p.AuthCredentials != "" && p.AuthScheme == "":
+		return InvalidField("authentication.scheme", "is needed with credentials: Bearer or Basic")
 	}
 	return nil
+}
+
+// headerText says s can be a header's value: text without control
+// characters.
+func headerText(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return IsText(s)
 }

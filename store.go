@@ -349,6 +349,9 @@ type Tx interface {
 	DeletePushConfig(ctx context.Context, taskID, id string) error
 	// ClaimPushes is ClaimWebhooks for the push configs of ended tasks.
 	ClaimPushes(ctx context.Context, now, until, since time.Time, limit int) ([]PushConfig, error)
+	// UpdatePush records a delivery's progress, unless the config was
+	// replaced since it was claimed (its CreatedAt differs); a delivered
+	// config's token and credentials are erased.
 	UpdatePush(ctx context.Context, p PushConfig) error
 
 	// InsertWebhookSecret stores a wallet's first webhook secret in an

@@ -102,39 +102,49 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 		return crtx.Execution{}, "", err
 	}
 	o.params.Async = async
-	e, result, err := t.open(ctx, c, o)
-	if err == nil && push != nil {
+	e, result, opened, err := t.open(ctx, c, o)
+	if err == nil && opened && push != nil {
+		// The message's own config, set once: a message sent again (the
+		// same messageId answers the same task) leaves it as the first send
+		// set it, delivered or not. It is set even when the client has gone,
+		// which is when a push is wanted, and its failure (it was checked
+		// already) leaves the paid task to be read as ever.
 		push.TaskID = e.ID
-		_, err = t.m.SetPushConfig(ctx, c.principal, *push)
+		if _, perr := t.m.SetPushConfig(context.WithoutCancel(ctx), c.principal, *push); perr != nil {
+			t.log.WarnContext(ctx, "a2a push config of a message", "execution_id", e.ID, "err", perr)
+		}
 	}
 	return e, result, err
 }
 
 // open opens the execution o asks for, or finds the one it opened when
-// first sent.
-func (t *tasks) open(ctx context.Context, c call, o order) (crtx.Execution, string, error) {
+// first sent, and says whether it opened it now (false for a message sent
+// again).
+func (t *tasks) open(ctx context.Context, c call, o order) (_ crtx.Execution, _ string, opened bool, _ error) {
 	for {
 		e, err := t.m.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
 		var replay *crtx.Replay
 		switch {
 		case errors.As(err, &replay):
-			return t.m.GetExecution(ctx, c.principal, replay.Execution.ID)
+			e, result, err := t.m.GetExecution(ctx, c.principal, replay.Execution.ID)
+			return e, result, false, err
 		case crtx.ErrorCode(err) == crtx.CodeIdempotencyInProgress:
 			// The first send of this message still runs synchronously and
 			// its execution id is not known here: wait for it to end.
 			select {
 			case <-ctx.Done():
-				return crtx.Execution{}, "", err
+				return crtx.Execution{}, "", false, err
 			case <-time.After(pollInterval):
 			}
 			continue
 		case err != nil:
-			return crtx.Execution{}, "", err
+			return crtx.Execution{}, "", false, err
 		case e.ResultCID != "" && e.Result == "":
 			// Settled by another path than this call's: read the result.
-			return t.m.GetExecution(ctx, c.principal, e.ID)
+			e, result, err := t.m.GetExecution(ctx, c.principal, e.ID)
+			return e, result, true, err
 		}
-		return e, e.Result, nil
+		return e, e.Result, true, nil
 	}
 }
 

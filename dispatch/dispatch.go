@@ -293,7 +293,9 @@ func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environme
 		return 0, err
 	}
 	for k, v := range headers {
-		req.Header.Set(k, v)
+		if req.Header.Get(k) == "" { // the marketplace's own headers stay its own
+			req.Header.Set(k, v)
+		}
 	}
 	req.Header.Set(crtx.HeaderSignature, crtx.TimestampSignature(c.opts.Signer, ts, body))
 	req.Header.Set("webhook-id", id)

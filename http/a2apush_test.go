@@ -82,9 +82,11 @@ func TestA2APushNotifications(t *testing.T) {
 
 	t.Run("refusals", func(t *testing.T) {
 		for name, cfg := range map[string]*a2a.PushConfig{
-			"no URL":            {TaskID: task.ID, URL: "ftp://x.example/hook"},
-			"a token of lines":  {TaskID: task.ID, URL: url, Token: "a\r\nX-Evil: 1"},
-			"an unknown scheme": {TaskID: task.ID, URL: url, Auth: &a2a.PushAuthInfo{Scheme: "Digest", Credentials: "x"}},
+			"no URL":              {TaskID: task.ID, URL: "ftp://x.example/hook"},
+			"a token of lines":    {TaskID: task.ID, URL: url, Token: "a\r\nX-Evil: 1"},
+			"a control character": {TaskID: task.ID, URL: url, Token: "a\x01b"},
+			"an id of lines":      {TaskID: task.ID, ID: "a\r\nb", URL: url},
+			"an unknown scheme":   {TaskID: task.ID, URL: url, Auth: &a2a.PushAuthInfo{Scheme: "Digest", Credentials: "x"}},
 		} {
 			_, err := c.CreateTaskPushConfig(c.ctx, cfg)
 			if ae := wantA2A(t, err, a2a.ErrInvalidParams, ""); ae.Details["code"] != crtx.CodeInvalidRequest {
@@ -148,11 +150,19 @@ func TestA2APushNotifications(t *testing.T) {
 		t.Errorf("pushed result %q", text)
 	}
 
-	// Sent with the message: the push comes for the task the message opens.
-	res, err := c.SendMessage(c.ctx, &a2a.SendMessageRequest{Message: userMessage(a2a.NewTextPart("inline")),
-		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: url + "/inline", Token: "tok-inline"}}})
-	if err != nil {
-		t.Fatal(err)
+	// Sent with the message: the push comes for the task the message opens,
+	// and the message sent again (answered with the same task) replaces its
+	// config rather than adding one.
+	msg := userMessage(a2a.NewTextPart("inline"))
+	var res a2a.SendMessageResult
+	for range 3 {
+		if res, err = c.SendMessage(c.ctx, &a2a.SendMessageRequest{Message: msg,
+			Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: url + "/inline", Token: "tok-inline"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if all, err := c.ListTaskPushConfigs(c.ctx, &a2a.ListTaskPushConfigRequest{TaskID: res.(*a2a.Task).ID}); err != nil || len(all) != 1 {
+		t.Errorf("a message sent three times has %d configs, %v; want 1", len(all), err)
 	}
 	inline := nextPush(t, got)
 	if err := json.Unmarshal(inline.body, &sr); err != nil || inline.header.Get("A2A-Notification-Token") != "tok-inline" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/crtx-market/crtx"
 )
@@ -124,7 +125,7 @@ func (m *Market) OnSignal(kind string, fn func(payload string)) {
 func (m *Market) Signal(kind, payload string) {
 	// The publisher fits a message's words by assuming each at most 100
 	// bytes long.
-	if m.outbox == nil || len(kind)+1+len(payload) > 96 || strings.ContainsAny(kind+payload, " \t\n") {
+	if m.outbox == nil || len(kind)+1+len(payload) > 96 || strings.Contains(kind, ":") || strings.IndexFunc(kind+payload, unicode.IsSpace) >= 0 {
 		return
 	}
 	select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -106,15 +107,20 @@ func (m *Market) pushDue(ctx context.Context, body PushBody) {
 	var due []crtx.PushConfig
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		now := m.now()
-		due, err = tx.ClaimPushes(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 32)
+		due, err = tx.ClaimPushes(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 16)
 		return err
 	})
 	if m.failed(ctx, err, "claim pushes") {
 		return
 	}
+	// At once, not one after another: a batch of slow destinations then
+	// takes one delivery's timeout, well within the claim's minute, and no
+	// other replica takes a push up again while it is being sent.
+	var wg sync.WaitGroup
 	for _, c := range due {
-		m.push(ctx, c, body)
+		wg.Go(func() { m.push(ctx, c, body) })
 	}
+	wg.Wait()
 }
 
 func (m *Market) push(ctx context.Context, c crtx.PushConfig, body PushBody) {

@@ -84,13 +84,15 @@ func (w *waiting) track(ctx context.Context, key, id string) (_ context.Context,
 	}
 }
 
-// cancel cancels key's calls of id. The SDK handles notifications/cancelled
+// cancel cancels key's calls of id, and says whether it found any. The SDK handles notifications/cancelled
 // itself, before any middleware, matching only calls of the request's own
 // (ephemeral) session, so liftTask calls this from the HTTP request.
-func (w *waiting) cancel(key, id string) {
+func (w *waiting) cancel(key, id string) (found bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, cancel := range w.calls[waitingCall{key, id}] {
 		(*cancel)()
+		found = true
 	}
+	return found
 }

@@ -150,8 +150,10 @@ func (s *server) liftTask(next http.Handler) http.Handler {
 			if parsed && msg.Method == "notifications/cancelled" {
 				if id, ok := callID(msg.Params.RequestID); ok {
 					key := r.Context().Value(callerKey{}).(caller).p.Key.ID
-					s.waiting.cancel(key, id)
-					s.market.Signal(cancelSignal, key+"/"+base64.RawURLEncoding.EncodeToString([]byte(id)))
+					// The call is here, or it is another replica's to find.
+					if !s.waiting.cancel(key, id) {
+						s.market.Signal(cancelSignal, key+"/"+base64.RawURLEncoding.EncodeToString([]byte(id)))
+					}
 				}
 			}
 			if parsed && msg.Method == "tools/call" {

@@ -22,7 +22,8 @@ func scanPush(row interface{ Scan(...any) error }) (crtx.PushConfig, error) {
 func (t *tx) PutPushConfig(ctx context.Context, p crtx.PushConfig) error {
 	_, err := t.exec(ctx, `INSERT INTO a2a_push_configs (`+pushColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, '')
 		ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token, auth_scheme = excluded.auth_scheme,
-		auth_credentials = excluded.auth_credentials, attempts = 0, next_at = excluded.next_at, delivered_at = NULL, last_error = ''`,
+		auth_credentials = excluded.auth_credentials, created_at = excluded.created_at, attempts = 0, next_at = excluded.next_at,
+		delivered_at = NULL, last_error = ''`,
 		p.TaskID, p.ID, p.Wallet, p.URL, p.Token, p.AuthScheme, p.AuthCredentials, us(p.CreatedAt), us(p.NextAt))
 	return err
 }
@@ -70,8 +71,14 @@ func (t *tx) ClaimPushes(ctx context.Context, now, until, since time.Time, limit
 	return out, nil
 }
 
+// UpdatePush records a delivery's progress on the config it was claimed
+// as: one replaced since (a new created_at) is left alone, to be delivered
+// anew. A delivered config's token and credentials are erased: they were
+// for that one delivery.
 func (t *tx) UpdatePush(ctx context.Context, p crtx.PushConfig) error {
-	_, err := t.exec(ctx, `UPDATE a2a_push_configs SET attempts = ?, next_at = ?, delivered_at = ?, last_error = ? WHERE task_id = ? AND id = ?`,
-		p.Attempts, us(p.NextAt), nullUS(p.DeliveredAt), p.LastError, p.TaskID, p.ID)
+	_, err := t.exec(ctx, `UPDATE a2a_push_configs SET attempts = ?, next_at = ?, delivered_at = ?, last_error = ?,
+		token = CASE WHEN ? THEN '' ELSE token END, auth_credentials = CASE WHEN ? THEN '' ELSE auth_credentials END
+		WHERE task_id = ? AND id = ? AND created_at = ?`,
+		p.Attempts, us(p.NextAt), nullUS(p.DeliveredAt), p.LastError, p.DeliveredAt != nil, p.DeliveredAt != nil, p.TaskID, p.ID, us(p.CreatedAt))
 	return err
 }

@@ -80,4 +80,37 @@ func testPushConfigs(t *testing.T, s crtx.Store) {
 	if again := claim(t0.Add(time.Hour)); len(again) != 0 {
 		t.Errorf("a delivered or deleted config was claimed: %+v", again)
 	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if got, err := tx.PushConfig(ctx, "e1", "a"); err != nil || got.Token != "" || got.AuthCredentials != "" || got.URL != "https://h/a2" {
+			t.Errorf("a delivered config keeps %+v, %v; want its token and credentials erased", got, err)
+		}
+		return nil
+	})
+
+	// Replaced while a delivery of it is under way, two days on: the new
+	// config is delivered anew, whatever the old attempt reports.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.PutPushConfig(ctx, crtx.PushConfig{TaskID: "e1", ID: "c", Wallet: "w1", URL: "https://h/old", CreatedAt: t0, NextAt: t0})
+	})
+	old := claim(t0.Add(time.Hour))
+	if len(old) != 1 {
+		t.Fatalf("claimed %+v; want c", old)
+	}
+	later := t0.Add(48 * time.Hour)
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.PutPushConfig(ctx, crtx.PushConfig{TaskID: "e1", ID: "c", Wallet: "w1", URL: "https://h/new", CreatedAt: later, NextAt: later}); err != nil {
+			return err
+		}
+		done := later.Add(time.Second)
+		old[0].DeliveredAt = &done
+		return tx.UpdatePush(ctx, old[0])
+	})
+	var fresh []crtx.PushConfig
+	update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+		fresh, err = tx.ClaimPushes(ctx, later.Add(2*time.Second), later.Add(time.Minute), later.Add(-time.Hour), 10)
+		return err
+	})
+	if len(fresh) != 1 || fresh[0].URL != "https://h/new" {
+		t.Errorf("after a replacement during delivery, claimed %+v; want the new config", fresh)
+	}
 }
