@@ -244,6 +244,11 @@ type Tx interface {
 	// that is not revoked: ErrNotFound for a revoked or unknown key,
 	// ErrSpendLimit if the cost would take it past its spend limit.
 	AddKeyUsage(ctx context.Context, keyID string, cost USDC) error
+	// RefundKeyUsage takes amount, refunded to the caller, back off the
+	// key's total spent (never below zero), revoked or not: a key's spent
+	// and its spend limit count what its calls cost in the end. The
+	// execution stays counted.
+	RefundKeyUsage(ctx context.Context, keyID string, amount USDC) error
 
 	// PutResult stores content under its CID once; a second put is a no-op.
 	PutResult(ctx context.Context, cid, content string, at time.Time) error
@@ -418,6 +423,11 @@ func (c *Closing) Write(ctx context.Context, tx Tx) (bool, error) {
 	}
 	if err := tx.InsertTransaction(ctx, &c.Record, c.Accounts...); err != nil {
 		return false, err
+	}
+	if c.Execution.Status != ExecCompleted {
+		if err := tx.RefundKeyUsage(ctx, c.Execution.KeyID, c.Execution.Cost); err != nil {
+			return false, err
+		}
 	}
 	if c.Webhook != nil {
 		if err := tx.InsertWebhook(ctx, *c.Webhook); err != nil {

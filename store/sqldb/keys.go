@@ -83,6 +83,12 @@ func (t *tx) TouchKey(ctx context.Context, id string, at time.Time) error {
 	return err
 }
 
+func (t *tx) RefundKeyUsage(ctx context.Context, keyID string, amount crtx.USDC) error {
+	_, err := t.exec(ctx, `UPDATE api_keys SET total_spent = CASE WHEN total_spent > ? THEN total_spent - ? ELSE 0 END WHERE id = ?`,
+		amount, amount, keyID)
+	return err
+}
+
 func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
 	// Conditions, not the CHECK constraint (which stays as the guard), so
 	// that a refusal fails no statement: PostgreSQL would abort the

@@ -183,6 +183,15 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	if ok, err := s.CloseExecution(ctx, refund(opening("e8", nil).Execution)); !ok || err != nil {
 		t.Errorf("refunding e8: %v, %v", ok, err)
 	}
+	// The refund comes off the key's spent (and frees its limit); the run
+	// stays counted. The completed e1, closed again, takes nothing off.
+	if n, sum := spent(); n != 2 || sum != 100_000 {
+		t.Errorf("key usage after e8's refund = %d executions, %s USDC; want 2, 0.1", n, sum)
+	}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RefundKeyUsage(ctx, "key_1", 1_000_000) })
+	if n, sum := spent(); n != 2 || sum != 0 {
+		t.Errorf("key usage after refunding more than it spent = %d executions, %s USDC; want 2, 0", n, sum)
+	}
 	// The creator's and the platform's shares wait for the roll-up.
 	if got := balances(t, s, crtx.Devnet, alice, escrow("e1"), escrow("e8"), creator, treasury); !equal(got, []crtx.USDC{9_900_000, 0, 0, 0, 0}) {
 		t.Errorf("after closing: alice, escrows, creator, treasury = %v", got)
