@@ -20,7 +20,8 @@ import (
 const translatorSchema = `{"type":"object","properties":{
 	"lang":{"type":"string","enum":["fr","en"],"description":"the language to answer in"},
 	"n":{"type":"integer","examples":[3]},
-	"formal":{"type":"boolean","default":false}},"required":["lang","n"]}`
+	"formal":{"type":"boolean","default":false},
+	"delimiter":{"type":"string","maxLength":1}},"required":["lang","n"]}`
 
 // translator lists an agent with required parameters whose service
 // answers with the parameters it got; it returns the agent's id and the
@@ -80,7 +81,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	if stats := text(t, ctx, ".grid2"); !strings.Contains(stats, "new") || strings.Contains(stats, "0% success") {
 		t.Errorf("an agent without runs shows %q", stats)
 	}
-	if !strings.Contains(text(t, ctx, "#try"), "Try it") || !strings.Contains(text(t, ctx, "#main"), "Sign in and make an API key") {
+	if !strings.Contains(text(t, ctx, "#try"), "Try it") || !strings.Contains(text(t, ctx, "#main"), "Sign in to run it") {
 		t.Error("a visitor is not told how to try the agent")
 	}
 	curl := text(t, ctx, "#curl")
@@ -109,28 +110,55 @@ func TestAgentPageAsProduct(t *testing.T) {
 		t.Errorf("the curl snippet as pasted: %v\n%s", err, out)
 	}
 
-	// A signed-in caller with a key runs it from the page.
+	// A person who just signed in runs it from the page with the session:
+	// devnet test money added from the page, no API key made first.
 	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"),
-		chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`input[name=name]`),
-		chromedp.SetValue(`input[name=name]`, "web"), chromedp.Click(`form[action="/dashboard/keys"] button`), chromedp.WaitVisible("#new-key"))
-	run(t, ctx, "try it", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action$="/run"]`),
-		chromedp.SetValue(`textarea[name=task]`, "Bonjour", chromedp.ByQuery), chromedp.SetValue(`select[name="param.lang"]`, "en", chromedp.ByQuery),
-		chromedp.SetValue(`input[name="param.n"]`, "two", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`), chromedp.WaitVisible(".error"))
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/dashboard/"),
+		chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	if got := text(t, ctx, ".try-out"); !strings.Contains(got, "lacks 0.01 USDC") {
+		t.Errorf("a new wallet is not told it lacks devnet money: %q", got)
+	}
+	run(t, ctx, "airdrop from the agent page", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("/agents/"+id),
+		chromedp.WaitVisible(".ok"), chromedp.WaitVisible(`form[action$="/run"]`))
+	if n := count(t, ctx, `form[action="/dashboard/airdrop"]`); n != 0 {
+		t.Error("the airdrop button stays once the balance covers a run")
+	}
+	run(t, ctx, "try it", chromedp.SetValue(`textarea[name=task]`, "Bonjour", chromedp.ByQuery), chromedp.SetValue(`select[name="param.lang"]`, "en", chromedp.ByQuery),
+		chromedp.SetValue(`input[name="param.n"]`, "two", chromedp.ByQuery), chromedp.SetValue(`input[name="param.delimiter"]`, ";;", chromedp.ByQuery),
+		chromedp.Click(`form[action$="/run"] button`), landed("sent="), chromedp.WaitVisible(".error"))
 	var n string
 	run(t, ctx, "kept", chromedp.Value(`input[name="param.n"]`, &n, chromedp.ByQuery))
-	if e := text(t, ctx, ".error"); !strings.Contains(e, "n:") || n != "two" {
+	if e := text(t, ctx, "#err-param-n"); !strings.Contains(e, "is not a whole number") || n != "two" {
 		t.Errorf("a bad parameter: %q, the field keeps %q", e, n)
 	}
-	run(t, ctx, "try again", chromedp.SetValue(`input[name="param.n"]`, "2", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`),
-		chromedp.WaitVisible("#verify"), chromedp.Click("#verify", chromedp.ByQuery), chromedp.WaitVisible("#verify-out.ok"))
+	if e := text(t, ctx, ".error"); !strings.Contains(e, "Nothing was run or charged") {
+		t.Errorf("a refused run says %q", e)
+	}
+	// The marketplace's own check of the schema speaks in words, under the field.
+	run(t, ctx, "schema", chromedp.SetValue(`input[name="param.n"]`, "2", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`),
+		landed("sent="), chromedp.WaitVisible("#err-param-delimiter"))
+	if e := text(t, ctx, "#err-param-delimiter"); !strings.Contains(e, "At most 1 character") {
+		t.Errorf("a value past the schema's maxLength: %q", e)
+	}
+	var described string
+	run(t, ctx, "described", chromedp.AttributeValue(`input[name="param.delimiter"]`, "aria-describedby", &described, nil, chromedp.ByQuery))
+	if described != "err-param-delimiter" {
+		t.Errorf("the field names its error as %q", described)
+	}
+	run(t, ctx, "try again", chromedp.SetValue(`input[name="param.delimiter"]`, ";", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`),
+		landed("run="), chromedp.WaitVisible("#run [data-final]"))
 	if got := text(t, ctx, "#result"); !strings.Contains(got, "\"lang\": \"en\"") || !strings.Contains(got, "\"n\": 2") {
-		t.Errorf("the result of the page's run, pretty-printed: %q", got)
+		t.Errorf("the result of the page's run, inline and pretty-printed: %q", got)
 	}
-	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Ran Translator on devnet") {
-		t.Errorf("the run's page says %q", got)
+	screenshot(t, ctx, "agent-run-completed")
+	if got := text(t, ctx, "#run"); !strings.Contains(got, "0.01 USDC charged") {
+		t.Errorf("the run says %q", got)
 	}
+	if got := text(t, ctx, `form[action$="/run"] button`); !strings.HasPrefix(got, "Run again") {
+		t.Errorf("the form's button after a run reads %q", got)
+	}
+	run(t, ctx, "receipt", chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
+		chromedp.WaitVisible("#verify"), chromedp.Click("#verify", chromedp.ByQuery), chromedp.WaitVisible("#verify-out.ok"))
 	if got := text(t, ctx, "main"); !strings.Contains(got, "charged\t0.01 USDC") && !strings.Contains(got, "charged 0.01 USDC") {
 		t.Errorf("the receipt of a completed run does not say it charged 0.01 USDC:\n%s", got)
 	}
@@ -138,10 +166,12 @@ func TestAgentPageAsProduct(t *testing.T) {
 	run(t, ctx, "a failing run", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action$="/run"]`),
 		chromedp.SetValue(`textarea[name=task]`, "fail", chromedp.ByQuery), chromedp.SetValue(`select[name="param.lang"]`, "en", chromedp.ByQuery),
 		chromedp.SetValue(`input[name="param.n"]`, "1", chromedp.ByQuery),
-		chromedp.Click(`form[action$="/run"] button`), landed("/dashboard/executions/"), chromedp.WaitVisible(".error"))
-	if got := text(t, ctx, ".error"); !strings.Contains(got, "Failed — 0.01 USDC refunded") {
+		chromedp.Click(`form[action$="/run"] button`), landed("run="), chromedp.WaitVisible("#run [data-final]"))
+	if got := text(t, ctx, "#run"); !strings.Contains(got, "failed — 0.01 USDC refunded") || !strings.Contains(got, "cannot translate that") {
 		t.Errorf("a failed run says %q", got)
 	}
+	run(t, ctx, "failed receipt", chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
+		chromedp.WaitVisible("main table"))
 	receipt := text(t, ctx, "main")
 	for _, want := range []string{"refunded", "0.01 USDC", "charged"} {
 		if !strings.Contains(receipt, want) {
@@ -152,6 +182,12 @@ func TestAgentPageAsProduct(t *testing.T) {
 	run(t, ctx, "charged", chromedp.Evaluate(`[...document.querySelectorAll("main tr")].find(r => r.querySelector("th")?.textContent === "charged")?.querySelector("td")?.textContent`, &charged))
 	if charged != "0 USDC" && charged != "0.00 USDC" && charged != "0.000000 USDC" {
 		t.Errorf("a failed run's receipt charges %q", charged)
+	}
+	// The runs were charged to the agent pages' key, listed with the rest,
+	// whose spent leaves the refunded run out.
+	run(t, ctx, "keys", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("main table"))
+	if got := text(t, ctx, "main table"); !strings.Contains(got, "Agent pages (devnet)") || !strings.Contains(got, "0.01") {
+		t.Errorf("the keys page after two page runs, one refunded:\n%s", got)
 	}
 
 	// Paused, it cannot be run from its page.
@@ -166,4 +202,12 @@ func TestAgentPageAsProduct(t *testing.T) {
 	if forms != 0 || snippets != 0 || !strings.Contains(text(t, ctx, "#main"), "takes no executions now") {
 		t.Errorf("a paused agent's page: %d run forms, %d snippets", forms, snippets)
 	}
+}
+
+// count is how many elements of the page match sel.
+func count(t *testing.T, ctx context.Context, sel string) int {
+	t.Helper()
+	var n int
+	run(t, ctx, "count "+sel, chromedp.Evaluate(`document.querySelectorAll(`+string(must(json.Marshal(sel)))+`).length`, &n))
+	return n
 }

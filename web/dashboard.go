@@ -157,7 +157,7 @@ func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request, v visit) (outc
 	if _, err := h.market.Airdrop(r.Context(), v.Wallet, amount); err != nil {
 		return outcome{}, err
 	}
-	return outcome{Notice: amount.String() + " USDC airdropped on devnet."}, nil
+	return outcome{Notice: amount.String() + " USDC airdropped on devnet.", Landing: agentPage(r.PostFormValue("back"))}, nil
 }
 
 type execData struct {
@@ -179,23 +179,11 @@ func (d execData) Charged() crtx.USDC {
 // (cost, split, ledger links) and a Verify button that recomputes the hash
 // in the browser.
 func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) error {
-	var found *api.ExecutionRecord
-	for _, env := range crtx.Environments {
-		e, result, err := h.market.GetExecution(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: env}}, r.PathValue("id"))
-		if err == nil {
-			rec := h.market.Record(e, result)
-			found = &rec
-			break
-		}
-		if crtx.ErrorCode(err) != crtx.CodeExecutionNotFound {
-			return err
-		}
+	e, result, err := h.ownExecution(r.Context(), v.Wallet, r.PathValue("id"))
+	if err != nil {
+		return err
 	}
-	if found == nil {
-		return &guided{crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q of this wallet", r.PathValue("id")),
-			"", []link{{"/dashboard/", "Your executions"}}}
-	}
-	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: *found}).with(h.outcome(r, v)))
+	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: h.market.Record(e, result)}).with(h.outcome(r, v)))
 }
 
 type keysData struct {
@@ -293,4 +281,15 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v visit) (ou
 		return outcome{}, err
 	}
 	return outcome{Notice: "Key " + k.Name + " revoked: it can no longer run agents."}, nil
+}
+
+// agentPage is back when it is an agent page of this site (a form sent
+// from one goes back there), else "" for the form's own page.
+func agentPage(back string) string {
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/agents/") ||
+		strings.ContainsAny(back, "\\\r\n") || strings.Contains(back, "//") {
+		return ""
+	}
+	return back
 }

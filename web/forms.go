@@ -228,6 +228,9 @@ func (p page) with(o outcome) page {
 	return p
 }
 
+// mendFields is what a form refused for its fields says at the top.
+const mendFields = "Nothing was saved: mend the fields marked below."
+
 // refused is the outcome of a form the marketplace refused, shown again as
 // typed on landing: each field at fault with its own words beside it, or
 // else the refusal at the top.
@@ -256,7 +259,7 @@ func refused(err error, form map[string]string, landing string) outcome {
 	}
 	each(err)
 	if out.Error == "" && len(out.Fields) > 0 {
-		out.Error = "Nothing was saved: mend the fields marked below."
+		out.Error = mendFields
 	}
 	return out
 }

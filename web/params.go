@@ -118,7 +118,7 @@ func formParams(ps []param, value func(string) string) (json.RawMessage, error) 
 			if want == "" {
 				want = "JSON"
 			}
-			return nil, crtx.InvalidField(p.Name, "%q is not %s", v, want)
+			return nil, crtx.InvalidField("param."+p.Name, "%q is not %s", v, want)
 		}
 	}
 	return json.Marshal(out)

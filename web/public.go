@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -105,7 +107,18 @@ type agentData struct {
 	Flags                []string
 	Keys                 []crtx.APIKey
 	Try                  map[string]string
-	Example              string
+	// Fields say what is wrong with each try-it field the last run refused.
+	Fields  map[string]string
+	Example string
+	// Run is the visitor's run the page shows (its address's run=), and
+	// Now the time the page is made at, for the run's clock.
+	Run *runView
+	Now time.Time
+	// Short is how much devnet USDC the visitor lacks for one run, where
+	// the devnet airdrop can add it (0 otherwise).
+	Short crtx.USDC
+	// AirdropAmount is what the page's airdrop button adds.
+	AirdropAmount crtx.USDC
 	// The marketplace's MCP endpoint, Claude Code's command and other
 	// clients' configuration for it, and this agent's A2A card.
 	MCPURL, MCPAdd, MCPConfig, CardURL string
@@ -154,23 +167,41 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 		d.X402Fetch, d.X402Python, d.X402CLI = x402Snippets(base+"/v1/agents/"+a.AgentID+"/execute", string(body), a.AgentID, d.Example, d.Flags)
 	}
 	out := h.outcome(r, v)
-	d.Try = out.Form
+	d.Try, d.Fields, d.Now = out.Form, out.Fields, v.at
 	if v.Wallet != "" {
-		// The page names the caller's keys: kept out of caches as a dashboard is.
+		// The page names the caller's keys and runs: kept out of caches as
+		// a dashboard is.
 		w.Header().Set("Cache-Control", "no-store")
 		keys, err := h.market.Keys(r.Context(), v.Wallet)
 		if err != nil {
 			return err
 		}
-		d.Keys = slices.DeleteFunc(keys, func(k crtx.APIKey) bool { return k.RevokedAt != nil })
+		d.Keys = slices.DeleteFunc(keys, func(k crtx.APIKey) bool { return k.RevokedAt != nil || k.Client != "" || k.Name == pageKeyName })
+		if id := r.URL.Query().Get("run"); id != "" {
+			if d.Run, err = h.runOf(r.Context(), v.Wallet, a.AgentID, id); err != nil {
+				return err
+			}
+		}
+		if h.market.Chain(crtx.Devnet) == nil {
+			b, err := h.market.Balances(r.Context(), v.Wallet, crtx.Devnet)
+			if err != nil {
+				return err
+			}
+			d.Short = max(a.Price-b[crtx.Devnet].Available, 0)
+			d.AirdropAmount = min(max(crtx.MicroPerUSDC, a.Price), h.market.Config().AirdropMax)
+		}
 	}
 	p := v.page(a.Name+" — crtx", d).with(out)
 	p.Description = a.Name + " on crtx: " + a.Tagline
 	return h.render(w, "agent", p)
 }
 
-// tryAgent runs the agent from its page's form, with one of the caller's
-// API keys, and lands on the execution's page with its verified result.
+// tryAgent runs the agent from its page's form, charged to one of the
+// caller's API keys or, by default, to the agent pages' devnet key (no key
+// to make first), and lands back on the page with the run below the form.
+// The page's script asks for the run to be asynchronous, and the page then
+// follows it; without the script the run is synchronous and the page lands
+// with its outcome.
 func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	id := r.PathValue("id")
 	a, err := h.market.Agent(r.Context(), id, crtx.Mainnet)
@@ -182,38 +213,58 @@ func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (out
 	for _, p := range ps {
 		typed["param."+p.Name] = r.PostFormValue("param." + p.Name)
 	}
+	page := "/agents/" + url.PathEscape(id) + "#try"
 	refuse := func(err error) (outcome, error) {
 		if !isUserError(err) {
 			return outcome{}, err
 		}
-		return outcome{Error: message(err), Form: typed, Landing: "/agents/" + url.PathEscape(id) + "#try"}, nil
+		out := refused(formFields(err), typed, page)
+		if out.Error == mendFields {
+			out.Error = "Nothing was run or charged: mend the fields marked below."
+		}
+		return out, nil
 	}
 	raw, err := formParams(ps, r.PostFormValue)
 	if err != nil {
 		return refuse(err)
 	}
-	keys, err := h.market.Keys(r.Context(), v.Wallet)
+	key, err := h.pageKey(r.Context(), v.Wallet, typed["key_id"])
 	if err != nil {
-		return outcome{}, err
+		return refuse(err)
 	}
-	i := slices.IndexFunc(keys, func(k crtx.APIKey) bool { return k.ID == typed["key_id"] && k.RevokedAt == nil })
-	if i < 0 {
-		return refuse(crtx.InvalidField("key", "choose one of your API keys"))
-	}
-	e, err := h.market.Execute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &keys[i]}, id,
-		crtx.ExecuteParams{Task: typed["task"], Parameters: raw}, "", "")
+	e, err := h.market.Execute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: key}, id,
+		crtx.ExecuteParams{Task: typed["task"], Parameters: raw, Async: r.PostFormValue("async") == "1"}, "", "")
 	var ce *crtx.Error
 	if errors.As(err, &ce) && ce.ExecutionID != "" {
-		return outcome{Error: message(err), Landing: "/dashboard/executions/" + ce.ExecutionID}, nil
+		return outcome{Error: message(err), Form: typed, Landing: runLanding(id, ce.ExecutionID)}, nil
 	}
 	if err != nil {
 		return refuse(err)
 	}
+	out := outcome{Form: typed, Landing: runLanding(id, e.ID)}
 	if e.Status == crtx.ExecFailed {
 		// The money came back: say so, not that it was spent.
-		return outcome{Error: "Failed — " + e.Cost.String() + " USDC refunded. " + sentence(e.ErrorMessage),
-			Landing: "/dashboard/executions/" + e.ID}, nil
+		out.Error = "Failed — " + e.Cost.String() + " USDC refunded. " + sentence(e.ErrorMessage)
+	} else if e.Status == crtx.ExecCompleted {
+		out.Notice = "Ran " + a.Name + " on " + string(e.Environment) + " for " + e.Cost.String() + " USDC."
 	}
-	return outcome{Notice: "Ran " + a.Name + " on " + string(e.Environment) + " for " + e.Cost.String() + " USDC.",
-		Landing: "/dashboard/executions/" + e.ID}, nil
+	return out, nil
+}
+
+// formFields names the try-it form's fields in err's field errors: the
+// API's "parameters.<name>" is the form's "param.<name>".
+func formFields(err error) error {
+	fields := crtx.FieldErrors(err)
+	if len(fields) == 0 {
+		return err
+	}
+	errs := make([]error, len(fields))
+	for i, f := range fields {
+		name := f.Field
+		if p, ok := strings.CutPrefix(name, "parameters."); ok {
+			name = "param." + p
+		}
+		errs[i] = crtx.InvalidField(name, "%s", strings.TrimPrefix(f.Message, f.Field+": "))
+	}
+	return errors.Join(errs...)
 }

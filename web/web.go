@@ -90,6 +90,11 @@ func funcs() template.FuncMap {
 			}
 			return t.UTC().Format("2006-01-02 15:04 UTC")
 		},
+		// fe is what a form's field name is told of its fault, with the id
+		// of the words, for the field to name them (aria-describedby).
+		"fe": func(fields map[string]string, name string) fieldError {
+			return fieldError{ID: "err-" + strings.NewReplacer(".", "-", " ", "-").Replace(name), Message: fields[name]}
+		},
 		"deref": func(p *string) string {
 			if p == nil {
 				return ""
@@ -208,6 +213,8 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/withdrawals", h.action(h.session, h.withdraw)},
 		{"GET", "/dashboard/withdrawals/{env}", h.signedPage(h.withdrawalList)},
 		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
+		{"GET", "/dashboard/executions/{id}/run", h.signedPage(h.runPanel)},
+		{"POST", "/dashboard/executions/{id}/cancel", h.action(h.session, h.cancelRun)},
 		{"GET", "/dashboard/keys", h.signedPage(h.keys)},
 		{"POST", "/dashboard/keys", h.action(h.session, h.createKey)},
 		{"POST", "/dashboard/keys/{id}/revoke", h.action(h.session, h.revokeKey)},
@@ -298,6 +305,9 @@ const PageCSP = pageSources + "; form-action 'self'"
 // pageSources is PageCSP but where forms may go: a page whose form leads
 // elsewhere (the OAuth consent) adds that destination.
 const pageSources = "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
+
+// fieldError is a form field's fault as a page shows it.
+type fieldError struct{ ID, Message string }
 
 // page is what every template gets.
 type page struct {

@@ -167,6 +167,18 @@ document.addEventListener("DOMContentLoaded", () => {
     form.dataset.sending = "1";
     setTimeout(() => form.querySelectorAll("button").forEach((b) => { b.disabled = true; b.setAttribute("aria-busy", "true"); }));
   }));
+  // An agent page's run goes asynchronous with this script: the page it
+  // lands on follows the run (funds.js) and counts the seconds it has
+  // taken. Without the script, the run is synchronous and lands ended.
+  document.querySelectorAll("form[data-async]").forEach((form) => form.addEventListener("submit", () => {
+    if (form.elements.async) return;
+    const a = document.createElement("input");
+    a.type = "hidden"; a.name = "async"; a.value = "1";
+    form.append(a);
+  }));
+  setInterval(() => document.querySelectorAll("[data-since]").forEach((el) => {
+    el.textContent = Math.max(0, Math.floor((Date.now() - Number(el.dataset.since)) / 1000)) + " s";
+  }), 1000);
   // What a page shows once (a new key's secret) is gone when Back or
   // Forward restores the page from memory instead of loading it again.
   window.addEventListener("pageshow", (ev) => { if (ev.persisted) document.querySelectorAll("[data-once]").forEach((el) => el.remove()); });
