@@ -112,9 +112,13 @@ func TestAgentPageAsProduct(t *testing.T) {
 
 	// A person who just signed in runs it from the page with the session:
 	// devnet test money added from the page, no API key made first.
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/dashboard/"),
-		chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`#try a[href^="/login?next="]`),
+		chromedp.Click(`#try a[href^="/login?next="]`, chromedp.ByQuery), landed("/login"), chromedp.WaitVisible("#generate-wallet"))
+	if got := text(t, ctx, "main > .ok"); !strings.Contains(got, "Sign in to open the agent's page and run it") {
+		t.Errorf("the sign-in page from an agent's page says %q", got)
+	}
+	run(t, ctx, "signed in", chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/agents/"+id+"#try"),
+		chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
 	if got := text(t, ctx, ".try-out"); !strings.Contains(got, "lacks 0.01 USDC") {
 		t.Errorf("a new wallet is not told it lacks devnet money: %q", got)
 	}

@@ -46,6 +46,7 @@ func pageName(path string) string {
 		{"/dashboard/keys", "your API keys"}, {"/dashboard/creator", "the creator console"},
 		{"/dashboard/executions/", "that execution"}, {"/dashboard/deposits/", "that deposit"},
 		{"/dashboard/withdrawals/", "your withdrawals"}, {"/dashboard/operator", "the operator's page"},
+		{"/agents/", "the agent's page and run it"},
 	} {
 		if strings.HasPrefix(path, p.prefix) {
 			return p.name
@@ -80,13 +81,19 @@ func dashboardPath(next string) string {
 		return "/dashboard/"
 	}
 	p := path.Clean(u.Path)
-	if p != "/dashboard" && !strings.HasPrefix(p, "/dashboard/") && p != "/oauth/authorize" {
+	// An agent's page: "Sign in to run it" comes back to its form.
+	agent := strings.HasPrefix(p, "/agents/") && strings.Count(p, "/") == 2
+	if p != "/dashboard" && !strings.HasPrefix(p, "/dashboard/") && p != "/oauth/authorize" && !agent {
 		return "/dashboard/"
 	}
 	if strings.HasSuffix(u.Path, "/") {
 		p += "/"
 	}
-	return (&url.URL{Path: p, RawQuery: u.RawQuery}).String()
+	back := &url.URL{Path: p, RawQuery: u.RawQuery}
+	if agent && u.Fragment == "try" {
+		back.Fragment = "try"
+	}
+	return back.String()
 }
 
 // logout ends the session whose page sent the form; a form of no session
@@ -146,7 +153,15 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
-	return h.render(w, "dashboard", v.page("Dashboard — crtx", d).with(h.outcome(r, v)))
+	out := h.outcome(r, v)
+	for _, f := range d.Funds {
+		for _, wd := range f.Withdrawals.List {
+			if wd.WithdrawalID == out.Withdrawal && wd.Status.Final() {
+				out.Notice = "" // "on its way" no more: the list says how it ended
+			}
+		}
+	}
+	return h.render(w, "dashboard", v.page("Dashboard — crtx", d).with(out))
 }
 
 func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {

@@ -104,6 +104,7 @@ func TestSignInGoesOnOnlyToThisOrigin(t *testing.T) {
 		"/dashboard@evil.example": "/dashboard/", "javascript:alert(1)//dashboard": "/dashboard/",
 		"/oauth/authorize?client_id=oc_x&state=s": "/oauth/authorize?client_id=oc_x&state=s", "/oauth/authorizeX": "/dashboard/",
 		"/oauth/token": "/dashboard/", "/oauth/authorize/../../evil": "/dashboard/",
+		"/agents/agt_1#try": "/agents/agt_1#try", "/agents/agt_1/run": "/dashboard/", "/agents/../evil": "/dashboard/", "/agents/": "/dashboard/",
 	} {
 		form := url.Values{"token": {s.SessionToken}, "next": {next}}
 		resp, err := noFollow.PostForm(d.URL+"/dashboard/login", form)

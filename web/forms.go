@@ -92,6 +92,9 @@ type outcome struct {
 	// Key is the id of the API key the form made, whose secret its page
 	// shows once.
 	Key string `json:"key,omitempty"`
+	// Withdrawal is the withdrawal the form asked for: its notice that it
+	// is on its way goes once it is final.
+	Withdrawal string `json:"withdrawal,omitempty"`
 }
 
 // replayWait is how long a replay waits for the first sending to finish.

@@ -23,6 +23,8 @@ type funds struct {
 	Deposits                      []api.Deposit
 	Withdrawals                   withdrawals
 	MinWithdrawal                 crtx.USDC
+	// Available is what the wallet can withdraw now.
+	Available crtx.USDC
 }
 
 // withdrawals are the newest withdrawals of a wallet in one environment,
@@ -45,7 +47,11 @@ func (h *Handler) funds(ctx context.Context, wallet string) ([]funds, error) {
 		if c == nil {
 			continue
 		}
-		f := funds{Env: env, MinWithdrawal: market.MinWithdrawal}
+		b, err := h.market.Balances(ctx, wallet, env)
+		if err != nil {
+			return nil, err
+		}
+		f := funds{Env: env, MinWithdrawal: market.MinWithdrawal, Available: b[env].Available}
 		if ata, err := c.TokenAccountOf(wallet); err == nil {
 			f.TokenAccount, f.TokenAccountURL = ata, crtx.SolanaExplorerURL(c, "address", ata)
 		}
@@ -81,14 +87,14 @@ func (h *Handler) withdrawals(ctx context.Context, wallet string, env crtx.Envir
 	return out, nil
 }
 
-// amountForm reads a money form's environment and amount; a field at fault
-// is said as the form names it.
-func amountForm(r *http.Request) (crtx.Environment, crtx.USDC, string) {
-	env, err := crtx.ParseEnvironment("environment", r.PostFormValue("environment"))
+// amountForm reads a money form's environment and amount (value is the
+// form's values); a field at fault is said as the form names it.
+func amountForm(value func(string) string) (crtx.Environment, crtx.USDC, string) {
+	env, err := crtx.ParseEnvironment("environment", value("environment"))
 	if err != nil {
 		return "", 0, sentence(message(err))
 	}
-	amount, err := crtx.ParseUSDC(strings.TrimSpace(r.PostFormValue("amount")))
+	amount, err := crtx.ParseUSDC(strings.TrimSpace(value("amount")))
 	if err != nil {
 		return "", 0, "Amount: " + err.Error()
 	}
@@ -108,7 +114,7 @@ func amountProblem(err error) string {
 // createDeposit opens a Solana Pay request and goes to its page, which
 // shows the QR code to pay it with.
 func (h *Handler) createDeposit(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
-	env, amount, problem := amountForm(r)
+	env, amount, problem := amountForm(r.PostFormValue)
 	if problem != "" {
 		return outcome{Error: problem}, nil
 	}
@@ -162,9 +168,61 @@ func (h *Handler) depositStatus(w http.ResponseWriter, r *http.Request, v visit)
 	return h.fragment(w, "deposit", "deposit-status", h.market.DepositView(d, ps))
 }
 
-// withdraw queues a withdrawal to the wallet's own token account.
+// withdrawData is a withdrawal to confirm: what leaves the balance, where
+// it goes, the fee and what is left; or, with the page's error, the form
+// to mend.
+type withdrawData struct {
+	Env                    crtx.Environment
+	Amount, Available      crtx.USDC
+	TokenAccount, Explorer string
+	Left                   crtx.USDC
+	Ok                     bool
+	MinWithdrawal          crtx.USDC
+}
+
+// confirmWithdrawal shows a withdrawal before it is made: nothing moves
+// until its form is sent. "all" asks for the whole available balance.
+func (h *Handler) confirmWithdrawal(w http.ResponseWriter, r *http.Request, v visit) error {
+	q := r.URL.Query()
+	d := withdrawData{MinWithdrawal: market.MinWithdrawal}
+	var problem string
+	d.Env, d.Amount, problem = amountForm(q.Get)
+	if q.Get("all") != "" {
+		d.Env, problem = crtx.Environment(q.Get("environment")), ""
+	}
+	c := h.market.Chain(d.Env)
+	if c == nil {
+		return crtx.Errorf(crtx.CodeInvalidRequest, "withdrawals go to a chain, and %q has none here", q.Get("environment"))
+	}
+	b, err := h.market.Balances(r.Context(), v.Wallet, d.Env)
+	if err != nil {
+		return err
+	}
+	d.Available = b[d.Env].Available
+	if q.Get("all") != "" {
+		d.Amount = d.Available
+	}
+	if d.TokenAccount, err = c.TokenAccountOf(v.Wallet); err != nil {
+		return err
+	}
+	d.Explorer = crtx.SolanaExplorerURL(c, "address", d.TokenAccount)
+	switch {
+	case problem != "":
+	case d.Amount < market.MinWithdrawal:
+		problem = "A withdrawal is at least " + market.MinWithdrawal.String() + " USDC: the marketplace pays each one's network fee."
+	case d.Amount > d.Available:
+		problem = "Your " + string(d.Env) + " balance has " + d.Available.String() + " USDC available; the withdrawal needs " + d.Amount.String() + " USDC."
+	default:
+		d.Ok, d.Left = true, d.Available-d.Amount
+	}
+	p := v.page("Withdraw "+d.Amount.String()+" USDC — crtx", d)
+	p.Error = problem
+	return h.render(w, "withdraw", p)
+}
+
+// withdraw queues a confirmed withdrawal to the wallet's own token account.
 func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
-	env, amount, problem := amountForm(r)
+	env, amount, problem := amountForm(r.PostFormValue)
 	if problem != "" {
 		return outcome{Error: problem}, nil
 	}
@@ -180,7 +238,7 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, v visit) (out
 		return outcome{}, err
 	}
 	return outcome{Notice: wd.Amount.String() + " USDC is on its way to your token account " + wd.Destination + " on " + string(env) +
-		"'s chain: its status below changes to confirmed once the transfer is final."}, nil
+		"'s chain: its status below changes to confirmed once the transfer is final.", Withdrawal: wd.ID}, nil
 }
 
 // withdrawalList is the dashboard's list of an environment's withdrawals.

@@ -119,32 +119,57 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	}
 	screenshot(t, ctx, "deposit-credited")
 
-	// Withdraw: refusals first, said as on every form.
-	withdraw := func(amount string) {
+	// Withdraw: refusals first, said as on every form; then a review of what
+	// leaves, where it goes and the fee, before anything moves.
+	review := func(amount string) {
 		t.Helper()
-		w := `form[action="/dashboard/withdrawals"] `
+		w := `form[action="/dashboard/withdrawals/confirm"] `
 		run(t, ctx, "withdraw "+amount, chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(w+`input[name=amount]`),
 			chromedp.SetValue(w+`input[name=amount]`, amount, chromedp.ByQuery), chromedp.Click(w+`button`, chromedp.ByQuery),
-			chromedp.WaitVisible(`main > .error, main > .ok`))
+			landed("/dashboard/withdrawals/confirm"), chromedp.WaitVisible(`main > .error, form[action="/dashboard/withdrawals"]`))
 	}
-	withdraw("0.5")
+	review("0.5")
 	if got := text(t, ctx, "main > .error"); !strings.Contains(got, "A withdrawal is at least 1 USDC") {
 		t.Errorf("0.5 USDC withdrawn: %q", got)
 	}
-	withdraw("1000")
-	if got := text(t, ctx, "main > .error"); !strings.Contains(got, "has 25 USDC available on devnet; the withdrawal needs 1000 USDC") {
+	if got := text(t, ctx, `form[action="/dashboard/withdrawals/confirm"]`); !strings.Contains(got, "25 USDC available") {
+		t.Errorf("the withdraw form does not say what is available: %q", got)
+	}
+	review("1000")
+	if got := text(t, ctx, "main > .error"); !strings.Contains(got, "has 25 USDC available; the withdrawal needs 1000 USDC") {
 		t.Errorf("more than the balance withdrawn: %q", got)
 	}
-	withdraw("10")
+	// Max asks for all that is available; going back moves nothing.
+	run(t, ctx, "max", chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(`button[name=all]`),
+		chromedp.Click(`button[name=all]`, chromedp.ByQuery), landed("all=1"), chromedp.WaitVisible(`form[action="/dashboard/withdrawals"]`))
+	if got := text(t, ctx, "main table"); !strings.Contains(got, "25 USDC") || !strings.Contains(got, "Left after\t0 USDC") && !strings.Contains(got, "Left after 0 USDC") {
+		t.Errorf("Max reviews:\n%s", got)
+	}
+	review("10")
+	confirm := text(t, ctx, "main table")
+	for _, want := range []string{"10 USDC", ata, "0.000005 SOL, paid by the marketplace", "15 USDC"} {
+		if !strings.Contains(confirm, want) {
+			t.Errorf("the review of a 10 USDC withdrawal lacks %q:\n%s", want, confirm)
+		}
+	}
+	screenshot(t, ctx, "withdraw-review")
+	run(t, ctx, "confirm", chromedp.Click(`form[action="/dashboard/withdrawals"] button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("main > .ok"))
 	if got := text(t, ctx, "main > .ok"); !strings.Contains(got, "10 USDC is on its way to your token account "+ata) {
 		t.Errorf("the withdrawal's notice: %q", got)
 	}
+	var landing string
+	run(t, ctx, "landing", chromedp.Evaluate(`location.href`, &landing))
 	run(t, ctx, "mark", chromedp.Evaluate(`window.samePage = true`, nil))
 	run(t, wait, "confirmed", chromedp.WaitVisible(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
 	run(t, ctx, "after the withdrawal", chromedp.Evaluate(`window.samePage === true`, &samePage),
 		chromedp.Evaluate(`[...document.querySelectorAll("#withdrawals-devnet a")].map(a => a.href).join(" ")`, &explorer))
 	if !samePage || !strings.HasPrefix(explorer, "https://explorer.solana.com/tx/") {
 		t.Errorf("the withdrawal turned confirmed in place: %v, linking %q", samePage, explorer)
+	}
+	// Confirmed, the page no longer says it is on its way.
+	run(t, ctx, "reload", chromedp.Navigate(landing), chromedp.WaitVisible(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
+	if n := count(t, ctx, "main > .ok"); n != 0 {
+		t.Errorf("the confirmed withdrawal is still said to be on its way: %q", text(t, ctx, "main > .ok"))
 	}
 	if held := m.net.TokenBalance(t, ata); held != 15*crtx.MicroPerUSDC {
 		t.Errorf("the wallet's token account holds %s after paying 25 of 30 and withdrawing 10, want 15", held)
@@ -156,7 +181,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	screenshot(t, ctx, "dashboard-funds")
 	// On a phone: nothing wider than the screen, the QR code above the rest.
 	run(t, ctx, "narrow", emulation.SetDeviceMetricsOverride(375, 800, 2, true))
-	for _, p := range []string{"/dashboard/", path} {
+	for _, p := range []string{"/dashboard/", path, "/dashboard/withdrawals/confirm?environment=devnet&amount=2"} {
 		var width int
 		run(t, ctx, "narrow "+p, chromedp.Navigate(m.URL+p), chromedp.WaitReady("body"),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))
@@ -168,7 +193,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	run(t, ctx, "wide", emulation.ClearDeviceMetricsOverride())
 	if axe != nil {
 		for _, scheme := range []string{"light", "dark"} {
-			axeCheck(t, ctx, axe, m.URL, scheme, "/dashboard/", path)
+			axeCheck(t, ctx, axe, m.URL, scheme, "/dashboard/", path, "/dashboard/withdrawals/confirm?environment=devnet&amount=2")
 		}
 	}
 }

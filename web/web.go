@@ -148,7 +148,7 @@ func siteSection(page string) string {
 		return "agents"
 	case "docs", "dashboard", "keys", "creator", "operator", "login":
 		return page
-	case "execution", "deposit":
+	case "execution", "deposit", "withdraw":
 		return "dashboard"
 	case "edit":
 		return "creator"
@@ -177,7 +177,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	for _, p := range []string{"home", "agent", "login", "authorize", "dashboard", "execution", "deposit", "keys", "creator", "edit", "operator", "operator-login",
-		"docs", "error", "explorer-home", "explorer-account", "explorer-tx", "explorer-block", "reserves"} {
+		"docs", "error", "withdraw", "explorer-home", "explorer-account", "explorer-tx", "explorer-block", "reserves"} {
 		h.pages[p] = parsePage(p)
 	}
 	var err error
@@ -210,6 +210,7 @@ func (h *Handler) Routes() []Route {
 		{"POST", "/dashboard/deposits", h.action(h.session, h.createDeposit)},
 		{"GET", "/dashboard/deposits/{id}", h.signedPage(h.deposit)},
 		{"GET", "/dashboard/deposits/{id}/status", h.signedPage(h.depositStatus)},
+		{"GET", "/dashboard/withdrawals/confirm", h.signedPage(h.confirmWithdrawal)},
 		{"POST", "/dashboard/withdrawals", h.action(h.session, h.withdraw)},
 		{"GET", "/dashboard/withdrawals/{env}", h.signedPage(h.withdrawalList)},
 		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
