@@ -178,6 +178,8 @@ func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request, v visit) (outc
 type execData struct {
 	Record   api.ExecutionRecord
 	Receipts string
+	Dispute  disputeData
+	Now      time.Time
 }
 
 // Charged is what the execution cost its caller in the end: its price,
@@ -198,7 +200,9 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
-	return h.render(w, "execution", v.page("Execution — crtx", execData{Record: h.market.Record(e, result)}).with(h.outcome(r, v)))
+	out := h.outcome(r, v)
+	d := execData{Record: h.market.Record(e, result), Dispute: disputeOf(e, out), Now: v.at}
+	return h.render(w, "execution", v.page("Execution — crtx", d).with(out))
 }
 
 type keysData struct {

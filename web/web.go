@@ -95,6 +95,8 @@ func funcs() template.FuncMap {
 		"fe": func(fields map[string]string, name string) fieldError {
 			return fieldError{ID: "err-" + strings.NewReplacer(".", "-", " ", "-").Replace(name), Message: fields[name]}
 		},
+		"reason":   reasonLabel,
+		"evidence": evidenceFields,
 		"deref": func(p *string) string {
 			if p == nil {
 				return ""
@@ -215,6 +217,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/dashboard/withdrawals/{env}", h.signedPage(h.withdrawalList)},
 		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
 		{"GET", "/dashboard/executions/{id}/run", h.signedPage(h.runPanel)},
+		{"POST", "/dashboard/executions/{id}/dispute", h.action(h.session, h.reportProblem)},
 		{"POST", "/dashboard/executions/{id}/cancel", h.action(h.session, h.cancelRun)},
 		{"GET", "/dashboard/keys", h.signedPage(h.keys)},
 		{"POST", "/dashboard/keys", h.action(h.session, h.createKey)},
