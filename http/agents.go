@@ -205,7 +205,7 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet)
+	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet, crtx.Mainnet)
 	return reply(w, http.StatusOK, api.CreatorAgentList{Agents: agents}, err)
 }
 

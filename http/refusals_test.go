@@ -78,8 +78,14 @@ func TestExecuteChecks(t *testing.T) {
 			}
 		}
 		_, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "x", Parameters: json.RawMessage(`{"lang":"en","n":"two"}`)}, client.ExecuteOptions{})
-		if ce := wantCode(t, err, 400, "invalid_request"); !strings.Contains(ce.Message, "/n") {
-			t.Errorf("message %q does not name the path", ce.Message)
+		if ce := wantCode(t, err, 400, "invalid_request"); ce.Message != "parameters.n: must be a whole number" {
+			t.Errorf("message %q does not name the parameter in words", ce.Message)
+		}
+		// Each parameter at fault, at once, in error.fields.
+		_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "x", Parameters: json.RawMessage(`{"lang":"fr","n":"two"}`)}, client.ExecuteOptions{})
+		if ce := wantCode(t, err, 400, "invalid_request"); !strings.Contains(ce.Message, "parameters.lang: one of en, de") ||
+			!strings.Contains(ce.Message, "parameters.n: must be a whole number") || len(ce.Fields) != 2 {
+			t.Errorf("two parameters at fault: %q, fields %+v", ce.Message, ce.Fields)
 		}
 		bad := 61
 		_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "x", Parameters: good.Parameters, TimeoutSeconds: &bad}, client.ExecuteOptions{})

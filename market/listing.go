@@ -445,7 +445,7 @@ func (m *Market) Delist(ctx context.Context, wallet, id string) (api.CreatorAgen
 }
 
 // CreatorAgents lists wallet's own agents, every status included.
-func (m *Market) CreatorAgents(ctx context.Context, wallet string) ([]api.CreatorAgent, error) {
+func (m *Market) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]api.CreatorAgent, error) {
 	var out []api.CreatorAgent
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		agents, err := tx.AgentsByCreator(ctx, wallet)
@@ -454,7 +454,7 @@ func (m *Market) CreatorAgents(ctx context.Context, wallet string) ([]api.Creato
 		}
 		out = make([]api.CreatorAgent, 0, len(agents))
 		for _, a := range agents {
-			it, err := tx.AgentListing(ctx, a.ID, crtx.Mainnet)
+			it, err := tx.AgentListing(ctx, a.ID, env)
 			if err != nil {
 				return err
 			}

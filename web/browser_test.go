@@ -268,7 +268,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// Creator: list, test, edit, change the key, pause, resume. The listing
 	// form is sent with a click, as a person sends it, so that app.js signs
 	// it (chromedp.Submit calls form.submit(), which skips the submit event).
-	run(t, ctx, "creator page", chromedp.Navigate(d.URL+"/dashboard/creator"), chromedp.WaitVisible(`form[action="/dashboard/creator/agents"]`))
+	run(t, ctx, "creator page", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible(`form[action="/dashboard/creator/agents"]`))
 	run(t, ctx, "fill listing",
 		chromedp.SetValue(`input[name=name]`, "Greeter"), chromedp.SetValue(`input[name=tagline]`, "Greets in French."),
 		chromedp.SetValue(`textarea[name=description]`, "Says bonjour to whoever you name."),
@@ -308,7 +308,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		t.Errorf("no %s transaction", kind)
 	}
 	signedBy(crtx.TxAgentListed, pub)
-	run(t, ctx, "test tool",
+	run(t, ctx, "test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), chromedp.WaitVisible(`form[action="/dashboard/creator/test"]`),
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=signing_public_key]`, pub),
 		chromedp.Submit(`form[action="/dashboard/creator/test"] button`), chromedp.WaitVisible("#report"))
@@ -317,7 +317,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if rep := text(t, ctx, "#report"); !strings.Contains(rep, "✓ The signature verifies") || strings.Contains(rep, "✗") || kept != endpoint {
 		t.Errorf("test tool report: %q, the endpoint field keeps %q", rep, kept)
 	}
-	run(t, ctx, "edit", chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=tagline]`),
+	run(t, ctx, "edit", chromedp.Navigate(d.URL+"/dashboard/creator?tab=listings"), chromedp.WaitVisible(`a[href$="/edit"]`), chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=tagline]`),
 		chromedp.SetValue(`input[name=tagline]`, "Greets in French, politely."), chromedp.Submit(`input[name=tagline]`), chromedp.WaitVisible(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
 		t.Errorf("edit: %q", got)
@@ -336,7 +336,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// A listing the marketplace refuses shows why beside each field at
 	// fault, all at once, with the form as typed.
 	lf := `form[action="/dashboard/creator/agents"] `
-	run(t, ctx, "bad listing", chromedp.SetValue(lf+`input[name=name]`, "Broken", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=tagline]`, " ", chromedp.ByQuery),
+	run(t, ctx, "bad listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible(lf+`input[name=name]`), chromedp.SetValue(lf+`input[name=name]`, "Broken", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=tagline]`, " ", chromedp.ByQuery),
 		chromedp.SetValue(lf+`input[name=tags]`, "Not A Slug", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=price_per_call_usdc]`, "0.0000001", chromedp.ByQuery),
 		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.field-error`))
 	var marked map[string]string

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -27,29 +28,44 @@ type bar struct {
 	Label       string
 }
 
-// earningsChart draws the last 30 days with earnings; nil without any.
-func earningsChart(days []crtx.DayEarnings) *chart {
-	if len(days) == 0 {
+// earningsChart draws earnings per day over the span days ending today, a
+// bar for each day (0 on a day without earnings), so that the axis is the
+// same whatever the history; nil without any earnings in the span.
+func earningsChart(all []crtx.DayEarnings, today time.Time, span int) *chart {
+	by := map[string]crtx.USDC{}
+	var top crtx.USDC
+	for _, day := range all {
+		by[day.Date] = day.Earned
+	}
+	days := make([]crtx.DayEarnings, span)
+	for i := range days {
+		date := today.UTC().AddDate(0, 0, i-span+1).Format(time.DateOnly)
+		days[i] = crtx.DayEarnings{Date: date, Earned: by[date]}
+		top = max(top, by[date])
+	}
+	if top == 0 {
 		return nil
 	}
-	days = days[max(len(days)-30, 0):]
-	var top crtx.USDC
-	for _, day := range days {
-		top = max(top, day.Earned)
-	}
 	c := &chart{First: days[0].Date, Last: days[len(days)-1].Date, Max: top.String(), Half: (top / 2).String()}
+	step := 600 / span
 	for i, day := range days {
-		h := 0
-		if top > 0 {
-			h = int(int64(day.Earned) * 110 / int64(top))
-		}
-		c.Bars = append(c.Bars, bar{X: 76 + i*20, Y: 120 - h, W: 16, H: h, Date: day.Date, Value: day.Earned.String(),
+		h := int(int64(day.Earned) * 110 / int64(top))
+		c.Bars = append(c.Bars, bar{X: 76 + i*step, Y: 120 - h, W: step * 4 / 5, H: h, Date: day.Date, Value: day.Earned.String(),
 			Label: day.Date + ": " + day.Earned.String() + " USDC"})
 	}
 	return c
 }
 
+// consoleTabs are the creator console's parts, each a page of its own.
+var consoleTabs = []struct{ Value, Label string }{{"overview", "Overview"}, {"listings", "Listings"}, {"new", "New listing"},
+	{"test", "Key & test"}, {"receipts", "Receipts"}, {"disputes", "Disputes"}}
+
 type creatorData struct {
+	// Tab is the part of the console shown, and Env the environment every
+	// part shows, kept by its links and forms.
+	Tab        string
+	Env        crtx.Environment
+	Span       int
 	Agents     []api.CreatorAgent
 	Earnings   crtx.Earnings
 	Chart      *chart
@@ -66,24 +82,84 @@ type creatorData struct {
 	ListingNonce, Marketplace string
 }
 
-// creator is the creator's dashboard: listings, the listing form, the
-// signing-key generator, the Test Execution tool, earnings per day, usage,
-// receipts and disputes to answer.
+// Tabs are the console's parts, as links that keep the environment.
+func (d creatorData) Tabs() []link {
+	var out []link
+	for _, t := range consoleTabs {
+		out = append(out, link{consoleURL(t.Value, d.Env, ""), t.Label})
+	}
+	return out
+}
+
+// Here is the console's address for tab, in this environment.
+func (d creatorData) Here(tab string) string { return consoleURL(tab, d.Env, "") }
+
+// In is this tab's address in env.
+func (d creatorData) In(env crtx.Environment) string { return consoleURL(d.Tab, env, "") }
+
+// consoleURL is the creator console showing tab in env, at anchor.
+func consoleURL(tab string, env crtx.Environment, anchor string) string {
+	u := "/dashboard/creator?tab=" + url.QueryEscape(tab) + "&environment=" + url.QueryEscape(string(env))
+	if anchor != "" {
+		u += "#" + anchor
+	}
+	return u
+}
+
+// consoleLanding is where a console form goes back to: tab, in the
+// environment the form was sent from.
+func consoleLanding(r *http.Request, tab, anchor string) string {
+	env, err := crtx.ParseEnvironment("environment", r.PostFormValue("environment"))
+	if err != nil {
+		env = crtx.Mainnet
+	}
+	return consoleURL(tab, env, anchor)
+}
+
+// creator is the creator console, in parts (consoleTabs): an overview of
+// earnings and each agent's runs, the listings and their actions, the
+// listing form with the signing-key generator, the Test Execution tool,
+// receipts and disputes to answer, all in one environment chosen once.
 func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error {
 	ctx := r.Context()
-	agents, err := h.market.CreatorAgents(ctx, v.Wallet)
-	if err != nil {
+	q := r.URL.Query()
+	d := creatorData{Tab: "overview", Span: 30}
+	for _, t := range consoleTabs {
+		if q.Get("tab") == t.Value {
+			d.Tab = t.Value
+		}
+	}
+	if q.Get("days") == "7" {
+		d.Span = 7
+	}
+	var err error
+	switch q.Get("environment") {
+	case "mainnet", "devnet":
+		d.Env = crtx.Environment(q.Get("environment"))
+		if d.Earnings, err = h.market.CreatorEarnings(ctx, v.Wallet, d.Env); err != nil {
+			return err
+		}
+	default:
+		// Mainnet, unless only devnet has earned anything yet: a creator
+		// trying things out sees the runs they made.
+		d.Env = crtx.Mainnet
+		if d.Earnings, err = h.market.CreatorEarnings(ctx, v.Wallet, crtx.Mainnet); err != nil {
+			return err
+		}
+		if d.Earnings.Executions == 0 {
+			dev, err := h.market.CreatorEarnings(ctx, v.Wallet, crtx.Devnet)
+			if err != nil {
+				return err
+			}
+			if dev.Executions > 0 {
+				d.Env, d.Earnings = crtx.Devnet, dev
+			}
+		}
+	}
+	if d.Agents, err = h.market.CreatorAgents(ctx, v.Wallet, d.Env); err != nil {
 		return err
 	}
-	env := crtx.Mainnet
-	if r.URL.Query().Get("environment") == "devnet" {
-		env = crtx.Devnet
-	}
-	earnings, err := h.market.CreatorEarnings(ctx, v.Wallet, env)
-	if err != nil {
-		return err
-	}
-	list, _, err := h.market.Executions(ctx, crtx.ExecutionQuery{Creator: v.Wallet, Environment: env, Limit: 20})
+	list, _, err := h.market.Executions(ctx, crtx.ExecutionQuery{Creator: v.Wallet, Environment: d.Env, Limit: 20})
 	if err != nil {
 		return err
 	}
@@ -96,14 +172,16 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 		return err
 	}
 	out := h.outcome(r, v)
-	d := creatorData{Agents: agents, Earnings: earnings, Report: out.Report, Form: out.Form, Fields: out.Fields, ListingNonce: nonce.Nonce, Marketplace: nonce.Marketplace}
+	d.Report, d.Form, d.Fields, d.ListingNonce, d.Marketplace = out.Report, out.Form, out.Fields, nonce.Nonce, nonce.Marketplace
 	for _, e := range list {
 		d.Executions = append(d.Executions, h.market.Summary(e))
 	}
 	for _, ds := range disputes {
-		d.Disputes = append(d.Disputes, api.NewDisputeInfo(ds))
+		if ds.Environment == d.Env {
+			d.Disputes = append(d.Disputes, api.NewDisputeInfo(ds))
+		}
 	}
-	d.Chart = earningsChart(earnings.Days)
+	d.Chart = earningsChart(d.Earnings.Days, v.at, d.Span)
 	if d.Form == nil || d.Report != nil {
 		d.Form = map[string]string{"pricing_model": "pay_per_use", "input_schema": `{"type": "object", "properties": {}}`,
 			"output_schema": `{"type": "string"}`, "timeout_seconds": "60"}
@@ -139,9 +217,9 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit)
 		err = errors.Join(err, market.CheckListing(p, true))
 	}
 	if isUserError(err) {
-		return refused(err, form, "/dashboard/creator#new-listing"), nil
+		return refused(err, form, consoleLanding(r, "new", "new-listing")), nil
 	}
-	return outcome{Notice: "Listed " + form["name"] + "."}, err
+	return outcome{Notice: "Listed " + form["name"] + ".", Landing: consoleLanding(r, "listings", "")}, err
 }
 
 // formValue is a member a listing form carries that the marketplace checks,
@@ -215,7 +293,7 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 	}
 	done := map[string]string{"pause": " is paused: it takes no executions until you resume it.", "resume": " is active again.",
 		"delist": " is delisted; its collateral comes back when its dispute window has passed."}[action]
-	return outcome{Notice: a.Name + done}, nil
+	return outcome{Notice: a.Name + done, Landing: consoleLanding(r, "listings", "")}, nil
 }
 
 // testTool runs the Test Execution tool from the dashboard; the report is
@@ -224,11 +302,11 @@ func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (out
 	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
 		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key"))}
 	rep := h.market.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30)
-	return outcome{Report: &rep, Form: in, Landing: "/dashboard/creator#test"}, nil
+	return outcome{Report: &rep, Form: in, Landing: consoleLanding(r, "test", "test")}, nil
 }
 
 func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
-	out := outcome{Landing: "/dashboard/creator#disputes"}
+	out := outcome{Landing: consoleLanding(r, "disputes", "disputes")}
 	if _, err := h.market.RespondToDispute(r.Context(), v.Wallet, r.PathValue("id"), r.PostFormValue("text")); err != nil {
 		return out, err
 	}
@@ -295,5 +373,5 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	if isUserError(err) {
 		return refused(err, form, edit), nil
 	}
-	return outcome{Notice: "Saved " + a.Name + "."}, err
+	return outcome{Notice: "Saved " + a.Name + ".", Landing: consoleURL("listings", crtx.Mainnet, "")}, err
 }

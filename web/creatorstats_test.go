@@ -13,7 +13,7 @@ import (
 func TestCreatorListingOfAnAgentThatNeverRan(t *testing.T) {
 	d := market(t)
 	id, session := greeterOf(t, d)
-	req, _ := http.NewRequest("GET", d.URL+"/dashboard/creator", nil)
+	req, _ := http.NewRequest("GET", d.URL+"/dashboard/creator?tab=listings", nil)
 	req.AddCookie(&http.Cookie{Name: "crtx_session", Value: session})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

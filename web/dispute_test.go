@@ -65,7 +65,7 @@ func TestDisputeInThePages(t *testing.T) {
 
 	// The creator reads the same timeline and answers.
 	run(t, ctx, "creator", network.SetCookie("crtx_session", creator).WithURL(d.URL).WithPath("/"),
-		chromedp.Navigate(d.URL+"/dashboard/creator#disputes"), chromedp.WaitVisible(`form[action^="/dashboard/creator/disputes/"]`))
+		chromedp.Navigate(d.URL+"/dashboard/creator?tab=disputes"), chromedp.WaitVisible(`form[action^="/dashboard/creator/disputes/"]`))
 	if got := text(t, ctx, "#disputes + div"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "The result is not what was asked") {
 		t.Errorf("the creator's dispute reads:\n%s", got)
 	}
@@ -106,7 +106,7 @@ func TestDisputeInThePages(t *testing.T) {
 	screenshot(t, ctx, "execution-disputed")
 	if axe != nil {
 		for _, scheme := range []string{"light", "dark"} {
-			axeCheck(t, ctx, axe, d.URL, scheme, execution, "/dashboard/creator")
+			axeCheck(t, ctx, axe, d.URL, scheme, execution, "/dashboard/creator?tab=disputes")
 		}
 	}
 }

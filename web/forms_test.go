@@ -163,7 +163,7 @@ func TestFormsActOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoint, pub := service(t)
-	_, page := b.send("GET", "/dashboard/creator", nil)
+	_, page := b.send("GET", "/dashboard/creator?tab=new", nil)
 	nm, hm := nonceField.FindStringSubmatch(page), boundField.FindStringSubmatch(page)
 	if nm == nil || hm == nil || hm[1] != "marketplace" {
 		t.Fatal("the creator page has no listing nonce or marketplace")

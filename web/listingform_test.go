@@ -114,7 +114,7 @@ func TestListingFormSignature(t *testing.T) {
 	}
 	b := dashboard{t, d, s.SessionToken}
 	endpoint, pub := service(t)
-	sf := b.statementFields("/dashboard/creator")
+	sf := b.statementFields("/dashboard/creator?tab=new")
 	n, host := sf["listing_nonce"], sf["marketplace"]
 	form := url.Values{"name": {" Greeter "}, "tagline": {"Greets."}, "description": {"Greets in French."}, "tags": {"writing"},
 		"price_per_call_usdc": {"0.050"}, "endpoint_url": {endpoint}, "signing_public_key": {pub},
@@ -127,7 +127,7 @@ func TestListingFormSignature(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	problem, page := b.post("/dashboard/creator", "/dashboard/creator/agents", form)
+	problem, page := b.post("/dashboard/creator?tab=new", "/dashboard/creator/agents", form)
 	if !strings.HasPrefix(problem, "creator_signature: is required") || !strings.Contains(problem, string(statement)) {
 		t.Errorf("unsigned listing: error shown %q, want creator_signature and the statement %s", problem, statement)
 	}
@@ -135,7 +135,7 @@ func TestListingFormSignature(t *testing.T) {
 		t.Error("the refused form is not shown as typed")
 	}
 	form.Set("creator_signature", crtx.SignBase58(ed25519.NewKeyFromSeed(make([]byte, 32)), statement))
-	if problem, _ := b.post("/dashboard/creator", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "creator_signature: does not verify") {
+	if problem, _ := b.post("/dashboard/creator?tab=new", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "creator_signature: does not verify") {
 		t.Errorf("listing signed by another wallet: error shown %q", problem)
 	}
 	if mine, err := cc.CreatorAgents(ctx); err != nil || len(mine) != 0 {
@@ -143,11 +143,11 @@ func TestListingFormSignature(t *testing.T) {
 	}
 
 	form.Set("creator_signature", crtx.SignBase58(ck, statement))
-	if problem, _ := b.post("/dashboard/creator", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "key_signature: is required") {
+	if problem, _ := b.post("/dashboard/creator?tab=new", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "key_signature: is required") {
 		t.Errorf("listing without the agent key's signature: error shown %q", problem)
 	}
 	form.Set("key_signature", crtx.SignBase58(agentKeyOf(pub), statement))
-	if problem, page := b.post("/dashboard/creator", "/dashboard/creator/agents", form); problem != "" || !strings.Contains(page, "Listed Greeter") {
+	if problem, page := b.post("/dashboard/creator?tab=new", "/dashboard/creator/agents", form); problem != "" || !strings.Contains(page, "Listed Greeter") {
 		t.Fatalf("signed listing: error %q", problem)
 	}
 	mine, err := cc.CreatorAgents(ctx)
@@ -156,7 +156,7 @@ func TestListingFormSignature(t *testing.T) {
 	}
 	id := mine[0].AgentID
 	// The same form again: its nonce was used.
-	if problem, _ := b.post("/dashboard/creator", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "listing_nonce: ") {
+	if problem, _ := b.post("/dashboard/creator?tab=new", "/dashboard/creator/agents", form); !strings.HasPrefix(problem, "listing_nonce: ") {
 		t.Errorf("a listing form sent again with its used nonce: error shown %q", problem)
 	}
 

@@ -88,10 +88,11 @@ func TestPayWithWallet(t *testing.T) {
 
 	// Withdrawn to the wallet's own token account on the chain.
 	ata := m.tokenAccount(t, address)
-	wf := `form[action="/dashboard/withdrawals"] `
+	wf := `form[action="/dashboard/withdrawals/confirm"] `
 	run(t, ctx, "withdraw", chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(wf+`input[name=amount]`),
 		chromedp.SetValue(wf+`input[name=amount]`, "5", chromedp.ByQuery), chromedp.Click(wf+`button`, chromedp.ByQuery),
-		chromedp.WaitVisible(`main > .ok`))
+		landed("/dashboard/withdrawals/confirm"), chromedp.WaitVisible(`form[action="/dashboard/withdrawals"] button`),
+		chromedp.Click(`form[action="/dashboard/withdrawals"] button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(`main > .ok`))
 	run(t, wait, "confirmed", chromedp.WaitVisible(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
 	if held := m.net.TokenBalance(t, ata); held != 13*crtx.MicroPerUSDC {
 		t.Errorf("the wallet's token account holds %s after paying 12 of 20 and withdrawing 5, want 13", held)

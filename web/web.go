@@ -96,6 +96,7 @@ func funcs() template.FuncMap {
 			return fieldError{ID: "err-" + strings.NewReplacer(".", "-", " ", "-").Replace(name), Message: fields[name]}
 		},
 		"reason":   reasonLabel,
+		"envs":     func() []crtx.Environment { return crtx.Environments },
 		"evidence": evidenceFields,
 		"deref": func(p *string) string {
 			if p == nil {
