@@ -188,6 +188,17 @@ type DayEarnings struct {
 	Executions int64  `json:"executions"`
 }
 
+// DaySpend is what a wallet spent on one agent on one UTC day: the price
+// of its calls that were not refunded by their escrow (a dispute's refund
+// is its own), and how many calls it made.
+type DaySpend struct {
+	Date      string
+	AgentID   string
+	AgentName string
+	Spent     USDC
+	Calls     int64
+}
+
 // Earnings is the answer of GET /v1/creator/earnings.
 type Earnings struct {
 	Environment Environment   `json:"environment"`

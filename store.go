@@ -220,6 +220,9 @@ type Tx interface {
 	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
 	// CreatorEarnings sums a creator's share of settled executions per UTC day.
 	CreatorEarnings(ctx context.Context, creator string, env Environment) ([]DayEarnings, error)
+	// WalletSpending sums a wallet's calls begun since since per UTC day and
+	// agent, oldest day first.
+	WalletSpending(ctx context.Context, wallet string, env Environment, since time.Time) ([]DaySpend, error)
 	// ClaimExecutions takes for owner up to limit executions that are not
 	// final and whose lease ran out before now, or whose owner is one of
 	// silent, extending each lease to until and counting an attempt.

@@ -2,6 +2,7 @@ package market
 
 import (
 	"context"
+	"time"
 
 	"github.com/crtx-market/crtx"
 )
@@ -18,4 +19,14 @@ func (m *Market) CreatorEarnings(ctx context.Context, creator string, env crtx.E
 		out.Executions += d.Executions
 	}
 	return out, internal("earnings", err)
+}
+
+// Spending is what wallet spent in env over the last days UTC days, today
+// included, per day and agent.
+func (m *Market) Spending(ctx context.Context, wallet string, env crtx.Environment, days int) ([]crtx.DaySpend, error) {
+	today := m.now().UTC().Truncate(24 * time.Hour)
+	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.DaySpend, error) {
+		return tx.WalletSpending(ctx, wallet, env, today.AddDate(0, 0, 1-days))
+	})
+	return out, internal("spending", err)
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,11 +117,51 @@ type dashData struct {
 	// devnet has none, so its funds come from the airdrop.
 	Funds      []funds
 	Airdrop    bool
-	Executions []api.ExecutionSummary
+	Executions []historyRow
 	Total      int
 	Env        string
 	Status     string
 	Statuses   []string
+	// Spend is the environment's spending per day over Span days.
+	Spend *spendChart
+	Span  int
+	// Prev and Next page through the history ("" at its ends); First and
+	// Last number the rows shown.
+	Prev, Next  string
+	First, Last int
+	// Keys counts the wallet's API keys, for the first steps of an
+	// account without a run.
+	Keys   int
+	Funded bool
+	Now    time.Time
+	query  url.Values
+}
+
+// historyRow is one execution of the history: its summary and the start
+// of its task.
+type historyRow struct {
+	api.ExecutionSummary
+	Task string
+}
+
+// HistoryURL is the dashboard with q changed by change, for the history's
+// filters, spans and pages.
+func (d dashData) HistoryURL(change ...string) string {
+	v := url.Values{}
+	for k, vals := range d.query {
+		v[k] = vals
+	}
+	for i := 0; i+1 < len(change); i += 2 {
+		if change[i+1] == "" {
+			v.Del(change[i])
+		} else {
+			v.Set(change[i], change[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return "/dashboard/"
+	}
+	return "/dashboard/?" + v.Encode()
 }
 
 // dashboard is the user's: balances, adding funds and withdrawing where an
@@ -136,7 +177,9 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if q.Get("environment") == "mainnet" {
 		env = crtx.Mainnet
 	}
-	eq := crtx.ExecutionQuery{Wallet: v.Wallet, Environment: env, AgentID: q.Get("agent_id"), Limit: 50}
+	eq := crtx.ExecutionQuery{Wallet: v.Wallet, Environment: env, AgentID: q.Get("agent_id"), Limit: 25}
+	eq.Offset, _ = strconv.Atoi(q.Get("offset"))
+	eq.Offset = max(eq.Offset, 0)
 	switch st := q.Get("status"); st {
 	case "pending", "running", "completed", "failed", "disputed":
 		eq.Status = crtx.ExecStatus(st)
@@ -145,14 +188,34 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
-	d := dashData{Balances: b, Total: total, Env: string(env), Status: string(eq.Status),
+	d := dashData{Balances: b, Total: total, Env: string(env), Status: string(eq.Status), Span: 30, Now: v.at, query: q,
 		Statuses: []string{"pending", "running", "completed", "failed", "disputed"}, Airdrop: h.market.Chain(crtx.Devnet) == nil}
+	if q.Get("days") == "7" {
+		d.Span = 7
+	}
 	if d.Funds, err = h.funds(r.Context(), v.Wallet); err != nil {
 		return err
 	}
 	for _, e := range list {
-		d.Executions = append(d.Executions, h.market.Summary(e))
+		d.Executions = append(d.Executions, historyRow{h.market.Summary(e), preview(e.Task, 80)})
 	}
+	d.First, d.Last = eq.Offset+1, eq.Offset+len(list)
+	if eq.Offset > 0 {
+		d.Prev = d.HistoryURL("offset", strconv.Itoa(max(eq.Offset-eq.Limit, 0)))
+	}
+	if eq.Offset+eq.Limit < total {
+		d.Next = d.HistoryURL("offset", strconv.Itoa(eq.Offset+eq.Limit))
+	}
+	spend, err := h.market.Spending(r.Context(), v.Wallet, env, d.Span)
+	if err != nil {
+		return err
+	}
+	d.Spend = newSpendChart(spend, v.at, d.Span)
+	keys, err := h.market.Keys(r.Context(), v.Wallet)
+	if err != nil {
+		return err
+	}
+	d.Keys, d.Funded = len(keys), b[crtx.Devnet].Available > 0 || b[crtx.Mainnet].Available > 0
 	out := h.outcome(r, v)
 	for _, f := range d.Funds {
 		for _, wd := range f.Withdrawals.List {
@@ -180,7 +243,13 @@ type execData struct {
 	Receipts string
 	Dispute  disputeData
 	Now      time.Time
+	// Task and Parameters are what was asked of the agent.
+	Task       string
+	Parameters json.RawMessage
 }
+
+// Final says the execution has ended, so its receipt can be issued.
+func (d execData) Final() bool { return d.Record.Status.Final() }
 
 // Charged is what the execution cost its caller in the end: its price,
 // less the escrow's refund of a failure and a dispute's refund.
@@ -201,7 +270,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 		return err
 	}
 	out := h.outcome(r, v)
-	d := execData{Record: h.market.Record(e, result), Dispute: disputeOf(e, out), Now: v.at}
+	d := execData{Record: h.market.Record(e, result), Dispute: disputeOf(e, out), Now: v.at, Task: e.Task, Parameters: e.Parameters}
 	return h.render(w, "execution", v.page("Execution — crtx", d).with(out))
 }
 
@@ -311,4 +380,25 @@ func agentPage(back string) string {
 		return ""
 	}
 	return back
+}
+
+// receiptFile is an execution's signed receipt, as the API issues it, to
+// download and keep: crtx verify and the SDKs check it offline.
+func (h *Handler) receiptFile(w http.ResponseWriter, r *http.Request, v visit) error {
+	e, _, err := h.ownExecution(r.Context(), v.Wallet, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	rc, err := h.market.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rc, "", "  ")
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="crtx-receipt-`+e.ID+`.json"`)
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -177,6 +177,21 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		d.Keys = slices.DeleteFunc(keys, func(k crtx.APIKey) bool { return k.RevokedAt != nil || k.Client != "" || k.Name == pageKeyName })
+		if from := r.URL.Query().Get("from"); from != "" && d.Try == nil {
+			// "Run again" from an execution: its task and parameters.
+			e, _, err := h.ownExecution(r.Context(), v.Wallet, from)
+			if err != nil && crtx.ErrorCode(err) != crtx.CodeExecutionNotFound {
+				return err
+			}
+			if err == nil && e.AgentID == a.AgentID {
+				d.Try = map[string]string{"task": e.Task}
+				var ps map[string]any
+				json.Unmarshal(e.Parameters, &ps)
+				for k, val := range ps {
+					d.Try["param."+k] = shown(val)
+				}
+			}
+		}
 		if id := r.URL.Query().Get("run"); id != "" {
 			if d.Run, err = h.runOf(r.Context(), v.Wallet, a.AgentID, id); err != nil {
 				return err

@@ -96,6 +96,7 @@ func funcs() template.FuncMap {
 			return fieldError{ID: "err-" + strings.NewReplacer(".", "-", " ", "-").Replace(name), Message: fields[name]}
 		},
 		"reason":   reasonLabel,
+		"ago":      ago,
 		"envs":     func() []crtx.Environment { return crtx.Environments },
 		"evidence": evidenceFields,
 		"deref": func(p *string) string {
@@ -216,8 +217,10 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/dashboard/withdrawals/confirm", h.signedPage(h.confirmWithdrawal)},
 		{"POST", "/dashboard/withdrawals", h.action(h.session, h.withdraw)},
 		{"GET", "/dashboard/withdrawals/{env}", h.signedPage(h.withdrawalList)},
+		{"GET", "/dashboard/executions.csv", h.signedPage(h.historyCSV)},
 		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
 		{"GET", "/dashboard/executions/{id}/run", h.signedPage(h.runPanel)},
+		{"GET", "/dashboard/executions/{id}/receipt.json", h.signedPage(h.receiptFile)},
 		{"POST", "/dashboard/executions/{id}/dispute", h.action(h.session, h.reportProblem)},
 		{"POST", "/dashboard/executions/{id}/cancel", h.action(h.session, h.cancelRun)},
 		{"GET", "/dashboard/keys", h.signedPage(h.keys)},

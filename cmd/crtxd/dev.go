@@ -293,7 +293,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 		return st, err
 	}
 	m.SetDisplayName(ctx, cwallet, "crtx examples")
-	listed, err := m.CreatorAgents(ctx, cwallet)
+	listed, err := m.CreatorAgents(ctx, cwallet, crtx.Mainnet)
 	if err != nil {
 		return st, err
 	}

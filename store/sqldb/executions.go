@@ -155,6 +155,20 @@ func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Envir
 	})
 }
 
+func (t *tx) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
+	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day, agent_id, max(agent_name),
+		CAST(sum(CASE WHEN status = 'failed' THEN 0 ELSE cost END) AS BIGINT), count(*)
+		FROM executions WHERE wallet = ? AND environment = ? AND initiated_at >= ?
+		GROUP BY day, agent_id ORDER BY day, agent_id`, wallet, env, us(since))
+	return collect(rows, err, func(row interface{ Scan(...any) error }) (crtx.DaySpend, error) {
+		var day int64
+		var d crtx.DaySpend
+		err := row.Scan(&day, &d.AgentID, &d.AgentName, &d.Spent, &d.Calls)
+		d.Date = time.Unix(day*86400, 0).UTC().Format(time.DateOnly)
+		return d, err
+	})
+}
+
 // ExecutionRow is an execution as its row holds it, column by column: for
 // an engine that hands a whole row to the database (store/postgres).
 func ExecutionRow(e crtx.Execution) (map[string]any, error) {

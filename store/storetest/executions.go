@@ -172,6 +172,17 @@ func testExecutions(t *testing.T, s crtx.Store) {
 			!e.CompletedAt.Equal(t0.Add(2*time.Hour)) || e.Attempts != 1 || !e.LeaseUntil.Equal(t0.Add(time.Hour)) {
 			t.Errorf("finished e1 = %+v", e)
 		}
+		// The wallet's spending per day and agent leaves the failed e1's
+		// refunded price out, and the other environment's e3.
+		day := t0.Truncate(24 * time.Hour)
+		got, err := tx.WalletSpending(ctx, "w1", crtx.Devnet, day)
+		want := []crtx.DaySpend{{Date: "2026-11-22", AgentID: "a1", AgentName: "Agent a1", Spent: 200_000, Calls: 3}}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("WalletSpending = %+v, %v; want %+v", got, err, want)
+		}
+		if got, err := tx.WalletSpending(ctx, "w1", crtx.Devnet, t0.Add(time.Hour)); err != nil || len(got) != 0 {
+			t.Errorf("WalletSpending since after the calls = %+v, %v", got, err)
+		}
 		return nil
 	})
 }
