@@ -116,10 +116,16 @@ func TestAccessibility(t *testing.T) {
 	}
 	pages := []string{"/", "/?q=nothing-matches", "/agents/" + agentID, "/agents/agt_nothing", "/docs",
 		"/explorer/", "/reserves", "/explorer/tx/" + fund.TransactionID, "/explorer/block/1", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID),
-		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login",
+		"/dashboard/", "/dashboard/keys", "/dashboard/creator", "/dashboard/creator?tab=listings", "/dashboard/creator?tab=new", "/dashboard/creator?tab=test",
+		"/dashboard/creator?tab=receipts", "/dashboard/creator?tab=disputes", "/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/login",
 		consentPath(t, d.URL), "/oauth/authorize?client_id=oc_nobody", "/login?connect=1&next=/oauth/authorize", "/nowhere"}
 	axeCheck(t, ctx, axe, d.URL, "light", pages...)
 	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
+	// And on a phone, where tables scroll and the header is a menu.
+	run(t, ctx, "narrow", emulation.SetDeviceMetricsOverride(375, 800, 2, true))
+	axeCheck(t, ctx, axe, d.URL, "light", pages...)
+	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
+	run(t, ctx, "wide", emulation.ClearDeviceMetricsOverride())
 
 	// The creator's edit form, and the operator's pages signed in, in a tab
 	// of their own. Twice in CI the browser never finished this step in the

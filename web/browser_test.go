@@ -403,7 +403,8 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// Every main page is usable at 375 px: nothing wider than the screen.
 	run(t, ctx, "narrow", emulation.SetDeviceMetricsOverride(375, 800, 2, true))
 	for _, p := range []string{"/", "/agents/" + agentID, "/login", "/dashboard/", "/dashboard/keys", "/dashboard/creator",
-		"/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/explorer/", "/docs", "/agents/agt_nothing"} {
+		"/dashboard/executions/" + rec.ExecutionID, "/dashboard/operator", "/explorer/", "/docs", "/agents/agt_nothing",
+		"/dashboard/creator?tab=listings", "/dashboard/creator?tab=new", "/explorer/account/" + crtx.AccountAddress(crtx.AccountListing, agentID)} {
 		var width int
 		run(t, ctx, "narrow "+p, chromedp.Navigate(d.URL+p), chromedp.WaitReady("body"),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width))
@@ -412,6 +413,17 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "explorer-375")
+	// Signed in on a phone, the header is one row: its links are in a menu.
+	var header float64
+	var menu string
+	run(t, ctx, "header", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("details.menu summary"),
+		chromedp.Evaluate(`document.querySelector("header").getBoundingClientRect().height`, &header),
+		chromedp.Click("details.menu summary", chromedp.ByQuery), chromedp.WaitVisible(`details.menu a[href="/dashboard/creator"]`),
+		chromedp.Evaluate(`[...document.querySelectorAll("details.menu nav a")].map(a => a.textContent).join(" ")`, &menu))
+	if header > 60 || menu != "Agents Explorer API Dashboard Keys Creator" {
+		t.Errorf("the signed-in header at 375 px: %.0f px high, its menu %q", header, menu)
+	}
+	screenshot(t, ctx, "menu-375")
 	// On a phone, tables of executions, keys and listings are cards, each
 	// value beside its name.
 	var display, label string
