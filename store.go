@@ -197,6 +197,9 @@ type Tx interface {
 	ListAgents(ctx context.Context, q AgentQuery) ([]AgentListItem, error)
 	// CountAgents counts the active agents that match q in all.
 	CountAgents(ctx context.Context, q AgentQuery) (int, error)
+	// TagCounts counts the listed agents (active, not suspended) of each
+	// tag that has any, by tag.
+	TagCounts(ctx context.Context) (map[string]int, error)
 	// ReleasableCollateral lists, oldest delisting first, delisted agents
 	// whose mainnet collateral account still holds money and that nothing
 	// holds: delisted at or before cutoff, no mainnet execution of theirs

@@ -112,7 +112,12 @@ const totalTTL = 5 * time.Second
 
 // catalogChanged forgets the cached catalog pages after this process
 // changed a listing; other replicas' copies age out within a second.
-func (m *Market) catalogChanged() { m.pages.clear(); m.totals.clear(); m.agentCache.clear() }
+func (m *Market) catalogChanged() {
+	m.pages.clear()
+	m.totals.clear()
+	m.tags.clear()
+	m.agentCache.clear()
+}
 
 // keyCacheTTL is how long an API key read for authentication is kept: a
 // key revoked on another replica may authenticate reads (never charge an

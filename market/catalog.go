@@ -43,6 +43,15 @@ func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 	return m.pages.fetch(queryKey(q), time.Now(), func() (api.AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
 }
 
+// TagCounts is how many listed agents each tag has, for a few seconds
+// after it was counted, as the catalog's totals are.
+func (m *Market) TagCounts(ctx context.Context) (map[string]int, error) {
+	out, err := m.tags.fetch("", time.Now(), func() (map[string]int, error) {
+		return crtx.Read(context.WithoutCancel(ctx), m.store, func(tx crtx.Tx) (map[string]int, error) { return tx.TagCounts(ctx) })
+	})
+	return out, internal("tag counts", err)
+}
+
 // catalogDefaults gives a catalog query the environment and order it
 // leaves out: mainnet's statistics, the most used first, or the most
 // relevant with a search.

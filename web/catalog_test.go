@@ -1,11 +1,15 @@
 package web_test
 
 import (
+	"context"
+	"crypto/ed25519"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
 )
 
 // The catalog in the browser: sorts named for people that apply at once,
@@ -20,7 +24,7 @@ func TestCatalogFilters(t *testing.T) {
 		chromedp.Click(`nav.tags a[href*="tag=writing"]`, chromedp.ByQuery), chromedp.WaitVisible(`nav.tags a.active`, chromedp.ByQuery),
 		chromedp.Location(&where), chromedp.Text(`nav.tags a.active`, &current, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("select[name=sort] option[value=price_asc]").textContent`, &label))
-	if !strings.Contains(where, "q=Greets") || !strings.Contains(where, "tag=writing") || current != "writing" {
+	if !strings.Contains(where, "q=Greets") || !strings.Contains(where, "tag=writing") || current != "writing 1" {
 		t.Errorf("a tag chosen after a search: at %s, active tag %q", where, current)
 	}
 	if label != "Cheapest first" {
@@ -41,4 +45,48 @@ func TestCatalogFilters(t *testing.T) {
 		t.Errorf("the empty catalog says %q", got)
 	}
 	run(t, ctx, "clear", chromedp.Click(`.empty a`, chromedp.ByQuery), chromedp.WaitVisible(".card"))
+}
+
+// The home page says what crtx is and how it works, lists only the tags
+// that have agents, with how many, and shows devnet's figures, labelled,
+// for an agent that has run only there rather than "new".
+func TestHomePage(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	id := greeter(t, d)
+	bg := context.Background()
+	_, wk, _ := ed25519.GenerateKey(nil)
+	caller, _, err := client.New(d.URL, "").SignIn(bg, wk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller.Airdrop(bg, crtx.Address(wk.Public().(ed25519.PublicKey)), crtx.MicroPerUSDC)
+	key, err := caller.CreateKey(bg, client.KeyParams{Name: "k", Environment: crtx.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.New(d.URL, key.Key).Execute(bg, id, crtx.ExecuteParams{Task: "Ada"}, client.ExecuteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Market.RollupAll(bg); err != nil { // the statistics count the run
+		t.Fatal(err)
+	}
+	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
+	if got := text(t, ctx, ".intro"); !strings.Contains(got, "pay per call") || !strings.Contains(got, "refunded if it fails") {
+		t.Errorf("the home page's introduction: %q", got)
+	}
+	if got := text(t, ctx, "nav.tags"); got != "writing 1" {
+		t.Errorf("the tags with agents: %q", got)
+	}
+	if got := text(t, ctx, ".card"); !strings.Contains(got, "on devnet: 100% success") || !strings.Contains(got, "1 run") || strings.Contains(got, "new") {
+		t.Errorf("a card of an agent run only on devnet: %q", got)
+	}
+	if got := text(t, ctx, "form.filters"); !strings.Contains(got, "Network") || strings.Contains(got, "Statistics from") {
+		t.Errorf("the catalog's filters: %q", got)
+	}
+	run(t, ctx, "filtered", chromedp.Navigate(d.URL+"/?q=Greets"), chromedp.WaitVisible(".card"))
+	if n := count(t, ctx, ".intro"); n != 0 {
+		t.Error("a search still shows the introduction")
+	}
+	run(t, ctx, "clear", chromedp.Click(`form.filters a.button`, chromedp.ByQuery), chromedp.WaitVisible(".intro"))
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -19,12 +20,25 @@ type homeData struct {
 	Page               api.AgentPage
 	Q, Sort, Env       string
 	Verified           bool
-	Standard           []string
 	Sorts              []sortChoice
 	Prev, Next         string
 	First, Last, Total int
 	ActiveTag          string
 	query              url.Values
+	// Tags are the tags that have listed agents, with how many, the most
+	// used first (and the active one, whatever its count).
+	Tags []tagCount
+	// Devnet holds devnet's statistics of the cards without a run in the
+	// environment shown, when devnet has some: said as devnet's, not "new".
+	Devnet map[string]*api.AgentListing
+	// Intro says the page opens the marketplace: no search, filter or page.
+	Intro bool
+}
+
+// tagCount is a tag of the catalog and how many listed agents have it.
+type tagCount struct {
+	Tag string
+	N   int
 }
 
 // sortChoice is a sort of the catalog as a person reads it.
@@ -76,7 +90,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d := homeData{Page: page, Q: aq.Q, Sort: aq.Sort, Env: string(aq.Environment), Verified: aq.VerifiedOnly,
-		Standard: crtx.StandardTags, Sorts: sorts, Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents),
+		Sorts: sorts, Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents),
 		ActiveTag: q.Get("tag"), query: q}
 	link := func(offset int) string {
 		v := url.Values{}
@@ -92,6 +106,35 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	if aq.Offset+aq.Limit < page.Total {
 		d.Next = link(aq.Offset + aq.Limit)
 	}
+	counts, err := h.market.TagCounts(r.Context())
+	if err != nil {
+		return err
+	}
+	for tag, n := range counts {
+		d.Tags = append(d.Tags, tagCount{tag, n})
+	}
+	if d.ActiveTag != "" && counts[d.ActiveTag] == 0 {
+		d.Tags = append(d.Tags, tagCount{d.ActiveTag, 0})
+	}
+	slices.SortFunc(d.Tags, func(a, b tagCount) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Tag, b.Tag)) })
+	if aq.Environment == crtx.Mainnet {
+		for _, a := range page.Agents {
+			if a.TotalExecutions > 0 {
+				continue
+			}
+			dev, err := h.market.Agent(r.Context(), a.AgentID, crtx.Devnet)
+			if err != nil {
+				return err
+			}
+			if dev.TotalExecutions > 0 {
+				if d.Devnet == nil {
+					d.Devnet = map[string]*api.AgentListing{}
+				}
+				d.Devnet[a.AgentID] = &dev
+			}
+		}
+	}
+	d.Intro = !d.Filtered() && aq.Offset == 0 && aq.Sort == ""
 	v := h.visitor(r)
 	return h.render(w, "home", v.page("crtx — agents", d))
 }

@@ -174,6 +174,21 @@ func testListAgents(t *testing.T, s crtx.Store) {
 	if ids, total := list(crtx.AgentQuery{Tags: []string{"data", "sql"}}); total != 6 || slices.Contains(ids, "a01") {
 		t.Errorf("tags data+sql = %v (%d)", ids, total)
 	}
+	// Each tag's count of listed agents is the catalog's total with that
+	// tag; the paused a11's tags count it not.
+	var tagCounts map[string]int
+	view(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
+		tagCounts, err = tx.TagCounts(ctx)
+		return err
+	})
+	if len(tagCounts) == 0 {
+		t.Error("no tag counted")
+	}
+	for tag, n := range tagCounts {
+		if _, total := list(crtx.AgentQuery{Tags: []string{tag}}); total != n || n == 0 {
+			t.Errorf("tag %s counts %d, the catalog lists %d", tag, n, total)
+		}
+	}
 	if _, total := list(crtx.AgentQuery{VerifiedOnly: true}); total != 4 {
 		t.Errorf("verified = %d", total)
 	}
