@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,8 +85,19 @@ func TestAgentPageAsProduct(t *testing.T) {
 	if !strings.Contains(text(t, ctx, "#try"), "Try it") || !strings.Contains(text(t, ctx, "#main"), "Sign in to run it") {
 		t.Error("a visitor is not told how to try the agent")
 	}
-	curl := text(t, ctx, "#curl")
-	if cli := text(t, ctx, "#cli"); !strings.Contains(cli, "--param 'lang=fr' --param 'n=3'") {
+	if got := text(t, ctx, ".creator-card"); !strings.Contains(got, "the creator's one agent in the catalog") {
+		t.Errorf("the creator's card: %q", got)
+	}
+	// Code in tabs, one per language, each a program that runs as pasted.
+	code := map[string]string{}
+	run(t, ctx, "code", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll(".codetabs pre")].map(p => [p.id, p.textContent]))`, &code))
+	var tabs string
+	run(t, ctx, "tabs", chromedp.Evaluate(`[...document.querySelectorAll(".codetabs [role=tab]")].map(b => b.textContent + (b.getAttribute("aria-selected") === "true" ? "*" : "")).join(" ")`, &tabs))
+	if tabs != "curl* CLI Python TypeScript Go" {
+		t.Errorf("the code's tabs: %q", tabs)
+	}
+	curl := code["curl"]
+	if cli := code["cli"]; !strings.Contains(cli, "--param 'lang=fr' --param 'n=3'") {
 		t.Errorf("the CLI snippet does not fill the required parameters: %s", cli)
 	}
 
@@ -108,6 +120,12 @@ func TestAgentPageAsProduct(t *testing.T) {
 	var rec struct{ Status, Result string }
 	if err != nil || json.Unmarshal(out, &rec) != nil || rec.Status != "completed" || !strings.Contains(rec.Result, `"n":3`) {
 		t.Errorf("the curl snippet as pasted: %v\n%s", err, out)
+	}
+	for lang, program := range map[string]string{"python": code["python"], "typescript": code["typescript"], "go": code["go"]} {
+		out := runSample(t, lang, program, created.Key)
+		if !strings.HasPrefix(out, "completed ") || !strings.Contains(out, `"n":3`) || !strings.Contains(out, `"lang":"fr"`) {
+			t.Errorf("the %s sample as pasted printed:\n%s", lang, out)
+		}
 	}
 
 	// A person who just signed in runs it from the page with the session:
@@ -214,4 +232,57 @@ func count(t *testing.T, ctx context.Context, sel string) int {
 	var n int
 	run(t, ctx, "count "+sel, chromedp.Evaluate(`document.querySelectorAll(`+string(must(json.Marshal(sel)))+`).length`, &n))
 	return n
+}
+
+// runSample runs an agent page's program in lang as a user would, in a
+// folder of its own with the SDK from this checkout, with key in
+// CRTX_API_KEY, and returns what it printed.
+func runSample(t *testing.T, lang, program, key string) string {
+	t.Helper()
+	dir := t.TempDir()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmd *exec.Cmd
+	switch lang {
+	case "python":
+		py := "/usr/bin/python3"
+		if exec.Command(py, "-c", "import cryptography").Run() != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatal("python3 with the cryptography package is required in CI")
+			}
+			t.Skip("no python3 with the cryptography package")
+		}
+		os.WriteFile(filepath.Join(dir, "run.py"), []byte(program), 0o644)
+		cmd = exec.Command(py, "run.py")
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "sdk", "python"), "PYTHONDONTWRITEBYTECODE=1")
+	case "typescript":
+		mod := filepath.Join(dir, "node_modules", "@crtx-market")
+		os.MkdirAll(mod, 0o755)
+		if err := os.Symlink(filepath.Join(root, "sdk", "typescript"), filepath.Join(mod, "sdk")); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "run.mjs"), []byte(program), 0o644)
+		cmd = exec.Command("node", "run.mjs")
+		cmd.Env = os.Environ()
+	case "go":
+		gomod := "module sample\n\ngo 1.26\n\nrequire github.com/crtx-market/crtx v0.0.0\n\nreplace github.com/crtx-market/crtx => " + root + "\n"
+		os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644)
+		os.WriteFile(filepath.Join(dir, "main.go"), []byte(program), 0o644)
+		tidy := exec.Command("go", "mod", "tidy")
+		tidy.Dir = dir
+		if out, err := tidy.CombinedOutput(); err != nil {
+			t.Fatalf("go mod tidy for the Go sample: %v\n%s", err, out)
+		}
+		cmd = exec.Command("go", "run", ".")
+		cmd.Env = os.Environ()
+	}
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "CRTX_API_KEY="+key)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("the %s sample: %v\n%s", lang, err, out)
+	}
+	return string(out)
 }

@@ -162,6 +162,10 @@ type agentData struct {
 	Short crtx.USDC
 	// AirdropAmount is what the page's airdrop button adds.
 	AirdropAmount crtx.USDC
+	// More are the creator's other agents in the catalog.
+	More []api.CreatorAgent
+	// Samples are the programs that run it once, by language.
+	Samples []codeSample
 	// The marketplace's MCP endpoint, Claude Code's command and other
 	// clients' configuration for it, and this agent's A2A card.
 	MCPURL, MCPAdd, MCPConfig, CardURL string
@@ -205,9 +209,25 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	for _, k := range slices.Sorted(maps.Keys(example)) {
 		d.Flags = append(d.Flags, shellQuote(k+"="+shown(example[k])))
 	}
+	curl := "curl -s -X POST " + base + "/v1/agents/" + a.AgentID + "/execute \\\n" +
+		"  -H \"Authorization: Bearer $CRTX_API_KEY\" -H 'Content-Type: application/json' \\\n  -d " + d.CurlBody
+	cli := "CRTX_URL=" + base + " crtx run " + a.AgentID + " \"" + d.Example + "\""
+	for _, f := range d.Flags {
+		cli += " --param " + f
+	}
+	d.Samples = callSamples(base, a.AgentID, d.Example, example, curl, cli)
 	if len(h.market.Config().Chains) > 0 {
 		d.X402 = true
 		d.X402Fetch, d.X402Python, d.X402CLI = x402Snippets(base+"/v1/agents/"+a.AgentID+"/execute", string(body), a.AgentID, d.Example, d.Flags)
+	}
+	others, err := h.market.CreatorAgents(r.Context(), a.Creator.Pubkey, crtx.Mainnet)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		if o.AgentID != a.AgentID && o.Status == crtx.AgentActive && !o.Suspended {
+			d.More = append(d.More, o)
+		}
 	}
 	out := h.outcome(r, v)
 	d.Try, d.Fields, d.Now = out.Form, out.Fields, v.at

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -37,5 +39,42 @@ func TestCatalogSaysWhoseListingIsWhose(t *testing.T) {
 		if !strings.Contains(page, `by <span class="mono" title="`+c+`">`+crtx.DefaultDisplayName(c)+`</span>`) {
 			t.Errorf("the catalog does not say the creator %s:\n%s", c, page)
 		}
+	}
+}
+
+// An agent's page names its creator and links the creator's other agents
+// in the catalog.
+func TestAgentPageLinksTheCreatorsOtherAgents(t *testing.T) {
+	d := market(t)
+	bg := context.Background()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	client.New(d.URL, adminToken).Deposit(bg, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC)
+	cc, _, err := client.New(d.URL, "").SignIn(bg, ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	var ids []string
+	for _, name := range []string{"Greeter", "Counter"} {
+		endpoint, pub := service(t)
+		price, tags := crtx.USDC(20_000), []string{"data"}
+		a, err := cc.WithAgentKey(agentKeyOf(pub)).CreateListing(bg, crtx.ListingParams{
+			Name: str(name), Tagline: str(name + "."), Description: str(name + "."), Tags: &tags,
+			InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+			Price: &price, EndpointURL: &endpoint, SigningPublicKey: &pub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.AgentID)
+	}
+	resp, err := http.Get(d.URL + "/agents/" + ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `<li><a href="/agents/`+ids[1]+`">Counter</a>`) || strings.Contains(string(b), `<li><a href="/agents/`+ids[0]+`">`) {
+		t.Errorf("the Greeter's page does not link the creator's Counter, or links itself:\n%s", b)
 	}
 }

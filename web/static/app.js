@@ -136,6 +136,36 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-copy]").forEach((b) => b.addEventListener("click", () => {
     navigator.clipboard.writeText(document.getElementById(b.dataset.copy).textContent.trim()); b.textContent = "Copied";
   }));
+  // Code in several languages is one block with a tab per language; the
+  // language chosen is kept for the next page. Without this script every
+  // language shows, each under its heading.
+  document.querySelectorAll("[data-tabs]").forEach((group) => {
+    const panels = [...group.querySelectorAll(":scope > [data-tab]")];
+    const key = "crtx-tab-" + group.dataset.tabs;
+    const list = document.createElement("div");
+    list.setAttribute("role", "tablist");
+    list.className = "tablist";
+    const tabs = panels.map((p, i) => {
+      const b = document.createElement("button");
+      b.type = "button"; b.className = "tab"; b.textContent = p.dataset.tab;
+      b.id = p.id + "-tab"; b.setAttribute("role", "tab"); b.setAttribute("aria-controls", p.id);
+      p.setAttribute("role", "tabpanel"); p.setAttribute("aria-labelledby", b.id);
+      const h = p.querySelector("h3"); if (h) h.hidden = true;
+      b.addEventListener("click", () => show(i, true));
+      b.addEventListener("keydown", (ev) => {
+        const d = { ArrowRight: 1, ArrowLeft: -1 }[ev.key];
+        if (d) { ev.preventDefault(); show((i + d + panels.length) % panels.length, true); tabs[(i + d + panels.length) % panels.length].focus(); }
+      });
+      list.append(b);
+      return b;
+    });
+    const show = (n, keep) => {
+      panels.forEach((p, i) => { p.hidden = i !== n; tabs[i].setAttribute("aria-selected", String(i === n)); tabs[i].tabIndex = i === n ? 0 : -1; });
+      if (keep) localStorage.setItem(key, panels[n].dataset.tab);
+    };
+    group.prepend(list);
+    show(Math.max(0, panels.findIndex((p) => p.dataset.tab === localStorage.getItem(key))), false);
+  });
   // The catalog's sort and filters apply as soon as they change.
   document.querySelectorAll("[data-autosubmit]").forEach((el) => el.addEventListener("change", () => el.form.requestSubmit()));
   walletList();
