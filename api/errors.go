@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/crtx-market/crtx"
 )
@@ -91,4 +92,19 @@ func Status(e *crtx.Error) int {
 		return s
 	}
 	return http.StatusInternalServerError
+}
+
+// CodesOf lists the error codes answered with status, sorted.
+func CodesOf(status int) []string {
+	var out []string
+	for code, s := range statuses {
+		if s == status {
+			out = append(out, code)
+		}
+	}
+	if status == http.StatusBadGateway {
+		out = append(out, crtx.CodeInvalidSignature) // a creator's, on an execution
+	}
+	slices.Sort(out)
+	return out
 }

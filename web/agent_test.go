@@ -29,7 +29,7 @@ func TestAgentPageMCPAndA2A(t *testing.T) {
 	}
 	pre := func(id string) string {
 		t.Helper()
-		m := regexp.MustCompile(`(?s)<pre id="` + id + `">(.*?)</pre>`).FindStringSubmatch(page)
+		m := regexp.MustCompile(`(?s)<pre tabindex="0" id="` + id + `">(.*?)</pre>`).FindStringSubmatch(page)
 		if m == nil {
 			t.Fatalf("the agent page has no <pre id=%q>", id)
 		}

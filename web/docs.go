@@ -8,7 +8,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/crtx-market/crtx/api"
 )
 
 // The docs page renders /v1/openapi.json on the server, once: readable
@@ -107,7 +110,7 @@ func (h *Handler) buildDocs(openAPI []byte, base string) (page, error) {
 	if err := h.pages["docs"].ExecuteTemplate(&b, "docs-body", p); err != nil {
 		return page{}, err
 	}
-	return page{Title: doc.Info.Title + " — API reference", Data: template.HTML(b.String()), NoScript: true}, nil
+	return page{Title: doc.Info.Title + " — API reference", Data: template.HTML(b.String())}, nil
 }
 
 func docOperation(doc openAPIDoc, base, method, path string, op operation) (docOp, error) {
@@ -169,7 +172,11 @@ func docOperation(doc openAPIDoc, base, method, path string, op operation) (docO
 		if err != nil {
 			return o, fmt.Errorf("response %s: %w", r.Key, err)
 		}
-		o.Responses = append(o.Responses, docResponse{Code: r.Key, Description: resp.Description, Body: b})
+		desc := resp.Description
+		if r.Value.Ref == "#/components/responses/Error" {
+			desc = errorWords(r.Key)
+		}
+		o.Responses = append(o.Responses, docResponse{Code: r.Key, Description: desc, Body: b})
 		if !strings.HasPrefix(r.Key, "2") {
 			continue
 		}
@@ -220,7 +227,41 @@ func first(s []string) string {
 // docs shows the page rendered at start under the visitor's header.
 func (h *Handler) docs(w http.ResponseWriter, r *http.Request) error {
 	v := h.visitor(r)
-	p := v.page(h.docsPage.Title, h.docsPage.Data)
-	p.NoScript = true
-	return h.render(w, "docs", p)
+	// The site's script adds the examples' language tabs and copy
+	// buttons; without it every example shows, each under its heading.
+	return h.render(w, "docs", v.page(h.docsPage.Title, h.docsPage.Data))
+}
+
+// statusWords say what an error status means across the API, before the
+// codes that answer with it.
+var statusWords = map[int]string{
+	400: "The request is malformed or a field is invalid; the message names it, and error.fields lists each field when several are at fault.",
+	401: "No credential, or one that is not valid for this call (the wrong kind, expired, revoked or unknown).",
+	402: "Not paid for: the balance or the key's spend limit does not cover the price, or, without a key, how to pay it with x402.",
+	403: "Refused from this origin.",
+	404: "No such thing for this credential: unknown, or another wallet's (which answers the same).",
+	405: "The path does not take this method.",
+	408: "The agent did not answer within the timeout; the escrow is refunded.",
+	409: "Not in this state: the price changed, an Idempotency-Key was used for another request or is still running, or the thing is final, closed or not yet final.",
+	413: "The body is larger than this endpoint takes.",
+	415: "The body is not JSON: send Content-Type: application/json.",
+	422: "Well formed, but it cannot be done now: the agent is paused, or the endpoint cannot be reached.",
+	429: "Too many requests: wait the Retry-After header's seconds.",
+	500: "The agent failed (its escrow refunded), or the marketplace did; an internal error's message quotes the request id to report.",
+	502: "The creator's service answered something invalid: a bad shape or signature. The escrow is refunded.",
+	503: "Unavailable for a moment: try again after the Retry-After header's seconds; nothing was written.",
+}
+
+// errorWords is an error response's description in the reference: what the
+// status means and the codes it carries.
+func errorWords(status string) string {
+	n, _ := strconv.Atoi(status)
+	words := statusWords[n]
+	if words == "" {
+		words = "An error."
+	}
+	if codes := api.CodesOf(n); len(codes) > 0 {
+		words += " Codes: " + strings.Join(codes, ", ") + "."
+	}
+	return words
 }

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,11 +179,12 @@ func TestDocsExamples(t *testing.T) {
 	header := map[string]string{"apiKey": "$CRTX_API_KEY", "session": "$CRTX_SESSION", "adminToken": "$CRTX_ADMIN_TOKEN"}
 	for id, op := range specOps(t) {
 		s := section(t, page, id)
-		curl := regexp.MustCompile(`(?s)<pre class="curl">curl [^<]*` + regexp.QuoteMeta(docsBase) + `/[^<]*</pre>`).FindString(s)
+		curl := regexp.MustCompile(`(?s)<pre [^>]*class="curl"[^>]*>curl [^<]*` + regexp.QuoteMeta(docsBase) + `/[^<]*</pre>`).FindString(s)
 		if curl == "" {
 			t.Errorf("%s has no curl line against the marketplace", id)
 			continue
 		}
+		_, curl, _ = strings.Cut(curl, ">") // the line, not its tag
 		if len(op.Security) > 0 {
 			for scheme := range op.Security[0] {
 				if !strings.Contains(curl, "Authorization: Bearer "+header[scheme]) {
@@ -195,8 +197,8 @@ func TestDocsExamples(t *testing.T) {
 		if url, _, _ := strings.Cut(curl, " \\\n"); strings.Contains(url, "{") {
 			t.Errorf("%s: a path parameter is left unfilled:\n%s", id, curl)
 		}
-		for _, cli := range op.CLI {
-			if !strings.Contains(s, `<pre class="cli">`+template.HTMLEscapeString(cli)+`</pre>`) {
+		for i, cli := range op.CLI {
+			if !strings.Contains(s, `<pre tabindex="0" class="cli" id="`+id+`-cli-`+strconv.Itoa(i)+`">`+template.HTMLEscapeString(cli)+`</pre>`) {
 				t.Errorf("%s lacks its command line %s", id, cli)
 			}
 		}
@@ -225,11 +227,14 @@ func TestDocsExamples(t *testing.T) {
 	}
 }
 
-// The page is read without JavaScript, in the site's layout.
+// The page is read without JavaScript, in the site's layout: its one
+// script is the site's, which only turns the examples into tabs with copy
+// buttons; every example is in the page as served.
 func TestDocsNoScript(t *testing.T) {
 	page := docsPage(t)
-	if strings.Contains(page, "<script") || !strings.Contains(page, `<a class="brand" href="/">crtx</a>`) {
-		t.Error("the docs page runs a script or is not in the site's layout")
+	scripts := regexp.MustCompile(`<script[^>]*>`).FindAllString(page, -1)
+	if len(scripts) != 1 || scripts[0] != `<script src="/static/app.js" defer>` || !strings.Contains(page, `<a class="brand" href="/">crtx</a>`) {
+		t.Errorf("the docs page runs %v, or is not in the site's layout", scripts)
 	}
 }
 

@@ -44,7 +44,7 @@ func TestErrorsArePages(t *testing.T) {
 			t.Errorf("%s: heading %q, want %q", what, h, heading)
 		}
 		var nav int
-		run(t, ctx, what+" links", chromedp.Evaluate(`document.querySelectorAll('header a[href="/explorer/"]').length`, &nav))
+		run(t, ctx, what+" links", chromedp.Evaluate(`document.querySelectorAll('header nav.site a[href="/explorer/"]').length`, &nav))
 		if nav != 1 || (next != "" && !strings.Contains(text(t, ctx, "#main"), next)) {
 			t.Errorf("%s: no site header, or no %q to go on", what, next)
 		}

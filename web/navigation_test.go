@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	siteNav = regexp.MustCompile(`(?s)<nav aria-label="Site">(.*?)</nav>`)
+	siteNav = regexp.MustCompile(`(?s)<nav class="site" aria-label="Site">(.*?)</nav>`)
 	navLink = regexp.MustCompile(`<a href="[^"]*"( aria-current="page")?>([^<]*)</a>`)
 )
 

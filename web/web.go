@@ -326,10 +326,8 @@ type page struct {
 	Error       string
 	Notice      string
 	Data        any
-	// NoScript leaves the site's script out: the page works without it.
-	NoScript bool
-	key      formKey
-	at       time.Time
+	key         formKey
+	at          time.Time
 }
 
 // Operator says the page is shown to the signed-in operator.

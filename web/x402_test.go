@@ -23,7 +23,7 @@ func TestAgentPagePayPerCallWithX402(t *testing.T) {
 	page := get(t, m.URL+"/agents/"+id)
 	pre := func(name string) string {
 		t.Helper()
-		got := regexp.MustCompile(`(?s)<pre id="` + name + `">(.*?)</pre>`).FindStringSubmatch(page)
+		got := regexp.MustCompile(`(?s)<pre tabindex="0" id="` + name + `">(.*?)</pre>`).FindStringSubmatch(page)
 		if got == nil {
 			t.Fatalf("the agent page has no <pre id=%q>", name)
 		}

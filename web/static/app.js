@@ -150,7 +150,7 @@ document.addEventListener("DOMContentLoaded", () => {
       b.type = "button"; b.className = "tab"; b.textContent = p.dataset.tab;
       b.id = p.id + "-tab"; b.setAttribute("role", "tab"); b.setAttribute("aria-controls", p.id);
       p.setAttribute("role", "tabpanel"); p.setAttribute("aria-labelledby", b.id);
-      const h = p.querySelector("h3"); if (h) h.hidden = true;
+      const h = p.querySelector(":scope > h3, :scope > h5"); if (h) h.hidden = true;
       b.addEventListener("click", () => show(i, true));
       b.addEventListener("keydown", (ev) => {
         const d = { ArrowRight: 1, ArrowLeft: -1 }[ev.key];
