@@ -72,6 +72,15 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deposit %q of the page %s: %v", id, path, err)
 	}
+	// The page leads with the wallet on this device: "Open in wallet", the
+	// request's own link, before the QR code for another device.
+	var open string
+	var first bool
+	run(t, ctx, "open in wallet", chromedp.AttributeValue("#open-in-wallet", "href", &open, nil, chromedp.ByQuery),
+		chromedp.Evaluate(`!!(document.getElementById("open-in-wallet").compareDocumentPosition(document.querySelector("figure.qr")) & Node.DOCUMENT_POSITION_FOLLOWING)`, &first))
+	if open != d.SolanaPayURL || !first {
+		t.Errorf("Open in wallet links %q (the request is %s), first on the page: %v", open, d.SolanaPayURL, first)
+	}
 	if payURL != d.SolanaPayURL || d.Amount != 25*crtx.MicroPerUSDC || text(t, ctx, "#solana-pay-url") != d.SolanaPayURL {
 		t.Errorf("the page links %q, the deposit's solana_pay_url is %q (%+v)", payURL, d.SolanaPayURL, d)
 	}
@@ -114,8 +123,9 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	if !strings.Contains(explorer, "https://explorer.solana.com/tx/"+sig+"?") {
 		t.Errorf("the credited request links %q, not the transfer %s on the explorer", explorer, sig)
 	}
-	if got := text(t, ctx, "#deposit-status"); !strings.Contains(got, "25 USDC was added to your devnet balance") {
-		t.Errorf("the credited request reads %q", got)
+	if got := text(t, ctx, "#deposit-status"); !strings.Contains(got, "✓ Status: credited") || !strings.Contains(got, "25 USDC was added to your devnet balance") ||
+		count(t, ctx, "#deposit-status .ok.credited") != 1 {
+		t.Errorf("the credited request reads %q, or not as a success", got)
 	}
 	screenshot(t, ctx, "deposit-credited")
 
