@@ -11,15 +11,15 @@ import (
 // 32-byte Ed25519 public key, exactly as a Solana address.
 func ParseAddress(field, s string) (ed25519.PublicKey, error) {
 	if len(s) < 32 || len(s) > 44 {
-		return nil, Errorf(CodeInvalidRequest, "%s must be a base58 Ed25519 public key (32 to 44 characters)", field)
+		return nil, InvalidField(field, "must be a base58 Ed25519 public key (32 to 44 characters)")
 	}
 	b, err := base58.Decode(s)
 	if err != nil || len(b) != ed25519.PublicKeySize {
-		return nil, Errorf(CodeInvalidRequest, "%s must be a base58 Ed25519 public key of 32 bytes", field)
+		return nil, InvalidField(field, "must be a base58 Ed25519 public key of 32 bytes")
 	}
 	// Refuse non-canonical spellings (leading "1"s that decode to the same bytes).
 	if base58.Encode(b) != s {
-		return nil, Errorf(CodeInvalidRequest, "%s is not in canonical base58", field)
+		return nil, InvalidField(field, "is not in canonical base58")
 	}
 	return ed25519.PublicKey(b), nil
 }

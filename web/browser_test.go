@@ -276,7 +276,12 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=signing_public_key]`, pub),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] textarea[data-agent-key]`, keyFileOf(pub)),
-		chromedp.Click(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.ok`))
+		chromedp.Click(`ol.wizard-steps li[data-step="4"] a`, chromedp.ByQuery), chromedp.WaitVisible(`#review dt`))
+	// The review lists what is sent and the collateral it locks.
+	if got := text(t, ctx, "#review"); !strings.Contains(got, "Greeter") || !strings.Contains(got, "locks 10 USDC of collateral") {
+		t.Errorf("the listing's review: %q", got)
+	}
+	run(t, ctx, "list", chromedp.Click(`form[action="/dashboard/creator/agents"] button[type=submit]`, chromedp.ByQuery), chromedp.WaitVisible(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
 		t.Fatalf("listing: %q", got)
 	}
@@ -338,7 +343,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	lf := `form[action="/dashboard/creator/agents"] `
 	run(t, ctx, "bad listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible(lf+`input[name=name]`), chromedp.SetValue(lf+`input[name=name]`, "Broken", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=tagline]`, " ", chromedp.ByQuery),
 		chromedp.SetValue(lf+`input[name=tags]`, "Not A Slug", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=price_per_call_usdc]`, "0.0000001", chromedp.ByQuery),
-		chromedp.Submit(`form[action="/dashboard/creator/agents"] button`), chromedp.WaitVisible(`.field-error`))
+		chromedp.Submit(`form[action="/dashboard/creator/agents"] button[type=submit]`), chromedp.WaitVisible(`#error-summary`))
 	var marked map[string]string
 	run(t, ctx, "fields marked", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll(".field-error")].map(e => [e.parentElement.querySelector("[name]").name, e.textContent]))`, &marked))
 	var name string
@@ -346,6 +351,22 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if !strings.Contains(marked["price_per_call_usdc"], "decimals") || marked["tagline"] != "Is required." || !strings.Contains(marked["tags"], "lowercase slug") ||
 		name != "Broken" {
 		t.Errorf("fields marked %v, name kept %q", marked, name)
+	}
+	// The summary above the form names each field by its label, takes the
+	// focus, and the form opens at the step of the first fault.
+	var focused string
+	var open int
+	run(t, ctx, "summary", chromedp.WaitVisible("ol.wizard-steps"), chromedp.Poll(`document.activeElement.id === "error-summary"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
+		chromedp.Evaluate(`Number([...document.querySelectorAll("fieldset.step")].find(f => !f.hidden).dataset.step)`, &open))
+	summary := text(t, ctx, "#error-summary")
+	for _, want := range []string{"Tagline: Is required.", "Tags: ", "Price per call: ", "Signing public key: "} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the error summary lacks %q:\n%s", want, summary)
+		}
+	}
+	if focused != "error-summary" || open != 1 || strings.Contains(summary, "signing_public_key") {
+		t.Errorf("after a refusal the focus is on %q and step %d is open; the summary:\n%s", focused, open, summary)
 	}
 	screenshot(t, ctx, "creator")
 

@@ -80,6 +80,58 @@ type creatorData struct {
 	// names, new with each page (docs/creators.md), and Marketplace the
 	// host the statement names with it.
 	ListingNonce, Marketplace string
+	// Summary lists the listing form's fields at fault, in the form's
+	// order, for the summary above it; Steps are the form's steps.
+	Summary []fieldFault
+	Steps   []listingStep
+	// Tiers are the collateral a listing locks by price (TiersJSON for the
+	// page's script), from MainnetBalance.
+	Tiers          []collateralTier
+	TiersJSON      string
+	MainnetBalance crtx.USDC
+}
+
+// fieldFault is one field of the listing form at fault, as its summary
+// names it: by its label, with the step it is in.
+type fieldFault struct {
+	Field, Label, Message string
+	Step                  int
+}
+
+// listingStep is one step of the listing form.
+type listingStep struct {
+	N     int
+	Label string
+}
+
+// collateralTier is what a listing priced up to UpTo locks (UpTo 0: above
+// the tiers before).
+type collateralTier struct{ Lock, UpTo crtx.USDC }
+
+// listingLabels are the listing form's fields as a person reads them, in
+// the form's order, with their steps.
+var listingLabels = []struct {
+	Field, Label string
+	Step         int
+}{
+	{"name", "Name", 1}, {"tagline", "Tagline", 1}, {"description", "Description", 1}, {"tags", "Tags", 1},
+	{"input_schema", "Input schema", 1}, {"output_schema", "Output schema", 1},
+	{"endpoint_url", "Endpoint URL", 2}, {"signing_public_key", "Signing public key", 2}, {"key_signature", "The agent's key file", 2},
+	{"price_per_call_usdc", "Price per call", 3}, {"timeout_seconds", "Timeout", 3},
+}
+
+// listingSteps are the listing form's steps, in order.
+var listingSteps = []listingStep{{1, "Details"}, {2, "Endpoint and key"}, {3, "Price and collateral"}, {4, "Review"}}
+
+// faults is the summary of fields, a form's faults by field.
+func faults(fields map[string]string) []fieldFault {
+	var out []fieldFault
+	for _, l := range listingLabels {
+		if m, ok := fields[l.Field]; ok {
+			out = append(out, fieldFault{l.Field, l.Label, m, l.Step})
+		}
+	}
+	return out
 }
 
 // Tabs are the console's parts, as links that keep the environment.
@@ -182,6 +234,22 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 		}
 	}
 	d.Chart = earningsChart(d.Earnings.Days, v.at, d.Span)
+	d.Summary, d.Steps = faults(d.Fields), listingSteps
+	tiers := h.market.Config().CollateralTiers
+	for i, t := range tiers {
+		ct := collateralTier{Lock: t.Collateral, UpTo: t.MaxPrice}
+		if i == len(tiers)-1 {
+			ct.UpTo = 0
+		}
+		d.Tiers = append(d.Tiers, ct)
+	}
+	js, _ := json.Marshal(tiers)
+	d.TiersJSON = string(js)
+	b, err := h.market.Balances(ctx, v.Wallet, crtx.Mainnet)
+	if err != nil {
+		return err
+	}
+	d.MainnetBalance = b[crtx.Mainnet].Available
 	if d.Form == nil || d.Report != nil {
 		d.Form = map[string]string{"pricing_model": "pay_per_use", "input_schema": `{"type": "object", "properties": {}}`,
 			"output_schema": `{"type": "string"}`, "timeout_seconds": "60"}

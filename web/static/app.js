@@ -244,6 +244,114 @@ document.addEventListener("DOMContentLoaded", () => {
     }
     form.submit(); // submit() fires no submit event: this runs once
   }));
+  // The listing form as steps: details, endpoint and key, price and
+  // collateral, review. Next checks the step's fields first; the review
+  // lists what will be sent and the collateral it locks. Without this
+  // script the form is one page, every step shown.
+  document.querySelectorAll("form[data-wizard]").forEach((form) => {
+    const steps = [...form.querySelectorAll("fieldset.step")];
+    const list = document.querySelector("ol.wizard-steps");
+    const items = list ? [...list.querySelectorAll("li")] : [];
+    const tiersOut = document.getElementById("collateral-out");
+    const lock = () => {
+      if (!tiersOut) return "";
+      const price = Number(form.elements.price_per_call_usdc.value);
+      if (!(price > 0)) return "";
+      const tier = JSON.parse(tiersOut.dataset.tiers).find((t) => price <= t.MaxPrice);
+      if (!tier) return "";
+      const short = tier.Collateral > Number(tiersOut.dataset.balance);
+      return "At " + price + " USDC a call, listing locks " + tier.Collateral + " USDC of collateral" +
+        (short ? ": your mainnet balance has " + tiersOut.dataset.balance + " USDC, so add funds first." : ", from your mainnet balance.");
+    };
+    if (tiersOut) form.elements.price_per_call_usdc.addEventListener("input", () => { tiersOut.textContent = lock(); });
+    const review = () => {
+      const dl = document.getElementById("review");
+      if (!dl) return;
+      dl.replaceChildren();
+      steps.slice(0, -1).forEach((st) => st.querySelectorAll("label").forEach((l) => {
+        const el = l.querySelector("input[name], textarea[name], select[name]");
+        if (!el) return;
+        const dt = document.createElement("dt"); dt.textContent = l.firstChild.textContent.split(/[:(]/)[0].trim();
+        const dd = document.createElement("dd"); dd.textContent = el.value || "—";
+        dl.append(dt, dd);
+      }));
+      const dt = document.createElement("dt"); dt.textContent = "Collateral";
+      const dd = document.createElement("dd"); dd.textContent = lock() || "—";
+      dl.append(dt, dd);
+    };
+    const show = (i) => {
+      steps.forEach((st, j) => { st.hidden = j !== i; });
+      items.forEach((it, j) => { if (j === i) it.setAttribute("aria-current", "step"); else it.removeAttribute("aria-current"); });
+      if (i === steps.length - 1) review();
+      if (tiersOut) tiersOut.textContent = lock();
+    };
+    steps.forEach((st, i) => {
+      const bar = document.createElement("div");
+      bar.className = "step-nav";
+      if (i > 0) {
+        const back = document.createElement("button");
+        back.type = "button"; back.className = "secondary"; back.textContent = "Back";
+        back.addEventListener("click", () => show(i - 1));
+        bar.append(back);
+      }
+      if (i < steps.length - 1) {
+        const next = document.createElement("button");
+        next.type = "button"; next.className = "next"; next.textContent = "Next: " + steps[i + 1].querySelector("legend").textContent.replace(/^\d+\.\s*/, "");
+        next.addEventListener("click", () => {
+          const bad = [...st.querySelectorAll("input, textarea, select")].find((el) => !el.checkValidity());
+          if (bad) { bad.reportValidity(); return; }
+          show(i + 1);
+          steps[i + 1].querySelector("input, textarea, button").focus();
+        });
+        bar.append(next);
+      }
+      st.append(bar);
+    });
+    items.forEach((it, j) => it.querySelector("a").addEventListener("click", (ev) => { ev.preventDefault(); show(j); }));
+    if (list) list.hidden = false;
+    // A refused form opens at the step of its first fault, under the
+    // summary, which takes the focus; its links go to each field's step.
+    const summary = document.getElementById("error-summary");
+    const first = summary && summary.querySelector("a[data-step]");
+    show(first ? Number(first.dataset.step) - 1 : 0);
+    if (summary) {
+      summary.querySelectorAll("a[data-step]").forEach((a) => a.addEventListener("click", (ev) => {
+        ev.preventDefault();
+        show(Number(a.dataset.step) - 1);
+        const f = document.querySelector(a.getAttribute("href"));
+        if (f) f.focus();
+      }));
+      // After the load, whose scroll to the address's fragment would
+      // otherwise leave the focus on the page.
+      window.addEventListener("load", () => setTimeout(() => summary.focus()));
+    }
+  });
+  // An endpoint tested from the listing form, as the Key & test tool does:
+  // its report, read from the page the tool answers with, under the button.
+  const wtest = document.getElementById("wizard-test");
+  const wform = document.getElementById("wizard-test-form");
+  if (wtest && wform) {
+    wtest.hidden = false;
+    wtest.addEventListener("click", async () => {
+      const lf = wtest.form;
+      const out = document.getElementById("wizard-report");
+      const body = new URLSearchParams(new FormData(wform));
+      body.set("endpoint_url", lf.elements.endpoint_url.value.trim());
+      body.set("signing_public_key", lf.elements.signing_public_key.value.trim());
+      out.textContent = "Sending a test request…";
+      try {
+        const r = await fetch(wform.action, { method: "POST", body, redirect: "follow" });
+        const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+        const rep = doc.getElementById("report");
+        out.replaceChildren(rep ? document.importNode(rep, true) : document.createTextNode("The test could not be run: " + r.status));
+        // The tool's form on that page carries the next one-time token.
+        const next = doc.querySelector('form[action="/dashboard/creator/test"] input[name=csrf]');
+        if (next) wform.elements.csrf.value = next.value;
+      } catch (e) {
+        out.textContent = "The test could not be sent: " + e.message;
+      }
+    });
+  }
   const keygen = document.getElementById("keygen");
   if (keygen) keygen.addEventListener("click", async () => {
     const jwk = await newKey();
@@ -254,6 +362,8 @@ document.addEventListener("DOMContentLoaded", () => {
     if (pk && !pk.value) pk.value = addressOf(jwk);
     const pasted = document.querySelector("form:not([data-agent-id]) [data-agent-key]");
     if (pasted && !pasted.value) pasted.value = solanaFromJwk(jwk); // to sign the listing with
+    const dl = document.getElementById("keygen-download");
+    if (dl) dl.href = URL.createObjectURL(new Blob([solanaFromJwk(jwk)], { type: "application/json" }));
 
   });
   const verify = document.getElementById("verify");

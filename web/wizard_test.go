@@ -1,0 +1,78 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+)
+
+// Listing as steps: Next holds a step with a required field empty; the
+// endpoint is tested from the form, its report shown inline (a service
+// that does not answer says so, and its later checks are not run); the
+// price shows the collateral it locks before anything is sent; the review
+// lists the listing, which is then listed.
+func TestListingWizard(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/dashboard/"))
+	wallet := strings.TrimSpace(text(t, ctx, "main p.mono"))
+	if _, err := client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, wallet, 60*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	visible := func() string {
+		t.Helper()
+		var step string
+		run(t, ctx, "step", chromedp.Evaluate(`[...document.querySelectorAll("fieldset.step")].filter(f => !f.hidden).map(f => f.dataset.step).join(",")`, &step))
+		return step
+	}
+	next := func(step string) chromedp.Action {
+		return chromedp.Click(`fieldset.step[data-step="`+step+`"] button.next`, chromedp.ByQuery)
+	}
+	run(t, ctx, "new listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible("ol.wizard-steps"))
+	if s := visible(); s != "1" {
+		t.Fatalf("the form opens at steps %q", s)
+	}
+	run(t, ctx, "next with no name", next("1"))
+	if s := visible(); s != "1" {
+		t.Errorf("Next with the name empty went on to step %s", s)
+	}
+	endpoint, pub := service(t)
+	run(t, ctx, "details", chromedp.SetValue("#f-name", "Greeter", chromedp.ByQuery), chromedp.SetValue("#f-tagline", "Greets.", chromedp.ByQuery),
+		chromedp.SetValue("#f-description", "Greets in French.", chromedp.ByQuery), chromedp.SetValue("#f-tags", "writing", chromedp.ByQuery),
+		next("1"), chromedp.WaitVisible("#f-endpoint_url"))
+
+	// A service that does not answer: said, and the rest not checked.
+	run(t, ctx, "test a dead endpoint", chromedp.SetValue("#f-endpoint_url", "http://127.0.0.1:1/execute", chromedp.ByQuery),
+		chromedp.SetValue("#f-signing_public_key", pub, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
+		chromedp.WaitVisible("#wizard-report li"))
+	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✗ Not reachable") || !strings.Contains(got, "not checked, there was no answer") {
+		t.Errorf("the inline test of a dead endpoint: %q", got)
+	}
+	run(t, ctx, "test the endpoint", chromedp.SetValue("#f-endpoint_url", endpoint, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
+		chromedp.WaitVisible("#wizard-report li.pass"))
+	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✓ Reachable") || !strings.Contains(got, "✓ The signature verifies") {
+		t.Errorf("the inline test of the service: %q", got)
+	}
+	run(t, ctx, "key file", chromedp.SetValue("#f-key_signature", keyFileOf(pub), chromedp.ByQuery), next("2"), chromedp.WaitVisible("#f-price_per_call_usdc"),
+		chromedp.SendKeys("#f-price_per_call_usdc", "0.5", chromedp.ByQuery))
+	if got := text(t, ctx, "#collateral-out"); !strings.Contains(got, "locks 50 USDC of collateral, from your mainnet balance") {
+		t.Errorf("the collateral for 0.5 USDC a call: %q", got)
+	}
+	run(t, ctx, "review", next("3"), chromedp.WaitVisible("#review dt"))
+	review := text(t, ctx, "#review")
+	for _, want := range []string{"Greeter", "Greets in French.", endpoint, pub, "0.5", "locks 50 USDC"} {
+		if !strings.Contains(review, want) {
+			t.Errorf("the review lacks %q:\n%s", want, review)
+		}
+	}
+	screenshot(t, ctx, "listing-review")
+	run(t, ctx, "list", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(".ok"))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
+		t.Errorf("listing from the steps: %q", got)
+	}
+}
