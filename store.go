@@ -223,6 +223,9 @@ type Tx interface {
 	ListExecutions(ctx context.Context, q ExecutionQuery) ([]Execution, int, error)
 	// CreatorEarnings sums a creator's share of settled executions per UTC day.
 	CreatorEarnings(ctx context.Context, creator string, env Environment) ([]DayEarnings, error)
+	// CreatorEarningsByAgent sums a creator's share of settled executions
+	// by agent.
+	CreatorEarningsByAgent(ctx context.Context, creator string, env Environment) (map[string]USDC, error)
 	// WalletSpending sums a wallet's calls begun since since per UTC day and
 	// agent, oldest day first.
 	WalletSpending(ctx context.Context, wallet string, env Environment, since time.Time) ([]DaySpend, error)

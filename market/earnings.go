@@ -30,3 +30,11 @@ func (m *Market) Spending(ctx context.Context, wallet string, env crtx.Environme
 	})
 	return out, internal("spending", err)
 }
+
+// EarningsByAgent is a creator's settled earnings in env, by agent.
+func (m *Market) EarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
+	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (map[string]crtx.USDC, error) {
+		return tx.CreatorEarningsByAgent(ctx, creator, env)
+	})
+	return out, internal("earnings by agent", err)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,10 +122,12 @@ func TestAccessibility(t *testing.T) {
 		consentPath(t, d.URL), "/oauth/authorize?client_id=oc_nobody", "/login?connect=1&next=/oauth/authorize", "/nowhere"}
 	axeCheck(t, ctx, axe, d.URL, "light", pages...)
 	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
+	shots(t, ctx, d.URL, "1280", pages...)
 	// And on a phone, where tables scroll and the header is a menu.
 	run(t, ctx, "narrow", emulation.SetDeviceMetricsOverride(375, 800, 2, true))
 	axeCheck(t, ctx, axe, d.URL, "light", pages...)
 	axeCheck(t, ctx, axe, d.URL, "dark", pages...)
+	shots(t, ctx, d.URL, "375", pages...)
 	run(t, ctx, "wide", emulation.ClearDeviceMetricsOverride())
 
 	// The creator's edit form, and the operator's pages signed in, in a tab
@@ -214,5 +217,31 @@ func TestReservesWithChainAccessibility(t *testing.T) {
 			t.Errorf("/reserves (%s) shows %q on chain, want 25 USDC", scheme, on)
 		}
 		screenshot(t, ctx, "reserves-chain-"+scheme)
+	}
+}
+
+// shots photographs each page, in the scheme last emulated, into the
+// artifacts folder, named for its path and the width given.
+func shots(t *testing.T, ctx context.Context, base, width string, pages ...string) {
+	t.Helper()
+	name := strings.NewReplacer("/", "-", "?", "-", "=", "-", "&", "-", ".", "-", "%", "-").Replace
+	dir := os.Getenv("CRTX_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "crtx-screenshots")
+	}
+	os.MkdirAll(dir, 0o755)
+	for _, p := range pages {
+		n := "page" + strings.TrimSuffix(name(p), "-")
+		n = n[:min(len(n), 60)] + "-" + width
+		var png []byte
+		run(t, ctx, "shot "+p, chromedp.Navigate(base+p), chromedp.WaitReady("body"))
+		// A page too tall for one image (the API reference on a phone) is
+		// photographed as far as the screen shows.
+		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+			run(t, ctx, "shot of the screen "+p, chromedp.CaptureScreenshot(&png))
+		}
+		if err := os.WriteFile(filepath.Join(dir, n+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -403,10 +403,17 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 
 	// The creator's earnings of that execution, on a chart with its axes.
 	var axes string
+	if err := d.Market.RollupAll(context.Background()); err != nil { // the statistics count the run
+		t.Fatal(err)
+	}
 	run(t, ctx, "earnings", chromedp.Navigate(d.URL+"/dashboard/creator?environment=devnet"), chromedp.WaitVisible("svg.chart"),
 		chromedp.Evaluate(`[...document.querySelectorAll("svg.chart text")].map(t => t.textContent).join(" ")`, &axes))
 	if today := time.Now().UTC().Format("2006-01-02"); !strings.Contains(axes, today) || !strings.Contains(axes, "0.0495") || !strings.Contains(axes, "USDC") {
 		t.Errorf("the earnings chart's axes read %q; want today's date and 0.0495 USDC", axes)
+	}
+	// The run was the creator's own: earned, but no public statistic.
+	if got := text(t, ctx, `div[aria-label="Your agents"] table`); !strings.Contains(got, "Greeter\tactive\t0\t—\t—\t0.0495") {
+		t.Errorf("the overview's agents on devnet: %q", got)
 	}
 
 	// Public pages, and the operator's.

@@ -63,11 +63,13 @@ var consoleTabs = []struct{ Value, Label string }{{"overview", "Overview"}, {"li
 type creatorData struct {
 	// Tab is the part of the console shown, and Env the environment every
 	// part shows, kept by its links and forms.
-	Tab        string
-	Env        crtx.Environment
-	Span       int
-	Agents     []api.CreatorAgent
-	Earnings   crtx.Earnings
+	Tab      string
+	Env      crtx.Environment
+	Span     int
+	Agents   []api.CreatorAgent
+	Earnings crtx.Earnings
+	// Earned is each agent's settled earnings in Env.
+	Earned     map[string]crtx.USDC
 	Chart      *chart
 	Executions []api.ExecutionSummary
 	Disputes   []api.DisputeInfo
@@ -209,6 +211,9 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 		}
 	}
 	if d.Agents, err = h.market.CreatorAgents(ctx, v.Wallet, d.Env); err != nil {
+		return err
+	}
+	if d.Earned, err = h.market.EarningsByAgent(ctx, v.Wallet, d.Env); err != nil {
 		return err
 	}
 	list, _, err := h.market.Executions(ctx, crtx.ExecutionQuery{Creator: v.Wallet, Environment: d.Env, Limit: 20})

@@ -155,6 +155,25 @@ func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Envir
 	})
 }
 
+func (t *tx) CreatorEarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
+	rows, err := t.query(ctx, `SELECT agent_id, CAST(sum(creator_amount) AS BIGINT) FROM executions
+		WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed') GROUP BY agent_id`, creator, env)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]crtx.USDC{}
+	for rows.Next() {
+		var id string
+		var v crtx.USDC
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
+		}
+		out[id] = v
+	}
+	return out, rows.Err()
+}
+
 func (t *tx) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
 	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day, agent_id, max(agent_name),
 		CAST(sum(CASE WHEN status = 'failed' THEN 0 ELSE cost END) AS BIGINT), count(*)

@@ -219,4 +219,12 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	if got := balances(t, s, crtx.Devnet, creator, treasury); !equal(got, []crtx.USDC{99_000, 1_000}) {
 		t.Errorf("after the roll-up: creator, treasury = %v", got)
 	}
+	// The creator's earnings by agent count the settled e1 alone.
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.CreatorEarningsByAgent(ctx, "w1", crtx.Devnet)
+		if err != nil || len(got) != 1 || got["a1"] != 99_000 {
+			t.Errorf("CreatorEarningsByAgent = %v, %v; want a1: 0.099", got, err)
+		}
+		return nil
+	})
 }
