@@ -199,6 +199,15 @@ type DaySpend struct {
 	Calls     int64
 }
 
+// DayRuns are one UTC day of an agent's public runs in an environment:
+// those that ended, and of them those that completed (the creator's own
+// calls left out, as from every public statistic).
+type DayRuns struct {
+	Date      string
+	Ended     int64
+	Succeeded int64
+}
+
 // Earnings is the answer of GET /v1/creator/earnings.
 type Earnings struct {
 	Environment Environment   `json:"environment"`

@@ -226,6 +226,9 @@ type Tx interface {
 	// CreatorEarningsByAgent sums a creator's share of settled executions
 	// by agent.
 	CreatorEarningsByAgent(ctx context.Context, creator string, env Environment) (map[string]USDC, error)
+	// AgentRuns counts an agent's runs in env that began since since, per
+	// UTC day, oldest first.
+	AgentRuns(ctx context.Context, agentID string, env Environment, since time.Time) ([]DayRuns, error)
 	// WalletSpending sums a wallet's calls begun since since per UTC day and
 	// agent, oldest day first.
 	WalletSpending(ctx context.Context, wallet string, env Environment, since time.Time) ([]DaySpend, error)

@@ -84,6 +84,15 @@ func TestHomePage(t *testing.T) {
 	if got := text(t, ctx, "form.filters"); !strings.Contains(got, "Network") || strings.Contains(got, "Statistics from") {
 		t.Errorf("the catalog's filters: %q", got)
 	}
+	// The agent's page shows its runs over time, devnet's while mainnet
+	// has none, with a table of the same.
+	run(t, ctx, "runs", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible("#runs-h"))
+	if got := text(t, ctx, `section[aria-labelledby="runs-h"]`); !strings.Contains(got, "Runs over the last 30 days (devnet)") || !strings.Contains(got, "1 run, 100% completed") {
+		t.Errorf("the agent's runs over time: %q", got)
+	}
+	if n := count(t, ctx, "svg.runs rect.ok"); n != 1 {
+		t.Errorf("the runs chart has %d bars of completed runs, want today's", n)
+	}
 	run(t, ctx, "filtered", chromedp.Navigate(d.URL+"/?q=Greets"), chromedp.WaitVisible(".card"))
 	if n := count(t, ctx, ".intro"); n != 0 {
 		t.Error("a search still shows the introduction")

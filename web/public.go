@@ -162,6 +162,9 @@ type agentData struct {
 	Short crtx.USDC
 	// AirdropAmount is what the page's airdrop button adds.
 	AirdropAmount crtx.USDC
+	// Runs are its public runs per day over 30 days, on mainnet, or on
+	// devnet while mainnet has none.
+	Runs *runsChart
 	// More are the creator's other agents in the catalog.
 	More []api.CreatorAgent
 	// Samples are the programs that run it once, by language.
@@ -219,6 +222,15 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	if len(h.market.Config().Chains) > 0 {
 		d.X402 = true
 		d.X402Fetch, d.X402Python, d.X402CLI = x402Snippets(base+"/v1/agents/"+a.AgentID+"/execute", string(body), a.AgentID, d.Example, d.Flags)
+	}
+	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
+		rows, err := h.market.AgentRuns(r.Context(), a.AgentID, env)
+		if err != nil {
+			return err
+		}
+		if d.Runs = newRunsChart(env, rows, v.at); d.Runs != nil {
+			break
+		}
 	}
 	others, err := h.market.CreatorAgents(r.Context(), a.Creator.Pubkey, crtx.Mainnet)
 	if err != nil {

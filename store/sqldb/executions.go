@@ -174,6 +174,22 @@ func (t *tx) CreatorEarningsByAgent(ctx context.Context, creator string, env crt
 	return out, rows.Err()
 }
 
+func (t *tx) AgentRuns(ctx context.Context, agentID string, env crtx.Environment, since time.Time) ([]crtx.DayRuns, error) {
+	// A range of executions_agent (agent_id, initiated_at).
+	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day,
+		count(*), CAST(sum(CASE WHEN status IN ('completed', 'disputed') THEN 1 ELSE 0 END) AS BIGINT)
+		FROM executions WHERE agent_id = ? AND initiated_at >= ? AND environment = ? AND wallet <> creator
+		AND status IN ('completed', 'disputed', 'failed')
+		GROUP BY day ORDER BY day`, agentID, us(since), env)
+	return collect(rows, err, func(row interface{ Scan(...any) error }) (crtx.DayRuns, error) {
+		var day int64
+		var d crtx.DayRuns
+		err := row.Scan(&day, &d.Ended, &d.Succeeded)
+		d.Date = time.Unix(day*86400, 0).UTC().Format(time.DateOnly)
+		return d, err
+	})
+}
+
 func (t *tx) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
 	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day, agent_id, max(agent_name),
 		CAST(sum(CASE WHEN status = 'failed' THEN 0 ELSE cost END) AS BIGINT), count(*)

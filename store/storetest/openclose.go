@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -224,6 +225,11 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		got, err := tx.CreatorEarningsByAgent(ctx, "w1", crtx.Devnet)
 		if err != nil || len(got) != 1 || got["a1"] != 99_000 {
 			t.Errorf("CreatorEarningsByAgent = %v, %v; want a1: 0.099", got, err)
+		}
+		// alice's e1 completed and e8 failed; the others never ended.
+		runs, err := tx.AgentRuns(ctx, "a1", crtx.Devnet, t0.Truncate(24*time.Hour))
+		if want := []crtx.DayRuns{{Date: "2026-11-22", Ended: 2, Succeeded: 1}}; err != nil || fmt.Sprint(runs) != fmt.Sprint(want) {
+			t.Errorf("AgentRuns = %v, %v; want %v", runs, err, want)
 		}
 		return nil
 	})
