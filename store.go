@@ -265,6 +265,9 @@ type Tx interface {
 	// PutResult stores content under its CID once; a second put is a no-op.
 	PutResult(ctx context.Context, cid, content string, at time.Time) error
 	Result(ctx context.Context, cid string) (string, error)
+	// ResultStart is the first n characters of a result: a preview that
+	// does not read the whole of a large one into the process.
+	ResultStart(ctx context.Context, cid string, n int) (string, error)
 	// PublishedResult is Result for anyone: content that a public (not
 	// private) execution names, else ErrNotFound.
 	PublishedResult(ctx context.Context, cid string) (string, error)

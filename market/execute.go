@@ -353,6 +353,27 @@ func (m *Market) ExecutionResult(ctx context.Context, e crtx.Execution) (string,
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", e.ResultCID))
 }
 
+// ResultPreviews are the first n characters of the results of es, by
+// execution id, for a list to show beside each (none for one without a
+// result).
+func (m *Market) ResultPreviews(ctx context.Context, es []crtx.Execution, n int) (map[string]string, error) {
+	out := map[string]string{}
+	err := m.store.View(ctx, func(tx crtx.Tx) error {
+		for _, e := range es {
+			if e.ResultCID == "" {
+				continue
+			}
+			s, err := tx.ResultStart(ctx, e.ResultCID, n)
+			if err != nil {
+				return err
+			}
+			out[e.ID] = s
+		}
+		return nil
+	})
+	return out, internal("result previews", err)
+}
+
 // Record is the execution record callers read.
 func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 	r := api.ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,

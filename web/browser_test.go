@@ -458,7 +458,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	run(t, ctx, "rows as cards", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("table.rows"),
 		chromedp.Evaluate(`getComputedStyle(document.querySelector("table.rows tr:nth-child(2)")).display`, &display),
 		chromedp.Evaluate(`getComputedStyle(document.querySelector("table.rows td[data-label]"), "::before").content`, &label))
-	if display != "block" || label != `"agent and task: "` {
+	if display != "block" || label != `"agent, task and result: "` {
 		t.Errorf("executions at 375 px: rows %q, labels %s", display, label)
 	}
 	screenshot(t, ctx, "dashboard-375")

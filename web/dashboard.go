@@ -137,11 +137,11 @@ type dashData struct {
 	query  url.Values
 }
 
-// historyRow is one execution of the history: its summary and the start
-// of its task.
+// historyRow is one execution of the history: its summary and the starts
+// of its task and of its result.
 type historyRow struct {
 	api.ExecutionSummary
-	Task string
+	Task, Result string
 }
 
 // HistoryURL is the dashboard with q changed by change, for the history's
@@ -196,8 +196,12 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if d.Funds, err = h.funds(r.Context(), v.Wallet); err != nil {
 		return err
 	}
+	results, err := h.market.ResultPreviews(r.Context(), list, 120)
+	if err != nil {
+		return err
+	}
 	for _, e := range list {
-		d.Executions = append(d.Executions, historyRow{h.market.Summary(e), preview(e.Task, 80)})
+		d.Executions = append(d.Executions, historyRow{h.market.Summary(e), preview(e.Task, 80), preview(results[e.ID], 80)})
 	}
 	d.First, d.Last = eq.Offset+1, eq.Offset+len(list)
 	if eq.Offset > 0 {

@@ -67,7 +67,7 @@ func TestUsageOverTime(t *testing.T) {
 		t.Errorf("today's bar has %d segments, want one for each agent", n)
 	}
 	history := text(t, ctx, "#history ~ .scroll table")
-	for _, want := range []string{"Greeter", "Ada", "Translator", "Bonjour tout le monde", "0 (0.01 refunded)", "just now"} {
+	for _, want := range []string{"Greeter", "Ada", "→ Bonjour, Ada ✓", "Translator", "Bonjour tout le monde", "0 (0.01 refunded)", "just now"} {
 		if !strings.Contains(history, want) {
 			t.Errorf("the history lacks %q:\n%s", want, history)
 		}

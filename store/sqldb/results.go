@@ -16,6 +16,12 @@ func (t *tx) Result(ctx context.Context, cid string) (string, error) {
 	return s, notFound(err, "result")
 }
 
+func (t *tx) ResultStart(ctx context.Context, cid string, n int) (string, error) {
+	var s string
+	err := t.queryRow(ctx, `SELECT substr(content, 1, ?) FROM results WHERE cid = ?`, n, cid).Scan(&s)
+	return s, notFound(err, "result")
+}
+
 func (t *tx) PublishedResult(ctx context.Context, cid string) (string, error) {
 	var s string
 	err := t.queryRow(ctx, `SELECT content FROM results WHERE cid = ?

@@ -245,6 +245,13 @@ func testPublishedResults(t *testing.T, s crtx.Store) {
 		if c, err := tx.PublishedResult(ctx, "cid-public"); err != nil || c != "result of public" {
 			t.Errorf("PublishedResult(public) = %q, %v", c, err)
 		}
+		// A preview counts characters, whatever their bytes.
+		if c, err := tx.ResultStart(ctx, "cid-public", 9); err != nil || c != "result of" {
+			t.Errorf("ResultStart(public, 9) = %q, %v", c, err)
+		}
+		if _, err := tx.ResultStart(ctx, "cid-unknown", 9); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("ResultStart(unknown): %v, want ErrNotFound", err)
+		}
 		for _, cid := range []string{"cid-private", "cid-nobody", "cid-unknown"} {
 			if _, err := tx.PublishedResult(ctx, cid); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("PublishedResult(%s): %v, want ErrNotFound", cid, err)
@@ -270,6 +277,9 @@ func testResultsAndIdempotency(t *testing.T, s crtx.Store) {
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		if c, err := tx.Result(ctx, "c1"); err != nil || c != "héllo" {
 			t.Errorf("Result = %q, %v", c, err)
+		}
+		if c, err := tx.ResultStart(ctx, "c1", 2); err != nil || c != "hé" {
+			t.Errorf("ResultStart(c1, 2) = %q, %v; want two characters", c, err)
 		}
 		if _, err := tx.Result(ctx, "c2"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown result: %v", err)
