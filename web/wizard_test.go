@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -41,6 +42,31 @@ func TestListingWizard(t *testing.T) {
 	if s := visible(); s != "1" {
 		t.Errorf("Next with the name empty went on to step %s", s)
 	}
+	// A parameter from the rows: the schema is written, the Try-it previewed.
+	row := `#param-rows tr.param:last-child `
+	run(t, ctx, "a parameter", chromedp.WaitVisible("#param-add"), chromedp.Click("#param-add", chromedp.ByQuery), chromedp.WaitVisible(row+".p-name"),
+		chromedp.SendKeys(row+".p-name", "lang", chromedp.ByQuery),
+		chromedp.Evaluate(`(() => { const s = document.querySelector("#param-rows tr.param:last-child .p-type"); s.value = "choice"; s.dispatchEvent(new Event("change", {bubbles: true})); })()`, nil),
+		chromedp.SendKeys(row+".p-choices", "en, fr", chromedp.ByQuery), chromedp.Click(row+".p-req", chromedp.ByQuery),
+		chromedp.SendKeys(row+".p-desc", "the language", chromedp.ByQuery))
+	var schema string
+	run(t, ctx, "schema", chromedp.Value("#f-input_schema", &schema, chromedp.ByQuery))
+	var sch struct {
+		Properties map[string]struct {
+			Type        string
+			Enum        []string
+			Description string
+		}
+		Required             []string
+		AdditionalProperties bool
+	}
+	if err := json.Unmarshal([]byte(schema), &sch); err != nil || sch.Properties["lang"].Type != "string" || strings.Join(sch.Properties["lang"].Enum, ",") != "en,fr" ||
+		len(sch.Required) != 1 || sch.Required[0] != "lang" || sch.Properties["lang"].Description != "the language" {
+		t.Errorf("the schema written from the rows: %v\n%s", err, schema)
+	}
+	if got := text(t, ctx, "#param-preview"); !strings.Contains(got, "lang (required)") || !strings.Contains(got, "en") || !strings.Contains(got, "fr") {
+		t.Errorf("the Try-it preview: %q", got)
+	}
 	endpoint, pub := service(t)
 	run(t, ctx, "details", chromedp.SetValue("#f-name", "Greeter", chromedp.ByQuery), chromedp.SetValue("#f-tagline", "Greets.", chromedp.ByQuery),
 		chromedp.SetValue("#f-description", "Greets in French.", chromedp.ByQuery), chromedp.SetValue("#f-tags", "writing", chromedp.ByQuery),
@@ -74,5 +100,13 @@ func TestListingWizard(t *testing.T) {
 	run(t, ctx, "list", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
 		t.Errorf("listing from the steps: %q", got)
+	}
+	page, err := client.New(d.URL, "").Agents(context.Background(), nil)
+	if err != nil || len(page.Agents) != 1 {
+		t.Fatalf("catalog: %+v, %v", page, err)
+	}
+	a, err := client.New(d.URL, "").Agent(context.Background(), page.Agents[0].AgentID, "")
+	if err != nil || !strings.Contains(string(a.InputSchema), `"enum":["en","fr"]`) {
+		t.Errorf("the listed agent's input schema: %s, %v", a.InputSchema, err)
 	}
 }

@@ -326,6 +326,86 @@ document.addEventListener("DOMContentLoaded", () => {
       window.addEventListener("load", () => setTimeout(() => summary.focus()));
     }
   });
+  // The listing's parameters as rows (name, type, choices, required,
+  // description) that write the input schema, with a preview of the
+  // agent page's Try-it form they make. A schema the rows cannot hold is
+  // left to its JSON box; the box stays the field that is sent.
+  const builder = document.getElementById("param-builder");
+  const schemaBox = document.getElementById("f-input_schema");
+  if (builder && schemaBox) {
+    const types = [["string", "text"], ["integer", "whole number"], ["number", "number"], ["boolean", "true or false"], ["choice", "one of"]];
+    const rowsTable = document.getElementById("param-rows");
+    const preview = document.getElementById("param-preview");
+    const el = (tag, props) => Object.assign(document.createElement(tag), props || {});
+    const rows = () => [...rowsTable.querySelectorAll("tr.param")];
+    const write = () => {
+      const props = {}; const required = [];
+      rows().forEach((tr) => {
+        const name = tr.querySelector(".p-name").value.trim();
+        if (!name) return;
+        const type = tr.querySelector(".p-type").value;
+        const p = {};
+        if (type === "choice") { p.type = "string"; p.enum = tr.querySelector(".p-choices").value.split(",").map((c) => c.trim()).filter(Boolean); }
+        else p.type = type;
+        const desc = tr.querySelector(".p-desc").value.trim();
+        if (desc) p.description = desc;
+        props[name] = p;
+        if (tr.querySelector(".p-req").checked) required.push(name);
+      });
+      const schema = { type: "object", properties: props, additionalProperties: false };
+      if (required.length) schema.required = required;
+      schemaBox.value = JSON.stringify(schema, null, 2);
+      show();
+    };
+    const show = () => {
+      preview.replaceChildren(el("label", { textContent: "Task" }), el("textarea", { disabled: true, placeholder: "what the caller asks" }));
+      rows().forEach((tr) => {
+        const name = tr.querySelector(".p-name").value.trim();
+        if (!name) return;
+        const type = tr.querySelector(".p-type").value;
+        const label = el("label", { textContent: name + (tr.querySelector(".p-req").checked ? " (required)" : "") + " " });
+        const desc = tr.querySelector(".p-desc").value.trim();
+        if (desc) label.append(el("span", { className: "muted", textContent: desc }));
+        let input;
+        if (type === "choice" || type === "boolean") {
+          input = el("select", { disabled: true });
+          const choices = type === "boolean" ? ["true", "false"] : tr.querySelector(".p-choices").value.split(",").map((c) => c.trim()).filter(Boolean);
+          choices.forEach((c) => input.append(el("option", { textContent: c })));
+        } else input = el("input", { disabled: true, placeholder: types.find((t) => t[0] === type)[1] });
+        label.append(input);
+        preview.append(label);
+      });
+    };
+    const add = (name, type, choices, req, desc) => {
+      const tr = el("tr", { className: "param" });
+      const td = (child, label) => { const c = el("td"); c.dataset.label = label; c.append(child); tr.append(c); return child; };
+      td(el("input", { className: "p-name", value: name || "", placeholder: "lang" }), "name").setAttribute("aria-label", "Parameter name");
+      const sel = td(el("select", { className: "p-type" }), "type");
+      sel.setAttribute("aria-label", "Parameter type");
+      types.forEach(([v, l]) => sel.append(el("option", { value: v, textContent: l, selected: v === type })));
+      td(el("input", { className: "p-choices", value: choices || "", placeholder: "en, fr" }), "choices").setAttribute("aria-label", "Choices, comma-separated");
+      td(el("input", { className: "p-req", type: "checkbox", checked: !!req }), "required").setAttribute("aria-label", "Required");
+      td(el("input", { className: "p-desc", value: desc || "" }), "description").setAttribute("aria-label", "Description");
+      const del = td(el("button", { type: "button", className: "secondary", textContent: "Remove" }), "actions");
+      del.addEventListener("click", () => { tr.remove(); write(); });
+      tr.addEventListener("input", write);
+      tr.addEventListener("change", write);
+      rowsTable.append(tr);
+      return tr;
+    };
+    // The schema in the box, as rows when each property is a plain type or
+    // a list of text choices; anything else stays JSON only.
+    let schema;
+    try { schema = JSON.parse(schemaBox.value || "{}"); } catch (e) { schema = null; }
+    const plain = schema && schema.type === "object" && Object.entries(schema.properties || {}).every(([, p]) =>
+      p && (["string", "integer", "number", "boolean"].includes(p.type)) && (!p.enum || p.type === "string") && Object.keys(p).every((k) => ["type", "enum", "description"].includes(k)));
+    if (plain) {
+      Object.entries(schema.properties || {}).forEach(([name, p]) => add(name, p.enum ? "choice" : p.type, (p.enum || []).join(", "), (schema.required || []).includes(name), p.description));
+      builder.hidden = false;
+      document.getElementById("param-add").addEventListener("click", () => { add().querySelector(".p-name").focus(); });
+      show();
+    }
+  }
   // An endpoint tested from the listing form, as the Key & test tool does:
   // its report, read from the page the tool answers with, under the button.
   const wtest = document.getElementById("wizard-test");
