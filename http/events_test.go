@@ -56,6 +56,13 @@ func TestCancel(t *testing.T) {
 	if b := m.balance(m.callerW, crtx.Devnet); b.Escrowed != 0 || b.Available != usdc("9") {
 		t.Errorf("balance %+v", b)
 	}
+	// The key spent what the completed run cost; the cancelled one is off it.
+	keys, _ := m.callerC.Keys(ctx)
+	for _, k := range keys {
+		if k.Environment == crtx.Devnet && k.RevokedAt == nil && (k.ExecutionCount != 2 || k.TotalSpent != usdc("1")) {
+			t.Errorf("the key after a cancellation: %d executions, %s spent; want 2, 1", k.ExecutionCount, k.TotalSpent)
+		}
+	}
 	wantCode(t, m.key.Do(ctx, "POST", "/v1/executions/"+busy.ExecutionID+"/cancel", "", nil, nil), 409, "not_cancellable")
 	// A cancellation is not the agent's failure: one run, completed, 100 %.
 	m.rollup()

@@ -44,6 +44,16 @@ func TestKeySpentLeavesOutRefunds(t *testing.T) {
 	// 0.4 more would pass the 0.5 limit had the refunded call counted.
 	rec := m.ran(t, lk, agent)
 	counters(2, "0.4")
+	// Another key runs it too, for a spent the dispute's refund could
+	// take below the call's price.
+	big := usdc("5")
+	k2, err := m.callerC.CreateKey(ctx, client.KeyParams{Name: "second", Environment: crtx.Devnet, SpendLimit: &big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2c := m.anon.WithToken(k2.Key)
+	m.ran(t, k2c, agent)
+	rec2 := m.ran(t, k2c, agent)
 
 	d, err := lk.OpenDispute(ctx, rec.ExecutionID, crtx.DisputeParams{Reason: "fraud", Description: "not what was asked"})
 	if err != nil {
@@ -56,4 +66,19 @@ func TestKeySpentLeavesOutRefunds(t *testing.T) {
 		t.Fatal(err)
 	}
 	counters(2, "0")
+	// The second key spent 0.8 on two calls; a 0.6 refund of one 0.4 call
+	// takes 0.4 off it, not 0.6.
+	d2, err := k2c.OpenDispute(ctx, rec2.ExecutionID, crtx.DisputeParams{Reason: "fraud", Description: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.admin.ResolveDispute(ctx, d2.DisputeID, crtx.ResolveParams{Outcome: "upheld", Slash: &slash, Refund: &refund}); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := m.callerC.Keys(ctx)
+	for _, kk := range keys {
+		if kk.ID == k2.ID && (kk.ExecutionCount != 2 || kk.TotalSpent != usdc("0.4")) {
+			t.Errorf("the second key = %d executions, %s spent; want 2, 0.4", kk.ExecutionCount, kk.TotalSpent)
+		}
+	}
 }

@@ -31,6 +31,10 @@ func (m *Market) Cancel(ctx context.Context, p crtx.Principal, id string) (crtx.
 		if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
 			return err
 		}
+		// As any refund of the escrow: off the key's spent (Closing.Write).
+		if err := tx.RefundKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
+			return err
+		}
 		e.RecordTx = lt.ID
 		out = e
 		if e.WebhookURL != "" {

@@ -46,8 +46,11 @@ func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 // TagCounts is how many listed agents each tag has, for a few seconds
 // after it was counted, as the catalog's totals are.
 func (m *Market) TagCounts(ctx context.Context) (map[string]int, error) {
+	// The count is shared by every request that waits for it: one that
+	// ends does not cancel it for the others.
+	ctx = context.WithoutCancel(ctx)
 	out, err := m.tags.fetch("", time.Now(), func() (map[string]int, error) {
-		return crtx.Read(context.WithoutCancel(ctx), m.store, func(tx crtx.Tx) (map[string]int, error) { return tx.TagCounts(ctx) })
+		return crtx.Read(ctx, m.store, func(tx crtx.Tx) (map[string]int, error) { return tx.TagCounts(ctx) })
 	})
 	return out, internal("tag counts", err)
 }

@@ -146,10 +146,12 @@ func (m *Market) ResolveDispute(ctx context.Context, id string, in crtx.ResolveP
 			}
 		} else if err := m.slash(ctx, tx, d, e); err != nil {
 			return err
-		} else if err := tx.RefundKeyUsage(ctx, e.KeyID, min(refund, e.Cost)); err != nil {
+		} else if refund > 0 {
 			// What the key spent on the call is what it cost in the end; a
 			// refund past the price comes from the slash, not the key.
-			return err
+			if err := tx.RefundKeyUsage(ctx, e.KeyID, min(refund, e.Cost)); err != nil {
+				return err
+			}
 		}
 		if err := tx.UpdateDispute(ctx, d); err != nil {
 			return err

@@ -43,9 +43,10 @@ func (m *Market) EarningsByAgent(ctx context.Context, creator string, env crtx.E
 // per day, counted at most once a minute: an agent's page shows them, and
 // a busy agent's month is many rows to count.
 func (m *Market) AgentRuns(ctx context.Context, agentID string, env crtx.Environment) ([]crtx.DayRuns, error) {
+	ctx = context.WithoutCancel(ctx) // shared by the requests that wait for it
 	out, err := m.runs.fetch(agentID+"|"+string(env), time.Now(), func() ([]crtx.DayRuns, error) {
 		since := m.now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -29)
-		return crtx.Read(context.WithoutCancel(ctx), m.store, func(tx crtx.Tx) ([]crtx.DayRuns, error) {
+		return crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.DayRuns, error) {
 			return tx.AgentRuns(ctx, agentID, env, since)
 		})
 	})

@@ -374,6 +374,29 @@ func (m *Market) ResultPreviews(ctx context.Context, es []crtx.Execution, n int)
 	return out, internal("result previews", err)
 }
 
+// DisputeRefunds are what upheld disputes refunded of the disputed ones
+// among es, by execution id.
+func (m *Market) DisputeRefunds(ctx context.Context, es []crtx.Execution) (map[string]crtx.USDC, error) {
+	out := map[string]crtx.USDC{}
+	err := m.store.View(ctx, func(tx crtx.Tx) error {
+		for _, e := range es {
+			if e.Status != crtx.ExecDisputed {
+				continue
+			}
+			d, err := tx.DisputeByExecution(ctx, e.ID)
+			if errors.Is(err, crtx.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[e.ID] = d.Refunded
+		}
+		return nil
+	})
+	return out, internal("dispute refunds", err)
+}
+
 // Record is the execution record callers read.
 func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 	r := api.ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,

@@ -82,8 +82,14 @@ func validate(sch *jsonschema.Schema, params json.RawMessage) error {
 	return errors.Join(errs...)
 }
 
-// leaves are the innermost causes of ve, in the validator's order.
+// leaves are the innermost causes of ve, in the validator's order. A
+// choice between forms (anyOf, oneOf) is a leaf itself: its branches'
+// faults are each one way it could have held, not all to mend.
 func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	switch ve.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		return []*jsonschema.ValidationError{ve}
+	}
 	if len(ve.Causes) == 0 {
 		return []*jsonschema.ValidationError{ve}
 	}
@@ -167,6 +173,13 @@ func inWords(ve *jsonschema.ValidationError) []fault {
 		words = "at least " + plural(k.Want, "item")
 	case *kind.MaxItems:
 		words = "at most " + plural(k.Want, "item")
+	case *kind.AnyOf:
+		words = "matches none of the forms the agent allows; see its input schema"
+	case *kind.OneOf:
+		words = "matches none of the forms the agent allows; see its input schema"
+		if k.Subschemas != nil {
+			words = "matches more than one of the forms the agent allows, where it must match one"
+		}
 	case *kind.UniqueItems:
 		words = fmt.Sprintf("items %d and %d are the same", k.Duplicates[0], k.Duplicates[1])
 	default:

@@ -49,3 +49,25 @@ func TestParametersInWords(t *testing.T) {
 		}
 	}
 }
+
+// A choice between forms is one fault of its parameter, not a fault of
+// each branch.
+func TestParametersInWordsOfAChoice(t *testing.T) {
+	sch, err := CompileSchema(json.RawMessage(`{"type":"object",
+		"properties":{"n":{"anyOf":[{"type":"integer"},{"type":"string","pattern":"^[0-9]+$"}]}},
+		"anyOf":[{"required":["url"]},{"required":["text"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range crtx.FieldErrors(validate(sch, json.RawMessage(`{"n":"abc"}`))) {
+		got[f.Field] = f.Message
+	}
+	want := map[string]string{
+		"parameters":   "parameters: matches none of the forms the agent allows; see its input schema",
+		"parameters.n": "parameters.n: matches none of the forms the agent allows; see its input schema",
+	}
+	if len(got) != len(want) || got["parameters"] != want["parameters"] || got["parameters.n"] != want["parameters.n"] {
+		t.Errorf("faults = %v; want %v", got, want)
+	}
+}

@@ -122,7 +122,10 @@ func TestAgentPageAsProduct(t *testing.T) {
 		t.Errorf("the curl snippet as pasted: %v\n%s", err, out)
 	}
 	for lang, program := range map[string]string{"python": code["python"], "typescript": code["typescript"], "go": code["go"]} {
-		out := runSample(t, lang, program, created.Key)
+		out, ran := runSample(t, lang, program, created.Key)
+		if !ran {
+			continue
+		}
 		if !strings.HasPrefix(out, "completed ") || !strings.Contains(out, `"n":3`) || !strings.Contains(out, `"lang":"fr"`) {
 			t.Errorf("the %s sample as pasted printed:\n%s", lang, out)
 		}
@@ -181,7 +184,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	}
 	run(t, ctx, "receipt", chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
 		chromedp.WaitVisible("#verify"), chromedp.Click("#verify", chromedp.ByQuery), chromedp.WaitVisible("#verify-out.ok"))
-	if got := text(t, ctx, "main"); !strings.Contains(got, "charged\t0.01 USDC") && !strings.Contains(got, "charged 0.01 USDC") {
+	if got := text(t, ctx, "#main"); !strings.Contains(got, "charged\t0.01 USDC") && !strings.Contains(got, "charged 0.01 USDC") {
 		t.Errorf("the receipt of a completed run does not say it charged 0.01 USDC:\n%s", got)
 	}
 	// A failed run is told as one, with its money back, not as spent.
@@ -194,7 +197,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	}
 	run(t, ctx, "failed receipt", chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
 		chromedp.WaitVisible("main table"))
-	receipt := text(t, ctx, "main")
+	receipt := text(t, ctx, "#main")
 	for _, want := range []string{"refunded", "0.01 USDC", "charged"} {
 		if !strings.Contains(receipt, want) {
 			t.Errorf("the failed run's receipt lacks %q:\n%s", want, receipt)
@@ -236,8 +239,9 @@ func count(t *testing.T, ctx context.Context, sel string) int {
 
 // runSample runs an agent page's program in lang as a user would, in a
 // folder of its own with the SDK from this checkout, with key in
-// CRTX_API_KEY, and returns what it printed.
-func runSample(t *testing.T, lang, program, key string) string {
+// CRTX_API_KEY, and returns what it printed; false when this machine
+// cannot run it (outside CI only).
+func runSample(t *testing.T, lang, program, key string) (string, bool) {
 	t.Helper()
 	dir := t.TempDir()
 	root, err := filepath.Abs("..")
@@ -252,7 +256,8 @@ func runSample(t *testing.T, lang, program, key string) string {
 			if os.Getenv("CI") != "" {
 				t.Fatal("python3 with the cryptography package is required in CI")
 			}
-			t.Skip("no python3 with the cryptography package")
+			t.Log("no python3 with the cryptography package: the Python sample is not run")
+			return "", false
 		}
 		os.WriteFile(filepath.Join(dir, "run.py"), []byte(program), 0o644)
 		cmd = exec.Command(py, "run.py")
@@ -284,5 +289,5 @@ func runSample(t *testing.T, lang, program, key string) string {
 	if err != nil {
 		t.Errorf("the %s sample: %v\n%s", lang, err, out)
 	}
-	return string(out)
+	return string(out), true
 }

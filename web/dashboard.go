@@ -142,6 +142,20 @@ type dashData struct {
 type historyRow struct {
 	api.ExecutionSummary
 	Task, Result string
+	// Refunded is what came back, by the escrow or a dispute, and Charged
+	// what the run cost in the end.
+	Refunded, Charged crtx.USDC
+}
+
+// charge is what e refunded (by its escrow, or a dispute's refund of
+// disputeRefund) and what it cost its caller in the end, as its receipt
+// says (execData.Charged).
+func charge(e crtx.Execution, disputeRefund crtx.USDC) (refunded, charged crtx.USDC) {
+	if e.Status == crtx.ExecFailed {
+		refunded = e.Cost
+	}
+	refunded += disputeRefund
+	return refunded, max(e.Cost-refunded, 0)
 }
 
 // HistoryURL is the dashboard with q changed by change, for the history's
@@ -151,6 +165,7 @@ func (d dashData) HistoryURL(change ...string) string {
 	for k, vals := range d.query {
 		v[k] = vals
 	}
+	v.Del("sent") // a form's outcome is said once, where it landed
 	for i := 0; i+1 < len(change); i += 2 {
 		if change[i+1] == "" {
 			v.Del(change[i])
@@ -200,8 +215,14 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
+	disputed, err := h.market.DisputeRefunds(r.Context(), list)
+	if err != nil {
+		return err
+	}
 	for _, e := range list {
-		d.Executions = append(d.Executions, historyRow{h.market.Summary(e), preview(e.Task, 80), preview(results[e.ID], 80)})
+		row := historyRow{ExecutionSummary: h.market.Summary(e), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
+		row.Refunded, row.Charged = charge(e, disputed[e.ID])
+		d.Executions = append(d.Executions, row)
 	}
 	d.First, d.Last = eq.Offset+1, eq.Offset+len(list)
 	if eq.Offset > 0 {

@@ -113,6 +113,6 @@ func (h *Handler) reportProblem(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{Notice: "Problem reported. The creator has until the date below to answer; the operator then rules, and an upheld dispute refunds you from the creator's collateral.",
+	return outcome{Notice: "Problem reported. The creator has until the date below to answer; the operator then rules, and an upheld dispute refunds what the operator decides.",
 		Landing: page}, nil
 }

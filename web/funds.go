@@ -206,8 +206,15 @@ func (h *Handler) confirmWithdrawal(w http.ResponseWriter, r *http.Request, v vi
 		return err
 	}
 	d.Explorer = crtx.SolanaExplorerURL(c, "address", d.TokenAccount)
+	// Said here, before a confirmation the marketplace would refuse.
+	exists, chainErr := c.HasTokenAccount(r.Context(), v.Wallet)
 	switch {
 	case problem != "":
+	case chainErr != nil:
+		problem = "The " + string(d.Env) + " chain did not answer whether your USDC token account exists; try again in a moment."
+	case !exists:
+		problem = "Your wallet has no USDC token account on Solana " + string(d.Env) + " yet (" + d.TokenAccount +
+			"): create it first, as any Solana wallet does when it receives USDC, then withdraw."
 	case d.Amount < market.MinWithdrawal:
 		problem = "A withdrawal is at least " + market.MinWithdrawal.String() + " USDC: the marketplace pays each one's network fee."
 	case d.Amount > d.Available:

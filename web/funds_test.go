@@ -52,6 +52,14 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	if got := strings.TrimSpace(text(t, ctx, "#token-account-devnet")); got != ata {
 		t.Errorf("the withdraw form says the money goes to %q, the wallet's token account is %s", got, ata)
 	}
+	// Before the wallet has a USDC token account, the review says so rather
+	// than offer a withdrawal the marketplace would refuse.
+	run(t, ctx, "review without a token account", chromedp.Navigate(m.URL+"/dashboard/withdrawals/confirm?environment=devnet&amount=2"),
+		chromedp.WaitVisible("main > .error"))
+	if got := text(t, ctx, "main > .error"); !strings.Contains(got, "no USDC token account on Solana devnet yet") ||
+		count(t, ctx, `form[action="/dashboard/withdrawals"]`) != 0 {
+		t.Errorf("a review without a token account: %q", got)
+	}
 	m.net.Airdrop(t, wallet, 1_000_000_000)
 	m.net.MintTo(t, m.mint, m.mintAuth, wallet, 30*crtx.MicroPerUSDC)
 

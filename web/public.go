@@ -123,6 +123,9 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 				continue
 			}
 			dev, err := h.market.Agent(r.Context(), a.AgentID, crtx.Devnet)
+			if crtx.ErrorCode(err) == crtx.CodeAgentNotFound {
+				continue // delisted or suspended since the page was counted
+			}
 			if err != nil {
 				return err
 			}
@@ -228,7 +231,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if d.Runs = newRunsChart(env, rows, v.at); d.Runs != nil {
+		if d.Runs = newRunsChart(env, rows, h.market.Now()); d.Runs != nil {
 			break
 		}
 	}

@@ -63,7 +63,7 @@ func (h *Handler) runOf(ctx context.Context, wallet, agent, id string) (*runView
 	if err != nil {
 		return nil, err
 	}
-	return &runView{Rec: h.market.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil,
+	return &runView{Rec: h.market.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
 		Timeout: e.TimeoutSeconds}, nil
 }
 
@@ -93,10 +93,14 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request, v visit) (ou
 		return outcome{}, err
 	}
 	landing := runLanding(e.AgentID, e.ID)
+	x402 := e.PaidByX402()
 	e, err = h.market.Cancel(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
 	if crtx.ErrorCode(err) == crtx.CodeNotCancellable {
-		return outcome{Error: "It was sent to the agent already, so it runs to its end: within its timeout, and a failure is refunded.",
-			Landing: landing}, nil
+		why := "It was sent to the agent already, so it runs to its end: within its timeout, and a failure is refunded."
+		if x402 {
+			why = sentence(message(err))
+		}
+		return outcome{Error: why, Landing: landing}, nil
 	}
 	if err != nil {
 		return outcome{}, err

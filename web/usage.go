@@ -168,16 +168,17 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 			break
 		}
 	}
+	disputed, err := h.market.DisputeRefunds(r.Context(), rows)
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="crtx-executions-`+string(env)+`.csv"`)
 	out := csv.NewWriter(w)
 	out.Write([]string{"execution_id", "agent_id", "agent_name", "environment", "status", "price_usdc", "refunded_usdc", "charged_usdc",
 		"started_at", "completed_at", "execution_time_ms"})
 	for _, e := range rows {
-		refunded := crtx.USDC(0)
-		if e.Status == crtx.ExecFailed {
-			refunded = e.Cost
-		}
+		refunded, charged := charge(e, disputed[e.ID])
 		completed, ms := "", ""
 		if e.CompletedAt != nil {
 			completed = e.CompletedAt.UTC().Format(time.RFC3339)
@@ -186,15 +187,17 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 			ms = strconv.FormatInt(*e.ExecutionTimeMS, 10)
 		}
 		out.Write([]string{e.ID, e.AgentID, csvText(e.AgentName), string(e.Environment), string(e.Status), e.Cost.String(), refunded.String(),
-			(e.Cost - refunded).String(), e.InitiatedAt.UTC().Format(time.RFC3339), completed, ms})
+			charged.String(), e.InitiatedAt.UTC().Format(time.RFC3339), completed, ms})
 	}
 	out.Flush()
 	return out.Error()
 }
 
-// csvText keeps a name from being read as a formula by a spreadsheet.
+// csvText keeps a name from being read as a formula by a spreadsheet:
+// one that begins (after any spaces) with a character a spreadsheet takes
+// for one, or with a tab or carriage return, is quoted as text.
 func csvText(s string) string {
-	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@') {
+	if t := strings.TrimLeft(s, " "); t != "" && strings.ContainsRune("=+-@\t\r", rune(t[0])) {
 		return "'" + s
 	}
 	return s

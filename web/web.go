@@ -399,7 +399,7 @@ func (h *Handler) visitor(r *http.Request) visit {
 	if v, err := h.operatorVisit(r); err == nil {
 		return v
 	}
-	return visit{at: h.market.Now()}
+	return visit{}
 }
 
 // signedPage serves a page of the signed-in wallet; a visitor without a

@@ -84,7 +84,17 @@ func TestListingWizard(t *testing.T) {
 	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✓ Reachable") || !strings.Contains(got, "✓ The signature verifies") {
 		t.Errorf("the inline test of the service: %q", got)
 	}
-	run(t, ctx, "key file", chromedp.SetValue("#f-key_signature", keyFileOf(pub), chromedp.ByQuery), next("2"), chromedp.WaitVisible("#f-price_per_call_usdc"),
+	// A key made here fills the public key and the key file, and can be
+	// downloaded; this test's service has a key of its own, set after.
+	var made, file, href string
+	run(t, ctx, "keygen", chromedp.Click("#keygen", chromedp.ByQuery), chromedp.WaitVisible("#keygen-download"),
+		chromedp.Value("#f-signing_public_key", &made, chromedp.ByQuery), chromedp.Value("#f-key_signature", &file, chromedp.ByQuery),
+		chromedp.AttributeValue("#keygen-download", "href", &href, nil, chromedp.ByQuery))
+	if _, err := crtx.ParseAddress("key", made); err != nil || !strings.HasPrefix(file, "[") || !strings.HasPrefix(href, "blob:") {
+		t.Errorf("a key made in the form: public %q, file %.20q, download %q", made, file, href)
+	}
+	run(t, ctx, "key file", chromedp.SetValue("#f-signing_public_key", pub, chromedp.ByQuery), chromedp.SetValue("#f-key_signature", keyFileOf(pub), chromedp.ByQuery),
+		next("2"), chromedp.WaitVisible("#f-price_per_call_usdc"),
 		chromedp.SendKeys("#f-price_per_call_usdc", "0.5", chromedp.ByQuery))
 	if got := text(t, ctx, "#collateral-out"); !strings.Contains(got, "locks 50 USDC of collateral, from your mainnet balance") {
 		t.Errorf("the collateral for 0.5 USDC a call: %q", got)

@@ -435,7 +435,8 @@ document.addEventListener("DOMContentLoaded", () => {
   const keygen = document.getElementById("keygen");
   if (keygen) keygen.addEventListener("click", async () => {
     const jwk = await newKey();
-    document.getElementById("keygen-public").textContent = addressOf(jwk);
+    const pub = document.getElementById("keygen-public");
+    if (pub) pub.textContent = addressOf(jwk);
     document.getElementById("keygen-file").textContent = solanaFromJwk(jwk);
     document.getElementById("keygen-out").hidden = false;
     const pk = document.querySelector("input[name=signing_public_key]");
