@@ -14,6 +14,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/market"
 )
 
 type homeData struct {
@@ -170,6 +171,9 @@ type agentData struct {
 	Runs *runsChart
 	// More are the creator's other agents in the catalog.
 	More []api.CreatorAgent
+	// Real is a real run of the agent, by its creator, that the page
+	// shows as its example (nil without one).
+	Real *market.Example
 	// Samples are the programs that run it once, by language.
 	Samples []codeSample
 	// The marketplace's MCP endpoint, Claude Code's command and other
@@ -208,6 +212,18 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	}
 	var example map[string]any
 	d.Params, example = params(a.InputSchema)
+	if d.Real, err = h.market.AgentExample(r.Context(), a.AgentID, a.Creator.Pubkey); err != nil {
+		return err
+	}
+	if d.Real != nil {
+		// The creator's own run: its task and parameters fill the form and
+		// the snippets, its output stands beside the form.
+		d.Example = d.Real.Task
+		var p map[string]any
+		if json.Unmarshal(d.Real.Parameters, &p) == nil && p != nil {
+			example = p
+		}
+	}
 	b, _ := json.Marshal(example)
 	d.Parameters = string(b)
 	body, _ := json.Marshal(map[string]any{"task": d.Example, "parameters": json.RawMessage(b)})
@@ -217,7 +233,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	}
 	curl := "curl -s -X POST " + base + "/v1/agents/" + a.AgentID + "/execute \\\n" +
 		"  -H \"Authorization: Bearer $CRTX_API_KEY\" -H 'Content-Type: application/json' \\\n  -d " + d.CurlBody
-	cli := "CRTX_URL=" + base + " crtx run " + a.AgentID + " \"" + d.Example + "\""
+	cli := "CRTX_URL=" + base + " crtx run " + a.AgentID + " " + shellQuote(d.Example)
 	for _, f := range d.Flags {
 		cli += " --param " + f
 	}
@@ -262,12 +278,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 			if err == nil && e.AgentID == a.AgentID {
-				d.Try = map[string]string{"task": e.Task}
-				var ps map[string]any
-				json.Unmarshal(e.Parameters, &ps)
-				for k, val := range ps {
-					d.Try["param."+k] = shown(val)
-				}
+				d.Try = exampleForm(e.Task, e.Parameters)
 			}
 		}
 		if id := r.URL.Query().Get("run"); id != "" {
@@ -283,6 +294,9 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			d.Short = max(a.Price-b[crtx.Devnet].Available, 0)
 			d.AirdropAmount = min(max(crtx.MicroPerUSDC, a.Price), h.market.Config().AirdropMax)
 		}
+	}
+	if d.Try == nil && d.Real != nil {
+		d.Try = exampleForm(d.Real.Task, d.Real.Parameters)
 	}
 	p := v.page(a.Name+" — crtx", d).with(out)
 	p.Description = a.Name + " on crtx: " + a.Tagline
@@ -360,4 +374,15 @@ func formFields(err error) error {
 		errs[i] = crtx.InvalidField(name, "%s", strings.TrimPrefix(f.Message, f.Field+": "))
 	}
 	return errors.Join(errs...)
+}
+
+// exampleForm is the try-it form filled with a run's task and parameters.
+func exampleForm(task string, parameters json.RawMessage) map[string]string {
+	form := map[string]string{"task": task}
+	var ps map[string]any
+	json.Unmarshal(parameters, &ps)
+	for k, val := range ps {
+		form["param."+k] = shown(val)
+	}
+	return form
 }

@@ -37,7 +37,7 @@ client.register("solana:*", ExactSvmScheme(signer=KeypairSigner(keypair)))
 session = wrapRequestsWithPayment(requests.Session(), client)
 r = session.post("%s", json=%s)
 print(r.status_code, r.json())`, url, body)
-	cli = fmt.Sprintf(`crtx run %s "%s"%s --x402 --keypair payer.json --rpc https://api.devnet.solana.com`, agentID, example, paramFlags(flags))
+	cli = fmt.Sprintf(`crtx run %s %s%s --x402 --keypair payer.json --rpc https://api.devnet.solana.com`, agentID, shellQuote(example), paramFlags(flags))
 	return fetch, python, cli
 }
 
