@@ -90,6 +90,9 @@ func TestHomePage(t *testing.T) {
 	if got := text(t, ctx, `section[aria-labelledby="runs-h"]`); !strings.Contains(got, "Runs over the last 30 days (devnet)") || !strings.Contains(got, "1 run, 100% completed") {
 		t.Errorf("the agent's runs over time: %q", got)
 	}
+	if got := text(t, ctx, ".grid2"); !strings.Contains(got, "1 run\n") && !strings.Contains(got, "1 run100%") || !strings.Contains(got, "0 disputes (0% of runs)") {
+		t.Errorf("the agent's figures: %q", got)
+	}
 	if n := count(t, ctx, "svg.runs rect.ok"); n != 1 {
 		t.Errorf("the runs chart has %d bars of completed runs, want today's", n)
 	}

@@ -74,6 +74,12 @@ func TestDisputeInThePages(t *testing.T) {
 	if got := text(t, ctx, "#disputes + div"); !strings.Contains(got, "The creator answered") || !strings.Contains(got, "It answers in the language asked.") {
 		t.Errorf("the answered dispute reads:\n%s", got)
 	}
+	// The console stays on the environment it was answered in.
+	var where, env string
+	run(t, ctx, "where", chromedp.Evaluate(`location.search`, &where), chromedp.Text(`nav.envs a[aria-current]`, &env, chromedp.ByQuery))
+	if !strings.Contains(where, "environment=devnet") || !strings.Contains(where, "tab=disputes") || !strings.EqualFold(env, "devnet") {
+		t.Errorf("after answering, the console is at %q showing %q", where, env)
+	}
 
 	// The operator upholds it, refunding 0.02 of the 0.05 USDC.
 	form := `form[action^="/dashboard/operator/disputes/"]`

@@ -65,7 +65,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 
 	// Add funds: the deposit page, awaiting payment.
 	add := `form[action="/dashboard/deposits"] `
-	run(t, ctx, "add funds", chromedp.SetValue(add+`input[name=amount]`, "25", chromedp.ByQuery),
+	run(t, ctx, "add funds", chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(add+`input[name=amount]`), chromedp.SetValue(add+`input[name=amount]`, "25", chromedp.ByQuery),
 		chromedp.Click(add+`button`, chromedp.ByQuery), chromedp.WaitVisible("#deposit-status"))
 	if got := text(t, ctx, "#deposit-status"); !strings.Contains(got, "Status: awaiting payment") {
 		t.Errorf("a new request's status reads %q", got)

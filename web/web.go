@@ -80,6 +80,13 @@ func funcs() template.FuncMap {
 		"pct": func(f float64) string {
 			return strings.TrimSuffix(strconv.FormatFloat(f*100, 'f', 1, 64), ".0") + "%"
 		},
+		// share is part of whole as a percentage ("—" of nothing).
+		"share": func(part, whole int64) string {
+			if whole <= 0 {
+				return "—"
+			}
+			return strings.TrimSuffix(strconv.FormatFloat(float64(part)*100/float64(whole), 'f', 1, 64), ".0") + "%"
+		},
 		"join": strings.Join,
 		// short names a wallet as a creator is named by default.
 		"short": crtx.DefaultDisplayName,
