@@ -14,9 +14,6 @@ const (
 	AgentDelisted AgentStatus = "delisted"
 )
 
-// StandardTags are the seed's capability taxonomy; creators may add custom tags.
-var StandardTags = []string{"research", "code", "legal", "finance", "data", "social", "security", "writing", "sql", "monitoring"}
-
 // Agent is a listing as stored.
 type Agent struct {
 	ID               string

@@ -444,6 +444,13 @@ func (m *Market) Delist(ctx context.Context, wallet, id string) (api.CreatorAgen
 	return m.CreatorAgent(ctx, wallet, id)
 }
 
+// CreatorListings lists wallet's agents as listed, every status included,
+// without their statistics: one read, for a page that names them.
+func (m *Market) CreatorListings(ctx context.Context, wallet string) ([]crtx.Agent, error) {
+	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Agent, error) { return tx.AgentsByCreator(ctx, wallet) })
+	return out, internal("creator listings", err)
+}
+
 // CreatorAgents lists wallet's own agents, every status included.
 func (m *Market) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]api.CreatorAgent, error) {
 	var out []api.CreatorAgent

@@ -173,11 +173,9 @@ func inWords(ve *jsonschema.ValidationError) []fault {
 		words = "at least " + plural(k.Want, "item")
 	case *kind.MaxItems:
 		words = "at most " + plural(k.Want, "item")
-	case *kind.AnyOf:
+	case *kind.AnyOf, *kind.OneOf:
 		words = "matches none of the forms the agent allows; see its input schema"
-	case *kind.OneOf:
-		words = "matches none of the forms the agent allows; see its input schema"
-		if k.Subschemas != nil {
+		if one, ok := k.(*kind.OneOf); ok && one.Subschemas != nil {
 			words = "matches more than one of the forms the agent allows, where it must match one"
 		}
 	case *kind.UniqueItems:

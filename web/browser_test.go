@@ -356,7 +356,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// focus, and the form opens at the step of the first fault.
 	var focused string
 	var open int
-	run(t, ctx, "summary", chromedp.WaitVisible("ol.wizard-steps"), chromedp.Poll(`document.activeElement.id === "error-summary"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+	run(t, ctx, "summary", chromedp.WaitVisible("ol.wizard-steps"), chromedp.Poll(`document.activeElement.id === "error-summary"`, nil, chromedp.WithPollingTimeout(0)), // the step's bound, not a measure
 		chromedp.Evaluate(`document.activeElement.id`, &focused),
 		chromedp.Evaluate(`Number([...document.querySelectorAll("fieldset.step")].find(f => !f.hidden).dataset.step)`, &open))
 	summary := text(t, ctx, "#error-summary")

@@ -170,7 +170,7 @@ type agentData struct {
 	// devnet while mainnet has none.
 	Runs *runsChart
 	// More are the creator's other agents in the catalog.
-	More []api.CreatorAgent
+	More []crtx.Agent
 	// Real is a real run of the agent, by its creator, that the page
 	// shows as its example (nil without one).
 	Real *market.Example
@@ -251,12 +251,12 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 	}
-	others, err := h.market.CreatorAgents(r.Context(), a.Creator.Pubkey, crtx.Mainnet)
+	others, err := h.market.CreatorListings(r.Context(), a.Creator.Pubkey)
 	if err != nil {
 		return err
 	}
 	for _, o := range others {
-		if o.AgentID != a.AgentID && o.Status == crtx.AgentActive && !o.Suspended {
+		if o.ID != a.AgentID && o.Status == crtx.AgentActive && o.SuspendedAt == nil {
 			d.More = append(d.More, o)
 		}
 	}
