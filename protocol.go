@@ -191,6 +191,9 @@ type Caller interface {
 	// Call sends req to endpoint, signed for scope, and returns the reply,
 	// unjudged.
 	Call(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, error)
+	// Trace is Call that also returns the exchange as sent and received,
+	// for a creator testing their endpoint.
+	Trace(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, Exchange, error)
 	// Deliver POSTs a webhook body, signed by the marketplace as creator
 	// requests are and by the Standard Webhooks scheme (webhook-id id):
 	// with its Ed25519 key ("v1a") and with each of secrets ("v1"); headers
@@ -199,6 +202,15 @@ type Caller interface {
 	// Fetch GETs a document of at most max bytes (an OAuth client's
 	// metadata document) through the same address checks.
 	Fetch(ctx context.Context, url string, max int64) ([]byte, error)
+}
+
+// Exchange is one call's HTTP exchange as text: the request as sent
+// (request line, headers, body) and the answer as received (status line,
+// headers, the body's first bytes), Response empty when nothing answered.
+// A creator reads it to see why a test failed.
+type Exchange struct {
+	Request  string
+	Response string
 }
 
 // CallError is a failed call: no reply, a reply that is not an answer, or

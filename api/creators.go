@@ -52,4 +52,16 @@ type TestReport struct {
 	SignatureOK bool     `json:"signature_ok"`
 	Status      string   `json:"status"`
 	Problems    []string `json:"problems"`
+	// Exchange is the test request as sent and the answer as received;
+	// absent when no request was sent (a URL refused before).
+	Exchange *Exchange `json:"exchange,omitempty"`
+}
+
+// Exchange is an HTTP exchange as text.
+type Exchange struct {
+	// Request is the request line, headers and body as sent.
+	Request string `json:"request"`
+	// Response is the status line, headers and the body's first 4 KiB as
+	// received; absent when nothing answered.
+	Response string `json:"response,omitempty"`
 }

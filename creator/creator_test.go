@@ -87,6 +87,12 @@ func TestMarketplaceRequest(t *testing.T) {
 	if rep.SignatureOK || len(rep.Problems) != 1 || rep.Problems[0] != "the endpoint answered HTTP 403" {
 		t.Errorf("report with another key = %+v", rep)
 	}
+	// The report carries the exchange, so the creator sees the service's
+	// own reason for the 403.
+	if ex := rep.Exchange; ex == nil || !strings.Contains(ex.Request, "X-Crtx-Signing-Key: "+crtx.Address(other.Public().(ed25519.PublicKey))+"\n") ||
+		!strings.HasPrefix(ex.Response, "HTTP/1.1 403 Forbidden\n") || !strings.Contains(ex.Response, "signing key") {
+		t.Errorf("the exchange of a test for another key = %+v", ex)
+	}
 }
 
 // signed are the headers of a creator request for scope signed as a

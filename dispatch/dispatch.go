@@ -222,6 +222,18 @@ func (c *Caller) post(ctx context.Context, url string, env crtx.Environment, bod
 // deadline is ctx's. It does not judge the reply's content (crtx.CheckReply
 // does); it fails only when there is no JSON object to judge.
 func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
+	return c.call(ctx, endpoint, scope, req, nil)
+}
+
+// Trace is Call that also records the exchange.
+func (c *Caller) Trace(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, crtx.Exchange, error) {
+	var ex crtx.Exchange
+	reply, err := c.call(ctx, endpoint, scope, req, &ex)
+	return reply, ex, err
+}
+
+// call is Call, writing the exchange into ex when it is not nil.
+func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest, ex *crtx.Exchange) (crtx.CreatorReply, error) {
 	var reply crtx.CreatorReply
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -239,6 +251,9 @@ func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestSc
 		hreq.Header.Set(crtx.HeaderTest, "true")
 	}
 	hreq.Header.Set(crtx.HeaderSignature, crtx.RequestSignature(c.opts.Signer, scope, ts, body))
+	if ex != nil {
+		ex.Request = sent(hreq, body)
+	}
 	resp, err := c.client.Do(hreq)
 	if err != nil {
 		redactURL(err)
@@ -248,11 +263,21 @@ func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestSc
 		msg := "the endpoint could not be reached"
 		if errors.Is(err, ErrBlocked) {
 			msg = "the endpoint resolved to an address that is not public"
+		} else if why := unreachable(err); why != "" {
+			msg += ": " + why
 		}
 		return reply, &crtx.CallError{Code: crtx.CodeEndpointUnreachable, NoResponse: true, Message: msg, Err: err}
 	}
 	defer resp.Body.Close()
+	var got []byte // the body as far as it was read, for ex
+	if ex != nil {
+		defer func() { ex.Response = received(resp, got) }()
+	}
 	if resp.StatusCode != http.StatusOK {
+		if ex != nil {
+			// Read only for the record: a refused answer's body is not judged.
+			got, _ = io.ReadAll(io.LimitReader(resp.Body, shownBytes+1))
+		}
 		msg := fmt.Sprintf("the endpoint answered HTTP %d", resp.StatusCode)
 		if resp.Header.Get("Location") != "" {
 			msg += " with a redirect, which is not followed"
@@ -261,6 +286,7 @@ func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestSc
 			Err: fmt.Errorf("%s: HTTP %d, Location %q", redacted(endpoint), resp.StatusCode, redacted(resp.Header.Get("Location")))}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
+	got = data
 	if err != nil {
 		if ctx.Err() != nil {
 			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "the reply did not finish before the deadline",

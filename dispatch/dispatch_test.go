@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
 )
@@ -165,7 +166,7 @@ func TestCallFailures(t *testing.T) {
 	if ce := callErr(t, func() error {
 		_, err := c.Call(ctx, closed.URL, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"})
 		return err
-	}()); !ce.NoResponse {
+	}()); !ce.NoResponse || ce.Message != "the endpoint could not be reached: the connection was refused" {
 		t.Errorf("closed port: %+v", ce)
 	}
 	if err := call("/ok", 5*time.Second); err != nil {
@@ -174,5 +175,54 @@ func TestCallFailures(t *testing.T) {
 	if got.Get(crtx.HeaderEnvironment) != "devnet" || got.Get(crtx.HeaderTest) != "" ||
 		!strings.HasPrefix(got.Get(crtx.HeaderSignature), "ed25519:") || got.Get(crtx.HeaderTimestamp) == "" {
 		t.Errorf("request headers: %v", got)
+	}
+}
+
+// Trace records what was sent and what came back, as a creator testing an
+// endpoint reads it: a refused answer's body, a long body cut, nothing at
+// all from a closed port.
+func TestTraceRecordsTheExchange(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/500", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Served-By", "edge-1")
+		http.Error(w, "database is down", 500)
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"result":"`))
+		w.Write([]byte(strings.Repeat("é", 5000)))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := newCaller(true, nil)
+	scope := crtx.RequestScope{Environment: crtx.Mainnet, SigningKey: "KEY", Test: true}
+	req := crtx.CreatorRequest{ExecutionID: "x-1", Task: "crtx reachability test"}
+
+	_, ex, err := c.Trace(context.Background(), srv.URL+"/500", scope, req)
+	if ce := callErr(t, err); ce.Code != crtx.CodeInvalidAgentResponse {
+		t.Errorf("500: %+v", ce)
+	}
+	for _, want := range []string{"POST /500 HTTP/1.1\n", "Host: " + strings.TrimPrefix(srv.URL, "http://") + "\n",
+		"X-Crtx-Test: true\n", "X-Crtx-Signing-Key: KEY\n", "X-Crtx-Signature: ed25519:", "\n\n{\"execution_id\":\"x-1\""} {
+		if !strings.Contains(ex.Request, want) {
+			t.Errorf("the request sent lacks %q:\n%s", want, ex.Request)
+		}
+	}
+	if !strings.HasPrefix(ex.Response, "HTTP/1.1 500 Internal Server Error\n") || !strings.Contains(ex.Response, "X-Served-By: edge-1\n") ||
+		!strings.HasSuffix(ex.Response, "\n\ndatabase is down\n") {
+		t.Errorf("the answer received:\n%s", ex.Response)
+	}
+
+	_, ex, err = c.Trace(context.Background(), srv.URL+"/big", scope, req)
+	callErr(t, err)
+	body := ex.Response[strings.Index(ex.Response, "\n\n")+2:]
+	if !strings.HasPrefix(body, `{"result":"éé`) || !strings.HasSuffix(body, " more bytes)") || len(body) > shownBytes+40 || !utf8.ValidString(body) {
+		t.Errorf("a long answer is cut to %d bytes on a character: %d bytes, ends %q", shownBytes, len(body), body[len(body)-30:])
+	}
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	_, ex, err = c.Trace(context.Background(), closed.URL, scope, req)
+	if ce := callErr(t, err); !ce.NoResponse || !strings.HasPrefix(ex.Request, "POST / HTTP/1.1\n") || ex.Response != "" {
+		t.Errorf("closed port: %+v\n%+v", ce, ex)
 	}
 }

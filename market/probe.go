@@ -41,8 +41,11 @@ func (m *Market) probe(ctx context.Context, wallet, agentID, endpoint, key strin
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutSeconds)*time.Second)
 	defer cancel()
 	start := time.Now()
-	reply, err := m.cfg.Caller.Call(cctx, endpoint, crtx.RequestScope{AgentID: agentID, SigningKey: key, Environment: crtx.Mainnet, Test: true}, req)
+	reply, ex, err := m.cfg.Caller.Trace(cctx, endpoint, crtx.RequestScope{AgentID: agentID, SigningKey: key, Environment: crtx.Mainnet, Test: true}, req)
 	rep.LatencyMS = time.Since(start).Milliseconds()
+	if ex.Request != "" {
+		rep.Exchange = &api.Exchange{Request: ex.Request, Response: ex.Response}
+	}
 	if err != nil {
 		var ce *crtx.CallError
 		if !errors.As(err, &ce) {

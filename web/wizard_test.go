@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -76,9 +78,23 @@ func TestListingWizard(t *testing.T) {
 	run(t, ctx, "test a dead endpoint", chromedp.SetValue("#f-endpoint_url", "http://127.0.0.1:1/execute", chromedp.ByQuery),
 		chromedp.SetValue("#f-signing_public_key", pub, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
 		chromedp.WaitVisible("#wizard-report li"))
-	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✗ Not reachable") || !strings.Contains(got, "not checked, there was no answer") {
-		t.Errorf("the inline test of a dead endpoint: %q", got)
+	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✗ Not reachable") || !strings.Contains(got, "not checked, there was no answer") ||
+		!strings.Contains(got, "the connection was refused") || !strings.Contains(got, "POST /execute HTTP/1.1") ||
+		!strings.Contains(got, "X-Crtx-Signing-Key: "+pub) || !strings.Contains(got, "Nothing: no answer came back") {
+		t.Errorf("the inline test of a dead endpoint, with what was sent: %q", got)
 	}
+	// A service that answers an error page: the answer as received, open.
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream model overloaded", http.StatusBadGateway)
+	}))
+	defer broken.Close()
+	run(t, ctx, "test a broken endpoint", chromedp.SetValue("#f-endpoint_url", broken.URL+"/execute", chromedp.ByQuery),
+		chromedp.Click("#wizard-test", chromedp.ByQuery), chromedp.WaitVisible("#wizard-report details.exchange[open] pre"))
+	if got := text(t, ctx, "#wizard-report details.exchange"); !strings.Contains(got, "HTTP/1.1 502 Bad Gateway") ||
+		!strings.Contains(got, "upstream model overloaded") {
+		t.Errorf("the inline test of an endpoint answering 502: %q", got)
+	}
+	screenshot(t, ctx, "listing-test-failed")
 	run(t, ctx, "test the endpoint", chromedp.SetValue("#f-endpoint_url", endpoint, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
 		chromedp.WaitVisible("#wizard-report li.pass"))
 	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✓ Reachable") || !strings.Contains(got, "✓ The signature verifies") {

@@ -304,10 +304,22 @@ func (c *cli) creatorTestCmd() *cobra.Command {
 			for _, p := range rep.Problems {
 				text += "problem    " + p + "\n"
 			}
+			passed := rep.Reachable && rep.ShapeOK && rep.SignatureOK
+			if ex := rep.Exchange; ex != nil && !passed {
+				// What went over the wire is what a creator debugs from.
+				answer := ex.Response
+				if answer == "" {
+					answer = "(nothing came back)"
+				}
+				if !strings.HasSuffix(answer, "\n") {
+					answer += "\n"
+				}
+				text += "\n--- sent\n" + strings.TrimSuffix(ex.Request, "\n") + "\n\n--- received\n" + answer
+			}
 			if err := c.print(rep, "%s", text); err != nil {
 				return err
 			}
-			if !rep.Reachable || !rep.ShapeOK || !rep.SignatureOK {
+			if !passed {
 				return errFailed
 			}
 			return nil

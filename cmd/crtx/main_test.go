@@ -172,13 +172,26 @@ func TestCreatorTest(t *testing.T) {
 	_, other, _ := ed25519.GenerateKey(nil)
 	otherPub := base58.Encode(other.Public().(ed25519.PublicKey))
 	code, out = crtx("creator", "test", "--endpoint", srv.URL, "--public-key", otherPub)
-	if code == 0 || !strings.Contains(out, "signature  FAILED") || !strings.Contains(out, "problem") {
+	// A failure shows the exchange: here a signature the key does not verify.
+	if code == 0 || !strings.Contains(out, "signature  FAILED") || !strings.Contains(out, "problem") ||
+		!strings.Contains(out, "--- sent\nPOST / HTTP/1.1\n") || !strings.Contains(out, "X-Crtx-Signing-Key: "+otherPub) ||
+		!strings.Contains(out, "--- received\nHTTP/1.1 200 OK\n") || !strings.Contains(out, `"signature":"ed25519:`) {
 		t.Errorf("another key: %d\n%s", code, out)
 	}
 	code, out = crtx("--json", "creator", "test", "--endpoint", "http://127.0.0.1:1/execute", "--public-key", h.PublicKey())
-	var rep struct{ Reachable bool }
-	if code == 0 || json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &rep) != nil || rep.Reachable {
+	var rep struct {
+		Reachable bool
+		Problems  []string
+		Exchange  struct{ Request, Response string }
+	}
+	if code == 0 || json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &rep) != nil || rep.Reachable ||
+		!strings.Contains(strings.Join(rep.Problems, ";"), "the connection was refused") ||
+		!strings.HasPrefix(rep.Exchange.Request, "POST /execute HTTP/1.1\n") || rep.Exchange.Response != "" {
 		t.Errorf("closed port: %d\n%s", code, out)
+	}
+	code, out = crtx("creator", "test", "--endpoint", "http://127.0.0.1:1/execute", "--public-key", h.PublicKey())
+	if code == 0 || !strings.Contains(out, "--- received\n(nothing came back)\n") {
+		t.Errorf("closed port, as text: %d\n%s", code, out)
 	}
 	if code, _ := crtx("creator", "test", "--endpoint", srv.URL); code == 0 {
 		t.Error("missing --public-key accepted")
