@@ -229,8 +229,8 @@ type Tx interface {
 	// AgentRuns counts an agent's runs in env that began since since, per
 	// UTC day, oldest first.
 	AgentRuns(ctx context.Context, agentID string, env Environment, since time.Time) ([]DayRuns, error)
-	// WalletSpending sums a wallet's calls begun since since per UTC day and
-	// agent, oldest day first.
+	// WalletSpending sums what a wallet's calls begun since since cost in
+	// the end (refunds left out), per UTC day and agent, oldest day first.
 	WalletSpending(ctx context.Context, wallet string, env Environment, since time.Time) ([]DaySpend, error)
 	// ClaimExecutions takes for owner up to limit executions that are not
 	// final and whose lease ran out before now, or whose owner is one of

@@ -191,10 +191,14 @@ func (t *tx) AgentRuns(ctx context.Context, agentID string, env crtx.Environment
 }
 
 func (t *tx) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
-	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day, agent_id, max(agent_name),
-		CAST(sum(CASE WHEN status = 'failed' THEN 0 ELSE cost END) AS BIGINT), count(*)
-		FROM executions WHERE wallet = ? AND environment = ? AND initiated_at >= ?
-		GROUP BY day, agent_id ORDER BY day, agent_id`, wallet, env, us(since))
+	// A call's spending is what it cost in the end: nothing when it failed,
+	// less what an upheld dispute refunded (never below nothing).
+	rows, err := t.query(ctx, `SELECT e.initiated_at / 86400000000 AS day, e.agent_id, max(e.agent_name),
+		CAST(sum(CASE WHEN e.status = 'failed' OR coalesce(d.refunded, 0) >= e.cost THEN 0
+			ELSE e.cost - coalesce(d.refunded, 0) END) AS BIGINT), count(*)
+		FROM executions e LEFT JOIN disputes d ON d.execution_id = e.id
+		WHERE e.wallet = ? AND e.environment = ? AND e.initiated_at >= ?
+		GROUP BY day, e.agent_id ORDER BY day, e.agent_id`, wallet, env, us(since))
 	return collect(rows, err, func(row interface{ Scan(...any) error }) (crtx.DaySpend, error) {
 		var day int64
 		var d crtx.DaySpend

@@ -73,6 +73,11 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		if _, err := tx.Dispute(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown dispute: %v", err)
 		}
+		// What the wallet spent leaves out what the upheld dispute refunded.
+		spent, err := tx.WalletSpending(ctx, "w1", crtx.Devnet, t0.Truncate(24*time.Hour))
+		if err != nil || len(spent) != 1 || spent[0].Spent != 200_000-100 || spent[0].Calls != 2 {
+			t.Errorf("WalletSpending after a dispute's refund = %+v, %v", spent, err)
+		}
 		return nil
 	})
 }
