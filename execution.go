@@ -113,6 +113,23 @@ type Execution struct {
 	Refund *Withdrawal
 }
 
+// Charge is what came back to e's caller of its price and what the call
+// cost it in the end. A failure gets its price back, by its escrow or an
+// x402 payment's refund; but an x402 payment that never landed neither
+// charged nor refunded anything. An upheld dispute gives back its refund.
+// It reads e.Paid for a failed x402 call and e.Dispute for a disputed one.
+func (e Execution) Charge() (refunded, charged USDC) {
+	switch {
+	case e.Status == ExecFailed && e.Paid != nil && e.Paid.Status == PaymentVoid:
+		return 0, 0
+	case e.Status == ExecFailed:
+		return e.Cost, 0
+	case e.Dispute != nil:
+		return e.Dispute.Refunded, max(e.Cost-e.Dispute.Refunded, 0)
+	}
+	return 0, e.Cost
+}
+
 // Split divides a cost between creator and platform (CONTRACT §1): the
 // platform takes floor(cost × bps / 10000), the creator the rest.
 func Split(cost USDC, bps int) (creator, platform USDC) {

@@ -374,27 +374,32 @@ func (m *Market) ResultPreviews(ctx context.Context, es []crtx.Execution, n int)
 	return out, internal("result previews", err)
 }
 
-// DisputeRefunds are what upheld disputes refunded of the disputed ones
-// among es, by execution id.
-func (m *Market) DisputeRefunds(ctx context.Context, es []crtx.Execution) (map[string]crtx.USDC, error) {
-	out := map[string]crtx.USDC{}
+// Outcomes attaches to each of es what Execution.Charge reads beyond its
+// row: a disputed execution's dispute and a failed x402 execution's
+// payment, in one read.
+func (m *Market) Outcomes(ctx context.Context, es []crtx.Execution) error {
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
-		for _, e := range es {
-			if e.Status != crtx.ExecDisputed {
-				continue
+		for i := range es {
+			e := &es[i]
+			switch {
+			case e.Status == crtx.ExecDisputed:
+				d, err := tx.DisputeByExecution(ctx, e.ID)
+				if errors.Is(err, crtx.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				e.Dispute = &d
+			case e.Status == crtx.ExecFailed:
+				if err := paymentOf(ctx, tx, e); err != nil {
+					return err
+				}
 			}
-			d, err := tx.DisputeByExecution(ctx, e.ID)
-			if errors.Is(err, crtx.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			out[e.ID] = d.Refunded
 		}
 		return nil
 	})
-	return out, internal("dispute refunds", err)
+	return internal("outcomes", err)
 }
 
 // Record is the execution record callers read.

@@ -142,20 +142,8 @@ type dashData struct {
 type historyRow struct {
 	api.ExecutionSummary
 	Task, Result string
-	// Refunded is what came back, by the escrow or a dispute, and Charged
-	// what the run cost in the end.
+	// Refunded and Charged are Execution.Charge's.
 	Refunded, Charged crtx.USDC
-}
-
-// charge is what e refunded (by its escrow, or a dispute's refund of
-// disputeRefund) and what it cost its caller in the end, as its receipt
-// says (execData.Charged).
-func charge(e crtx.Execution, disputeRefund crtx.USDC) (refunded, charged crtx.USDC) {
-	if e.Status == crtx.ExecFailed {
-		refunded = e.Cost
-	}
-	refunded += disputeRefund
-	return refunded, max(e.Cost-refunded, 0)
 }
 
 // HistoryURL is the dashboard with q changed by change, for the history's
@@ -215,13 +203,12 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if err != nil {
 		return err
 	}
-	disputed, err := h.market.DisputeRefunds(r.Context(), list)
-	if err != nil {
+	if err := h.market.Outcomes(r.Context(), list); err != nil {
 		return err
 	}
 	for _, e := range list {
 		row := historyRow{ExecutionSummary: h.market.Summary(e), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
-		row.Refunded, row.Charged = charge(e, disputed[e.ID])
+		row.Refunded, row.Charged = e.Charge()
 		d.Executions = append(d.Executions, row)
 	}
 	d.First, d.Last = eq.Offset+1, eq.Offset+len(list)
@@ -271,20 +258,13 @@ type execData struct {
 	// Task and Parameters are what was asked of the agent.
 	Task       string
 	Parameters json.RawMessage
+	// Charged is what the execution cost its caller in the end
+	// (Execution.Charge).
+	Charged crtx.USDC
 }
 
 // Final says the execution has ended, so its receipt can be issued.
 func (d execData) Final() bool { return d.Record.Status.Final() }
-
-// Charged is what the execution cost its caller in the end: its price,
-// less the escrow's refund of a failure and a dispute's refund.
-func (d execData) Charged() crtx.USDC {
-	charged := d.Record.Cost - d.Record.Refunded
-	if d.Record.Dispute != nil {
-		charged -= d.Record.Dispute.Refunded
-	}
-	return max(charged, 0)
-}
 
 // execution shows one of the wallet's executions: its result, its receipt
 // (cost, split, ledger links) and a Verify button that recomputes the hash
@@ -296,6 +276,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 	}
 	out := h.outcome(r, v)
 	d := execData{Record: h.market.Record(e, result), Dispute: disputeOf(e, out), Now: v.at, Task: e.Task, Parameters: e.Parameters}
+	_, d.Charged = e.Charge()
 	return h.render(w, "execution", v.page("Execution — crtx", d).with(out))
 }
 

@@ -25,6 +25,8 @@ type runView struct {
 	// cancelled and refunded (CONTRACT §8); once sent, it runs to its end.
 	Cancellable bool
 	Timeout     int
+	// Charged is what the run cost in the end (Execution.Charge).
+	Charged crtx.USDC
 }
 
 // Final says the run has ended: the page stops reading it again.
@@ -37,9 +39,6 @@ func (r runView) Since() int64 { return r.Rec.InitiatedAt.UnixMilli() }
 
 // Elapsed is how long the run has taken so far, by the market's clock.
 func (r runView) Elapsed(now time.Time) int { return int(now.Sub(r.Rec.InitiatedAt).Seconds()) }
-
-// Charged is what the run cost in the end.
-func (r runView) Charged() crtx.USDC { return execData{Record: r.Rec}.Charged() }
 
 // ownExecution finds one of the wallet's executions in whichever
 // environment it ran, with its result.
@@ -63,8 +62,9 @@ func (h *Handler) runOf(ctx context.Context, wallet, agent, id string) (*runView
 	if err != nil {
 		return nil, err
 	}
+	_, charged := e.Charge()
 	return &runView{Rec: h.market.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
-		Timeout: e.TimeoutSeconds}, nil
+		Timeout: e.TimeoutSeconds, Charged: charged}, nil
 }
 
 // runPanel is the part of an agent page that shows a run, read again by

@@ -168,8 +168,7 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 			break
 		}
 	}
-	disputed, err := h.market.DisputeRefunds(r.Context(), rows)
-	if err != nil {
+	if err := h.market.Outcomes(r.Context(), rows); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -178,7 +177,7 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 	out.Write([]string{"execution_id", "agent_id", "agent_name", "environment", "status", "price_usdc", "refunded_usdc", "charged_usdc",
 		"started_at", "completed_at", "execution_time_ms"})
 	for _, e := range rows {
-		refunded, charged := charge(e, disputed[e.ID])
+		refunded, charged := e.Charge()
 		completed, ms := "", ""
 		if e.CompletedAt != nil {
 			completed = e.CompletedAt.UTC().Format(time.RFC3339)
