@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -143,6 +144,36 @@ func (m *Market) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLi
 		return nil, 0, internal("count agents", err)
 	}
 	return items, total, nil
+}
+
+// Figures are the listings of the agents ids that are listed, with their
+// statistics in env, read together and kept a few seconds as the
+// catalog's totals are: a catalog page shows devnet's figures on the cards
+// that mainnet has none for.
+func (m *Market) Figures(ctx context.Context, env crtx.Environment, ids []string) (map[string]api.AgentListing, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ctx = context.WithoutCancel(ctx) // shared by every request that waits for it
+	key := string(env) + "|" + strings.Join(ids, " ")
+	out, err := m.figures.fetch(key, time.Now(), func() (map[string]api.AgentListing, error) {
+		out := make(map[string]api.AgentListing, len(ids))
+		err := m.store.View(ctx, func(tx crtx.Tx) error {
+			for _, id := range ids {
+				it, err := tx.AgentListing(ctx, id, env)
+				if errors.Is(err, crtx.ErrNotFound) || (err == nil && (it.Agent.Status == crtx.AgentDelisted || it.Agent.SuspendedAt != nil)) {
+					continue // delisted or suspended since the page was read
+				}
+				if err != nil {
+					return err
+				}
+				out[id] = m.listingView(it, env)
+			}
+			return nil
+		})
+		return out, err
+	})
+	return out, internal("figures", err)
 }
 
 // Agent returns the full listing of an active or paused agent with its

@@ -119,22 +119,22 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.SortFunc(d.Tags, func(a, b tagCount) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Tag, b.Tag)) })
 	if aq.Environment == crtx.Mainnet {
+		var none []string // the cards mainnet has no run for
 		for _, a := range page.Agents {
-			if a.TotalExecutions > 0 {
-				continue
+			if a.TotalExecutions == 0 {
+				none = append(none, a.AgentID)
 			}
-			dev, err := h.market.Agent(r.Context(), a.AgentID, crtx.Devnet)
-			if crtx.ErrorCode(err) == crtx.CodeAgentNotFound {
-				continue // delisted or suspended since the page was counted
-			}
-			if err != nil {
-				return err
-			}
-			if dev.TotalExecutions > 0 {
+		}
+		dev, err := h.market.Figures(r.Context(), crtx.Devnet, none)
+		if err != nil {
+			return err
+		}
+		for id, l := range dev {
+			if l.TotalExecutions > 0 {
 				if d.Devnet == nil {
 					d.Devnet = map[string]*api.AgentListing{}
 				}
-				d.Devnet[a.AgentID] = &dev
+				d.Devnet[id] = &l
 			}
 		}
 	}
