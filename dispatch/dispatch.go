@@ -270,13 +270,19 @@ func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestSc
 	}
 	defer resp.Body.Close()
 	var got []byte // the body as far as it was read, for ex
+	whole := false // and whether that was all of it
 	if ex != nil {
-		defer func() { ex.Response = received(resp, got) }()
+		defer func() { ex.Response = received(resp, got, whole) }()
 	}
 	if resp.StatusCode != http.StatusOK {
 		if ex != nil {
-			// Read only for the record: a refused answer's body is not judged.
-			got, _ = io.ReadAll(io.LimitReader(resp.Body, shownBytes+1))
+			// Read only for the record: a refused answer's body is not
+			// judged, and an answer that trickles does not hold the test.
+			stop := time.AfterFunc(recordWait, func() { resp.Body.Close() })
+			var err error
+			got, err = io.ReadAll(io.LimitReader(resp.Body, shownBytes+1))
+			stop.Stop()
+			whole = err == nil && len(got) <= shownBytes
 		}
 		msg := fmt.Sprintf("the endpoint answered HTTP %d", resp.StatusCode)
 		if resp.Header.Get("Location") != "" {
@@ -286,7 +292,7 @@ func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestSc
 			Err: fmt.Errorf("%s: HTTP %d, Location %q", redacted(endpoint), resp.StatusCode, redacted(resp.Header.Get("Location")))}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
-	got = data
+	got, whole = data, err == nil && int64(len(data)) <= c.opts.MaxReplyBytes
 	if err != nil {
 		if ctx.Err() != nil {
 			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "the reply did not finish before the deadline",

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -191,6 +192,31 @@ func TestTraceRecordsTheExchange(t *testing.T) {
 		w.Write([]byte(`{"result":"`))
 		w.Write([]byte(strings.Repeat("é", 5000)))
 	})
+	mux.HandleFunc("/big500", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, strings.Repeat("x", 100_000), 500)
+	})
+	held := make(chan struct{})
+	defer close(held)
+	mux.HandleFunc("/held500", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		w.Write([]byte("partial"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-held:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/escape", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		w.Write([]byte("\x1b]52;c;cGF3bmVk\x07red\x1b[31m\x00 line\r\nnext\ttab"))
+	})
+	mux.HandleFunc("/gzip", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.WriteHeader(502)
+		z := gzip.NewWriter(w)
+		z.Write([]byte("compressed error"))
+		z.Close()
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c := newCaller(true, nil)
@@ -215,8 +241,31 @@ func TestTraceRecordsTheExchange(t *testing.T) {
 	_, ex, err = c.Trace(context.Background(), srv.URL+"/big", scope, req)
 	callErr(t, err)
 	body := ex.Response[strings.Index(ex.Response, "\n\n")+2:]
-	if !strings.HasPrefix(body, `{"result":"éé`) || !strings.HasSuffix(body, " more bytes)") || len(body) > shownBytes+40 || !utf8.ValidString(body) {
-		t.Errorf("a long answer is cut to %d bytes on a character: %d bytes, ends %q", shownBytes, len(body), body[len(body)-30:])
+	// 11 bytes of prefix and 10,000 of é: cut at 4,095 (4,096 is inside
+	// an é), 5,916 left out, counted as the whole reply was read.
+	if !strings.HasPrefix(body, `{"result":"éé`) || !strings.HasSuffix(body, "\n… (5916 more bytes)") || !utf8.ValidString(body) {
+		t.Errorf("a long answer is cut to %d bytes on a character, with what is left out: %d bytes, ends %q", shownBytes, len(body), body[len(body)-30:])
+	}
+	// A refused answer is read only as far as it is shown, so what is
+	// left is not counted; one that is held is read as far as it came.
+	for path, want := range map[string]string{"/big500": strings.Repeat("x", 4096) + "\n… (the rest was not read)",
+		"/held500": "partial\n… (the rest was not read)"} {
+		_, ex, err = c.Trace(context.Background(), srv.URL+path, scope, req)
+		callErr(t, err)
+		if !strings.HasSuffix(ex.Response, "\n\n"+want) {
+			t.Errorf("%s: the answer received ends %q", path, ex.Response[max(len(ex.Response)-60, 0):])
+		}
+	}
+	// An answer's control characters are not passed on to a terminal.
+	_, ex, _ = c.Trace(context.Background(), srv.URL+"/escape", scope, req)
+	if !strings.HasSuffix(ex.Response, "\n\n\uFFFD]52;c;cGF3bmVk\uFFFDred\uFFFD[31m\uFFFD line\nnext\ttab") {
+		t.Errorf("an answer with escape sequences: %q", ex.Response)
+	}
+	// The transport asks for gzip and decompresses: both are said.
+	_, ex, _ = c.Trace(context.Background(), srv.URL+"/gzip", scope, req)
+	if !strings.Contains(ex.Request, "\nAccept-Encoding: gzip\n") || !strings.Contains(ex.Response, "\nContent-Encoding: gzip (the body below is decompressed)\n") ||
+		!strings.HasSuffix(ex.Response, "\n\ncompressed error") {
+		t.Errorf("a compressed answer:\n%s\n%s", ex.Request, ex.Response)
 	}
 
 	closed := httptest.NewServer(http.NotFoundHandler())

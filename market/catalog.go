@@ -149,7 +149,8 @@ func (m *Market) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLi
 // Figures are the listings of the agents ids that are listed, with their
 // statistics in env, read together and kept a few seconds as the
 // catalog's totals are: a catalog page shows devnet's figures on the cards
-// that mainnet has none for.
+// that mainnet has none for. The map is shared with every caller for
+// those seconds: it is only read.
 func (m *Market) Figures(ctx context.Context, env crtx.Environment, ids []string) (map[string]api.AgentListing, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -161,7 +162,7 @@ func (m *Market) Figures(ctx context.Context, env crtx.Environment, ids []string
 		err := m.store.View(ctx, func(tx crtx.Tx) error {
 			for _, id := range ids {
 				it, err := tx.AgentListing(ctx, id, env)
-				if errors.Is(err, crtx.ErrNotFound) || (err == nil && (it.Agent.Status == crtx.AgentDelisted || it.Agent.SuspendedAt != nil)) {
+				if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(it.Agent)) {
 					continue // delisted or suspended since the page was read
 				}
 				if err != nil {
@@ -176,13 +177,17 @@ func (m *Market) Figures(ctx context.Context, env crtx.Environment, ids []string
 	return out, internal("figures", err)
 }
 
+// listed says a listing is shown to callers: neither delisted nor
+// suspended.
+func listed(a crtx.Agent) bool { return a.Status != crtx.AgentDelisted && a.SuspendedAt == nil }
+
 // Agent returns the full listing of an active or paused agent with its
 // statistics in env; delisted or unknown agents are agent_not_found.
 func (m *Market) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		it, err = tx.AgentListing(ctx, id, env)
-		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (it.Agent.Status == crtx.AgentDelisted || it.Agent.SuspendedAt != nil)) {
+		if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(it.Agent)) {
 			return crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", id)
 		}
 		return err

@@ -108,7 +108,7 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 		return refusal
 	}
 	a, err := m.agent(ctx, agentID, fresh)
-	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Status == crtx.AgentDelisted || a.SuspendedAt != nil)) {
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(a)) {
 		return crtx.Execution{}, nil, refuse(crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID))
 	}
 	if err != nil {
@@ -391,10 +391,12 @@ func (m *Market) Outcomes(ctx context.Context, es []crtx.Execution) error {
 					return err
 				}
 				e.Dispute = &d
-			case e.Status == crtx.ExecFailed:
-				if err := paymentOf(ctx, tx, e); err != nil {
+			case e.Status == crtx.ExecFailed && e.PaidByX402():
+				p, err := tx.PaymentOf(ctx, e.ID)
+				if err != nil {
 					return err
 				}
+				e.Paid = &p
 			}
 		}
 		return nil
@@ -425,17 +427,14 @@ func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 	r.SigningPublicKey = e.SigningPublicKey
 	r.Signature, r.ListingTransaction, r.LedgerTransaction = orNull(e.Signature), orNull(e.ListingTx), orNull(e.RecordTx)
 	if e.Status == crtx.ExecFailed {
-		// The escrow went back whole: nobody was paid.
-		r.CreatorAmount, r.PlatformAmount, r.Refunded = 0, 0, e.Cost
+		// Nobody was paid; the price went back, unless nobody paid it.
+		r.CreatorAmount, r.PlatformAmount = 0, 0
+		r.Refunded, _ = e.Charge()
 	}
 	if p := e.Paid; p != nil {
 		r.Payment = &api.PaymentView{Scheme: crtx.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
 		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {
 			r.Payment.Transaction = &p.Signature
-		}
-		if p.Status == crtx.PaymentVoid {
-			// Nobody paid, so nothing came back.
-			r.Refunded = 0
 		}
 		if e.Refund != nil {
 			w := m.WithdrawalView(*e.Refund)

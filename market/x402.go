@@ -112,7 +112,7 @@ func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (crtx.Payment
 // payableAgent is an agent that takes executions.
 func (m *Market) payableAgent(ctx context.Context, agentID string) (crtx.Agent, error) {
 	a, err := m.agent(ctx, agentID, false)
-	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Status == crtx.AgentDelisted || a.SuspendedAt != nil)) {
+	if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(a)) {
 		return a, crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID)
 	}
 	if err != nil {

@@ -45,6 +45,16 @@ func TestCatalogFilters(t *testing.T) {
 		t.Errorf("the empty catalog says %q", got)
 	}
 	run(t, ctx, "clear", chromedp.Click(`.empty a`, chromedp.ByQuery), chromedp.WaitVisible(".card"))
+	// Each order is offered once: without a search the first one is the
+	// most used; with one, the best match, then the most used.
+	for q, want := range map[string]string{"/": "Most used|Most reliable", "/?q=Greets": "Best match|Most used|Most reliable"} {
+		var labels string
+		run(t, ctx, "sorts of "+q, chromedp.Navigate(d.URL+q), chromedp.WaitVisible(".card"),
+			chromedp.Evaluate(`[...document.querySelectorAll("select[name=sort] option")].map(o => o.textContent).join("|")`, &labels))
+		if !strings.HasPrefix(labels, want+"|") || strings.Count(labels, "Most used") != 1 {
+			t.Errorf("the sorts at %s: %s", q, labels)
+		}
+	}
 }
 
 // The home page says what crtx is and how it works, lists only the tags

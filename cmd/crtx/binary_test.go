@@ -165,12 +165,13 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if !strings.HasPrefix(s.SessionToken, "crtx_sess_") {
 		t.Errorf("session = %+v", s)
 	}
-	// The token as printed, pasted where the output says, opens the
-	// dashboard.
-	out := ok(as("caller"), "session")
-	token, _, _ := strings.Cut(out, "\n")
-	if !strings.Contains(out, "Paste it on "+d.URL+"/login, under \"With the crtx CLI\"") {
-		t.Errorf("session does not say where the token goes:\n%s", out)
+	// The token alone on standard output (for $(crtx session) in a curl
+	// header), pasted where standard error says, opens the dashboard.
+	code, out, errOut := bin(t, as("caller"), "session")
+	token := strings.TrimSuffix(out, "\n")
+	if code != 0 || !strings.HasPrefix(token, "crtx_sess_") || strings.Contains(token, "\n") ||
+		!strings.Contains(errOut, "Paste it on "+d.URL+"/login, under \"With the crtx CLI\"") {
+		t.Errorf("session: %d, standard output %q, standard error:\n%s", code, out, errOut)
 	}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noFollow.PostForm(d.URL+"/dashboard/login", url.Values{"token": {token}})
@@ -251,7 +252,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	ok(as("creator"), "creator", "delist", agent.AgentID)
 
 	// Failures: a non-zero exit and the error code on stderr.
-	code, out, errOut := bin(t, caller, "run", agent.AgentID, "again")
+	code, out, errOut = bin(t, caller, "run", agent.AgentID, "again")
 	if code == 0 || out != "" || !strings.Contains(errOut, "agent_not_found") {
 		t.Errorf("run of a delisted agent: %d %q %q", code, out, errOut)
 	}

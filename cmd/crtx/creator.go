@@ -281,8 +281,11 @@ var errFailed = errors.New("the endpoint did not pass")
 func (c *cli) creatorTestCmd() *cobra.Command {
 	var endpoint, pub string
 	cmd := &cobra.Command{
-		Use:     "test",
-		Short:   "Send your endpoint a signed test request and check its answer",
+		Use:   "test",
+		Short: "Send your endpoint a signed test request and check its answer",
+		Long: `Send your endpoint a signed test request and check its answer: reachable, in the
+protocol's shape, signed by --public-key. It exits 0 only when all three hold; when a check
+fails it prints the exchange, the request as sent and the answer as received.`,
 		Example: "  crtx creator test --endpoint http://127.0.0.1:9000/execute --public-key KEY",
 		Args:    cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
@@ -296,8 +299,12 @@ func (c *cli) creatorTestCmd() *cobra.Command {
 				}
 				return "FAILED"
 			}
+			shape, signature := mark(rep.ShapeOK), mark(rep.SignatureOK)
+			if !rep.Reachable {
+				shape, signature = "not checked, there was no answer", "not checked, there was no answer"
+			}
 			text := fmt.Sprintf("endpoint   %s\nreachable  %s (%d ms)\nshape      %s\nsignature  %s\n",
-				endpoint, mark(rep.Reachable), rep.LatencyMS, mark(rep.ShapeOK), mark(rep.SignatureOK))
+				endpoint, mark(rep.Reachable), rep.LatencyMS, shape, signature)
 			if rep.Status != "" {
 				text += "status     " + rep.Status + "\n"
 			}

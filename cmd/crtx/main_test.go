@@ -190,7 +190,7 @@ func TestCreatorTest(t *testing.T) {
 		t.Errorf("closed port: %d\n%s", code, out)
 	}
 	code, out = crtx("creator", "test", "--endpoint", "http://127.0.0.1:1/execute", "--public-key", h.PublicKey())
-	if code == 0 || !strings.Contains(out, "--- received\n(nothing came back)\n") {
+	if code == 0 || !strings.Contains(out, "--- received\n(nothing came back)\n") || !strings.Contains(out, "signature  not checked, there was no answer\n") {
 		t.Errorf("closed port, as text: %d\n%s", code, out)
 	}
 	if code, _ := crtx("creator", "test", "--endpoint", srv.URL); code == 0 {

@@ -191,8 +191,14 @@ func (c *cli) sessionCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.print(s, "%s\n(expires %s)\nPaste it on %s/login, under \"With the crtx CLI\", to open the dashboard as this wallet; or send it as Authorization: Bearer to the API\n",
-				s.SessionToken, s.ExpiresAt.Format(time.RFC1123), c.url)
+			if err := c.print(s, "%s\n", s.SessionToken); err != nil || c.json {
+				return err
+			}
+			// The token alone on standard output, for $(crtx session) in a
+			// curl header; where it goes on standard error.
+			_, err = fmt.Fprintf(c.errOut, "(expires %s)\nPaste it on %s/login, under \"With the crtx CLI\", to open the dashboard as this wallet; or send it as Authorization: Bearer to the API\n",
+				s.ExpiresAt.Format(time.RFC1123), c.url)
+			return err
 		},
 	}
 }

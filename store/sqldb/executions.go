@@ -191,8 +191,9 @@ func (t *tx) AgentRuns(ctx context.Context, agentID string, env crtx.Environment
 }
 
 func (t *tx) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
-	// A call's spending is what it cost in the end: nothing when it failed,
-	// less what an upheld dispute refunded (never below nothing).
+	// A call's spending is what it cost in the end, as crtx.Execution.Charge
+	// has it: nothing when it failed, less what an upheld dispute refunded
+	// (never below nothing).
 	rows, err := t.query(ctx, `SELECT e.initiated_at / 86400000000 AS day, e.agent_id, max(e.agent_name),
 		CAST(sum(CASE WHEN e.status = 'failed' OR coalesce(d.refunded, 0) >= e.cost THEN 0
 			ELSE e.cost - coalesce(d.refunded, 0) END) AS BIGINT), count(*)
