@@ -240,7 +240,7 @@ export interface Anchor {
   cluster: string;
 }
 
-export type AnchorStatus = 'anchored' | 'not_anchored_yet';
+export type AnchorStatus = 'anchored' | 'not_anchored_yet' | 'not_checked';
 
 export interface VerifyReport {
   executionId: string;
@@ -251,11 +251,13 @@ export interface VerifyReport {
    * Step 8: "anchored" when the hash chain leads to a block whose memo the
    * ledger authority signed on Solana; "not_anchored_yet" (no failure) when
    * no block from the execution's on is anchored yet, or the environment
-   * has no chain; absent when the verification stopped before or the anchor failed.
+   * has no chain; "not_checked" (no failure either) when a block is anchored
+   * on a cluster of no public endpoint and no solanaRPC was given; absent when
+   * the verification stopped before or the anchor failed.
    */
   anchor?: AnchorStatus;
   anchorDetail?: string;
-  /** The block the anchor names, and the anchor, when anchored. */
+  /** The block the anchor names, and the anchor, when anchored or not checked. */
   anchoredBlock?: number;
   anchoredBy?: Anchor;
 }
@@ -335,6 +337,7 @@ export function proofProblem(proof: Record<string, any>, tx: Record<string, any>
 
 export const ANCHORED: 'anchored';
 export const NOT_ANCHORED_YET: 'not_anchored_yet';
+export const ANCHOR_NOT_CHECKED: 'not_checked';
 /** The SPL Memo program an anchor's instruction runs. */
 export const MEMO_PROGRAM: string;
 /** Solana mainnet's genesis hash: a mainnet block's anchor must be on that cluster. */

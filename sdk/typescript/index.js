@@ -16,4 +16,4 @@ export { nodeListener } from './lib/node-http.js';
 export { requestSigningBytes, resultHash, signRequest, signResult, verifyRequestSignature } from './lib/protocol.js';
 export { verifyReceipt } from './lib/receipt.js';
 export { MAINNET_GENESIS_HASH, MEMO_PROGRAM, anchorMemo, anchorProblem, parseSolanaTransaction } from './lib/solana.js';
-export { ANCHORED, NOT_ANCHORED_YET, verifyAnchor } from './lib/verify.js';
+export { ANCHORED, ANCHOR_NOT_CHECKED, NOT_ANCHORED_YET, verifyAnchor } from './lib/verify.js';

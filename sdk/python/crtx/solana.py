@@ -44,6 +44,11 @@ class AnchorError(Exception):
     """The anchor does not hold."""
 
 
+class NoRPCError(AnchorError):
+    """The anchor is on a cluster of no public endpoint (a local validator)
+    and no RPC URL was given: nothing was read, nothing found wrong."""
+
+
 @dataclasses.dataclass
 class Instruction:
     """One instruction: its program and accounts as indexes into the
@@ -249,15 +254,15 @@ def get_transaction(rpc: str, signature: str, timeout: float = 60) -> dict:
 def check_anchor(block: dict, authority: str, rpc: str | None = None, timeout: float = 60) -> None:
     """Reads block's anchor transaction from the cluster (at rpc, else the
     public endpoint of the anchor's cluster) and checks it (anchor_problem);
-    AnchorError when it does not hold, SolanaError when the cluster cannot be
-    asked. A mainnet block's anchor counts only on Solana mainnet, known by
+    AnchorError when it does not hold (NoRPCError when it has no endpoint to
+    read it from), SolanaError when the cluster cannot be asked. A mainnet block's anchor counts only on Solana mainnet, known by
     its genesis hash, whatever cluster the marketplace names: a memo on
     devnet (free, and reset from time to time) or on a validator of its own
     proves nothing to a mainnet reader. That is asked first."""
     a = block["anchor"]
     rpc = rpc or default_rpc(a.get("cluster"))
     if not rpc:
-        raise AnchorError(f"the anchor is on a {a.get('cluster')!r} cluster: give its Solana RPC URL (solana_rpc)")
+        raise NoRPCError(f"the anchor is on a {a.get('cluster')!r} cluster: give its Solana RPC URL (solana_rpc)")
     if block.get("environment") == "mainnet":
         genesis = rpc_call(rpc, "getGenesisHash", [], timeout)
         if genesis != MAINNET_GENESIS_HASH:

@@ -16,7 +16,7 @@ from .keys import verify_signature
 from .ledger import account_address, block_hash, cid, listing_statement, micros, proof_problem, transaction_hash
 from .protocol import result_hash
 from .receipt import verify_receipt
-from .solana import AnchorError, SolanaError, check_anchor
+from .solana import AnchorError, NoRPCError, SolanaError, check_anchor
 
 ANCHORED = "anchored"
 """VerifyReport.anchor when the hash chain leads from the execution's block to
@@ -25,6 +25,10 @@ NOT_ANCHORED_YET = "not_anchored_yet"
 """VerifyReport.anchor when no block from the execution's on is anchored yet,
 or the environment has no chain: no failure of the proof, which then rests on
 the authority's signature alone."""
+ANCHOR_NOT_CHECKED = "not_checked"
+"""VerifyReport.anchor when a block is anchored on a cluster of no public
+endpoint (a local validator) and no solana_rpc was given: no failure either,
+nothing was found wrong and nothing was read."""
 
 # Bounds the blocks read forward when the marketplace does not say (GET
 # /v1/reserves) which block it anchored last.
@@ -43,11 +47,12 @@ class VerifyReport:
     execution_id: str
     checks: list[Check] = dataclasses.field(default_factory=list)
     # Whether the proof reached Solana (step 8): ANCHORED, NOT_ANCHORED_YET,
-    # or None when the verification stopped before the execution's block.
+    # ANCHOR_NOT_CHECKED, or None when the verification stopped before the
+    # execution's block or the anchor failed.
     anchor: str | None = None
     anchor_detail: str = ""
     # The block the anchor names and its {"signature", "slot", "cluster"},
-    # when anchor is ANCHORED.
+    # when anchor is ANCHORED or ANCHOR_NOT_CHECKED.
     anchored_block: int | None = None
     anchored_by: dict | None = None
 
@@ -67,6 +72,8 @@ class VerifyReport:
         lines = [f"{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in self.checks]
         if self.anchor == NOT_ANCHORED_YET:
             lines.append(f"-    anchor: not anchored yet: {self.anchor_detail}")
+        elif self.anchor == ANCHOR_NOT_CHECKED:
+            lines.append(f"-    anchor: not checked: {self.anchor_detail}")
         return "\n".join(lines)
 
 
@@ -265,8 +272,9 @@ def verify_anchor(client, r: VerifyReport, block: dict, authority: str, *, solan
     prev_hash, hash and authority signature, then reads that anchor's
     transaction from Solana (crtx.solana.check_anchor). Adds the checks "hash
     chain" and "anchor" to r and sets r.anchor; no anchored block from block
-    on (yet), or no chain for its environment, is NOT_ANCHORED_YET, not a
-    failure. GET /v1/reserves' anchored_block only bounds the walk: a block is
+    on (yet), or no chain for its environment, is NOT_ANCHORED_YET, and an
+    anchor on a cluster it has no endpoint for is ANCHOR_NOT_CHECKED: not
+    failures. GET /v1/reserves' anchored_block only bounds the walk: a block is
     called anchored only once its chain and its memo are checked."""
     env, start = block.get("environment"), block.get("height")
     last = start + MAX_CHAIN_WALK
@@ -306,6 +314,11 @@ def verify_anchor(client, r: VerifyReport, block: dict, authority: str, *, solan
         a = b["anchor"]
         try:
             check_anchor(b, authority, solana_rpc, timeout)
+        except NoRPCError as e:
+            r.anchor, r.anchored_block, r.anchored_by = ANCHOR_NOT_CHECKED, h, a
+            r.anchor_detail = (f"block {h} is anchored by Solana transaction {a.get('signature')} "
+                               f"on a {a.get('cluster')!r} cluster, not read: {e}")
+            return
         except (AnchorError, SolanaError) as e:
             r.add("anchor", False, f"block {h}: {e}")
             return

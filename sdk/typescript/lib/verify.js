@@ -16,6 +16,8 @@ import { anchorOnChainProblem, defaultSolanaRPC } from './solana.js';
 export const ANCHORED = 'anchored';
 /** report.anchor when no block from the execution's on is anchored yet, or the environment has no chain: no failure. */
 export const NOT_ANCHORED_YET = 'not_anchored_yet';
+/** report.anchor when a block is anchored on a cluster of no public endpoint (a local validator) and no solanaRPC was given: nothing found wrong, nothing read. */
+export const ANCHOR_NOT_CHECKED = 'not_checked';
 
 // Bounds the blocks read forward when the marketplace does not say (GET /v1/reserves) which block it anchored last.
 const MAX_CHAIN_WALK = 10000;
@@ -23,8 +25,9 @@ const MAX_CHAIN_WALK = 10000;
 /**
  * Resolves to {executionId, ok, checks: [{name, ok, detail}], anchor,
  * anchorDetail, anchoredBlock, anchoredBy}; ok only when every check held.
- * anchor is ANCHORED, NOT_ANCHORED_YET (no failure), or absent when the
- * verification did not reach the execution's block or its anchor failed.
+ * anchor is ANCHORED, NOT_ANCHORED_YET or ANCHOR_NOT_CHECKED (no
+ * failures), or absent when the verification did not reach the execution's
+ * block or its anchor failed.
  */
 export async function verifyExecution(client, id, { solanaRPC } = {}) {
   const checks = [];
@@ -120,8 +123,9 @@ export async function verifyExecution(client, id, { solanaRPC } = {}) {
  * transaction from Solana (at solanaRPC, else the public endpoint of the
  * anchor's cluster). Resolves to {ok, checks ("hash chain", "anchor"),
  * anchor, anchorDetail, anchoredBlock, anchoredBy}. No anchored block from
- * block on (yet), or no chain for its environment, is NOT_ANCHORED_YET, not
- * a failure. GET /v1/reserves' anchored_block only bounds the walk: a block
+ * block on (yet), or no chain for its environment, is NOT_ANCHORED_YET, and
+ * an anchor on a cluster it has no endpoint for is ANCHOR_NOT_CHECKED: not
+ * failures. GET /v1/reserves' anchored_block only bounds the walk: a block
  * is called anchored only once its chain and its memo are checked.
  */
 export async function verifyAnchor(client, block, authority, { solanaRPC } = {}) {
@@ -161,8 +165,8 @@ export async function verifyAnchor(client, block, authority, { solanaRPC } = {})
     const a = b.anchor;
     const rpc = solanaRPC || defaultSolanaRPC(a.cluster);
     if (!rpc) {
-      add('anchor', false, `block ${h}: the anchor is on a ${JSON.stringify(a.cluster)} cluster: give its Solana RPC URL (solanaRPC)`);
-      return out();
+      return out({ anchor: ANCHOR_NOT_CHECKED, anchoredBlock: h, anchoredBy: a,
+        anchorDetail: `block ${h} is anchored by Solana transaction ${a.signature} on a ${JSON.stringify(a.cluster)} cluster, not read: give its Solana RPC URL (solanaRPC)` });
     }
     let problem;
     try {
