@@ -31,6 +31,7 @@ import (
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/shell"
 	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/sqlite"
@@ -248,25 +249,17 @@ func operatorDeposit(cfg Config) func(env crtx.Environment, wallet string, amoun
 		token, _ := filepath.Abs(cfg.AdminTokenFile)
 		return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
 			return fmt.Sprintf(`curl -s -X POST %s -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' -d '{"environment": "%s", "wallet": "%s", "amount_usdc": %s}'`,
-				shellQuote(strings.TrimRight(cfg.PublicURL, "/")+"/v1/admin/deposits"), shellQuote(token), env, wallet, amount)
+				shell.Quote(strings.TrimRight(cfg.PublicURL, "/")+"/v1/admin/deposits"), shell.Quote(token), env, wallet, amount)
 		}
 	}
 	store, when := `--db "$CRTX_DB"`, ""
 	if !isPostgres(cfg.DB) {
 		data, _ := filepath.Abs(cfg.Data)
-		store, when = "--data "+shellQuote(data), " (once crtxd has stopped: it holds the folder)"
+		store, when = "--data "+shell.Quote(data), " (once crtxd has stopped: it holds the folder)"
 	}
 	return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
 		return fmt.Sprintf("crtxd ledger deposit %s --environment %s --wallet %s --amount %s%s", store, env, wallet, amount, when)
 	}
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // freshMeta marks a store made by FreshStore that has run only so since:

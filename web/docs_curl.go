@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/crtx-market/crtx/shell"
 )
 
 // credential is how the page names a security scheme of the document, and
@@ -48,12 +50,12 @@ func curlLine(base, method, path string, op operation, security string, stream b
 		case "query":
 			query = append(query, url.QueryEscape(p.Name)+"="+url.QueryEscape(v))
 		case "header":
-			headers = append(headers, shellQuote(p.Name+": "+v))
+			headers = append(headers, shell.Quote(p.Name+": "+v))
 		}
 	}
 	u := base + path
 	if len(query) > 0 {
-		u = shellQuote(u + "?" + strings.Join(query, "&"))
+		u = shell.Quote(u + "?" + strings.Join(query, "&"))
 	}
 	args := []string{"curl"}
 	if stream {
@@ -64,7 +66,7 @@ func curlLine(base, method, path string, op operation, security string, stream b
 	if op.RequestBody != nil && len(op.RequestBody.Content) > 0 {
 		mt := op.RequestBody.Content[0]
 		body = mt.Value.Example
-		headers = append(headers, shellQuote("Content-Type: "+mt.Key))
+		headers = append(headers, shell.Quote("Content-Type: "+mt.Key))
 	}
 	if method != "GET" && (method != "POST" || body == nil) {
 		args = append(args, "-X "+method)
@@ -86,9 +88,9 @@ func curlLine(base, method, path string, op operation, security string, stream b
 		if err != nil {
 			return "", err
 		}
-		args = append(args, "-d "+shellQuote(form))
+		args = append(args, "-d "+shell.Quote(form))
 	case body != nil:
-		args = append(args, "-d "+shellQuote(indent(body)))
+		args = append(args, "-d "+shell.Quote(indent(body)))
 	}
 	return strings.Join(args, " \\\n  "), nil
 }
@@ -116,10 +118,6 @@ func exampleText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // indent lays an example out for reading, in the document's key order.

@@ -15,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/shell"
 )
 
 type homeData struct {
@@ -227,13 +228,13 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	b, _ := json.Marshal(example)
 	d.Parameters = string(b)
 	body, _ := json.Marshal(map[string]any{"task": d.Example, "parameters": json.RawMessage(b)})
-	d.CurlBody = shellQuote(string(body))
+	d.CurlBody = shell.Quote(string(body))
 	for _, k := range slices.Sorted(maps.Keys(example)) {
-		d.Flags = append(d.Flags, shellQuote(k+"="+shown(example[k])))
+		d.Flags = append(d.Flags, shell.Quote(k+"="+shown(example[k])))
 	}
 	curl := "curl -s -X POST " + base + "/v1/agents/" + a.AgentID + "/execute \\\n" +
 		"  -H \"Authorization: Bearer $CRTX_API_KEY\" -H 'Content-Type: application/json' \\\n  -d " + d.CurlBody
-	cli := "CRTX_URL=" + base + " crtx run " + a.AgentID + " " + shellQuote(d.Example)
+	cli := "CRTX_URL=" + base + " crtx run " + a.AgentID + " " + shell.Quote(d.Example)
 	for _, f := range d.Flags {
 		cli += " --param " + f
 	}

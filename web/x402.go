@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"strings"
+
+	"github.com/crtx-market/crtx/shell"
 )
 
 // x402Snippets are the agent page's ways of paying one call per call with
@@ -37,7 +39,7 @@ client.register("solana:*", ExactSvmScheme(signer=KeypairSigner(keypair)))
 session = wrapRequestsWithPayment(requests.Session(), client)
 r = session.post("%s", json=%s)
 print(r.status_code, r.json())`, url, body)
-	cli = fmt.Sprintf(`crtx run %s %s%s --x402 --keypair payer.json --rpc https://api.devnet.solana.com`, agentID, shellQuote(example), paramFlags(flags))
+	cli = fmt.Sprintf(`crtx run %s %s%s --x402 --keypair payer.json --rpc https://api.devnet.solana.com`, agentID, shell.Quote(example), paramFlags(flags))
 	return fetch, python, cli
 }
 

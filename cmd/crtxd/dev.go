@@ -21,6 +21,7 @@ import (
 	"github.com/crtx-market/crtx/examples/agents"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/shell"
 	"github.com/spf13/cobra"
 )
 
@@ -171,14 +172,14 @@ The demo wallet holds %[4]s test USDC and %[5]d SOL on the local chain. Pay 10 U
   CRTX_URL=%[1]s CRTX_KEYPAIR=%[2]s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %[3]s
 Or pay for one call with x402, with no account (a call that fails costs nothing):
   CRTX_URL=%[1]s CRTX_KEYPAIR=%[2]s go run ./cmd/crtx run --x402 --rpc %[3]s %[6]s 'The quick brown fox.'
-`, d.URL, keypair, c.RPC(), crtx.USDC(demoChainUSDC), demoChainSOL/1_000_000_000, first.id)
+`, d.URL, shell.Quote(keypair), c.RPC(), crtx.USDC(demoChainUSDC), demoChainSOL/1_000_000_000, first.id)
 	} else if c != nil {
 		// Calls are paid from devnet, and on a chain nothing tops the demo
 		// wallet up: paying some in comes first.
 		fmt.Fprintf(stdout, `
 Fund the demo wallet on devnet's chain first (its USDC token account must hold the amount, its SOL the fee):
   CRTX_URL=%s CRTX_KEYPAIR=%s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %s
-`, d.URL, keypair, c.RPC())
+`, d.URL, shell.Quote(keypair), c.RPC())
 	}
 	again := "a second run reuses " + cfg.Data
 	if lc != nil {
@@ -194,7 +195,7 @@ List an agent of your own (README.md, "Creators"), as the demo wallet:
   crtx creator keygen --out agent-key.json
 
 Ctrl-C stops it; %[7]s.
-`, d.URL, first.id, setup.key, task, cfg.Data, keypair, again)
+`, d.URL, first.id, setup.key, task, cfg.Data, shell.Quote(keypair), again)
 	err = d.Wait()
 	cancel()
 	running.Wait()

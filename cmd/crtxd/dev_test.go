@@ -80,11 +80,12 @@ func startDev(t *testing.T, data string, flags ...string) (banner string, stop f
 // mainnet, the banner says so and names the next command, and the sample
 // lists; the next start tops the wallet up again.
 func TestDevCreatorQuickStart(t *testing.T) {
-	data := t.TempDir()
+	// A folder with a space: the banner's shell lines quote its paths.
+	data := filepath.Join(t.TempDir(), "dev data")
 	banner, stop := startDev(t, data)
 	keypair := filepath.Join(data, "demo-wallet.json")
 	for _, want := range []string{"100 USDC on devnet and 10 on mainnet, topped up on each start",
-		"export CRTX_URL=http://127.0.0.1:", "CRTX_KEYPAIR=" + keypair, "crtx creator keygen --out agent-key.json"} {
+		"export CRTX_URL=http://127.0.0.1:", "CRTX_KEYPAIR='" + keypair + "'\n", "crtx creator keygen --out agent-key.json"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, banner)
 		}
