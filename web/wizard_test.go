@@ -135,4 +135,20 @@ func TestListingWizard(t *testing.T) {
 	if err != nil || !strings.Contains(string(a.InputSchema), `"enum":["en","fr"]`) {
 		t.Errorf("the listed agent's input schema: %s, %v", a.InputSchema, err)
 	}
+
+	// The Key & test tab's report of a failed test, the exchange open,
+	// passes axe in both schemes.
+	if axe := axeAlongside(t); axe != nil {
+		tool := `form[action="/dashboard/creator/test"]`
+		var where string
+		run(t, ctx, "the test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), chromedp.WaitVisible(tool),
+			chromedp.SetValue(tool+` input[name=endpoint_url]`, broken.URL+"/execute", chromedp.ByQuery),
+			chromedp.SetValue(tool+` input[name=signing_public_key]`, pub, chromedp.ByQuery),
+			chromedp.Submit(tool+` button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#report details.exchange[open] pre"),
+			chromedp.Evaluate(`location.pathname + location.search`, &where))
+		for _, scheme := range []string{"light", "dark"} {
+			axeCheck(t, ctx, axe, d.URL, scheme, where)
+			run(t, ctx, "the report checked", chromedp.WaitVisible("#report details.exchange[open] pre", chromedp.ByQuery))
+		}
+	}
 }
