@@ -205,9 +205,9 @@ type DayEarnings struct {
 	Executions int64  `json:"executions"`
 }
 
-// DaySpend is what a wallet spent on one agent on one UTC day: the price
-// of its calls that were not refunded by their escrow (a dispute's refund
-// is its own), and how many calls it made.
+// DaySpend is what a wallet spent on one agent on one UTC day: what its
+// calls begun that day cost in the end (Execution.Charge), and how many
+// calls it made.
 type DaySpend struct {
 	Date      string
 	AgentID   string

@@ -116,6 +116,7 @@ func (m *Market) catalogChanged() {
 	m.pages.clear()
 	m.totals.clear()
 	m.tags.clear()
+	m.figures.clear()
 	m.agentCache.clear()
 }
 
