@@ -37,21 +37,19 @@ func earningsChart(all []crtx.DayEarnings, today time.Time, span int) *chart {
 	for _, day := range all {
 		by[day.Date] = day.Earned
 	}
-	days := make([]crtx.DayEarnings, span)
-	for i := range days {
-		date := today.UTC().AddDate(0, 0, i-span+1).Format(time.DateOnly)
-		days[i] = crtx.DayEarnings{Date: date, Earned: by[date]}
-		top = max(top, by[date])
+	axis := dayAxis(today, span)
+	for _, day := range axis {
+		top = max(top, by[day.Date])
 	}
 	if top == 0 {
 		return nil
 	}
-	c := &chart{First: days[0].Date, Last: days[len(days)-1].Date, Max: top.String(), Half: (top / 2).String()}
-	step := 600 / span
-	for i, day := range days {
-		h := int(int64(day.Earned) * 110 / int64(top))
-		c.Bars = append(c.Bars, bar{X: 76 + i*step, Y: 120 - h, W: step * 4 / 5, H: h, Date: day.Date, Value: day.Earned.String(),
-			Label: day.Date + ": " + day.Earned.String() + " USDC"})
+	c := &chart{First: axis[0].Date, Last: axis[span-1].Date, Max: top.String(), Half: (top / 2).String()}
+	for _, day := range axis {
+		earned := by[day.Date]
+		h := int(int64(earned) * 110 / int64(top))
+		c.Bars = append(c.Bars, bar{X: day.X, Y: 120 - h, W: day.W, H: h, Date: day.Date, Value: earned.String(),
+			Label: day.Date + ": " + earned.String() + " USDC"})
 	}
 	return c
 }

@@ -50,19 +50,16 @@ func newRunsChart(env crtx.Environment, rows []crtx.DayRuns, today time.Time) *r
 		c.Ended += r.Ended
 		c.Succeeded += r.Succeeded
 	}
-	const span = 30
-	step := 600 / span
-	for i := range span {
-		date := today.UTC().AddDate(0, 0, i-span+1).Format(time.DateOnly)
-		r := by[date]
-		d := runsDay{Date: date, X: 76 + i*step, W: step * 4 / 5, Ended: r.Ended, Succeeded: r.Succeeded}
+	for _, day := range dayAxis(today, 30) {
+		r := by[day.Date]
+		d := runsDay{Date: day.Date, X: day.X, W: day.W, Ended: r.Ended, Succeeded: r.Succeeded}
 		d.OkH = int(r.Succeeded * 110 / top)
 		d.BadH = int(r.Ended*110/top) - d.OkH
 		d.OkY = 120 - d.OkH
 		d.BadY = d.OkY - d.BadH
 		c.Days = append(c.Days, d)
 	}
-	c.First, c.Last = c.Days[0].Date, c.Days[span-1].Date
+	c.First, c.Last = c.Days[0].Date, c.Days[len(c.Days)-1].Date
 	c.Max, c.Half = strconv.FormatInt(top, 10), strconv.FormatFloat(float64(top)/2, 'f', -1, 64)
 	return c
 }

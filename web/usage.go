@@ -97,10 +97,9 @@ func newSpendChart(rows []crtx.DaySpend, today time.Time, span int) *spendChart 
 		byDay[r.Date] = append(byDay[r.Date], r)
 	}
 	var top crtx.USDC
-	step := 600 / span
-	for i := range span {
-		date := today.UTC().AddDate(0, 0, i-span+1).Format(time.DateOnly)
-		d := spendDay{Date: date, X: 76 + i*step, W: step * 4 / 5}
+	for _, day := range dayAxis(today, span) {
+		date := day.Date
+		d := spendDay{Date: date, X: day.X, W: day.W}
 		per := make([]crtx.USDC, len(c.Agents))
 		for _, r := range byDay[date] {
 			per[series[r.AgentID]] += r.Spent

@@ -74,18 +74,21 @@ type Route struct {
 	Handle       func(w http.ResponseWriter, r *http.Request) error
 }
 
+// pct is a fraction as a percentage, to a tenth where it has one.
+func pct(f float64) string {
+	return strings.TrimSuffix(strconv.FormatFloat(f*100, 'f', 1, 64), ".0") + "%"
+}
+
 // funcs are the helpers every template may call.
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"pct": func(f float64) string {
-			return strings.TrimSuffix(strconv.FormatFloat(f*100, 'f', 1, 64), ".0") + "%"
-		},
+		"pct": pct,
 		// share is part of whole as a percentage ("—" of nothing).
 		"share": func(part, whole int64) string {
 			if whole <= 0 {
 				return "—"
 			}
-			return strings.TrimSuffix(strconv.FormatFloat(float64(part)*100/float64(whole), 'f', 1, 64), ".0") + "%"
+			return pct(float64(part) / float64(whole))
 		},
 		"join": strings.Join,
 		// short names a wallet as a creator is named by default.

@@ -133,21 +133,7 @@ func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
 
 func (t *tx) TagCounts(ctx context.Context) (map[string]int, error) {
 	// A range of agent_tags_listed alone, as CountAgents by tag.
-	rows, err := t.query(ctx, `SELECT tag, count(*) FROM agent_tags WHERE listed = 1 GROUP BY tag`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var tag string
-		var n int
-		if err := rows.Scan(&tag, &n); err != nil {
-			return nil, err
-		}
-		out[tag] = n
-	}
-	return out, rows.Err()
+	return collectMap[string, int](t.query(ctx, `SELECT tag, count(*) FROM agent_tags WHERE listed = 1 GROUP BY tag`))
 }
 
 func (t *tx) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {

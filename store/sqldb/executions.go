@@ -156,22 +156,8 @@ func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Envir
 }
 
 func (t *tx) CreatorEarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
-	rows, err := t.query(ctx, `SELECT agent_id, CAST(sum(creator_amount) AS BIGINT) FROM executions
-		WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed') GROUP BY agent_id`, creator, env)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]crtx.USDC{}
-	for rows.Next() {
-		var id string
-		var v crtx.USDC
-		if err := rows.Scan(&id, &v); err != nil {
-			return nil, err
-		}
-		out[id] = v
-	}
-	return out, rows.Err()
+	return collectMap[string, crtx.USDC](t.query(ctx, `SELECT agent_id, CAST(sum(creator_amount) AS BIGINT) FROM executions
+		WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed') GROUP BY agent_id`, creator, env))
 }
 
 func (t *tx) AgentRuns(ctx context.Context, agentID string, env crtx.Environment, since time.Time) ([]crtx.DayRuns, error) {

@@ -158,6 +158,24 @@ const keyColumns = `id, hash, wallet, name, environment, prefix, created_at, las
 // collect scans every row of a query with scan and closes the rows, so a
 // statement may follow on the same connection. None is an empty list, not
 // nil: lists are written as [] in JSON.
+// collectMap reads rows of two columns, a key and its value, into a map.
+func collectMap[K comparable, V any](rows *sql.Rows, err error) (map[K]V, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[K]V{}
+	for rows.Next() {
+		var k K
+		var v V
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
 func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
