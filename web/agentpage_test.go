@@ -30,12 +30,7 @@ const translatorSchema = `{"type":"object","properties":{
 func translator(t *testing.T, url string) (string, *client.Client) {
 	t.Helper()
 	ctx := context.Background()
-	_, ck, _ := ed25519.GenerateKey(nil)
-	client.New(url, adminToken).Deposit(ctx, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC)
-	cc, _, err := client.New(url, "").SignIn(ctx, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc, _ := newCreator(t, url)
 	_, key, _ := ed25519.GenerateKey(nil)
 	h := creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
 		if r.Task == "fail" {

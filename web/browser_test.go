@@ -223,13 +223,25 @@ func greeter(t *testing.T, d *daemon.Daemon) string {
 	return id
 }
 
+// newCreator is a new wallet of the marketplace at url, holding 100 USDC
+// on mainnet for collateral, signed in: its client and session token.
+func newCreator(t *testing.T, url string) (*client.Client, string) {
+	t.Helper()
+	_, ck, _ := ed25519.GenerateKey(nil)
+	if _, err := client.New(url, adminToken).Deposit(context.Background(), crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	cc, s, err := client.New(url, "").SignIn(context.Background(), ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc, s.SessionToken
+}
+
 // greeterOf is greeter, also returning the creator's session token.
 func greeterOf(t *testing.T, d *daemon.Daemon) (string, string) {
 	t.Helper()
-	_, ck, _ := ed25519.GenerateKey(nil)
-	w := crtx.Address(ck.Public().(ed25519.PublicKey))
-	client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, w, 100*crtx.MicroPerUSDC)
-	cc, session, _ := client.New(d.URL, "").SignIn(context.Background(), ck)
+	cc, session := newCreator(t, d.URL)
 	endpoint, pub := service(t)
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
@@ -240,7 +252,7 @@ func greeterOf(t *testing.T, d *daemon.Daemon) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.AgentID, session.SessionToken
+	return a.AgentID, session
 }
 
 // A new user signs in with a key made in the browser, gets devnet funds,

@@ -48,12 +48,7 @@ func TestCatalogSaysWhoseListingIsWhose(t *testing.T) {
 func TestAgentPageLinksTheCreatorsOtherAgents(t *testing.T) {
 	d := market(t)
 	bg := context.Background()
-	_, ck, _ := ed25519.GenerateKey(nil)
-	client.New(d.URL, adminToken).Deposit(bg, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC)
-	cc, _, err := client.New(d.URL, "").SignIn(bg, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc, _ := newCreator(t, d.URL)
 	str := func(s string) *string { return &s }
 	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
 	var ids []string

@@ -9,7 +9,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 )
@@ -43,12 +42,7 @@ func TestTryItFollowsTheRun(t *testing.T) {
 			close(release)
 		}
 	})
-	_, ck, _ := ed25519.GenerateKey(nil)
-	client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC)
-	cc, _, err := client.New(d.URL, "").SignIn(context.Background(), ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc, _ := newCreator(t, d.URL)
 	str := func(s string) *string { return &s }
 	endpoint, pub, price, tags := srv.URL+"/execute", h.PublicKey(), crtx.USDC(20_000), []string{"data"}
 	a, err := cc.WithAgentKey(key).CreateListing(context.Background(), crtx.ListingParams{Name: str("Waiter"), Tagline: str("Waits."), Description: str("Waits."),

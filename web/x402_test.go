@@ -96,12 +96,7 @@ func TestX402FailureChargesNothingInThePages(t *testing.T) {
 	}, creator.Options{})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	_, ck, _ := ed25519.GenerateKey(nil)
-	client.New(m.URL, adminToken).Deposit(ctx, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC)
-	cc, _, err := client.New(m.URL, "").SignIn(ctx, ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc, _ := newCreator(t, m.URL)
 	str := func(s string) *string { return &s }
 	// A timeout within the settle-after bound: the payment is sent only
 	// after a result, so a failure leaves it unsent and void.
