@@ -177,13 +177,24 @@ var ErrPaymentNeverLands = errors.New("the payment can never land")
 
 // PaymentError is a payment refused: Reason is x402's reason code
 // (invalidReason, errorReason), Message says it in words. It answers 402
-// payment_invalid, and nothing moved.
+// payment_invalid, and this request moved nothing. ExecutionID names the
+// call a payment sent again was claimed by, whose own charge stands: such
+// a refusal must not say that nothing was charged.
 type PaymentError struct {
-	Reason  string
-	Message string
+	Reason      string
+	Message     string
+	ExecutionID string
 }
 
 func (e *PaymentError) Error() string { return "payment refused: " + e.Reason + ": " + e.Message }
+
+// Err is the error body a refused payment answers, on every transport.
+func (e *PaymentError) Err() *Error {
+	if e.ExecutionID != "" {
+		return &Error{Code: CodePaymentInvalid, ExecutionID: e.ExecutionID, Message: fmt.Sprintf("%s (x402: %s)", e.Message, e.Reason)}
+	}
+	return Errorf(CodePaymentInvalid, "%s (x402: %s); nothing was charged", e.Message, e.Reason)
+}
 
 // PaymentRefused is a *PaymentError.
 func PaymentRefused(reason, format string, args ...any) *PaymentError {

@@ -41,13 +41,19 @@ func (c *Client) PaymentRequired(ctx context.Context, agentID string, p crtx.Exe
 // PaymentPayload), as Execute does one paid by a key: the record of a
 // synchronous call, or the id and status of an asynchronous one, and the
 // payment's settlement (PAYMENT-RESPONSE). A refused payment is an *Error
-// with code payment_invalid, and moved nothing.
+// with code payment_invalid. A payment sent again answers the call it paid
+// only to its payer: from a client that signed in with its wallet
+// (SignInWithX), or with the idempotency key it first carried.
 func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.ExecuteParams, payment crtx.PaymentPayload, idempotencyKey string) (api.ExecutionRecord, crtx.SettleResponse, error) {
 	var rec api.ExecutionRecord
 	var settle crtx.SettleResponse
 	headers := map[string]string{crtx.HeaderPaymentSignature: crtx.EncodeHeader(payment)}
 	if idempotencyKey != "" {
 		headers["Idempotency-Key"] = idempotencyKey
+	}
+	if c.signInWithX != "" {
+		// The payer's proof: a payment sent again answers its call.
+		headers[crtx.HeaderSignInWithX] = c.signInWithX
 	}
 	resp, err := c.postExecute(ctx, agentID, p, headers)
 	if err != nil {

@@ -26,7 +26,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
-		err = crtx.Errorf(crtx.CodePaymentInvalid, "%s (x402: %s); nothing was charged", pe.Message, pe.Reason)
+		err = pe.Err()
 	}
 	var e *crtx.Error
 	if !errors.As(err, &e) {

@@ -64,3 +64,8 @@ func (s *Server) Limit(p crtx.Principal) error { return s.limitKey(p) }
 // endpoint bounds its own (each costs an RPC call): per payer address, and
 // for the whole marketplace. It is market.Paid's Allow.
 func (s *Server) AllowPayer(payer string) error { return s.allowPayer(payer) }
+
+// AllowReplay bounds the answers to x402 payments sent again, per payer
+// address, on a budget apart from its payments'. It is market.Paid's
+// AllowReplay.
+func (s *Server) AllowReplay(payer string) error { return s.allowReplay(payer) }

@@ -43,7 +43,8 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.allowPayer}
+	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.allowPayer, AllowReplay: s.allowReplay,
+		SignIn: r.Header.Get(crtx.HeaderSignInWithX)}
 	res, err := s.market.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
@@ -82,6 +83,15 @@ func (s *Server) allowPayer(payer string) error {
 	}
 	if ok, retry := s.payments.allow("", now); !ok {
 		return rateLimited(retry, "the marketplace is checking too many payments at once; try again in %d seconds", max(retry, 1))
+	}
+	return nil
+}
+
+// allowReplay bounds the answers to payments sent again, per payer
+// address: a database read each, and no RPC call.
+func (s *Server) allowReplay(payer string) error {
+	if ok, retry := s.perIP.allow("x402-replay:"+payer, s.market.Now()); !ok {
+		return rateLimited(retry, "too many payments of %s sent again; try again in %d seconds", payer, max(retry, 1))
 	}
 	return nil
 }

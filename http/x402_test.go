@@ -288,7 +288,9 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 	twin := x.list(newService(t, echo), "0.02")
 
 	h := x.pay(agent, "header", run("once")).Header
-	if status, _, _, sr, _ := x.post(agent, h, run("once")); status != 200 || sr == nil || !sr.Success {
+	// A private call: its result is published nowhere, and read by its
+	// payer alone.
+	if status, _, _, sr, _ := x.post(agent, h, crtx.ExecuteParams{Task: "once", Private: true}); status != 200 || sr == nil || !sr.Success {
 		t.Fatalf("first use: %d %+v", status, sr)
 	}
 	paid := x.held()
@@ -299,23 +301,49 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 		t.Helper()
 		status, eb, pr, _, _ := x.post(agent, header, run("once"))
 		if status != 402 || eb.Error.Code != crtx.CodePaymentInvalid || !strings.Contains(eb.Error.Message, reason) ||
-			pr == nil || pr.Error != reason {
-			t.Errorf("%s: %d %+v %+v, want 402 payment_invalid %s", name, status, eb, pr, reason)
+			pr == nil || pr.Error != reason || !strings.Contains(eb.Error.Message, "nothing was charged") {
+			t.Errorf("%s: %d %+v %+v, want 402 payment_invalid %s, nothing charged", name, status, eb, pr, reason)
 		}
 	}
-	// The same header again for the same call answers its first answer
-	// (a payer whose answer was lost asks again), and pays nothing more;
-	// for another call it is refused.
-	if status, _, _, sr, body := x.post(agent, h, run("once")); status != 200 || sr == nil || !sr.Success ||
-		!strings.Contains(string(body), `"echo: once"`) {
-		t.Errorf("the same payment for the same call again: %d %s", status, body)
+	// The same header again (anyone can rebuild it from the chain) reveals
+	// nothing of the call it paid, whatever call it asks for: one refusal,
+	// which says the payment was charged once and how its payer reads it.
+	paidAgain := func(p crtx.ExecuteParams) api.ErrorBody {
+		t.Helper()
+		status, eb, pr, _, body := x.post(agent, h, p)
+		if status != 402 || eb.Error.Code != crtx.CodePaymentInvalid || pr == nil || pr.Error != "duplicate_settlement" ||
+			strings.Contains(string(body), "echo: once") || strings.Contains(eb.Error.Message, "nothing was charged") ||
+			!strings.Contains(eb.Error.Message, "SIGN-IN-WITH-X") || eb.Error.ExecutionID == nil {
+			t.Errorf("the same payment again for %q: %d %s", p.Task, status, body)
+		}
+		return eb
+	}
+	if same, other := paidAgain(run("once")), paidAgain(run("another")); same.Error.Message != other.Error.Message {
+		t.Errorf("a replay tells the paid task from another:\n%s\n%s", same.Error.Message, other.Error.Message)
 	}
 	if got := x.held(); got != paid {
 		t.Errorf("the same payment again moved money: the payer holds %s, want %s", got, paid)
 	}
-	if status, eb, _, _, _ := x.post(agent, h, run("another")); status != 402 || eb.Error.Code != crtx.CodePaymentInvalid ||
-		!strings.Contains(eb.Error.Message, "duplicate_settlement") {
-		t.Errorf("the same payment for another call: %d %+v", status, eb)
+	// Its payer, signed in with its wallet, gets the call's first answer
+	// again (its answer was lost), and pays nothing more; for another
+	// call it is refused.
+	var payload crtx.PaymentPayload
+	decodeHeader(t, h, &payload)
+	signed, err := x.anon.SignInWithX(ctx, x.payer.key, payload.Accepted.Network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, sr, err := signed.ExecutePaid(ctx, agent, run("once"), payload, ""); err != nil || !sr.Success ||
+		rec.Result == nil || *rec.Result != "echo: once" {
+		t.Errorf("the same payment again from its payer: %+v %+v %v", rec, sr, err)
+	}
+	_, _, err = signed.ExecutePaid(ctx, agent, run("another"), payload, "")
+	if ce := wantCode(t, err, 402, crtx.CodePaymentInvalid); ce != nil &&
+		(!strings.Contains(ce.Message, "another call") || strings.Contains(ce.Message, "nothing was charged")) {
+		t.Errorf("the same payment for another call, from its payer: %v", err)
+	}
+	if got := x.held(); got != paid {
+		t.Errorf("the same payment again moved money: the payer holds %s, want %s", got, paid)
 	}
 	// Built for the cheaper agent, and claiming to be for the dearer one.
 	forDear := x.retarget(x.pay(agent, "header", run("once")).Header, dear)
@@ -358,6 +386,42 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 	refused("no funds", agent, x.header(pr, broke.Encode(t, x.chain.net.Blockhash(t))), "transaction_simulation_failed")
 	if got := x.held(); got != paid {
 		t.Errorf("the refusals moved money: the payer holds %s, want %s", got, paid)
+	}
+
+	// One payment sent twenty times at once: one call, charged once. The
+	// others are told it is in progress (or, once it ended, that it was
+	// charged once), or to slow down; none that nothing was charged,
+	// which would have an honest client pay again.
+	h = x.pay(agent, "header", run("twenty")).Header
+	type answer struct {
+		status int
+		eb     api.ErrorBody
+		body   []byte
+	}
+	answers := make(chan answer, 20)
+	for range 20 {
+		go func() {
+			status, eb, _, _, body := x.post(agent, h, run("twenty"))
+			answers <- answer{status, eb, body}
+		}()
+	}
+	ran := 0
+	for range 20 {
+		a := <-answers
+		switch {
+		case a.status == 200 && strings.Contains(string(a.body), "echo: twenty"):
+			ran++
+		case strings.Contains(a.eb.Error.Message, "nothing was charged"):
+			t.Errorf("a send of a payment that was charged says nothing was: %d %s", a.status, a.body)
+		case a.status == 409 && a.eb.Error.Code == crtx.CodeIdempotencyInProgress && a.eb.Error.ExecutionID != nil,
+			a.status == 402 && strings.Contains(a.eb.Error.Message, "duplicate_settlement") && a.eb.Error.ExecutionID != nil,
+			a.status == 429:
+		default:
+			t.Errorf("a send of a payment sent twenty times: %d %s", a.status, a.body)
+		}
+	}
+	if got := x.held(); ran != 1 || got != paid-usdc("0.02") {
+		t.Errorf("one payment sent twenty times ran %d calls; the payer holds %s, want %s", ran, got, paid-usdc("0.02"))
 	}
 }
 

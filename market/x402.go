@@ -54,6 +54,14 @@ type Paid struct {
 	// Allow is asked before anything costs an RPC call, with the payer's
 	// address: a refusal (rate_limited) ends the request.
 	Allow func(payer string) error
+	// AllowReplay is asked, with the payer's address, before a payment
+	// already claimed is answered: replays are bounded too, on a budget
+	// of their own, so that a stranger replaying a wallet's old payments
+	// does not spend that wallet's budget for new ones.
+	AllowReplay func(payer string) error
+	// SignIn is the request's SIGN-IN-WITH-X proof, if any: with it, the
+	// payer of a payment sent again reads the answer of the call it paid.
+	SignIn string
 }
 
 // PaymentRequired says how to pay one call of agent id with x402: an exact
@@ -187,18 +195,8 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 			return res, err
 		}
 	}
-	// The same payment again: the same call answers its first answer (a
-	// payer whose answer was lost asks again); another is refused.
 	if e, err := m.paidWith(ctx, cp.Signature); err == nil {
-		same := e.AgentID == a.ID && e.Task == in.Task && e.Async == in.Async && bytes.Equal(e.Parameters, compactJSON(in.Parameters))
-		if !same {
-			return res, crtx.PaymentRefused("duplicate_settlement", "this payment was used already, for another call; sign a new one")
-		}
-		res.Execution, res.Settle = e, m.settleResponse(ctx, e, acc.Network)
-		if !e.Status.Final() && !e.Async {
-			return res, crtx.Errorf(crtx.CodeIdempotencyInProgress, "the first call with this payment is still running: follow execution %s", e.ID)
-		}
-		return res, &crtx.Replay{Execution: e}
+		return res, m.paidAgain(ctx, &res, e, paid, a, in)
 	} else if !errors.Is(err, crtx.ErrNotFound) {
 		return res, internal("payment", err)
 	}
@@ -247,6 +245,14 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 		if release != nil {
 			release()
 		}
+		if errors.Is(err, errClaimed) {
+			// Sent twice at once: the other send claimed it first.
+			first, err := m.paidWith(ctx, cp.Signature)
+			if err != nil {
+				return res, internal("payment", err)
+			}
+			return res, m.paidAgain(ctx, &res, first, paid, a, in)
+		}
 		return res, err
 	}
 	if !settleFirst {
@@ -292,6 +298,55 @@ func unsettled(e crtx.Execution) error {
 	}
 	return &crtx.Error{Code: crtx.CodeUnavailable, ExecutionID: e.ID, RetryAfter: 5,
 		Message: "the call's payment is not settled yet: it ends paid with its result, or unpaid; follow execution " + e.ID}
+}
+
+// errClaimed is a payment whose signature another execution claimed.
+var errClaimed = errors.New("the payment was claimed already")
+
+// paidAgain answers a payment sent again after an execution claimed it.
+// While that call is being settled or run, the in-progress answer. Then,
+// to its payer (proven by a SIGN-IN-WITH-X proof; the payment-identifier's
+// id, which never reaches the chain, was matched earlier as an
+// idempotency key) the call's first answer, and to anyone else one
+// refusal whatever call it asks for: a settled transaction is public on
+// the chain and the fee payer's signature is the marketplace's own, so
+// anyone can rebuild the header; its answer may be private, and a refusal
+// that depended on the task would let a stranger guess it.
+func (m *Market) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution, paid Paid, a crtx.Agent, in crtx.ExecuteParams) error {
+	if paid.AllowReplay != nil {
+		if err := paid.AllowReplay(e.Wallet); err != nil {
+			return err
+		}
+	}
+	payer := false
+	if paid.SignIn != "" {
+		p, err := m.SignedInWithX(ctx, paid.SignIn)
+		if err != nil {
+			return err
+		}
+		payer = p.Wallet == e.Wallet && p.Signed == e.Environment
+	}
+	settle := m.settleResponse(ctx, e, res.Settle.Network)
+	follow := "its payer reads it with a SIGN-IN-WITH-X proof of the paying wallet (GET /v1/executions/" + e.ID + ")"
+	if settle.ErrorReason == "settlement_pending" || (!e.Status.Final() && !e.Async) {
+		return &crtx.Error{Code: crtx.CodeIdempotencyInProgress, ExecutionID: e.ID, RetryAfter: 1,
+			Message: "the call this payment pays for is still being handled: " + follow}
+	}
+	same := e.AgentID == a.ID && e.Task == in.Task && e.Async == in.Async && bytes.Equal(e.Parameters, compactJSON(in.Parameters))
+	switch {
+	case payer && same:
+		res.Execution, res.Settle = e, settle
+		return &crtx.Replay{Execution: e}
+	case !settle.Success:
+		return &crtx.PaymentError{Reason: "duplicate_settlement", ExecutionID: e.ID,
+			Message: "this payment was claimed already, by a call that ended without it: it was never charged; sign a new one to run a call"}
+	case payer:
+		return &crtx.PaymentError{Reason: "duplicate_settlement", ExecutionID: e.ID,
+			Message: "this payment was settled already, for another call (execution " + e.ID + "), and is charged once: sign a new one to run this call"}
+	}
+	return &crtx.PaymentError{Reason: "duplicate_settlement", ExecutionID: e.ID,
+		Message: "this payment was settled already, once, for the call it paid: its answer goes to its payer alone; " + follow +
+			", or sends this request again with the payment-identifier id it first carried or with a SIGN-IN-WITH-X header"}
 }
 
 // paidWith is the execution a payment's signature paid for.
@@ -413,7 +468,7 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 		// Read before the insert: on PostgreSQL a refused insert ends the
 		// transaction, so the refusal could not be told apart after it.
 		if _, err := tx.Payment(ctx, p.Signature); err == nil {
-			return crtx.PaymentRefused("duplicate_settlement", "this payment was used already; sign a new one")
+			return errClaimed
 		} else if !errors.Is(err, crtx.ErrNotFound) {
 			return err
 		}
@@ -428,7 +483,7 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 		}
 		if err := tx.InsertPayment(ctx, p); err != nil {
 			if errors.Is(err, crtx.ErrConflict) {
-				return crtx.PaymentRefused("duplicate_settlement", "this payment was used already; sign a new one")
+				return errClaimed
 			}
 			return err
 		}
@@ -444,6 +499,8 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 		return nil
 	})
 	switch {
+	case errors.Is(err, errClaimed):
+		return err
 	case errors.Is(err, crtx.ErrTermsChanged):
 		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the agent's terms changed as the call began; nothing was charged: ask for the payment requirements again")
 	case errors.Is(err, crtx.ErrConflict) && idemKey != "":

@@ -80,7 +80,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	}
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
 		Private: in.Private}
-	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.api.AllowPayer}
+	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.api.AllowPayer, AllowReplay: s.api.AllowReplay}
 	res, err := s.market.ExecutePaid(ctx, in.AgentID, params, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
@@ -158,7 +158,7 @@ func (s *server) refused(pr crtx.PaymentRequired, err error, payload crtx.Paymen
 	if !errors.As(err, &pe) {
 		return nil, nil, s.toolError(err)
 	}
-	res := paymentRequired(pr, pe.Reason, crtx.Errorf(crtx.CodePaymentInvalid, "%s (x402: %s); nothing was charged", pe.Message, pe.Reason))
+	res := paymentRequired(pr, pe.Reason, pe.Err())
 	if payload.X402Version != 0 {
 		res.Meta = sdk.Meta{metaPaymentResponse: crtx.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
 	}
