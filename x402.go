@@ -109,6 +109,17 @@ type SettleResponse struct {
 	Transaction string `json:"transaction"`
 	Network     string `json:"network"`
 	Amount      string `json:"amount,omitempty"`
+	// Extra is the scheme's: crtx names there the refund of a payment
+	// that settled for a call that then failed.
+	Extra *SettleExtra `json:"extra,omitempty"`
+}
+
+// SettleExtra is what a PAYMENT-RESPONSE adds to the spec's members.
+type SettleExtra struct {
+	// Refund is the id of the withdrawal that sends a settled payment
+	// back to the payer's token account (GET /v1/executions/{id} follows
+	// it), when the call it paid failed.
+	Refund string `json:"refund,omitempty"`
 }
 
 // EncodeHeader is v as an x402 header value: base64 of its JSON.

@@ -129,10 +129,15 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 // reader authenticates a read of executions: an API key, or a
 // SIGN-IN-WITH-X proof of the wallet that paid them with x402.
 func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
-	if h := r.Header.Get(crtx.HeaderSignInWithX); h != "" && r.Header.Get("Authorization") == "" {
-		return s.market.SignedInWithX(r.Context(), h)
+	switch {
+	case r.Header.Get("Authorization") != "":
+		return s.apiKey(r)
+	case r.Header.Get(crtx.HeaderSignInWithX) != "":
+		return s.market.SignedInWithX(r.Context(), r.Header.Get(crtx.HeaderSignInWithX))
 	}
-	return s.apiKey(r)
+	// No credential: the caller may be a payer without an account.
+	return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <API key>, "+
+		"or, for a call paid with x402, a SIGN-IN-WITH-X header: the paying wallet's signature of a challenge from GET /v1/x402/sign-in-with-x (docs/x402.md)")
 }
 
 // apiKey authenticates with an API key only.

@@ -508,6 +508,25 @@ func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
 	if resp, err := x.http.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Errorf("a forged proof: %v %v", resp, err)
 	}
+	// A synchronous call settled first (its timeout outlives the bound for
+	// settling after the result) that fails: its answer and its
+	// PAYMENT-RESPONSE name the refund, not only a success.
+	got = x.pay(broken, "pay", run("now"))
+	var eb api.ErrorBody
+	if err := json.Unmarshal(got.Body, &eb); err != nil || eb.Error.ExecutionID == nil {
+		t.Fatalf("a failed call settled first: %d %s", got.Status, got.Body)
+	}
+	refund := "wd_refund_" + *eb.Error.ExecutionID
+	if sr := got.PaymentResponse; got.Status != 500 || sr == nil || !sr.Success || sr.Extra == nil || sr.Extra.Refund != refund ||
+		!strings.Contains(eb.Error.Message, refund) {
+		t.Errorf("a failed call settled first: %d %s %+v", got.Status, got.Body, got.PaymentResponse)
+	}
+	x.refunded(*eb.Error.ExecutionID)
+	// Without any credential, the refusal tells a payer how to read it.
+	_, err = x.anon.Execution(ctx, acc.ExecutionID)
+	if ce := wantCode(t, err, 401, crtx.CodeAuthenticationRequired); !strings.Contains(ce.Message, "SIGN-IN-WITH-X") {
+		t.Errorf("an execution read without a credential: %v", err)
+	}
 }
 
 // marketKey is the marketplace's signing key, from /.well-known/crtx.json.

@@ -286,6 +286,7 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 		return res, nil
 	}
 	res.Execution = m.run(context.WithoutCancel(ctx), e, nil)
+	res.Settle = m.settleResponse(ctx, res.Execution, acc.Network)
 	return res, unsettled(res.Execution)
 }
 
@@ -531,6 +532,10 @@ func (m *Market) settleResponse(ctx context.Context, e crtx.Execution, network s
 	switch p.Status {
 	case crtx.PaymentSettled:
 		r.Success, r.Transaction, r.Amount = true, p.Signature, strconv.FormatInt(int64(p.Amount), 10)
+		if e.Status == crtx.ExecFailed {
+			// Settled first, then failed: closing it queued the refund.
+			r.Extra = &crtx.SettleExtra{Refund: RefundID(e.ID)}
+		}
 	case crtx.PaymentVoid:
 		r.ErrorReason = "transaction_failed"
 		if e.Status == crtx.ExecFailed && e.ErrorCode != crtx.CodePaymentInvalid {
