@@ -508,6 +508,15 @@ func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
 	if resp, err := x.http.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Errorf("a forged proof: %v %v", resp, err)
 	}
+	// A proof the wallet signed for another resource of the marketplace.
+	other := crtx.SIWxPayload{SIWxInfo: x.d.Market.SignInWithX(ctx).Info, Address: x.payer.address,
+		ChainID: got.PaymentResponse.Network, Type: "ed25519", SignatureScheme: "siws"}
+	other.URI = x.d.URL + "/v1/agents"
+	other.Signature = crtx.SignBase58(x.payer.key, []byte(other.Message()))
+	req.Header.Set(crtx.HeaderSignInWithX, crtx.EncodeHeader(other))
+	if resp, err := x.http.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Errorf("a proof signed for another URI: %v %v", resp, err)
+	}
 	// A synchronous call settled first (its timeout outlives the bound for
 	// settling after the result) that fails: its answer and its
 	// PAYMENT-RESPONSE name the refund, not only a success.
