@@ -38,6 +38,7 @@ const (
 	CodeExecutionTimeout       = "execution_timeout"
 	CodeExecutionFailed        = "execution_failed"
 	CodeInvalidAgentResponse   = "invalid_agent_response"
+	CodeAgentUnreachable       = "agent_unreachable"
 	CodePriceChanged           = "price_changed"
 	CodeNotCancellable         = "not_cancellable"
 	CodeDisputeWindowClosed    = "dispute_window_closed"

@@ -79,6 +79,7 @@ var statuses = map[string]int{
 	crtx.CodeInternal:               http.StatusInternalServerError,
 	crtx.CodeExecutionFailed:        http.StatusInternalServerError,
 	crtx.CodeInvalidAgentResponse:   http.StatusBadGateway,
+	crtx.CodeAgentUnreachable:       http.StatusBadGateway,
 	crtx.CodeUnavailable:            http.StatusServiceUnavailable,
 }
 

@@ -260,7 +260,7 @@ func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestSc
 		if ctx.Err() != nil {
 			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "no reply before the deadline", Err: fmt.Errorf("no reply before the deadline: %w", err)}
 		}
-		msg := "the endpoint could not be reached"
+		msg := "the agent's service could not be reached"
 		if errors.Is(err, ErrBlocked) {
 			msg = "the endpoint resolved to an address that is not public"
 		} else if why := unreachable(err); why != "" {

@@ -167,7 +167,7 @@ func TestCallFailures(t *testing.T) {
 	if ce := callErr(t, func() error {
 		_, err := c.Call(ctx, closed.URL, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"})
 		return err
-	}()); !ce.NoResponse || ce.Message != "the endpoint could not be reached: the connection was refused" {
+	}()); !ce.NoResponse || ce.Message != "the agent's service could not be reached: the connection was refused" {
 		t.Errorf("closed port: %+v", ce)
 	}
 	if err := call("/ok", 5*time.Second); err != nil {

@@ -320,7 +320,9 @@ func TestCreatorFaults(t *testing.T) {
 		{"HTTP 500", func(w http.ResponseWriter, req crtx.CreatorRequest, _ ed25519.PrivateKey) {
 			http.Error(w, "internal", 500)
 		}, false, 502, "invalid_agent_response"},
-		{"closed port", nil, true, 408, "execution_timeout"},
+		// Nothing listens: retried briefly, then failed with the cause,
+		// long before the agent's 30 s timeout would answer 408.
+		{"closed port", nil, true, 502, "agent_unreachable"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -331,7 +333,11 @@ func TestCreatorFaults(t *testing.T) {
 			} else {
 				svc = fault(t, tc.bad)
 			}
-			agent := m.list(svc, "0.25", map[string]any{"timeout_seconds": 2})
+			timeout := 2
+			if tc.closed {
+				timeout = 30
+			}
+			agent := m.list(svc, "0.25", map[string]any{"timeout_seconds": timeout})
 			if tc.closed {
 				closeService(t, svc)
 			}
@@ -354,11 +360,33 @@ func TestCreatorFaults(t *testing.T) {
 					}
 				}
 			}
+			if tc.closed {
+				if !strings.Contains(ce.Message, "could not be reached: the connection was refused") {
+					t.Errorf("an unreachable agent's message: %q", ce.Message)
+				}
+				// An asynchronous call ends the same way.
+				acc, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "later", Async: true}, client.ExecuteOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var later api.ExecutionRecord
+				waitUntil(t, func() bool {
+					later, err = m.key.Execution(ctx, acc.ExecutionID)
+					return err == nil && later.Status.Final()
+				})
+				if later.Status != crtx.ExecFailed || later.Error == nil || later.Error.Code != crtx.CodeAgentUnreachable {
+					t.Errorf("an asynchronous call of an unreachable agent: %+v", later)
+				}
+			}
 			if got := m.balance(m.callerW, crtx.Devnet); got != before {
 				t.Errorf("escrow not refunded: %+v, was %+v", got, before)
 			}
 			m.rollup()
-			if a, _ := m.anon.Agent(ctx, agent, crtx.Devnet); a.TotalExecutions != 1 || a.SuccessRate != 0 {
+			runs := int64(1)
+			if tc.closed {
+				runs = 2
+			}
+			if a, _ := m.anon.Agent(ctx, agent, crtx.Devnet); a.TotalExecutions != runs || a.SuccessRate != 0 {
 				t.Errorf("stats = %+v", a)
 			}
 			if err := m.anon.Do(ctx, "GET", "/healthz", "", nil, nil); err != nil {

@@ -264,6 +264,15 @@ func TestX402PaysAndSettlesAfterTheResult(t *testing.T) {
 	if got.Status != 408 || !strings.Contains(string(got.Body), "nothing was charged") {
 		t.Fatalf("timing-out agent: %d %s", got.Status, got.Body)
 	}
+	// A service that is down fails fast, with its cause, unpaid.
+	down := newService(t, echo)
+	gone := x.list(down, "0.02", quick, map[string]any{"name": "Gone"})
+	closeService(t, down)
+	got = x.pay(gone, "pay", run("anyone?"))
+	if got.Status != 502 || !strings.Contains(string(got.Body), crtx.CodeAgentUnreachable) ||
+		!strings.Contains(string(got.Body), "nothing was charged") {
+		t.Fatalf("unreachable agent: %d %s", got.Status, got.Body)
+	}
 	x.unchanged(before)
 }
 

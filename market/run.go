@@ -116,8 +116,14 @@ type outcome struct {
 	elapsed time.Duration
 }
 
+// unreachableFor is how long a dispatch that gets no response at all
+// (refused, reset) is retried: long enough for a service that restarts,
+// short against the deadline, so that a service that is down fails the
+// call fast instead of holding it (and its escrow) to its timeout.
+const unreachableFor = 3 * time.Second
+
 // dispatch calls the creator, retrying only when no response came at all,
-// and judges the reply.
+// and only for unreachableFor, and judges the reply.
 func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
 	req := crtx.CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
 		TimeoutSeconds: int(e.Deadline.Sub(m.now()).Round(time.Second) / time.Second)}
@@ -136,13 +142,16 @@ func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
 		case err == nil:
 			return m.judge(e, req, reply, elapsed)
 		case errors.As(err, &ce) && ce.NoResponse && ctx.Err() == nil:
-			select {
-			case <-time.After(backoff):
-				backoff = min(backoff*2, time.Second)
-				continue
-			case <-ctx.Done():
+			if elapsed < unreachableFor {
+				select {
+				case <-time.After(backoff):
+					backoff = min(backoff*2, time.Second)
+					continue
+				case <-ctx.Done():
+				}
 			}
-			o.message = fmt.Sprintf("the agent's endpoint did not answer within %d seconds", e.TimeoutSeconds)
+			// Nothing answered: the cause in words, not a timeout.
+			o = outcome{code: crtx.CodeAgentUnreachable, message: ce.Message}
 		case errors.As(err, &ce) && ce.Code == crtx.CodeInvalidAgentResponse:
 			o = outcome{code: crtx.CodeInvalidAgentResponse, message: ce.Message}
 		}

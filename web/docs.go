@@ -248,7 +248,7 @@ var statusWords = map[int]string{
 	422: "Well formed, but it cannot be done now: the agent is paused, or the endpoint cannot be reached.",
 	429: "Too many requests: wait the Retry-After header's seconds.",
 	500: "The agent failed (its escrow refunded), or the marketplace did; an internal error's message quotes the request id to report.",
-	502: "The creator's service answered something invalid: a bad shape or signature. The escrow is refunded.",
+	502: "The creator's service answered something invalid (a bad shape or signature), or could not be reached at all. The escrow is refunded.",
 	503: "Unavailable for a moment: try again after the Retry-After header's seconds; nothing was written.",
 }
 
