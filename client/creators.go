@@ -206,10 +206,16 @@ func (c *Client) Delist(ctx context.Context, id string) (api.CreatorAgent, error
 	return do[api.CreatorAgent](ctx, c, "DELETE", "/v1/creator/agents/"+url.PathEscape(id), nil)
 }
 
-// CreatorAgents lists the creator's own agents, every status included.
+// CreatorAgents lists the creator's own agents, every status included,
+// with their mainnet statistics.
 func (c *Client) CreatorAgents(ctx context.Context) ([]api.CreatorAgent, error) {
+	return c.CreatorAgentsIn(ctx, crtx.Mainnet)
+}
+
+// CreatorAgentsIn is CreatorAgents with env's statistics.
+func (c *Client) CreatorAgentsIn(ctx context.Context, env crtx.Environment) ([]api.CreatorAgent, error) {
 	var out api.CreatorAgentList
-	err := c.call(ctx, "GET", "/v1/creator/agents", nil, &out)
+	err := c.call(ctx, "GET", "/v1/creator/agents?environment="+url.QueryEscape(string(env)), nil, &out)
 	return out.Agents, err
 }
 

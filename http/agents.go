@@ -205,7 +205,11 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet, crtx.Mainnet)
+	env, err := queryEnv(r)
+	if err != nil {
+		return err
+	}
+	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet, env)
 	return reply(w, http.StatusOK, api.CreatorAgentList{Agents: agents}, err)
 }
 

@@ -249,6 +249,23 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if earned.Executions != 3 || earned.Total != 742_500 {
 		t.Errorf("earnings = %+v", earned)
 	}
+	// With a devnet key, the creator's commands read devnet as the money
+	// commands do; --environment says otherwise.
+	var ck api.CreatedKey
+	mustJSON(t, ok(as("creator"), "--json", "keys", "create", "creator-cli", "devnet"), &ck)
+	keyed := append(as("creator"), "CRTX_API_KEY="+ck.Key)
+	mustJSON(t, ok(keyed, "--json", "creator", "earnings"), &earned)
+	if earned.Environment != crtxpkg.Devnet || earned.Executions != 3 {
+		t.Errorf("earnings with a devnet key = %+v", earned)
+	}
+	if lines := strings.Split(ok(keyed, "creator", "list"), "\n"); !strings.HasSuffix(strings.TrimSpace(lines[0]), "DEVNET RUNS") ||
+		!strings.HasSuffix(strings.TrimSpace(lines[1]), " 3") {
+		t.Errorf("creator list with a devnet key:\n%s", strings.Join(lines, "\n"))
+	}
+	if lines := strings.Split(ok(keyed, "creator", "list", "--environment", "mainnet"), "\n"); !strings.HasSuffix(strings.TrimSpace(lines[0]), "MAINNET RUNS") ||
+		!strings.HasSuffix(strings.TrimSpace(lines[1]), " 0") {
+		t.Errorf("creator list --environment mainnet:\n%s", strings.Join(lines, "\n"))
+	}
 	ok(as("creator"), "creator", "delist", agent.AgentID)
 
 	// Failures: a non-zero exit and the error code on stderr.

@@ -216,13 +216,18 @@ func (c *cli) creatorDelistCmd() *cobra.Command {
 
 func (c *cli) creatorListCmd() *cobra.Command {
 	var ids bool
+	var env string
 	cmd := &cobra.Command{
 		Use:     "list",
-		Short:   "List your agents, with their mainnet statistics",
+		Short:   "List your agents, with their statistics in your key's environment",
 		Example: "  AGENT_ID=$(crtx creator list --ids | head -n1)",
 		Args:    cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
-			agents, err := cl.CreatorAgents(ctx)
+			e, err := crtx.ParseEnvironment("--environment", string(c.environment(env)))
+			if err != nil {
+				return err
+			}
+			agents, err := cl.CreatorAgentsIn(ctx, e)
 			if err != nil {
 				return err
 			}
@@ -242,10 +247,11 @@ func (c *cli) creatorListCmd() *cobra.Command {
 				rows[i] = []any{a.AgentID, a.Name, status, a.Price, a.Collateral, a.TotalExecutions}
 			}
 			return c.print(api.CreatorAgentList{Agents: agents}, "%s",
-				table("ID\tNAME\tSTATUS\tPRICE (USDC)\tCOLLATERAL (USDC)\tMAINNET RUNS", rows))
+				table("ID\tNAME\tSTATUS\tPRICE (USDC)\tCOLLATERAL (USDC)\t"+strings.ToUpper(string(e))+" RUNS", rows))
 		}),
 	}
 	cmd.Flags().BoolVar(&ids, "ids", false, "print only the agents' ids, one a line, for a shell to capture")
+	cmd.Flags().StringVar(&env, "environment", "", "mainnet or devnet: whose statistics (default: your API key's, else mainnet)")
 	return cmd
 }
 
