@@ -427,6 +427,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if got := text(t, ctx, `div[aria-label="Your agents"] table`); !strings.Contains(got, "Greeter\tactive\t0\t—\t—\t0.0495") {
 		t.Errorf("the overview's agents on devnet: %q", got)
 	}
+	if got := text(t, ctx, "#runs-note"); !strings.Contains(got, "your own calls") {
+		t.Errorf("the overview does not say why its runs leave out the creator's own: %q", got)
+	}
 
 	// Public pages, and the operator's.
 	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
