@@ -327,6 +327,10 @@ type Tx interface {
 	PaymentsInFlight(ctx context.Context, source string) (USDC, error)
 	// PaymentOf is the x402 payment of an execution.
 	PaymentOf(ctx context.Context, executionID string) (Payment, error)
+	// PaidOutcomes counts agent's x402 executions begun at or after since
+	// that ended with their payment settled: all of them, and those that
+	// failed (paid before they ran, then refunded on the chain).
+	PaidOutcomes(ctx context.Context, agentID string, since time.Time) (ended, failed int, err error)
 	InsertWithdrawal(ctx context.Context, w Withdrawal) error
 	// UpdateWithdrawal writes every mutable field of w (status, signature,
 	// raw, nonce account and nonce, slot, reason, completed_at) while owner

@@ -118,6 +118,20 @@ type x402Stages struct {
 	seconds, runs *prometheus.Desc
 }
 
+// paidFirstCounters count the x402 calls refused because their agent's
+// calls paid first keep failing, and the refunds of calls paid first that
+// failed: each cost the fee payer two transactions' fees (docs/x402.md).
+func paidFirstCounters(m *market.Market) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crtx_x402_paid_first_refused_total",
+			Help: "x402 calls refused payment before they run because their agent's recent calls paid that way mostly failed."},
+			func() float64 { refused, _ := m.X402PaidFirst(); return float64(refused) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crtx_x402_paid_first_refunds_total",
+			Help: "x402 calls paid before they ran that failed and were refunded on the chain (two fees each to the fee payer)."},
+			func() float64 { _, refunded := m.X402PaidFirst(); return float64(refunded) }),
+	}
+}
+
 func newX402Stages(m *market.Market) prometheus.Collector {
 	return x402Stages{market: m,
 		seconds: prometheus.NewDesc("crtx_x402_stage_seconds_total", "Time x402 calls spent in each stage of their payment.", []string{"stage"}, nil),

@@ -62,7 +62,7 @@ func New(market *market.Market, opts Options) *Server {
 		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey), payments: newLimiter(opts.Limits.Payments),
 		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}},
 		nonces:  &limiter{rate: 1 / listingNonceEvery.Seconds(), burst: listingNonceBurst, buckets: map[string]*bucket{}}}
-	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(reserveGauges(market), newRPCCalls(market), newX402Stages(market))...)...)
+	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(append(reserveGauges(market), paidFirstCounters(market)...), newRPCCalls(market), newX402Stages(market))...)...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -771,5 +772,48 @@ func TestX402HiddenStatusIsNeverKept(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the landed transfer of a payment let go is not among the unattributed: %+v", un.Transfers)
+	}
+}
+
+// TestX402FailingAgentIsPaidFirstNoMore: each call paid before it runs
+// that fails costs the fee payer its payment's and its refund's fees, and
+// its payer nothing. Once an agent's recent calls paid that way mostly
+// failed, it is paid first no more: such a call is refused before
+// anything costs an RPC call, while a synchronous call short enough to be
+// paid after its result still runs (and, failing, costs nobody anything).
+// /metrics counts the refunds and the refusals.
+func TestX402FailingAgentIsPaidFirstNoMore(t *testing.T) {
+	x := newX402Market(t)
+	broken := x.list(newService(t, failing), "0.02")
+	for i := range 3 {
+		got := x.pay(broken, "pay", crtx.ExecuteParams{Task: "fail " + strconv.Itoa(i), Async: true})
+		var acc api.Accepted
+		if err := json.Unmarshal(got.Body, &acc); err != nil || got.Status != 202 {
+			t.Fatalf("async call %d: %d %s", i, got.Status, got.Body)
+		}
+		x.refunded(acc.ExecutionID)
+	}
+	simulations := x.chain.proxy.Calls("simulateTransaction")
+	got := x.pay(broken, "pay", crtx.ExecuteParams{Task: "once more", Async: true})
+	if got.Status != 503 || !strings.Contains(string(got.Body), "3 of the 3 x402 calls") ||
+		!strings.Contains(string(got.Body), "nothing was charged") {
+		t.Errorf("a fourth call paid first: %d %s", got.Status, got.Body)
+	}
+	if n := x.chain.proxy.Calls("simulateTransaction"); n != simulations {
+		t.Errorf("the refused call cost %d simulations", n-simulations)
+	}
+	x.unchanged(x.start)
+	// Paid after its result, a short synchronous call still runs.
+	five := 5
+	got = x.pay(broken, "pay", crtx.ExecuteParams{Task: "short", TimeoutSeconds: &five})
+	if got.Status != 500 || !strings.Contains(string(got.Body), "the model is down") || !strings.Contains(string(got.Body), "nothing was charged") {
+		t.Errorf("a short synchronous call: %d %s", got.Status, got.Body)
+	}
+	x.unchanged(x.start)
+	_, metrics := x.scrape(x.d.URL + "/metrics")
+	for _, want := range []string{"crtx_x402_paid_first_refused_total 1\n", "crtx_x402_paid_first_refunds_total 3\n"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics has no %q", strings.TrimSpace(want))
+		}
 	}
 }

@@ -127,6 +127,7 @@ type Market struct {
 	watches    *watches              // the executions streams follow here
 	surplus    surpluses             // the last reserve check's
 	stages     stageTimes            // x402 calls' time by stage
+	paidFirst  paidFirstCounts       // x402 calls paid first: refused, refunded
 	// nudge wakes the withdrawal worker when a withdrawal is requested.
 	nudge chan struct{}
 	// signing is held while a withdrawal picks a nonce account, signs on

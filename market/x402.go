@@ -203,6 +203,12 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	if err := m.unclaimed(ctx, env, cp); err != nil {
 		return res, err
 	}
+	settleFirst := in.Async || time.Duration(timeout)*time.Second > m.settleAfter()
+	if settleFirst {
+		if err := m.mayPayFirst(ctx, a); err != nil {
+			return res, err
+		}
+	}
 	if paid.Allow != nil {
 		if err := paid.Allow(cp.Payer); err != nil {
 			return res, err
@@ -227,7 +233,6 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
 	p := crtx.Payment{Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Price,
 		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: now}
-	settleFirst := in.Async || time.Duration(timeout)*time.Second > m.settleAfter()
 	if settleFirst {
 		// The signed bytes are stored before they are sent.
 		p.Status = crtx.PaymentSent

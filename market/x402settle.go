@@ -187,6 +187,7 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 			return m.refundPaid(ctx, tx, e, p)
 		})
 		if ok && e.Status != crtx.ExecCompleted {
+			m.paidFirst.refunded.Add(1)
 			m.nudgeWithdrawals()
 		}
 		return ok, err

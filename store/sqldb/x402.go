@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/crtx-market/crtx"
 )
@@ -61,6 +62,16 @@ func (t *tx) Payment(ctx context.Context, signature string) (crtx.Payment, error
 func (t *tx) PaymentOf(ctx context.Context, executionID string) (crtx.Payment, error) {
 	p, err := scanX402(t.queryRow(ctx, `SELECT `+x402Columns+` FROM x402_payments WHERE execution_id = ?`, executionID))
 	return p, notFound(err, "payment of "+executionID)
+}
+
+func (t *tx) PaidOutcomes(ctx context.Context, agentID string, since time.Time) (ended, failed int, err error) {
+	// A range of executions_agent (agent_id, initiated_at), each joined to
+	// its payment by x402_payments' execution_id.
+	err = t.queryRow(ctx, `SELECT count(*), CAST(coalesce(sum(CASE WHEN e.status = 'failed' THEN 1 ELSE 0 END), 0) AS BIGINT)
+		FROM executions e JOIN x402_payments p ON p.execution_id = e.id
+		WHERE e.agent_id = ? AND e.initiated_at >= ? AND e.key_id = ? AND e.status IN ('completed', 'disputed', 'failed')
+		AND p.status = 'settled'`, agentID, us(since), crtx.X402Key).Scan(&ended, &failed)
+	return ended, failed, err
 }
 
 func (t *tx) PaymentsInFlight(ctx context.Context, source string) (crtx.USDC, error) {

@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"Withdrawals", testWithdrawals},
 		{"Anchors", testAnchors},
 		{"Payments", testPayments},
+		{"PaidOutcomes", testPaidOutcomes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

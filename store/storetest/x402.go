@@ -78,3 +78,60 @@ func testPayments(t *testing.T, s crtx.Store) {
 		return nil
 	})
 }
+
+// testPaidOutcomes: an agent's x402 calls since a time that ended with
+// their payment settled are counted, and those of them that failed (paid
+// first, then refunded); a failed call never paid, a key's call, an older
+// call and another agent's are not.
+func testPaidOutcomes(t *testing.T, s crtx.Store) {
+	since := t0.Add(time.Hour)
+	calls := []struct {
+		id, agent, key string
+		at             time.Time
+		status         crtx.ExecStatus
+		payment        crtx.PaymentStatus
+	}{
+		{"ok", "a1", crtx.X402Key, since, crtx.ExecCompleted, crtx.PaymentSettled},
+		{"refunded", "a1", crtx.X402Key, since.Add(time.Minute), crtx.ExecFailed, crtx.PaymentSettled},
+		{"refunded-too", "a1", crtx.X402Key, since.Add(2 * time.Minute), crtx.ExecFailed, crtx.PaymentSettled},
+		{"never-paid", "a1", crtx.X402Key, since.Add(time.Minute), crtx.ExecFailed, crtx.PaymentVoid},
+		{"running", "a1", crtx.X402Key, since.Add(time.Minute), crtx.ExecRunning, crtx.PaymentSettled},
+		{"keyed", "a1", "key_1", since.Add(time.Minute), crtx.ExecFailed, ""},
+		{"older", "a1", crtx.X402Key, since.Add(-time.Second), crtx.ExecFailed, crtx.PaymentSettled},
+		{"other", "a2", crtx.X402Key, since.Add(time.Minute), crtx.ExecFailed, crtx.PaymentSettled},
+	}
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+			return err
+		}
+		for _, id := range []string{"a1", "a2"} {
+			if err := tx.InsertAgent(ctx, agent(id, "w1", 100_000, nil, t0)); err != nil {
+				return err
+			}
+		}
+		for _, c := range calls {
+			e := execution(c.id, c.at)
+			e.AgentID, e.KeyID, e.Status = c.agent, c.key, c.status
+			if err := tx.InsertExecution(ctx, e); err != nil {
+				return err
+			}
+			if c.payment == "" {
+				continue
+			}
+			if err := tx.InsertPayment(ctx, crtx.Payment{Signature: "sig-" + c.id, Environment: crtx.Devnet, ExecutionID: c.id,
+				Payer: "w1", Source: "src", Amount: 100_000, Network: "solana:local", Raw: []byte{1}, Status: c.payment, CreatedAt: c.at}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if ended, failed, err := tx.PaidOutcomes(ctx, "a1", since); err != nil || ended != 3 || failed != 2 {
+			t.Errorf("a1's paid outcomes: %d ended, %d failed, %v; want 3 and 2", ended, failed, err)
+		}
+		if ended, failed, err := tx.PaidOutcomes(ctx, "none", since); err != nil || ended != 0 || failed != 0 {
+			t.Errorf("an unknown agent's paid outcomes: %d, %d, %v", ended, failed, err)
+		}
+		return nil
+	})
+}
