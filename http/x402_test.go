@@ -755,12 +755,18 @@ func TestX402HiddenStatusIsNeverKept(t *testing.T) {
 	agent := x.list(newService(t, echo), "0.02", map[string]any{"timeout_seconds": 5})
 	x.chain.proxy.Set("getSignatureStatuses", chaintest.HideStatuses(func(string) bool { return true }))
 	got := x.pay(agent, "pay", run("hidden"))
+	// Settled first, an asynchronous call whose payment is taken for never
+	// landed is answered so, not as pending.
+	later := x.pay(agent, "pay", crtx.ExecuteParams{Task: "hidden, later", Async: true})
 	x.chain.proxy.Set("getSignatureStatuses", nil)
 	if got.Status != 402 || !strings.Contains(string(got.Body), "did not land") || got.PaymentResponse == nil || got.PaymentResponse.Success {
 		t.Fatalf("a payment whose status was hidden: %d %s", got.Status, got.Body)
 	}
-	if held := x.held(); held != x.start-usdc("0.02") {
-		t.Fatalf("the payer holds %s: the hidden payment should have landed", held)
+	if later.Status != 402 || !strings.Contains(string(later.Body), "did not land") || later.PaymentResponse == nil || later.PaymentResponse.Success {
+		t.Fatalf("an asynchronous call's payment whose status was hidden: %d %s", later.Status, later.Body)
+	}
+	if held := x.held(); held != x.start-usdc("0.04") {
+		t.Fatalf("the payer holds %s: the two hidden payments should have landed", held)
 	}
 	un, err := x.admin.Unattributed(ctx, crtx.Devnet, 20)
 	if err != nil {

@@ -283,8 +283,9 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	}
 	res.Execution, res.Settle = e, m.settleResponse(ctx, e, acc.Network)
 	if e.Status.Final() {
-		// The payment never landed: the execution failed unpaid.
-		return res, nil
+		// The payment never landed: the execution failed unpaid, which an
+		// asynchronous call's answer says too, not that it is pending.
+		return res, &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
 	}
 	if e.Async {
 		m.jobs.Go(func() { m.run(m.bg, e, nil) })

@@ -87,9 +87,11 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 		return s.refused(pr, err, payload, res.Settle.Payer)
 	}
 	var replay *crtx.Replay
-	if errors.As(err, &replay) {
+	if errors.As(err, &replay) || res.Execution.Status.Final() {
 		// The same call again (idempotency_key, or the payment-identifier
-		// extension's id): its first answer, paid once.
+		// extension's id): its first answer, paid once; or a call that
+		// ended before it ran (its payment never landed), answered below
+		// as any ended call.
 		err = nil
 	}
 	if err != nil {
