@@ -84,6 +84,9 @@ type Chain interface {
 	// SettlePayment sends a payment's signed bytes and waits until they
 	// land confirmed (their slot), fail, or can never land.
 	SettlePayment(ctx context.Context, signed []byte, lastValid uint64) (uint64, error)
+	// BlockTime is how long the cluster takes to make a block, as
+	// measured; 0 while unknown. A blockhash lives BlockhashBlocks blocks.
+	BlockTime(ctx context.Context) time.Duration
 	// RPCCalls is how many JSON-RPC calls the chain made, by method.
 	RPCCalls() map[string]uint64
 	// Balance is what TokenAccount holds; FeeBalance the treasury's SOL, in
@@ -91,6 +94,11 @@ type Chain interface {
 	Balance(ctx context.Context) (USDC, error)
 	FeeBalance(ctx context.Context) (uint64, error)
 }
+
+// BlockhashBlocks is how many blocks a Solana blockhash lives: a
+// transaction made on it lands before the chain passes the height it was
+// made at plus this, or never.
+const BlockhashBlocks = 150
 
 // ChainPayment is one transfer into the treasury's token account: one
 // transfer instruction that names its own references (Part, from 1), or a

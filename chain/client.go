@@ -70,6 +70,8 @@ type Client struct {
 	poll time.Duration
 	// genesis is the cluster's genesis hash, once read (Network).
 	genesis atomic.Pointer[string]
+	// clock measures the cluster's block time (BlockTime).
+	clock blockClock
 }
 
 var _ crtx.Chain = (*Client)(nil)

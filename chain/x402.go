@@ -329,6 +329,7 @@ func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) er
 		return fmt.Errorf("reading a recent blockhash: %w", err)
 	}
 	p.LastValid = latest.Value.LastValidBlockHeight
+	c.clock.observe(time.Now(), p.LastValid-crtx.BlockhashBlocks)
 	return nil
 }
 

@@ -713,7 +713,7 @@ func TestX402SettlementThroughAnOutage(t *testing.T) {
 // before it leaves, is never sent, so the treasury pays no fee for it and
 // nobody is charged.
 func TestX402PayerWhoSpendsItsFundsGetsNoResult(t *testing.T) {
-	x := newX402Market(t, func(c *daemon.Config) { c.X402SettleAfter = 10 * time.Second })
+	x := newX402Market(t)
 	sink := chaintest.NewKey(t)
 	x.chain.net.MintTo(t, x.chain.mint, x.chain.mintAuth, chaintest.Address(sink), 1)
 	mint := solana.MustPublicKeyFromBase58(x.chain.mint)
@@ -725,7 +725,7 @@ func TestX402PayerWhoSpendsItsFundsGetsNoResult(t *testing.T) {
 			x.chain.net.Send(t, []solana.Instruction{chaintest.TransferChecked(uint64(x.held()), src, mint, dst, owner)}, x.payer.key)
 		}
 		return "worked", 0, nil
-	}), "0.02", map[string]any{"timeout_seconds": 8, "name": "Spent"})
+	}), "0.02", map[string]any{"timeout_seconds": 5, "name": "Spent"})
 	treasury := x.treasuryHeld()
 	var treasurySOL uint64
 	if b, err := rpc.New(x.chain.net.RPC).GetBalance(ctx, solana.MustPublicKeyFromBase58(x.chain.treasury), rpc.CommitmentConfirmed); err == nil {
@@ -822,4 +822,26 @@ func TestX402FailingAgentIsPaidFirstNoMore(t *testing.T) {
 			t.Errorf("/metrics has no %q", strings.TrimSpace(want))
 		}
 	}
+}
+
+// TestX402SettlesAfterWithinTheChainsBlockhashLife: a call is settled
+// after its result only if its payment's blockhash outlives it on the
+// chain in use. Here a blockhash lives 7.5 s (150 blocks of 50 ms) while
+// --x402-settle-after allows 30 s: once the marketplace has measured the
+// chain's blocks, a synchronous call of 6 s is settled first (so a result
+// is never withheld for a payment that expired), and refunded when it
+// fails, as its answer says.
+func TestX402SettlesAfterWithinTheChainsBlockhashLife(t *testing.T) {
+	x := newX402Market(t, func(c *daemon.Config) { c.X402SettleAfter = 30 * time.Second })
+	broken := x.list(newService(t, failing), "0.02", map[string]any{"timeout_seconds": 6})
+	x.requirements(broken)
+	start := x.chain.net.BlockHeight(t)
+	waitUntil(t, func() bool { return x.chain.net.BlockHeight(t) >= start+60 })
+	got := x.pay(broken, "pay", run("six seconds at most"))
+	var eb api.ErrorBody
+	if err := json.Unmarshal(got.Body, &eb); err != nil || got.Status != 500 || eb.Error.ExecutionID == nil ||
+		!strings.Contains(eb.Error.Message, "wd_refund_"+*eb.Error.ExecutionID) || got.PaymentResponse == nil || !got.PaymentResponse.Success {
+		t.Fatalf("a 6 s call on a chain whose blockhash lives 7.5 s was not settled first: %d %s %+v", got.Status, got.Body, got.PaymentResponse)
+	}
+	x.refunded(*eb.Error.ExecutionID)
 }

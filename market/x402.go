@@ -95,6 +95,9 @@ func (m *Market) PaymentRequired(ctx context.Context, agentID, resource string) 
 			down = chainDown(env, err)
 			continue
 		}
+		// A payment follows: the measure of the chain's block time that
+		// decides how it settles starts here (one height read a second).
+		c.BlockTime(ctx)
 		pr.Accepts = append(pr.Accepts, req)
 	}
 	switch {
@@ -203,9 +206,10 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	if err := m.unclaimed(ctx, env, cp); err != nil {
 		return res, err
 	}
-	settleFirst := in.Async || time.Duration(timeout)*time.Second > m.settleAfter()
+	bound := m.settleAfterOn(ctx, c)
+	settleFirst := in.Async || time.Duration(timeout)*time.Second > bound
 	if settleFirst {
-		if err := m.mayPayFirst(ctx, a); err != nil {
+		if err := m.mayPayFirst(ctx, a, bound); err != nil {
 			return res, err
 		}
 	}
@@ -447,12 +451,21 @@ func (m *Market) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.Ch
 	})
 }
 
-// settleAfter is the longest synchronous call settled after its result.
-func (m *Market) settleAfter() time.Duration {
+// settleAfterOn is the longest synchronous call paid on c settled after
+// its result: SettleAfter, or three quarters of a blockhash's life on c as
+// measured if that is shorter (a local validator's fast slots), so that a
+// payment made just before the call still lands after it; the last
+// quarter is for the payer's time between reading its blockhash and
+// sending, and for the settlement.
+func (m *Market) settleAfterOn(ctx context.Context, c crtx.Chain) time.Duration {
+	d := DefaultSettleAfter
 	if m.cfg.SettleAfter > 0 {
-		return m.cfg.SettleAfter
+		d = m.cfg.SettleAfter
 	}
-	return DefaultSettleAfter
+	if block := c.BlockTime(ctx); block > 0 {
+		d = min(d, block*crtx.BlockhashBlocks*3/4)
+	}
+	return d
 }
 
 // openPaid writes an x402 execution with its payment, which claims the

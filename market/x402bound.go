@@ -42,7 +42,7 @@ func (m *Market) X402PaidFirst() (refused, refunded int64) {
 
 // mayPayFirst refuses a call of a that would be paid before it runs while
 // a's recent calls paid that way mostly failed.
-func (m *Market) mayPayFirst(ctx context.Context, a crtx.Agent) error {
+func (m *Market) mayPayFirst(ctx context.Context, a crtx.Agent, settleAfter time.Duration) error {
 	var ended, failed int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		ended, failed, err = tx.PaidOutcomes(ctx, a.ID, m.now().Add(-failingWindow))
@@ -58,5 +58,5 @@ func (m *Market) mayPayFirst(ctx context.Context, a crtx.Agent) error {
 	return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: int(failingWindow / 10 / time.Second),
 		Message: fmt.Sprintf("%d of the %d x402 calls of agent %s paid in the last hour failed, and a call paid before it runs is refunded on the chain at the marketplace's cost: "+
 			"until its calls succeed again, pay it with x402 in a synchronous call of at most %d seconds (paid only once its result checks out), or with an API key; "+
-			"the payment was not sent: nothing was charged", failed, ended, a.ID, int(m.settleAfter()/time.Second))}
+			"the payment was not sent: nothing was charged", failed, ended, a.ID, int(settleAfter/time.Second))}
 }
