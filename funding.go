@@ -13,4 +13,15 @@ type Balance struct {
 type Funding struct {
 	Transaction LedgerTx
 	Balance     Balance
+	// Faucet is what an airdrop paid on a local chain instead (the
+	// ledger then moved nothing).
+	Faucet *Faucet
+}
+
+// Faucet is test money a local chain's faucet gave a wallet: USDC in its
+// token account (made if missing), and SOL for its transactions' fees.
+type Faucet struct {
+	Signature    string
+	TokenAccount string
+	Lamports     uint64
 }

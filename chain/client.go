@@ -41,6 +41,12 @@ type Config struct {
 	// Cluster names the cluster for explorer links; empty, it is guessed
 	// from RPC.
 	Cluster string
+	// Network, when set, is the CAIP-2 id x402 names the cluster by in
+	// place of its own: a local network that stands in for a public one
+	// (crtxd dev --local-chain's devnet names itself devnet, whose id and
+	// USDC x402's clients know). Its name for explorers and anchors stays
+	// what its genesis hash says.
+	Network string
 	// NonceAccounts is how many durable nonce accounts the treasury signs
 	// withdrawals on, so how many may be in flight at once; zero means
 	// DefaultNonceAccounts.
@@ -70,6 +76,8 @@ type Client struct {
 	poll time.Duration
 	// genesis is the cluster's genesis hash, once read (Network).
 	genesis atomic.Pointer[string]
+	// network is Config.Network.
+	network string
 	// clock measures the cluster's block time (BlockTime).
 	clock blockClock
 }
@@ -113,6 +121,7 @@ func New(cfg Config) (*Client, error) {
 		seen:         newSeen(seenSize),
 		rpc:          rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPC, &jsonrpc.RPCClientOpts{HTTPClient: counted.client()})),
 		url:          cfg.RPC,
+		network:      cfg.Network,
 		cluster:      cfg.Cluster,
 		mint:         mint,
 		treasury:     treasury,

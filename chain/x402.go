@@ -44,9 +44,13 @@ const (
 )
 
 // Network is the cluster's CAIP-2 id, as x402 names it: "solana:" and the
-// first 32 characters of its genesis hash. It is read from the cluster
-// once, the first time it is asked for.
+// first 32 characters of its genesis hash, read from the cluster once, the
+// first time it is asked for; or the id of the cluster it stands in for
+// (Config.Network).
 func (c *Client) Network(ctx context.Context) (string, error) {
+	if c.network != "" {
+		return c.network, nil
+	}
 	if g := c.genesis.Load(); g != nil {
 		return "solana:" + (*g)[:min(32, len(*g))], nil
 	}

@@ -17,6 +17,9 @@ const (
 	USDCDevnet  = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU"
 )
 
+// NetworkDevnet is Solana devnet's CAIP-2 id, as x402 names it.
+const NetworkDevnet = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+
 // chainMeta names the store's record that an environment's money is bound
 // to a chain: once one has run there, money never again enters it by hand,
 // even from an offline command started without the chain's flags.
@@ -50,7 +53,11 @@ func openChains(cfg Config) (map[crtx.Environment]crtx.Chain, error) {
 		if rpc == "" {
 			continue
 		}
-		c, err := chain.New(chain.Config{RPC: rpc, Mint: mint, Treasury: treasury, NonceAccounts: cfg.NonceAccounts})
+		network := ""
+		if env == crtx.Devnet {
+			network = cfg.DevnetNetwork
+		}
+		c, err := chain.New(chain.Config{RPC: rpc, Mint: mint, Treasury: treasury, NonceAccounts: cfg.NonceAccounts, Network: network})
 		if err != nil {
 			return nil, fmt.Errorf("--solana-rpc-%s: %w", env, err)
 		}

@@ -104,6 +104,13 @@ type Config struct {
 	// ran without it since, is emptied (else ErrNotFresh). Keys and the
 	// admin token stay.
 	FreshStore bool
+	// DevnetNetwork, when set, is the x402 network id devnet's chain is
+	// named by instead of its own (chain.Config.Network): crtxd dev
+	// --local-chain's network stands in for Solana devnet.
+	DevnetNetwork string
+	// Faucet gives a wallet test USDC and SOL on devnet's chain, when that
+	// chain is a local network crtx runs (market.Config.Faucet).
+	Faucet func(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Faucet, error)
 
 	// PprofAddr, when set, serves net/http/pprof there (keep it on loopback).
 	PprofAddr string
@@ -411,7 +418,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
 		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter,
-		OperatorDepositCommand: operatorDeposit(cfg)})
+		OperatorDepositCommand: operatorDeposit(cfg), Faucet: cfg.Faucet})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

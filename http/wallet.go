@@ -29,9 +29,14 @@ type fundingRequest struct {
 
 func (s *Server) fundingResponse(w http.ResponseWriter, status int, req fundingRequest, f crtx.Funding) {
 	t := f.Transaction
-	writeJSON(w, status, api.FundingResponse{TransactionID: t.ID, Kind: t.Kind, Environment: t.Environment,
-		Wallet: req.Wallet, Amount: *req.Amount, Balance: f.Balance,
-		ExplorerURL: s.market.ExplorerURL(t.Environment, crtx.AccountAddress(crtx.AccountWallet, req.Wallet))})
+	r := api.FundingResponse{TransactionID: t.ID, Kind: t.Kind, Environment: t.Environment, Wallet: req.Wallet, Amount: *req.Amount,
+		Balance: f.Balance}
+	if f.Faucet != nil {
+		r.TransactionID, r.Kind, r.Environment = f.Faucet.Signature, api.KindFaucet, crtx.Devnet
+		r.TokenAccount, r.SOLLamports = f.Faucet.TokenAccount, f.Faucet.Lamports
+	}
+	r.ExplorerURL = s.market.ExplorerURL(r.Environment, crtx.AccountAddress(crtx.AccountWallet, req.Wallet))
+	writeJSON(w, status, r)
 }
 
 func (s *Server) decodeFunding(r *http.Request, withEnv bool) (fundingRequest, error) {

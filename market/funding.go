@@ -123,13 +123,24 @@ func (m *Market) addFunds(env crtx.Environment, wallet string, missing crtx.USDC
 }
 
 // Airdrop credits devnet funds to wallet, at most AirdropMax a call and
-// AirdropsPerHour calls a wallet in any rolling hour.
+// AirdropsPerHour calls a wallet in any rolling hour. On a local chain
+// with a faucet it pays them on the chain instead, into the wallet's
+// token account, with SOL for its fees: the wallet then pays as it would
+// on a public chain (a deposit, x402), and the ledger moves nothing.
 func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		return crtx.Funding{}, err
 	}
 	if amount <= 0 || amount > m.cfg.AirdropMax {
 		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "amount_usdc must be more than 0 and at most %s", m.cfg.AirdropMax)
+	}
+	if m.cfg.Faucet != nil && m.cfg.Chains[crtx.Devnet] != nil {
+		f, err := m.cfg.Faucet(ctx, wallet, amount)
+		if err != nil {
+			return crtx.Funding{}, chainDown(crtx.Devnet, err)
+		}
+		b, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Balance, error) { return balance(ctx, tx, crtx.Devnet, wallet) })
+		return crtx.Funding{Faucet: &f, Balance: b}, internal("airdrop balance", err)
 	}
 	if err := m.offChain(crtx.Devnet); err != nil {
 		return crtx.Funding{}, err

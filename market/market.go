@@ -82,6 +82,10 @@ type Config struct {
 	// result; a longer one is settled before its dispatch. 0 means
 	// DefaultSettleAfter.
 	SettleAfter time.Duration
+	// Faucet, when set, gives a wallet test USDC (and SOL for its fees) on
+	// devnet's chain: a local network crtx runs (crtxd dev --local-chain),
+	// where the airdrop pays on the chain instead of on the ledger.
+	Faucet func(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Faucet, error)
 	// AnchorInterval is how often the newest sealed block of each
 	// environment with a chain is anchored; 0 means a minute.
 	AnchorInterval time.Duration

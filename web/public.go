@@ -241,7 +241,8 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	d.Samples = callSamples(base, a.AgentID, d.Example, example, curl, cli)
 	if len(h.market.Config().Chains) > 0 {
 		d.X402 = true
-		d.X402Fetch, d.X402Python, d.X402CLI = x402Snippets(base+"/v1/agents/"+a.AgentID+"/execute", string(body), a.AgentID, d.Example, d.Flags)
+		d.X402Fetch, d.X402Python, d.X402CLI = x402Snippets(base+"/v1/agents/"+a.AgentID+"/execute", string(body), a.AgentID, d.Example, d.Flags,
+			payingRPC(h.market.Config().Chains))
 	}
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		rows, err := h.market.AgentRuns(r.Context(), a.AgentID, env)

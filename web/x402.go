@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/shell"
 )
 
 // x402Snippets are the agent page's ways of paying one call per call with
 // x402, each a whole program that runs as pasted: with the official
 // TypeScript client (@x402/fetch and @x402/svm), the official Python one
-// (x402), and the crtx command line; all pay from a Solana key file.
-func x402Snippets(url, body, agentID, example string, flags []string) (fetch, python, cli string) {
+// (x402), and the crtx command line; all pay from a Solana key file, on
+// the chain rpc serves.
+func x402Snippets(url, body, agentID, example string, flags []string, rpc string) (fetch, python, cli string) {
 	fetch = fmt.Sprintf(`// npm install @x402/fetch @x402/svm @solana/kit   (an ES module: save as pay.mjs)
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
@@ -19,12 +21,12 @@ import { createKeyPairSignerFromBytes } from '@solana/kit';
 import { readFileSync } from 'node:fs';
 
 const signer = await createKeyPairSignerFromBytes(Uint8Array.from(JSON.parse(readFileSync('payer.json', 'utf8'))));
-const pay = wrapFetchWithPayment(fetch, new x402Client().register('solana:*', new ExactSvmScheme(signer)));
+const pay = wrapFetchWithPayment(fetch, new x402Client().register('solana:*', new ExactSvmScheme(signer, { rpcUrl: '%s' })));
 const res = await pay('%s', {
   method: 'POST', headers: { 'Content-Type': 'application/json' },
   body: JSON.stringify(%s),
 });
-console.log(res.status, await res.json());`, url, body)
+console.log(res.status, await res.json());`, rpc, url, body)
 	python = fmt.Sprintf(`# pip install "x402[svm,requests]"
 import json, requests
 from solders.keypair import Keypair
@@ -39,8 +41,28 @@ client.register("solana:*", ExactSvmScheme(signer=KeypairSigner(keypair)))
 session = wrapRequestsWithPayment(requests.Session(), client)
 r = session.post("%s", json=%s)
 print(r.status_code, r.json())`, url, body)
-	cli = fmt.Sprintf(`crtx run %s %s%s --x402 --keypair payer.json --rpc https://api.devnet.solana.com`, agentID, shell.Quote(example), paramFlags(flags))
+	cli = fmt.Sprintf(`crtx run %s %s%s --x402 --keypair payer.json --rpc %s`, agentID, shell.Quote(example), paramFlags(flags), shell.Quote(rpc))
 	return fetch, python, cli
+}
+
+// payingRPC is the Solana RPC URL the snippets pay on: that of the chain
+// whose way to pay comes first in a PAYMENT-REQUIRED (mainnet's, else
+// devnet's), which x402's clients take. A public cluster is named by its
+// public endpoint, never by the operator's own URL (it may carry a
+// provider's key); any other is a local network crtx runs (crtxd dev
+// --local-chain), on the visitor's own machine, named as it is.
+func payingRPC(chains map[crtx.Environment]crtx.Chain) string {
+	c := chains[crtx.Mainnet]
+	if c == nil {
+		c = chains[crtx.Devnet]
+	}
+	switch c.Cluster() {
+	case "mainnet-beta":
+		return "https://api.mainnet-beta.solana.com"
+	case "devnet":
+		return "https://api.devnet.solana.com"
+	}
+	return c.RPC()
 }
 
 // paramFlags are --param flags, each with a space before it.

@@ -134,7 +134,8 @@ func (n *Net) NewMint(t testing.TB) (mint string, authority ed25519.PrivateKey) 
 // creating the account if it is missing; the authority pays.
 func (n *Net) MintTo(t testing.TB, mint string, authority ed25519.PrivateKey, wallet string, amount crtx.USDC) {
 	t.Helper()
-	check(t, n.net.MintTo(background(), mint, authority, wallet, amount))
+	_, err := n.net.MintTo(background(), mint, authority, wallet, amount)
+	check(t, err)
 }
 
 // TokenBalance is what a token account holds; an account that does not

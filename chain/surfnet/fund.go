@@ -3,6 +3,8 @@ package surfnet
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -56,26 +58,50 @@ func (n *Net) NewMint(ctx context.Context, authority ed25519.PrivateKey) (string
 	return mint.String(), nil
 }
 
+// SetMint makes the account at address an SPL Token mint of Decimals with
+// authority as its mint authority (and no freeze authority), as Surfnet's
+// surfnet_setAccount cheatcode writes any account: a local network's test
+// USDC at the address USDC has on a public cluster, which x402's clients
+// know.
+func (n *Net) SetMint(ctx context.Context, address string, authority ed25519.PrivateKey) error {
+	var mint [token.MINT_SIZE]byte             // the Mint layout, little-endian
+	binary.LittleEndian.PutUint32(mint[0:], 1) // mint_authority: Some
+	copy(mint[4:36], authority.Public().(ed25519.PublicKey))
+	mint[44], mint[45] = Decimals, 1 // decimals, is_initialized
+	rent, err := n.client.GetMinimumBalanceForRentExemption(ctx, token.MINT_SIZE, rpc.CommitmentConfirmed)
+	if err != nil {
+		return err
+	}
+	var ignored any
+	if err := n.client.RPCCallForInto(ctx, &ignored, "surfnet_setAccount", []any{address, map[string]any{
+		"lamports": rent, "data": hex.EncodeToString(mint[:]), "owner": solana.TokenProgramID.String()}}); err != nil {
+		return fmt.Errorf("setting the mint at %s: %w", address, err)
+	}
+	return nil
+}
+
 // MintTo mints amount of mint into wallet's associated token account,
-// creating the account if it is missing; the authority pays.
-func (n *Net) MintTo(ctx context.Context, mint string, authority ed25519.PrivateKey, wallet string, amount crtx.USDC) error {
+// creating the account if it is missing; the authority pays. It returns
+// the transaction's signature.
+func (n *Net) MintTo(ctx context.Context, mint string, authority ed25519.PrivateKey, wallet string, amount crtx.USDC) (string, error) {
 	m, err1 := solana.PublicKeyFromBase58(mint)
 	w, err2 := solana.PublicKeyFromBase58(wallet)
 	if err := errors.Join(err1, err2); err != nil {
-		return fmt.Errorf("mint %q or wallet %q: %w", mint, wallet, err)
+		return "", fmt.Errorf("mint %q or wallet %q: %w", mint, wallet, err)
 	}
 	payer := solana.PrivateKey(authority).PublicKey()
 	account, _, err := solana.FindAssociatedTokenAddress(w, m)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := n.Send(ctx, []solana.Instruction{
+	sig, err := n.Send(ctx, []solana.Instruction{
 		ata.NewCreateIdempotentInstruction(payer, w, m).Build(),
 		token.NewMintToCheckedInstruction(uint64(amount), Decimals, m, account, payer, nil).Build(),
-	}, authority); err != nil {
-		return fmt.Errorf("minting to %s: %w", wallet, err)
+	}, authority)
+	if err != nil {
+		return "", fmt.Errorf("minting to %s: %w", wallet, err)
 	}
-	return nil
+	return sig, nil
 }
 
 // TokenBalance is what a token account holds; an account that does not

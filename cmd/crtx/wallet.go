@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/keyfile"
@@ -104,7 +105,7 @@ signs in with the wallet key file and shows every environment. A key file given 
 func (c *cli) airdropCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "airdrop AMOUNT",
-		Short:   "Get devnet USDC for the wallet (free, limited per hour)",
+		Short:   "Get devnet USDC for the wallet (free, limited per hour); on a local chain, in its token account there",
 		Example: "  crtx airdrop 50",
 		Args:    cmdline.Args("AMOUNT"),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -119,6 +120,14 @@ func (c *cli) airdropCmd() *cobra.Command {
 			f, err := c.api("").Airdrop(cmd.Context(), addr, amount)
 			if err != nil {
 				return err
+			}
+			if f.Kind == api.KindFaucet {
+				sol := ""
+				if f.SOLLamports > 0 {
+					sol = fmt.Sprintf(", and %g SOL for its fees", float64(f.SOLLamports)/1e9)
+				}
+				return c.print(f, "sent %s test USDC to %s's token account %s on the local chain (transaction %s)%s: "+
+					"pay with it by x402 (crtx run --x402) or a deposit (crtx deposit --pay)\n", f.Amount, addr, f.TokenAccount, f.TransactionID, sol)
 			}
 			return c.print(f, "airdropped %s USDC on devnet; available %s USDC\n", f.Amount, f.Balance.Available)
 		},

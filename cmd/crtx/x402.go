@@ -39,13 +39,22 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 			req = &pr.Accepts[i]
 		}
 	}
+	if _, public := usdcMints[network]; req == nil && !public && len(pr.Accepts) == 1 {
+		// A local cluster stands in for the network the marketplace names
+		// (crtxd dev --local-chain's, for devnet), as x402's own clients
+		// pay it given its RPC URL: the transaction lands only where its
+		// blockhash was read, this cluster.
+		req = &pr.Accepts[0]
+		fmt.Fprintf(c.errOut, "the local cluster at %s stands in for %s\n", rpc, req.Network)
+	}
 	if req == nil {
 		return fmt.Errorf("the marketplace takes x402 payments on %v, not on %s (the chain %s serves)", offered, network, rpc)
 	}
+	network = req.Network
 	// The payment is signed for what the marketplace asks: it must be
-	// USDC where the cluster is known, and no more than --max-cost.
-	if mint, known := usdcMints[network]; known && req.Asset != mint {
-		return fmt.Errorf("the marketplace asks to be paid in %s, which is not USDC on %s (%s); refusing", req.Asset, network, mint)
+	// USDC where the network is known, and no more than --max-cost.
+	if mint, known := usdcMints[req.Network]; known && req.Asset != mint {
+		return fmt.Errorf("the marketplace asks to be paid in %s, which is not USDC on %s (%s); refusing", req.Asset, req.Network, mint)
 	}
 	amount, err := strconv.ParseInt(req.Amount, 10, 64)
 	if err != nil || amount <= 0 {

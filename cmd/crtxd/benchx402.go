@@ -76,7 +76,7 @@ func benchX402(ctx context.Context, f benchFlags, db string, ch *benchChain, ske
 	if err := ch.net.Airdrop(ctx, addressOf(treasury), 10_000_000_000); err != nil {
 		return nil, err
 	}
-	if err := ch.net.MintTo(ctx, ch.mint, ch.auth, addressOf(payer), 1_000_000*crtx.MicroPerUSDC); err != nil {
+	if _, err := ch.net.MintTo(ctx, ch.mint, ch.auth, addressOf(payer), 1_000_000*crtx.MicroPerUSDC); err != nil {
 		return nil, err
 	}
 	addr := freeAddr()

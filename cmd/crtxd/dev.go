@@ -152,7 +152,7 @@ func dev(ctx context.Context, cfg daemon.Config, lc *localChain, stdout io.Write
 `, d.URL, cfg.Data, cfg.AdminTokenFile, setup.wallet, demoFunds(setup), keypair, setup.key)
 	for _, env := range crtx.Environments {
 		if c := d.Market.Chain(env); c != nil && lc != nil && env == crtx.Devnet {
-			fmt.Fprintf(stdout, "  %-13s settles on a local Solana network at %s (it stops with crtxd; the ledger starts afresh with it on each run), treasury %s, test USDC mint %s: no airdrop, USDC enters by a deposit paid on the chain\n",
+			fmt.Fprintf(stdout, "  %-13s settles on a local Solana network at %s standing in for Solana devnet (it stops with crtxd; the ledger starts afresh with it on each run), treasury %s, test USDC mint %s (devnet USDC's address): crtx airdrop gives any wallet test USDC and SOL on it, which enter the ledger by a deposit paid on the chain\n",
 				env+":", c.RPC(), c.Treasury(), lc.mint)
 		} else if c != nil {
 			fmt.Fprintf(stdout, "  %-13s settles on the Solana chain at %s, treasury %s: no airdrop, USDC enters by a deposit paid on the chain\n",
@@ -172,6 +172,9 @@ The demo wallet holds %[4]s test USDC and %[5]d SOL on the local chain. Pay 10 U
   CRTX_URL=%[1]s CRTX_KEYPAIR=%[2]s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %[3]s
 Or pay for one call with x402, with no account (a call that fails costs nothing):
   CRTX_URL=%[1]s CRTX_KEYPAIR=%[2]s go run ./cmd/crtx run --x402 --rpc %[3]s %[6]s 'The quick brown fox.'
+Any other wallet gets test USDC and SOL on the local chain from the faucet, then pays the same way, or with x402's own clients given the RPC URL (each agent's page shows how):
+  CRTX_URL=%[1]s CRTX_KEYPAIR=payer.json go run ./cmd/crtx wallet new
+  CRTX_URL=%[1]s CRTX_KEYPAIR=payer.json go run ./cmd/crtx airdrop 5
 `, d.URL, shell.Quote(keypair), c.RPC(), crtx.USDC(demoChainUSDC), demoChainSOL/1_000_000_000, first.id)
 	} else if c != nil {
 		// Calls are paid from devnet, and on a chain nothing tops the demo

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/crtx-market/crtx"
@@ -90,12 +91,46 @@ func setUpLocalChain(ctx context.Context, cfg *daemon.Config, net *surfnet.Net) 
 			return nil, fmt.Errorf("funding the local chain's treasury and mint authority: %w", err)
 		}
 	}
-	mint, err := net.NewMint(ctx, auth)
-	if err != nil {
+	// The network stands in for Solana devnet: its test USDC lives at
+	// devnet USDC's address and x402 names it by devnet's id, which x402's
+	// clients know, so that they pay on it unmodified, given its RPC URL.
+	// Explorers, anchors and reserves still name it by its genesis hash.
+	mint := daemon.USDCDevnet
+	if err := net.SetMint(ctx, mint, auth); err != nil {
 		return nil, fmt.Errorf("the local chain's test USDC mint: %w", err)
 	}
 	cfg.SolanaRPCDevnet, cfg.USDCMintDevnet, cfg.TreasuryKeypair, cfg.FreshStore = net.RPC, mint, treasuryFile, true
-	return &localChain{net: net, mint: mint, auth: auth}, nil
+	cfg.DevnetNetwork = daemon.NetworkDevnet
+	lc := &localChain{net: net, mint: mint, auth: auth}
+	cfg.Faucet = lc.faucet
+	return lc, nil
+}
+
+// faucetSOL is the SOL a faucet gives with its USDC when the wallet holds
+// less: enough for its transactions' fees and a token account's rent.
+const faucetSOL = 100_000_000
+
+// faucet gives wallet amount of test USDC in its token account, made if
+// missing, and SOL for its fees if it holds less than faucetSOL: the
+// airdrop of a marketplace on the local chain.
+func (lc *localChain) faucet(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Faucet, error) {
+	f := crtx.Faucet{}
+	held, err := lc.net.Balance(ctx, wallet)
+	if err != nil {
+		return f, err
+	}
+	if held < faucetSOL {
+		if err := lc.net.Airdrop(ctx, wallet, faucetSOL); err != nil {
+			return f, err
+		}
+		f.Lamports = faucetSOL
+	}
+	if f.Signature, err = lc.net.MintTo(ctx, lc.mint, lc.auth, wallet, amount); err != nil {
+		return f, err
+	}
+	account, _, err := solana.FindAssociatedTokenAddress(solana.MustPublicKeyFromBase58(wallet), solana.MustPublicKeyFromBase58(lc.mint))
+	f.TokenAccount = account.String()
+	return f, err
 }
 
 // fund gives wallet SOL and test USDC on the chain.
@@ -103,5 +138,6 @@ func (lc *localChain) fund(ctx context.Context, wallet string) error {
 	if err := lc.net.Airdrop(ctx, wallet, demoChainSOL); err != nil {
 		return err
 	}
-	return lc.net.MintTo(ctx, lc.mint, lc.auth, wallet, demoChainUSDC)
+	_, err := lc.net.MintTo(ctx, lc.mint, lc.auth, wallet, demoChainUSDC)
+	return err
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"html"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"github.com/crtx-market/crtx/keyfile"
 )
 
@@ -72,6 +76,7 @@ func TestDevLocalChain(t *testing.T) {
 	if out := runPrinted(t, banner, "run --x402 "); !strings.Contains(out, `"words"`) {
 		t.Fatalf("the banner's x402 line:\n%s", out)
 	}
+	payWithAnyWallet(t, url, rpcURL, agentID, held)
 
 	// A withdrawal to the demo wallet's token account lands.
 	s, _, err := client.New(url, "").SignIn(ctx, key)
@@ -210,3 +215,87 @@ func shellWords(s string) []string {
 
 // crtxBinary is the crtx command line, built once per test run.
 func crtxBinary(t *testing.T) string { return binaryOf(t, "../crtx", "crtx") }
+
+// payWithAnyWallet: a new wallet gets test USDC and SOL on the local chain
+// from the faucet (crtx airdrop), then pays calls with the agent page's
+// snippets as pasted: x402's own client (@x402/fetch and @x402/svm, set
+// up as their READMEs show, default spend controls included) and the
+// command line.
+func payWithAnyWallet(t *testing.T, url, rpcURL, agentID string, held func(string) crtx.USDC) {
+	t.Helper()
+	dir := t.TempDir()
+	cli := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(crtxBinary(t), args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "CRTX_API_KEY=", "CRTX_URL="+url,
+			"CRTX_KEYPAIR=payer.json")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("crtx %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	cli("wallet", "new")
+	key, err := keyfile.Load(filepath.Join(dir, "payer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payer := chaintest.Address(key)
+	if out := cli("airdrop", "5"); !strings.Contains(out, "sent 5 test USDC to "+payer) || !strings.Contains(out, "SOL for its fees") {
+		t.Fatalf("the faucet: %s", out)
+	}
+	if got := held(payer); got != 5*crtx.MicroPerUSDC {
+		t.Fatalf("after the faucet the new wallet holds %s test USDC on the chain, want 5", got)
+	}
+
+	page := getPage(t, url+"/agents/"+agentID)
+	snippet := func(id string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?s)<pre tabindex="0" id="` + id + `">(.*?)</pre>`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("the agent page has no %s snippet", id)
+		}
+		return html.UnescapeString(m[1])
+	}
+	fetch := snippet("x402-fetch")
+	if !strings.Contains(fetch, rpcURL) {
+		t.Errorf("the fetch snippet does not name the local chain's RPC URL %s:\n%s", rpcURL, fetch)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pay.mjs"), []byte(fetch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(nodetest.Modules(t, "CRTX_X402", "@x402/fetch"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "pay.mjs")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "200 ") {
+		t.Fatalf("the agent page's fetch snippet, as pasted: %v\n%s", err, out)
+	}
+	// The command line's snippet, as pasted.
+	line, ok := strings.CutPrefix(snippet("x402-cli"), "crtx ")
+	if !ok {
+		t.Fatalf("the command line snippet: %q", snippet("x402-cli"))
+	}
+	cli(shellWords(line)...)
+	if a, err := client.New(url, "").Agent(ctx, agentID, crtx.Devnet); err != nil || held(payer) != 5*crtx.MicroPerUSDC-2*a.Price {
+		t.Errorf("after two calls the new wallet holds %s on the chain (agent %+v, %v)", held(payer), a, err)
+	}
+}
+
+// getPage reads a page that must answer 200.
+func getPage(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
