@@ -224,8 +224,10 @@ type PaymentTerms struct {
 type CheckedPayment struct {
 	// Payer is the wallet that signed the transfer (its authority).
 	Payer string
-	// Source is the payer's token account the transfer debits.
+	// Source is the payer's token account the transfer debits, and Amount
+	// what it moves.
 	Source string
+	Amount USDC
 	// Raw is the transaction as the payer signed it.
 	Raw []byte
 	// Signature and Signed are the transaction with the fee payer's

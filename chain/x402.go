@@ -266,7 +266,7 @@ func checkPayment(raw []byte, feePayer solana.PrivateKey, mint, destination sola
 	}
 	known := map[solana.PublicKey]bool{payer: true, authority: true, source: true, dest: true, mint: true,
 		solana.TokenProgramID: true, computeBudgetProgram: true, memoProgram: true, lighthouseProgram: true}
-	p := crtx.CheckedPayment{Payer: authority.String(), Source: source.String(), Raw: raw}
+	p := crtx.CheckedPayment{Payer: authority.String(), Source: source.String(), Amount: t.Amount, Raw: raw}
 	for _, k := range keys {
 		if !known[k] {
 			p.Keys = append(p.Keys, k.String())
@@ -317,7 +317,7 @@ func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) er
 		return fmt.Errorf("simulating the payment: %w", err)
 	}
 	if out.Value.Err != nil {
-		return refused("transaction_simulation_failed", "the payment would fail on the chain: %v", out.Value.Err)
+		return c.whyNotPaid(ctx, p, source, out.Value.Err)
 	}
 	// What the source holds after it: the payments in flight from the
 	// same account, each simulated alone, must fit in it too.
@@ -335,6 +335,22 @@ func (c *Client) SimulatePayment(ctx context.Context, p *crtx.CheckedPayment) er
 	p.LastValid = latest.Value.LastValidBlockHeight
 	c.clock.observe(time.Now(), p.LastValid-crtx.BlockhashBlocks)
 	return nil
+}
+
+// whyNotPaid says in words why a payment's simulation failed when the
+// payer's token account is missing or holds too little (x402's
+// insufficient_funds), reading it once; any other failure is the chain's.
+func (c *Client) whyNotPaid(ctx context.Context, p *crtx.CheckedPayment, source solana.PublicKey, failure any) error {
+	info, err := c.rpc.GetAccountInfoWithOpts(ctx, source, &rpc.GetAccountInfoOpts{Commitment: rpc.CommitmentConfirmed})
+	switch {
+	case isNotFound(err) || (err == nil && (info == nil || info.Value == nil)):
+		return refused("insufficient_funds", "the payer %s has no USDC token account (%s) on this chain, so it holds no USDC to pay with", p.Payer, p.Source)
+	case err == nil && len(info.Value.Data.GetBinary()) >= 72:
+		if held := crtx.USDC(binary.LittleEndian.Uint64(info.Value.Data.GetBinary()[64:72])); held < p.Amount {
+			return refused("insufficient_funds", "the payer %s holds %s USDC in its token account %s, less than the %s USDC of this call", p.Payer, held, p.Source, p.Amount)
+		}
+	}
+	return refused("transaction_simulation_failed", "the payment would fail on the chain: %v", failure)
 }
 
 // settlePoll is how often a payment being settled is looked up: its payer

@@ -392,8 +392,21 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 	}
 	// A payment the chain would refuse (more than the payer holds) is
 	// refused by the simulation, before the call.
+	// A payer without a USDC token account, and one holding too little,
+	// are told so in words, with the way to get USDC.
 	broke := chaintest.NewPayment(t, x.chain.treasury, chaintest.NewKey(t), x.chain.mint, x.chain.treasury, 20_000)
-	refused("no funds", agent, x.header(pr, broke.Encode(t, x.chain.net.Blockhash(t))), "transaction_simulation_failed")
+	refused("no token account", agent, x.header(pr, broke.Encode(t, x.chain.net.Blockhash(t))), "insufficient_funds")
+	poor := chaintest.NewKey(t)
+	x.chain.net.MintTo(t, x.chain.mint, x.chain.mintAuth, chaintest.Address(poor), usdc("0.01"))
+	short := chaintest.NewPayment(t, x.chain.treasury, poor, x.chain.mint, x.chain.treasury, 20_000)
+	refused("too little", agent, x.header(pr, short.Encode(t, x.chain.net.Blockhash(t))), "insufficient_funds")
+	for payer, words := range map[*chaintest.Payment]string{broke: "has no USDC token account", short: "holds 0.01 USDC"} {
+		_, eb, _, _, _ := x.post(agent, x.header(pr, payer.Encode(t, x.chain.net.Blockhash(t))), run("once"))
+		if !strings.Contains(eb.Error.Message, words) || !strings.Contains(eb.Error.Message, "send USDC to the payer's wallet") ||
+			strings.Contains(eb.Error.Message, "InstructionError") {
+			t.Errorf("a payer without the USDC: %q, want it to say %q and how to get USDC", eb.Error.Message, words)
+		}
+	}
 	if got := x.held(); got != paid {
 		t.Errorf("the refusals moved money: the payer holds %s, want %s", got, paid)
 	}

@@ -224,6 +224,9 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	if err != nil {
 		var pe *crtx.PaymentError
 		if errors.As(err, &pe) {
+			if pe.Reason == "insufficient_funds" {
+				pe.Message += ": " + m.fundPayer(env, a.Price)
+			}
 			return res, err
 		}
 		return res, chainDown(env, err)
@@ -358,6 +361,15 @@ func (m *Market) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution,
 	return &crtx.PaymentError{Reason: "duplicate_settlement", ExecutionID: e.ID,
 		Message: "this payment was settled already, once, for the call it paid: its answer goes to its payer alone; " + follow +
 			", or sends this request again with the payment-identifier id it first carried or with a SIGN-IN-WITH-X header"}
+}
+
+// fundPayer says how a payer without the USDC of a call gets it on env's
+// chain: the faucet of a local chain, or a transfer into its token account.
+func (m *Market) fundPayer(env crtx.Environment, price crtx.USDC) string {
+	if m.cfg.Faucet != nil && env == crtx.Devnet {
+		return fmt.Sprintf("get test USDC on this local chain from the faucet (crtx airdrop %s, or POST /v1/devnet/airdrop), then sign a new payment", price)
+	}
+	return "send USDC to the payer's wallet on this chain (its token account is made with the first transfer), then sign a new payment"
 }
 
 // paidWith is the execution a payment's signature paid for.

@@ -224,19 +224,28 @@ func crtxBinary(t *testing.T) string { return binaryOf(t, "../crtx", "crtx") }
 func payWithAnyWallet(t *testing.T, url, rpcURL, agentID string, held func(string) crtx.USDC) {
 	t.Helper()
 	dir := t.TempDir()
-	cli := func(args ...string) string {
-		t.Helper()
+	try := func(args ...string) (string, error) {
 		cmd := exec.Command(crtxBinary(t), args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "CRTX_API_KEY=", "CRTX_URL="+url,
 			"CRTX_KEYPAIR=payer.json")
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := try(args...)
 		if err != nil {
 			t.Fatalf("crtx %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
 	cli("wallet", "new")
+	// Before the faucet: refused in words that name the faucet.
+	if out, err := try("run", agentID, "Hello there.", "--x402", "--rpc", rpcURL); err == nil ||
+		!strings.Contains(out, "no USDC token account") || !strings.Contains(out, "crtx airdrop") {
+		t.Errorf("an x402 call from a wallet without USDC: %v\n%s", err, out)
+	}
 	key, err := keyfile.Load(filepath.Join(dir, "payer.json"))
 	if err != nil {
 		t.Fatal(err)
