@@ -33,8 +33,14 @@ func (s *server) authenticated(next http.Handler) http.Handler {
 			s.api.WriteError(w, r, err)
 			return
 		}
-		c := call{principal: p, agentID: r.PathValue("agent_id"), requestID: w.Header().Get("X-Request-Id"),
-			version: r.Header.Get(a2a.SvcParamVersion)}
+		// The version is a header, or a query parameter of the same name
+		// (A2A 1.0, "Version headers"), which a client that cannot set
+		// headers sends.
+		version := r.Header.Get(a2a.SvcParamVersion)
+		if version == "" {
+			version = r.URL.Query().Get(a2a.SvcParamVersion)
+		}
+		c := call{principal: p, agentID: r.PathValue("agent_id"), requestID: w.Header().Get("X-Request-Id"), version: version}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callKey{}, c)))
 	})
 }

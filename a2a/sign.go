@@ -10,6 +10,9 @@ import (
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/crtx-market/crtx"
 )
@@ -63,9 +66,9 @@ func newSigner(key ed25519.PrivateKey, publicURL string) *signer {
 // payload byte for byte.
 func (s *signer) sign(card *a2a.AgentCard) ([]byte, error) {
 	card.Signatures = nil
-	unsigned, err := json.Marshal(card)
+	unsigned, err := cardJSON(card)
 	if err != nil {
-		return nil, fmt.Errorf("agent card: %w", err)
+		return nil, err
 	}
 	payload, err := signedPayload(unsigned)
 	if err != nil {
@@ -73,11 +76,39 @@ func (s *signer) sign(card *a2a.AgentCard) ([]byte, error) {
 	}
 	input := s.protected + "." + base64.RawURLEncoding.EncodeToString(payload)
 	card.Signatures = []a2a.AgentCardSignature{{Protected: s.protected, Signature: base64.RawURLEncoding.EncodeToString(ed25519.Sign(s.key, []byte(input)))}}
-	signed, err := json.Marshal(card)
+	return cardJSON(card)
+}
+
+// cardJSON is a card in A2A 1.0's normative form, the JSON mapping of its
+// a2a.proto (§5, as protojson writes it): a security requirement's scopes
+// are a StringList, {"list": [...]}, where the SDK's own Go JSON writes a
+// bare list. Compacted: protojson varies its whitespace on purpose.
+func cardJSON(card *a2a.AgentCard) ([]byte, error) {
+	pc, err := pbconv.ToProtoAgentCard(card)
 	if err != nil {
 		return nil, fmt.Errorf("agent card: %w", err)
 	}
-	return signed, nil
+	b, err := protojson.Marshal(pc)
+	if err != nil {
+		return nil, fmt.Errorf("agent card: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return nil, fmt.Errorf("agent card: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// ParseCard reads an agent card in A2A 1.0's JSON form, as crtx serves it:
+// an agentcard.Parser for the Go SDK's resolver, whose default parser reads
+// the SDK's own Go JSON instead (agentcard.Resolver{CardParser: ParseCard}).
+// Members a newer version adds are skipped.
+func ParseCard(body []byte) (*a2a.AgentCard, error) {
+	var pc a2apb.AgentCard
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &pc); err != nil {
+		return nil, fmt.Errorf("agent card: %w", err)
+	}
+	return pbconv.FromProtoAgentCard(&pc)
 }
 
 // signedPayload is the card's JSON as A2A 1.0 §8.4.1 canonicalizes it:

@@ -72,7 +72,7 @@ func (m *marketplace) a2a(t *testing.T, agentID, token string, prefer a2a.Transp
 	t.Helper()
 	rec := &recorder{}
 	hc := &http.Client{Transport: rec, Timeout: time.Minute}
-	card, err := agentcard.NewResolver(hc).Resolve(ctx, m.d.URL+"/a2a/"+agentID)
+	card, err := (&agentcard.Resolver{Client: hc, CardParser: crtxa2a.ParseCard}).Resolve(ctx, m.d.URL+"/a2a/"+agentID)
 	if err != nil {
 		t.Fatalf("resolve card: %v", err)
 	}
@@ -179,7 +179,7 @@ func TestA2ACard(t *testing.T) {
 	if !ok || scheme.Scheme != "Bearer" || !strings.Contains(scheme.Description, "crtx_live_") || !strings.Contains(scheme.Description, "crtx_test_") {
 		t.Errorf("security scheme = %#v", card.SecuritySchemes)
 	}
-	if len(card.SecurityRequirements) != 1 || card.SecurityRequirements[0]["crtx_api_key"] == nil {
+	if _, ok := card.SecurityRequirements[0]["crtx_api_key"]; len(card.SecurityRequirements) != 1 || !ok {
 		t.Errorf("security requirements = %#v", card.SecurityRequirements)
 	}
 	if len(card.Skills) != 1 {
@@ -213,6 +213,11 @@ func TestA2ACard(t *testing.T) {
 	// as served, without its signatures and, as A2A 1.0 §8.4.1 says,
 	// without its default values (p50_ms is null until the agent ran).
 	raw := httpGet(t, endpoint+"/.well-known/agent-card.json", "application/json")
+	// In A2A 1.0's form, the JSON of its a2a.proto: scopes are a
+	// StringList (here empty, {}), not a bare list.
+	if !bytes.Contains(raw, []byte(`"securityRequirements":[{"schemes":{"crtx_api_key":{}}}]`)) {
+		t.Errorf("the card is not in a2a.proto's JSON form:\n%s", raw)
+	}
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -726,6 +731,24 @@ func TestA2AErrors(t *testing.T) {
 		old := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC, version{v: v})
 		_, err = old.GetTask(old.ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(crtx.NewUUID())})
 		wantA2A(t, err, a2a.ErrVersionNotSupported, "")
+	}
+
+	// The version may come as a query parameter instead of the header.
+	for v, code := range map[string]float64{"1.0": -32001, "0.3": -32009} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + crtx.NewUUID() + `"}}`
+		req, _ := http.NewRequest("POST", m.d.URL+"/a2a/"+agent+"?A2A-Version="+v, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+m.key.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ Error struct{ Code float64 } }
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if out.Error.Code != code {
+			t.Errorf("A2A-Version=%s as a query parameter: error %v, want %v", v, out.Error.Code, code)
+		}
 	}
 
 	// Routes: the endpoint takes POST; unknown paths are the REST 404.
