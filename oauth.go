@@ -69,8 +69,10 @@ type OAuthCode struct {
 	ExpiresAt   time.Time
 	// Spent is set once the code was presented: to the id of the key it
 	// gave, or to "" when it gave none (a failed exchange). A code
-	// presented again revokes the key it gave (RFC 6749 §4.1.2).
-	Spent *string
+	// presented again revokes the key it gave (RFC 6749 §4.1.2). SpentAt
+	// is when.
+	Spent   *string
+	SpentAt *time.Time
 }
 
 // ClientMetadata is what a client says of itself: the body of a dynamic

@@ -114,7 +114,12 @@ type Tx interface {
 	// RefreshKey replaces a connector's secret and refresh token, if the
 	// key is still unrevoked with the refresh token whose hash is from;
 	// ErrConflict otherwise (another refresh, or a revocation, came first).
-	RefreshKey(ctx context.Context, k APIKey, from string) error
+	// from is remembered as spent at at (SpentRefresh), and the spent
+	// refresh tokens of before forgetBefore are forgotten.
+	RefreshKey(ctx context.Context, k APIKey, from string, at, forgetBefore time.Time) error
+	// SpentRefresh finds a refresh token rotated away: the key it belonged
+	// to and when it was spent; ErrNotFound for any other.
+	SpentRefresh(ctx context.Context, hash string) (keyID string, at time.Time, err error)
 
 	// InsertOAuthClient stores a registered client, first deleting the
 	// registrations never used that were made before forgetBefore.
@@ -128,9 +133,9 @@ type Tx interface {
 	InsertOAuthCode(ctx context.Context, c OAuthCode, now time.Time) error
 	// OAuthCode reads a code that has not expired yet, or ErrNotFound.
 	OAuthCode(ctx context.Context, hash string, now time.Time) (OAuthCode, error)
-	// SpendOAuthCode marks a code presented, giving key ("" for none);
-	// ErrConflict if it was spent already.
-	SpendOAuthCode(ctx context.Context, hash, key string) error
+	// SpendOAuthCode marks a code presented at at, giving key ("" for
+	// none); ErrConflict if it was spent already.
+	SpendOAuthCode(ctx context.Context, hash, key string, at time.Time) error
 
 	// EnsureAccounts creates the accounts that do not exist yet.
 	EnsureAccounts(ctx context.Context, accounts ...Account) error

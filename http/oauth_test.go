@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
@@ -327,7 +328,12 @@ func TestOAuthConnector(t *testing.T) {
 		form.Set("decision", "allow")
 		form.Set("environment", "devnet")
 		form.Set("spend_limit", "1")
-		for name, csrf := range map[string]string{"no token": "", "another session's": c.form(e.signIn(m.callerW).Token()).Get("csrf"), "a forged one": "1.x.y"} {
+		// A token of this session's consent page for another authorization
+		// request (another PKCE challenge) does not consent to this one.
+		other := *c
+		other.verifier = strings.Repeat("o", 50)
+		for name, csrf := range map[string]string{"no token": "", "another session's": c.form(e.signIn(m.callerW).Token()).Get("csrf"), "a forged one": "1.x.y",
+			"another request's": other.form(session).Get("csrf")} {
 			f := url.Values{}
 			for k, v := range form {
 				f[k] = v
@@ -376,11 +382,21 @@ func TestOAuthConnector(t *testing.T) {
 			t.Fatalf("exchange: %d %v", status, tok)
 		}
 		runLogs.secret(tok["access_token"].(string), tok["refresh_token"].(string))
+		// At once (the client's retry, racing the first exchange on
+		// another replica), it is refused and the first keeps its key;
+		// later, it revokes that key.
 		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
 			t.Errorf("a code exchanged twice: %d %v", status, out)
 		}
+		if status, _ := mcpStatus(t, e, tok["access_token"].(string)); status != 200 {
+			t.Errorf("the key of a code presented twice at once was revoked: %d", status)
+		}
+		e.clock.Advance(15 * time.Second)
+		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+			t.Errorf("a code exchanged again: %d %v", status, out)
+		}
 		if status, _ := mcpStatus(t, e, tok["access_token"].(string)); status != 401 {
-			t.Errorf("the key of a code presented twice still works: %d", status)
+			t.Errorf("the key of a code presented again still works: %d", status)
 		}
 		code = c.allow(session, crtx.Devnet, "1")
 		e.clock.Advance(crtx.OAuthCodeTTL)
@@ -476,6 +492,19 @@ func TestOAuthConnector(t *testing.T) {
 	runLogs.secret(next["access_token"].(string), next["refresh_token"].(string))
 	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 200 {
 		t.Fatalf("/mcp with the refreshed token: %d", status)
+	}
+	// A refresh token rotated away an hour ago, presented again: one of
+	// its holders stole it, so the whole grant goes (OAuth 2.1's refresh
+	// token rotation); presented at once after its rotation (above) it
+	// was only refused.
+	if status, out := refreshWith(refresh, c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		t.Errorf("a rotated refresh token again: %d %v", status, out)
+	}
+	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 401 {
+		t.Errorf("the grant's access token works after its rotated refresh token came back: %d", status)
+	}
+	if status, out := refreshWith(next["refresh_token"].(string), c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		t.Errorf("the grant's refresh token works after its rotated one came back: %d %v", status, out)
 	}
 
 	// Connecting the app again replaces the connection: one key, one

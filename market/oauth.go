@@ -212,6 +212,11 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 			return err
 		}
 		if c.Spent != nil {
+			if c.SpentAt != nil && now.Sub(*c.SpentAt) < reuseGrace {
+				// The client's own retry, racing its first exchange (on
+				// another replica): refused, and the winner keeps its key.
+				return nil
+			}
 			// Presented again: whoever holds it now may have stolen it, so
 			// the key it gave is revoked (RFC 6749 §4.1.2).
 			return m.revokeKey(ctx, tx, *c.Spent, now)
@@ -219,7 +224,7 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		// Spent whatever follows: a code that fails a check is used up, as
 		// the transaction commits either way and valid says which it was.
 		if c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
-			return tx.SpendOAuthCode(ctx, hash, "")
+			return tx.SpendOAuthCode(ctx, hash, "", now)
 		}
 		if err := tx.UseOAuthClient(ctx, c.ClientID, now); err != nil {
 			return err
@@ -239,7 +244,7 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		}
 		var k crtx.APIKey
 		k, t = m.newTokenKey(c, now)
-		if err := tx.SpendOAuthCode(ctx, hash, k.ID); err != nil {
+		if err := tx.SpendOAuthCode(ctx, hash, k.ID, now); err != nil {
 			return err
 		}
 		valid = true
@@ -288,6 +293,12 @@ func (m *Market) rotate(k *crtx.APIKey, now time.Time) Tokens {
 // access token: a connection unused for this long has to be made again.
 const RefreshIdleTTL = 30 * 24 * time.Hour
 
+// reuseGrace is how soon after a code or a refresh token was spent its
+// second presentation is taken for the client's own retry racing the
+// first (two replicas at once, a lost answer), refused without revoking
+// anything; later, it is taken for a theft, and the grant is revoked.
+const reuseGrace = 10 * time.Second
+
 func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 	if r.RefreshToken == "" || r.ClientID == "" {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "refresh_token and client_id are required")
@@ -296,10 +307,28 @@ func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 	now := m.now()
 	var t Tokens
 	var old string
+	refused := false
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
-		k, err := tx.KeyByRefreshHash(ctx, crtx.HashSecret(r.RefreshToken))
-		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.RevokedAt != nil || k.Client != r.ClientID ||
-			k.ExpiresAt == nil || !now.Before(k.ExpiresAt.Add(RefreshIdleTTL)))) {
+		refused = false
+		hash := crtx.HashSecret(r.RefreshToken)
+		k, err := tx.KeyByRefreshHash(ctx, hash)
+		if errors.Is(err, crtx.ErrNotFound) {
+			// A token rotated away, presented again: one of its two holders
+			// stole it, so the whole grant goes (OAuth 2.1, refresh token
+			// rotation), unless it is the client's own retry of a moment
+			// ago. The revocation commits; the answer is the refusal.
+			refused = true
+			id, at, err := tx.SpentRefresh(ctx, hash)
+			switch {
+			case errors.Is(err, crtx.ErrNotFound), err == nil && now.Sub(at) < reuseGrace:
+				return nil
+			case err != nil:
+				return err
+			}
+			return m.revokeKey(ctx, tx, id, now)
+		}
+		if err == nil && (k.RevokedAt != nil || k.Client != r.ClientID ||
+			k.ExpiresAt == nil || !now.Before(k.ExpiresAt.Add(RefreshIdleTTL))) {
 			return bad
 		}
 		if err != nil {
@@ -308,17 +337,20 @@ func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 		from := k.RefreshHash
 		old = k.Hash
 		t = m.rotate(&k, now)
-		if err := tx.RefreshKey(ctx, k, from); errors.Is(err, crtx.ErrConflict) {
+		if err := tx.RefreshKey(ctx, k, from, now, now.Add(-RefreshIdleTTL)); errors.Is(err, crtx.ErrConflict) {
 			return bad
 		} else if err != nil {
 			return err
 		}
 		return nil
 	})
-	if err == nil {
+	if err == nil && old != "" {
 		// The old secret is refused from now on by this process; by others
 		// within keyCacheTTL.
 		m.keys.forget(old)
+	}
+	if err == nil && refused {
+		return Tokens{}, bad
 	}
 	return t, oauthInternal("refresh oauth token", err)
 }

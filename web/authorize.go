@@ -59,7 +59,16 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/login?connect=1&next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		return nil
 	}
-	return h.consentPage(w, req, v.page("Connect "+c.Name+" — crtx", consentData(c, req, "5", crtx.Devnet)))
+	return h.consentPage(w, req, consentVisit(v, req).page("Connect "+c.Name+" — crtx", consentData(c, req, "5", crtx.Devnet)))
+}
+
+// consentVisit is v with its forms bound to one authorization request:
+// a consent form's token consents to that request alone, not to another
+// one (another app, redirect, PKCE challenge or state) sent with it.
+func consentVisit(v visit, req market.AuthorizeRequest) visit {
+	v.key = v.key.bound("oauth-consent", req.ResponseType, req.ClientID, req.RedirectURI, req.State, req.Scope,
+		req.CodeChallenge, req.CodeChallengeMethod, req.Resource)
+	return v
 }
 
 // consentData is what the consent page shows of c and req, with the
@@ -124,6 +133,7 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/login?connect=1&ended=1&next="+url.QueryEscape(authorizePath(req)), http.StatusSeeOther)
 		return nil
 	}
+	v = consentVisit(v, req)
 	nonce, err := v.key.check(r.PostFormValue("csrf"), v.at)
 	if err != nil {
 		return err

@@ -41,6 +41,16 @@ func (k formKey) mac(head string) string {
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
+// bound is a key for the forms of one thing, named by parts: a token it
+// signs is refused for any other, even in the same session (a consent
+// form's token, for another authorization request).
+func (k formKey) bound(parts ...string) formKey {
+	if k == "" {
+		return ""
+	}
+	return formKey(k.mac("bound\x00" + strings.Join(parts, "\x00")))
+}
+
 // check returns the nonce of a token k issued less than formTTL ago.
 func (k formKey) check(token string, now time.Time) (string, error) {
 	parts := strings.Split(token, ".")

@@ -46,7 +46,7 @@ func (t *tx) KeyByRefreshHash(ctx context.Context, hash string) (crtx.APIKey, er
 	return k, notFound(err, "api key")
 }
 
-func (t *tx) RefreshKey(ctx context.Context, k crtx.APIKey, from string) error {
+func (t *tx) RefreshKey(ctx context.Context, k crtx.APIKey, from string, at, forgetBefore time.Time) error {
 	r, err := t.exec(ctx, `UPDATE api_keys SET hash = ?, prefix = ?, expires_at = ?, refresh_hash = ?
 		WHERE id = ? AND refresh_hash = ? AND revoked_at IS NULL`, k.Hash, k.Prefix, nullUS(k.ExpiresAt), nullString(k.RefreshHash), k.ID, from)
 	if err != nil {
@@ -55,7 +55,18 @@ func (t *tx) RefreshKey(ctx context.Context, k crtx.APIKey, from string) error {
 	if n, _ := r.RowsAffected(); n != 1 {
 		return fmt.Errorf("refresh key %s: %w", k.ID, crtx.ErrConflict)
 	}
-	return nil
+	if _, err := t.exec(ctx, `DELETE FROM oauth_spent_refresh WHERE spent_at < ?`, us(forgetBefore)); err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, `INSERT INTO oauth_spent_refresh (hash, key_id, spent_at) VALUES (?, ?, ?)`, from, k.ID, us(at))
+	return err
+}
+
+func (t *tx) SpentRefresh(ctx context.Context, hash string) (string, time.Time, error) {
+	var key string
+	var at int64
+	err := t.queryRow(ctx, `SELECT key_id, spent_at FROM oauth_spent_refresh WHERE hash = ?`, hash).Scan(&key, &at)
+	return key, fromUS(at), notFound(err, "spent refresh token")
 }
 
 func (t *tx) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {

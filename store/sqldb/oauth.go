@@ -59,10 +59,11 @@ func (t *tx) OAuthCode(ctx context.Context, hash string, now time.Time) (crtx.OA
 	c := crtx.OAuthCode{Hash: hash}
 	var limit sql.NullInt64
 	var spent sql.NullString
+	var spentAt sql.NullInt64
 	var expires int64
-	err := t.queryRow(ctx, `SELECT client_id, client_name, redirect_uri, challenge, wallet, environment, spend_limit, expires_at, spent_key
+	err := t.queryRow(ctx, `SELECT client_id, client_name, redirect_uri, challenge, wallet, environment, spend_limit, expires_at, spent_key, spent_at
 		FROM oauth_codes WHERE hash = ? AND expires_at > ?`, hash, us(now)).
-		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Wallet, &c.Environment, &limit, &expires, &spent)
+		Scan(&c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Wallet, &c.Environment, &limit, &expires, &spent, &spentAt)
 	if err != nil {
 		return c, notFound(err, "oauth code")
 	}
@@ -74,11 +75,12 @@ func (t *tx) OAuthCode(ctx context.Context, hash string, now time.Time) (crtx.OA
 	if spent.Valid {
 		c.Spent = &spent.String
 	}
+	c.SpentAt = fromNullUS(spentAt)
 	return c, nil
 }
 
-func (t *tx) SpendOAuthCode(ctx context.Context, hash, key string) error {
-	r, err := t.exec(ctx, `UPDATE oauth_codes SET spent_key = ? WHERE hash = ? AND spent_key IS NULL`, key, hash)
+func (t *tx) SpendOAuthCode(ctx context.Context, hash, key string, at time.Time) error {
+	r, err := t.exec(ctx, `UPDATE oauth_codes SET spent_key = ?, spent_at = ? WHERE hash = ? AND spent_key IS NULL`, key, us(at), hash)
 	if err != nil {
 		return err
 	}

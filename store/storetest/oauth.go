@@ -44,9 +44,9 @@ func testOAuth(t *testing.T, s crtx.Store) {
 	later := expires.Add(time.Hour)
 	next := key
 	next.Hash, next.Prefix, next.ExpiresAt, next.RefreshHash = "h2", "crtx_test_Cd4y", &later, "r2"
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RefreshKey(ctx, next, "r1") })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RefreshKey(ctx, next, "r1", t0, t0.Add(-time.Hour)) })
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.RefreshKey(ctx, next, "r1"); !errors.Is(err, crtx.ErrConflict) {
+		if err := tx.RefreshKey(ctx, next, "r1", t0, t0.Add(-time.Hour)); !errors.Is(err, crtx.ErrConflict) {
 			t.Errorf("a second refresh with r1: %v, want ErrConflict", err)
 		}
 		if _, err := tx.KeyByRefreshHash(ctx, "r1"); !errors.Is(err, crtx.ErrNotFound) {
@@ -56,12 +56,32 @@ func testOAuth(t *testing.T, s crtx.Store) {
 		if err != nil || got.Prefix != "crtx_test_Cd4y" || !got.ExpiresAt.Equal(later) || got.RefreshHash != "r2" {
 			t.Errorf("after refresh = %+v, %v", got, err)
 		}
+		// The token rotated away is remembered with its key; the current
+		// one is no spent token.
+		if id, at, err := tx.SpentRefresh(ctx, "r1"); err != nil || id != key.ID || !at.Equal(t0) {
+			t.Errorf("SpentRefresh(r1) = %q, %v, %v", id, at, err)
+		}
+		if _, _, err := tx.SpentRefresh(ctx, "r2"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("SpentRefresh(r2), the current token: %v", err)
+		}
+		// A later refresh forgets the tokens spent before its forgetBefore.
+		fourth := next
+		fourth.RefreshHash = "r4"
+		if err := tx.RefreshKey(ctx, fourth, "r2", t0.Add(2*time.Hour), t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		if _, _, err := tx.SpentRefresh(ctx, "r1"); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("a token spent before forgetBefore is remembered: %v", err)
+		}
+		if id, _, err := tx.SpentRefresh(ctx, "r2"); err != nil || id != key.ID {
+			t.Errorf("SpentRefresh(r2) = %q, %v", id, err)
+		}
 		if err := tx.RevokeKey(ctx, key.ID, t0); err != nil {
 			return err
 		}
 		third := next
 		third.RefreshHash = "r3"
-		if err := tx.RefreshKey(ctx, third, "r2"); !errors.Is(err, crtx.ErrConflict) {
+		if err := tx.RefreshKey(ctx, third, "r4", t0.Add(3*time.Hour), t0); !errors.Is(err, crtx.ErrConflict) {
 			t.Errorf("a revoked key refreshed: %v", err)
 		}
 		return nil
@@ -115,13 +135,14 @@ func testOAuth(t *testing.T, s crtx.Store) {
 		if _, err := tx.OAuthCode(ctx, "c1", code.ExpiresAt); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("a code read at its expiry: %v", err)
 		}
-		if err := tx.SpendOAuthCode(ctx, "c1", "key_1"); err != nil {
+		if err := tx.SpendOAuthCode(ctx, "c1", "key_1", t0.Add(time.Second)); err != nil {
 			return err
 		}
-		if err := tx.SpendOAuthCode(ctx, "c1", "key_2"); !errors.Is(err, crtx.ErrConflict) {
+		if err := tx.SpendOAuthCode(ctx, "c1", "key_2", t0.Add(2*time.Second)); !errors.Is(err, crtx.ErrConflict) {
 			t.Errorf("a code spent twice: %v", err)
 		}
-		if got, err := tx.OAuthCode(ctx, "c1", t0); err != nil || got.Spent == nil || *got.Spent != "key_1" {
+		if got, err := tx.OAuthCode(ctx, "c1", t0); err != nil || got.Spent == nil || *got.Spent != "key_1" ||
+			got.SpentAt == nil || !got.SpentAt.Equal(t0.Add(time.Second)) {
 			t.Errorf("the spent code reads %+v, %v", got, err)
 		}
 		return nil
