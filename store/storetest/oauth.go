@@ -44,7 +44,9 @@ func testOAuth(t *testing.T, s crtx.Store) {
 	later := expires.Add(time.Hour)
 	next := key
 	next.Hash, next.Prefix, next.ExpiresAt, next.RefreshHash = "h2", "crtx_test_Cd4y", &later, "r2"
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RefreshKey(ctx, next, "r1", t0, t0.Add(-time.Hour)) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.RefreshKey(ctx, next, "r1", t0, t0.Add(-time.Hour))
+	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		if err := tx.RefreshKey(ctx, next, "r1", t0, t0.Add(-time.Hour)); !errors.Is(err, crtx.ErrConflict) {
 			t.Errorf("a second refresh with r1: %v, want ErrConflict", err)
