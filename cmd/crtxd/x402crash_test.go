@@ -7,11 +7,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +27,7 @@ import (
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/store/storetest"
 )
 
 // An asynchronous x402 call is settled into the escrow before its
@@ -273,4 +278,69 @@ func x402Header(t *testing.T, base, agent string, net *chaintest.Net, payer ed25
 	payload := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 	payload.Payload.Transaction = pay.Encode(t, net.Blockhash(t))
 	return crtx.EncodeHeader(payload)
+}
+
+// One payment sent to two crtxd replicas of one PostgreSQL database at
+// once, ten times to each: one call runs and the payer is charged once;
+// every other send is told the payment's call is in progress or was
+// settled already (never that nothing was charged), and the ledger
+// verifies.
+func TestX402OnePaymentTwoReplicas(t *testing.T) {
+	r := newX402Rig(t, []string{"--db", storetest.SchemaDSN(t)}, 5, func(_ context.Context, req creator.Request) (string, int, error) {
+		return "done: " + req.Task, 0, nil
+	})
+	args := slices.Clone(r.args)
+	args[slices.Index(args, "--addr")+1] = freePort(t)
+	b := startProc(t, args...)
+	t.Cleanup(b.kill)
+	header := x402Header(t, r.p.url, r.agent, r.net, r.payer, r.mint, r.treasury)
+	type answer struct {
+		status int
+		body   string
+	}
+	answers := make(chan answer, 20)
+	var start sync.WaitGroup
+	start.Add(1)
+	for i := range 20 {
+		base := r.p.url
+		if i%2 == 1 {
+			base = b.url
+		}
+		go func() {
+			start.Wait()
+			req, _ := http.NewRequest("POST", base+"/v1/agents/"+r.agent+"/execute", bytes.NewReader([]byte(`{"task":"once"}`)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(crtx.HeaderPaymentSignature, header)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- answer{0, err.Error()}
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- answer{resp.StatusCode, string(body)}
+		}()
+	}
+	start.Done()
+	ran := 0
+	for range 20 {
+		a := <-answers
+		switch {
+		case a.status == 200 && strings.Contains(a.body, "done: once"):
+			ran++
+		case strings.Contains(a.body, "nothing was charged"):
+			t.Errorf("a send of a payment that was charged says nothing was: %d %s", a.status, a.body)
+		case a.status == 409 && strings.Contains(a.body, crtx.CodeIdempotencyInProgress),
+			a.status == 402 && strings.Contains(a.body, "duplicate_settlement"):
+		default:
+			t.Errorf("a send of one payment to two replicas: %d %s", a.status, a.body)
+		}
+	}
+	if ran != 1 {
+		t.Errorf("one payment sent twenty times to two replicas ran %d calls", ran)
+	}
+	waitFor(t, func() bool { return r.held() == crtx.MicroPerUSDC-r.price })
+	if code, out := crtxd(t, "ledger", "verify", "--data", r.data, "--db", args[slices.Index(args, "--db")+1]); code != 0 {
+		t.Fatalf("ledger verify:\n%s", out)
+	}
 }
