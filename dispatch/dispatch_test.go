@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -116,6 +117,48 @@ func TestDialRefusesPrivateAddresses(t *testing.T) {
 	}
 	if hit {
 		t.Fatal("a private address was reached")
+	}
+}
+
+// Deliveries (webhooks and A2A pushes, which share them) never reach a
+// private address: not by its literal, not by a name that resolves to it
+// at delivery time, and not by a redirect, which is answered as it is
+// (a failed delivery, tried again later) and never followed.
+func TestDeliverReachesNoPrivateAddress(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	hit := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			hits[name]++
+			mu.Unlock()
+			if name == "redirecting" {
+				http.Redirect(w, r, "http://127.0.0.1:"+r.URL.Query().Get("to")+"/hook", http.StatusTemporaryRedirect)
+			}
+		})
+	}
+	inside := httptest.NewServer(hit("inside"))
+	defer inside.Close()
+	port := inside.URL[strings.LastIndex(inside.URL, ":")+1:]
+	c := newCaller(false, map[string][]string{"rebind.example": {"127.0.0.1"}, "ten.example": {"10.0.0.9"}})
+	for _, u := range []string{inside.URL + "/hook", "http://rebind.example:" + port + "/hook", "http://ten.example:" + port + "/hook"} {
+		if status, err := c.Deliver(context.Background(), u, "msg_1", crtx.Mainnet, []byte(`{}`), nil, nil); !errors.Is(err, ErrBlocked) {
+			t.Errorf("a delivery to %s: %d, %v; want it blocked", u, status, err)
+		}
+	}
+	// Even where private addresses are allowed (development), a redirect
+	// is not followed.
+	redirecting := httptest.NewServer(hit("redirecting"))
+	defer redirecting.Close()
+	open := newCaller(true, nil)
+	if status, err := open.Deliver(context.Background(), redirecting.URL+"/hook?to="+port, "msg_2", crtx.Mainnet, []byte(`{}`), nil, nil); err != nil ||
+		status != http.StatusTemporaryRedirect {
+		t.Errorf("a delivery answered by a redirect: %d, %v; want the redirect's status", status, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits["inside"] != 0 || hits["redirecting"] != 1 {
+		t.Errorf("deliveries reached %v; want the redirecting server once and the inside one never", hits)
 	}
 }
 
