@@ -594,6 +594,14 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	session := m.callerC.Token()
 	docs := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow.json" {
+			// A document that never comes: held until the fetch gives up.
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Minute):
+			}
+			return
+		}
 		doc, ok := docs[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -606,6 +614,8 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	docs["/client.json"] = `{"client_id":"SELF","client_name":"Doc Host","redirect_uris":["https://doc.example/callback"],"token_endpoint_auth_method":"none"}`
 	docs["/impostor.json"] = `{"client_id":"https://someone.example/client.json","client_name":"Impostor","redirect_uris":["https://doc.example/callback"]}`
 	docs["/cleartext.json"] = `{"client_id":"SELF","redirect_uris":["http://doc.example/callback"]}`
+	// A document of a megabyte: valid JSON, far past what is read.
+	docs["/huge.json"] = `{"client_id":"SELF","redirect_uris":["https://doc.example/callback"],"padding":"` + strings.Repeat("x", 1<<20) + `"}`
 
 	c := newConnector(t, e, srv.URL+"/client.json", "https://doc.example/callback")
 	resp, body := c.page(c.authorizeURL(nil), session)
@@ -618,7 +628,7 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 		t.Fatalf("exchange: %d %v", status, tok)
 	}
 	runLogs.secret(tok["access_token"].(string), tok["refresh_token"].(string))
-	for _, path := range []string{"/impostor.json", "/cleartext.json", "/missing.json"} {
+	for _, path := range []string{"/impostor.json", "/cleartext.json", "/missing.json", "/huge.json", "/slow.json"} {
 		bad := newConnector(t, e, srv.URL+path, "https://doc.example/callback")
 		if resp, _ := bad.page(bad.authorizeURL(nil), session); resp.StatusCode != 400 || resp.Header.Get("Location") != "" {
 			t.Errorf("%s: %d to %q; want a 400 page", path, resp.StatusCode, resp.Header.Get("Location"))
