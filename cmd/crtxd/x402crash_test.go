@@ -180,6 +180,9 @@ func TestX402KilledAfterTheResultSettlesOnce(t *testing.T) {
 			if got := r.held(); got != crtx.MicroPerUSDC-r.price {
 				t.Fatalf("the payer holds %s on the chain, want 1 USDC less the price, once", got)
 			}
+			if rs, err := client.New(r.p.url, "").Reserves(ctx); err != nil || len(rs.Reserves) != 1 || rs.Reserves[0].Surplus < 0 {
+				t.Fatalf("reserves %+v, %v", rs, err)
+			}
 			if code, out := crtxd(t, append([]string{"ledger", "verify", "--data", r.data}, db...)...); code != 0 {
 				t.Fatalf("ledger verify:\n%s", out)
 			}
@@ -340,6 +343,9 @@ func TestX402OnePaymentTwoReplicas(t *testing.T) {
 		t.Errorf("one payment sent twenty times to two replicas ran %d calls", ran)
 	}
 	waitFor(t, func() bool { return r.held() == crtx.MicroPerUSDC-r.price })
+	if rs, err := client.New(b.url, "").Reserves(context.Background()); err != nil || len(rs.Reserves) != 1 || rs.Reserves[0].Surplus < 0 {
+		t.Fatalf("reserves %+v, %v", rs, err)
+	}
 	if code, out := crtxd(t, "ledger", "verify", "--data", r.data, "--db", args[slices.Index(args, "--db")+1]); code != 0 {
 		t.Fatalf("ledger verify:\n%s", out)
 	}
