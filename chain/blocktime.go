@@ -25,6 +25,10 @@ const (
 	// clockSpan is how long a measure goes on before it starts again from
 	// its last reading, following a cluster whose pace changes.
 	clockSpan = 10 * time.Minute
+	// clockWait is the most a reading may take: a node that does not
+	// answer leaves the measure as it was, and the request that asked goes
+	// on without it.
+	clockWait = 2 * time.Second
 )
 
 // blockClock is the measure.
@@ -34,6 +38,9 @@ type blockClock struct {
 	// block is the last measure that spanned clockBlocks, kept while a new
 	// one starts.
 	block time.Duration
+	// tried is when a reading was last begun: one a clockRead at most,
+	// whether it answers or not, and never two at once.
+	tried time.Time
 }
 
 type heightAt struct {
@@ -46,9 +53,10 @@ func (b *blockClock) observe(at time.Time, height uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
-	case b.first.at.IsZero() || height < b.first.height:
-		// The first reading, or a cluster that started again.
-		b.first, b.last, b.block = heightAt{at, height}, heightAt{at, height}, 0
+	case b.first.at.IsZero() || height+clockBlocks < b.last.height:
+		// The first reading, or a cluster that started again (its
+		// measure stands until a new one spans enough).
+		b.first, b.last = heightAt{at, height}, heightAt{at, height}
 		return
 	case height < b.last.height || !at.After(b.last.at):
 		return // a node that lags behind the one read before
@@ -69,21 +77,29 @@ func (b *blockClock) blockTime() time.Duration {
 	return b.block
 }
 
-// stale reports whether the last reading is older than clockRead at now.
-func (b *blockClock) stale(now time.Time) bool {
+// try reports whether a reading is due at now (none begun for clockRead,
+// none read for as long), and if so counts it begun.
+func (b *blockClock) try(now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return now.Sub(b.last.at) >= clockRead
+	if now.Sub(b.tried) < clockRead || now.Sub(b.last.at) < clockRead {
+		return false
+	}
+	b.tried = now
+	return true
 }
 
 // BlockTime is how long the cluster takes to make a block, as measured
-// from the heights read so far (reading one if the last is a second old);
-// 0 until the readings span enough blocks.
+// from the heights read so far (reading one, for at most clockWait, if
+// none was read or begun for a second); 0 until the readings span enough
+// blocks.
 func (c *Client) BlockTime(ctx context.Context) time.Duration {
-	if c.clock.stale(time.Now()) {
+	if c.clock.try(time.Now()) {
+		ctx, cancel := context.WithTimeout(ctx, clockWait)
 		if h, err := c.rpc.GetBlockHeight(ctx, rpc.CommitmentProcessed); err == nil {
 			c.clock.observe(time.Now(), h)
 		}
+		cancel()
 	}
 	return c.clock.blockTime()
 }

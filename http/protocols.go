@@ -66,6 +66,7 @@ func (s *Server) Limit(p crtx.Principal) error { return s.limitKey(p) }
 func (s *Server) AllowPayer(payer string) error { return s.allowPayer(payer) }
 
 // AllowReplay bounds the answers to x402 payments sent again, per payer
-// address, on a budget apart from its payments'. It is market.Paid's
-// AllowReplay.
-func (s *Server) AllowReplay(payer string) error { return s.allowReplay(payer) }
+// address, on a budget apart from its payments', for a protocol that
+// knows no client address (MCP, whose proven payers, by their idempotency
+// key, never reach it). It is market.Paid's AllowReplay.
+func (s *Server) AllowReplay(payer string) error { return s.allowReplay("payer:" + payer) }

@@ -415,7 +415,13 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 	// others are told it is in progress (or, once it ended, that it was
 	// charged once), or to slow down; none that nothing was charged,
 	// which would have an honest client pay again.
-	h = x.pay(agent, "header", run("twenty")).Header
+	slow := x.list(newService(t, func(_ context.Context, r creator.Request) (string, int, error) {
+		if !r.Test {
+			time.Sleep(time.Second) // long enough for the other sends to find it running
+		}
+		return "echo: " + r.Task, 0, nil
+	}), "0.02", map[string]any{"name": "Slow"})
+	h = x.pay(slow, "header", run("twenty")).Header
 	type answer struct {
 		status int
 		eb     api.ErrorBody
@@ -424,11 +430,11 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 	answers := make(chan answer, 20)
 	for range 20 {
 		go func() {
-			status, eb, _, _, body := x.post(agent, h, run("twenty"))
+			status, eb, _, _, body := x.post(slow, h, run("twenty"))
 			answers <- answer{status, eb, body}
 		}()
 	}
-	ran := 0
+	ran, running := 0, 0
 	for range 20 {
 		a := <-answers
 		switch {
@@ -436,15 +442,17 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 			ran++
 		case strings.Contains(a.eb.Error.Message, "nothing was charged"):
 			t.Errorf("a send of a payment that was charged says nothing was: %d %s", a.status, a.body)
-		case a.status == 409 && a.eb.Error.Code == crtx.CodeIdempotencyInProgress && a.eb.Error.ExecutionID != nil,
-			a.status == 402 && strings.Contains(a.eb.Error.Message, "duplicate_settlement") && a.eb.Error.ExecutionID != nil,
+		case a.status == 409 && a.eb.Error.Code == crtx.CodeIdempotencyInProgress && a.eb.Error.ExecutionID != nil:
+			running++
+		case a.status == 402 && strings.Contains(a.eb.Error.Message, "duplicate_settlement") && a.eb.Error.ExecutionID != nil,
 			a.status == 429:
 		default:
 			t.Errorf("a send of a payment sent twenty times: %d %s", a.status, a.body)
 		}
 	}
-	if got := x.held(); ran != 1 || got != paid-usdc("0.02") {
-		t.Errorf("one payment sent twenty times ran %d calls; the payer holds %s, want %s", ran, got, paid-usdc("0.02"))
+	if got := x.held(); ran != 1 || running == 0 || got != paid-usdc("0.02") {
+		t.Errorf("one payment sent twenty times ran %d calls, %d sends told it was in progress; the payer holds %s, want %s",
+			ran, running, got, paid-usdc("0.02"))
 	}
 }
 

@@ -127,6 +127,9 @@ func (m *Market) addFunds(env crtx.Environment, wallet string, missing crtx.USDC
 // with a faucet it pays them on the chain instead, into the wallet's
 // token account, with SOL for its fees: the wallet then pays as it would
 // on a public chain (a deposit, x402), and the ledger moves nothing.
+// There the airdrop route's limit per client address alone applies (the
+// hourly count is kept on the ledger): test money of a chain that runs on
+// the operator's own machine.
 func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		return crtx.Funding{}, err

@@ -31,7 +31,7 @@ var siwxSchema = json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020
 func (m *Market) SignInWithX(ctx context.Context) crtx.SIWxExtension {
 	now := m.now().UTC().Truncate(time.Millisecond)
 	issued := now.Format(siwxTime)
-	base := m.cfg.PublicURL + "/v1/executions"
+	base := m.siwxURI()
 	ext := crtx.SIWxExtension{Info: crtx.SIWxInfo{Domain: host(m.cfg.PublicURL), URI: base, Version: "1",
 		Nonce: m.siwxNonce(issued), IssuedAt: issued, ExpirationTime: now.Add(crtx.SIWxMaxAge).Format(siwxTime),
 		Statement: "Read the crtx executions this wallet paid for.", Resources: []string{base}},
@@ -75,10 +75,10 @@ func (m *Market) SignedInWithX(ctx context.Context, header string) (crtx.Princip
 	switch {
 	case p.Domain != host(m.cfg.PublicURL):
 		return refuse("its domain is not " + host(m.cfg.PublicURL))
-	case p.URI != m.cfg.PublicURL+"/v1/executions":
+	case p.URI != m.siwxURI():
 		// The challenge's own: a proof signed for another resource is
 		// not one for reading executions.
-		return refuse("its URI is not " + m.cfg.PublicURL + "/v1/executions")
+		return refuse("its URI is not " + m.siwxURI())
 	case p.Version != "1":
 		return refuse("its version is not 1")
 	case err != nil:
@@ -119,3 +119,7 @@ func host(u string) string {
 	}
 	return p.Host
 }
+
+// siwxURI is what a sign-in-with-x challenge is for, and a proof must
+// name: reading the payer's executions.
+func (m *Market) siwxURI() string { return m.cfg.PublicURL + "/v1/executions" }

@@ -55,9 +55,10 @@ type Paid struct {
 	// address: a refusal (rate_limited) ends the request.
 	Allow func(payer string) error
 	// AllowReplay is asked, with the payer's address, before a payment
-	// already claimed is answered: replays are bounded too, on a budget
-	// of their own, so that a stranger replaying a wallet's old payments
-	// does not spend that wallet's budget for new ones.
+	// already claimed is answered to anyone but its proven payer: replays
+	// are bounded too, on a budget apart from payments', which the
+	// transport keys by who sends them where it can (so that a stranger
+	// replaying a wallet's old payments spends no budget of the wallet's).
 	AllowReplay func(payer string) error
 	// SignIn is the request's SIGN-IN-WITH-X proof, if any: with it, the
 	// payer of a payment sent again reads the answer of the call it paid.
@@ -206,15 +207,15 @@ func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.Execut
 	if err := m.unclaimed(ctx, env, cp); err != nil {
 		return res, err
 	}
+	if paid.Allow != nil {
+		if err := paid.Allow(cp.Payer); err != nil {
+			return res, err
+		}
+	}
 	bound := m.settleAfterOn(ctx, c)
 	settleFirst := in.Async || time.Duration(timeout)*time.Second > bound
 	if settleFirst {
 		if err := m.mayPayFirst(ctx, a, bound); err != nil {
-			return res, err
-		}
-	}
-	if paid.Allow != nil {
-		if err := paid.Allow(cp.Payer); err != nil {
 			return res, err
 		}
 	}
@@ -327,11 +328,6 @@ var errClaimed = errors.New("the payment was claimed already")
 // anyone can rebuild the header; its answer may be private, and a refusal
 // that depended on the task would let a stranger guess it.
 func (m *Market) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution, paid Paid, a crtx.Agent, in crtx.ExecuteParams) error {
-	if paid.AllowReplay != nil {
-		if err := paid.AllowReplay(e.Wallet); err != nil {
-			return err
-		}
-	}
 	payer := false
 	if paid.SignIn != "" {
 		p, err := m.SignedInWithX(ctx, paid.SignIn)
@@ -340,18 +336,30 @@ func (m *Market) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution,
 		}
 		payer = p.Wallet == e.Wallet && p.Signed == e.Environment
 	}
-	settle := m.settleResponse(ctx, e, res.Settle.Network)
+	if !payer && paid.AllowReplay != nil {
+		// Bounded by who sends it (the transport's choice), not by the
+		// payer: a stranger's replays must not spend the payer's budget.
+		if err := paid.AllowReplay(e.Wallet); err != nil {
+			return err
+		}
+	}
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	if err != nil {
+		// Never guessed: a refusal that said "never charged" of a payment
+		// that was would have its payer pay again.
+		return internal("payment", err)
+	}
 	follow := "its payer reads it with a SIGN-IN-WITH-X proof of the paying wallet (GET /v1/executions/" + e.ID + ")"
-	if settle.ErrorReason == "settlement_pending" || (!e.Status.Final() && !e.Async) {
+	if p.Status == crtx.PaymentVerified || p.Status == crtx.PaymentSent || (!e.Status.Final() && !e.Async) {
 		return &crtx.Error{Code: crtx.CodeIdempotencyInProgress, ExecutionID: e.ID, RetryAfter: 1,
 			Message: "the call this payment pays for is still being handled: " + follow}
 	}
 	same := e.AgentID == a.ID && e.Task == in.Task && e.Async == in.Async && bytes.Equal(e.Parameters, compactJSON(in.Parameters))
 	switch {
 	case payer && same:
-		res.Execution, res.Settle = e, settle
+		res.Execution, res.Settle = e, m.settleResponse(ctx, e, res.Settle.Network)
 		return &crtx.Replay{Execution: e}
-	case !settle.Success:
+	case p.Status == crtx.PaymentVoid:
 		return &crtx.PaymentError{Reason: "duplicate_settlement", ExecutionID: e.ID,
 			Message: "this payment was claimed already, by a call that ended without it: it was never charged; sign a new one to run a call"}
 	case payer:
@@ -475,9 +483,15 @@ func (m *Market) settleAfterOn(ctx context.Context, c crtx.Chain) time.Duration 
 		d = m.cfg.SettleAfter
 	}
 	if block := c.BlockTime(ctx); block > 0 {
-		d = min(d, block*crtx.BlockhashBlocks*3/4)
+		d = min(d, BlockhashBound(block))
 	}
 	return d
+}
+
+// BlockhashBound is the longest call settled after its result on a chain
+// whose blocks take block: three quarters of a blockhash's life there.
+func BlockhashBound(block time.Duration) time.Duration {
+	return block * crtx.BlockhashBlocks * 3 / 4
 }
 
 // openPaid writes an x402 execution with its payment, which claims the

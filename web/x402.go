@@ -2,6 +2,8 @@ package web
 
 import (
 	"fmt"
+	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/crtx-market/crtx"
@@ -37,10 +39,10 @@ from x402.mechanisms.svm.exact import ExactSvmScheme
 
 keypair = Keypair.from_bytes(bytes(json.load(open("payer.json"))))
 client = x402ClientSync()
-client.register("solana:*", ExactSvmScheme(signer=KeypairSigner(keypair)))
+client.register("solana:*", ExactSvmScheme(signer=KeypairSigner(keypair), rpc_url="%s"))
 session = wrapRequestsWithPayment(requests.Session(), client)
 r = session.post("%s", json=%s)
-print(r.status_code, r.json())`, url, body)
+print(r.status_code, r.json())`, rpc, url, body)
 	cli = fmt.Sprintf(`crtx run %s %s%s --x402 --keypair payer.json --rpc %s`, agentID, shell.Quote(example), paramFlags(flags), shell.Quote(rpc))
 	return fetch, python, cli
 }
@@ -49,8 +51,8 @@ print(r.status_code, r.json())`, url, body)
 // whose way to pay comes first in a PAYMENT-REQUIRED (mainnet's, else
 // devnet's), which x402's clients take. A public cluster is named by its
 // public endpoint, never by the operator's own URL (it may carry a
-// provider's key); any other is a local network crtx runs (crtxd dev
-// --local-chain), on the visitor's own machine, named as it is.
+// provider's key); a network on this machine (crtxd dev --local-chain) as
+// it is; any other by a placeholder to replace.
 func payingRPC(chains map[crtx.Environment]crtx.Chain) string {
 	c := chains[crtx.Mainnet]
 	if c == nil {
@@ -61,8 +63,15 @@ func payingRPC(chains map[crtx.Environment]crtx.Chain) string {
 		return "https://api.mainnet-beta.solana.com"
 	case "devnet":
 		return "https://api.devnet.solana.com"
+	case "testnet":
+		return "https://api.testnet.solana.com"
 	}
-	return c.RPC()
+	if u, err := url.Parse(c.RPC()); err == nil && u.User == nil && u.RawQuery == "" {
+		if ip, err := netip.ParseAddr(u.Hostname()); (err == nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
+			return c.RPC()
+		}
+	}
+	return "YOUR_SOLANA_RPC_URL"
 }
 
 // paramFlags are --param flags, each with a space before it.

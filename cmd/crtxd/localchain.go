@@ -17,6 +17,7 @@ import (
 	"github.com/crtx-market/crtx/chain/surfnet"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/market"
 )
 
 // localChain is the Solana network crtxd dev --local-chain runs for devnet:
@@ -67,6 +68,12 @@ func startLocalChain(ctx context.Context, cfg *daemon.Config, slot time.Duration
 	if err != nil {
 		net.Stop()
 		return nil, err
+	}
+	// Its slots are known: calls settled after their result stay within a
+	// blockhash's life from the first call, before the market has measured
+	// any block.
+	if b := market.BlockhashBound(slot); cfg.X402SettleAfter == 0 || cfg.X402SettleAfter > b {
+		cfg.X402SettleAfter = b
 	}
 	return lc, nil
 }
