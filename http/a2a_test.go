@@ -7,8 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/crtx-market/crtx"
 	crtxa2a "github.com/crtx-market/crtx/a2a"
@@ -217,6 +224,17 @@ func TestA2ACard(t *testing.T) {
 	// StringList (here empty, {}), not a bare list.
 	if !bytes.Contains(raw, []byte(`"securityRequirements":[{"schemes":{"crtx_api_key":{}}}]`)) {
 		t.Errorf("the card is not in a2a.proto's JSON form:\n%s", raw)
+	}
+	// Read strictly against a2a.proto (v2.4.0's a2apb/v1): no member it
+	// lacks, each of its type, and every field the proto marks REQUIRED
+	// (google.api.field_behavior) present, in the card and in each
+	// message it holds.
+	var pc a2apb.AgentCard
+	if err := protojson.Unmarshal(raw, &pc); err != nil {
+		t.Errorf("the card is not an a2a.proto AgentCard: %v", err)
+	}
+	for _, missing := range missingRequired(pc.ProtoReflect(), "card") {
+		t.Errorf("the card lacks %s, which a2a.proto requires", missing)
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
@@ -754,4 +772,31 @@ func TestA2AErrors(t *testing.T) {
 	// Routes: the endpoint takes POST; unknown paths are the REST 404.
 	wantCode(t, m.anon.Do(ctx, "GET", "/a2a/"+agent, "", nil, nil), 405, "method_not_allowed")
 	wantCode(t, m.anon.Do(ctx, "GET", "/a2a/", "", nil, nil), 404, "not_found")
+}
+
+// missingRequired names the fields of m, and of the messages it holds,
+// that a2a.proto marks REQUIRED and that are not set.
+func missingRequired(m protoreflect.Message, path string) []string {
+	var out []string
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		f := fields.Get(i)
+		name := path + "." + f.JSONName()
+		behaviors, _ := proto.GetExtension(f.Options(), annotations.E_FieldBehavior).([]annotations.FieldBehavior)
+		if slices.Contains(behaviors, annotations.FieldBehavior_REQUIRED) && !m.Has(f) {
+			out = append(out, name)
+		}
+		if f.Kind() != protoreflect.MessageKind || !m.Has(f) || f.IsMap() {
+			continue
+		}
+		if f.IsList() {
+			list := m.Get(f).List()
+			for j := range list.Len() {
+				out = append(out, missingRequired(list.Get(j).Message(), fmt.Sprintf("%s[%d]", name, j))...)
+			}
+			continue
+		}
+		out = append(out, missingRequired(m.Get(f).Message(), name)...)
+	}
+	return out
 }
