@@ -20,6 +20,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/internal/nodetest"
 	"github.com/crtx-market/crtx/keyfile"
 )
@@ -108,6 +109,15 @@ func TestDevLocalChain(t *testing.T) {
 	}
 	if r := rs.Reserves[0]; r.OnChain != held(r.Treasury) || r.Surplus < 0 || r.Surplus != r.OnChain-r.Liabilities {
 		t.Errorf("reserves %+v; the treasury holds %s on the chain", r, held(r.Treasury))
+	}
+	// A stand-in for devnet to x402's clients, the network is still named
+	// by its own genesis hash wherever proof is read: a custom cluster.
+	if r := rs.Reserves[0]; r.Cluster != "custom" {
+		t.Errorf("the reserves name the local network %q, want custom", r.Cluster)
+	}
+	if pr, err := client.New(url, "").PaymentRequired(ctx, agentID, crtx.ExecuteParams{Task: "x"}); err != nil || len(pr.Accepts) != 1 ||
+		pr.Accepts[0].Network != daemon.NetworkDevnet || pr.Accepts[0].Asset != daemon.USDCDevnet {
+		t.Errorf("the local network's x402 requirements: %+v, %v; want devnet's id and USDC address", pr, err)
 	}
 	stop()
 	// The network stopped with crtxd.
