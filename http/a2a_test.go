@@ -743,6 +743,26 @@ func TestA2AErrors(t *testing.T) {
 	wantA2A(t, err, a2a.ErrUnsupportedOperation, "agent_not_found")
 	unchanged("refused agents")
 
+	// An agent whose service is down: the task fails fast, saying why.
+	down := newService(t, echo)
+	gone := m.list(down, "0.05")
+	closeService(t, down)
+	dc := m.a2a(t, gone, m.key.Token(), a2a.TransportProtocolJSONRPC)
+	task, err := dc.send(userMessage(a2a.NewTextPart("anyone?")), false)
+	if err != nil || task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil {
+		t.Fatalf("a message to an unreachable agent: %+v, %v", task, err)
+	}
+	code := ""
+	for _, p := range task.Status.Message.Parts {
+		if d, ok := p.Data().(map[string]any); ok {
+			code, _ = d["code"].(string)
+		}
+	}
+	if code != crtx.CodeAgentUnreachable {
+		t.Errorf("the failed task's code is %q, want %s", code, crtx.CodeAgentUnreachable)
+	}
+	unchanged("an unreachable agent's refunded call")
+
 	// A protocol version other than 1.0 is refused: Major.Minor must match;
 	// a request without A2A-Version speaks 0.3.
 	for _, v := range []string{"0.3", "1.9", ""} {

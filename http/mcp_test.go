@@ -225,6 +225,9 @@ func TestMCPErrors(t *testing.T) {
 	if _, err := patch(m.creatorC, paused, map[string]any{"status": "paused"}); err != nil {
 		t.Fatal(err)
 	}
+	down := newService(t, echo)
+	gone := m.list(down, "0.5")
+	closeService(t, down)
 	cs := mcpSession(t, m.env, m.key, nil)
 	before := m.balance(m.callerW, crtx.Devnet)
 	for _, c := range []struct {
@@ -236,6 +239,7 @@ func TestMCPErrors(t *testing.T) {
 		{map[string]any{"agent_id": agent, "task": "x", "max_cost_usdc": 0.1}, "price_changed: "},
 		{map[string]any{"agent_id": agent, "task": "x", "parameters": map[string]any{"lang": 7}}, "invalid_request: "},
 		{map[string]any{"agent_id": failing, "task": "x"}, "execution_failed: "},
+		{map[string]any{"agent_id": gone, "task": "x"}, "agent_unreachable: "},
 	} {
 		if msg := call(t, cs, "run_agent", c.args, nil); !strings.HasPrefix(msg, c.want) {
 			t.Errorf("run_agent %v: %q, want %s…", c.args, msg, c.want)
