@@ -184,12 +184,13 @@ Fund the demo wallet on devnet's chain first (its USDC token account must hold t
   CRTX_URL=%s CRTX_KEYPAIR=%s go run ./cmd/crtx deposit 10 --environment devnet --pay --rpc %s
 `, d.URL, shell.Quote(keypair), c.RPC())
 	}
-	again := "a second run reuses " + cfg.Data
+	again, try := "a second run reuses "+cfg.Data, "Try:"
 	if lc != nil {
 		again = "a second run starts a new chain, and a new ledger with it, in " + cfg.Data + " (its keys stay)"
+		try = "Try, once the deposit above is credited (the API key pays from it):"
 	}
 	fmt.Fprintf(stdout, `
-Try:
+%[8]s
   curl -s -X POST %[1]s/v1/agents/%[2]s/execute -H 'Authorization: Bearer %[3]s' -H 'Content-Type: application/json' -d '{"task": "%[4]s"}'
   CRTX_URL=%[1]s CRTX_API_KEY=%[3]s go run ./cmd/crtx run %[2]s '%[4]s'
 
@@ -198,7 +199,7 @@ List an agent of your own (README.md, "Creators"), as the demo wallet:
   crtx creator keygen --out agent-key.json
 
 Ctrl-C stops it; %[7]s.
-`, d.URL, first.id, setup.key, task, cfg.Data, shell.Quote(keypair), again)
+`, d.URL, first.id, setup.key, task, cfg.Data, shell.Quote(keypair), again, try)
 	err = d.Wait()
 	cancel()
 	running.Wait()
