@@ -16,7 +16,7 @@ import (
 // (x402), and the crtx command line; all pay from a Solana key file, on
 // the chain rpc serves.
 func x402Snippets(url, body, agentID, example string, flags []string, rpc string) (fetch, python, cli string) {
-	fetch = fmt.Sprintf(`// npm install @x402/fetch @x402/svm @solana/kit   (an ES module: save as pay.mjs)
+	fetch = fmt.Sprintf(`// npm install @x402/fetch@2.27.0 @x402/svm@2.27.0 @solana/kit@5.5.1   (an ES module: save as pay.mjs)
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import { createKeyPairSignerFromBytes } from '@solana/kit';
