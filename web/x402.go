@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/shell"
 )
 
@@ -58,13 +59,8 @@ func payingRPC(chains map[crtx.Environment]crtx.Chain) string {
 	if c == nil {
 		c = chains[crtx.Devnet]
 	}
-	switch c.Cluster() {
-	case "mainnet-beta":
-		return "https://api.mainnet-beta.solana.com"
-	case "devnet":
-		return "https://api.devnet.solana.com"
-	case "testnet":
-		return "https://api.testnet.solana.com"
+	if public := client.DefaultSolanaRPC(c.Cluster()); public != "" {
+		return public
 	}
 	if u, err := url.Parse(c.RPC()); err == nil && u.User == nil && u.RawQuery == "" {
 		if ip, err := netip.ParseAddr(u.Hostname()); (err == nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
