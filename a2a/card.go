@@ -46,12 +46,12 @@ func (s *server) card(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) cardJSON(ctx context.Context, agentID string) ([]byte, error) {
-	l, err := s.m.Agent(ctx, agentID, crtx.Mainnet)
+	l, err := s.m.Catalog.Agent(ctx, agentID, crtx.Mainnet)
 	if err != nil {
 		return nil, err
 	}
 	lat, err := s.latency.get(ctx, agentID, func(ctx context.Context) (market.Latency, error) {
-		return s.m.Latency(ctx, l.Creator.Pubkey, agentID)
+		return s.m.Catalog.Latency(ctx, l.Creator.Pubkey, agentID)
 	})
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func (t *tasks) own(ctx context.Context, c call, id string) (crtx.Execution, str
 	if id == "" {
 		return crtx.Execution{}, "", crtx.InvalidField("id", "is required")
 	}
-	e, result, err := t.m.GetExecution(ctx, c.principal, id)
+	e, result, err := t.m.Executions.GetExecution(ctx, c.principal, id)
 	if err == nil && e.AgentID != c.agentID {
 		err = crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q for this key", id)
 	}
@@ -54,7 +54,7 @@ func (t *tasks) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2
 	}
 	e, _, err := t.own(ctx, c, string(req.ID))
 	if err == nil {
-		e, err = t.m.Cancel(ctx, c.principal, e.ID)
+		e, err = t.m.Executions.Cancel(ctx, c.principal, e.ID)
 	}
 	if err != nil {
 		return nil, t.protocolError(ctx, c, err)

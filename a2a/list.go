@@ -92,7 +92,7 @@ func (t *tasks) list(ctx context.Context, c call, req *a2a.ListTasksRequest) (*a
 			list, out.TotalSize = []crtx.Execution{e}, 1
 		}
 	} else {
-		list, out.TotalSize, err = t.m.Executions(ctx, crtx.ExecutionQuery{Wallet: c.principal.Wallet, Environment: c.principal.Environment(),
+		list, out.TotalSize, err = t.m.Executions.Executions(ctx, crtx.ExecutionQuery{Wallet: c.principal.Wallet, Environment: c.principal.Environment(),
 			AgentID: c.agentID, KeyID: c.principal.Connector(), Status: status, Limit: size, Offset: offset})
 		if err != nil {
 			return nil, err
@@ -110,7 +110,7 @@ func (t *tasks) list(ctx context.Context, c call, req *a2a.ListTasksRequest) (*a
 		}
 		result := ""
 		if req.IncludeArtifacts && e.ResultCID != "" {
-			if result, err = t.m.ExecutionResult(ctx, e); err != nil {
+			if result, err = t.m.Executions.ExecutionResult(ctx, e); err != nil {
 				return nil, err
 			}
 		}

@@ -44,7 +44,7 @@ func (t *tasks) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (
 	if _, _, err := t.own(ctx, c, string(req.TaskID)); err != nil {
 		return nil, t.protocolError(ctx, c, err)
 	}
-	p, err := t.m.SetPushConfig(ctx, c.principal, fromPushConfig(req))
+	p, err := t.m.Connectors.SetPushConfig(ctx, c.principal, fromPushConfig(req))
 	if err != nil {
 		return nil, t.protocolError(ctx, c, err)
 	}
@@ -78,7 +78,7 @@ func (t *tasks) pushConfigs(ctx context.Context, task a2a.TaskID, id string) ([]
 	if _, _, err := t.own(ctx, c, string(task)); err != nil {
 		return nil, t.protocolError(ctx, c, err)
 	}
-	ps, err := t.m.PushConfigs(ctx, c.principal, string(task), id)
+	ps, err := t.m.Connectors.PushConfigs(ctx, c.principal, string(task), id)
 	if err != nil {
 		return nil, t.protocolError(ctx, c, err)
 	}
@@ -98,7 +98,7 @@ func (t *tasks) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPus
 	if _, _, err := t.own(ctx, c, string(req.TaskID)); err != nil {
 		return t.protocolError(ctx, c, err)
 	}
-	if err := t.m.DeletePushConfig(ctx, c.principal, string(req.TaskID), req.ID); err != nil {
+	if err := t.m.Connectors.DeletePushConfig(ctx, c.principal, string(req.TaskID), req.ID); err != nil {
 		return t.protocolError(ctx, c, err)
 	}
 	return nil

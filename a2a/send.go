@@ -76,7 +76,7 @@ func (t *tasks) wait(ctx context.Context, c call, e crtx.Execution) (crtx.Execut
 		return e, "", err
 	}
 	defer release()
-	return t.m.Follow(ctx, e, nil)
+	return t.m.Executions.Follow(ctx, e, nil)
 }
 
 // send opens the execution a message asks for, or finds the one it opened
@@ -87,7 +87,7 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 		if req.Config.PushConfig != nil {
 			// Checked before anything is paid; set once the task exists.
 			p := fromPushConfig(req.Config.PushConfig)
-			if err := t.m.CheckPushConfig(ctx, p); err != nil {
+			if err := t.m.Connectors.CheckPushConfig(ctx, p); err != nil {
 				return crtx.Execution{}, "", err
 			}
 			push = &p
@@ -110,7 +110,7 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 		// which is when a push is wanted, and its failure (it was checked
 		// already) leaves the paid task to be read as ever.
 		push.TaskID = e.ID
-		if _, perr := t.m.SetPushConfig(context.WithoutCancel(ctx), c.principal, *push); perr != nil {
+		if _, perr := t.m.Connectors.SetPushConfig(context.WithoutCancel(ctx), c.principal, *push); perr != nil {
 			t.log.WarnContext(ctx, "a2a push config of a message", "execution_id", e.ID, "err", perr)
 		}
 	}
@@ -122,11 +122,11 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 // again).
 func (t *tasks) open(ctx context.Context, c call, o order) (_ crtx.Execution, _ string, opened bool, _ error) {
 	for {
-		e, err := t.m.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
+		e, err := t.m.Executions.Execute(ctx, c.principal, c.agentID, o.params, o.key, o.hash)
 		var replay *crtx.Replay
 		switch {
 		case errors.As(err, &replay):
-			e, result, err := t.m.GetExecution(ctx, c.principal, replay.Execution.ID)
+			e, result, err := t.m.Executions.GetExecution(ctx, c.principal, replay.Execution.ID)
 			return e, result, false, err
 		case crtx.ErrorCode(err) == crtx.CodeIdempotencyInProgress:
 			// The first send of this message still runs synchronously and
@@ -141,7 +141,7 @@ func (t *tasks) open(ctx context.Context, c call, o order) (_ crtx.Execution, _ 
 			return crtx.Execution{}, "", false, err
 		case e.ResultCID != "" && e.Result == "":
 			// Settled by another path than this call's: read the result.
-			e, result, err := t.m.GetExecution(ctx, c.principal, e.ID)
+			e, result, err := t.m.Executions.GetExecution(ctx, c.principal, e.ID)
 			return e, result, true, err
 		}
 		return e, e.Result, true, nil

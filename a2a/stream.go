@@ -13,7 +13,7 @@ import (
 // task's result comes as an artifact before the final status, so a client
 // holds the result when the stream ends.
 func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool) {
-	_, _, err := t.m.Follow(ctx, e, func(e crtx.Execution, result string) bool {
+	_, _, err := t.m.Executions.Follow(ctx, e, func(e crtx.Execution, result string) bool {
 		if state(e) == a2a.TaskStateCompleted && !yield(t.artifactEvent(e, result, contextID), nil) {
 			return false
 		}

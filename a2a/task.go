@@ -81,7 +81,7 @@ func (s *server) status(e crtx.Execution, contextID string) a2a.TaskStatus {
 // artifact is a completed execution's result: the text as the creator
 // signed it, and the facts needed to check it and find it on the ledger.
 func (s *server) artifact(e crtx.Execution, result string) *a2a.Artifact {
-	rec := s.m.Record(e, result)
+	rec := s.m.Executions.Record(e, result)
 	var hash, ipfs any
 	if rec.ResultHash != nil {
 		hash = *rec.ResultHash

@@ -552,8 +552,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	d := &Daemon{Market: m, Store: store, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
 	var jobs sync.WaitGroup
-	jobs.Go(func() { m.RunSealer(ctx, cfg.BlockInterval) })
-	jobs.Go(func() { m.RunRollup(ctx, cfg.RollupInterval) })
+	jobs.Go(func() { m.Ledger.RunSealer(ctx, cfg.BlockInterval) })
+	jobs.Go(func() { m.Ledger.RunRollup(ctx, cfg.RollupInterval) })
 	jobs.Go(func() { m.RunHeartbeat(ctx) })
 	jobs.Go(func() { m.RunNotifications(ctx, nil) })
 	if alone {
@@ -562,14 +562,14 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		m.TakeOverAll(ctx)
 	}
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
-	jobs.Go(func() { m.RunWebhooks(ctx, cfg.RecoveryInterval) })
-	jobs.Go(func() { m.RunPushes(ctx, cfg.RecoveryInterval, a2a.PushBody(m)) })
-	jobs.Go(func() { m.RunReleases(ctx, cfg.ReleaseInterval) })
+	jobs.Go(func() { m.Connectors.RunWebhooks(ctx, cfg.RecoveryInterval) })
+	jobs.Go(func() { m.Connectors.RunPushes(ctx, cfg.RecoveryInterval, a2a.PushBody(m)) })
+	jobs.Go(func() { m.Listings.RunReleases(ctx, cfg.ReleaseInterval) })
 	if len(m.Config().Chains) > 0 {
-		jobs.Go(func() { m.RunDeposits(ctx) })
-		jobs.Go(func() { m.RunWithdrawals(ctx) })
-		jobs.Go(func() { m.RunAnchors(ctx) })
-		jobs.Go(func() { m.RunReserveCheck(ctx) })
+		jobs.Go(func() { m.Funds.RunDeposits(ctx) })
+		jobs.Go(func() { m.Funds.RunWithdrawals(ctx) })
+		jobs.Go(func() { m.Ledger.RunAnchors(ctx) })
+		jobs.Go(func() { m.Ledger.RunReserveCheck(ctx) })
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -143,7 +143,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.market.Agents(r.Context(), aq)
+	page, err := s.market.Catalog.Agents(r.Context(), aq)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.market.Agent(r.Context(), r.PathValue("agent_id"), env)
+	a, err := s.market.Catalog.Agent(r.Context(), r.PathValue("agent_id"), env)
 	return reply(w, http.StatusOK, a, err)
 }
 
@@ -168,7 +168,7 @@ func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.market.CreateListing(r.Context(), p.Wallet, req)
+	a, err := s.market.Listings.CreateListing(r.Context(), p.Wallet, req)
 	return reply(w, http.StatusCreated, a, err)
 }
 
@@ -197,7 +197,7 @@ func (s *Server) ListingNonce(ctx context.Context, wallet string) (api.ListingNo
 	if ok, retry := s.nonces.allow(wallet, time.Now()); !ok {
 		return api.ListingNonce{}, rateLimited(retry, "this wallet was issued too many listing nonces; use one it holds, or try again in %d seconds", retry)
 	}
-	return s.market.ListingNonce(ctx, wallet)
+	return s.market.Listings.ListingNonce(ctx, wallet)
 }
 
 func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
@@ -209,7 +209,7 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	agents, err := s.market.CreatorAgents(r.Context(), p.Wallet, env)
+	agents, err := s.market.Listings.CreatorAgents(r.Context(), p.Wallet, env)
 	return reply(w, http.StatusOK, api.CreatorAgentList{Agents: agents}, err)
 }
 
@@ -218,7 +218,7 @@ func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.market.UpdateListing(r.Context(), p.Wallet, r.PathValue("agent_id"), req)
+	a, err := s.market.Listings.UpdateListing(r.Context(), p.Wallet, r.PathValue("agent_id"), req)
 	return reply(w, http.StatusOK, a, err)
 }
 
@@ -227,7 +227,7 @@ func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.market.Delist(r.Context(), p.Wallet, r.PathValue("agent_id"))
+	a, err := s.market.Listings.Delist(r.Context(), p.Wallet, r.PathValue("agent_id"))
 	return reply(w, http.StatusOK, a, err)
 }
 
@@ -243,7 +243,7 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 	if req.DisplayName == nil {
 		return invalid("display_name is required")
 	}
-	prof, err := s.market.SetDisplayName(r.Context(), p.Wallet, *req.DisplayName)
+	prof, err := s.market.Listings.SetDisplayName(r.Context(), p.Wallet, *req.DisplayName)
 	return reply(w, http.StatusOK, prof, err)
 }
 
@@ -268,6 +268,6 @@ func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
 		}
 		timeout = *req.TimeoutSeconds
 	}
-	writeJSON(w, http.StatusOK, s.market.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout))
+	writeJSON(w, http.StatusOK, s.market.Listings.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout))
 	return nil
 }

@@ -15,7 +15,7 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	msg, err := s.market.Challenge(r.Context(), req.Wallet)
+	msg, err := s.market.Accounts.Challenge(r.Context(), req.Wallet)
 	return reply(w, http.StatusOK, api.ChallengeResponse{Message: msg.String(), ExpiresAt: msg.ExpirationTime}, err)
 }
 
@@ -33,7 +33,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if req.Message == "" || req.Signature == "" {
 		return invalid("wallet, message and signature are required")
 	}
-	token, sess, err := s.market.SignIn(r.Context(), req.Wallet, req.Message, req.Signature)
+	token, sess, err := s.market.Accounts.SignIn(r.Context(), req.Wallet, req.Message, req.Signature)
 	return reply(w, http.StatusCreated, api.SessionResponse{SessionToken: token, Wallet: sess.Wallet, ExpiresAt: sess.ExpiresAt}, err)
 }
 
@@ -41,7 +41,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.session(r); err != nil {
 		return err
 	}
-	if err := s.market.SignOut(r.Context(), bearer(r)); err != nil {
+	if err := s.market.Accounts.SignOut(r.Context(), bearer(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

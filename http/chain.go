@@ -56,8 +56,8 @@ func (s *Server) createDeposit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.market.CreateDeposit(r.Context(), p.Wallet, req.Environment, *req.Amount)
-	return reply(w, http.StatusCreated, s.market.DepositView(d, nil), err)
+	d, err := s.market.Funds.CreateDeposit(r.Context(), p.Wallet, req.Environment, *req.Amount)
+	return reply(w, http.StatusCreated, s.market.Funds.DepositView(d, nil), err)
 }
 
 func (s *Server) getDeposit(w http.ResponseWriter, r *http.Request) error {
@@ -65,11 +65,11 @@ func (s *Server) getDeposit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, ps, err := s.market.Deposit(r.Context(), p.Wallet, r.PathValue("deposit_id"))
+	d, ps, err := s.market.Funds.Deposit(r.Context(), p.Wallet, r.PathValue("deposit_id"))
 	if err == nil && p.Key != nil && d.Environment != p.Key.Environment {
 		err = crtx.Errorf(crtx.CodeDepositNotFound, "no deposit %q for this wallet", r.PathValue("deposit_id"))
 	}
-	return reply(w, http.StatusOK, s.market.DepositView(d, ps), err)
+	return reply(w, http.StatusOK, s.market.Funds.DepositView(d, ps), err)
 }
 
 func (s *Server) listDeposits(w http.ResponseWriter, r *http.Request) error {
@@ -81,10 +81,10 @@ func (s *Server) listDeposits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ds, total, err := s.market.Deposits(r.Context(), p.Wallet, env, limit, offset)
+	ds, total, err := s.market.Funds.Deposits(r.Context(), p.Wallet, env, limit, offset)
 	page := api.DepositPage{Deposits: []api.Deposit{}, Page: api.Page{Total: total, Limit: limit, Offset: offset}}
 	for _, d := range ds {
-		page.Deposits = append(page.Deposits, s.market.DepositView(d, nil))
+		page.Deposits = append(page.Deposits, s.market.Funds.DepositView(d, nil))
 	}
 	return reply(w, http.StatusOK, page, err)
 }
@@ -115,8 +115,8 @@ func (s *Server) createWithdrawal(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	wd, err := s.market.Withdraw(r.Context(), p.Wallet, req.Environment, *req.Amount)
-	return reply(w, http.StatusAccepted, s.market.WithdrawalView(wd), err)
+	wd, err := s.market.Funds.Withdraw(r.Context(), p.Wallet, req.Environment, *req.Amount)
+	return reply(w, http.StatusAccepted, s.market.Funds.WithdrawalView(wd), err)
 }
 
 func (s *Server) getWithdrawal(w http.ResponseWriter, r *http.Request) error {
@@ -124,11 +124,11 @@ func (s *Server) getWithdrawal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wd, err := s.market.Withdrawal(r.Context(), p.Wallet, r.PathValue("withdrawal_id"))
+	wd, err := s.market.Funds.Withdrawal(r.Context(), p.Wallet, r.PathValue("withdrawal_id"))
 	if err == nil && p.Key != nil && wd.Environment != p.Key.Environment {
 		err = crtx.Errorf(crtx.CodeWithdrawalNotFound, "no withdrawal %q for this wallet", r.PathValue("withdrawal_id"))
 	}
-	return reply(w, http.StatusOK, s.market.WithdrawalView(wd), err)
+	return reply(w, http.StatusOK, s.market.Funds.WithdrawalView(wd), err)
 }
 
 func (s *Server) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
@@ -140,16 +140,16 @@ func (s *Server) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ws, total, err := s.market.Withdrawals(r.Context(), p.Wallet, env, limit, offset)
+	ws, total, err := s.market.Funds.Withdrawals(r.Context(), p.Wallet, env, limit, offset)
 	page := api.WithdrawalPage{Withdrawals: []api.Withdrawal{}, Page: api.Page{Total: total, Limit: limit, Offset: offset}}
 	for _, wd := range ws {
-		page.Withdrawals = append(page.Withdrawals, s.market.WithdrawalView(wd))
+		page.Withdrawals = append(page.Withdrawals, s.market.Funds.WithdrawalView(wd))
 	}
 	return reply(w, http.StatusOK, page, err)
 }
 
 func (s *Server) reserves(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.market.Reserves(r.Context())
+	rs, err := s.market.Ledger.Reserves(r.Context())
 	return reply(w, http.StatusOK, api.Reserves{Reserves: rs}, err)
 }
 
@@ -166,7 +166,7 @@ func (s *Server) unattributed(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ps, err := s.market.Unattributed(r.Context(), env, limit)
+	ps, err := s.market.Funds.Unattributed(r.Context(), env, limit)
 	out := api.Unattributed{Transfers: []api.ChainTransfer{}}
 	for _, p := range ps {
 		out.Transfers = append(out.Transfers, api.ChainTransfer{Signature: p.Signature, Part: p.Part, Slot: p.Slot, Amount: p.Amount, From: p.From, Finalized: p.Finalized})

@@ -171,7 +171,7 @@ func TestDepositBySolanaPay(t *testing.T) {
 		t.Fatalf("/readyz: %d %v", resp.StatusCode, ready)
 	}
 	// Read again, the same payment credits nothing more.
-	if n, err := e.d.Market.WatchDeposits(ctx, crtx.Devnet, time.Time{}); err != nil || n != 0 {
+	if n, err := e.d.Market.Funds.WatchDeposits(ctx, crtx.Devnet, time.Time{}); err != nil || n != 0 {
 		t.Fatalf("second read credited %d (%v)", n, err)
 	}
 	if _, err := c.GetDeposit(ctx, d.DepositID); err != nil {

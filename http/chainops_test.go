@@ -64,7 +64,7 @@ func TestLatePaymentToAnExpiredDeposit(t *testing.T) {
 	e.pay(w, d, usdc("3"))
 	// The slower pass, which reads a month back, credits it.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := e.d.Market.WatchDeposits(ctx, crtx.Devnet, e.clock.Now().Add(-30*24*time.Hour)); err != nil {
+		if _, err := e.d.Market.Funds.WatchDeposits(ctx, crtx.Devnet, e.clock.Now().Add(-30*24*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := c.GetDeposit(ctx, d.DepositID)

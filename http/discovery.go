@@ -27,6 +27,6 @@ func (s *Server) discoveryResources(w http.ResponseWriter, r *http.Request) erro
 	}
 	f := market.DiscoveryFilter{Type: q.v.Get("type"), Network: q.v.Get("network"), Scheme: q.v.Get("scheme"),
 		PayTo: q.v.Get("payTo"), Extension: q.v.Get("extensions")}
-	page, err := s.market.Discovery(r.Context(), aq, f)
+	page, err := s.market.Catalog.Discovery(r.Context(), aq, f)
 	return reply(w, http.StatusOK, page, err)
 }

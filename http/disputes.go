@@ -20,7 +20,7 @@ func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.market.OpenDispute(r.Context(), p, r.PathValue("execution_id"), in)
+	d, err := s.market.Disputes.OpenDispute(r.Context(), p, r.PathValue("execution_id"), in)
 	return reply(w, http.StatusCreated, api.NewDisputeInfo(d), err)
 }
 
@@ -33,7 +33,7 @@ func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	d, err := s.market.RespondToDispute(r.Context(), p.Wallet, r.PathValue("dispute_id"), in.Text)
+	d, err := s.market.Disputes.RespondToDispute(r.Context(), p.Wallet, r.PathValue("dispute_id"), in.Text)
 	return reply(w, http.StatusOK, api.NewDisputeInfo(d), err)
 }
 
@@ -42,7 +42,7 @@ func (s *Server) creatorDisputes(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ds, err := s.market.Disputes(r.Context(), crtx.DisputeQuery{Creator: p.Wallet, Limit: 500})
+	ds, err := s.market.Disputes.Disputes(r.Context(), crtx.DisputeQuery{Creator: p.Wallet, Limit: 500})
 	return reply(w, http.StatusOK, disputeList(ds), err)
 }
 
@@ -57,7 +57,7 @@ func (s *Server) adminDisputes(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return invalid("status must be open, upheld or rejected")
 	}
-	ds, err := s.market.Disputes(r.Context(), crtx.DisputeQuery{Status: status, Limit: 500})
+	ds, err := s.market.Disputes.Disputes(r.Context(), crtx.DisputeQuery{Status: status, Limit: 500})
 	return reply(w, http.StatusOK, disputeList(ds), err)
 }
 
@@ -66,20 +66,20 @@ func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	d, err := s.market.ResolveDispute(r.Context(), r.PathValue("dispute_id"), in)
+	d, err := s.market.Disputes.ResolveDispute(r.Context(), r.PathValue("dispute_id"), in)
 	return reply(w, http.StatusOK, api.NewDisputeInfo(d), err)
 }
 
 func (s *Server) verifyCreator(verified bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, err := s.market.SetVerified(r.Context(), r.PathValue("wallet"), verified)
+		p, err := s.market.Listings.SetVerified(r.Context(), r.PathValue("wallet"), verified)
 		return reply(w, http.StatusOK, p, err)
 	}
 }
 
 func (s *Server) suspendAgent(suspended bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		a, err := s.market.Suspend(r.Context(), r.PathValue("agent_id"), suspended)
+		a, err := s.market.Listings.Suspend(r.Context(), r.PathValue("agent_id"), suspended)
 		return reply(w, http.StatusOK, a, err)
 	}
 }

@@ -295,7 +295,7 @@ func TestCollateralRelease(t *testing.T) {
 	m := newMarket(t, "10") // the release job runs once a minute: only the test's calls act
 	agent, recs := m.mainnetRun(2)
 	release := func() int {
-		n, err := m.d.Market.ReleaseCollateral(ctx)
+		n, err := m.d.Market.Listings.ReleaseCollateral(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

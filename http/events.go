@@ -27,11 +27,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("execution_id"))
+	e, result, err := s.market.Executions.GetExecution(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	f := s.market.Watch(e)
+	f := s.market.Executions.Watch(e)
 	defer f.Close()
 	flusher, _ := w.(http.Flusher)
 	flush := func() {
@@ -49,7 +49,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		if string(e.Status) != last {
 			last = string(e.Status)
 			seq++
-			b, _ := json.Marshal(s.market.Record(e, result))
+			b, _ := json.Marshal(s.market.Executions.Record(e, result))
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, e.Status, b)
 			flush()
 			if e.Status.Final() {

@@ -83,7 +83,7 @@ func (m *marketplace) list(s service, price string, extra ...map[string]any) str
 
 func (m *marketplace) balance(w wallet, env crtx.Environment) crtx.Balance {
 	m.t.Helper()
-	b, err := m.d.Market.Balances(ctx, w.address, env)
+	b, err := m.d.Market.Funds.Balances(ctx, w.address, env)
 	if err != nil {
 		m.t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func (s *Server) execResponse(ctx context.Context, e crtx.Execution, result stri
 			// Its payer has no API key: it follows the call by signing in
 			// with the wallet that paid.
 			base := s.market.Config().PublicURL
-			siwx := s.market.SignInWithX(ctx)
+			siwx := s.market.Accounts.SignInWithX(ctx)
 			a.Poll = &api.Poll{URL: base + "/v1/executions/" + e.ID, ChallengeURL: base + "/v1/x402/sign-in-with-x", SignInWithX: &siwx}
 		}
 		return http.StatusAccepted, a
@@ -36,7 +36,7 @@ func (s *Server) execResponse(ctx context.Context, e crtx.Execution, result stri
 		msg := api.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
 		return api.Status(err), api.ErrorBody{Error: msg}
 	}
-	return http.StatusOK, s.market.Record(e, result)
+	return http.StatusOK, s.market.Executions.Record(e, result)
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
@@ -55,7 +55,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.market.Execute(r.Context(), p, r.PathValue("agent_id"), in, idem, hash)
+	e, err := s.market.Executions.Execute(r.Context(), p, r.PathValue("agent_id"), in, idem, hash)
 	return s.answerExecution(w, r, e, err, idem)
 }
 
@@ -108,7 +108,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 	}
 	result := e.Result
 	if e.ResultCID != "" && result == "" {
-		if result, err = s.market.ExecutionResult(r.Context(), e); err != nil {
+		if result, err = s.market.Executions.ExecutionResult(r.Context(), e); err != nil {
 			return err
 		}
 	}
@@ -118,7 +118,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 	}
 	if idem != "" && replay == nil {
 		b, _ := jsonBytes(body)
-		if err := s.market.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
+		if err := s.market.Executions.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
 			s.log.Error("complete idempotency", "request_id", requestID(r), "err", err)
 		}
 	}
@@ -133,7 +133,7 @@ func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
 	case r.Header.Get("Authorization") != "":
 		return s.apiKey(r)
 	case r.Header.Get(crtx.HeaderSignInWithX) != "":
-		return s.market.SignedInWithX(r.Context(), r.Header.Get(crtx.HeaderSignInWithX))
+		return s.market.Accounts.SignedInWithX(r.Context(), r.Header.Get(crtx.HeaderSignInWithX))
 	}
 	// No credential: the caller may be a payer without an account.
 	return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <API key>, "+
@@ -154,11 +154,11 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, result, err := s.market.GetExecution(r.Context(), p, r.PathValue("execution_id"))
+	e, result, err := s.market.Executions.GetExecution(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.market.Record(e, result))
+	writeJSON(w, http.StatusOK, s.market.Executions.Record(e, result))
 	return nil
 }
 
@@ -167,7 +167,7 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.market.Receipt(r.Context(), p, r.PathValue("execution_id"))
+	rc, err := s.market.Executions.Receipt(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rl, err := s.market.Ruling(r.Context(), p, r.PathValue("execution_id"))
+	rl, err := s.market.Executions.Ruling(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (s *Server) creatorEarnings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.market.CreatorEarnings(r.Context(), p.Wallet, env)
+	e, err := s.market.Funds.CreatorEarnings(r.Context(), p.Wallet, env)
 	return reply(w, http.StatusOK, e, err)
 }
 
@@ -269,13 +269,13 @@ func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, 
 			eq.To = &t
 		}
 	}
-	list, total, err := s.market.Executions(r.Context(), eq)
+	list, total, err := s.market.Executions.Executions(r.Context(), eq)
 	if err != nil {
 		return err
 	}
 	page := api.ExecutionPage{Executions: make([]api.ExecutionSummary, len(list)), Page: api.Page{Total: total, Limit: eq.Limit, Offset: eq.Offset}}
 	for i, e := range list {
-		page.Executions[i] = s.market.Summary(e)
+		page.Executions[i] = s.market.Executions.Summary(e)
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
@@ -287,7 +287,7 @@ func (s *Server) ipfs(w http.ResponseWriter, r *http.Request) error {
 	if !ipfs.ParseCID(cid) {
 		return crtx.Errorf(crtx.CodeNotFound, "%q is not a result CID (CIDv1, raw, sha2-256, base32)", cid)
 	}
-	content, err := s.market.ResultContent(r.Context(), cid)
+	content, err := s.market.Executions.ResultContent(r.Context(), cid)
 	if err != nil {
 		return err
 	}
@@ -306,10 +306,10 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e, err := s.market.Cancel(r.Context(), p, r.PathValue("execution_id"))
+	e, err := s.market.Executions.Cancel(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.market.Record(e, ""))
+	writeJSON(w, http.StatusOK, s.market.Executions.Record(e, ""))
 	return nil
 }

@@ -128,7 +128,7 @@ func (e *env) connect() {
 // roll-up would within its interval.
 func (e *env) rollup() {
 	e.t.Helper()
-	if err := e.d.Market.RollupAll(context.Background()); err != nil {
+	if err := e.d.Market.Ledger.RollupAll(context.Background()); err != nil {
 		e.t.Fatalf("rollup: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, secret, err := s.market.CreateKey(r.Context(), p.Wallet, req.Name, req.Environment, req.SpendLimit)
+	k, secret, err := s.market.Accounts.CreateKey(r.Context(), p.Wallet, req.Name, req.Environment, req.SpendLimit)
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	keys, err := s.market.Keys(r.Context(), p.Wallet)
+	keys, err := s.market.Accounts.Keys(r.Context(), p.Wallet)
 	return reply(w, http.StatusOK, api.KeyList{Keys: keys}, err)
 }
 
@@ -34,6 +34,6 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k, err := s.market.RevokeKey(r.Context(), p.Wallet, r.PathValue("key_id"))
+	k, err := s.market.Accounts.RevokeKey(r.Context(), p.Wallet, r.PathValue("key_id"))
 	return reply(w, http.StatusOK, k, err)
 }

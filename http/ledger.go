@@ -33,6 +33,6 @@ func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.market.Block(r.Context(), env, h)
+	v, err := s.market.Ledger.Block(r.Context(), env, h)
 	return reply(w, http.StatusOK, v, err)
 }

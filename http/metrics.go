@@ -82,7 +82,7 @@ func reserveGauges(m *market.Market) []prometheus.Collector {
 		out = append(out, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "crtx_reserve_surplus_usdc", Help: "The treasury's USDC on the chain less what the ledger owes, at the last reserve check.",
 			ConstLabels: prometheus.Labels{"environment": string(env)},
-		}, func() float64 { return float64(m.Surpluses()[env]) / crtx.MicroPerUSDC }))
+		}, func() float64 { return float64(m.Ledger.Surpluses()[env]) / crtx.MicroPerUSDC }))
 	}
 	return out
 }
@@ -125,10 +125,10 @@ func paidFirstCounters(m *market.Market) []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crtx_x402_paid_first_refused_total",
 			Help: "x402 calls refused payment before they run because their agent's recent calls paid that way mostly failed."},
-			func() float64 { refused, _ := m.X402PaidFirst(); return float64(refused) }),
+			func() float64 { refused, _ := m.X402.X402PaidFirst(); return float64(refused) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crtx_x402_paid_first_refunds_total",
 			Help: "x402 calls paid before they ran that failed and were refunded on the chain (two fees each to the fee payer)."},
-			func() float64 { _, refunded := m.X402PaidFirst(); return float64(refunded) }),
+			func() float64 { _, refunded := m.X402.X402PaidFirst(); return float64(refunded) }),
 	}
 }
 
@@ -141,7 +141,7 @@ func newX402Stages(m *market.Market) prometheus.Collector {
 func (c x402Stages) Describe(ch chan<- *prometheus.Desc) { ch <- c.seconds; ch <- c.runs }
 
 func (c x402Stages) Collect(ch chan<- prometheus.Metric) {
-	for stage, t := range c.market.X402Stages() {
+	for stage, t := range c.market.X402.X402Stages() {
 		ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.CounterValue, t.Total.Seconds(), stage)
 		ch <- prometheus.MustNewConstMetric(c.runs, prometheus.CounterValue, float64(t.Count), stage)
 	}

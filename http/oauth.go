@@ -62,7 +62,7 @@ func (s *Server) ResourceMetadataURL() string {
 
 func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) error {
 	base := s.market.Config().PublicURL
-	writeJSON(w, http.StatusOK, resourceMetadata{Resource: s.market.Resource(), AuthorizationServers: []string{base},
+	writeJSON(w, http.StatusOK, resourceMetadata{Resource: s.market.Connectors.Resource(), AuthorizationServers: []string{base},
 		ScopesSupported: []string{crtx.OAuthScope}, BearerMethodsSupported: []string{"header"},
 		ResourceName: "crtx agent marketplace (MCP)", ResourceDocumentation: base + "/docs#mcp"})
 	return nil
@@ -104,7 +104,7 @@ func (s *Server) registerClient(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return crtx.OAuthErrorf(crtx.OAuthInvalidClientMetadata, "the body could not be read")
 	}
-	c, err := s.market.RegisterClient(r.Context(), body)
+	c, err := s.market.Connectors.RegisterClient(r.Context(), body)
 	w.Header().Set("Cache-Control", "no-store")
 	return reply(w, http.StatusCreated, registration{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
 		RedirectURIs: c.RedirectURIs, GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
@@ -140,7 +140,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := r.PostForm.Get
-	t, err := s.market.Token(r.Context(), market.TokenRequest{GrantType: f("grant_type"), Code: f("code"), RedirectURI: f("redirect_uri"),
+	t, err := s.market.Connectors.Token(r.Context(), market.TokenRequest{GrantType: f("grant_type"), Code: f("code"), RedirectURI: f("redirect_uri"),
 		ClientID: clientID(r), CodeVerifier: f("code_verifier"), RefreshToken: f("refresh_token"), Resource: f("resource"), Scope: f("scope")})
 	// Tokens are never cached (RFC 6749 §5.1).
 	w.Header().Set("Cache-Control", "no-store")
@@ -154,7 +154,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) error {
 	if r.PostForm.Get("token") == "" {
 		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "token is missing")
 	}
-	if err := s.market.RevokeToken(r.Context(), r.PostForm.Get("token"), clientID(r)); err != nil {
+	if err := s.market.Connectors.RevokeToken(r.Context(), r.PostForm.Get("token"), clientID(r)); err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")

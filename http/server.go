@@ -135,9 +135,9 @@ func New(market *market.Market, opts Options) *Server {
 		{"POST", "/v1/admin/agents/{agent_id}/suspend", s.admin(s.suspendAgent(true))},
 		{"POST", "/v1/admin/agents/{agent_id}/unsuspend", s.admin(s.suspendAgent(false))},
 
-		{"GET", "/v1/ledger/{environment}/accounts/{address}", ledgerRead("address", s.market.Account)},
-		{"GET", "/v1/ledger/{environment}/transactions/{transaction_id}", ledgerRead("transaction_id", s.market.Transaction)},
-		{"GET", "/v1/ledger/{environment}/transactions/{transaction_id}/proof", ledgerRead("transaction_id", s.market.Proof)},
+		{"GET", "/v1/ledger/{environment}/accounts/{address}", ledgerRead("address", s.market.Ledger.Account)},
+		{"GET", "/v1/ledger/{environment}/transactions/{transaction_id}", ledgerRead("transaction_id", s.market.Ledger.Transaction)},
+		{"GET", "/v1/ledger/{environment}/transactions/{transaction_id}/proof", ledgerRead("transaction_id", s.market.Ledger.Proof)},
 		{"GET", "/v1/ledger/{environment}/blocks/{height}", s.ledgerBlock},
 	}
 	if opts.MetricsElsewhere {
@@ -224,7 +224,7 @@ func (s *Server) principal(r *http.Request) (crtx.Principal, error) {
 	if r.Header.Get("Authorization") != "" && bearer(r) == "" {
 		return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "the Authorization header must be \"Bearer <token>\"")
 	}
-	p, err := s.market.Authenticate(r.Context(), bearer(r))
+	p, err := s.market.Accounts.Authenticate(r.Context(), bearer(r))
 	if err != nil {
 		return p, err
 	}

@@ -44,7 +44,7 @@ func (s *Server) solanaPayPreflight(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) solanaPayLabel(w http.ResponseWriter, r *http.Request) error {
-	_, err := s.market.OpenDeposit(r.Context(), r.PathValue("deposit_id"))
+	_, err := s.market.Funds.OpenDeposit(r.Context(), r.PathValue("deposit_id"))
 	return reply(w, http.StatusOK, api.SolanaPayLabel{Label: "crtx", Icon: s.market.Config().PublicURL + "/static/favicon.svg"}, err)
 }
 
@@ -55,7 +55,7 @@ func (s *Server) solanaPayTransaction(w http.ResponseWriter, r *http.Request) er
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	raw, amount, err := s.market.PayDeposit(r.Context(), r.PathValue("deposit_id"), req.Account)
+	raw, amount, err := s.market.Funds.PayDeposit(r.Context(), r.PathValue("deposit_id"), req.Account)
 	return reply(w, http.StatusOK, api.SolanaPayTransaction{Transaction: base64.StdEncoding.EncodeToString(raw),
 		Message: fmt.Sprintf("Add %s USDC to your crtx wallet", amount)}, err)
 }

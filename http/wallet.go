@@ -17,7 +17,7 @@ func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
 	if p.Key != nil {
 		envs = []crtx.Environment{p.Key.Environment}
 	}
-	b, err := s.market.Balances(r.Context(), p.Wallet, envs...)
+	b, err := s.market.Funds.Balances(r.Context(), p.Wallet, envs...)
 	return reply(w, http.StatusOK, api.WalletResponse{Wallet: p.Wallet, Balances: b}, err)
 }
 
@@ -58,7 +58,7 @@ func (s *Server) airdrop(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.market.Airdrop(r.Context(), req.Wallet, *req.Amount)
+	f, err := s.market.Funds.Airdrop(r.Context(), req.Wallet, *req.Amount)
 	if err != nil {
 		return err
 	}
@@ -67,11 +67,11 @@ func (s *Server) airdrop(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) adminDeposit(w http.ResponseWriter, r *http.Request) error {
-	return s.adminFunding(w, r, s.market.OperatorDeposit)
+	return s.adminFunding(w, r, s.market.Funds.OperatorDeposit)
 }
 
 func (s *Server) adminWithdraw(w http.ResponseWriter, r *http.Request) error {
-	return s.adminFunding(w, r, s.market.OperatorWithdraw)
+	return s.adminFunding(w, r, s.market.Funds.OperatorWithdraw)
 }
 
 func (s *Server) adminFunding(w http.ResponseWriter, r *http.Request,

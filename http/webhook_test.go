@@ -95,7 +95,7 @@ func TestWebhooks(t *testing.T) {
 		t.Errorf("Standard Webhooks headers do not verify: %v", hdr)
 	}
 	time.Sleep(100 * time.Millisecond)
-	w, err := m.d.Market.WebhookStatus(ctx, acc.ExecutionID)
+	w, err := m.d.Market.Connectors.WebhookStatus(ctx, acc.ExecutionID)
 	if err != nil || w.DeliveredAt == nil || w.Attempts != 3 {
 		t.Errorf("delivery = %+v, %v", w, err)
 	}

@@ -11,12 +11,12 @@ import (
 // webhookSecret answers the wallet's webhook signing secret, made on first
 // read, for receivers that verify the Standard Webhooks "v1" signature.
 func (s *Server) webhookSecret(w http.ResponseWriter, r *http.Request) error {
-	return s.answerWebhookSecret(w, r, s.market.WebhookSecret)
+	return s.answerWebhookSecret(w, r, s.market.Connectors.WebhookSecret)
 }
 
 // rotateWebhookSecret replaces it; the old one signs on for 24 hours.
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	return s.answerWebhookSecret(w, r, s.market.RotateWebhookSecret)
+	return s.answerWebhookSecret(w, r, s.market.Connectors.RotateWebhookSecret)
 }
 
 // answerWebhookSecret acts on the secret of an API key's environment, or,

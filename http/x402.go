@@ -18,7 +18,7 @@ import (
 func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	agentID := r.PathValue("agent_id")
 	resource := s.market.Config().PublicURL + r.URL.Path
-	pr, err := s.market.PaymentRequired(r.Context(), agentID, resource)
+	pr, err := s.market.X402.PaymentRequired(r.Context(), agentID, resource)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	}
 	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.allowPayer,
 		AllowReplay: func(string) error { return s.allowReplay("ip:" + clientIP(r)) }, SignIn: r.Header.Get(crtx.HeaderSignInWithX)}
-	res, err := s.market.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
+	res, err := s.market.X402.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
 		required(pe.Reason)
@@ -62,7 +62,7 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 // signInWithX answers a fresh sign-in-with-x challenge: what the wallet
 // that paid an x402 call signs to read it.
 func (s *Server) signInWithX(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, s.market.SignInWithX(r.Context()))
+	writeJSON(w, http.StatusOK, s.market.Accounts.SignInWithX(r.Context()))
 	return nil
 }
 

@@ -56,7 +56,7 @@ func BenchmarkX402(b *testing.B) {
 	srv := httptest.NewServer(creator.NewHandler(ak, echo, creator.Options{}))
 	b.Cleanup(srv.Close)
 	_, ck, _ := ed25519.GenerateKey(nil)
-	if _, err := d.Market.OperatorDeposit(ctx, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
+	if _, err := d.Market.Funds.OperatorDeposit(ctx, crtx.Mainnet, crtx.Address(ck.Public().(ed25519.PublicKey)), 100*crtx.MicroPerUSDC); err != nil {
 		b.Fatal(err)
 	}
 	cc, _, err := client.New(d.URL, "").SignIn(ctx, ck)
@@ -122,7 +122,7 @@ func BenchmarkX402(b *testing.B) {
 		}
 	})
 	b.Run("x402", func(b *testing.B) {
-		before := d.Market.X402Stages()
+		before := d.Market.X402.X402Stages()
 		for b.Loop() {
 			tx, err := chain.X402Payment(ctx, net.RPC, payer, pr.Accepts[0])
 			if err != nil {
@@ -134,7 +134,7 @@ func BenchmarkX402(b *testing.B) {
 				b.Fatalf("%+v %v", s, err)
 			}
 		}
-		for stage, t := range d.Market.X402Stages() {
+		for stage, t := range d.Market.X402.X402Stages() {
 			if n := t.Count - before[stage].Count; n > 0 {
 				b.ReportMetric(float64((t.Total-before[stage].Total).Microseconds())/1000/float64(n), stage+"-ms/op")
 			}

@@ -529,7 +529,7 @@ func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
 	if err := keyfile.Write(x.keyFile, x.payer.key); err != nil {
 		t.Fatal(err)
 	}
-	if r := x.signedReads(x.d.Market.SignInWithX(ctx), got.PaymentResponse.Network, acc.Poll.URL)[0]; r.Status != 404 {
+	if r := x.signedReads(x.d.Market.Accounts.SignInWithX(ctx), got.PaymentResponse.Network, acc.Poll.URL)[0]; r.Status != 404 {
 		t.Errorf("another wallet read the call: %d %s", r.Status, r.Body)
 	}
 	x.payer, x.keyFile = payer, keyFile
@@ -540,7 +540,7 @@ func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
 		t.Errorf("a forged proof: %v %v", resp, err)
 	}
 	// A proof the wallet signed for another resource of the marketplace.
-	other := crtx.SIWxPayload{SIWxInfo: x.d.Market.SignInWithX(ctx).Info, Address: x.payer.address,
+	other := crtx.SIWxPayload{SIWxInfo: x.d.Market.Accounts.SignInWithX(ctx).Info, Address: x.payer.address,
 		ChainID: got.PaymentResponse.Network, Type: "ed25519", SignatureScheme: "siws"}
 	other.URI = x.d.URL + "/v1/agents"
 	other.Signature = crtx.SignBase58(x.payer.key, []byte(other.Message()))
@@ -617,7 +617,7 @@ func (x *x402Market) refunded(id string) {
 	x.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		w, err := x.d.Market.Withdrawal(ctx, x.payer.address, "wd_refund_"+id)
+		w, err := x.d.Market.Funds.Withdrawal(ctx, x.payer.address, "wd_refund_"+id)
 		if err == nil && w.Status == crtx.WithdrawalConfirmed {
 			break
 		}
@@ -715,7 +715,7 @@ func TestX402SettlementThroughAnOutage(t *testing.T) {
 	id := *eb.Error.ExecutionID
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		e, _, err := x.d.Market.GetExecution(ctx, crtx.Principal{Wallet: x.payer.address, Signed: crtx.Devnet}, id)
+		e, _, err := x.d.Market.Executions.GetExecution(ctx, crtx.Principal{Wallet: x.payer.address, Signed: crtx.Devnet}, id)
 		if err == nil && e.Status == crtx.ExecCompleted {
 			break
 		}

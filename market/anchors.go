@@ -9,7 +9,7 @@ import (
 
 // RunAnchors anchors the newest sealed block of each environment with a
 // chain every AnchorInterval, until ctx ends.
-func (m *Market) RunAnchors(ctx context.Context) {
+func (m *Ledger) RunAnchors(ctx context.Context) {
 	every(ctx, m.cfg.AnchorInterval, true, func(ctx context.Context) {
 		for env := range m.cfg.Chains {
 			_, err := m.AnchorBlock(ctx, env)
@@ -27,7 +27,7 @@ func (m *Market) RunAnchors(ctx context.Context) {
 // Two replicas may anchor the same block at once; the second memo costs a
 // fee and proves the same thing, so no lock is held across the chain's
 // confirmation.
-func (m *Market) AnchorBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
+func (m *Ledger) AnchorBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
 	c, err := m.chain(env)
 	if err != nil {
 		return crtx.Block{}, err

@@ -11,7 +11,7 @@ import (
 )
 
 // Challenge issues a one-time sign-in message for wallet, valid for five minutes.
-func (m *Market) Challenge(ctx context.Context, wallet string) (crtx.SignInMessage, error) {
+func (m *Accounts) Challenge(ctx context.Context, wallet string) (crtx.SignInMessage, error) {
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		return crtx.SignInMessage{}, err
 	}
@@ -29,7 +29,7 @@ func (m *Market) Challenge(ctx context.Context, wallet string) (crtx.SignInMessa
 
 // SignIn checks a signed challenge and opens a 24-hour session. It returns
 // the session token, which is shown only here.
-func (m *Market) SignIn(ctx context.Context, wallet, message, signature string) (string, crtx.Session, error) {
+func (m *Accounts) SignIn(ctx context.Context, wallet, message, signature string) (string, crtx.Session, error) {
 	pub, err := crtx.ParseAddress("wallet", wallet)
 	if err != nil {
 		return "", crtx.Session{}, err
@@ -96,7 +96,7 @@ func operatorWallet(adminToken string) string { return "operator:" + crtx.HashSe
 // OpenOperatorSession starts an operator's dashboard session, for someone
 // who showed adminToken, and returns its token: a cookie that leaks then
 // gives eight hours of the dashboard, not the admin API for good.
-func (m *Market) OpenOperatorSession(ctx context.Context, adminToken string) (string, error) {
+func (m *Accounts) OpenOperatorSession(ctx context.Context, adminToken string) (string, error) {
 	now := m.now()
 	token := crtx.OperatorPrefix + crtx.RandomBase62(crtx.SecretLen)
 	s := crtx.Session{Hash: crtx.HashSecret(token), Wallet: operatorWallet(adminToken), CreatedAt: now, ExpiresAt: now.Add(crtx.OperatorSessionTTL)}
@@ -106,7 +106,7 @@ func (m *Market) OpenOperatorSession(ctx context.Context, adminToken string) (st
 
 // IsOperatorSession reports whether token is an operator's live session
 // opened with adminToken.
-func (m *Market) IsOperatorSession(ctx context.Context, token, adminToken string) bool {
+func (m *Accounts) IsOperatorSession(ctx context.Context, token, adminToken string) bool {
 	if !strings.HasPrefix(token, crtx.OperatorPrefix) {
 		return false
 	}
@@ -115,7 +115,7 @@ func (m *Market) IsOperatorSession(ctx context.Context, token, adminToken string
 }
 
 // SignOut ends the session of token.
-func (m *Market) SignOut(ctx context.Context, token string) error {
+func (m *Accounts) SignOut(ctx context.Context, token string) error {
 	return internal("sign out", m.store.Update(ctx, func(tx crtx.Tx) error {
 		return tx.DeleteSession(ctx, crtx.HashSecret(token))
 	}))
@@ -123,7 +123,7 @@ func (m *Market) SignOut(ctx context.Context, token string) error {
 
 // Authenticate resolves a bearer token to the wallet it acts for: a session
 // token, or an API key that is well-formed, known and not revoked.
-func (m *Market) Authenticate(ctx context.Context, token string) (crtx.Principal, error) {
+func (m *Accounts) Authenticate(ctx context.Context, token string) (crtx.Principal, error) {
 	if token == "" {
 		return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <API key or session token>")
 	}

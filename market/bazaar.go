@@ -28,7 +28,7 @@ const (
 const exampleTask = "The task for this agent, in words"
 
 // bazaar is the bazaar extension of an agent.
-func (m *Market) bazaar(a crtx.Agent) (api.Bazaar, error) {
+func (m *core) bazaar(a crtx.Agent) (api.Bazaar, error) {
 	parameters, sch, ok := m.embedded(a.InputSchema, bazaarParametersAt)
 	if !ok {
 		parameters = map[string]any{"type": "object", "description": "the agent's input_schema, at GET /v1/agents/" + a.ID}

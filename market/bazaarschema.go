@@ -19,7 +19,7 @@ import (
 
 // embedded is an agent's schema raw made to stand at the pointer at, and
 // the schema compiled as it will be read there; ok is false when it cannot.
-func (m *Market) embedded(raw json.RawMessage, at string) (v any, sch *jsonschema.Schema, ok bool) {
+func (m *core) embedded(raw json.RawMessage, at string) (v any, sch *jsonschema.Schema, ok bool) {
 	v, alone, ok := embedSchema(raw, at)
 	if !ok {
 		return nil, nil, false

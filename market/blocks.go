@@ -17,7 +17,7 @@ const maxBlockTxs = 1000
 // Seal puts the environment's unsealed transactions (up to maxBlockTxs) into
 // a new block signed by the ledger authority. It reports false when there was
 // nothing to seal.
-func (m *Market) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bool, error) {
+func (m *Ledger) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bool, error) {
 	// What to seal is read from a snapshot, outside the write transaction:
 	// on a single writer, time spent reading there is time executions wait.
 	// The write then checks that nothing it read has changed.
@@ -79,7 +79,7 @@ func (m *Market) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bo
 }
 
 // RunSealer seals both environments every interval until ctx ends.
-func (m *Market) RunSealer(ctx context.Context, interval time.Duration) {
+func (m *Ledger) RunSealer(ctx context.Context, interval time.Duration) {
 	every(ctx, interval, false, func(ctx context.Context) {
 		for _, env := range crtx.Environments {
 			// Seal until caught up, so a burst never leaves a backlog behind.
@@ -94,7 +94,7 @@ func (m *Market) RunSealer(ctx context.Context, interval time.Duration) {
 }
 
 // Proof returns the inclusion proof of a sealed transaction.
-func (m *Market) Proof(ctx context.Context, env crtx.Environment, id string) (crtx.Proof, error) {
+func (m *Ledger) Proof(ctx context.Context, env crtx.Environment, id string) (crtx.Proof, error) {
 	var p crtx.Proof
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		t, err := tx.Transaction(ctx, env, id)

@@ -112,7 +112,7 @@ const totalTTL = 5 * time.Second
 
 // catalogChanged forgets the cached catalog pages after this process
 // changed a listing; other replicas' copies age out within a second.
-func (m *Market) catalogChanged() {
+func (m *core) catalogChanged() {
 	m.pages.clear()
 	m.totals.clear()
 	m.tags.clear()
@@ -126,7 +126,7 @@ func (m *Market) catalogChanged() {
 const keyCacheTTL = 2 * time.Second
 
 // compiled returns the compiled form of an agent's input schema.
-func (m *Market) compiled(schema json.RawMessage) (*jsonschema.Schema, error) {
+func (m *core) compiled(schema json.RawMessage) (*jsonschema.Schema, error) {
 	if s, ok := m.schemas.get(string(schema), time.Time{}); ok {
 		return s, nil
 	}

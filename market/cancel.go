@@ -8,7 +8,7 @@ import (
 
 // Cancel ends a pending execution that was not dispatched yet: failed,
 // with its escrow refunded (CONTRACT §8). Anything else is not_cancellable.
-func (m *Market) Cancel(ctx context.Context, p crtx.Principal, id string) (crtx.Execution, error) {
+func (m *Executions) Cancel(ctx context.Context, p crtx.Principal, id string) (crtx.Execution, error) {
 	var out crtx.Execution
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		e, err := ownExecution(ctx, tx, p, id)

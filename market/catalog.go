@@ -16,19 +16,19 @@ func agentFacts(a crtx.Agent, s crtx.AgentStats) api.AgentFacts {
 		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}
 }
 
-func (m *Market) listingView(it crtx.AgentListItem, env crtx.Environment) api.AgentListing {
+func (m *core) listingView(it crtx.AgentListItem, env crtx.Environment) api.AgentListing {
 	a, s := it.Agent, it.Stats
 	return api.AgentListing{
 		AgentFacts: agentFacts(a, s),
 		Creator:    api.CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
 		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
 		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
-		OnChainListing: m.ExplorerURL(crtx.Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
+		OnChainListing: m.market.ExplorerURL(crtx.Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
 		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
 	}
 }
 
-func (m *Market) creatorView(it crtx.AgentListItem) api.CreatorAgent {
+func (m *core) creatorView(it crtx.AgentListItem) api.CreatorAgent {
 	v := api.CreatorAgent{AgentListing: m.listingView(it, crtx.Mainnet), EndpointURL: it.Agent.EndpointURL,
 		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt,
 		Suspended: it.Agent.SuspendedAt != nil, KeyTransaction: it.Agent.KeyTx}
@@ -37,7 +37,7 @@ func (m *Market) creatorView(it crtx.AgentListItem) api.CreatorAgent {
 
 // Agents returns a page of the catalog (CONTRACT §7). The query must be
 // valid; the http package checks each parameter and names the bad one.
-func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+func (m *Catalog) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
 	q = catalogDefaults(q)
 	// Pages are kept a second: the catalog changes rarely and is read on
 	// every browse, so a second's staleness buys not counting it each time.
@@ -46,7 +46,7 @@ func (m *Market) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 
 // TagCounts is how many listed agents each tag has, for a few seconds
 // after it was counted, as the catalog's totals are.
-func (m *Market) TagCounts(ctx context.Context) (map[string]int, error) {
+func (m *Catalog) TagCounts(ctx context.Context) (map[string]int, error) {
 	// The count is shared by every request that waits for it: one that
 	// ends does not cancel it for the others.
 	ctx = context.WithoutCancel(ctx)
@@ -109,7 +109,7 @@ func appendFilterKey(b []byte, q crtx.AgentQuery) []byte {
 	return strconv.AppendQuote(b, q.Q)
 }
 
-func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+func (m *core) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
 	items, total, err := m.listing(ctx, q)
 	if err != nil {
 		return api.AgentPage{}, err
@@ -125,7 +125,7 @@ func (m *Market) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, 
 
 // listing reads a page of the catalog and how many agents match its
 // filter in all.
-func (m *Market) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
+func (m *core) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
 	items, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.AgentListItem, error) { return tx.ListAgents(ctx, q) })
 	if err != nil {
 		return nil, 0, internal("list agents", err)
@@ -151,7 +151,7 @@ func (m *Market) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLi
 // catalog's totals are: a catalog page shows devnet's figures on the cards
 // that mainnet has none for. The map is shared with every caller for
 // those seconds: it is only read.
-func (m *Market) Figures(ctx context.Context, env crtx.Environment, ids []string) (map[string]api.AgentListing, error) {
+func (m *Catalog) Figures(ctx context.Context, env crtx.Environment, ids []string) (map[string]api.AgentListing, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -183,7 +183,7 @@ func listed(a crtx.Agent) bool { return a.Status != crtx.AgentDelisted && a.Susp
 
 // Agent returns the full listing of an active or paused agent with its
 // statistics in env; delisted or unknown agents are agent_not_found.
-func (m *Market) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
+func (m *Catalog) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		it, err = tx.AgentListing(ctx, id, env)

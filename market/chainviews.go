@@ -6,7 +6,7 @@ import (
 )
 
 // DepositView is a deposit as the API serves it.
-func (m *Market) DepositView(d crtx.Deposit, ps []crtx.DepositPayment) api.Deposit {
+func (m *Funds) DepositView(d crtx.Deposit, ps []crtx.DepositPayment) api.Deposit {
 	r := m.DepositRequest(d)
 	v := api.Deposit{DepositID: d.ID, Environment: d.Environment, Amount: d.Amount, Recipient: r.Recipient, Mint: r.SPLToken,
 		Reference: d.Reference, Memo: d.Memo, SolanaPayURL: r.URL(), TransactionRequestURL: "solana:" + m.cfg.PublicURL + "/v1/solana-pay/deposits/" + d.ID, Status: d.Status, CreatedAt: d.CreatedAt,
@@ -19,7 +19,7 @@ func (m *Market) DepositView(d crtx.Deposit, ps []crtx.DepositPayment) api.Depos
 }
 
 // WithdrawalView is a withdrawal as the API serves it.
-func (m *Market) WithdrawalView(w crtx.Withdrawal) api.Withdrawal {
+func (m *Funds) WithdrawalView(w crtx.Withdrawal) api.Withdrawal {
 	v := api.Withdrawal{WithdrawalID: w.ID, Environment: w.Environment, Amount: w.Amount, Destination: w.Destination,
 		Status: w.Status, CreatedAt: w.CreatedAt, CompletedAt: w.CompletedAt}
 	if w.Signature != "" {
@@ -39,7 +39,7 @@ func (m *Market) WithdrawalView(w crtx.Withdrawal) api.Withdrawal {
 
 // chainURL is the Solana explorer's page of a transaction or an address on
 // env's cluster, empty without a chain.
-func (m *Market) chainURL(env crtx.Environment, kind, id string) string {
+func (m *core) chainURL(env crtx.Environment, kind, id string) string {
 	if c := m.cfg.Chains[env]; c != nil {
 		return crtx.SolanaExplorerURL(c, kind, id)
 	}

@@ -37,7 +37,7 @@ const (
 const depositLookback = 30 * 24 * time.Hour
 
 // chain returns env's chain, or chain_not_configured.
-func (m *Market) chain(env crtx.Environment) (crtx.Chain, error) {
+func (m *core) chain(env crtx.Environment) (crtx.Chain, error) {
 	if !env.Valid() {
 		return nil, crtx.Errorf(crtx.CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
 	}
@@ -69,7 +69,7 @@ func (m *Market) Chain(env crtx.Environment) crtx.Chain { return m.cfg.Chains[en
 // CreateDeposit opens a Solana Pay transfer request for wallet to pay
 // amount into the treasury of env. Every transfer that carries its
 // reference is credited, once, when the chain has finalized it.
-func (m *Market) CreateDeposit(ctx context.Context, wallet string, env crtx.Environment, amount crtx.USDC) (crtx.Deposit, error) {
+func (m *Funds) CreateDeposit(ctx context.Context, wallet string, env crtx.Environment, amount crtx.USDC) (crtx.Deposit, error) {
 	if _, err := m.chain(env); err != nil {
 		return crtx.Deposit{}, err
 	}
@@ -106,7 +106,7 @@ func (m *Market) CreateDeposit(ctx context.Context, wallet string, env crtx.Envi
 }
 
 // DepositRequest is the Solana Pay transfer request that pays d.
-func (m *Market) DepositRequest(d crtx.Deposit) crtx.TransferRequest {
+func (m *Funds) DepositRequest(d crtx.Deposit) crtx.TransferRequest {
 	r := crtx.TransferRequest{Amount: d.Amount, References: []string{d.Reference}, Label: "crtx", Message: "Add funds to your crtx wallet", Memo: d.Memo}
 	if c := m.cfg.Chains[d.Environment]; c != nil {
 		r.Recipient, r.SPLToken = c.Treasury(), c.Mint()
@@ -115,7 +115,7 @@ func (m *Market) DepositRequest(d crtx.Deposit) crtx.TransferRequest {
 }
 
 // Deposit returns one of wallet's deposits with the payments credited to it.
-func (m *Market) Deposit(ctx context.Context, wallet, id string) (crtx.Deposit, []crtx.DepositPayment, error) {
+func (m *Funds) Deposit(ctx context.Context, wallet, id string) (crtx.Deposit, []crtx.DepositPayment, error) {
 	var d crtx.Deposit
 	var ps []crtx.DepositPayment
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
@@ -134,7 +134,7 @@ func (m *Market) Deposit(ctx context.Context, wallet, id string) (crtx.Deposit, 
 }
 
 // Deposits lists wallet's deposits in env, newest first, and counts them all.
-func (m *Market) Deposits(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Deposit, int, error) {
+func (m *Funds) Deposits(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Deposit, int, error) {
 	var ds []crtx.Deposit
 	var n int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
@@ -150,7 +150,7 @@ func (m *Market) Deposits(ctx context.Context, wallet string, env crtx.Environme
 
 // RunDeposits reads the payments of open deposits every ChainPoll until ctx
 // ends: those of the last DepositTTL at each turn, older ones once a minute.
-func (m *Market) RunDeposits(ctx context.Context) {
+func (m *Funds) RunDeposits(ctx context.Context) {
 	turn := 0
 	every(ctx, m.cfg.ChainPoll, true, func(ctx context.Context) {
 		since := m.now().Add(-crtx.DepositTTL)
@@ -171,7 +171,7 @@ func (m *Market) RunDeposits(ctx context.Context) {
 // whatever the chain holds: a reference named by a flood of transactions
 // costs one turn's budget, once, and the deposits it did not reach go
 // first in the next.
-func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since time.Time) (int, error) {
+func (m *Funds) WatchDeposits(ctx context.Context, env crtx.Environment, since time.Time) (int, error) {
 	c, err := m.chain(env)
 	if err != nil {
 		return 0, err
@@ -218,7 +218,7 @@ func (m *Market) WatchDeposits(ctx context.Context, env crtx.Environment, since 
 }
 
 // creditPayments credits each finalized payment of d not credited yet.
-func (m *Market) creditPayments(ctx context.Context, d crtx.Deposit, ps []crtx.ChainPayment) (int, error) {
+func (m *core) creditPayments(ctx context.Context, d crtx.Deposit, ps []crtx.ChainPayment) (int, error) {
 	credited := 0
 	for _, p := range ps {
 		if !p.Finalized {
@@ -242,7 +242,7 @@ func (m *Market) creditPayments(ctx context.Context, d crtx.Deposit, ps []crtx.C
 // payment names: a transaction whose instructions do not say which of two
 // deposits each pays is left for the operator (Unattributed). It reports
 // false when it credited nothing.
-func (m *Market) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.ChainPayment) (bool, error) {
+func (m *core) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.ChainPayment) (bool, error) {
 	issuance := crtx.NewAccount(d.Environment, crtx.AccountIssuance, crtx.IssuanceID, "")
 	acct := crtx.NewAccount(d.Environment, crtx.AccountWallet, d.Wallet, d.Wallet)
 	data := map[string]string{"wallet": d.Wallet, "deposit_id": d.ID, "signature": p.Signature,
@@ -300,7 +300,7 @@ var errNotThisDeposit = errors.New("the payment does not name this deposit alone
 // none (the zero Deposit) when there is none, or more than one. It does
 // not change with time (deposits are never deleted), so a payment is
 // judged the same by the watcher and, later, by the operator's list.
-func (m *Market) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environment, refs []string) (crtx.Deposit, error) {
+func (m *core) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environment, refs []string) (crtx.Deposit, error) {
 	var sole crtx.Deposit
 	for _, ref := range refs {
 		d, err := tx.DepositByReference(ctx, ref)
@@ -324,7 +324,7 @@ func (m *Market) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environme
 // Unattributed lists the newest transfers into env's treasury, at most
 // limit, that carry no known deposit's reference: money the operator must
 // return or attribute by hand, never keep.
-func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit int) ([]crtx.ChainPayment, error) {
+func (m *Funds) Unattributed(ctx context.Context, env crtx.Environment, limit int) ([]crtx.ChainPayment, error) {
 	c, err := m.chain(env)
 	if err != nil {
 		return nil, err
@@ -352,7 +352,7 @@ func (m *Market) Unattributed(ctx context.Context, env crtx.Environment, limit i
 // attributed reports whether a transfer was credited, or names the
 // reference of one deposit of env that the watcher still reads (it credits
 // the transfer once it is finalized).
-func (m *Market) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
+func (m *core) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
 	if _, err := tx.DepositPayment(ctx, p.Signature, p.Part); err == nil || !errors.Is(err, crtx.ErrNotFound) {
 		return err == nil, err
 	}
@@ -368,7 +368,7 @@ func (m *Market) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environmen
 // still asks, for account's wallet to sign and send. Anyone may ask: the
 // transaction only ever pays the treasury, and a payment is credited to
 // the deposit's own wallet, whoever signs it.
-func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte, amount crtx.USDC, err error) {
+func (m *Funds) PayDeposit(ctx context.Context, id, account string) (raw []byte, amount crtx.USDC, err error) {
 	d, err := m.OpenDeposit(ctx, id)
 	if err != nil {
 		return nil, 0, err
@@ -400,7 +400,7 @@ func (m *Market) PayDeposit(ctx context.Context, id, account string) (raw []byte
 // onItsWay is what the newest transactions naming d's reference pay it and
 // is not credited yet, with d as read in the same snapshot: a payment
 // credited between the chain's answer and that read counts in d.Credited.
-func (m *Market) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx.USDC, crtx.Deposit, error) {
+func (m *core) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx.USDC, crtx.Deposit, error) {
 	recent, err := c.Recent(ctx, d.Reference, 20)
 	if err != nil {
 		return 0, d, chainDown(d.Environment, err)
@@ -432,7 +432,7 @@ func (m *Market) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (cr
 // OpenDeposit returns deposit id while it still asks to be paid: not
 // credited in full, not expired, on an environment with a chain. It is
 // what a wallet reads first of a Solana Pay transaction request.
-func (m *Market) OpenDeposit(ctx context.Context, id string) (crtx.Deposit, error) {
+func (m *Funds) OpenDeposit(ctx context.Context, id string) (crtx.Deposit, error) {
 	var d crtx.Deposit
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		d, err = tx.Deposit(ctx, id)

@@ -32,7 +32,7 @@ type DiscoveryFilter struct {
 // Discovery lists the agents of the catalog query q as x402 resources, each
 // paid in every environment with a chain that f admits. With no such
 // environment the list is empty: no agent can be paid with x402 here.
-func (m *Market) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryFilter) (api.DiscoveryPage, error) {
+func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryFilter) (api.DiscoveryPage, error) {
 	q = catalogDefaults(q)
 	page := api.DiscoveryPage{X402Version: crtx.X402Version, Items: []api.DiscoveryResource{},
 		Pagination: api.Page{Limit: q.Limit, Offset: q.Offset}}
@@ -72,7 +72,7 @@ type envChain struct {
 // payingChains are the chains that f admits, mainnet's first as in a 402.
 // A chain that does not answer is left out; with none left and one down,
 // the list is unavailable rather than wrongly empty.
-func (m *Market) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain, error) {
+func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain, error) {
 	if (f.Type != "" && f.Type != ResourceType) || (f.Scheme != "" && f.Scheme != crtx.SchemeExact) ||
 		(f.Extension != "" && f.Extension != BazaarKey) {
 		return nil, nil
@@ -100,7 +100,7 @@ func (m *Market) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChai
 }
 
 // resource is one agent as an x402 resource, with the statistics of env.
-func (m *Market) resource(it crtx.AgentListItem, env crtx.Environment, accepts []crtx.PaymentRequirements) (api.DiscoveryResource, error) {
+func (m *core) resource(it crtx.AgentListItem, env crtx.Environment, accepts []crtx.PaymentRequirements) (api.DiscoveryResource, error) {
 	a, s := it.Agent, it.Stats
 	bz, err := m.bazaar(a)
 	if err != nil {

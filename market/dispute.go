@@ -16,7 +16,7 @@ import (
 // OpenDispute disputes a completed execution of the key's wallet within 72
 // hours of its completion (CONTRACT §12): the execution becomes disputed and
 // DisputeOpened records a hash of the evidence on the ledger.
-func (m *Market) OpenDispute(ctx context.Context, p crtx.Principal, executionID string, in crtx.DisputeParams) (crtx.Dispute, error) {
+func (m *Disputes) OpenDispute(ctx context.Context, p crtx.Principal, executionID string, in crtx.DisputeParams) (crtx.Dispute, error) {
 	if p.Key == nil {
 		return crtx.Dispute{}, crtx.Errorf(crtx.CodeInvalidAPIKey, "disputes are raised with the API key that paid for the execution")
 	}
@@ -75,7 +75,7 @@ func (m *Market) OpenDispute(ctx context.Context, p crtx.Principal, executionID 
 }
 
 // RespondToDispute records the creator's answer to an open dispute.
-func (m *Market) RespondToDispute(ctx context.Context, wallet, id, text string) (crtx.Dispute, error) {
+func (m *Disputes) RespondToDispute(ctx context.Context, wallet, id, text string) (crtx.Dispute, error) {
 	if strings.TrimSpace(text) == "" || utf8.RuneCountInString(text) > 10_000 {
 		return crtx.Dispute{}, crtx.InvalidField("text", "is required, at most 10,000 characters")
 	}
@@ -104,7 +104,7 @@ func (m *Market) RespondToDispute(ctx context.Context, wallet, id, text string) 
 // execution stays disputed. Upheld on devnet: the caller is refunded from the
 // devnet treasury and the record shows the slash that would have been made.
 // Rejected: the execution is completed again.
-func (m *Market) ResolveDispute(ctx context.Context, id string, in crtx.ResolveParams) (crtx.Dispute, error) {
+func (m *Disputes) ResolveDispute(ctx context.Context, id string, in crtx.ResolveParams) (crtx.Dispute, error) {
 	var slash, refund crtx.USDC
 	switch in.Outcome {
 	case "rejected":
@@ -163,7 +163,7 @@ func (m *Market) ResolveDispute(ctx context.Context, id string, in crtx.ResolveP
 	return d, internal("resolve dispute", err)
 }
 
-func (m *Market) slash(ctx context.Context, tx crtx.Tx, d crtx.Dispute, e crtx.Execution) error {
+func (m *core) slash(ctx context.Context, tx crtx.Tx, d crtx.Dispute, e crtx.Execution) error {
 	caller := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
 	treasury := crtx.NewAccount(e.Environment, crtx.AccountTreasury, crtx.TreasuryID, "")
 	data := map[string]string{"dispute_id": d.ID, "execution_id": e.ID, "agent_id": e.AgentID,
@@ -200,7 +200,7 @@ func (m *Market) slash(ctx context.Context, tx crtx.Tx, d crtx.Dispute, e crtx.E
 }
 
 // Disputes lists disputes by status ("" for all), for the operator.
-func (m *Market) Disputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Dispute, error) {
+func (m *Disputes) Disputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Dispute, error) {
 	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Dispute, error) { return tx.ListDisputes(ctx, q) })
 	return out, internal("list disputes", err)
 }

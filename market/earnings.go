@@ -8,7 +8,7 @@ import (
 )
 
 // CreatorEarnings totals a creator's settled earnings in env, per UTC day.
-func (m *Market) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) (crtx.Earnings, error) {
+func (m *Funds) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) (crtx.Earnings, error) {
 	out := crtx.Earnings{Environment: env}
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		out.Days, err = tx.CreatorEarnings(ctx, creator, env)
@@ -23,7 +23,7 @@ func (m *Market) CreatorEarnings(ctx context.Context, creator string, env crtx.E
 
 // Spending is what wallet spent in env over the last days UTC days, today
 // included, per day and agent.
-func (m *Market) Spending(ctx context.Context, wallet string, env crtx.Environment, days int) ([]crtx.DaySpend, error) {
+func (m *Funds) Spending(ctx context.Context, wallet string, env crtx.Environment, days int) ([]crtx.DaySpend, error) {
 	today := m.now().UTC().Truncate(24 * time.Hour)
 	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.DaySpend, error) {
 		return tx.WalletSpending(ctx, wallet, env, today.AddDate(0, 0, 1-days))
@@ -32,7 +32,7 @@ func (m *Market) Spending(ctx context.Context, wallet string, env crtx.Environme
 }
 
 // EarningsByAgent is a creator's settled earnings in env, by agent.
-func (m *Market) EarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
+func (m *Funds) EarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
 	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (map[string]crtx.USDC, error) {
 		return tx.CreatorEarningsByAgent(ctx, creator, env)
 	})
@@ -42,7 +42,7 @@ func (m *Market) EarningsByAgent(ctx context.Context, creator string, env crtx.E
 // AgentRuns are an agent's public runs in env over the last 30 UTC days,
 // per day, counted at most once a minute: an agent's page shows them, and
 // a busy agent's month is many rows to count.
-func (m *Market) AgentRuns(ctx context.Context, agentID string, env crtx.Environment) ([]crtx.DayRuns, error) {
+func (m *Catalog) AgentRuns(ctx context.Context, agentID string, env crtx.Environment) ([]crtx.DayRuns, error) {
 	ctx = context.WithoutCancel(ctx) // shared by the requests that wait for it
 	out, err := m.runs.fetch(agentID+"|"+string(env), time.Now(), func() ([]crtx.DayRuns, error) {
 		since := m.now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -29)

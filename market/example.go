@@ -23,7 +23,7 @@ type Example struct {
 // AgentExample is agentID's example, looked for on mainnet then devnet
 // among the creator's own latest runs; nil without one. It is read at most
 // once a minute per agent.
-func (m *Market) AgentExample(ctx context.Context, agentID, creator string) (*Example, error) {
+func (m *Catalog) AgentExample(ctx context.Context, agentID, creator string) (*Example, error) {
 	ctx = context.WithoutCancel(ctx) // shared by the requests that wait for it
 	out, err := m.examples.fetch(agentID, time.Now(), func() (*Example, error) {
 		for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {

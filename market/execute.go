@@ -20,8 +20,8 @@ func escrowAccount(e crtx.Execution) crtx.Account {
 
 // RecordURL is the explorer page of an execution's escrow account, where
 // its ExecutionRecord is (on_chain_record).
-func (m *Market) RecordURL(e crtx.Execution) string {
-	return m.ExplorerURL(e.Environment, escrowAccount(e).Address)
+func (m *Executions) RecordURL(e crtx.Execution) string {
+	return m.market.ExplorerURL(e.Environment, escrowAccount(e).Address)
 }
 
 // Execute starts a paid execution for the API key's wallet (CONTRACT §8):
@@ -29,7 +29,7 @@ func (m *Market) RecordURL(e crtx.Execution) string {
 // in one transaction. A synchronous execution is dispatched here and
 // returned final; an asynchronous one is returned pending and dispatched in
 // the background. idemKey and requestHash are empty without Idempotency-Key.
-func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string) (crtx.Execution, error) {
+func (m *Executions) Execute(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string) (crtx.Execution, error) {
 	if p.Key == nil {
 		return crtx.Execution{}, crtx.Errorf(crtx.CodeInvalidAPIKey, "executions need an API key (Bearer crtx_live_… or crtx_test_…), not a session")
 	}
@@ -61,7 +61,7 @@ func (m *Market) Execute(ctx context.Context, p crtx.Principal, agentID string, 
 
 // checkParams holds an execute request's body to the contract's rules,
 // before any agent is read.
-func (m *Market) checkParams(ctx context.Context, in crtx.ExecuteParams, idemKey string) (crtx.ExecuteParams, error) {
+func (m *core) checkParams(ctx context.Context, in crtx.ExecuteParams, idemKey string) (crtx.ExecuteParams, error) {
 	if in.Task == "" || len(in.Task) > crtx.MaxTaskBytes {
 		return in, crtx.Errorf(crtx.CodeInvalidRequest, "task is required, at most %d bytes", crtx.MaxTaskBytes)
 	}
@@ -96,7 +96,7 @@ var errRetry = errors.New("try again")
 // open checks the request against the agent's terms and opens the
 // execution with its escrow (Store.OpenExecution). fresh reads the agent
 // from the store rather than from the cache.
-func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string, fresh bool) (crtx.Execution, func(), error) {
+func (m *core) open(ctx context.Context, p crtx.Principal, agentID string, in crtx.ExecuteParams, idemKey, requestHash string, fresh bool) (crtx.Execution, func(), error) {
 	// A request whose Idempotency-Key was seen gets its first answer,
 	// whatever the agent's terms have become since.
 	refuse := func(refusal error) error {
@@ -193,7 +193,7 @@ func (m *Market) open(ctx context.Context, p crtx.Principal, agentID string, in 
 
 // callTerms checks a call's request against its agent's terms: its
 // timeout (returned), its parameters and its price guard.
-func (m *Market) callTerms(a crtx.Agent, in crtx.ExecuteParams) (int, error) {
+func (m *core) callTerms(a crtx.Agent, in crtx.ExecuteParams) (int, error) {
 	timeout := a.TimeoutSeconds
 	if in.TimeoutSeconds != nil {
 		if *in.TimeoutSeconds < 1 || *in.TimeoutSeconds > a.TimeoutSeconds {
@@ -222,7 +222,7 @@ func inFlight(format string, args ...any) error {
 }
 
 // agent returns an agent, from the cache unless fresh.
-func (m *Market) agent(ctx context.Context, id string, fresh bool) (crtx.Agent, error) {
+func (m *core) agent(ctx context.Context, id string, fresh bool) (crtx.Agent, error) {
 	if a, ok := m.agentCache.get(id, time.Now()); ok && !fresh {
 		return a, nil
 	}
@@ -235,7 +235,7 @@ func (m *Market) agent(ctx context.Context, id string, fresh bool) (crtx.Agent, 
 
 // keyRefusal says why an API key may not pay need — revoked, or past its
 // spend limit — and is nil when it may.
-func (m *Market) keyRefusal(ctx context.Context, keyID string, need crtx.USDC) error {
+func (m *core) keyRefusal(ctx context.Context, keyID string, need crtx.USDC) error {
 	key, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.APIKey, error) { return tx.KeyByID(ctx, keyID) })
 	switch {
 	case errors.Is(err, crtx.ErrNotFound) || (err == nil && key.RevokedAt != nil):
@@ -253,7 +253,7 @@ func (m *Market) keyRefusal(ctx context.Context, keyID string, need crtx.USDC) e
 // with the first request's execution (a *Replay), or an error if the key
 // was used with another request or its first request is still running.
 // nil means the key had expired, or was let go meanwhile, and is free again.
-func (m *Market) idempotent(ctx context.Context, wallet string, env crtx.Environment, key, hash string) error {
+func (m *core) idempotent(ctx context.Context, wallet string, env crtx.Environment, key, hash string) error {
 	return m.store.Update(ctx, func(tx crtx.Tx) error {
 		prev, err := tx.Idempotency(ctx, wallet, env, key)
 		switch {
@@ -278,7 +278,7 @@ func (m *Market) idempotent(ctx context.Context, wallet string, env crtx.Environ
 }
 
 // CompleteIdempotency stores the response given to the first request.
-func (m *Market) CompleteIdempotency(ctx context.Context, wallet string, env crtx.Environment, key string, status int, body []byte) error {
+func (m *Executions) CompleteIdempotency(ctx context.Context, wallet string, env crtx.Environment, key string, status int, body []byte) error {
 	return internal("idempotency", m.store.Update(ctx, func(tx crtx.Tx) error {
 		return tx.CompleteIdempotency(ctx, wallet, env, key, status, body)
 	}))
@@ -286,7 +286,7 @@ func (m *Market) CompleteIdempotency(ctx context.Context, wallet string, env crt
 
 // GetExecution returns one of the principal's executions in its key's
 // environment; anything else is execution_not_found.
-func (m *Market) GetExecution(ctx context.Context, p crtx.Principal, id string) (crtx.Execution, string, error) {
+func (m *Executions) GetExecution(ctx context.Context, p crtx.Principal, id string) (crtx.Execution, string, error) {
 	var e crtx.Execution
 	var result string
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
@@ -329,7 +329,7 @@ func ownExecution(ctx context.Context, tx crtx.Tx, p crtx.Principal, id string) 
 }
 
 // Executions lists the principal's executions (CONTRACT §9).
-func (m *Market) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
+func (m *Executions) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
 	var out []crtx.Execution
 	var total int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
@@ -341,14 +341,14 @@ func (m *Market) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 
 // ResultContent returns published result bytes by CID: a private
 // execution's are not, and answer as unknown ones do.
-func (m *Market) ResultContent(ctx context.Context, cid string) (string, error) {
+func (m *Executions) ResultContent(ctx context.Context, cid string) (string, error) {
 	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.PublishedResult(ctx, cid) })
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", cid))
 }
 
 // ExecutionResult returns the result bytes of e, an execution read for its
 // caller, published or private.
-func (m *Market) ExecutionResult(ctx context.Context, e crtx.Execution) (string, error) {
+func (m *Executions) ExecutionResult(ctx context.Context, e crtx.Execution) (string, error) {
 	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Result(ctx, e.ResultCID) })
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", e.ResultCID))
 }
@@ -356,7 +356,7 @@ func (m *Market) ExecutionResult(ctx context.Context, e crtx.Execution) (string,
 // ResultPreviews are the first n characters of the results of es, by
 // execution id, for a list to show beside each (none for one without a
 // result).
-func (m *Market) ResultPreviews(ctx context.Context, es []crtx.Execution, n int) (map[string]string, error) {
+func (m *Executions) ResultPreviews(ctx context.Context, es []crtx.Execution, n int) (map[string]string, error) {
 	out := map[string]string{}
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		for _, e := range es {
@@ -377,7 +377,7 @@ func (m *Market) ResultPreviews(ctx context.Context, es []crtx.Execution, n int)
 // Outcomes attaches to each of es what Execution.Charge reads beyond its
 // row: a disputed execution's dispute and a failed x402 execution's
 // payment, in one read.
-func (m *Market) Outcomes(ctx context.Context, es []crtx.Execution) error {
+func (m *Executions) Outcomes(ctx context.Context, es []crtx.Execution) error {
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		for i := range es {
 			e := &es[i]
@@ -405,7 +405,7 @@ func (m *Market) Outcomes(ctx context.Context, es []crtx.Execution) error {
 }
 
 // Record is the execution record callers read.
-func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
+func (m *Executions) Record(e crtx.Execution, result string) api.ExecutionRecord {
 	r := api.ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,
 		Status: e.Status, Cost: e.Cost, CreatorAmount: e.CreatorAmount, PlatformAmount: e.PlatformAmount,
 		TokensUsed: e.TokensUsed, ExecutionTimeMS: e.ExecutionTimeMS, InitiatedAt: e.InitiatedAt,
@@ -437,7 +437,7 @@ func (m *Market) Record(e crtx.Execution, result string) api.ExecutionRecord {
 			r.Payment.Transaction = &p.Signature
 		}
 		if e.Refund != nil {
-			w := m.WithdrawalView(*e.Refund)
+			w := m.market.Funds.WithdrawalView(*e.Refund)
 			r.Payment.Refund = &w
 		}
 	}
@@ -453,7 +453,7 @@ func orNull(s string) *string {
 }
 
 // Summary is the list item of an execution.
-func (m *Market) Summary(e crtx.Execution) api.ExecutionSummary {
+func (m *Executions) Summary(e crtx.Execution) api.ExecutionSummary {
 	return api.ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e), Environment: e.Environment}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Account returns an account and its 50 newest transactions.
-func (m *Market) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
+func (m *Ledger) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
 	var v api.AccountView
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		v.Account, err = tx.Account(ctx, env, address)
@@ -23,13 +23,13 @@ func (m *Market) Account(ctx context.Context, env crtx.Environment, address stri
 }
 
 // Transaction returns one ledger transaction.
-func (m *Market) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
+func (m *Ledger) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
 	t, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.LedgerTx, error) { return tx.Transaction(ctx, env, id) })
 	return t, internal("transaction", missing(err, crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env))
 }
 
 // Block returns a sealed block and its transactions.
-func (m *Market) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
+func (m *Ledger) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
 	var v api.BlockView
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		v.Block, err = tx.Block(ctx, env, height)
@@ -48,7 +48,7 @@ func (m *Market) Block(ctx context.Context, env crtx.Environment, height int64) 
 
 // RecentBlocks returns the environment's n highest blocks, newest first,
 // without their transactions: none before the first is sealed.
-func (m *Market) RecentBlocks(ctx context.Context, env crtx.Environment, n int) ([]crtx.Block, error) {
+func (m *Ledger) RecentBlocks(ctx context.Context, env crtx.Environment, n int) ([]crtx.Block, error) {
 	blocks, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Block, error) {
 		last, err := tx.LastBlock(ctx, env)
 		if errors.Is(err, crtx.ErrNotFound) {

@@ -12,7 +12,7 @@ import (
 // Config.StreamRecheck besides, so that an announcement lost on its way
 // from another replica delays a stream rather than hangs it.
 type Follower struct {
-	m *Market
+	m *Executions
 	w *watch
 	e crtx.Execution // as last returned
 	// due says a read is owed: one after the latest announcement that
@@ -24,7 +24,7 @@ type Follower struct {
 
 // Watch starts following e, an execution its caller has read under the
 // principal it serves. Close the Follower when done.
-func (m *Market) Watch(e crtx.Execution) *Follower {
+func (m *Executions) Watch(e crtx.Execution) *Follower {
 	w := m.watches.join(e.ID)
 	// e was read before joining: a change announced in between went by
 	// unheard, so the first read must start after the join.
@@ -86,7 +86,7 @@ func (f *Follower) load(ctx context.Context) (crtx.Execution, string, error) {
 // changed, if not nil, is told of each state e moves to, and ends the
 // following early by answering false. When ctx ends first, Follow returns
 // ctx's error and e as last read.
-func (m *Market) Follow(ctx context.Context, e crtx.Execution, changed func(e crtx.Execution, result string) bool) (crtx.Execution, string, error) {
+func (m *Executions) Follow(ctx context.Context, e crtx.Execution, changed func(e crtx.Execution, result string) bool) (crtx.Execution, string, error) {
 	f := m.Watch(e)
 	defer f.Close()
 	for {
@@ -108,7 +108,7 @@ func (m *Market) Follow(ctx context.Context, e crtx.Execution, changed func(e cr
 // announce tells the streams following execution id, in this process and
 // in the other replicas, that its state changed: call it once the change
 // is committed.
-func (m *Market) announce(id string) {
+func (m *core) announce(id string) {
 	m.watches.announce(id)
 	if m.outbox == nil {
 		return

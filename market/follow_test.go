@@ -83,14 +83,14 @@ func payer(t *testing.T, m *market.Market) crtx.Principal {
 	t.Helper()
 	ctx := context.Background()
 	w := address(t)
-	if _, err := m.OperatorDeposit(ctx, crtx.Devnet, w, crtx.MicroPerUSDC); err != nil {
+	if _, err := m.Funds.OperatorDeposit(ctx, crtx.Devnet, w, crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := m.CreateKey(ctx, w, "streams", crtx.Devnet, nil)
+	_, secret, err := m.Accounts.CreateKey(ctx, w, "streams", crtx.Devnet, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Authenticate(ctx, secret)
+	p, err := m.Accounts.Authenticate(ctx, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +118,12 @@ func TestStreamsShareTheirReads(t *testing.T) {
 		}
 		defer m.Stop()
 		agent, p := listAgent(t, store), payer(t, m)
-		opened, err := m.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
+		opened, err := m.Executions.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		<-caller.called
-		e, _, err := m.GetExecution(ctx, p, opened.ID)
+		e, _, err := m.Executions.GetExecution(ctx, p, opened.ID)
 		if err != nil || e.Status != crtx.ExecRunning {
 			t.Fatalf("execution %s, %v; want running", e.Status, err)
 		}
@@ -133,7 +133,7 @@ func TestStreamsShareTheirReads(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range streams {
 			wg.Go(func() {
-				_, _, err := m.Follow(ctx, e, func(e crtx.Execution, _ string) bool {
+				_, _, err := m.Executions.Follow(ctx, e, func(e crtx.Execution, _ string) bool {
 					seen[i] = append(seen[i], e.Status)
 					return true
 				})
@@ -211,16 +211,16 @@ func TestStreamsHearOtherReplicas(t *testing.T) {
 	defer a.Stop()
 
 	agent, p := listAgent(t, storeB), payer(t, a)
-	opened, err := a.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
+	opened, err := a.Executions.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-caller.called
-	e, _, err := b.GetExecution(ctx, p, opened.ID)
+	e, _, err := b.Executions.GetExecution(ctx, p, opened.ID)
 	if err != nil || e.Status != crtx.ExecRunning {
 		t.Fatalf("execution %s, %v; want running", e.Status, err)
 	}
-	f := b.Watch(e)
+	f := b.Executions.Watch(e)
 	defer f.Close()
 	before := storeB.views.Load()
 	type next struct {

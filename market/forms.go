@@ -14,7 +14,7 @@ const formMemory = 24 * time.Hour
 
 // ClaimForm records that owner sent the form that carries token, before
 // its action runs. It reports false when the form was sent already.
-func (m *Market) ClaimForm(ctx context.Context, owner, token string) (bool, error) {
+func (m *Accounts) ClaimForm(ctx context.Context, owner, token string) (bool, error) {
 	now := m.now()
 	// The primary key holds the once-only rule, so the weakest isolation
 	// serves: forms sent at once (two tabs, two wallets sweeping the same
@@ -30,7 +30,7 @@ func (m *Market) ClaimForm(ctx context.Context, owner, token string) (bool, erro
 
 // SentForm returns a sent form with what it led to (no outcome while its
 // action runs), or ErrNotFound for a form never sent (or forgotten).
-func (m *Market) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, error) {
+func (m *Accounts) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, error) {
 	f, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.SentForm, error) { return tx.SentForm(ctx, owner, token) })
 	if errors.Is(err, crtx.ErrNotFound) {
 		return f, err
@@ -40,7 +40,7 @@ func (m *Market) SentForm(ctx context.Context, owner, token string) (crtx.SentFo
 
 // SetFormOutcome keeps what a sent form led to, for the page it lands on
 // and for its replays.
-func (m *Market) SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error {
+func (m *Accounts) SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error {
 	return internal("form outcome", m.store.Update(ctx, func(tx crtx.Tx) error {
 		return tx.SetFormOutcome(ctx, owner, token, outcome)
 	}))

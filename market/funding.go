@@ -10,7 +10,7 @@ import (
 )
 
 // Balances returns wallet's balances in each of envs.
-func (m *Market) Balances(ctx context.Context, wallet string, envs ...crtx.Environment) (map[crtx.Environment]crtx.Balance, error) {
+func (m *Funds) Balances(ctx context.Context, wallet string, envs ...crtx.Environment) (map[crtx.Environment]crtx.Balance, error) {
 	out := make(map[crtx.Environment]crtx.Balance, len(envs))
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		for _, env := range envs {
@@ -80,7 +80,7 @@ type shortfall struct {
 func (s *shortfall) Error() string { return "insufficient funds" }
 
 // explain turns a shortfall into the 402 the caller sees; other errors pass.
-func (m *Market) explain(ctx context.Context, err error) error {
+func (m *core) explain(ctx context.Context, err error) error {
 	var sf *shortfall
 	if !errors.As(err, &sf) {
 		return err
@@ -108,7 +108,7 @@ func (m *Market) explain(ctx context.Context, err error) error {
 // addFunds says how missing USDC enters wallet in env, in the way env takes
 // money: a deposit paid on its chain, the devnet airdrop, or the operator's
 // hand, with the command that works where this marketplace runs.
-func (m *Market) addFunds(env crtx.Environment, wallet string, missing crtx.USDC) string {
+func (m *core) addFunds(env crtx.Environment, wallet string, missing crtx.USDC) string {
 	switch {
 	case m.cfg.Chains[env] != nil:
 		return fmt.Sprintf("deposit the %s USDC missing, paid on the chain (crtx deposit %[1]s --environment %[2]s, or POST /v1/wallet/deposits)", missing, env)
@@ -130,7 +130,7 @@ func (m *Market) addFunds(env crtx.Environment, wallet string, missing crtx.USDC
 // There the airdrop route's limit per client address alone applies (the
 // hourly count is kept on the ledger): test money of a chain that runs on
 // the operator's own machine.
-func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+func (m *Funds) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		return crtx.Funding{}, err
 	}
@@ -170,17 +170,17 @@ func (m *Market) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (
 
 // OperatorDeposit credits mainnet or devnet funds that arrived outside
 // crtx, in an environment without a chain.
-func (m *Market) OperatorDeposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+func (m *Funds) OperatorDeposit(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	return m.operatorFunding(ctx, env, crtx.TxDeposit, wallet, amount)
 }
 
 // OperatorWithdraw debits funds that the operator pays out outside crtx, in
 // an environment without a chain.
-func (m *Market) OperatorWithdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+func (m *Funds) OperatorWithdraw(ctx context.Context, env crtx.Environment, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	return m.operatorFunding(ctx, env, crtx.TxWithdrawal, wallet, amount)
 }
 
-func (m *Market) operatorFunding(ctx context.Context, env crtx.Environment, kind crtx.TxKind, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+func (m *core) operatorFunding(ctx context.Context, env crtx.Environment, kind crtx.TxKind, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	if !env.Valid() {
 		return crtx.Funding{}, crtx.Errorf(crtx.CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
 	}
@@ -203,7 +203,7 @@ func (m *Market) operatorFunding(ctx context.Context, env crtx.Environment, kind
 
 // fund moves amount between issuance and wallet's account: in for deposits
 // and airdrops, out for withdrawals.
-func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, wallet string, amount crtx.USDC) (crtx.Funding, error) {
+func (m *core) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, wallet string, amount crtx.USDC) (crtx.Funding, error) {
 	issuance := crtx.NewAccount(env, crtx.AccountIssuance, crtx.IssuanceID, "")
 	acct := crtx.NewAccount(env, crtx.AccountWallet, wallet, wallet)
 	p := crtx.Posting{From: issuance.Address, To: acct.Address, Amount: amount}
@@ -225,7 +225,7 @@ func (m *Market) fund(ctx context.Context, tx crtx.Tx, env crtx.Environment, kin
 // offChain refuses to create or destroy money by hand in an environment
 // with a chain: there, money enters and leaves only on the chain, so what
 // the ledger owes stays what the treasury holds.
-func (m *Market) offChain(env crtx.Environment) error {
+func (m *core) offChain(env crtx.Environment) error {
 	switch {
 	case m.cfg.Chains[env] != nil:
 		return crtx.Errorf(crtx.CodeChainConfigured,

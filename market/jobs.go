@@ -26,7 +26,7 @@ func every(ctx context.Context, interval time.Duration, atOnce bool, fn func(con
 
 // failed reports whether a step of a background job failed, and logs why
 // unless the job is stopping (its ctx ended), when steps fail by design.
-func (m *Market) failed(ctx context.Context, err error, what string, attrs ...any) bool {
+func (m *core) failed(ctx context.Context, err error, what string, attrs ...any) bool {
 	if err != nil && ctx.Err() == nil {
 		m.cfg.Logger.Error(what, append(attrs, "err", err)...)
 	}

@@ -45,13 +45,13 @@ func TestKeyLookupsAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := address(t)
-	k, secret, err := m.CreateKey(ctx, w, "kept", crtx.Devnet, nil)
+	k, secret, err := m.Accounts.CreateKey(ctx, w, "kept", crtx.Devnet, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := store.views.Load()
 	for range 50 {
-		p, err := m.Authenticate(ctx, secret)
+		p, err := m.Accounts.Authenticate(ctx, secret)
 		if err != nil || p.Wallet != w || p.Key.ID != k.ID {
 			t.Fatalf("authenticate: %+v, %v", p, err)
 		}
@@ -59,10 +59,10 @@ func TestKeyLookupsAreKept(t *testing.T) {
 	if n := store.views.Load() - before; n != 1 {
 		t.Errorf("50 authentications read the key %d times, want 1", n)
 	}
-	if _, err := m.RevokeKey(ctx, w, k.ID); err != nil {
+	if _, err := m.Accounts.RevokeKey(ctx, w, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Authenticate(ctx, secret)
+	_, err = m.Accounts.Authenticate(ctx, secret)
 	var e *crtx.Error
 	if !errors.As(err, &e) || e.Code != crtx.CodeInvalidAPIKey {
 		t.Errorf("revoked key: %v", err)

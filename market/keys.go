@@ -10,7 +10,7 @@ import (
 )
 
 // CreateKey makes an API key for wallet in env. The secret is returned only here.
-func (m *Market) CreateKey(ctx context.Context, wallet, name string, env crtx.Environment, limit *crtx.USDC) (crtx.APIKey, string, error) {
+func (m *Accounts) CreateKey(ctx context.Context, wallet, name string, env crtx.Environment, limit *crtx.USDC) (crtx.APIKey, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 {
 		return crtx.APIKey{}, "", crtx.Errorf(crtx.CodeInvalidRequest, "name must be 1 to 100 characters")
@@ -32,14 +32,14 @@ func (m *Market) CreateKey(ctx context.Context, wallet, name string, env crtx.En
 }
 
 // Keys lists wallet's keys, revoked ones included, oldest first.
-func (m *Market) Keys(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
+func (m *Accounts) Keys(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
 	keys, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.APIKey, error) { return tx.KeysByWallet(ctx, wallet) })
 	return keys, internal("list keys", err)
 }
 
 // RevokeKey revokes one of wallet's keys at once. Another wallet's key is
 // reported as not found, so key ids reveal nothing.
-func (m *Market) RevokeKey(ctx context.Context, wallet, id string) (crtx.APIKey, error) {
+func (m *Accounts) RevokeKey(ctx context.Context, wallet, id string) (crtx.APIKey, error) {
 	var k crtx.APIKey
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		k, err = tx.KeyByID(ctx, id)

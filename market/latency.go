@@ -31,8 +31,8 @@ type Latency struct {
 
 // Latency measures an agent's completion times in one store read. creator
 // is the agent's creator: the executions are read by the creator's index.
-func (m *Market) Latency(ctx context.Context, creator, agentID string) (Latency, error) {
-	list, _, err := m.Executions(ctx, crtx.ExecutionQuery{Creator: creator, AgentID: agentID, Environment: crtx.Mainnet,
+func (m *Catalog) Latency(ctx context.Context, creator, agentID string) (Latency, error) {
+	list, _, err := m.market.Executions.Executions(ctx, crtx.ExecutionQuery{Creator: creator, AgentID: agentID, Environment: crtx.Mainnet,
 		Status: crtx.ExecCompleted, NotByCreator: true, Limit: LatencySamples})
 	if err != nil {
 		return Latency{}, err

@@ -65,14 +65,14 @@ func TestA2ALatencyPercentiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := m.Latency(ctx, creator, "a")
+	got, err := m.Catalog.Latency(ctx, creator, "a")
 	if err != nil || got != (market.Latency{Samples: 1000, P50MS: 500, P95MS: 950}) {
 		t.Errorf("latency of a = %+v, %v; want 1000 samples, p50 500, p95 950", got, err)
 	}
-	if got, err := m.Latency(ctx, creator, "new"); err != nil || got.Samples != 0 || got.P50MS != 0 || got.P95MS != 0 {
+	if got, err := m.Catalog.Latency(ctx, creator, "new"); err != nil || got.Samples != 0 || got.P50MS != 0 || got.P95MS != 0 {
 		t.Errorf("latency without executions = %+v, %v", got, err)
 	}
-	if got, err := m.Latency(ctx, address(t), "a"); err != nil || got.Samples != 0 {
+	if got, err := m.Catalog.Latency(ctx, address(t), "a"); err != nil || got.Samples != 0 {
 		t.Errorf("latency read under another creator = %+v, %v", got, err)
 	}
 }

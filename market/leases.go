@@ -31,7 +31,7 @@ type lease struct {
 // hold adds the execution id to the set, with the cancel that ends its
 // wait or dispatch when its lease is lost; false when this process holds
 // it already.
-func (m *Market) hold(id string, cancel context.CancelFunc) (*lease, bool) {
+func (m *core) hold(id string, cancel context.CancelFunc) (*lease, bool) {
 	l := &m.leases
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -51,7 +51,7 @@ func (m *Market) hold(id string, cancel context.CancelFunc) (*lease, bool) {
 }
 
 // holds reports whether this process runs the execution id.
-func (m *Market) holds(id string) bool {
+func (m *core) holds(id string) bool {
 	l := &m.leases
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -60,7 +60,7 @@ func (m *Market) holds(id string) bool {
 }
 
 // letGo takes the execution id out of the set.
-func (m *Market) letGo(id string) {
+func (m *core) letGo(id string) {
 	l := &m.leases
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -74,7 +74,7 @@ func (m *Market) letGo(id string) {
 // renewLeases extends every held lease each third of the lease until stop.
 // An execution whose row was not renewed is lost: its wait or dispatch
 // ends, and its new owner (or no one, if it is final) finishes it.
-func (m *Market) renewLeases(stop <-chan struct{}) {
+func (m *core) renewLeases(stop <-chan struct{}) {
 	t := time.NewTicker(m.cfg.Lease / 3)
 	defer t.Stop()
 	for {

@@ -35,7 +35,7 @@ func TestLeasesRenewedTogether(t *testing.T) {
 		agent, p := listAgent(t, store), payer(t, m)
 		var ids []string
 		for range 11 {
-			e, err := m.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
+			e, err := m.Executions.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "hold", Async: true}, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestLeasesRenewedTogether(t *testing.T) {
 			t.Errorf("the waiting executions reached the creator %d times, want 10", n)
 		}
 		for _, id := range ids {
-			if e, _, err := m.GetExecution(ctx, p, id); err != nil || e.Status != crtx.ExecFailed {
+			if e, _, err := m.Executions.GetExecution(ctx, p, id); err != nil || e.Status != crtx.ExecFailed {
 				t.Errorf("execution %s: %s, %v; want failed", id, e.Status, err)
 			}
 		}
@@ -110,12 +110,12 @@ func TestTakenOverWhileWaiting(t *testing.T) {
 		defer a.Stop()
 		agent, p := listAgent(t, db), payer(t, a)
 		stalled.stalled.Store(true)
-		running, err := a.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "running", Async: true}, "", "")
+		running, err := a.Executions.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "running", Async: true}, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		<-callerA.called
-		waiting, err := a.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "waiting", Async: true}, "", "")
+		waiting, err := a.Executions.Execute(ctx, p, agent, crtx.ExecuteParams{Task: "waiting", Async: true}, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestTakenOverWhileWaiting(t *testing.T) {
 		close(stalled.gate)
 		synctest.Wait()
 		for _, id := range []string{running.ID, waiting.ID} {
-			if e, _, err := b.GetExecution(ctx, p, id); err != nil || e.Status != crtx.ExecFailed {
+			if e, _, err := b.Executions.GetExecution(ctx, p, id); err != nil || e.Status != crtx.ExecFailed {
 				t.Errorf("execution %s: %s, %v; want failed", id, e.Status, err)
 			}
 		}

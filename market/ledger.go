@@ -10,7 +10,7 @@ import (
 // names if they are new. It is the only way money moves, but for the
 // transactions that open and close an execution, which the store writes
 // with the execution (Store.OpenExecution, Store.CloseExecution).
-func (m *Market) post(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, data map[string]string, postings []crtx.Posting, accounts ...crtx.Account) (crtx.LedgerTx, error) {
+func (m *core) post(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, data map[string]string, postings []crtx.Posting, accounts ...crtx.Account) (crtx.LedgerTx, error) {
 	lt, accounts := m.ledgerTx(env, kind, data, postings, accounts...)
 	if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
 		return crtx.LedgerTx{}, err
@@ -21,7 +21,7 @@ func (m *Market) post(ctx context.Context, tx crtx.Tx, env crtx.Environment, kin
 // ledgerTx builds a transaction stamped now and the accounts it concerns,
 // created now if they are new. Accounts that no posting names are recorded
 // as the transaction's referenced accounts.
-func (m *Market) ledgerTx(env crtx.Environment, kind crtx.TxKind, data map[string]string, postings []crtx.Posting, accounts ...crtx.Account) (crtx.LedgerTx, []crtx.Account) {
+func (m *core) ledgerTx(env crtx.Environment, kind crtx.TxKind, data map[string]string, postings []crtx.Posting, accounts ...crtx.Account) (crtx.LedgerTx, []crtx.Account) {
 	now := m.now()
 	for i := range accounts {
 		accounts[i].CreatedAt = now

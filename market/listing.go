@@ -19,7 +19,7 @@ import (
 // test of a new listing names no agent (id ""): its id is not the
 // creator's to know yet, and an agent's service configured with its ids
 // accepts the empty one for tests made for its key (docs/creators.md).
-func (m *Market) reachable(ctx context.Context, agentID string, a crtx.Agent) error {
+func (m *core) reachable(ctx context.Context, agentID string, a crtx.Agent) error {
 	if err := m.cfg.Caller.CheckURL(ctx, "endpoint_url", a.EndpointURL); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s signatures) write(data map[string]string) {
 // into data. The member is required, not filled in, so that the refusal of
 // a statement made elsewhere or for an earlier key says so rather than
 // failing as a bad signature.
-func (m *Market) bound(kind crtx.TxKind, data map[string]string, p crtx.ListingParams, replaces string) error {
+func (m *core) bound(kind crtx.TxKind, data map[string]string, p crtx.ListingParams, replaces string) error {
 	switch {
 	case p.Marketplace == nil || *p.Marketplace == "":
 		return crtx.InvalidField("marketplace", "is required: the host of this marketplace's public URL, %q, which the listing statement names (POST /v1/creator/listing-nonces gives it)", m.domain)
@@ -107,7 +107,7 @@ func (m *Market) bound(kind crtx.TxKind, data map[string]string, p crtx.ListingP
 //
 // replaces is the listing's key transaction for a key change ("" for a new
 // listing, and for a listing written before key transactions were kept).
-func (m *Market) listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams, replaces string) (signatures, error) {
+func (m *core) listingSignatures(kind crtx.TxKind, data map[string]string, p crtx.ListingParams, replaces string) (signatures, error) {
 	if p.ListingNonce == nil || *p.ListingNonce == "" {
 		return signatures{}, crtx.InvalidField("listing_nonce", "is required: POST /v1/creator/listing-nonces gives one, for the listing statement both signatures cover (docs/creators.md)")
 	}
@@ -134,7 +134,7 @@ func (m *Market) listingSignatures(kind crtx.TxKind, data map[string]string, p c
 
 // useNonce uses up wallet's listing nonce in the transaction that writes
 // the statement it is in.
-func (m *Market) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string) error {
+func (m *core) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string) error {
 	ok, err := tx.UseNonce(ctx, nonce, wallet, m.now())
 	if err == nil && !ok {
 		return crtx.InvalidField("listing_nonce", "is not one the marketplace gave your wallet, or it expired or was used: POST /v1/creator/listing-nonces for a new one, and sign again")
@@ -143,7 +143,7 @@ func (m *Market) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string)
 }
 
 // ListingNonce issues wallet a one-time listing nonce, valid for an hour.
-func (m *Market) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
+func (m *Listings) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
 	n := api.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL), Marketplace: m.domain}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: n.Nonce, Wallet: wallet, ExpiresAt: n.ExpiresAt})
@@ -184,7 +184,7 @@ func listingData(a crtx.Agent) map[string]string {
 
 // lockCollateral moves amount of the creator's mainnet funds into the
 // listing's collateral account.
-func (m *Market) lockCollateral(ctx context.Context, tx crtx.Tx, a crtx.Agent, amount crtx.USDC) error {
+func (m *core) lockCollateral(ctx context.Context, tx crtx.Tx, a crtx.Agent, amount crtx.USDC) error {
 	wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
 	coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, a.ID, a.Creator)
 	_, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralLocked, map[string]string{"agent_id": a.ID, "creator": a.Creator},
@@ -203,7 +203,7 @@ func listingAccount(a crtx.Agent) crtx.Account {
 // CreateListing lists an agent, all or nothing: validation, the endpoint
 // check, the reachability test, collateral locked from the creator's mainnet
 // balance, and the AgentListed transaction (CONTRACT §6).
-func (m *Market) CreateListing(ctx context.Context, wallet string, p crtx.ListingParams) (api.CreatorAgent, error) {
+func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.ListingParams) (api.CreatorAgent, error) {
 	a := crtx.Agent{ID: "agt_" + crtx.RandomBase62(16), Creator: wallet, Status: crtx.AgentActive}
 	if err := apply(p, &a, true); err != nil {
 		return api.CreatorAgent{}, err
@@ -260,7 +260,7 @@ func ownAgent(ctx context.Context, tx crtx.Tx, wallet, id string) (crtx.Agent, e
 // UpdateListing changes a listing (CONTRACT §6): each change is a
 // ListingUpdated transaction; a new endpoint or key is tested again; a price
 // in a higher collateral tier locks the difference.
-func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
+func (m *Listings) UpdateListing(ctx context.Context, wallet, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
 	return m.updateListing(ctx, wallet, id, p, nil)
 }
 
@@ -270,7 +270,7 @@ func (m *Market) UpdateListing(ctx context.Context, wallet, id string, p crtx.Li
 // the transaction that locks, against the listing as written; it is also
 // checked before a new endpoint's test, so as not to make a person wait
 // seconds for a refusal.
-func (m *Market) UpdateListingWithin(ctx context.Context, wallet, id string, p crtx.ListingParams, more crtx.USDC) (api.CreatorAgent, error) {
+func (m *Listings) UpdateListingWithin(ctx context.Context, wallet, id string, p crtx.ListingParams, more crtx.USDC) (api.CreatorAgent, error) {
 	return m.updateListing(ctx, wallet, id, p, &more)
 }
 
@@ -286,7 +286,7 @@ func (e *MoreCollateral) Unwrap() error { return e.err }
 
 // collateralFor is the collateral a listing must lock more at its price;
 // beyond within (nil: no bound), a *MoreCollateral.
-func (m *Market) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, error) {
+func (m *core) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, error) {
 	more := max(crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)-a.Collateral, 0)
 	if within != nil && more > *within {
 		return 0, &MoreCollateral{More: more, err: crtx.InvalidField("price_per_call_usdc",
@@ -295,7 +295,7 @@ func (m *Market) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, erro
 	return more, nil
 }
 
-func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.ListingParams, within *crtx.USDC) (api.CreatorAgent, error) {
+func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.ListingParams, within *crtx.USDC) (api.CreatorAgent, error) {
 	if p.Name != nil {
 		return api.CreatorAgent{}, crtx.InvalidField("name", "cannot change; delist and list again under a new name")
 	}
@@ -398,7 +398,7 @@ func (m *Market) updateListing(ctx context.Context, wallet, id string, p crtx.Li
 	if err != nil {
 		return api.CreatorAgent{}, internal("update listing", m.explain(ctx, err))
 	}
-	return m.CreatorAgent(ctx, wallet, id)
+	return m.market.Listings.CreatorAgent(ctx, wallet, id)
 }
 
 func changedFields(a, b crtx.Agent) []string {
@@ -423,7 +423,7 @@ func changedFields(a, b crtx.Agent) []string {
 
 // Delist takes an agent out of the catalog at once (AgentDelisted). Its
 // collateral stays locked until the release job returns it.
-func (m *Market) Delist(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+func (m *Listings) Delist(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		a, err := ownAgent(ctx, tx, wallet, id)
 		if err != nil {
@@ -446,13 +446,13 @@ func (m *Market) Delist(ctx context.Context, wallet, id string) (api.CreatorAgen
 
 // CreatorListings lists wallet's agents as listed, every status included,
 // without their statistics: one read, for a page that names them.
-func (m *Market) CreatorListings(ctx context.Context, wallet string) ([]crtx.Agent, error) {
+func (m *Listings) CreatorListings(ctx context.Context, wallet string) ([]crtx.Agent, error) {
 	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Agent, error) { return tx.AgentsByCreator(ctx, wallet) })
 	return out, internal("creator listings", err)
 }
 
 // CreatorAgents lists wallet's own agents, every status included.
-func (m *Market) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]api.CreatorAgent, error) {
+func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]api.CreatorAgent, error) {
 	var out []api.CreatorAgent
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		agents, err := tx.AgentsByCreator(ctx, wallet)
@@ -474,7 +474,7 @@ func (m *Market) CreatorAgents(ctx context.Context, wallet string, env crtx.Envi
 
 // CreatorAgent is one of the wallet's agents, delisted ones included, as
 // its creator sees it.
-func (m *Market) CreatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+func (m *Listings) CreatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		it, err = tx.AgentListing(ctx, id, crtx.Mainnet)
@@ -490,7 +490,7 @@ func (m *Market) CreatorAgent(ctx context.Context, wallet, id string) (api.Creat
 }
 
 // SetDisplayName sets the creator's public name; empty restores the default.
-func (m *Market) SetDisplayName(ctx context.Context, wallet, name string) (api.CreatorProfile, error) {
+func (m *Listings) SetDisplayName(ctx context.Context, wallet, name string) (api.CreatorProfile, error) {
 	name = strings.TrimSpace(name)
 	if utf8.RuneCountInString(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
 		return api.CreatorProfile{}, crtx.InvalidField("display_name", "must be at most 64 characters on one line")
@@ -500,7 +500,7 @@ func (m *Market) SetDisplayName(ctx context.Context, wallet, name string) (api.C
 
 // setCreator makes wallet a creator if it is none yet, changes it with set,
 // and returns its profile as it is then.
-func (m *Market) setCreator(ctx context.Context, wallet, what string, set func(crtx.Tx) error) (api.CreatorProfile, error) {
+func (m *core) setCreator(ctx context.Context, wallet, what string, set func(crtx.Tx) error) (api.CreatorProfile, error) {
 	var c crtx.Creator
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		if err := tx.EnsureCreator(ctx, wallet, m.now()); err != nil {

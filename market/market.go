@@ -100,9 +100,9 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Market is the marketplace service. Its public methods each own one store
-// transaction.
-type Market struct {
+// core is what the services share: the store, the configuration and clock,
+// and the process's caches, slots and leases.
+type core struct {
 	store   crtx.Store
 	cfg     Config
 	domain  string
@@ -141,6 +141,8 @@ type Market struct {
 	// outbox holds the ids of executions whose change the other replicas
 	// are yet to hear of (RunNotifications); nil on a store of one process.
 	outbox chan string
+	// market is the whole, for a service that asks another.
+	market *Market
 }
 
 // Defaults is the one place the service's defaults are written: New gives
@@ -197,14 +199,18 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	if _, ok := store.(crtx.Notifier); ok {
 		outbox = make(chan string, outboxSize)
 	}
-	return &Market{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
+	c := &core{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), tags: newTTLCache[map[string]int](totalTTL, 1),
 		runs: newTTLCache[[]crtx.DayRuns](time.Minute, 4096), examples: newTTLCache[*Example](time.Minute, 4096),
 		figures: newTTLCache[map[string]api.AgentListing](totalTTL, 1024), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		clientDocs: newTTLCache[crtx.OAuthClient](clientDocTTL, 1024),
 		signals:    &signals{by: map[string]func(string){}},
-		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}, nil
+		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}
+	m := &Market{core: c, Catalog: &Catalog{c}, Executions: &Executions{c}, Funds: &Funds{c}, Listings: &Listings{c},
+		Disputes: &Disputes{c}, Accounts: &Accounts{c}, Connectors: &Connectors{c}, Ledger: &Ledger{c}, X402: &X402{c}}
+	c.market = m
+	return m, nil
 }
 
 // Config returns the market's configuration.
@@ -218,7 +224,7 @@ func (m *Market) Now() time.Time { return m.cfg.Now() }
 
 // now is the clock at the precision the store keeps (microseconds, UTC), so a
 // time hashed before a write is the time read back after it.
-func (m *Market) now() time.Time { return m.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (m *core) now() time.Time { return m.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // AuthorityPublicKey is the key that signs ledger blocks.
 func (m *Market) AuthorityPublicKey() ed25519.PublicKey {

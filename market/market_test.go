@@ -53,7 +53,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 	ctx := context.Background()
 	m := newMarket(t)
 	w := address(t)
-	if _, err := m.OperatorDeposit(ctx, crtx.Mainnet, w, 7*crtx.MicroPerUSDC); err != nil {
+	if _, err := m.Funds.OperatorDeposit(ctx, crtx.Mainnet, w, 7*crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -61,7 +61,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 	ok, refused := 0, 0
 	for range 20 {
 		wg.Go(func() {
-			_, err := m.OperatorWithdraw(ctx, crtx.Mainnet, w, crtx.MicroPerUSDC)
+			_, err := m.Funds.OperatorWithdraw(ctx, crtx.Mainnet, w, crtx.MicroPerUSDC)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -75,7 +75,7 @@ func TestConcurrentWithdrawalsNeverOverdraw(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	b, err := m.Balances(ctx, w, crtx.Mainnet)
+	b, err := m.Funds.Balances(ctx, w, crtx.Mainnet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestConcurrentAirdropsRespectTheLimit(t *testing.T) {
 	granted := 0
 	for range 10 {
 		wg.Go(func() {
-			_, err := m.Airdrop(ctx, w, crtx.MicroPerUSDC)
+			_, err := m.Funds.Airdrop(ctx, w, crtx.MicroPerUSDC)
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -115,26 +115,26 @@ func TestProofsRejectTampering(t *testing.T) {
 	m := newMarket(t)
 	var last crtx.Funding
 	for range 5 {
-		f, err := m.Airdrop(ctx, address(t), 1)
+		f, err := m.Funds.Airdrop(ctx, address(t), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		last = f
 	}
-	if _, err := m.Proof(ctx, crtx.Devnet, last.Transaction.ID); crtx.ErrorCode(err) != crtx.CodeNotSealed {
+	if _, err := m.Ledger.Proof(ctx, crtx.Devnet, last.Transaction.ID); crtx.ErrorCode(err) != crtx.CodeNotSealed {
 		t.Fatalf("proof before sealing: %v", err)
 	}
-	if _, sealed, err := m.Seal(ctx, crtx.Devnet); err != nil || !sealed {
+	if _, sealed, err := m.Ledger.Seal(ctx, crtx.Devnet); err != nil || !sealed {
 		t.Fatalf("seal: %v %v", sealed, err)
 	}
-	if _, sealed, _ := m.Seal(ctx, crtx.Devnet); sealed {
+	if _, sealed, _ := m.Ledger.Seal(ctx, crtx.Devnet); sealed {
 		t.Fatal("a second seal found work")
 	}
-	p, err := m.Proof(ctx, crtx.Devnet, last.Transaction.ID)
+	p, err := m.Ledger.Proof(ctx, crtx.Devnet, last.Transaction.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, _ := m.Transaction(ctx, crtx.Devnet, last.Transaction.ID)
+	tx, _ := m.Ledger.Transaction(ctx, crtx.Devnet, last.Transaction.ID)
 	key := m.AuthorityPublicKey()
 	if err := crtx.VerifyProof(p, tx, key); err != nil {
 		t.Fatalf("good proof: %v", err)
@@ -190,12 +190,12 @@ func TestBusyIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := address(t)
-	_, err = busy.Airdrop(ctx, w, crtx.MicroPerUSDC)
+	_, err = busy.Funds.Airdrop(ctx, w, crtx.MicroPerUSDC)
 	var ce *crtx.Error
 	if !errors.As(err, &ce) || ce.Code != crtx.CodeUnavailable || ce.RetryAfter < 1 {
 		t.Fatalf("airdrop on a busy database: %v, want unavailable with a Retry-After", err)
 	}
-	if b, err := m.Balances(ctx, w, crtx.Devnet); err != nil || b[crtx.Devnet].Available != 0 {
+	if b, err := m.Funds.Balances(ctx, w, crtx.Devnet); err != nil || b[crtx.Devnet].Available != 0 {
 		t.Errorf("balance %+v, %v; want nothing moved", b, err)
 	}
 }

@@ -53,7 +53,7 @@ func (m *Market) RunNotifications(ctx context.Context, listening func()) {
 // changed, separated by spaces.
 
 // publish sends the ids in the outbox, as many as fit in each message.
-func (m *Market) publish(ctx context.Context, n crtx.Notifier) {
+func (m *core) publish(ctx context.Context, n crtx.Notifier) {
 	var b strings.Builder
 	for {
 		select {
@@ -81,7 +81,7 @@ func (m *Market) publish(ctx context.Context, n crtx.Notifier) {
 // heard wakes the streams here on the executions another replica changed,
 // and hands each signal (a word with a colon, which no execution id has)
 // to the handler of its kind.
-func (m *Market) heard(msg string) {
+func (m *core) heard(msg string) {
 	ids := strings.Fields(msg)
 	if len(ids) < 2 || ids[0] == m.replica {
 		return

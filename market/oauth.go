@@ -19,10 +19,10 @@ import (
 
 // Resource is the one resource tokens are issued for (RFC 8707): the MCP
 // endpoint.
-func (m *Market) Resource() string { return api.MCPURL(m.cfg.PublicURL) }
+func (m *Connectors) Resource() string { return api.MCPURL(m.cfg.PublicURL) }
 
 // RegisterClient registers a client dynamically (RFC 7591).
-func (m *Market) RegisterClient(ctx context.Context, body []byte) (crtx.OAuthClient, error) {
+func (m *Connectors) RegisterClient(ctx context.Context, body []byte) (crtx.OAuthClient, error) {
 	meta, err := crtx.ParseClientMetadata(body)
 	if err != nil {
 		return crtx.OAuthClient{}, metadataError(err)
@@ -53,7 +53,7 @@ const maxClientDocument = 16 << 10
 // fetched from its https address (through the same address checks as
 // creators' endpoints). redirectURI must be one of its own. Its errors are
 // the kind never sent to the redirect URI (RFC 6749 §4.1.2.1).
-func (m *Market) Client(ctx context.Context, clientID, redirectURI string) (crtx.OAuthClient, error) {
+func (m *Connectors) Client(ctx context.Context, clientID, redirectURI string) (crtx.OAuthClient, error) {
 	if clientID == "" {
 		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "client_id is missing")
 	}
@@ -88,7 +88,7 @@ const clientDocTTL = 5 * time.Minute
 // clientDocument fetches and checks a Client ID Metadata Document: its
 // client_id must be its own address. What it says is not echoed in the
 // error: the marketplace is no reader of others' pages.
-func (m *Market) clientDocument(url string) (crtx.OAuthClient, error) {
+func (m *core) clientDocument(url string) (crtx.OAuthClient, error) {
 	return m.clientDocs.fetch(url, m.now(), func() (crtx.OAuthClient, error) {
 		ctx, cancel := context.WithTimeout(m.bg, 5*time.Second)
 		defer cancel()
@@ -119,7 +119,7 @@ type AuthorizeRequest struct {
 
 // CheckAuthorize checks what Client does not: its errors go back to the
 // client at its redirect URI.
-func (m *Market) CheckAuthorize(r AuthorizeRequest) error {
+func (m *Connectors) CheckAuthorize(r AuthorizeRequest) error {
 	switch {
 	case r.ResponseType != "code":
 		return crtx.OAuthErrorf(crtx.OAuthUnsupportedResponse, "response_type must be \"code\"")
@@ -143,7 +143,7 @@ type Consent struct {
 
 // Authorize issues a code for an authorization request a person consented
 // to. The request was checked by Client and CheckAuthorize.
-func (m *Market) Authorize(ctx context.Context, c crtx.OAuthClient, r AuthorizeRequest, consent Consent) (string, error) {
+func (m *Connectors) Authorize(ctx context.Context, c crtx.OAuthClient, r AuthorizeRequest, consent Consent) (string, error) {
 	if !consent.Environment.Valid() {
 		return "", crtx.Errorf(crtx.CodeInvalidRequest, "environment must be \"mainnet\" or \"devnet\"")
 	}
@@ -176,7 +176,7 @@ type TokenRequest struct {
 
 // Token answers a token request: an authorization code exchanged once for
 // a new key, or a refresh token for the key's next secret.
-func (m *Market) Token(ctx context.Context, r TokenRequest) (Tokens, error) {
+func (m *Connectors) Token(ctx context.Context, r TokenRequest) (Tokens, error) {
 	if r.Resource != "" && r.Resource != m.Resource() {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidTarget, "resource must be %s", m.Resource())
 	}
@@ -194,7 +194,7 @@ func (m *Market) Token(ctx context.Context, r TokenRequest) (Tokens, error) {
 	return Tokens{}, crtx.OAuthErrorf(crtx.OAuthUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
 }
 
-func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
+func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 	if r.Code == "" || r.CodeVerifier == "" || r.ClientID == "" {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code, code_verifier and client_id are required")
 	}
@@ -258,7 +258,7 @@ func (m *Market) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 
 // revokeKey revokes a connector's key, if it is not already, and forgets
 // its cached copy.
-func (m *Market) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.Time) error {
+func (m *core) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.Time) error {
 	k, err := tx.KeyByID(ctx, id)
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && k.RevokedAt != nil) {
 		return nil
@@ -271,7 +271,7 @@ func (m *Market) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.
 }
 
 // newTokenKey is the key a consent makes, and its first tokens.
-func (m *Market) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, Tokens) {
+func (m *core) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, Tokens) {
 	name := c.ClientName
 	if utf8.RuneCountInString(name) > 80 {
 		name = string([]rune(name)[:80])
@@ -282,7 +282,7 @@ func (m *Market) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, Toke
 }
 
 // rotate gives k a new secret and refresh token, and returns them.
-func (m *Market) rotate(k *crtx.APIKey, now time.Time) Tokens {
+func (m *core) rotate(k *crtx.APIKey, now time.Time) Tokens {
 	access, refresh := crtx.NewKeySecret(k.Environment), crtx.RefreshPrefix+crtx.RandomBase62(43)
 	expires := now.Add(crtx.AccessTokenTTL)
 	k.Hash, k.Prefix, k.ExpiresAt, k.RefreshHash = crtx.HashSecret(access), access[:len(crtx.LiveKeyPrefix)+4], &expires, crtx.HashSecret(refresh)
@@ -299,7 +299,7 @@ const RefreshIdleTTL = 30 * 24 * time.Hour
 // anything; later, it is taken for a theft, and the grant is revoked.
 const reuseGrace = 10 * time.Second
 
-func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
+func (m *core) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 	if r.RefreshToken == "" || r.ClientID == "" {
 		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "refresh_token and client_id are required")
 	}
@@ -360,7 +360,7 @@ func (m *Market) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 // token is proof enough; a client_id, when given, must be the token's
 // client. An unknown token, or one of another client, is no error (§2.2),
 // and a key made by hand is not a token to revoke here.
-func (m *Market) RevokeToken(ctx context.Context, token, clientID string) error {
+func (m *Connectors) RevokeToken(ctx context.Context, token, clientID string) error {
 	hash := crtx.HashSecret(token)
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		k, err := tx.KeyByRefreshHash(ctx, hash)

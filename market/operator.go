@@ -9,7 +9,7 @@ import (
 )
 
 // SetVerified sets or clears a creator's verification badge.
-func (m *Market) SetVerified(ctx context.Context, wallet string, verified bool) (api.CreatorProfile, error) {
+func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool) (api.CreatorProfile, error) {
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		return api.CreatorProfile{}, err
 	}
@@ -33,7 +33,7 @@ func (m *Market) SetVerified(ctx context.Context, wallet string, verified bool) 
 
 // Suspend takes an agent out of the catalog and out of reach of executions
 // (or, with suspended false, puts it back), whatever its creator does.
-func (m *Market) Suspend(ctx context.Context, id string, suspended bool) (api.CreatorAgent, error) {
+func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (api.CreatorAgent, error) {
 	var a crtx.Agent
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		a, err = tx.Agent(ctx, id)
@@ -74,7 +74,7 @@ const releaseBatch = 100
 // the due ones behind them are released. It derives everything from the
 // database each time, so it is safe to run again, after a restart, or on
 // every replica. It returns how many listings it released.
-func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
+func (m *Listings) ReleaseCollateral(ctx context.Context) (int, error) {
 	released := 0
 	for {
 		n := 0
@@ -117,7 +117,7 @@ func (m *Market) ReleaseCollateral(ctx context.Context) (int, error) {
 }
 
 // RunReleases runs ReleaseCollateral every interval until ctx ends.
-func (m *Market) RunReleases(ctx context.Context, interval time.Duration) {
+func (m *Listings) RunReleases(ctx context.Context, interval time.Duration) {
 	every(ctx, interval, true, func(ctx context.Context) {
 		if _, err := m.ReleaseCollateral(ctx); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Error("release collateral", "err", err)

@@ -15,7 +15,7 @@ import (
 // TestEndpoint sends a synthetic request, marked X-Crtx-Test, to a
 // creator's endpoint and reports whether it answers in the protocol's shape
 // with a signature by key. It moves no money and writes nothing.
-func (m *Market) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int) api.TestReport {
+func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int) api.TestReport {
 	rep := api.TestReport{Problems: []string{}}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	pub, err := crtx.ParseAddress("signing_public_key", key)
@@ -34,7 +34,7 @@ func (m *Market) TestEndpoint(ctx context.Context, wallet, endpoint, key string,
 // Test Execution tool) and key: an agent's service refuses one meant for
 // another key, so a listing cannot borrow someone else's service through a
 // proxy that relays the test.
-func (m *Market) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, rep api.TestReport) api.TestReport {
+func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, rep api.TestReport) api.TestReport {
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", Parameters: json.RawMessage(`{}`),
 		UserPubkey: wallet, TimeoutSeconds: timeoutSeconds}

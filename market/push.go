@@ -21,8 +21,8 @@ type PushBody func(e crtx.Execution, result string) ([]byte, error)
 // SetPushConfig stores a push config for one of p's executions, replacing
 // one of the same id. An execution that has ended already is pushed at
 // once.
-func (m *Market) SetPushConfig(ctx context.Context, p crtx.Principal, c crtx.PushConfig) (crtx.PushConfig, error) {
-	e, _, err := m.GetExecution(ctx, p, c.TaskID)
+func (m *Connectors) SetPushConfig(ctx context.Context, p crtx.Principal, c crtx.PushConfig) (crtx.PushConfig, error) {
+	e, _, err := m.market.Executions.GetExecution(ctx, p, c.TaskID)
 	if err != nil {
 		return c, err
 	}
@@ -49,7 +49,7 @@ func (m *Market) SetPushConfig(ctx context.Context, p crtx.Principal, c crtx.Pus
 
 // CheckPushConfig checks what a client sets in a push config, its URL as
 // a webhook's is.
-func (m *Market) CheckPushConfig(ctx context.Context, c crtx.PushConfig) error {
+func (m *Connectors) CheckPushConfig(ctx context.Context, c crtx.PushConfig) error {
 	if err := crtx.CheckPushConfig(c); err != nil {
 		return err
 	}
@@ -67,8 +67,8 @@ func hasPushConfig(cs []crtx.PushConfig, id string) bool {
 
 // PushConfigs lists the push configs of one of p's executions; id, when
 // given, picks one (not found if it does not exist).
-func (m *Market) PushConfigs(ctx context.Context, p crtx.Principal, taskID, id string) ([]crtx.PushConfig, error) {
-	if _, _, err := m.GetExecution(ctx, p, taskID); err != nil {
+func (m *Connectors) PushConfigs(ctx context.Context, p crtx.Principal, taskID, id string) ([]crtx.PushConfig, error) {
+	if _, _, err := m.market.Executions.GetExecution(ctx, p, taskID); err != nil {
 		return nil, err
 	}
 	cs, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.PushConfig, error) {
@@ -86,8 +86,8 @@ func (m *Market) PushConfigs(ctx context.Context, p crtx.Principal, taskID, id s
 
 // DeletePushConfig deletes one of the push configs of one of p's
 // executions.
-func (m *Market) DeletePushConfig(ctx context.Context, p crtx.Principal, taskID, id string) error {
-	if _, _, err := m.GetExecution(ctx, p, taskID); err != nil {
+func (m *Connectors) DeletePushConfig(ctx context.Context, p crtx.Principal, taskID, id string) error {
+	if _, _, err := m.market.Executions.GetExecution(ctx, p, taskID); err != nil {
 		return err
 	}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.DeletePushConfig(ctx, taskID, id) })
@@ -99,11 +99,11 @@ func (m *Market) DeletePushConfig(ctx context.Context, p crtx.Principal, taskID,
 
 // RunPushes delivers the pushes of ended tasks every interval until ctx
 // ends, each body made by body.
-func (m *Market) RunPushes(ctx context.Context, interval time.Duration, body PushBody) {
+func (m *Connectors) RunPushes(ctx context.Context, interval time.Duration, body PushBody) {
 	every(ctx, interval, true, func(ctx context.Context) { m.pushDue(ctx, body) })
 }
 
-func (m *Market) pushDue(ctx context.Context, body PushBody) {
+func (m *core) pushDue(ctx context.Context, body PushBody) {
 	var due []crtx.PushConfig
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		now := m.now()
@@ -123,7 +123,7 @@ func (m *Market) pushDue(ctx context.Context, body PushBody) {
 	wg.Wait()
 }
 
-func (m *Market) push(ctx context.Context, c crtx.PushConfig, body PushBody) {
+func (m *core) push(ctx context.Context, c crtx.PushConfig, body PushBody) {
 	var e crtx.Execution
 	var result string
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {

@@ -11,7 +11,7 @@ import (
 // Receipt is the marketplace's signed statement of a final execution of
 // p's wallet: what it cost, who was paid or refunded, the result hash and
 // the creator's signature, and the ledger transactions that show it.
-func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.Receipt, error) {
+func (m *Executions) Receipt(ctx context.Context, p crtx.Principal, id string) (api.Receipt, error) {
 	// The execution's row says all a receipt states: the result itself,
 	// up to 4 MiB, is not read.
 	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) {
@@ -56,7 +56,7 @@ func (m *Market) Receipt(ctx context.Context, p crtx.Principal, id string) (api.
 // Ruling is the marketplace's signed statement of the outcome of the
 // resolved dispute of an execution of p's wallet: dispute_not_found
 // without one, not_final while it is open.
-func (m *Market) Ruling(ctx context.Context, p crtx.Principal, id string) (api.Ruling, error) {
+func (m *Executions) Ruling(ctx context.Context, p crtx.Principal, id string) (api.Ruling, error) {
 	var e crtx.Execution
 	var d crtx.Dispute
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
@@ -85,7 +85,7 @@ func (m *Market) Ruling(ctx context.Context, p crtx.Principal, id string) (api.R
 
 // signStatement signs the bytes of a statement with the marketplace key,
 // as "ed25519:" and base58.
-func (m *Market) signStatement(b []byte, err error) (string, error) {
+func (m *core) signStatement(b []byte, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}

@@ -16,7 +16,7 @@ type surpluses struct {
 }
 
 // Surpluses returns the surplus each environment's last reserve check found.
-func (m *Market) Surpluses() map[crtx.Environment]crtx.USDC {
+func (m *Ledger) Surpluses() map[crtx.Environment]crtx.USDC {
 	m.surplus.mu.Lock()
 	defer m.surplus.mu.Unlock()
 	out := make(map[crtx.Environment]crtx.USDC, len(m.surplus.by))
@@ -32,7 +32,7 @@ func (m *Market) Surpluses() map[crtx.Environment]crtx.USDC {
 // is all the money deposits brought in and withdrawals have not yet taken
 // out (what issuance is below zero), less the platform's fees; the surplus,
 // on-chain less owed, is those fees and any transfer nobody attributed.
-func (m *Market) Reserves(ctx context.Context) ([]crtx.Reserve, error) {
+func (m *Ledger) Reserves(ctx context.Context) ([]crtx.Reserve, error) {
 	out := []crtx.Reserve{}
 	for _, env := range crtx.Environments {
 		c := m.cfg.Chains[env]
@@ -93,7 +93,7 @@ func liabilities(ctx context.Context, tx crtx.Tx, env crtx.Environment) (crtx.US
 // RunReserveCheck checks the reserves every AnchorInterval until ctx ends,
 // logging an error whenever an environment's surplus is below zero: the
 // treasury then holds less than the ledger owes.
-func (m *Market) RunReserveCheck(ctx context.Context) {
+func (m *Ledger) RunReserveCheck(ctx context.Context) {
 	every(ctx, m.cfg.AnchorInterval, true, func(ctx context.Context) {
 		rs, err := m.Reserves(ctx)
 		if m.failed(ctx, err, "check reserves") {

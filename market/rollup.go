@@ -24,7 +24,7 @@ const rollupBatch = 2000
 // It reports how many transactions it posted, and busy when another
 // roll-up of env (another replica's, or this one's own loop) held the lock,
 // so that it posted nothing whatever is pending.
-func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (n int, busy bool, err error) {
+func (m *Ledger) Rollup(ctx context.Context, env crtx.Environment) (n int, busy bool, err error) {
 	err = m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
 		// One roll-up at a time per environment, across replicas.
 		ok, err := tx.TryLock(ctx, "crtx-rollup-"+string(env))
@@ -80,7 +80,7 @@ func (m *Market) Rollup(ctx context.Context, env crtx.Environment) (n int, busy 
 // RollupAll posts everything unposted in both environments, batch after
 // batch: what RunRollup does each interval, and what a test or an offline
 // command calls to see the balances and statistics with nothing pending.
-func (m *Market) RollupAll(ctx context.Context) error {
+func (m *Ledger) RollupAll(ctx context.Context) error {
 	for _, env := range crtx.Environments {
 		for {
 			n, busy, err := m.Rollup(ctx, env)
@@ -108,7 +108,7 @@ func (m *Market) RollupAll(ctx context.Context) error {
 // RunRollup posts every interval until ctx ends. The interval is the lag
 // of creators' and the treasury's balances and of agents' statistics
 // behind the executions that end (docs/ledger.md).
-func (m *Market) RunRollup(ctx context.Context, interval time.Duration) {
+func (m *Ledger) RunRollup(ctx context.Context, interval time.Duration) {
 	every(ctx, interval, false, func(ctx context.Context) {
 		if err := m.RollupAll(ctx); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Error("rollup", "err", err)

@@ -20,7 +20,7 @@ import (
 // one). It returns the execution as it ended (or as it is, if another
 // process finished it first, this one runs it already, or the market
 // stopped before a slot was free).
-func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx.Execution {
+func (m *core) run(ctx context.Context, e crtx.Execution, release func()) crtx.Execution {
 	if release != nil {
 		defer release()
 	}
@@ -86,7 +86,7 @@ func (m *Market) run(ctx context.Context, e crtx.Execution, release func()) crtx
 // markRunning records the dispatch (status running, dispatched_at once)
 // while this replica owns the execution: one that another replica took
 // over is returned as it is, that replica's to run.
-func (m *Market) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
+func (m *core) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
 	var cur crtx.Execution
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		cur, err = tx.Execution(ctx, e.ID)
@@ -124,7 +124,7 @@ const unreachableFor = 3 * time.Second
 
 // dispatch calls the creator, retrying only when no response came at all,
 // and only for unreachableFor, and judges the reply.
-func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
+func (m *core) dispatch(ctx context.Context, e crtx.Execution) outcome {
 	req := crtx.CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
 		TimeoutSeconds: int(e.Deadline.Sub(m.now()).Round(time.Second) / time.Second)}
 	if req.TimeoutSeconds < 1 {
@@ -162,7 +162,7 @@ func (m *Market) dispatch(ctx context.Context, e crtx.Execution) outcome {
 	}
 }
 
-func (m *Market) judge(e crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorReply, elapsed time.Duration) outcome {
+func (m *core) judge(e crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorReply, elapsed time.Duration) outcome {
 	pub, err := crtx.ParseAddress("signing_public_key", e.SigningPublicKey)
 	if err != nil {
 		return outcome{code: crtx.CodeInvalidSignature, message: "the listing's signing key is not valid"}
@@ -186,7 +186,7 @@ func (m *Market) judge(e crtx.Execution, req crtx.CreatorRequest, r crtx.Creator
 // the execution is returned as that process left it. e is the execution as
 // this process dispatched it: what finishing writes (the outcome) is not
 // written by anyone else before the execution is final.
-func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Execution {
+func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Execution {
 	cur := e
 	now := m.now()
 	cur.CompletedAt = &now
@@ -243,7 +243,7 @@ func (m *Market) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.E
 // credits are applied by the roll-up, DefersCredits, which also counts the
 // execution's time from the record); for a failed one the EscrowRefunded
 // that returns the escrow to the caller.
-func (m *Market) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
+func (m *core) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 	escrow := escrowAccount(e)
 	if e.Status != crtx.ExecCompleted {
 		wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
@@ -298,11 +298,11 @@ func (m *Market) RunWorker(ctx context.Context, interval time.Duration) {
 	every(ctx, interval, true, m.recover)
 }
 
-func (m *Market) recover(ctx context.Context) { m.claim(ctx, false) }
+func (m *core) recover(ctx context.Context) { m.claim(ctx, false) }
 
 // claim takes over the executions whose lease ran out or whose owner went
 // silent (all: every one in flight) and runs them.
-func (m *Market) claim(ctx context.Context, all bool) {
+func (m *core) claim(ctx context.Context, all bool) {
 	for {
 		var claimed []crtx.Execution
 		err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {

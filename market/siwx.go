@@ -28,7 +28,7 @@ var siwxSchema = json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020
 // with x402 signs to read its executions (GET /v1/executions/{id} and its
 // receipt) for SIWxMaxAge. Its nonce is the marketplace's MAC of its
 // issuedAt, so no challenge is stored: a flood of 402s writes nothing.
-func (m *Market) SignInWithX(ctx context.Context) crtx.SIWxExtension {
+func (m *Accounts) SignInWithX(ctx context.Context) crtx.SIWxExtension {
 	now := m.now().UTC().Truncate(time.Millisecond)
 	issued := now.Format(siwxTime)
 	base := m.siwxURI()
@@ -48,7 +48,7 @@ func (m *Market) SignInWithX(ctx context.Context) crtx.SIWxExtension {
 
 // siwxNonce is the nonce of a challenge issued at issued: 32 hex
 // characters of a MAC keyed by the marketplace's signing key.
-func (m *Market) siwxNonce(issued string) string {
+func (m *core) siwxNonce(issued string) string {
 	key := sha256.Sum256(append([]byte("crtx sign-in-with-x nonce\x00"), m.cfg.Signer.Seed()...))
 	mac := hmac.New(sha256.New, key[:])
 	mac.Write([]byte(issued))
@@ -62,7 +62,7 @@ func (m *Market) siwxNonce(issued string) string {
 // message. The proof is not spent by use: within its five minutes it
 // reads the wallet's own executions as often as a poll asks (the
 // extension's nonce tracking is a SHOULD; a proof only ever reads).
-func (m *Market) SignedInWithX(ctx context.Context, header string) (crtx.Principal, error) {
+func (m *Accounts) SignedInWithX(ctx context.Context, header string) (crtx.Principal, error) {
 	p, err := crtx.DecodeSIWx(header)
 	if err != nil {
 		return crtx.Principal{}, err
@@ -122,4 +122,4 @@ func host(u string) string {
 
 // siwxURI is what a sign-in-with-x challenge is for, and a proof must
 // name: reading the payer's executions.
-func (m *Market) siwxURI() string { return m.cfg.PublicURL + "/v1/executions" }
+func (m *core) siwxURI() string { return m.cfg.PublicURL + "/v1/executions" }

@@ -17,11 +17,11 @@ import (
 // RunWebhooks delivers due webhooks every interval until ctx ends. A
 // delivery is claimed before it is sent, so replicas never send it twice at
 // once; a failure is retried with exponential backoff for 24 hours.
-func (m *Market) RunWebhooks(ctx context.Context, interval time.Duration) {
+func (m *Connectors) RunWebhooks(ctx context.Context, interval time.Duration) {
 	every(ctx, interval, true, m.deliverDue)
 }
 
-func (m *Market) deliverDue(ctx context.Context) {
+func (m *core) deliverDue(ctx context.Context) {
 	var due []crtx.Webhook
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		now := m.now()
@@ -36,7 +36,7 @@ func (m *Market) deliverDue(ctx context.Context) {
 	}
 }
 
-func (m *Market) deliver(ctx context.Context, w crtx.Webhook) {
+func (m *core) deliver(ctx context.Context, w crtx.Webhook) {
 	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, w.ExecutionID) })
 	var a attempt
 	if err != nil {
@@ -78,7 +78,7 @@ func (a attempt) apply(attempts *int, next *time.Time, delivered **time.Time, la
 // execution e, signed with its wallet's webhook secret (and the
 // marketplace's key), with the extra headers; it paces a failing
 // destination.
-func (m *Market) sendSigned(ctx context.Context, e crtx.Execution, url, id string, body func(time.Time) ([]byte, error), headers map[string]string) attempt {
+func (m *core) sendSigned(ctx context.Context, e crtx.Execution, url, id string, body func(time.Time) ([]byte, error), headers map[string]string) attempt {
 	now := m.now()
 	// A destination that fails is tried at its own pace, however many of a
 	// wallet's executions name it: a cheap execution's webhook is no lever
@@ -90,7 +90,7 @@ func (m *Market) sendSigned(ctx context.Context, e crtx.Execution, url, id strin
 	}
 	var secrets [][]byte
 	if e.Wallet != "" {
-		s, err := m.WebhookSecret(ctx, e.Wallet, e.Environment)
+		s, err := m.market.Connectors.WebhookSecret(ctx, e.Wallet, e.Environment)
 		if err != nil {
 			// The marketplace's own failure: tried again soon, without
 			// slowing the destination's pace, which is for its failures.
@@ -120,7 +120,7 @@ func (m *Market) sendSigned(ctx context.Context, e crtx.Execution, url, id strin
 // WebhookSecret is the wallet's webhook signing secret in env, made on its
 // first use: by the first delivery of one of its executions there, or its
 // first read.
-func (m *Market) WebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
+func (m *Connectors) WebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
 	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.WebhookSecret, error) { return tx.WebhookSecret(ctx, wallet, env) })
 	if !errors.Is(err, crtx.ErrNotFound) {
 		return s, err
@@ -134,7 +134,7 @@ func (m *Market) WebhookSecret(ctx context.Context, wallet string, env crtx.Envi
 
 // RotateWebhookSecret gives the wallet a new webhook secret in env; the
 // old one signs deliveries beside it for crtx.WebhookSecretOverlap.
-func (m *Market) RotateWebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
+func (m *Connectors) RotateWebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
 	var s crtx.WebhookSecret
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		if s, err = m.webhookSecret(ctx, tx, wallet, env); err != nil {
@@ -148,22 +148,22 @@ func (m *Market) RotateWebhookSecret(ctx context.Context, wallet string, env crt
 
 // webhookSecret reads the wallet's secret, made now if it has none; two
 // replicas making one at once keep the first.
-func (m *Market) webhookSecret(ctx context.Context, tx crtx.Tx, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
+func (m *core) webhookSecret(ctx context.Context, tx crtx.Tx, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
 	if err := tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret(wallet, env, m.now())); err != nil {
 		return crtx.WebhookSecret{}, err
 	}
 	return tx.WebhookSecret(ctx, wallet, env)
 }
 
-func (m *Market) recordDelivery(ctx context.Context, w crtx.Webhook) {
+func (m *core) recordDelivery(ctx context.Context, w crtx.Webhook) {
 	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWebhook(ctx, w) }); err != nil && !errors.Is(err, context.Canceled) {
 		m.cfg.Logger.Error("record webhook delivery", "execution_id", w.ExecutionID, "err", err)
 	}
 }
 
-func (m *Market) webhookBody(e crtx.Execution, now time.Time) ([]byte, error) {
+func (m *core) webhookBody(e crtx.Execution, now time.Time) ([]byte, error) {
 	return json.Marshal(api.WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now,
-		Data: api.WebhookData{ExecutionRecord: m.Record(e, "")}})
+		Data: api.WebhookData{ExecutionRecord: m.market.Executions.Record(e, "")}})
 }
 
 // webhookHost is the host a URL names, as DNS compares it.
@@ -226,7 +226,7 @@ func (d *destinations) succeeded(host string) {
 }
 
 // WebhookStatus returns the delivery of an execution's webhook.
-func (m *Market) WebhookStatus(ctx context.Context, executionID string) (crtx.Webhook, error) {
+func (m *Connectors) WebhookStatus(ctx context.Context, executionID string) (crtx.Webhook, error) {
 	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Webhook, error) { return tx.Webhook(ctx, executionID) })
 	return w, err
 }

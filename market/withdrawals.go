@@ -31,7 +31,7 @@ const withdrawalBatch = 16
 // Withdraw takes amount from wallet's balance in env and queues its payment
 // to the wallet's own token account: never to an address the request names,
 // so a stolen session can move money only to its owner.
-func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environment, amount crtx.USDC) (crtx.Withdrawal, error) {
+func (m *Funds) Withdraw(ctx context.Context, wallet string, env crtx.Environment, amount crtx.USDC) (crtx.Withdrawal, error) {
 	c, err := m.chain(env)
 	if err != nil {
 		return crtx.Withdrawal{}, err
@@ -73,7 +73,7 @@ func (m *Market) Withdraw(ctx context.Context, wallet string, env crtx.Environme
 // queueWithdrawal writes w and its Withdrawal ledger transaction, which
 // takes its amount from the wallet's balance; data adds to the
 // transaction's data.
-func (m *Market) queueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdrawal, data map[string]string) error {
+func (m *core) queueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdrawal, data map[string]string) error {
 	acct := crtx.NewAccount(w.Environment, crtx.AccountWallet, w.Wallet, w.Wallet)
 	out := crtx.NewAccount(w.Environment, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
 	if err := tx.InsertWithdrawal(ctx, w); err != nil {
@@ -89,7 +89,7 @@ func (m *Market) queueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdra
 }
 
 // nudgeWithdrawals wakes RunWithdrawals: a withdrawal is waiting.
-func (m *Market) nudgeWithdrawals() {
+func (m *core) nudgeWithdrawals() {
 	select {
 	case m.nudge <- struct{}{}:
 	default:
@@ -97,7 +97,7 @@ func (m *Market) nudgeWithdrawals() {
 }
 
 // Withdrawal returns one of wallet's withdrawals.
-func (m *Market) Withdrawal(ctx context.Context, wallet, id string) (crtx.Withdrawal, error) {
+func (m *Funds) Withdrawal(ctx context.Context, wallet, id string) (crtx.Withdrawal, error) {
 	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Withdrawal, error) { return tx.Withdrawal(ctx, id) })
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && w.Wallet != wallet) {
 		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeWithdrawalNotFound, "no withdrawal %q for this wallet", id)
@@ -106,7 +106,7 @@ func (m *Market) Withdrawal(ctx context.Context, wallet, id string) (crtx.Withdr
 }
 
 // Withdrawals lists wallet's withdrawals in env, newest first, and counts them all.
-func (m *Market) Withdrawals(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Withdrawal, int, error) {
+func (m *Funds) Withdrawals(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Withdrawal, int, error) {
 	var ws []crtx.Withdrawal
 	var n int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
@@ -119,7 +119,7 @@ func (m *Market) Withdrawals(ctx context.Context, wallet string, env crtx.Enviro
 // RunWithdrawals pays withdrawals until ctx ends: every ChainPoll, or at
 // once when one is requested here, it takes those whose lease ran out and
 // moves each as far as the chain lets it.
-func (m *Market) RunWithdrawals(ctx context.Context) {
+func (m *Funds) RunWithdrawals(ctx context.Context) {
 	t := time.NewTicker(m.cfg.ChainPoll)
 	defer t.Stop()
 	for {
@@ -136,7 +136,7 @@ func (m *Market) RunWithdrawals(ctx context.Context) {
 
 // PayWithdrawals takes the withdrawals free to take and works on each until
 // it is final or its lease nears its end; it returns how many it took.
-func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
+func (m *Funds) PayWithdrawals(ctx context.Context) (int, error) {
 	now := m.now()
 	var ws []crtx.Withdrawal
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
@@ -182,7 +182,7 @@ func (m *Market) PayWithdrawals(ctx context.Context) (int, error) {
 //     (a node may lag, or no longer hold the slot), nor does a refusal of
 //     the send (a node may refuse bytes it already holds), so neither ever
 //     leads to a refund or to a second transfer.
-func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) {
+func (m *core) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) {
 	c, err := m.chain(w.Environment)
 	if err != nil {
 		return false, err
@@ -225,7 +225,7 @@ func (m *Market) payStep(ctx context.Context, w *crtx.Withdrawal) (bool, error) 
 // taken meanwhile by another replica, it waits: the next step tries again.
 // A wallet whose token account is gone by then is refunded, and nothing is
 // sent: the transfer would fail on the chain at the treasury's cost.
-func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) (bool, error) {
+func (m *core) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) (bool, error) {
 	exists, err := c.HasTokenAccount(ctx, w.Wallet)
 	if err != nil {
 		return false, err
@@ -238,7 +238,7 @@ func (m *Market) signAndSend(ctx context.Context, c crtx.Chain, w *crtx.Withdraw
 }
 
 // sign does signAndSend's work once the destination is known to exist.
-func (m *Market) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
+func (m *core) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
 	m.signing.Lock()
 	defer m.signing.Unlock()
 	var account string
@@ -293,7 +293,7 @@ func (m *Market) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) err
 var errNonceMoved = errors.New("the nonce account was used meanwhile")
 
 // nonceTaken reports whether a withdrawal in flight holds account.
-func (m *Market) nonceTaken(ctx context.Context, env crtx.Environment, account string) bool {
+func (m *core) nonceTaken(ctx context.Context, env crtx.Environment, account string) bool {
 	held, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]string, error) { return tx.HeldNonceAccounts(ctx, env) })
 	return err == nil && slices.Contains(held, account)
 }
@@ -301,7 +301,7 @@ func (m *Market) nonceTaken(ctx context.Context, env crtx.Environment, account s
 // send submits w's stored bytes and records that they left, or why the
 // cluster refused them this time: said to the wallet while it waits, and
 // never a reason to refund.
-func (m *Market) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
+func (m *core) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error {
 	next := *w
 	if err := c.Send(ctx, w.Raw); err != nil {
 		if ctx.Err() != nil {
@@ -326,7 +326,7 @@ func (m *Market) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) err
 // endWithdrawal writes w's final status with its ledger transaction: paid
 // out of the withdrawals account into issuance once confirmed, or back to
 // the wallet once failed, less fee, which goes to the platform.
-func (m *Market) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status crtx.WithdrawalStatus, slot uint64, reason string, fee crtx.USDC) error {
+func (m *core) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status crtx.WithdrawalStatus, slot uint64, reason string, fee crtx.USDC) error {
 	next := *w
 	now := m.now()
 	next.Status, next.Slot, next.Reason, next.CompletedAt = status, slot, reason, &now

@@ -67,7 +67,7 @@ type Paid struct {
 // PaymentRequired says how to pay one call of agent id with x402: an exact
 // entry per environment with a chain. It is chain_not_configured when no
 // environment has one (the caller then needs an API key).
-func (m *Market) PaymentRequired(ctx context.Context, agentID, resource string) (crtx.PaymentRequired, error) {
+func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (crtx.PaymentRequired, error) {
 	a, err := m.payableAgent(ctx, agentID)
 	if err != nil {
 		return crtx.PaymentRequired{}, err
@@ -83,7 +83,7 @@ func (m *Market) PaymentRequired(ctx context.Context, agentID, resource string) 
 				"required": []string{"required"}},
 		}}}
 	// A payer reads its calls by signing in with the wallet that paid.
-	pr.Extensions[crtx.SignInWithX] = m.SignInWithX(ctx)
+	pr.Extensions[crtx.SignInWithX] = m.market.Accounts.SignInWithX(ctx)
 	var down error
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		c := m.cfg.Chains[env]
@@ -121,7 +121,7 @@ func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (crtx.Payment
 }
 
 // payableAgent is an agent that takes executions.
-func (m *Market) payableAgent(ctx context.Context, agentID string) (crtx.Agent, error) {
+func (m *core) payableAgent(ctx context.Context, agentID string) (crtx.Agent, error) {
 	a, err := m.agent(ctx, agentID, false)
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(a)) {
 		return a, crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", agentID)
@@ -151,7 +151,7 @@ type PaidCall struct {
 // dispatch (see the package's x402 comment). idemKey is the
 // Idempotency-Key header, if any; the payment-identifier extension stands
 // for it otherwise.
-func (m *Market) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
+func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
 	acc := paid.Payload.Accepted
 	if idemKey == "" {
 		id, err := paymentID(paid.Payload)
@@ -316,7 +316,7 @@ func unsettled(e crtx.Execution) error {
 
 // fundPayer says how a payer without the USDC of a call gets it on env's
 // chain: the faucet of a local chain, or a transfer into its token account.
-func (m *Market) fundPayer(env crtx.Environment, price crtx.USDC) string {
+func (m *core) fundPayer(env crtx.Environment, price crtx.USDC) string {
 	if m.cfg.Faucet != nil && env == crtx.Devnet {
 		return fmt.Sprintf("get test USDC on this local chain from the faucet (crtx airdrop %s, or POST /v1/devnet/airdrop), then sign a new payment", price)
 	}
@@ -345,7 +345,7 @@ func paymentID(p crtx.PaymentPayload) (string, error) {
 }
 
 // paymentChain is the environment whose chain network names.
-func (m *Market) paymentChain(ctx context.Context, network string) (crtx.Environment, crtx.Chain, error) {
+func (m *core) paymentChain(ctx context.Context, network string) (crtx.Environment, crtx.Chain, error) {
 	var offered []string
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		c := m.cfg.Chains[env]
@@ -390,7 +390,7 @@ func paidFor(paid Paid, a crtx.Agent, c crtx.Chain) error {
 
 // unclaimed refuses a payment that names a deposit's reference: the
 // deposit watcher would credit the same transfer again.
-func (m *Market) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.CheckedPayment) error {
+func (m *core) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.CheckedPayment) error {
 	return m.store.View(ctx, func(tx crtx.Tx) error {
 		for _, k := range cp.Keys {
 			if _, err := tx.DepositByReference(ctx, k); err == nil {
@@ -409,7 +409,7 @@ func (m *Market) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.Ch
 // payment made just before the call still lands after it; the last
 // quarter is for the payer's time between reading its blockhash and
 // sending, and for the settlement.
-func (m *Market) settleAfterOn(ctx context.Context, c crtx.Chain) time.Duration {
+func (m *core) settleAfterOn(ctx context.Context, c crtx.Chain) time.Duration {
 	d := DefaultSettleAfter
 	if m.cfg.SettleAfter > 0 {
 		d = m.cfg.SettleAfter
@@ -429,7 +429,7 @@ func BlockhashBound(block time.Duration) time.Duration {
 // openPaid writes an x402 execution with its payment, which claims the
 // payment's signature: no escrow yet, as no money has moved. left is what
 // the payment's source holds once it lands.
-func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, left crtx.USDC, idemKey, requestHash string) error {
+func (m *core) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, left crtx.USDC, idemKey, requestHash string) error {
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		if idemKey != "" {
 			if err := tx.InsertIdempotency(ctx, crtx.Idempotency{Wallet: e.Wallet, Environment: e.Environment, Key: idemKey,
@@ -492,13 +492,13 @@ func (m *Market) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment,
 // PaymentResponse is the SettleResponse of x402 execution e as it stands,
 // for a transport that followed e past the moment ExecutePaid answered (a
 // replay of a call still running then).
-func (m *Market) PaymentResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
+func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
 	return m.settleResponse(ctx, e, network)
 }
 
 // settleResponse is the PAYMENT-RESPONSE of an x402 execution as it
 // stands.
-func (m *Market) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
+func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
 	r := crtx.SettleResponse{Network: network, Payer: e.Wallet}
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
 	if err != nil {

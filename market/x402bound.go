@@ -36,13 +36,13 @@ type paidFirstCounts struct {
 // paid first keep failing, and the refunds on the chain of calls paid
 // first that failed (each cost the fee payer two fees), since the process
 // started.
-func (m *Market) X402PaidFirst() (refused, refunded int64) {
+func (m *X402) X402PaidFirst() (refused, refunded int64) {
 	return m.paidFirst.refused.Load(), m.paidFirst.refunded.Load()
 }
 
 // mayPayFirst refuses a call of a that would be paid before it runs while
 // a's recent calls paid that way mostly failed.
-func (m *Market) mayPayFirst(ctx context.Context, a crtx.Agent, settleAfter time.Duration) error {
+func (m *core) mayPayFirst(ctx context.Context, a crtx.Agent, settleAfter time.Duration) error {
 	var ended, failed int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		ended, failed, err = tx.PaidOutcomes(ctx, a.ID, m.now().Add(-failingWindow))

@@ -22,10 +22,10 @@ var errClaimed = errors.New("the payment was claimed already")
 // the chain and the fee payer's signature is the marketplace's own, so
 // anyone can rebuild the header; its answer may be private, and a refusal
 // that depended on the task would let a stranger guess it.
-func (m *Market) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution, paid Paid, a crtx.Agent, in crtx.ExecuteParams) error {
+func (m *core) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution, paid Paid, a crtx.Agent, in crtx.ExecuteParams) error {
 	payer := false
 	if paid.SignIn != "" {
-		p, err := m.SignedInWithX(ctx, paid.SignIn)
+		p, err := m.market.Accounts.SignedInWithX(ctx, paid.SignIn)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (m *Market) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution,
 }
 
 // paidWith is the execution a payment's signature paid for.
-func (m *Market) paidWith(ctx context.Context, signature string) (crtx.Execution, error) {
+func (m *core) paidWith(ctx context.Context, signature string) (crtx.Execution, error) {
 	return crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) {
 		p, err := tx.Payment(ctx, signature)
 		if err != nil {

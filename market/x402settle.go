@@ -19,7 +19,7 @@ import (
 // transaction, and the execution is returned ready to dispatch. A payment
 // that never lands fails the execution, unpaid. Any process may run it
 // again: the bytes land once, and the credit is written once.
-func (m *Market) settleFirst(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
+func (m *core) settleFirst(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		return e, internal("payment", err)
@@ -60,7 +60,7 @@ func landedNever(err error) bool {
 
 // creditX402 writes a landed payment: settled, its amount a Deposit
 // from the chain into the payer's wallet, and the execution's EscrowOpened.
-func (m *Market) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment, slot uint64) error {
+func (m *core) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment, slot uint64) error {
 	now := m.now()
 	p.Status, p.Slot, p.SettledAt, p.Reply = crtx.PaymentSettled, slot, &now, nil
 	if err := tx.UpdatePayment(ctx, p, crtx.PaymentSent); err != nil {
@@ -83,7 +83,7 @@ func (m *Market) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p
 // sent or never landed (why says which): nobody paid, nothing moves. If the
 // payment moved meanwhile (another process sent it), nothing is written
 // and the execution is returned as it is, that process's to finish.
-func (m *Market) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment, why string) crtx.Execution {
+func (m *core) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment, why string) crtx.Execution {
 	now := m.now()
 	cur := e
 	cur.Status, cur.CompletedAt = crtx.ExecFailed, &now
@@ -126,7 +126,7 @@ type storedReply struct {
 // dispatched, and reports whether it may; when it may not, the execution
 // is returned as it ended (or as it is, for a later turn). fresh is true
 // for the request that opened it, which waits for its result.
-func (m *Market) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (crtx.Execution, bool) {
+func (m *core) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (crtx.Execution, bool) {
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		m.cfg.Logger.Error("read payment", "execution_id", e.ID, "err", err)
@@ -166,7 +166,7 @@ func (m *Market) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (c
 // its payment is sent, the reply kept first, and it is credited, escrowed
 // and closed in one transaction once it lands, or failed unpaid if it
 // never will.
-func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (bool, error) {
+func (m *core) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (bool, error) {
 	e := c.Execution
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
 	if err != nil {
@@ -264,7 +264,7 @@ func (m *Market) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (boo
 
 // closeUnpaid ends an x402 execution that nobody paid: failed, its payment
 // void, no ledger transaction.
-func (m *Market) closeUnpaid(ctx context.Context, c *crtx.Closing, p crtx.Payment) (bool, error) {
+func (m *core) closeUnpaid(ctx context.Context, c *crtx.Closing, p crtx.Payment) (bool, error) {
 	c.Record, c.Accounts, c.Execution.RecordTx = crtx.LedgerTx{}, nil, ""
 	c.Execution.CreatorAmount, c.Execution.PlatformAmount = 0, 0
 	var ok bool
@@ -292,7 +292,7 @@ func (m *Market) closeUnpaid(ctx context.Context, c *crtx.Closing, p crtx.Paymen
 // was paid before its dispatch: a withdrawal of its cost from the payer's
 // wallet (where EscrowRefunded put it) to its token account, whose id is
 // the execution's, so it is queued once.
-func (m *Market) refundPaid(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment) error {
+func (m *core) refundPaid(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment) error {
 	c, err := m.chain(e.Environment)
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ type StageTime struct {
 }
 
 // X402Stages reports the x402 stages' times so far, by stage.
-func (m *Market) X402Stages() map[string]StageTime {
+func (m *X402) X402Stages() map[string]StageTime {
 	out := make(map[string]StageTime, len(stageNames))
 	for i, name := range stageNames {
 		out[name] = StageTime{Total: time.Duration(m.stages.nanos[i].Load()), Count: m.stages.count[i].Load()}

@@ -72,7 +72,7 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		}
 		defer release()
 	}
-	e, err := s.market.Execute(ctx, c.p, in.AgentID, params, idem, hash)
+	e, err := s.market.Executions.Execute(ctx, c.p, in.AgentID, params, idem, hash)
 	var replay *crtx.Replay
 	if errors.As(err, &replay) {
 		e, err = replay.Execution, nil
@@ -142,9 +142,9 @@ func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e
 	}
 	notify(e, "")
 	// A replay of a finished run is read once, for its result.
-	e, result, err := s.market.Follow(ctx, e, notify)
+	e, result, err := s.market.Executions.Follow(ctx, e, notify)
 	if err != nil && ctx.Err() != nil {
-		if _, err := s.market.Cancel(context.WithoutCancel(ctx), c.p, e.ID); err != nil {
+		if _, err := s.market.Executions.Cancel(context.WithoutCancel(ctx), c.p, e.ID); err != nil {
 			s.log.Info("mcp call cancelled; its execution runs on", "execution_id", e.ID, "err", err)
 		}
 	}
@@ -152,7 +152,7 @@ func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e
 }
 
 func (s *server) out(e crtx.Execution) runOut {
-	r := s.market.Record(e, "")
+	r := s.market.Executions.Record(e, "")
 	return runOut{ExecutionID: e.ID, Status: e.Status, Cost: e.Cost, ResultHash: r.ResultHash, IPFSURL: r.IPFSURL, OnChainRecord: r.OnChainRecord}
 }
 

@@ -276,7 +276,7 @@ func (s *server) execution(ctx context.Context, id string) (crtx.Execution, stri
 	if err != nil {
 		return crtx.Execution{}, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	e, result, err := s.market.GetExecution(ctx, c.p, id)
+	e, result, err := s.market.Executions.GetExecution(ctx, c.p, id)
 	var ce *crtx.Error
 	if errors.As(err, &ce) {
 		return e, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no task " + strconv.Quote(id) + ": " + ce.Message}
@@ -342,7 +342,7 @@ func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 			return nil, rateLimited(err)
 		}
 		defer release()
-		if e, result, err = s.market.Follow(ctx, e, nil); err != nil {
+		if e, result, err = s.market.Executions.Follow(ctx, e, nil); err != nil {
 			return nil, s.toolError(err)
 		}
 	}
@@ -395,7 +395,7 @@ func (s *server) cancelTask(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 	if t.Status != "working" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task " + p.TaskID + " is already " + t.Status}
 	}
-	e, err := s.market.Cancel(ctx, c.p, p.TaskID)
+	e, err := s.market.Executions.Cancel(ctx, c.p, p.TaskID)
 	var ce *crtx.Error
 	if errors.As(err, &ce) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ce.Error()}
@@ -421,7 +421,7 @@ func (s *server) listTasks(ctx context.Context, _ *sdk.ServerSession, p *listPar
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the cursor is not one tasks/list gave"}
 		}
 	}
-	es, total, err := s.market.Executions(ctx, crtx.ExecutionQuery{Wallet: c.p.Wallet, Environment: c.p.Environment(), Limit: tasksPage, Offset: offset})
+	es, total, err := s.market.Executions.Executions(ctx, crtx.ExecutionQuery{Wallet: c.p.Wallet, Environment: c.p.Environment(), Limit: tasksPage, Offset: offset})
 	if err != nil {
 		return nil, s.toolError(err)
 	}

@@ -128,7 +128,7 @@ func (s *server) cancelExtTask(ctx context.Context, p *taskParams) (*ack, error)
 	}
 	if !e.Status.Final() {
 		var refused *crtx.Error
-		if _, err := s.market.Cancel(ctx, c.p, p.TaskID); err != nil && !errors.As(err, &refused) {
+		if _, err := s.market.Executions.Cancel(ctx, c.p, p.TaskID); err != nil && !errors.As(err, &refused) {
 			return nil, s.toolError(err)
 		}
 	}

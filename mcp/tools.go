@@ -104,7 +104,7 @@ func (s *server) findAgents(ctx context.Context, env crtx.Environment, in search
 			q.Tags = append(q.Tags, t)
 		}
 	}
-	page, err := s.market.Agents(ctx, q)
+	page, err := s.market.Catalog.Agents(ctx, q)
 	return nil, page, s.toolError(err)
 }
 
@@ -118,7 +118,7 @@ func (s *server) getAgent(ctx context.Context, _ *sdk.CallToolRequest, in agentI
 
 // readAgent is get_agent with the statistics of env.
 func (s *server) readAgent(ctx context.Context, env crtx.Environment, in agentIn) (*sdk.CallToolResult, api.AgentListing, error) {
-	a, err := s.market.Agent(ctx, in.AgentID, env)
+	a, err := s.market.Catalog.Agent(ctx, in.AgentID, env)
 	return nil, a, s.toolError(err)
 }
 
@@ -127,11 +127,11 @@ func (s *server) getExecution(ctx context.Context, _ *sdk.CallToolRequest, in ex
 	if err != nil {
 		return nil, api.ExecutionRecord{}, s.toolError(err)
 	}
-	e, result, err := s.market.GetExecution(ctx, c.p, in.ExecutionID)
+	e, result, err := s.market.Executions.GetExecution(ctx, c.p, in.ExecutionID)
 	if err != nil {
 		return nil, api.ExecutionRecord{}, s.toolError(err)
 	}
-	return nil, s.market.Record(e, result), nil
+	return nil, s.market.Executions.Record(e, result), nil
 }
 
 // verify runs the client SDK's verification against this very server, in

@@ -55,7 +55,7 @@ func paidResource(publicURL, agentID string) string {
 // tool errors, as on /mcp, before any payment is asked for.
 func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, any, error) {
 	resource := paidResource(s.market.Config().PublicURL, in.AgentID)
-	pr, err := s.market.PaymentRequired(ctx, in.AgentID, resource)
+	pr, err := s.market.X402.PaymentRequired(ctx, in.AgentID, resource)
 	if err != nil {
 		return nil, nil, s.toolError(err)
 	}
@@ -81,7 +81,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
 		Private: in.Private}
 	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.api.AllowPayer, AllowReplay: s.api.AllowReplay}
-	res, err := s.market.ExecutePaid(ctx, in.AgentID, params, paid, idem, hash)
+	res, err := s.market.X402.ExecutePaid(ctx, in.AgentID, params, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
 		return s.refused(pr, err, payload, res.Settle.Payer)
@@ -102,13 +102,13 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	}
 	// Final already, but for a replay of a call still running: followed
 	// to its end either way, which also reads the result.
-	e, result, err := s.market.Follow(ctx, res.Execution, nil)
+	e, result, err := s.market.Executions.Follow(ctx, res.Execution, nil)
 	if err != nil {
 		return nil, nil, s.held(err, res.Execution.ID)
 	}
 	settle := res.Settle
 	if e.Status != res.Execution.Status {
-		settle = s.market.PaymentResponse(ctx, e, settle.Network)
+		settle = s.market.X402.PaymentResponse(ctx, e, settle.Network)
 	}
 	return s.paidAnswer(pr, e, result, settle)
 }

@@ -45,12 +45,12 @@ func startMarketplace(t *testing.T, collateral, funds crtx.USDC) *marketplace {
 	t.Cleanup(func() { d.Close() })
 	t.Cleanup(func() { m.checkLedgers(t) })
 	_, m.creator, _ = ed25519.GenerateKey(nil)
-	if _, err := d.Market.OperatorDeposit(ctx, crtx.Mainnet, crtx.Address(m.creator.Public().(ed25519.PublicKey)), collateral); err != nil {
+	if _, err := d.Market.Funds.OperatorDeposit(ctx, crtx.Mainnet, crtx.Address(m.creator.Public().(ed25519.PublicKey)), collateral); err != nil {
 		t.Fatal(err)
 	}
 	_, caller, _ := ed25519.GenerateKey(nil)
 	m.caller = crtx.Address(caller.Public().(ed25519.PublicKey))
-	if _, err := d.Market.OperatorDeposit(ctx, crtx.Devnet, m.caller, funds); err != nil {
+	if _, err := d.Market.Funds.OperatorDeposit(ctx, crtx.Devnet, m.caller, funds); err != nil {
 		t.Fatal(err)
 	}
 	session, _, err := client.New(d.URL, "").SignIn(ctx, caller)

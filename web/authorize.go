@@ -41,11 +41,11 @@ func authorizeRequest(v url.Values) market.AuthorizeRequest {
 // §4.11.2), since anyone may register.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) error {
 	req := authorizeRequest(r.URL.Query())
-	c, err := h.market.Client(r.Context(), req.ClientID, req.RedirectURI)
+	c, err := h.market.Connectors.Client(r.Context(), req.ClientID, req.RedirectURI)
 	if err != nil {
 		return h.authorizeProblem(w, r, err, nil)
 	}
-	if err := h.market.CheckAuthorize(req); err != nil {
+	if err := h.market.Connectors.CheckAuthorize(req); err != nil {
 		var back *link
 		// A link to an app's own scheme is one html/template will not
 		// write; the person goes back to that app by hand.
@@ -121,11 +121,11 @@ func host(uri string) string {
 // consent answers the consent form: a code for the app, or access_denied.
 func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 	req := authorizeRequest(r.PostForm)
-	c, err := h.market.Client(r.Context(), req.ClientID, req.RedirectURI)
+	c, err := h.market.Connectors.Client(r.Context(), req.ClientID, req.RedirectURI)
 	if err != nil {
 		return h.authorizeProblem(w, r, err, nil)
 	}
-	if err := h.market.CheckAuthorize(req); err != nil {
+	if err := h.market.Connectors.CheckAuthorize(req); err != nil {
 		return h.authorizeProblem(w, r, err, nil)
 	}
 	v, err := h.session(r)
@@ -140,7 +140,7 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Sent once: a second post of the same page (Back, then Allow again)
 	// issues no second code.
-	if first, err := h.market.ClaimForm(r.Context(), v.owner(), nonce); err != nil {
+	if first, err := h.market.Accounts.ClaimForm(r.Context(), v.owner(), nonce); err != nil {
 		return err
 	} else if !first {
 		return crtx.Errorf(crtx.CodeInvalidSession, "this consent was sent already; start the connection again from the app")
@@ -155,7 +155,7 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 		p.Error = "Spend limit: give an amount of USDC above 0, such as 5 or 0.50, and pick an environment."
 		return h.consentPage(w, req, p)
 	}
-	code, err := h.market.Authorize(r.Context(), c, req, market.Consent{Wallet: v.Wallet, Environment: env, SpendLimit: limit})
+	code, err := h.market.Connectors.Authorize(r.Context(), c, req, market.Consent{Wallet: v.Wallet, Environment: env, SpendLimit: limit})
 	if err != nil {
 		return err
 	}

@@ -415,7 +415,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 
 	// The creator's earnings of that execution, on a chart with its axes.
 	var axes string
-	if err := d.Market.RollupAll(context.Background()); err != nil { // the statistics count the run
+	if err := d.Market.Ledger.RollupAll(context.Background()); err != nil { // the statistics count the run
 		t.Fatal(err)
 	}
 	run(t, ctx, "earnings", chromedp.Navigate(d.URL+"/dashboard/creator?environment=devnet"), chromedp.WaitVisible("svg.chart"),

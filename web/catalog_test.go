@@ -78,7 +78,7 @@ func TestHomePage(t *testing.T) {
 	if _, err := client.New(d.URL, key.Key).Execute(bg, id, crtx.ExecuteParams{Task: "Ada"}, client.ExecuteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Market.RollupAll(bg); err != nil { // the statistics count the run
+	if err := d.Market.Ledger.RollupAll(bg); err != nil { // the statistics count the run
 		t.Fatal(err)
 	}
 	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))

@@ -188,18 +188,18 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	switch q.Get("environment") {
 	case "mainnet", "devnet":
 		d.Env = crtx.Environment(q.Get("environment"))
-		if d.Earnings, err = h.market.CreatorEarnings(ctx, v.Wallet, d.Env); err != nil {
+		if d.Earnings, err = h.market.Funds.CreatorEarnings(ctx, v.Wallet, d.Env); err != nil {
 			return err
 		}
 	default:
 		// Mainnet, unless only devnet has earned anything yet: a creator
 		// trying things out sees the runs they made.
 		d.Env = crtx.Mainnet
-		if d.Earnings, err = h.market.CreatorEarnings(ctx, v.Wallet, crtx.Mainnet); err != nil {
+		if d.Earnings, err = h.market.Funds.CreatorEarnings(ctx, v.Wallet, crtx.Mainnet); err != nil {
 			return err
 		}
 		if d.Earnings.Executions == 0 {
-			dev, err := h.market.CreatorEarnings(ctx, v.Wallet, crtx.Devnet)
+			dev, err := h.market.Funds.CreatorEarnings(ctx, v.Wallet, crtx.Devnet)
 			if err != nil {
 				return err
 			}
@@ -208,17 +208,17 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 			}
 		}
 	}
-	if d.Agents, err = h.market.CreatorAgents(ctx, v.Wallet, d.Env); err != nil {
+	if d.Agents, err = h.market.Listings.CreatorAgents(ctx, v.Wallet, d.Env); err != nil {
 		return err
 	}
-	if d.Earned, err = h.market.EarningsByAgent(ctx, v.Wallet, d.Env); err != nil {
+	if d.Earned, err = h.market.Funds.EarningsByAgent(ctx, v.Wallet, d.Env); err != nil {
 		return err
 	}
-	list, _, err := h.market.Executions(ctx, crtx.ExecutionQuery{Creator: v.Wallet, Environment: d.Env, Limit: 20})
+	list, _, err := h.market.Executions.Executions(ctx, crtx.ExecutionQuery{Creator: v.Wallet, Environment: d.Env, Limit: 20})
 	if err != nil {
 		return err
 	}
-	disputes, err := h.market.Disputes(ctx, crtx.DisputeQuery{Creator: v.Wallet, Limit: 100})
+	disputes, err := h.market.Disputes.Disputes(ctx, crtx.DisputeQuery{Creator: v.Wallet, Limit: 100})
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	out := h.outcome(r, v)
 	d.Report, d.Form, d.Fields, d.ListingNonce, d.Marketplace = out.Report, out.Form, out.Fields, nonce.Nonce, nonce.Marketplace
 	for _, e := range list {
-		d.Executions = append(d.Executions, h.market.Summary(e))
+		d.Executions = append(d.Executions, h.market.Executions.Summary(e))
 	}
 	for _, ds := range disputes {
 		if ds.Environment == d.Env {
@@ -248,7 +248,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	}
 	js, _ := json.Marshal(tiers)
 	d.TiersJSON = string(js)
-	b, err := h.market.Balances(ctx, v.Wallet, crtx.Mainnet)
+	b, err := h.market.Funds.Balances(ctx, v.Wallet, crtx.Mainnet)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (h *Handler) createListing(w http.ResponseWriter, r *http.Request, v visit)
 	p.CreatorSignature, p.KeySignature = formValue(r, "creator_signature"), formValue(r, "key_signature")
 	p.ListingNonce, p.Marketplace = formValue(r, "listing_nonce"), formValue(r, "marketplace")
 	if err == nil {
-		_, err = h.market.CreateListing(r.Context(), v.Wallet, p)
+		_, err = h.market.Listings.CreateListing(r.Context(), v.Wallet, p)
 	} else {
 		err = errors.Join(err, market.CheckListing(p, true))
 	}
@@ -353,9 +353,9 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 	switch action {
 	case "pause", "resume":
 		st := map[string]crtx.AgentStatus{"pause": crtx.AgentPaused, "resume": crtx.AgentActive}[action]
-		a, err = h.market.UpdateListing(r.Context(), v.Wallet, id, crtx.ListingParams{Status: &st})
+		a, err = h.market.Listings.UpdateListing(r.Context(), v.Wallet, id, crtx.ListingParams{Status: &st})
 	case "delist":
-		a, err = h.market.Delist(r.Context(), v.Wallet, id)
+		a, err = h.market.Listings.Delist(r.Context(), v.Wallet, id)
 	default:
 		return outcome{}, crtx.Errorf(crtx.CodeNotFound, "no action %q", action)
 	}
@@ -372,13 +372,13 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
 		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key"))}
-	rep := h.market.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30)
+	rep := h.market.Listings.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30)
 	return outcome{Report: &rep, Form: in, Landing: consoleLanding(r, "test", "test")}, nil
 }
 
 func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	out := outcome{Landing: consoleLanding(r, "disputes", "disputes")}
-	if _, err := h.market.RespondToDispute(r.Context(), v.Wallet, r.PathValue("id"), r.PostFormValue("text")); err != nil {
+	if _, err := h.market.Disputes.RespondToDispute(r.Context(), v.Wallet, r.PathValue("id"), r.PostFormValue("text")); err != nil {
 		return out, err
 	}
 	out.Notice = fmt.Sprintf("Answer sent for dispute %s.", r.PathValue("id"))
@@ -388,7 +388,7 @@ func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit)
 // editListing shows a listing's form, filled in, for changes: with the
 // agent's values, or as typed when a change was refused.
 func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) error {
-	a, err := h.market.CreatorAgent(r.Context(), v.Wallet, r.PathValue("id"))
+	a, err := h.market.Listings.CreatorAgent(r.Context(), v.Wallet, r.PathValue("id"))
 	if err == nil && a.Status == crtx.AgentDelisted {
 		err = crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", a.AgentID)
 	}
@@ -434,7 +434,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 		// A price in a higher tier takes money, which a person agrees to
 		// first: the box ticked for the amount the form showed.
 		confirmed, _ := crtx.ParseUSDC(r.PostFormValue("more_collateral"))
-		a, err = h.market.UpdateListingWithin(r.Context(), v.Wallet, r.PathValue("id"), p, confirmed)
+		a, err = h.market.Listings.UpdateListingWithin(r.Context(), v.Wallet, r.PathValue("id"), p, confirmed)
 	}
 	if mc := (*market.MoreCollateral)(nil); errors.As(err, &mc) {
 		form["more_collateral"] = mc.More.String()

@@ -61,7 +61,7 @@ func pageName(path string) string {
 func (h *Handler) loginToken(w http.ResponseWriter, r *http.Request) error {
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	next := dashboardPath(r.PostFormValue("next"))
-	p, err := h.market.Authenticate(r.Context(), token)
+	p, err := h.market.Accounts.Authenticate(r.Context(), token)
 	if err != nil || p.Key != nil || !strings.HasPrefix(token, crtx.SessionPrefix) {
 		http.Redirect(w, r, "/login?token=bad&next="+url.QueryEscape(next), http.StatusSeeOther)
 		return nil
@@ -102,7 +102,7 @@ func dashboardPath(next string) string {
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	if v, err := h.session(r); err == nil {
 		if _, err := v.key.check(r.PostFormValue("csrf"), v.at); err == nil {
-			h.market.SignOut(r.Context(), string(v.key))
+			h.market.Accounts.SignOut(r.Context(), string(v.key))
 		}
 	}
 	h.setCookie(w, sessionCookie, "", -1)
@@ -171,7 +171,7 @@ func (d dashData) HistoryURL(change ...string) string {
 // environment has a chain (a devnet airdrop where it has none), and the
 // history of executions with filters.
 func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) error {
-	b, err := h.market.Balances(r.Context(), v.Wallet, crtx.Environments...)
+	b, err := h.market.Funds.Balances(r.Context(), v.Wallet, crtx.Environments...)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	case "pending", "running", "completed", "failed", "disputed":
 		eq.Status = crtx.ExecStatus(st)
 	}
-	list, total, err := h.market.Executions(r.Context(), eq)
+	list, total, err := h.market.Executions.Executions(r.Context(), eq)
 	if err != nil {
 		return err
 	}
@@ -199,15 +199,15 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if d.Funds, err = h.funds(r.Context(), v.Wallet); err != nil {
 		return err
 	}
-	results, err := h.market.ResultPreviews(r.Context(), list, 120)
+	results, err := h.market.Executions.ResultPreviews(r.Context(), list, 120)
 	if err != nil {
 		return err
 	}
-	if err := h.market.Outcomes(r.Context(), list); err != nil {
+	if err := h.market.Executions.Outcomes(r.Context(), list); err != nil {
 		return err
 	}
 	for _, e := range list {
-		row := historyRow{ExecutionSummary: h.market.Summary(e), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
+		row := historyRow{ExecutionSummary: h.market.Executions.Summary(e), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
 		row.Refunded, row.Charged = e.Charge()
 		d.Executions = append(d.Executions, row)
 	}
@@ -218,12 +218,12 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	if eq.Offset+eq.Limit < total {
 		d.Next = d.HistoryURL("offset", strconv.Itoa(eq.Offset+eq.Limit))
 	}
-	spend, err := h.market.Spending(r.Context(), v.Wallet, env, d.Span)
+	spend, err := h.market.Funds.Spending(r.Context(), v.Wallet, env, d.Span)
 	if err != nil {
 		return err
 	}
 	d.Spend = newSpendChart(spend, v.at, d.Span)
-	keys, err := h.market.Keys(r.Context(), v.Wallet)
+	keys, err := h.market.Accounts.Keys(r.Context(), v.Wallet)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (h *Handler) airdrop(w http.ResponseWriter, r *http.Request, v visit) (outc
 	if err != nil {
 		return outcome{Error: "Amount: " + err.Error()}, nil
 	}
-	if _, err := h.market.Airdrop(r.Context(), v.Wallet, amount); err != nil {
+	if _, err := h.market.Funds.Airdrop(r.Context(), v.Wallet, amount); err != nil {
 		return outcome{}, err
 	}
 	return outcome{Notice: amount.String() + " USDC airdropped on devnet.", Landing: agentPage(r.PostFormValue("back"))}, nil
@@ -275,7 +275,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 		return err
 	}
 	out := h.outcome(r, v)
-	d := execData{Record: h.market.Record(e, result), Dispute: disputeOf(e, out), Now: v.at, Task: e.Task, Parameters: e.Parameters}
+	d := execData{Record: h.market.Executions.Record(e, result), Dispute: disputeOf(e, out), Now: v.at, Task: e.Task, Parameters: e.Parameters}
 	_, d.Charged = e.Charge()
 	return h.render(w, "execution", v.page("Execution — crtx", d).with(out))
 }
@@ -302,13 +302,13 @@ type webhookSecret struct {
 const newKeyCookie = "crtx_new_key"
 
 func (h *Handler) keys(w http.ResponseWriter, r *http.Request, v visit) error {
-	keys, err := h.market.Keys(r.Context(), v.Wallet)
+	keys, err := h.market.Accounts.Keys(r.Context(), v.Wallet)
 	if err != nil {
 		return err
 	}
 	d := keysData{Keys: keys}
 	for _, env := range []crtx.Environment{crtx.Devnet, crtx.Mainnet} {
-		secret, err := h.market.WebhookSecret(r.Context(), v.Wallet, env)
+		secret, err := h.market.Connectors.WebhookSecret(r.Context(), v.Wallet, env)
 		if err != nil {
 			// The page still serves its keys, to revoke one at least.
 			h.log.ErrorContext(r.Context(), "webhook secret", "err", err)
@@ -344,7 +344,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v visit) (ou
 		}
 		limit = &l
 	}
-	k, secret, err := h.market.CreateKey(r.Context(), v.Wallet, r.PostFormValue("name"), crtx.Environment(r.PostFormValue("environment")), limit)
+	k, secret, err := h.market.Accounts.CreateKey(r.Context(), v.Wallet, r.PostFormValue("name"), crtx.Environment(r.PostFormValue("environment")), limit)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -363,14 +363,14 @@ func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, v 
 	if err != nil {
 		return outcome{Error: err.Error()}, nil
 	}
-	if _, err := h.market.RotateWebhookSecret(r.Context(), v.Wallet, env); err != nil {
+	if _, err := h.market.Connectors.RotateWebhookSecret(r.Context(), v.Wallet, env); err != nil {
 		return outcome{}, err
 	}
 	return outcome{Notice: "The " + string(env) + " webhook secret was rotated. For 24 hours deliveries are signed with the old one too: switch your receivers to the new one before then."}, nil
 }
 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
-	k, err := h.market.RevokeKey(r.Context(), v.Wallet, r.PathValue("id"))
+	k, err := h.market.Accounts.RevokeKey(r.Context(), v.Wallet, r.PathValue("id"))
 	if err != nil {
 		return outcome{}, err
 	}
@@ -395,7 +395,7 @@ func (h *Handler) receiptFile(w http.ResponseWriter, r *http.Request, v visit) e
 	if err != nil {
 		return err
 	}
-	rc, err := h.market.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	rc, err := h.market.Executions.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
 	if err != nil {
 		return err
 	}

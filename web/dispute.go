@@ -105,7 +105,7 @@ func (h *Handler) reportProblem(w http.ResponseWriter, r *http.Request, v visit)
 		return refused(crtx.InvalidField("link", "a web address, starting with https://"), form, page), nil
 	}
 	raw, _ := json.Marshal(evidence)
-	_, err = h.market.OpenDispute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, id,
+	_, err = h.market.Disputes.OpenDispute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, id,
 		crtx.DisputeParams{Reason: form["reason"], Description: form["description"], Evidence: raw})
 	if isUserError(err) {
 		return refused(err, form, page), nil

@@ -87,7 +87,7 @@ func TestErrorsArePages(t *testing.T) {
 	// A form sent after the session ended leads to sign-in, which says so
 	// and comes back to the page after.
 	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
-	if err := d.Market.SignOut(context.Background(), cookie(t, ctx, "crtx_session")); err != nil {
+	if err := d.Market.Accounts.SignOut(context.Background(), cookie(t, ctx, "crtx_session")); err != nil {
 		t.Fatal(err)
 	}
 	run(t, ctx, "airdrop after the end", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".error"))
@@ -100,7 +100,7 @@ func TestErrorsArePages(t *testing.T) {
 	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`),
 		chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
-	if err := d.Market.SignOut(context.Background(), cookie(t, ctx, "crtx_admin")); err != nil {
+	if err := d.Market.Accounts.SignOut(context.Background(), cookie(t, ctx, "crtx_admin")); err != nil {
 		t.Fatal(err)
 	}
 	run(t, ctx, "badge after the end", chromedp.Submit(`form[action="/dashboard/operator/creators"] button`), chromedp.WaitVisible(".error"))

@@ -51,7 +51,7 @@ func (h *Handler) explorerHome(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	blocks, err := h.market.RecentBlocks(r.Context(), env, 20)
+	blocks, err := h.market.Ledger.RecentBlocks(r.Context(), env, 20)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (h *Handler) explorerTx(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.market.Transaction(r.Context(), env, r.PathValue("id"))
+	t, err := h.market.Ledger.Transaction(r.Context(), env, r.PathValue("id"))
 	if err != nil {
 		return elsewhere(r, env, err)
 	}
@@ -126,7 +126,7 @@ func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.market.Block(r.Context(), env, height)
+	v, err := h.market.Ledger.Block(r.Context(), env, height)
 	if err != nil {
 		return elsewhere(r, env, err)
 	}

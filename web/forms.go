@@ -128,7 +128,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error),
 		if err != nil {
 			return err
 		}
-		first, err := h.market.ClaimForm(r.Context(), v.owner(), nonce)
+		first, err := h.market.Accounts.ClaimForm(r.Context(), v.owner(), nonce)
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error),
 		}
 		b, err := json.Marshal(out)
 		if err == nil {
-			err = h.market.SetFormOutcome(r.Context(), v.owner(), nonce, b)
+			err = h.market.Accounts.SetFormOutcome(r.Context(), v.owner(), nonce, b)
 		}
 		if err != nil {
 			return err
@@ -170,7 +170,7 @@ func (h *Handler) action(who func(*http.Request) (visit, error),
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request, v visit, nonce, home string) error {
 	deadline := time.Now().Add(replayWait)
 	for {
-		f, err := h.market.SentForm(r.Context(), v.owner(), nonce)
+		f, err := h.market.Accounts.SentForm(r.Context(), v.owner(), nonce)
 		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 			return err
 		}
@@ -221,7 +221,7 @@ func (h *Handler) outcome(r *http.Request, v visit) outcome {
 	if nonce == "" || v.owner() == "" {
 		return outcome{}
 	}
-	f, err := h.market.SentForm(r.Context(), v.owner(), nonce)
+	f, err := h.market.Accounts.SentForm(r.Context(), v.owner(), nonce)
 	var out outcome
 	switch {
 	case err != nil:

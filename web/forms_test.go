@@ -242,7 +242,7 @@ func TestFormCutOff(t *testing.T) {
 	d, clock := ahead(t)
 	ck, _, b := signedIn(t, d)
 	nonce := strings.Split(b.token("/dashboard/"), ".")[1]
-	if first, err := d.Market.ClaimForm(context.Background(), crtx.Address(ck.Public().(ed25519.PublicKey)), nonce); !first || err != nil {
+	if first, err := d.Market.Accounts.ClaimForm(context.Background(), crtx.Address(ck.Public().(ed25519.PublicKey)), nonce); !first || err != nil {
 		t.Fatalf("claim: %v, %v", first, err)
 	}
 	if _, body := b.send("GET", "/dashboard/?sent="+nonce, nil); !strings.Contains(body, "still being done") {

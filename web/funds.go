@@ -47,7 +47,7 @@ func (h *Handler) funds(ctx context.Context, wallet string) ([]funds, error) {
 		if c == nil {
 			continue
 		}
-		b, err := h.market.Balances(ctx, wallet, env)
+		b, err := h.market.Funds.Balances(ctx, wallet, env)
 		if err != nil {
 			return nil, err
 		}
@@ -55,12 +55,12 @@ func (h *Handler) funds(ctx context.Context, wallet string) ([]funds, error) {
 		if ata, err := c.TokenAccountOf(wallet); err == nil {
 			f.TokenAccount, f.TokenAccountURL = ata, crtx.SolanaExplorerURL(c, "address", ata)
 		}
-		ds, _, err := h.market.Deposits(ctx, wallet, env, 5, 0)
+		ds, _, err := h.market.Funds.Deposits(ctx, wallet, env, 5, 0)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range ds {
-			f.Deposits = append(f.Deposits, h.market.DepositView(d, nil))
+			f.Deposits = append(f.Deposits, h.market.Funds.DepositView(d, nil))
 		}
 		if f.Withdrawals, err = h.withdrawals(ctx, wallet, env); err != nil {
 			return nil, err
@@ -71,14 +71,14 @@ func (h *Handler) funds(ctx context.Context, wallet string) ([]funds, error) {
 }
 
 func (h *Handler) withdrawals(ctx context.Context, wallet string, env crtx.Environment) (withdrawals, error) {
-	ws, _, err := h.market.Withdrawals(ctx, wallet, env, 10, 0)
+	ws, _, err := h.market.Funds.Withdrawals(ctx, wallet, env, 10, 0)
 	if err != nil {
 		return withdrawals{}, err
 	}
 	out := withdrawals{Final: true}
 	var state []string
 	for _, w := range ws {
-		v := h.market.WithdrawalView(w)
+		v := h.market.Funds.WithdrawalView(w)
 		out.List = append(out.List, v)
 		out.Final = out.Final && w.Status.Final()
 		state = append(state, w.ID+":"+string(w.Status)+":"+w.Signature)
@@ -118,7 +118,7 @@ func (h *Handler) createDeposit(w http.ResponseWriter, r *http.Request, v visit)
 	if problem != "" {
 		return outcome{Error: problem}, nil
 	}
-	d, err := h.market.CreateDeposit(r.Context(), v.Wallet, env, amount)
+	d, err := h.market.Funds.CreateDeposit(r.Context(), v.Wallet, env, amount)
 	if isUserError(err) {
 		return outcome{Error: amountProblem(err)}, nil
 	}
@@ -143,11 +143,11 @@ type depositData struct {
 // deposit shows a deposit request to pay: its QR code, its solana: link and
 // its status, which funds.js reads again until it is final.
 func (h *Handler) deposit(w http.ResponseWriter, r *http.Request, v visit) error {
-	d, ps, err := h.market.Deposit(r.Context(), v.Wallet, r.PathValue("id"))
+	d, ps, err := h.market.Funds.Deposit(r.Context(), v.Wallet, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	view := h.market.DepositView(d, ps)
+	view := h.market.Funds.DepositView(d, ps)
 	qr, err := qrSVG(view.SolanaPayURL, "QR code of the Solana Pay request for "+view.Amount.String()+" USDC")
 	if err != nil {
 		return err
@@ -161,11 +161,11 @@ func (h *Handler) deposit(w http.ResponseWriter, r *http.Request, v visit) error
 // depositStatus is the part of a deposit's page that changes: its status
 // and the transfers credited to it.
 func (h *Handler) depositStatus(w http.ResponseWriter, r *http.Request, v visit) error {
-	d, ps, err := h.market.Deposit(r.Context(), v.Wallet, r.PathValue("id"))
+	d, ps, err := h.market.Funds.Deposit(r.Context(), v.Wallet, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	return h.fragment(w, "deposit", "deposit-status", h.market.DepositView(d, ps))
+	return h.fragment(w, "deposit", "deposit-status", h.market.Funds.DepositView(d, ps))
 }
 
 // withdrawData is a withdrawal to confirm: what leaves the balance, where
@@ -194,7 +194,7 @@ func (h *Handler) confirmWithdrawal(w http.ResponseWriter, r *http.Request, v vi
 	if c == nil {
 		return crtx.Errorf(crtx.CodeInvalidRequest, "withdrawals go to a chain, and %q has none here", q.Get("environment"))
 	}
-	b, err := h.market.Balances(r.Context(), v.Wallet, d.Env)
+	b, err := h.market.Funds.Balances(r.Context(), v.Wallet, d.Env)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, v visit) (out
 	if amount < market.MinWithdrawal {
 		return outcome{Error: "A withdrawal is at least " + market.MinWithdrawal.String() + " USDC: the marketplace pays each one's network fee."}, nil
 	}
-	wd, err := h.market.Withdraw(r.Context(), v.Wallet, env, amount)
+	wd, err := h.market.Funds.Withdraw(r.Context(), v.Wallet, env, amount)
 	if isUserError(err) {
 		return outcome{Error: amountProblem(err)}, nil
 	}

@@ -13,7 +13,7 @@ import (
 // without one.
 func (h *Handler) operatorVisit(r *http.Request) (visit, error) {
 	c, err := r.Cookie(adminCookie)
-	if err != nil || h.adminToken == "" || !h.market.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
+	if err != nil || h.adminToken == "" || !h.market.Accounts.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
 		return visit{}, errOperatorSignIn
 	}
 	return visit{key: formKey(c.Value), at: h.market.Now()}, nil
@@ -45,11 +45,11 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 		p := page{Title: "Operator — crtx", Error: operatorProblem(r.URL.Query())}
 		return h.render(w, "operator-login", p)
 	}
-	open, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
+	open, err := h.market.Disputes.Disputes(r.Context(), crtx.DisputeQuery{Status: "open", Limit: 500})
 	if err != nil {
 		return err
 	}
-	resolved, err := h.market.Disputes(r.Context(), crtx.DisputeQuery{Resolved: true, Limit: 50})
+	resolved, err := h.market.Disputes.Disputes(r.Context(), crtx.DisputeQuery{Resolved: true, Limit: 50})
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/dashboard/operator?token=bad", http.StatusSeeOther)
 		return nil
 	}
-	session, err := h.market.OpenOperatorSession(r.Context(), h.adminToken)
+	session, err := h.market.Accounts.OpenOperatorSession(r.Context(), h.adminToken)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) operatorLogout(w http.ResponseWriter, r *http.Request) error {
 	if v, err := h.operatorVisit(r); err == nil {
 		if _, err := v.key.check(r.PostFormValue("csrf"), v.at); err == nil {
-			if err := h.market.SignOut(r.Context(), string(v.key)); err != nil {
+			if err := h.market.Accounts.SignOut(r.Context(), string(v.key)); err != nil {
 				return err
 			}
 		}
@@ -121,7 +121,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, v visit) (outc
 			*f.dst = &amount
 		}
 	}
-	d, err := h.market.ResolveDispute(r.Context(), r.PathValue("id"), p)
+	d, err := h.market.Disputes.ResolveDispute(r.Context(), r.PathValue("id"), p)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -130,7 +130,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, v visit) (outc
 
 func (h *Handler) verifyCreator(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	out := outcome{Landing: "/dashboard/operator#badges"}
-	p, err := h.market.SetVerified(r.Context(), r.PostFormValue("wallet"), r.PostFormValue("verified") == "true")
+	p, err := h.market.Listings.SetVerified(r.Context(), r.PostFormValue("wallet"), r.PostFormValue("verified") == "true")
 	if err != nil {
 		return out, err
 	}

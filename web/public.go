@@ -87,7 +87,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	}
 	aq.Offset, _ = strconv.Atoi(q.Get("offset"))
 	aq.Offset = max(aq.Offset, 0)
-	page, err := h.market.Agents(r.Context(), aq)
+	page, err := h.market.Catalog.Agents(r.Context(), aq)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	if aq.Offset+aq.Limit < page.Total {
 		d.Next = link(aq.Offset + aq.Limit)
 	}
-	counts, err := h.market.TagCounts(r.Context())
+	counts, err := h.market.Catalog.TagCounts(r.Context())
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 				none = append(none, a.AgentID)
 			}
 		}
-		dev, err := h.market.Figures(r.Context(), crtx.Devnet, none)
+		dev, err := h.market.Catalog.Figures(r.Context(), crtx.Devnet, none)
 		if err != nil {
 			return err
 		}
@@ -195,11 +195,11 @@ type agentData struct {
 // and A2A with snippets that run as pasted.
 func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	a, err := h.market.Agent(r.Context(), id, crtx.Mainnet)
+	a, err := h.market.Catalog.Agent(r.Context(), id, crtx.Mainnet)
 	if err != nil {
 		return err
 	}
-	dev, err := h.market.Agent(r.Context(), id, crtx.Devnet)
+	dev, err := h.market.Catalog.Agent(r.Context(), id, crtx.Devnet)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	}
 	var example map[string]any
 	d.Params, example = params(a.InputSchema)
-	if d.Real, err = h.market.AgentExample(r.Context(), a.AgentID, a.Creator.Pubkey); err != nil {
+	if d.Real, err = h.market.Catalog.AgentExample(r.Context(), a.AgentID, a.Creator.Pubkey); err != nil {
 		return err
 	}
 	if d.Real != nil {
@@ -245,7 +245,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			payingRPC(h.market.Config().Chains))
 	}
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
-		rows, err := h.market.AgentRuns(r.Context(), a.AgentID, env)
+		rows, err := h.market.Catalog.AgentRuns(r.Context(), a.AgentID, env)
 		if err != nil {
 			return err
 		}
@@ -253,7 +253,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			break
 		}
 	}
-	others, err := h.market.CreatorListings(r.Context(), a.Creator.Pubkey)
+	others, err := h.market.Listings.CreatorListings(r.Context(), a.Creator.Pubkey)
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 		// The page names the caller's keys and runs: kept out of caches as
 		// a dashboard is.
 		w.Header().Set("Cache-Control", "no-store")
-		keys, err := h.market.Keys(r.Context(), v.Wallet)
+		keys, err := h.market.Accounts.Keys(r.Context(), v.Wallet)
 		if err != nil {
 			return err
 		}
@@ -289,7 +289,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		if h.market.Chain(crtx.Devnet) == nil {
-			b, err := h.market.Balances(r.Context(), v.Wallet, crtx.Devnet)
+			b, err := h.market.Funds.Balances(r.Context(), v.Wallet, crtx.Devnet)
 			if err != nil {
 				return err
 			}
@@ -313,7 +313,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 // with its outcome.
 func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	id := r.PathValue("id")
-	a, err := h.market.Agent(r.Context(), id, crtx.Mainnet)
+	a, err := h.market.Catalog.Agent(r.Context(), id, crtx.Mainnet)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -341,7 +341,7 @@ func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (out
 	if err != nil {
 		return refuse(err)
 	}
-	e, err := h.market.Execute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: key}, id,
+	e, err := h.market.Executions.Execute(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: key}, id,
 		crtx.ExecuteParams{Task: typed["task"], Parameters: raw, Async: r.PostFormValue("async") == "1"}, "", "")
 	var ce *crtx.Error
 	if errors.As(err, &ce) && ce.ExecutionID != "" {

@@ -34,7 +34,7 @@ func (h *Handler) reserves(w http.ResponseWriter, r *http.Request) error {
 		rows = append(rows, reserveRow{Env: env, Chain: h.market.Chain(env) != nil})
 	}
 	status := http.StatusOK
-	rs, err := h.market.Reserves(r.Context())
+	rs, err := h.market.Ledger.Reserves(r.Context())
 	var e *crtx.Error
 	switch {
 	case errors.As(err, &e):

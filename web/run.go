@@ -44,7 +44,7 @@ func (r runView) Elapsed(now time.Time) int { return int(now.Sub(r.Rec.Initiated
 // environment it ran, with its result.
 func (h *Handler) ownExecution(ctx context.Context, wallet, id string) (crtx.Execution, string, error) {
 	for _, env := range crtx.Environments {
-		e, result, err := h.market.GetExecution(ctx, crtx.Principal{Wallet: wallet, Key: &crtx.APIKey{Environment: env}}, id)
+		e, result, err := h.market.Executions.GetExecution(ctx, crtx.Principal{Wallet: wallet, Key: &crtx.APIKey{Environment: env}}, id)
 		if crtx.ErrorCode(err) != crtx.CodeExecutionNotFound {
 			return e, result, err
 		}
@@ -63,7 +63,7 @@ func (h *Handler) runOf(ctx context.Context, wallet, agent, id string) (*runView
 		return nil, err
 	}
 	_, charged := e.Charge()
-	return &runView{Rec: h.market.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
+	return &runView{Rec: h.market.Executions.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
 		Timeout: e.TimeoutSeconds, Charged: charged}, nil
 }
 
@@ -78,7 +78,7 @@ func (h *Handler) runPanel(w http.ResponseWriter, r *http.Request, v visit) erro
 	if err != nil {
 		return err
 	}
-	a, err := h.market.Agent(r.Context(), e.AgentID, crtx.Mainnet)
+	a, err := h.market.Catalog.Agent(r.Context(), e.AgentID, crtx.Mainnet)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (h *Handler) cancelRun(w http.ResponseWriter, r *http.Request, v visit) (ou
 	}
 	landing := runLanding(e.AgentID, e.ID)
 	x402 := e.PaidByX402()
-	e, err = h.market.Cancel(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	e, err = h.market.Executions.Cancel(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
 	if crtx.ErrorCode(err) == crtx.CodeNotCancellable {
 		why := "It was sent to the agent already, so it runs to its end: within its timeout, and a failure is refunded."
 		if x402 {
@@ -116,7 +116,7 @@ func runLanding(agent, run string) string {
 // pageKey is the key an agent page's run is charged to: the visitor's own
 // key id, or "" for the devnet key of the agent pages, made if need be.
 func (h *Handler) pageKey(ctx context.Context, wallet, id string) (*crtx.APIKey, error) {
-	keys, err := h.market.Keys(ctx, wallet)
+	keys, err := h.market.Accounts.Keys(ctx, wallet)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +134,6 @@ func (h *Handler) pageKey(ctx context.Context, wallet, id string) (*crtx.APIKey,
 		return &keys[i], nil
 	}
 	// Its secret is never shown: the pages charge it by the session.
-	k, _, err := h.market.CreateKey(ctx, wallet, pageKeyName, crtx.Devnet, nil)
+	k, _, err := h.market.Accounts.CreateKey(ctx, wallet, pageKeyName, crtx.Devnet, nil)
 	return &k, err
 }

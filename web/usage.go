@@ -158,7 +158,7 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 	}
 	var rows []crtx.Execution
 	for offset := 0; offset < 10_000; offset += 500 {
-		page, _, err := h.market.Executions(r.Context(), crtx.ExecutionQuery{Wallet: v.Wallet, Environment: env, Limit: 500, Offset: offset})
+		page, _, err := h.market.Executions.Executions(r.Context(), crtx.ExecutionQuery{Wallet: v.Wallet, Environment: env, Limit: 500, Offset: offset})
 		if err != nil {
 			return err
 		}
@@ -167,7 +167,7 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 			break
 		}
 	}
-	if err := h.market.Outcomes(r.Context(), rows); err != nil {
+	if err := h.market.Executions.Outcomes(r.Context(), rows); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")

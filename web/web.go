@@ -253,7 +253,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/docs", h.docs},
 		{"GET", "/explorer/{$}", h.explorerHome},
 		{"GET", "/explorer/account/{address}", explorerRead(h, "explorer-account", "address",
-			func(api.AccountView) string { return "Account" }, h.market.Account)},
+			func(api.AccountView) string { return "Account" }, h.market.Ledger.Account)},
 		{"GET", "/explorer/tx/{id}", h.explorerTx},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
 		{"GET", "/reserves", h.reserves},
@@ -393,7 +393,7 @@ func (h *Handler) session(r *http.Request) (visit, error) {
 	if err != nil {
 		return visit{}, errSignIn
 	}
-	p, err := h.market.Authenticate(r.Context(), c.Value)
+	p, err := h.market.Accounts.Authenticate(r.Context(), c.Value)
 	if err != nil || p.Key != nil {
 		return visit{}, errSignIn
 	}

@@ -100,7 +100,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	}
 	var w struct{ Wallet string }
 	mustJSON(t, ok(as("creator"), "--json", "wallet", "show"), &w)
-	if _, err := d.Market.OperatorDeposit(ctx, crtxpkg.Mainnet, w.Wallet, 100*crtxpkg.MicroPerUSDC); err != nil {
+	if _, err := d.Market.Funds.OperatorDeposit(ctx, crtxpkg.Mainnet, w.Wallet, 100*crtxpkg.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	keyPath := filepath.Join(dir, "agent-key.json")

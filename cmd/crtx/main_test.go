@@ -48,7 +48,7 @@ func listAgent(t *testing.T, d *daemon.Daemon, endpoint string, key ed25519.Priv
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Market.OperatorDeposit(ctx, crtxpkg.Mainnet, crtxpkg.Address(ck.Public().(ed25519.PublicKey)), 100*crtxpkg.MicroPerUSDC); err != nil {
+	if _, err := d.Market.Funds.OperatorDeposit(ctx, crtxpkg.Mainnet, crtxpkg.Address(ck.Public().(ed25519.PublicKey)), 100*crtxpkg.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
 	str := func(s string) *string { return &s }

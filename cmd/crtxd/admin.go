@@ -39,7 +39,7 @@ token; the admin API (--admin-token-file) offers the same over HTTP.`
 			Short: "Release the collateral due now, without waiting for the release job",
 			Args:  cmdline.Args(),
 		}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
-			n, err := m.ReleaseCollateral(ctx)
+			n, err := m.Listings.ReleaseCollateral(ctx)
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ func disputesListCommand() *cobra.Command {
 		Example: "  crtxd admin disputes list --status open --data /var/lib/crtx",
 		Args:    cmdline.Args(),
 	}, func(ctx context.Context, m *market.Market, out io.Writer, _ []string) error {
-		ds, err := m.Disputes(ctx, crtx.DisputeQuery{Status: status, Limit: 1000})
+		ds, err := m.Disputes.Disputes(ctx, crtx.DisputeQuery{Status: status, Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ execution is completed again, and nothing is slashed or refunded.`,
 		if p.Refund, err = optionalUSDC(refund); err != nil {
 			return fmt.Errorf("--refund: %w", err)
 		}
-		d, err := m.ResolveDispute(ctx, args[0], p)
+		d, err := m.Disputes.ResolveDispute(ctx, args[0], p)
 		if err != nil {
 			return err
 		}
@@ -145,11 +145,11 @@ func optionalUSDC(s string) (*crtx.USDC, error) {
 }
 
 func setVerified(ctx context.Context, m *market.Market, wallet string, on bool) (any, error) {
-	return m.SetVerified(ctx, wallet, on)
+	return m.Listings.SetVerified(ctx, wallet, on)
 }
 
 func suspend(ctx context.Context, m *market.Market, id string, on bool) (any, error) {
-	return m.Suspend(ctx, id, on)
+	return m.Listings.Suspend(ctx, id, on)
 }
 
 // setCommand is a command that turns one thing about one creator or agent
@@ -179,7 +179,7 @@ func unattributedCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ps, err := m.Unattributed(ctx, e, limit)
+		ps, err := m.Funds.Unattributed(ctx, e, limit)
 		if err != nil {
 			return err
 		}

@@ -974,7 +974,7 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 	}
 	_, wk, _ := ed25519.GenerateKey(nil)
 	wallet := crtx.Address(wk.Public().(ed25519.PublicKey))
-	key, secret, err := mk.CreateKey(ctx, wallet, "bench history", crtx.Devnet, nil)
+	key, secret, err := mk.Accounts.CreateKey(ctx, wallet, "bench history", crtx.Devnet, nil)
 	if err != nil {
 		return "", err
 	}

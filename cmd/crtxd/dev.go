@@ -241,13 +241,13 @@ func writeOnce(path, content string) error {
 // replaces, with the creator's wallet and the agent's key.
 func sign(ctx context.Context, m *market.Market, wallet, agent ed25519.PrivateKey, p *crtx.ListingParams, agentID string) error {
 	creator := crtx.Address(wallet.Public().(ed25519.PublicKey))
-	n, err := m.ListingNonce(ctx, creator)
+	n, err := m.Listings.ListingNonce(ctx, creator)
 	if err != nil {
 		return err
 	}
 	p.ListingNonce, p.Marketplace = &n.Nonce, &n.Marketplace
 	if agentID != "" {
-		a, err := m.CreatorAgent(ctx, creator, agentID)
+		a, err := m.Listings.CreatorAgent(ctx, creator, agentID)
 		if err != nil {
 			return err
 		}
@@ -297,8 +297,8 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 	if _, _, err := topUp(ctx, m, crtx.Mainnet, cwallet, 1000*crtx.MicroPerUSDC); err != nil {
 		return st, err
 	}
-	m.SetDisplayName(ctx, cwallet, "crtx examples")
-	listed, err := m.CreatorAgents(ctx, cwallet, crtx.Mainnet)
+	m.Listings.SetDisplayName(ctx, cwallet, "crtx examples")
+	listed, err := m.Listings.CreatorAgents(ctx, cwallet, crtx.Mainnet)
 	if err != nil {
 		return st, err
 	}
@@ -323,7 +323,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			if err := sign(ctx, m, ckey, privs[ex.name], &p, ""); err != nil {
 				return st, fmt.Errorf("list %s: %w", ex.name, err)
 			}
-			a, err := m.CreateListing(ctx, cwallet, p)
+			a, err := m.Listings.CreateListing(ctx, cwallet, p)
 			if err != nil {
 				return st, fmt.Errorf("list %s: %w", ex.name, err)
 			}
@@ -335,7 +335,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			if err := sign(ctx, m, ckey, privs[ex.name], &p, id); err != nil {
 				return st, fmt.Errorf("update %s: %w", ex.name, err)
 			}
-			if _, err := m.UpdateListing(ctx, cwallet, id, p); err != nil {
+			if _, err := m.Listings.UpdateListing(ctx, cwallet, id, p); err != nil {
 				return st, fmt.Errorf("update %s: %w", ex.name, err)
 			}
 		}
@@ -358,13 +358,13 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 	keyPath := filepath.Join(data, "demo-api-key")
 	if raw, err := os.ReadFile(keyPath); err == nil {
 		st.key = strings.TrimSpace(string(raw))
-		if _, err := m.Authenticate(ctx, st.key); err != nil {
+		if _, err := m.Accounts.Authenticate(ctx, st.key); err != nil {
 			st.key = ""
 			os.Remove(keyPath)
 		}
 	}
 	if st.key == "" {
-		_, secret, err := m.CreateKey(ctx, st.wallet, "crtxd dev", crtx.Devnet, nil)
+		_, secret, err := m.Accounts.CreateKey(ctx, st.wallet, "crtxd dev", crtx.Devnet, nil)
 		if err != nil {
 			return st, err
 		}
@@ -383,7 +383,7 @@ func ptr[T any](v T) *T { return &v }
 // an earlier run, takes money only from the chain: the demo wallet is
 // funded there by crtx deposit, not here, and chained says so.
 func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet string, want crtx.USDC) (have crtx.USDC, chained bool, err error) {
-	b, err := m.Balances(ctx, wallet, env)
+	b, err := m.Funds.Balances(ctx, wallet, env)
 	if err != nil {
 		return 0, false, err
 	}
@@ -394,7 +394,7 @@ func topUp(ctx context.Context, m *market.Market, env crtx.Environment, wallet s
 	if have >= want {
 		return have, false, nil
 	}
-	f, err := m.OperatorDeposit(ctx, env, wallet, want-have)
+	f, err := m.Funds.OperatorDeposit(ctx, env, wallet, want-have)
 	if crtx.ErrorCode(err) == crtx.CodeChainConfigured {
 		return have, true, nil
 	}

@@ -123,9 +123,9 @@ func fundingCommand(name string) *cobra.Command {
 		if err != nil {
 			return fmt.Errorf("--amount: %w", err)
 		}
-		move := m.OperatorDeposit
+		move := m.Funds.OperatorDeposit
 		if name == "withdraw" {
-			move = m.OperatorWithdraw
+			move = m.Funds.OperatorWithdraw
 		}
 		f, err := move(ctx, env, wallet, amount)
 		if err != nil {
