@@ -1,0 +1,183 @@
+package daemon
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/dispatch"
+	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/shell"
+	"github.com/crtx-market/crtx/store/postgres"
+	"github.com/crtx-market/crtx/store/sqlite"
+)
+
+// Keys are the two keys crtxd keeps in --data.
+type Keys struct {
+	Authority ed25519.PrivateKey // signs ledger blocks
+	Signer    ed25519.PrivateKey // signs requests to creators
+}
+
+// LoadKeys reads the keys in dir, creating them on first start.
+func LoadKeys(dir string) (Keys, error) {
+	var k Keys
+	var err error
+	if k.Authority, err = keyfile.LoadOrCreate(filepath.Join(dir, "authority.json")); err != nil {
+		return k, fmt.Errorf("ledger authority key: %w", err)
+	}
+	if k.Signer, err = keyfile.LoadOrCreate(filepath.Join(dir, "marketplace.json")); err != nil {
+		return k, fmt.Errorf("marketplace signing key: %w", err)
+	}
+	return k, nil
+}
+
+// CheckExisting refuses a --data folder that holds no marketplace: the
+// SQLite database (when --db is empty) and the two keys. The offline
+// commands call it first, so that a forgotten or mistyped --data is an
+// error, not a new, empty marketplace that verifies.
+func CheckExisting(ctx context.Context, cfg Config) error {
+	files := []string{"authority.json", "marketplace.json"}
+	if !isPostgres(cfg.DB) {
+		files = append(files, "crtx.db")
+	} else if ok, err := postgres.Migrated(ctx, cfg.DB); err != nil || !ok {
+		if err == nil {
+			err = errors.New("give the database, and search_path, crtxd serve uses")
+		}
+		return fmt.Errorf("--db holds no marketplace: %w", err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(cfg.Data, f)); err != nil {
+			return fmt.Errorf("--data %s holds no marketplace (no %s): give the folder crtxd serve uses", cfg.Data, f)
+		}
+	}
+	return nil
+}
+
+// operatorDeposit is the command that credits a wallet by hand where this
+// marketplace runs: the admin API with its token file when it serves one
+// (crtxd dev always does); else crtxd ledger deposit on its store, which
+// on SQLite runs only once crtxd has stopped, as it holds the folder.
+func operatorDeposit(cfg Config) func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+	if !cfg.OperatorHints {
+		return nil
+	}
+	if cfg.AdminTokenFile != "" && cfg.PublicURL != "" {
+		token, _ := filepath.Abs(cfg.AdminTokenFile)
+		return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+			return fmt.Sprintf(`curl -s -X POST %s -H "Authorization: Bearer $(cat %s)" -H 'Content-Type: application/json' -d '{"environment": "%s", "wallet": "%s", "amount_usdc": %s}'`,
+				shell.Quote(strings.TrimRight(cfg.PublicURL, "/")+"/v1/admin/deposits"), shell.Quote(token), env, wallet, amount)
+		}
+	}
+	store, when := `--db "$CRTX_DB"`, ""
+	if !isPostgres(cfg.DB) {
+		data, _ := filepath.Abs(cfg.Data)
+		store, when = "--data "+shell.Quote(data), " (once crtxd has stopped: it holds the folder)"
+	}
+	return func(env crtx.Environment, wallet string, amount crtx.USDC) string {
+		return fmt.Sprintf("crtxd ledger deposit %s --environment %s --wallet %s --amount %s%s", store, env, wallet, amount, when)
+	}
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// OpenStore opens the store a valid configuration (Config.Validate) names:
+// PostgreSQL for a postgres:// DSN, else SQLite in --data.
+func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
+	if isPostgres(cfg.DB) {
+		db, err := postgres.Open(ctx, cfg.DB, "")
+		if err != nil {
+			return nil, err
+		}
+		db.SetConns(cfg.DBConns)
+		return db, nil
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, filepath.Join(cfg.Data, "crtx.db"))
+}
+
+const authorityMeta = "ledger_authority_public_key"
+
+// OpenExisting opens the marketplace in cfg's --data (and --db) for an
+// offline operator command: it must exist already, and it serves no one, so
+// it has no public URL. Close the store when done.
+func OpenExisting(ctx context.Context, cfg Config) (*market.Market, crtx.Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := CheckExisting(ctx, cfg); err != nil {
+		return nil, nil, err
+	}
+	cfg.PublicURL = ""
+	return OpenMarket(ctx, cfg, nil)
+}
+
+// OpenMarket opens the store and keys and returns the market over them. It
+// refuses to start with an authority key other than the one that signed the
+// store's blocks, since every later block would fail verification. cfg must
+// be valid (Config.Validate); the caller closes the store after stopping the
+// market.
+func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, crtx.Store, error) {
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, nil, err
+	}
+	keys, err := LoadKeys(cfg.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub := crtx.Address(keys.Authority.Public().(ed25519.PublicKey))
+	err = store.Update(ctx, func(tx crtx.Tx) error {
+		have, err := tx.Meta(ctx, authorityMeta)
+		switch {
+		case errors.Is(err, crtx.ErrNotFound):
+			return tx.SetMeta(ctx, authorityMeta, pub)
+		case err != nil:
+			return err
+		case have != pub:
+			return fmt.Errorf("the ledger was signed by authority %s, but %s holds %s", have,
+				filepath.Join(cfg.Data, "authority.json"), pub)
+		}
+		return nil
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	chains, err := openChains(cfg)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	bound, err := bindChains(ctx, store, chains)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
+		LookupIP: cfg.LookupIP, Now: cfg.Now})
+	m, err := market.New(store, market.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
+		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
+		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
+		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
+		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter,
+		OperatorDepositCommand: operatorDeposit(cfg), Faucet: cfg.Faucet})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return m, store, nil
+}
