@@ -76,7 +76,7 @@ func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environme
 	bound := map[crtx.Environment]bool{}
 	err := store.Update(ctx, func(tx crtx.Tx) error {
 		for _, env := range crtx.Environments {
-			have, err := tx.Meta(ctx, chainMeta(env))
+			have, err := tx.System.Meta(ctx, chainMeta(env))
 			if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 				return err
 			}
@@ -84,7 +84,7 @@ func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environme
 			switch {
 			case c == nil:
 			case have == "":
-				issued, err := tx.Account(ctx, env, crtx.AccountAddress(crtx.AccountIssuance, crtx.IssuanceID))
+				issued, err := tx.Ledger.Account(ctx, env, crtx.AccountAddress(crtx.AccountIssuance, crtx.IssuanceID))
 				if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 					return err
 				}
@@ -93,7 +93,7 @@ func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environme
 						"a chain cannot take that money over: give the chain a store of its own (a new --data folder, or another --db), or run %s without a chain as before",
 						ErrMixedMoney, env, env, -issued.Balance, env)
 				}
-				if err := tx.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
+				if err := tx.System.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
 					return err
 				}
 			case have != c.Mint():

@@ -37,7 +37,7 @@ func emptyStore(ctx context.Context, cfg Config, alone bool) error {
 	if err != nil {
 		return err
 	}
-	v, err := crtx.Read(ctx, crtx.Store(s), func(tx crtx.Tx) (string, error) { return tx.Meta(ctx, freshMeta) })
+	v, err := crtx.Read(ctx, crtx.Store(s), func(tx crtx.Tx) (string, error) { return tx.System.Meta(ctx, freshMeta) })
 	s.Close()
 	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 		return err
@@ -57,15 +57,15 @@ func emptyStore(ctx context.Context, cfg Config, alone bool) error {
 // that runs once without it keeps its money from then on.
 func markFresh(ctx context.Context, store crtx.Store, fresh bool) error {
 	return store.Update(ctx, func(tx crtx.Tx) error {
-		v, err := tx.Meta(ctx, freshMeta)
+		v, err := tx.System.Meta(ctx, freshMeta)
 		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
 			return err
 		}
 		switch {
 		case fresh:
-			return tx.SetMeta(ctx, freshMeta, "true")
+			return tx.System.SetMeta(ctx, freshMeta, "true")
 		case v == "true":
-			return tx.SetMeta(ctx, freshMeta, "false")
+			return tx.System.SetMeta(ctx, freshMeta, "false")
 		}
 		return nil
 	})

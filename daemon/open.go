@@ -141,10 +141,10 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 	}
 	pub := crtx.Address(keys.Authority.Public().(ed25519.PublicKey))
 	err = store.Update(ctx, func(tx crtx.Tx) error {
-		have, err := tx.Meta(ctx, authorityMeta)
+		have, err := tx.System.Meta(ctx, authorityMeta)
 		switch {
 		case errors.Is(err, crtx.ErrNotFound):
-			return tx.SetMeta(ctx, authorityMeta, pub)
+			return tx.System.SetMeta(ctx, authorityMeta, pub)
 		case err != nil:
 			return err
 		case have != pub:

@@ -63,14 +63,14 @@ func catalog(t *testing.T, e *env, n int) []catalogAgent {
 				s.Successful = finished
 			}
 			ca.stats[env] = s
-			err := e.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.AddAgentStats(ctx, a.AgentID, env, s) })
+			err := e.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.Catalog.AddAgentStats(ctx, a.AgentID, env, s) })
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
 		out = append(out, ca)
 	}
-	err := e.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.SetCreatorVerified(ctx, owners[0].address, true) })
+	err := e.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.Catalog.SetCreatorVerified(ctx, owners[0].address, true) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := crtx.AgentStats{Total: finished, Finished: finished, Successful: successful}
-		e.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.AddAgentStats(ctx, a.AgentID, crtx.Mainnet, s) })
+		e.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.Catalog.AddAgentStats(ctx, a.AgentID, crtx.Mainnet, s) })
 		return a.AgentID
 	}
 	flaky := mk("Invoice parser", "Extracts totals from invoices.", []string{"finance"}, 50, 5)

@@ -87,7 +87,7 @@ func TestStalledLeaseDispatchedOnce(t *testing.T) {
 	until(t, "recovery to claim the execution", func() bool {
 		var e crtx.Execution
 		err := m.d.Store.View(ctx, func(tx crtx.Tx) (err error) {
-			e, err = tx.Execution(ctx, acc.ExecutionID)
+			e, err = tx.Executions.Execution(ctx, acc.ExecutionID)
 			return err
 		})
 		return err == nil && e.Attempts > 0

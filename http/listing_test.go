@@ -136,7 +136,7 @@ func TestListingRefusals(t *testing.T) {
 	}
 	// The whole mainnet ledger holds the deposit and nothing else.
 	e.d.Store.View(ctx, func(tx crtx.Tx) error {
-		all, err := tx.Transactions(ctx, crtx.Mainnet, 0, 100)
+		all, err := tx.Ledger.Transactions(ctx, crtx.Mainnet, 0, 100)
 		if err != nil || len(all) != 1 || all[0].Kind != crtx.TxDeposit {
 			t.Errorf("mainnet ledger after refusals: %d transactions, %v", len(all), err)
 		}

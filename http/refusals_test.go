@@ -160,7 +160,7 @@ func TestExecuteChecks(t *testing.T) {
 		}
 		// Revoked in the database, as another replica does: this one still
 		// keeps the key for its checks before the charge.
-		err := m.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.RevokeKey(ctx, k.ID, time.Now()) })
+		err := m.d.Store.Update(ctx, func(tx crtx.Tx) error { return tx.Access.RevokeKey(ctx, k.ID, time.Now()) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,12 +177,12 @@ func TestExecuteChecks(t *testing.T) {
 		raise := func() {
 			t.Helper()
 			err := m.d.Store.Update(ctx, func(tx crtx.Tx) error {
-				a, err := tx.Agent(ctx, agent)
+				a, err := tx.Catalog.Agent(ctx, agent)
 				if err != nil {
 					return err
 				}
 				a.Price += crtx.MicroPerUSDC / 10
-				return tx.UpdateAgent(ctx, a)
+				return tx.Catalog.UpdateAgent(ctx, a)
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -32,7 +32,7 @@ func (m *Ledger) AnchorBlock(ctx context.Context, env crtx.Environment) (crtx.Bl
 	if err != nil {
 		return crtx.Block{}, err
 	}
-	b, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Block, error) { return tx.LastBlock(ctx, env) })
+	b, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Block, error) { return tx.Ledger.LastBlock(ctx, env) })
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && b.Anchor != nil) {
 		return crtx.Block{}, nil
 	}
@@ -43,7 +43,7 @@ func (m *Ledger) AnchorBlock(ctx context.Context, env crtx.Environment) (crtx.Bl
 	if err != nil {
 		return crtx.Block{}, err
 	}
-	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.SetBlockAnchor(ctx, env, b.Height, a) }); err != nil {
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Ledger.SetBlockAnchor(ctx, env, b.Height, a) }); err != nil {
 		return crtx.Block{}, err
 	}
 	b.Anchor = &a

@@ -19,7 +19,7 @@ func (m *Accounts) Challenge(ctx context.Context, wallet string) (crtx.SignInMes
 	msg := crtx.SignInMessage{Domain: m.domain, Wallet: wallet, URI: m.cfg.PublicURL, Nonce: crtx.RandomBase62(16),
 		IssuedAt: now, ExpirationTime: now.Add(crtx.ChallengeTTL)}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
-		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: msg.Nonce, Wallet: wallet, ExpiresAt: msg.ExpirationTime})
+		return tx.Access.InsertNonce(ctx, crtx.Nonce{Nonce: msg.Nonce, Wallet: wallet, ExpiresAt: msg.ExpirationTime})
 	})
 	if err != nil {
 		return crtx.SignInMessage{}, internal("challenge", err)
@@ -61,7 +61,7 @@ func (m *Accounts) SignIn(ctx context.Context, wallet, message, signature string
 		// that changed the times would otherwise sign in with them. The
 		// nonce's row keeps the expiry; Challenge made the issue time
 		// ChallengeTTL before it.
-		expires, err := tx.NonceExpiry(ctx, msg.Nonce, wallet)
+		expires, err := tx.Access.NonceExpiry(ctx, msg.Nonce, wallet)
 		if errors.Is(err, crtx.ErrNotFound) {
 			return used
 		}
@@ -71,14 +71,14 @@ func (m *Accounts) SignIn(ctx context.Context, wallet, message, signature string
 		if !expires.Equal(msg.ExpirationTime) || !msg.IssuedAt.Equal(expires.Add(-crtx.ChallengeTTL)) {
 			return crtx.Errorf(crtx.CodeInvalidSignature, "the message is not the challenge as issued: its Issued At or Expiration Time was changed; sign the message from POST /v1/auth/challenge unchanged")
 		}
-		ok, err := tx.UseNonce(ctx, msg.Nonce, wallet, now)
+		ok, err := tx.Access.UseNonce(ctx, msg.Nonce, wallet, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return used
 		}
-		return tx.InsertSession(ctx, s)
+		return tx.Access.InsertSession(ctx, s)
 	})
 	if err != nil {
 		return "", crtx.Session{}, internal("sign in", err)
@@ -100,7 +100,7 @@ func (m *Accounts) OpenOperatorSession(ctx context.Context, adminToken string) (
 	now := m.now()
 	token := crtx.OperatorPrefix + crtx.RandomBase62(crtx.SecretLen)
 	s := crtx.Session{Hash: crtx.HashSecret(token), Wallet: operatorWallet(adminToken), CreatedAt: now, ExpiresAt: now.Add(crtx.OperatorSessionTTL)}
-	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertSession(ctx, s) })
+	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Access.InsertSession(ctx, s) })
 	return token, internal("operator session", err)
 }
 
@@ -110,14 +110,14 @@ func (m *Accounts) IsOperatorSession(ctx context.Context, token, adminToken stri
 	if !strings.HasPrefix(token, crtx.OperatorPrefix) {
 		return false
 	}
-	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Session, error) { return tx.SessionByHash(ctx, crtx.HashSecret(token)) })
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Session, error) { return tx.Access.SessionByHash(ctx, crtx.HashSecret(token)) })
 	return err == nil && s.Wallet == operatorWallet(adminToken) && m.now().Before(s.ExpiresAt)
 }
 
 // SignOut ends the session of token.
 func (m *Accounts) SignOut(ctx context.Context, token string) error {
 	return internal("sign out", m.store.Update(ctx, func(tx crtx.Tx) error {
-		return tx.DeleteSession(ctx, crtx.HashSecret(token))
+		return tx.Access.DeleteSession(ctx, crtx.HashSecret(token))
 	}))
 }
 
@@ -129,7 +129,7 @@ func (m *Accounts) Authenticate(ctx context.Context, token string) (crtx.Princip
 	}
 	now := m.now()
 	if strings.HasPrefix(token, crtx.SessionPrefix) {
-		s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Session, error) { return tx.SessionByHash(ctx, crtx.HashSecret(token)) })
+		s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Session, error) { return tx.Access.SessionByHash(ctx, crtx.HashSecret(token)) })
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && !now.Before(s.ExpiresAt)) {
 			return crtx.Principal{}, crtx.Errorf(crtx.CodeInvalidSession, "the session token is unknown, expired or signed out; sign in again")
 		}
@@ -149,7 +149,7 @@ func (m *Accounts) Authenticate(ctx context.Context, token string) (crtx.Princip
 	k, cached := m.keys.get(hash, time.Now())
 	if !cached {
 		err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-			k, err = tx.KeyByHash(ctx, hash)
+			k, err = tx.Access.KeyByHash(ctx, hash)
 			return err
 		})
 		if errors.Is(err, crtx.ErrNotFound) {
@@ -173,7 +173,7 @@ func (m *Accounts) Authenticate(ctx context.Context, token string) (crtx.Princip
 	// that charge the key instead of failing to serialize with them.
 	touched := false
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= crtx.KeyTouchPeriod {
-		if err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error { return tx.TouchKey(ctx, k.ID, now) }); err != nil {
+		if err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error { return tx.Access.TouchKey(ctx, k.ID, now) }); err != nil {
 			return crtx.Principal{}, internal("touch api key", err)
 		}
 		k.LastUsedAt, touched = &now, true

@@ -24,11 +24,11 @@ func (m *Ledger) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bo
 	var txs []crtx.LedgerTx
 	var prev crtx.Block
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		txs, err = tx.UnsealedTransactions(ctx, env, maxBlockTxs)
+		txs, err = tx.Ledger.UnsealedTransactions(ctx, env, maxBlockTxs)
 		if err != nil || len(txs) == 0 {
 			return err
 		}
-		prev, err = tx.LastBlock(ctx, env)
+		prev, err = tx.Ledger.LastBlock(ctx, env)
 		if errors.Is(err, crtx.ErrNotFound) {
 			prev, err = crtx.Block{Hash: crtx.GenesisPrevHash}, nil
 		}
@@ -50,10 +50,10 @@ func (m *Ledger) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bo
 	sealed := false
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
 		// One sealer at a time per environment, across replicas.
-		if ok, err := tx.TryLock(ctx, "crtx-sealer-"+string(env)); err != nil || !ok {
+		if ok, err := tx.System.TryLock(ctx, "crtx-sealer-"+string(env)); err != nil || !ok {
 			return err
 		}
-		last, err := tx.LastBlock(ctx, env)
+		last, err := tx.Ledger.LastBlock(ctx, env)
 		switch {
 		case errors.Is(err, crtx.ErrNotFound):
 		case err != nil:
@@ -63,7 +63,7 @@ func (m *Ledger) Seal(ctx context.Context, env crtx.Environment) (crtx.Block, bo
 			return nil // another sealer went first
 		}
 		// InsertBlock fails with ErrConflict unless every one is still unsealed.
-		if err := tx.InsertBlock(ctx, b, seqs); err != nil {
+		if err := tx.Ledger.InsertBlock(ctx, b, seqs); err != nil {
 			return err
 		}
 		sealed = true
@@ -97,18 +97,18 @@ func (m *Ledger) RunSealer(ctx context.Context, interval time.Duration) {
 func (m *Ledger) Proof(ctx context.Context, env crtx.Environment, id string) (crtx.Proof, error) {
 	var p crtx.Proof
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
-		t, err := tx.Transaction(ctx, env, id)
+		t, err := tx.Ledger.Transaction(ctx, env, id)
 		if err != nil {
 			return missing(err, crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env)
 		}
 		if t.BlockHeight == 0 {
 			return crtx.Errorf(crtx.CodeNotSealed, "transaction %s is not sealed in a block yet; blocks are sealed every few seconds", id)
 		}
-		b, err := tx.Block(ctx, env, t.BlockHeight)
+		b, err := tx.Ledger.Block(ctx, env, t.BlockHeight)
 		if err != nil {
 			return err
 		}
-		txs, err := tx.BlockTransactions(ctx, env, t.BlockHeight)
+		txs, err := tx.Ledger.BlockTransactions(ctx, env, t.BlockHeight)
 		if err != nil {
 			return err
 		}

@@ -28,21 +28,21 @@ func (m *Executions) Cancel(ctx context.Context, p crtx.Principal, id string) (c
 		now := m.now()
 		e.Status, e.ErrorCode, e.ErrorMessage, e.CompletedAt = crtx.ExecFailed, crtx.CodeCancelled, "cancelled by the caller before dispatch", &now
 		lt, accounts := m.closingTx(e)
-		if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
+		if err := tx.Ledger.InsertTransaction(ctx, &lt, accounts...); err != nil {
 			return err
 		}
 		// As any refund of the escrow: off the key's spent (Closing.Write).
-		if err := tx.RefundKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
+		if err := tx.Access.RefundKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
 			return err
 		}
 		e.RecordTx = lt.ID
 		out = e
 		if e.WebhookURL != "" {
-			if err := tx.InsertWebhook(ctx, crtx.Webhook{ExecutionID: e.ID, URL: e.WebhookURL, NextAt: now, CreatedAt: now}); err != nil {
+			if err := tx.Deliveries.InsertWebhook(ctx, crtx.Webhook{ExecutionID: e.ID, URL: e.WebhookURL, NextAt: now, CreatedAt: now}); err != nil {
 				return err
 			}
 		}
-		return tx.UpdateExecution(ctx, e)
+		return tx.Executions.UpdateExecution(ctx, e)
 	})
 	if err == nil {
 		m.announce(id)

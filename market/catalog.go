@@ -51,7 +51,7 @@ func (m *Catalog) TagCounts(ctx context.Context) (map[string]int, error) {
 	// ends does not cancel it for the others.
 	ctx = context.WithoutCancel(ctx)
 	out, err := m.tags.fetch("", time.Now(), func() (map[string]int, error) {
-		return crtx.Read(ctx, m.store, func(tx crtx.Tx) (map[string]int, error) { return tx.TagCounts(ctx) })
+		return crtx.Read(ctx, m.store, func(tx crtx.Tx) (map[string]int, error) { return tx.Catalog.TagCounts(ctx) })
 	})
 	return out, internal("tag counts", err)
 }
@@ -126,7 +126,7 @@ func (m *core) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, er
 // listing reads a page of the catalog and how many agents match its
 // filter in all.
 func (m *core) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, int, error) {
-	items, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.AgentListItem, error) { return tx.ListAgents(ctx, q) })
+	items, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.AgentListItem, error) { return tx.Catalog.ListAgents(ctx, q) })
 	if err != nil {
 		return nil, 0, internal("list agents", err)
 	}
@@ -135,7 +135,7 @@ func (m *core) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentList
 	// the total is kept for a few seconds, apart from the page.
 	total, err := m.totals.fetch(filterKey(q), time.Now(), func() (n int, err error) {
 		err = m.store.View(ctx, func(tx crtx.Tx) (err error) {
-			n, err = tx.CountAgents(ctx, q)
+			n, err = tx.Catalog.CountAgents(ctx, q)
 			return err
 		})
 		return n, err
@@ -161,7 +161,7 @@ func (m *Catalog) Figures(ctx context.Context, env crtx.Environment, ids []strin
 		out := make(map[string]api.AgentListing, len(ids))
 		err := m.store.View(ctx, func(tx crtx.Tx) error {
 			for _, id := range ids {
-				it, err := tx.AgentListing(ctx, id, env)
+				it, err := tx.Catalog.AgentListing(ctx, id, env)
 				if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(it.Agent)) {
 					continue // delisted or suspended since the page was read
 				}
@@ -186,7 +186,7 @@ func listed(a crtx.Agent) bool { return a.Status != crtx.AgentDelisted && a.Susp
 func (m *Catalog) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		it, err = tx.AgentListing(ctx, id, env)
+		it, err = tx.Catalog.AgentListing(ctx, id, env)
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && !listed(it.Agent)) {
 			return crtx.Errorf(crtx.CodeAgentNotFound, "no agent %q", id)
 		}

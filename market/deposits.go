@@ -87,7 +87,7 @@ func (m *Funds) CreateDeposit(ctx context.Context, wallet string, env crtx.Envir
 		Reference: crtx.Address(pub), Status: crtx.DepositAwaitingPayment, CreatedAt: now, ExpiresAt: now.Add(crtx.DepositTTL)}
 	d.Memo = "crtx deposit " + d.ID
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
-		open, recent, err := tx.DepositCounts(ctx, wallet, env, now, now.Add(-time.Hour))
+		open, recent, err := tx.Funds.DepositCounts(ctx, wallet, env, now, now.Add(-time.Hour))
 		switch {
 		case err != nil:
 			return err
@@ -100,7 +100,7 @@ func (m *Funds) CreateDeposit(ctx context.Context, wallet string, env crtx.Envir
 			e.RetryAfter = 600
 			return e
 		}
-		return tx.InsertDeposit(ctx, d)
+		return tx.Funds.InsertDeposit(ctx, d)
 	})
 	return d, internal("create deposit", err)
 }
@@ -119,14 +119,14 @@ func (m *Funds) Deposit(ctx context.Context, wallet, id string) (crtx.Deposit, [
 	var d crtx.Deposit
 	var ps []crtx.DepositPayment
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		d, err = tx.Deposit(ctx, id)
+		d, err = tx.Funds.Deposit(ctx, id)
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && d.Wallet != wallet) {
 			return crtx.Errorf(crtx.CodeDepositNotFound, "no deposit %q for this wallet", id)
 		}
 		if err != nil {
 			return err
 		}
-		ps, err = tx.DepositPayments(ctx, id)
+		ps, err = tx.Funds.DepositPayments(ctx, id)
 		return err
 	})
 	d.Status = d.StatusAt(m.now())
@@ -138,7 +138,7 @@ func (m *Funds) Deposits(ctx context.Context, wallet string, env crtx.Environmen
 	var ds []crtx.Deposit
 	var n int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		ds, n, err = tx.Deposits(ctx, wallet, env, limit, offset)
+		ds, n, err = tx.Funds.Deposits(ctx, wallet, env, limit, offset)
 		return err
 	})
 	now := m.now()
@@ -177,7 +177,7 @@ func (m *Funds) WatchDeposits(ctx context.Context, env crtx.Environment, since t
 		return 0, err
 	}
 	ds, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Deposit, error) {
-		return tx.WatchedDeposits(ctx, env, since, watchBatch, watchPerWallet)
+		return tx.Funds.WatchedDeposits(ctx, env, since, watchBatch, watchPerWallet)
 	})
 	if err != nil {
 		return 0, err
@@ -208,7 +208,7 @@ func (m *Funds) WatchDeposits(ctx context.Context, env crtx.Environment, since t
 	now := m.now()
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
 		for _, d := range checked {
-			if err := tx.CheckedDeposit(ctx, d.ID, now, d.ScannedUntil); err != nil {
+			if err := tx.Funds.CheckedDeposit(ctx, d.ID, now, d.ScannedUntil); err != nil {
 				return err
 			}
 		}
@@ -263,11 +263,11 @@ func (m *core) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.ChainPa
 		}
 		lt, accounts := m.ledgerTx(d.Environment, crtx.TxDeposit, data,
 			[]crtx.Posting{{From: issuance.Address, To: acct.Address, Amount: p.Amount}}, issuance, acct)
-		if err := tx.CreditDeposit(ctx, crtx.DepositPayment{Signature: p.Signature, Part: p.Part, DepositID: d.ID, Environment: d.Environment,
+		if err := tx.Funds.CreditDeposit(ctx, crtx.DepositPayment{Signature: p.Signature, Part: p.Part, DepositID: d.ID, Environment: d.Environment,
 			Amount: p.Amount, Slot: p.Slot, TxID: lt.ID, CreditedAt: lt.CreatedAt}); err != nil {
 			return err
 		}
-		return tx.InsertTransaction(ctx, &lt, accounts...)
+		return tx.Ledger.InsertTransaction(ctx, &lt, accounts...)
 	})
 	if errors.Is(err, crtx.ErrConflict) || errors.Is(err, errNotThisDeposit) {
 		return false, nil
@@ -285,7 +285,7 @@ func (m *core) creditPayment(ctx context.Context, d crtx.Deposit, p crtx.ChainPa
 // hid its status until its blockhash expired), the operator's list of
 // unattributed transfers shows it, to return.
 func x402Paid(ctx context.Context, tx crtx.Tx, signature string) (bool, error) {
-	p, err := tx.Payment(ctx, signature)
+	p, err := tx.Funds.Payment(ctx, signature)
 	if errors.Is(err, crtx.ErrNotFound) {
 		return false, nil
 	}
@@ -303,7 +303,7 @@ var errNotThisDeposit = errors.New("the payment does not name this deposit alone
 func (m *core) soleDeposit(ctx context.Context, tx crtx.Tx, env crtx.Environment, refs []string) (crtx.Deposit, error) {
 	var sole crtx.Deposit
 	for _, ref := range refs {
-		d, err := tx.DepositByReference(ctx, ref)
+		d, err := tx.Funds.DepositByReference(ctx, ref)
 		if errors.Is(err, crtx.ErrNotFound) {
 			continue
 		}
@@ -353,7 +353,7 @@ func (m *Funds) Unattributed(ctx context.Context, env crtx.Environment, limit in
 // reference of one deposit of env that the watcher still reads (it credits
 // the transfer once it is finalized).
 func (m *core) attributed(ctx context.Context, tx crtx.Tx, env crtx.Environment, p crtx.ChainPayment) (bool, error) {
-	if _, err := tx.DepositPayment(ctx, p.Signature, p.Part); err == nil || !errors.Is(err, crtx.ErrNotFound) {
+	if _, err := tx.Funds.DepositPayment(ctx, p.Signature, p.Part); err == nil || !errors.Is(err, crtx.ErrNotFound) {
 		return err == nil, err
 	}
 	if paid, err := x402Paid(ctx, tx, p.Signature); paid || err != nil {
@@ -407,11 +407,11 @@ func (m *core) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx
 	}
 	var sum crtx.USDC
 	err = m.store.View(ctx, func(tx crtx.Tx) error {
-		if d, err = tx.Deposit(ctx, d.ID); err != nil {
+		if d, err = tx.Funds.Deposit(ctx, d.ID); err != nil {
 			return err
 		}
 		for _, p := range recent {
-			_, err := tx.DepositPayment(ctx, p.Signature, p.Part)
+			_, err := tx.Funds.DepositPayment(ctx, p.Signature, p.Part)
 			if err == nil {
 				continue
 			}
@@ -435,7 +435,7 @@ func (m *core) onItsWay(ctx context.Context, c crtx.Chain, d crtx.Deposit) (crtx
 func (m *Funds) OpenDeposit(ctx context.Context, id string) (crtx.Deposit, error) {
 	var d crtx.Deposit
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		d, err = tx.Deposit(ctx, id)
+		d, err = tx.Funds.Deposit(ctx, id)
 		return err
 	})
 	if errors.Is(err, crtx.ErrNotFound) {

@@ -42,7 +42,7 @@ func (m *Disputes) OpenDispute(ctx context.Context, p crtx.Principal, executionI
 		if err != nil {
 			return err
 		}
-		if _, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
+		if _, err := tx.Disputes.DisputeByExecution(ctx, e.ID); err == nil {
 			return &crtx.Error{Code: crtx.CodeDisputeExists, ExecutionID: e.ID, Message: "this execution was disputed already; an execution can be disputed once"}
 		} else if !errors.Is(err, crtx.ErrNotFound) {
 			return err
@@ -58,18 +58,18 @@ func (m *Disputes) OpenDispute(ctx context.Context, p crtx.Principal, executionI
 		d = crtx.Dispute{ID: "dsp_" + crtx.RandomBase62(20), ExecutionID: e.ID, Environment: e.Environment, Wallet: e.Wallet,
 			AgentID: e.AgentID, Creator: e.Creator, Reason: in.Reason, Description: in.Description, Evidence: evidence,
 			EvidenceHash: "sha256:" + hex.EncodeToString(sum[:]), Status: "open", OpenedAt: now, RespondBy: now.Add(crtx.DisputeResponseTime)}
-		if err := tx.InsertDispute(ctx, d); err != nil {
+		if err := tx.Disputes.InsertDispute(ctx, d); err != nil {
 			return err
 		}
 		e.Status = crtx.ExecDisputed
-		if err := tx.UpdateExecution(ctx, e); err != nil {
+		if err := tx.Executions.UpdateExecution(ctx, e); err != nil {
 			return err
 		}
 		if _, err := m.post(ctx, tx, e.Environment, crtx.TxDisputeOpened, map[string]string{"dispute_id": d.ID, "execution_id": e.ID,
 			"agent_id": e.AgentID, "reason": d.Reason, "evidence_hash": d.EvidenceHash}, nil, escrowAccount(e)); err != nil {
 			return err
 		}
-		return tx.AddAgentStats(ctx, e.AgentID, e.Environment, crtx.AgentStats{Disputes: 1})
+		return tx.Catalog.AddAgentStats(ctx, e.AgentID, e.Environment, crtx.AgentStats{Disputes: 1})
 	})
 	return d, internal("open dispute", err)
 }
@@ -81,7 +81,7 @@ func (m *Disputes) RespondToDispute(ctx context.Context, wallet, id, text string
 	}
 	var d crtx.Dispute
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		d, err = tx.Dispute(ctx, id)
+		d, err = tx.Disputes.Dispute(ctx, id)
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && d.Creator != wallet) {
 			return crtx.Errorf(crtx.CodeDisputeNotFound, "no dispute %q about your agents", id)
 		}
@@ -93,7 +93,7 @@ func (m *Disputes) RespondToDispute(ctx context.Context, wallet, id, text string
 		}
 		now := m.now()
 		d.Response, d.RespondedAt = text, &now
-		return tx.UpdateDispute(ctx, d)
+		return tx.Disputes.UpdateDispute(ctx, d)
 	})
 	return d, internal("respond to dispute", err)
 }
@@ -126,14 +126,14 @@ func (m *Disputes) ResolveDispute(ctx context.Context, id string, in crtx.Resolv
 	}
 	var d crtx.Dispute
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		d, err = tx.Dispute(ctx, id)
+		d, err = tx.Disputes.Dispute(ctx, id)
 		if err != nil {
 			return missing(err, crtx.CodeDisputeNotFound, "no dispute %q", id)
 		}
 		if d.Status != "open" {
 			return crtx.Errorf(crtx.CodeDisputeClosed, "the dispute is %s already", d.Status)
 		}
-		e, err := tx.Execution(ctx, d.ExecutionID)
+		e, err := tx.Executions.Execution(ctx, d.ExecutionID)
 		if err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func (m *Disputes) ResolveDispute(ctx context.Context, id string, in crtx.Resolv
 		d.Status, d.ResolvedAt, d.Slashed, d.Refunded = in.Outcome, &now, slash, refund
 		if in.Outcome == "rejected" {
 			e.Status = crtx.ExecCompleted
-			if err := tx.UpdateExecution(ctx, e); err != nil {
+			if err := tx.Executions.UpdateExecution(ctx, e); err != nil {
 				return err
 			}
 		} else if err := m.slash(ctx, tx, d, e); err != nil {
@@ -149,11 +149,11 @@ func (m *Disputes) ResolveDispute(ctx context.Context, id string, in crtx.Resolv
 		} else if refund > 0 {
 			// What the key spent on the call is what it cost in the end; a
 			// refund past the price comes from the slash, not the key.
-			if err := tx.RefundKeyUsage(ctx, e.KeyID, min(refund, e.Cost)); err != nil {
+			if err := tx.Access.RefundKeyUsage(ctx, e.KeyID, min(refund, e.Cost)); err != nil {
 				return err
 			}
 		}
-		if err := tx.UpdateDispute(ctx, d); err != nil {
+		if err := tx.Disputes.UpdateDispute(ctx, d); err != nil {
 			return err
 		}
 		_, err = m.post(ctx, tx, e.Environment, crtx.TxDisputeResolved, map[string]string{"dispute_id": d.ID, "execution_id": e.ID,
@@ -178,7 +178,7 @@ func (m *core) slash(ctx context.Context, tx crtx.Tx, d crtx.Dispute, e crtx.Exe
 		return err
 	}
 	coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, e.AgentID, e.Creator)
-	left, err := tx.Account(ctx, crtx.Mainnet, coll.Address)
+	left, err := tx.Ledger.Account(ctx, crtx.Mainnet, coll.Address)
 	if err != nil {
 		return err
 	}
@@ -201,6 +201,6 @@ func (m *core) slash(ctx context.Context, tx crtx.Tx, d crtx.Dispute, e crtx.Exe
 
 // Disputes lists disputes by status ("" for all), for the operator.
 func (m *Disputes) Disputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Dispute, error) {
-	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Dispute, error) { return tx.ListDisputes(ctx, q) })
+	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Dispute, error) { return tx.Disputes.ListDisputes(ctx, q) })
 	return out, internal("list disputes", err)
 }

@@ -11,7 +11,7 @@ import (
 func (m *Funds) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) (crtx.Earnings, error) {
 	out := crtx.Earnings{Environment: env}
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		out.Days, err = tx.CreatorEarnings(ctx, creator, env)
+		out.Days, err = tx.Executions.CreatorEarnings(ctx, creator, env)
 		return err
 	})
 	for _, d := range out.Days {
@@ -26,7 +26,7 @@ func (m *Funds) CreatorEarnings(ctx context.Context, creator string, env crtx.En
 func (m *Funds) Spending(ctx context.Context, wallet string, env crtx.Environment, days int) ([]crtx.DaySpend, error) {
 	today := m.now().UTC().Truncate(24 * time.Hour)
 	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.DaySpend, error) {
-		return tx.WalletSpending(ctx, wallet, env, today.AddDate(0, 0, 1-days))
+		return tx.Executions.WalletSpending(ctx, wallet, env, today.AddDate(0, 0, 1-days))
 	})
 	return out, internal("spending", err)
 }
@@ -34,7 +34,7 @@ func (m *Funds) Spending(ctx context.Context, wallet string, env crtx.Environmen
 // EarningsByAgent is a creator's settled earnings in env, by agent.
 func (m *Funds) EarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
 	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (map[string]crtx.USDC, error) {
-		return tx.CreatorEarningsByAgent(ctx, creator, env)
+		return tx.Executions.CreatorEarningsByAgent(ctx, creator, env)
 	})
 	return out, internal("earnings by agent", err)
 }
@@ -47,7 +47,7 @@ func (m *Catalog) AgentRuns(ctx context.Context, agentID string, env crtx.Enviro
 	out, err := m.runs.fetch(agentID+"|"+string(env), time.Now(), func() ([]crtx.DayRuns, error) {
 		since := m.now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -29)
 		return crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.DayRuns, error) {
-			return tx.AgentRuns(ctx, agentID, env, since)
+			return tx.Executions.AgentRuns(ctx, agentID, env, since)
 		})
 	})
 	return out, internal("agent runs", err)

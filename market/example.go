@@ -31,7 +31,7 @@ func (m *Catalog) AgentExample(ctx context.Context, agentID, creator string) (*E
 			err := m.store.View(ctx, func(tx crtx.Tx) error {
 				// The creator's own runs of the agent: a range of the
 				// creator's executions, however busy the agent is.
-				runs, _, err := tx.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: creator, Environment: env, AgentID: agentID,
+				runs, _, err := tx.Executions.ListExecutions(ctx, crtx.ExecutionQuery{Wallet: creator, Environment: env, AgentID: agentID,
 					Status: crtx.ExecCompleted, Limit: 5})
 				if err != nil {
 					return err
@@ -40,7 +40,7 @@ func (m *Catalog) AgentExample(ctx context.Context, agentID, creator string) (*E
 					if e.Private || e.ResultCID == "" {
 						continue
 					}
-					out, err := tx.PublishedResult(ctx, e.ResultCID)
+					out, err := tx.Executions.PublishedResult(ctx, e.ResultCID)
 					if errors.Is(err, crtx.ErrNotFound) {
 						continue
 					}

@@ -226,7 +226,7 @@ func (m *core) agent(ctx context.Context, id string, fresh bool) (crtx.Agent, er
 	if a, ok := m.agentCache.get(id, time.Now()); ok && !fresh {
 		return a, nil
 	}
-	a, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Agent, error) { return tx.Agent(ctx, id) })
+	a, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Agent, error) { return tx.Catalog.Agent(ctx, id) })
 	if err == nil {
 		m.agentCache.put(id, a, time.Now())
 	}
@@ -236,7 +236,7 @@ func (m *core) agent(ctx context.Context, id string, fresh bool) (crtx.Agent, er
 // keyRefusal says why an API key may not pay need — revoked, or past its
 // spend limit — and is nil when it may.
 func (m *core) keyRefusal(ctx context.Context, keyID string, need crtx.USDC) error {
-	key, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.APIKey, error) { return tx.KeyByID(ctx, keyID) })
+	key, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.APIKey, error) { return tx.Access.KeyByID(ctx, keyID) })
 	switch {
 	case errors.Is(err, crtx.ErrNotFound) || (err == nil && key.RevokedAt != nil):
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the API key was revoked")
@@ -255,18 +255,18 @@ func (m *core) keyRefusal(ctx context.Context, keyID string, need crtx.USDC) err
 // nil means the key had expired, or was let go meanwhile, and is free again.
 func (m *core) idempotent(ctx context.Context, wallet string, env crtx.Environment, key, hash string) error {
 	return m.store.Update(ctx, func(tx crtx.Tx) error {
-		prev, err := tx.Idempotency(ctx, wallet, env, key)
+		prev, err := tx.Executions.Idempotency(ctx, wallet, env, key)
 		switch {
 		case errors.Is(err, crtx.ErrNotFound):
 			return nil
 		case err != nil:
 			return err
 		case m.now().Sub(prev.CreatedAt) >= crtx.IdempotencyTTL:
-			return tx.DeleteIdempotency(ctx, wallet, env, key)
+			return tx.Executions.DeleteIdempotency(ctx, wallet, env, key)
 		case prev.RequestHash != hash:
 			return crtx.Errorf(crtx.CodeIdempotencyKeyReused, "Idempotency-Key %q was used with another request in the last 24 hours", key)
 		}
-		e, err := tx.Execution(ctx, prev.ExecutionID)
+		e, err := tx.Executions.Execution(ctx, prev.ExecutionID)
 		if err != nil {
 			return err
 		}
@@ -280,7 +280,7 @@ func (m *core) idempotent(ctx context.Context, wallet string, env crtx.Environme
 // CompleteIdempotency stores the response given to the first request.
 func (m *Executions) CompleteIdempotency(ctx context.Context, wallet string, env crtx.Environment, key string, status int, body []byte) error {
 	return internal("idempotency", m.store.Update(ctx, func(tx crtx.Tx) error {
-		return tx.CompleteIdempotency(ctx, wallet, env, key, status, body)
+		return tx.Executions.CompleteIdempotency(ctx, wallet, env, key, status, body)
 	}))
 }
 
@@ -303,7 +303,7 @@ func (m *Executions) GetExecution(ctx context.Context, p crtx.Principal, id stri
 // dispute and an x402 execution's payment and refund, set on e, and its
 // result, returned.
 func details(ctx context.Context, tx crtx.Tx, e *crtx.Execution) (string, error) {
-	if d, err := tx.DisputeByExecution(ctx, e.ID); err == nil {
+	if d, err := tx.Disputes.DisputeByExecution(ctx, e.ID); err == nil {
 		e.Dispute = &d
 	} else if !errors.Is(err, crtx.ErrNotFound) {
 		return "", err
@@ -314,13 +314,13 @@ func details(ctx context.Context, tx crtx.Tx, e *crtx.Execution) (string, error)
 	if e.ResultCID == "" {
 		return "", nil
 	}
-	return tx.Result(ctx, e.ResultCID)
+	return tx.Executions.Result(ctx, e.ResultCID)
 }
 
 // ownExecution reads one of the principal's executions in its key's
 // environment; anything else is execution_not_found, so ids reveal nothing.
 func ownExecution(ctx context.Context, tx crtx.Tx, p crtx.Principal, id string) (crtx.Execution, error) {
-	e, err := tx.Execution(ctx, id)
+	e, err := tx.Executions.Execution(ctx, id)
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (e.Wallet != p.Wallet || e.Environment != p.Environment() ||
 		(p.Connector() != "" && e.KeyID != p.Connector()))) {
 		return crtx.Execution{}, crtx.Errorf(crtx.CodeExecutionNotFound, "no execution %q for this key", id)
@@ -333,7 +333,7 @@ func (m *Executions) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]c
 	var out []crtx.Execution
 	var total int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		out, total, err = tx.ListExecutions(ctx, q)
+		out, total, err = tx.Executions.ListExecutions(ctx, q)
 		return err
 	})
 	return out, total, internal("list executions", err)
@@ -342,14 +342,14 @@ func (m *Executions) Executions(ctx context.Context, q crtx.ExecutionQuery) ([]c
 // ResultContent returns published result bytes by CID: a private
 // execution's are not, and answer as unknown ones do.
 func (m *Executions) ResultContent(ctx context.Context, cid string) (string, error) {
-	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.PublishedResult(ctx, cid) })
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Executions.PublishedResult(ctx, cid) })
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", cid))
 }
 
 // ExecutionResult returns the result bytes of e, an execution read for its
 // caller, published or private.
 func (m *Executions) ExecutionResult(ctx context.Context, e crtx.Execution) (string, error) {
-	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Result(ctx, e.ResultCID) })
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (string, error) { return tx.Executions.Result(ctx, e.ResultCID) })
 	return s, internal("result", missing(err, crtx.CodeNotFound, "no result %s", e.ResultCID))
 }
 
@@ -363,7 +363,7 @@ func (m *Executions) ResultPreviews(ctx context.Context, es []crtx.Execution, n 
 			if e.ResultCID == "" {
 				continue
 			}
-			s, err := tx.ResultStart(ctx, e.ResultCID, n)
+			s, err := tx.Executions.ResultStart(ctx, e.ResultCID, n)
 			if err != nil {
 				return err
 			}
@@ -383,7 +383,7 @@ func (m *Executions) Outcomes(ctx context.Context, es []crtx.Execution) error {
 			e := &es[i]
 			switch {
 			case e.Status == crtx.ExecDisputed:
-				d, err := tx.DisputeByExecution(ctx, e.ID)
+				d, err := tx.Disputes.DisputeByExecution(ctx, e.ID)
 				if errors.Is(err, crtx.ErrNotFound) {
 					continue
 				}
@@ -392,7 +392,7 @@ func (m *Executions) Outcomes(ctx context.Context, es []crtx.Execution) error {
 				}
 				e.Dispute = &d
 			case e.Status == crtx.ExecFailed && e.PaidByX402():
-				p, err := tx.PaymentOf(ctx, e.ID)
+				p, err := tx.Funds.PaymentOf(ctx, e.ID)
 				if err != nil {
 					return err
 				}

@@ -12,11 +12,11 @@ import (
 func (m *Ledger) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
 	var v api.AccountView
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		v.Account, err = tx.Account(ctx, env, address)
+		v.Account, err = tx.Ledger.Account(ctx, env, address)
 		if err != nil {
 			return missing(err, crtx.CodeAccountNotFound, "no account %q on %s", address, env)
 		}
-		v.Transactions, err = tx.AccountTransactions(ctx, env, address, 50)
+		v.Transactions, err = tx.Ledger.AccountTransactions(ctx, env, address, 50)
 		return err
 	})
 	return v, internal("account", err)
@@ -24,7 +24,7 @@ func (m *Ledger) Account(ctx context.Context, env crtx.Environment, address stri
 
 // Transaction returns one ledger transaction.
 func (m *Ledger) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
-	t, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.LedgerTx, error) { return tx.Transaction(ctx, env, id) })
+	t, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.LedgerTx, error) { return tx.Ledger.Transaction(ctx, env, id) })
 	return t, internal("transaction", missing(err, crtx.CodeTransactionNotFound, "no transaction %q on %s", id, env))
 }
 
@@ -32,11 +32,11 @@ func (m *Ledger) Transaction(ctx context.Context, env crtx.Environment, id strin
 func (m *Ledger) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
 	var v api.BlockView
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		v.Block, err = tx.Block(ctx, env, height)
+		v.Block, err = tx.Ledger.Block(ctx, env, height)
 		if err != nil {
 			return missing(err, crtx.CodeBlockNotFound, "no block %d on %s", height, env)
 		}
-		v.Transactions, err = tx.BlockTransactions(ctx, env, height)
+		v.Transactions, err = tx.Ledger.BlockTransactions(ctx, env, height)
 		return err
 	})
 	v.TransactionHashes = make([]string, len(v.Transactions))
@@ -50,7 +50,7 @@ func (m *Ledger) Block(ctx context.Context, env crtx.Environment, height int64) 
 // without their transactions: none before the first is sealed.
 func (m *Ledger) RecentBlocks(ctx context.Context, env crtx.Environment, n int) ([]crtx.Block, error) {
 	blocks, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Block, error) {
-		last, err := tx.LastBlock(ctx, env)
+		last, err := tx.Ledger.LastBlock(ctx, env)
 		if errors.Is(err, crtx.ErrNotFound) {
 			return nil, nil
 		}
@@ -59,7 +59,7 @@ func (m *Ledger) RecentBlocks(ctx context.Context, env crtx.Environment, n int) 
 		}
 		blocks := []crtx.Block{last}
 		for h := last.Height - 1; h > 0 && len(blocks) < n; h-- {
-			b, err := tx.Block(ctx, env, h)
+			b, err := tx.Ledger.Block(ctx, env, h)
 			if err != nil {
 				return nil, err
 			}

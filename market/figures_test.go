@@ -27,7 +27,7 @@ func TestFiguresAreOneReadForAPage(t *testing.T) {
 	now := time.Now()
 	var ids []string
 	err = store.Update(ctx, func(tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", now); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, "w1", now); err != nil {
 			return err
 		}
 		for i := range 12 {
@@ -39,12 +39,12 @@ func TestFiguresAreOneReadForAPage(t *testing.T) {
 			if i == 11 {
 				a.Status = crtx.AgentDelisted
 			}
-			if err := tx.InsertAgent(ctx, a); err != nil {
+			if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 				return err
 			}
 			ids = append(ids, id)
 		}
-		return tx.AddAgentStats(ctx, "agt_00", crtx.Devnet, crtx.AgentStats{Total: 3, Finished: 3, Successful: 2})
+		return tx.Catalog.AddAgentStats(ctx, "agt_00", crtx.Devnet, crtx.AgentStats{Total: 3, Finished: 3, Successful: 2})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func (f *Follower) load(ctx context.Context) (crtx.Execution, string, error) {
 	var e crtx.Execution
 	var result string
 	err := f.m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		if e, err = tx.Execution(ctx, f.e.ID); err != nil {
+		if e, err = tx.Executions.Execution(ctx, f.e.ID); err != nil {
 			return err
 		}
 		result, err = details(ctx, tx, &e)

@@ -66,10 +66,10 @@ func listAgent(t *testing.T, store crtx.Store) string {
 		OutputSchema: json.RawMessage(`{}`), PricingModel: "pay_per_use", Price: 1000, EndpointURL: "https://example.com/x",
 		SigningPublicKey: creator, TimeoutSeconds: 300, Status: crtx.AgentActive, CreatedAt: now, UpdatedAt: now}
 	err := store.Update(ctx, func(tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, creator, now); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, creator, now); err != nil {
 			return err
 		}
-		return tx.InsertAgent(ctx, a)
+		return tx.Catalog.InsertAgent(ctx, a)
 	})
 	if err != nil {
 		t.Fatal(err)

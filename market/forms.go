@@ -20,7 +20,7 @@ func (m *Accounts) ClaimForm(ctx context.Context, owner, token string) (bool, er
 	// serves: forms sent at once (two tabs, two wallets sweeping the same
 	// old forms) wait on each other at most, never fail each other.
 	err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
-		return tx.ClaimForm(ctx, crtx.SentForm{Owner: owner, Token: token, SentAt: now}, now.Add(-formMemory))
+		return tx.Access.ClaimForm(ctx, crtx.SentForm{Owner: owner, Token: token, SentAt: now}, now.Add(-formMemory))
 	})
 	if errors.Is(err, crtx.ErrConflict) {
 		return false, nil
@@ -31,7 +31,7 @@ func (m *Accounts) ClaimForm(ctx context.Context, owner, token string) (bool, er
 // SentForm returns a sent form with what it led to (no outcome while its
 // action runs), or ErrNotFound for a form never sent (or forgotten).
 func (m *Accounts) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, error) {
-	f, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.SentForm, error) { return tx.SentForm(ctx, owner, token) })
+	f, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.SentForm, error) { return tx.Access.SentForm(ctx, owner, token) })
 	if errors.Is(err, crtx.ErrNotFound) {
 		return f, err
 	}
@@ -42,6 +42,6 @@ func (m *Accounts) SentForm(ctx context.Context, owner, token string) (crtx.Sent
 // and for its replays.
 func (m *Accounts) SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error {
 	return internal("form outcome", m.store.Update(ctx, func(tx crtx.Tx) error {
-		return tx.SetFormOutcome(ctx, owner, token, outcome)
+		return tx.Access.SetFormOutcome(ctx, owner, token, outcome)
 	}))
 }

@@ -27,7 +27,7 @@ func (m *Funds) Balances(ctx context.Context, wallet string, envs ...crtx.Enviro
 
 func balance(ctx context.Context, tx crtx.Tx, env crtx.Environment, wallet string) (crtx.Balance, error) {
 	var b crtx.Balance
-	acct, err := tx.Account(ctx, env, crtx.AccountAddress(crtx.AccountWallet, wallet))
+	acct, err := tx.Ledger.Account(ctx, env, crtx.AccountAddress(crtx.AccountWallet, wallet))
 	switch {
 	case errors.Is(err, crtx.ErrNotFound): // a wallet that never held money
 	case err != nil:
@@ -35,7 +35,7 @@ func balance(ctx context.Context, tx crtx.Tx, env crtx.Environment, wallet strin
 	default:
 		b.Available = acct.Balance
 	}
-	if b.Escrowed, err = tx.Escrowed(ctx, env, wallet); err != nil {
+	if b.Escrowed, err = tx.Ledger.Escrowed(ctx, env, wallet); err != nil {
 		return b, err
 	}
 	b.Pending, err = pending(ctx, tx, env, crtx.AccountAddress(crtx.AccountWallet, wallet))
@@ -46,7 +46,7 @@ func balance(ctx context.Context, tx crtx.Tx, env crtx.Environment, wallet strin
 // roll-up keeps them to a fraction of a second of executions; past
 // rollupBatch of them (a roll-up that stopped) the sum is a floor.
 func pending(ctx context.Context, tx crtx.Tx, env crtx.Environment, address string) (crtx.USDC, error) {
-	txs, err := tx.Unposted(ctx, env, rollupBatch)
+	txs, err := tx.Ledger.Unposted(ctx, env, rollupBatch)
 	var sum crtx.USDC
 	for _, t := range txs {
 		for _, c := range t.DeferredCredits() {
@@ -93,7 +93,7 @@ func (m *core) explain(ctx context.Context, err error) error {
 	// Only the available balance is quoted: the account alone, not the
 	// escrow and pending sums a full balance reads.
 	acct, aerr := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Account, error) {
-		return tx.Account(ctx, sf.env, crtx.AccountAddress(crtx.AccountWallet, sf.wallet))
+		return tx.Ledger.Account(ctx, sf.env, crtx.AccountAddress(crtx.AccountWallet, sf.wallet))
 	})
 	if aerr != nil && !errors.Is(aerr, crtx.ErrNotFound) { // no account: nothing available
 		return internal("balance", aerr)
@@ -151,7 +151,7 @@ func (m *Funds) Airdrop(ctx context.Context, wallet string, amount crtx.USDC) (c
 	var f crtx.Funding
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		now := m.now()
-		recent, err := tx.Airdrops(ctx, crtx.Devnet, wallet, now.Add(-time.Hour))
+		recent, err := tx.Ledger.Airdrops(ctx, crtx.Devnet, wallet, now.Add(-time.Hour))
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (m *Accounts) CreateKey(ctx context.Context, wallet, name string, env crtx.
 	prefixLen := len(crtx.LiveKeyPrefix) + 4
 	k := crtx.APIKey{ID: crtx.NewID("key_"), Name: name, Environment: env, Prefix: secret[:prefixLen],
 		CreatedAt: m.now(), SpendLimit: limit, Wallet: wallet, Hash: crtx.HashSecret(secret)}
-	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertKey(ctx, k) }); err != nil {
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Access.InsertKey(ctx, k) }); err != nil {
 		return crtx.APIKey{}, "", internal("create key", err)
 	}
 	return k, secret, nil
@@ -33,7 +33,7 @@ func (m *Accounts) CreateKey(ctx context.Context, wallet, name string, env crtx.
 
 // Keys lists wallet's keys, revoked ones included, oldest first.
 func (m *Accounts) Keys(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
-	keys, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.APIKey, error) { return tx.KeysByWallet(ctx, wallet) })
+	keys, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.APIKey, error) { return tx.Access.KeysByWallet(ctx, wallet) })
 	return keys, internal("list keys", err)
 }
 
@@ -42,7 +42,7 @@ func (m *Accounts) Keys(ctx context.Context, wallet string) ([]crtx.APIKey, erro
 func (m *Accounts) RevokeKey(ctx context.Context, wallet, id string) (crtx.APIKey, error) {
 	var k crtx.APIKey
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		k, err = tx.KeyByID(ctx, id)
+		k, err = tx.Access.KeyByID(ctx, id)
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && k.Wallet != wallet) {
 			return crtx.Errorf(crtx.CodeKeyNotFound, "no API key %q belongs to this wallet", id)
 		}
@@ -51,7 +51,7 @@ func (m *Accounts) RevokeKey(ctx context.Context, wallet, id string) (crtx.APIKe
 		}
 		now := m.now()
 		k.RevokedAt = &now
-		return tx.RevokeKey(ctx, id, now)
+		return tx.Access.RevokeKey(ctx, id, now)
 	})
 	// Forget every kept key (revocations are rare): this process refuses
 	// the key from now on; other replicas within keyCacheTTL.

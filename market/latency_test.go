@@ -31,11 +31,11 @@ func TestA2ALatencyPercentiles(t *testing.T) {
 			Status: status, ExecutionTimeMS: &ms, InitiatedAt: at, Deadline: at.Add(time.Minute), LeaseUntil: at}
 	}
 	err := store.Update(ctx, func(tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, creator, now); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, creator, now); err != nil {
 			return err
 		}
 		for _, id := range []string{"a", "other", "new"} {
-			if err := tx.InsertAgent(ctx, agent(id)); err != nil {
+			if err := tx.Catalog.InsertAgent(ctx, agent(id)); err != nil {
 				return err
 			}
 		}
@@ -56,7 +56,7 @@ func TestA2ALatencyPercentiles(t *testing.T) {
 			exec("a", crtx.Devnet, crtx.ExecCompleted, 9_000_000, now.Add(time.Second)),
 			exec("other", crtx.Mainnet, crtx.ExecCompleted, 9_000_000, now.Add(time.Second)))
 		for _, e := range rows {
-			if err := tx.InsertExecution(ctx, e); err != nil {
+			if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 				return err
 			}
 		}

@@ -98,7 +98,7 @@ func (m *core) renewLeases(stop <-chan struct{}) {
 			// A row another transaction holds (being closed) counts while
 			// its lease outlasts the next tick, when it is tried again.
 			now := m.now()
-			renewed, err = tx.RenewLeases(ctx, m.replica, ids, now.Add(m.cfg.Lease/3), now.Add(m.cfg.Lease))
+			renewed, err = tx.Executions.RenewLeases(ctx, m.replica, ids, now.Add(m.cfg.Lease/3), now.Add(m.cfg.Lease))
 			return err
 		})
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // with the execution (Store.OpenExecution, Store.CloseExecution).
 func (m *core) post(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, data map[string]string, postings []crtx.Posting, accounts ...crtx.Account) (crtx.LedgerTx, error) {
 	lt, accounts := m.ledgerTx(env, kind, data, postings, accounts...)
-	if err := tx.InsertTransaction(ctx, &lt, accounts...); err != nil {
+	if err := tx.Ledger.InsertTransaction(ctx, &lt, accounts...); err != nil {
 		return crtx.LedgerTx{}, err
 	}
 	return lt, nil

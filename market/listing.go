@@ -135,7 +135,7 @@ func (m *core) listingSignatures(kind crtx.TxKind, data map[string]string, p crt
 // useNonce uses up wallet's listing nonce in the transaction that writes
 // the statement it is in.
 func (m *core) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string) error {
-	ok, err := tx.UseNonce(ctx, nonce, wallet, m.now())
+	ok, err := tx.Access.UseNonce(ctx, nonce, wallet, m.now())
 	if err == nil && !ok {
 		return crtx.InvalidField("listing_nonce", "is not one the marketplace gave your wallet, or it expired or was used: POST /v1/creator/listing-nonces for a new one, and sign again")
 	}
@@ -146,7 +146,7 @@ func (m *core) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string) e
 func (m *Listings) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
 	n := api.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL), Marketplace: m.domain}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
-		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: n.Nonce, Wallet: wallet, ExpiresAt: n.ExpiresAt})
+		return tx.Access.InsertNonce(ctx, crtx.Nonce{Nonce: n.Nonce, Wallet: wallet, ExpiresAt: n.ExpiresAt})
 	})
 	if err != nil {
 		return api.ListingNonce{}, internal("listing nonce", err)
@@ -222,7 +222,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 		if err := m.useNonce(ctx, tx, wallet, sigs.nonce); err != nil {
 			return err
 		}
-		if err := tx.EnsureCreator(ctx, wallet, now); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, wallet, now); err != nil {
 			return err
 		}
 		if err := m.lockCollateral(ctx, tx, a, a.Collateral); err != nil {
@@ -235,10 +235,10 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 		sigs.write(data)
 		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, listingAccount(a))
 		a.KeyTx = lt.ID
-		if err := tx.InsertAgent(ctx, a); err != nil {
+		if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 			return err
 		}
-		return tx.InsertTransaction(ctx, &lt, accounts...)
+		return tx.Ledger.InsertTransaction(ctx, &lt, accounts...)
 	})
 	m.catalogChanged()
 	if err != nil {
@@ -250,7 +250,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 // ownAgent loads one of wallet's listings that is not delisted; anything
 // else is agent_not_found, so ids reveal nothing.
 func ownAgent(ctx context.Context, tx crtx.Tx, wallet, id string) (crtx.Agent, error) {
-	a, err := tx.Agent(ctx, id)
+	a, err := tx.Catalog.Agent(ctx, id)
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && (a.Creator != wallet || a.Status == crtx.AgentDelisted)) {
 		return crtx.Agent{}, crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", id)
 	}
@@ -389,10 +389,10 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 		if sigs != nil {
 			a.KeyTx = lt.ID
 		}
-		if err := tx.UpdateAgent(ctx, a); err != nil {
+		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		return tx.InsertTransaction(ctx, &lt, accounts...)
+		return tx.Ledger.InsertTransaction(ctx, &lt, accounts...)
 	})
 	m.catalogChanged()
 	if err != nil {
@@ -431,7 +431,7 @@ func (m *Listings) Delist(ctx context.Context, wallet, id string) (api.CreatorAg
 		}
 		now := m.now()
 		a.Status, a.UpdatedAt, a.DelistedAt = crtx.AgentDelisted, now, &now
-		if err := tx.UpdateAgent(ctx, a); err != nil {
+		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
 		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentDelisted, listingData(a), nil, listingAccount(a))
@@ -447,7 +447,7 @@ func (m *Listings) Delist(ctx context.Context, wallet, id string) (api.CreatorAg
 // CreatorListings lists wallet's agents as listed, every status included,
 // without their statistics: one read, for a page that names them.
 func (m *Listings) CreatorListings(ctx context.Context, wallet string) ([]crtx.Agent, error) {
-	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Agent, error) { return tx.AgentsByCreator(ctx, wallet) })
+	out, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.Agent, error) { return tx.Catalog.AgentsByCreator(ctx, wallet) })
 	return out, internal("creator listings", err)
 }
 
@@ -455,13 +455,13 @@ func (m *Listings) CreatorListings(ctx context.Context, wallet string) ([]crtx.A
 func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]api.CreatorAgent, error) {
 	var out []api.CreatorAgent
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
-		agents, err := tx.AgentsByCreator(ctx, wallet)
+		agents, err := tx.Catalog.AgentsByCreator(ctx, wallet)
 		if err != nil {
 			return err
 		}
 		out = make([]api.CreatorAgent, 0, len(agents))
 		for _, a := range agents {
-			it, err := tx.AgentListing(ctx, a.ID, env)
+			it, err := tx.Catalog.AgentListing(ctx, a.ID, env)
 			if err != nil {
 				return err
 			}
@@ -477,7 +477,7 @@ func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.En
 func (m *Listings) CreatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		it, err = tx.AgentListing(ctx, id, crtx.Mainnet)
+		it, err = tx.Catalog.AgentListing(ctx, id, crtx.Mainnet)
 		if err = missing(err, crtx.CodeAgentNotFound, "you have no agent %q", id); err == nil && it.Agent.Creator != wallet {
 			return crtx.Errorf(crtx.CodeAgentNotFound, "you have no agent %q", id)
 		}
@@ -495,7 +495,7 @@ func (m *Listings) SetDisplayName(ctx context.Context, wallet, name string) (api
 	if utf8.RuneCountInString(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
 		return api.CreatorProfile{}, crtx.InvalidField("display_name", "must be at most 64 characters on one line")
 	}
-	return m.setCreator(ctx, wallet, "display name", func(tx crtx.Tx) error { return tx.SetCreatorName(ctx, wallet, name) })
+	return m.setCreator(ctx, wallet, "display name", func(tx crtx.Tx) error { return tx.Catalog.SetCreatorName(ctx, wallet, name) })
 }
 
 // setCreator makes wallet a creator if it is none yet, changes it with set,
@@ -503,13 +503,13 @@ func (m *Listings) SetDisplayName(ctx context.Context, wallet, name string) (api
 func (m *core) setCreator(ctx context.Context, wallet, what string, set func(crtx.Tx) error) (api.CreatorProfile, error) {
 	var c crtx.Creator
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		if err := tx.EnsureCreator(ctx, wallet, m.now()); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, wallet, m.now()); err != nil {
 			return err
 		}
 		if err := set(tx); err != nil {
 			return err
 		}
-		c, err = tx.Creator(ctx, wallet)
+		c, err = tx.Catalog.Creator(ctx, wallet)
 		return err
 	})
 	if err != nil {

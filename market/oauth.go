@@ -33,7 +33,7 @@ func (m *Connectors) RegisterClient(ctx context.Context, body []byte) (crtx.OAut
 	}
 	now := m.now()
 	c := crtx.OAuthClient{ID: crtx.NewID("oc_"), Name: name, RedirectURIs: meta.RedirectURIs, CreatedAt: now}
-	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertOAuthClient(ctx, c, now.Add(-crtx.UnusedClientTTL)) })
+	err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Access.InsertOAuthClient(ctx, c, now.Add(-crtx.UnusedClientTTL)) })
 	return c, internal("register oauth client", err)
 }
 
@@ -65,7 +65,7 @@ func (m *Connectors) Client(ctx context.Context, clientID, redirectURI string) (
 		}
 	} else {
 		err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-			c, err = tx.OAuthClient(ctx, clientID)
+			c, err = tx.Access.OAuthClient(ctx, clientID)
 			return err
 		})
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && c.Expired(m.now())) {
@@ -155,7 +155,7 @@ func (m *Connectors) Authorize(ctx context.Context, c crtx.OAuthClient, r Author
 	row := crtx.OAuthCode{Hash: crtx.HashSecret(code), ClientID: c.ID, ClientName: c.Name, RedirectURI: r.RedirectURI,
 		Challenge: r.CodeChallenge, Wallet: consent.Wallet, Environment: consent.Environment,
 		SpendLimit: &consent.SpendLimit, ExpiresAt: now.Add(crtx.OAuthCodeTTL)}
-	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.InsertOAuthCode(ctx, row, now) })
+	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Access.InsertOAuthCode(ctx, row, now) })
 	return code, internal("oauth code", err)
 }
 
@@ -204,7 +204,7 @@ func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 	valid := false
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		valid = false
-		c, err := tx.OAuthCode(ctx, hash, now)
+		c, err := tx.Access.OAuthCode(ctx, hash, now)
 		if errors.Is(err, crtx.ErrNotFound) {
 			return nil
 		}
@@ -224,14 +224,14 @@ func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		// Spent whatever follows: a code that fails a check is used up, as
 		// the transaction commits either way and valid says which it was.
 		if c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
-			return tx.SpendOAuthCode(ctx, hash, "", now)
+			return tx.Access.SpendOAuthCode(ctx, hash, "", now)
 		}
-		if err := tx.UseOAuthClient(ctx, c.ClientID, now); err != nil {
+		if err := tx.Access.UseOAuthClient(ctx, c.ClientID, now); err != nil {
 			return err
 		}
 		// Connecting the app again replaces its connection: one key, one
 		// spend limit, per app and wallet.
-		keys, err := tx.KeysByWallet(ctx, c.Wallet)
+		keys, err := tx.Access.KeysByWallet(ctx, c.Wallet)
 		if err != nil {
 			return err
 		}
@@ -244,11 +244,11 @@ func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		}
 		var k crtx.APIKey
 		k, t = m.newTokenKey(c, now)
-		if err := tx.SpendOAuthCode(ctx, hash, k.ID, now); err != nil {
+		if err := tx.Access.SpendOAuthCode(ctx, hash, k.ID, now); err != nil {
 			return err
 		}
 		valid = true
-		return tx.InsertKey(ctx, k)
+		return tx.Access.InsertKey(ctx, k)
 	})
 	if err == nil && !valid {
 		return t, crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
@@ -259,7 +259,7 @@ func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 // revokeKey revokes a connector's key, if it is not already, and forgets
 // its cached copy.
 func (m *core) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.Time) error {
-	k, err := tx.KeyByID(ctx, id)
+	k, err := tx.Access.KeyByID(ctx, id)
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && k.RevokedAt != nil) {
 		return nil
 	}
@@ -267,7 +267,7 @@ func (m *core) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.Ti
 		return err
 	}
 	m.keys.forget(k.Hash)
-	return tx.RevokeKey(ctx, id, now)
+	return tx.Access.RevokeKey(ctx, id, now)
 }
 
 // newTokenKey is the key a consent makes, and its first tokens.
@@ -311,14 +311,14 @@ func (m *core) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		refused = false
 		hash := crtx.HashSecret(r.RefreshToken)
-		k, err := tx.KeyByRefreshHash(ctx, hash)
+		k, err := tx.Access.KeyByRefreshHash(ctx, hash)
 		if errors.Is(err, crtx.ErrNotFound) {
 			// A token rotated away, presented again: one of its two holders
 			// stole it, so the whole grant goes (OAuth 2.1, refresh token
 			// rotation), unless it is the client's own retry of a moment
 			// ago. The revocation commits; the answer is the refusal.
 			refused = true
-			id, at, err := tx.SpentRefresh(ctx, hash)
+			id, at, err := tx.Access.SpentRefresh(ctx, hash)
 			switch {
 			case errors.Is(err, crtx.ErrNotFound), err == nil && now.Sub(at) < reuseGrace:
 				return nil
@@ -337,7 +337,7 @@ func (m *core) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 		from := k.RefreshHash
 		old = k.Hash
 		t = m.rotate(&k, now)
-		if err := tx.RefreshKey(ctx, k, from, now, now.Add(-RefreshIdleTTL)); errors.Is(err, crtx.ErrConflict) {
+		if err := tx.Access.RefreshKey(ctx, k, from, now, now.Add(-RefreshIdleTTL)); errors.Is(err, crtx.ErrConflict) {
 			return bad
 		} else if err != nil {
 			return err
@@ -363,9 +363,9 @@ func (m *core) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 func (m *Connectors) RevokeToken(ctx context.Context, token, clientID string) error {
 	hash := crtx.HashSecret(token)
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
-		k, err := tx.KeyByRefreshHash(ctx, hash)
+		k, err := tx.Access.KeyByRefreshHash(ctx, hash)
 		if errors.Is(err, crtx.ErrNotFound) {
-			k, err = tx.KeyByHash(ctx, hash)
+			k, err = tx.Access.KeyByHash(ctx, hash)
 		}
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && (k.Client == "" || (clientID != "" && k.Client != clientID))) {
 			return nil

@@ -17,7 +17,7 @@ func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool
 		// The badge vouches for a creator's agents: a wallet that never
 		// listed one has nothing to vouch for.
 		if verified {
-			agents, err := tx.AgentsByCreator(ctx, wallet)
+			agents, err := tx.Catalog.AgentsByCreator(ctx, wallet)
 			if err != nil {
 				return err
 			}
@@ -25,7 +25,7 @@ func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool
 				return crtx.Errorf(crtx.CodeNotFound, "%s has listed no agent; the badge is for creators", wallet)
 			}
 		}
-		return tx.SetCreatorVerified(ctx, wallet, verified)
+		return tx.Catalog.SetCreatorVerified(ctx, wallet, verified)
 	})
 	m.catalogChanged() // the badge shows in the catalog
 	return p, err
@@ -36,7 +36,7 @@ func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool
 func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (api.CreatorAgent, error) {
 	var a crtx.Agent
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		a, err = tx.Agent(ctx, id)
+		a, err = tx.Catalog.Agent(ctx, id)
 		if err != nil {
 			return missing(err, crtx.CodeAgentNotFound, "no agent %q", id)
 		}
@@ -47,7 +47,7 @@ func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (api.
 			a.SuspendedAt = nil
 		}
 		a.UpdatedAt = now
-		if err := tx.UpdateAgent(ctx, a); err != nil {
+		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
 		data := listingData(a)
@@ -82,16 +82,16 @@ func (m *Listings) ReleaseCollateral(ctx context.Context) (int, error) {
 			n = 0
 			// One release at a time, across replicas: two would both read
 			// the same due listings.
-			if ok, err := tx.TryLock(ctx, "crtx-release"); err != nil || !ok {
+			if ok, err := tx.System.TryLock(ctx, "crtx-release"); err != nil || !ok {
 				return err
 			}
-			agents, err := tx.ReleasableCollateral(ctx, m.now().Add(-crtx.DisputeWindow), releaseBatch)
+			agents, err := tx.Catalog.ReleasableCollateral(ctx, m.now().Add(-crtx.DisputeWindow), releaseBatch)
 			if err != nil {
 				return err
 			}
 			for _, a := range agents {
 				coll := crtx.NewAccount(crtx.Mainnet, crtx.AccountCollateral, a.ID, a.Creator)
-				left, err := tx.Account(ctx, crtx.Mainnet, coll.Address)
+				left, err := tx.Ledger.Account(ctx, crtx.Mainnet, coll.Address)
 				if err != nil {
 					return err
 				}

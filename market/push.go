@@ -35,14 +35,14 @@ func (m *Connectors) SetPushConfig(ctx context.Context, p crtx.Principal, c crtx
 	now := m.now()
 	c.Wallet, c.CreatedAt, c.NextAt = e.Wallet, now, now
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
-		have, err := tx.PushConfigs(ctx, c.TaskID)
+		have, err := tx.Deliveries.PushConfigs(ctx, c.TaskID)
 		if err != nil {
 			return err
 		}
 		if len(have) >= crtx.MaxPushConfigs && !hasPushConfig(have, c.ID) {
 			return crtx.Errorf(crtx.CodeInvalidRequest, "a task takes at most %d push configs; delete one first", crtx.MaxPushConfigs)
 		}
-		return tx.PutPushConfig(ctx, c)
+		return tx.Deliveries.PutPushConfig(ctx, c)
 	})
 	return c, internal("set push config", err)
 }
@@ -73,9 +73,9 @@ func (m *Connectors) PushConfigs(ctx context.Context, p crtx.Principal, taskID, 
 	}
 	cs, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]crtx.PushConfig, error) {
 		if id == "" {
-			return tx.PushConfigs(ctx, taskID)
+			return tx.Deliveries.PushConfigs(ctx, taskID)
 		}
-		c, err := tx.PushConfig(ctx, taskID, id)
+		c, err := tx.Deliveries.PushConfig(ctx, taskID, id)
 		return []crtx.PushConfig{c}, err
 	})
 	if errors.Is(err, crtx.ErrNotFound) {
@@ -90,7 +90,7 @@ func (m *Connectors) DeletePushConfig(ctx context.Context, p crtx.Principal, tas
 	if _, _, err := m.market.Executions.GetExecution(ctx, p, taskID); err != nil {
 		return err
 	}
-	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.DeletePushConfig(ctx, taskID, id) })
+	err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Deliveries.DeletePushConfig(ctx, taskID, id) })
 	if errors.Is(err, crtx.ErrNotFound) {
 		return crtx.Errorf(crtx.CodeNotFound, "task %s has no push config %q", taskID, id)
 	}
@@ -107,7 +107,7 @@ func (m *core) pushDue(ctx context.Context, body PushBody) {
 	var due []crtx.PushConfig
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		now := m.now()
-		due, err = tx.ClaimPushes(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 16)
+		due, err = tx.Deliveries.ClaimPushes(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 16)
 		return err
 	})
 	if m.failed(ctx, err, "claim pushes") {
@@ -127,7 +127,7 @@ func (m *core) push(ctx context.Context, c crtx.PushConfig, body PushBody) {
 	var e crtx.Execution
 	var result string
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		if e, err = tx.Execution(ctx, c.TaskID); err != nil {
+		if e, err = tx.Executions.Execution(ctx, c.TaskID); err != nil {
 			return err
 		}
 		result, err = details(ctx, tx, &e)
@@ -147,7 +147,7 @@ func (m *core) push(ctx context.Context, c crtx.PushConfig, body PushBody) {
 		a = m.sendSigned(ctx, e, c.URL, "msg_"+e.ID+"_"+c.ID, func(time.Time) ([]byte, error) { return body(e, result) }, headers)
 	}
 	a.apply(&c.Attempts, &c.NextAt, &c.DeliveredAt, &c.LastError)
-	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdatePush(ctx, c) }); err != nil && !errors.Is(err, context.Canceled) {
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Deliveries.UpdatePush(ctx, c) }); err != nil && !errors.Is(err, context.Canceled) {
 		m.cfg.Logger.Error("record push", "execution_id", c.TaskID, "err", err)
 	}
 }

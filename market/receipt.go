@@ -63,7 +63,7 @@ func (m *Executions) Ruling(ctx context.Context, p crtx.Principal, id string) (a
 		if e, err = ownExecution(ctx, tx, p, id); err != nil {
 			return err
 		}
-		d, err = tx.DisputeByExecution(ctx, e.ID)
+		d, err = tx.Disputes.DisputeByExecution(ctx, e.ID)
 		return err
 	})
 	if errors.Is(err, crtx.ErrNotFound) {

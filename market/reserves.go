@@ -48,7 +48,7 @@ func (m *Ledger) Reserves(ctx context.Context) ([]crtx.Reserve, error) {
 			if err != nil {
 				return err
 			}
-			b, err := tx.LastAnchoredBlock(ctx, env)
+			b, err := tx.Ledger.LastAnchoredBlock(ctx, env)
 			if err == nil {
 				r.AnchoredBlock = b.Height
 			} else if !errors.Is(err, crtx.ErrNotFound) {
@@ -72,7 +72,7 @@ func (m *Ledger) Reserves(ctx context.Context) ([]crtx.Reserve, error) {
 // liabilities is what env's ledger owes its wallets.
 func liabilities(ctx context.Context, tx crtx.Tx, env crtx.Environment) (crtx.USDC, error) {
 	bal := func(kind crtx.AccountKind, id string) (crtx.USDC, error) {
-		a, err := tx.Account(ctx, env, crtx.AccountAddress(kind, id))
+		a, err := tx.Ledger.Account(ctx, env, crtx.AccountAddress(kind, id))
 		if errors.Is(err, crtx.ErrNotFound) {
 			return 0, nil
 		}

@@ -27,12 +27,12 @@ const rollupBatch = 2000
 func (m *Ledger) Rollup(ctx context.Context, env crtx.Environment) (n int, busy bool, err error) {
 	err = m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
 		// One roll-up at a time per environment, across replicas.
-		ok, err := tx.TryLock(ctx, "crtx-rollup-"+string(env))
+		ok, err := tx.System.TryLock(ctx, "crtx-rollup-"+string(env))
 		if err != nil || !ok {
 			busy = err == nil
 			return err
 		}
-		txs, err := tx.Unposted(ctx, env, rollupBatch)
+		txs, err := tx.Ledger.Unposted(ctx, env, rollupBatch)
 		if err != nil || len(txs) == 0 {
 			return err
 		}
@@ -63,11 +63,11 @@ func (m *Ledger) Rollup(ctx context.Context, env crtx.Environment) (n int, busy 
 		slices.SortFunc(credits, func(a, b crtx.Credit) int {
 			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Seq, b.Seq))
 		})
-		if err := tx.PostCredits(ctx, env, seqs, credits); err != nil {
+		if err := tx.Ledger.PostCredits(ctx, env, seqs, credits); err != nil {
 			return err
 		}
 		for _, agent := range slices.Sorted(maps.Keys(stats)) {
-			if err := tx.AddAgentStats(ctx, agent, env, stats[agent]); err != nil {
+			if err := tx.Catalog.AddAgentStats(ctx, agent, env, stats[agent]); err != nil {
 				return err
 			}
 		}

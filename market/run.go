@@ -89,7 +89,7 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func()) crtx.E
 func (m *core) markRunning(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
 	var cur crtx.Execution
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		cur, err = tx.Execution(ctx, e.ID)
+		cur, err = tx.Executions.Execution(ctx, e.ID)
 		if err != nil || cur.Status.Final() || cur.Owner != m.replica {
 			return err
 		}
@@ -99,7 +99,7 @@ func (m *core) markRunning(ctx context.Context, e crtx.Execution) (crtx.Executio
 			cur.DispatchedAt = &now
 		}
 		cur.LeaseUntil = now.Add(m.cfg.Lease)
-		return tx.UpdateExecution(ctx, cur)
+		return tx.Executions.UpdateExecution(ctx, cur)
 	})
 	if err == nil && !cur.Status.Final() && cur.Owner == m.replica {
 		m.announce(cur.ID)
@@ -225,7 +225,7 @@ func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Exe
 	}
 	if err == nil && !ok {
 		err = m.store.View(ctx, func(tx crtx.Tx) (err error) {
-			cur, err = tx.Execution(ctx, e.ID)
+			cur, err = tx.Executions.Execution(ctx, e.ID)
 			return err
 		})
 	}
@@ -307,7 +307,7 @@ func (m *core) claim(ctx context.Context, all bool) {
 		var claimed []crtx.Execution
 		err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 			now := m.now()
-			replicas, err := tx.Replicas(ctx)
+			replicas, err := tx.System.Replicas(ctx)
 			if err != nil {
 				return err
 			}
@@ -321,7 +321,7 @@ func (m *core) claim(ctx context.Context, all bool) {
 			} else {
 				silent = m.beats.silent(replicas, now, m.cfg.Heartbeat)
 			}
-			claimed, err = tx.ClaimExecutions(ctx, m.replica, now, now.Add(m.cfg.Lease), silent, 32)
+			claimed, err = tx.Executions.ClaimExecutions(ctx, m.replica, now, now.Add(m.cfg.Lease), silent, 32)
 			return err
 		})
 		if m.failed(ctx, err, "claim executions") {

@@ -41,7 +41,7 @@ func VerifyLedger(ctx context.Context, store crtx.Store, env crtx.Environment, a
 		// Blocks, in height order, each against the one before.
 		prevHash := crtx.GenesisPrevHash
 		for h := int64(1); ; h++ {
-			b, err := tx.Block(ctx, env, h)
+			b, err := tx.Ledger.Block(ctx, env, h)
 			if errors.Is(err, crtx.ErrNotFound) {
 				break
 			}
@@ -59,7 +59,7 @@ func VerifyLedger(ctx context.Context, store crtx.Store, env crtx.Environment, a
 			if !crtx.VerifyBase58(authority, hash[:], b.Signature) {
 				problem("block %d: signature does not verify against the ledger authority key", h)
 			}
-			txs, err := tx.BlockTransactions(ctx, env, h)
+			txs, err := tx.Ledger.BlockTransactions(ctx, env, h)
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func VerifyLedger(ctx context.Context, store crtx.Store, env crtx.Environment, a
 		want := map[string]crtx.USDC{}
 		var after int64
 		for {
-			txs, err := tx.Transactions(ctx, env, after, 500)
+			txs, err := tx.Ledger.Transactions(ctx, env, after, 500)
 			if err != nil {
 				return err
 			}
@@ -100,7 +100,7 @@ func VerifyLedger(ctx context.Context, store crtx.Store, env crtx.Environment, a
 		}
 		// Credits that the roll-up has yet to post are in the postings but
 		// not in the balances.
-		unposted, err := tx.Unposted(ctx, env, math.MaxInt32)
+		unposted, err := tx.Ledger.Unposted(ctx, env, math.MaxInt32)
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func VerifyLedger(ctx context.Context, store crtx.Store, env crtx.Environment, a
 				r.Pending += c.Amount
 			}
 		}
-		accounts, err := tx.Accounts(ctx, env)
+		accounts, err := tx.Ledger.Accounts(ctx, env)
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (m *core) deliverDue(ctx context.Context) {
 	var due []crtx.Webhook
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		now := m.now()
-		due, err = tx.ClaimWebhooks(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 32)
+		due, err = tx.Deliveries.ClaimWebhooks(ctx, now, now.Add(time.Minute), now.Add(-crtx.WebhookWindow), 32)
 		return err
 	})
 	if m.failed(ctx, err, "claim webhooks") {
@@ -37,7 +37,7 @@ func (m *core) deliverDue(ctx context.Context) {
 }
 
 func (m *core) deliver(ctx context.Context, w crtx.Webhook) {
-	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, w.ExecutionID) })
+	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Executions.Execution(ctx, w.ExecutionID) })
 	var a attempt
 	if err != nil {
 		a = attempt{Retry: m.now().Add(m.cfg.WebhookRetryBase), Error: err.Error()}
@@ -121,7 +121,7 @@ func (m *core) sendSigned(ctx context.Context, e crtx.Execution, url, id string,
 // first use: by the first delivery of one of its executions there, or its
 // first read.
 func (m *Connectors) WebhookSecret(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
-	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.WebhookSecret, error) { return tx.WebhookSecret(ctx, wallet, env) })
+	s, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.WebhookSecret, error) { return tx.Deliveries.WebhookSecret(ctx, wallet, env) })
 	if !errors.Is(err, crtx.ErrNotFound) {
 		return s, err
 	}
@@ -141,7 +141,7 @@ func (m *Connectors) RotateWebhookSecret(ctx context.Context, wallet string, env
 			return err
 		}
 		s = s.Rotate(m.now())
-		return tx.UpdateWebhookSecret(ctx, s)
+		return tx.Deliveries.UpdateWebhookSecret(ctx, s)
 	})
 	return s, err
 }
@@ -149,14 +149,14 @@ func (m *Connectors) RotateWebhookSecret(ctx context.Context, wallet string, env
 // webhookSecret reads the wallet's secret, made now if it has none; two
 // replicas making one at once keep the first.
 func (m *core) webhookSecret(ctx context.Context, tx crtx.Tx, wallet string, env crtx.Environment) (crtx.WebhookSecret, error) {
-	if err := tx.InsertWebhookSecret(ctx, crtx.NewWebhookSecret(wallet, env, m.now())); err != nil {
+	if err := tx.Deliveries.InsertWebhookSecret(ctx, crtx.NewWebhookSecret(wallet, env, m.now())); err != nil {
 		return crtx.WebhookSecret{}, err
 	}
-	return tx.WebhookSecret(ctx, wallet, env)
+	return tx.Deliveries.WebhookSecret(ctx, wallet, env)
 }
 
 func (m *core) recordDelivery(ctx context.Context, w crtx.Webhook) {
-	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWebhook(ctx, w) }); err != nil && !errors.Is(err, context.Canceled) {
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Deliveries.UpdateWebhook(ctx, w) }); err != nil && !errors.Is(err, context.Canceled) {
 		m.cfg.Logger.Error("record webhook delivery", "execution_id", w.ExecutionID, "err", err)
 	}
 }
@@ -227,6 +227,6 @@ func (d *destinations) succeeded(host string) {
 
 // WebhookStatus returns the delivery of an execution's webhook.
 func (m *Connectors) WebhookStatus(ctx context.Context, executionID string) (crtx.Webhook, error) {
-	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Webhook, error) { return tx.Webhook(ctx, executionID) })
+	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Webhook, error) { return tx.Deliveries.Webhook(ctx, executionID) })
 	return w, err
 }

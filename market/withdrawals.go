@@ -76,7 +76,7 @@ func (m *Funds) Withdraw(ctx context.Context, wallet string, env crtx.Environmen
 func (m *core) queueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdrawal, data map[string]string) error {
 	acct := crtx.NewAccount(w.Environment, crtx.AccountWallet, w.Wallet, w.Wallet)
 	out := crtx.NewAccount(w.Environment, crtx.AccountWithdrawals, crtx.WithdrawalsID, "")
-	if err := tx.InsertWithdrawal(ctx, w); err != nil {
+	if err := tx.Funds.InsertWithdrawal(ctx, w); err != nil {
 		return err
 	}
 	d := map[string]string{"wallet": w.Wallet, "withdrawal_id": w.ID, "destination": w.Destination}
@@ -98,7 +98,7 @@ func (m *core) nudgeWithdrawals() {
 
 // Withdrawal returns one of wallet's withdrawals.
 func (m *Funds) Withdrawal(ctx context.Context, wallet, id string) (crtx.Withdrawal, error) {
-	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Withdrawal, error) { return tx.Withdrawal(ctx, id) })
+	w, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Withdrawal, error) { return tx.Funds.Withdrawal(ctx, id) })
 	if errors.Is(err, crtx.ErrNotFound) || (err == nil && w.Wallet != wallet) {
 		return crtx.Withdrawal{}, crtx.Errorf(crtx.CodeWithdrawalNotFound, "no withdrawal %q for this wallet", id)
 	}
@@ -110,7 +110,7 @@ func (m *Funds) Withdrawals(ctx context.Context, wallet string, env crtx.Environ
 	var ws []crtx.Withdrawal
 	var n int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		ws, n, err = tx.Withdrawals(ctx, wallet, env, limit, offset)
+		ws, n, err = tx.Funds.Withdrawals(ctx, wallet, env, limit, offset)
 		return err
 	})
 	return ws, n, internal("withdrawals", err)
@@ -140,7 +140,7 @@ func (m *Funds) PayWithdrawals(ctx context.Context) (int, error) {
 	now := m.now()
 	var ws []crtx.Withdrawal
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
-		ws, err = tx.ClaimWithdrawals(ctx, m.replica, now, now.Add(m.cfg.Lease), withdrawalBatch)
+		ws, err = tx.Funds.ClaimWithdrawals(ctx, m.replica, now, now.Add(m.cfg.Lease), withdrawalBatch)
 		return err
 	})
 	if err != nil {
@@ -244,7 +244,7 @@ func (m *core) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error
 	var account string
 	var after uint64
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
-		held, err := tx.HeldNonceAccounts(ctx, w.Environment)
+		held, err := tx.Funds.HeldNonceAccounts(ctx, w.Environment)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func (m *core) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error
 			return nil
 		}
 		account = free[crc32.ChecksumIEEE([]byte(w.ID))%uint32(len(free))]
-		after, err = tx.NonceSlot(ctx, w.Environment, account)
+		after, err = tx.Funds.NonceSlot(ctx, w.Environment, account)
 		return err
 	})
 	if err != nil || account == "" {
@@ -272,10 +272,10 @@ func (m *core) sign(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error
 		// Another replica's withdrawal may have taken the account, landed
 		// and let it go since it was picked: these bytes would then be on
 		// a spent nonce, and never land.
-		if slot, err := tx.NonceSlot(ctx, w.Environment, account); err != nil || slot != after {
+		if slot, err := tx.Funds.NonceSlot(ctx, w.Environment, account); err != nil || slot != after {
 			return cmp.Or(err, errNonceMoved)
 		}
-		return tx.UpdateWithdrawal(ctx, next, m.replica)
+		return tx.Funds.UpdateWithdrawal(ctx, next, m.replica)
 	})
 	if errors.Is(err, errNonceMoved) || (errors.Is(err, crtx.ErrConflict) && m.nonceTaken(ctx, w.Environment, account)) {
 		// The bytes just signed are dropped unsent.
@@ -294,7 +294,7 @@ var errNonceMoved = errors.New("the nonce account was used meanwhile")
 
 // nonceTaken reports whether a withdrawal in flight holds account.
 func (m *core) nonceTaken(ctx context.Context, env crtx.Environment, account string) bool {
-	held, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]string, error) { return tx.HeldNonceAccounts(ctx, env) })
+	held, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) ([]string, error) { return tx.Funds.HeldNonceAccounts(ctx, env) })
 	return err == nil && slices.Contains(held, account)
 }
 
@@ -316,7 +316,7 @@ func (m *core) send(ctx context.Context, c crtx.Chain, w *crtx.Withdrawal) error
 	if next.Status == w.Status && next.Reason == w.Reason {
 		return nil
 	}
-	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdateWithdrawal(ctx, next, m.replica) }); err != nil {
+	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Funds.UpdateWithdrawal(ctx, next, m.replica) }); err != nil {
 		return err
 	}
 	*w = next
@@ -353,7 +353,7 @@ func (m *core) endWithdrawal(ctx context.Context, w *crtx.Withdrawal, status crt
 		data["fee_usdc"] = fee.String()
 	}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
-		if err := tx.UpdateWithdrawal(ctx, next, m.replica); err != nil {
+		if err := tx.Funds.UpdateWithdrawal(ctx, next, m.replica); err != nil {
 			return err
 		}
 		_, err := m.post(ctx, tx, w.Environment, kind, data, postings, accounts...)

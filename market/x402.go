@@ -393,7 +393,7 @@ func paidFor(paid Paid, a crtx.Agent, c crtx.Chain) error {
 func (m *core) unclaimed(ctx context.Context, env crtx.Environment, cp crtx.CheckedPayment) error {
 	return m.store.View(ctx, func(tx crtx.Tx) error {
 		for _, k := range cp.Keys {
-			if _, err := tx.DepositByReference(ctx, k); err == nil {
+			if _, err := tx.Funds.DepositByReference(ctx, k); err == nil {
 				return crtx.PaymentRefused("invalid_exact_svm_payload_deposit_reference", "the transaction names a deposit's reference: pay a deposit with its own transfer")
 			} else if !errors.Is(err, crtx.ErrNotFound) {
 				return err
@@ -432,7 +432,7 @@ func BlockhashBound(block time.Duration) time.Duration {
 func (m *core) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, left crtx.USDC, idemKey, requestHash string) error {
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		if idemKey != "" {
-			if err := tx.InsertIdempotency(ctx, crtx.Idempotency{Wallet: e.Wallet, Environment: e.Environment, Key: idemKey,
+			if err := tx.Executions.InsertIdempotency(ctx, crtx.Idempotency{Wallet: e.Wallet, Environment: e.Environment, Key: idemKey,
 				RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: e.InitiatedAt}); err != nil {
 				return err
 			}
@@ -440,33 +440,33 @@ func (m *core) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, l
 		if err := crtx.CheckTerms(ctx, tx, e); err != nil {
 			return err
 		}
-		if err := tx.InsertExecution(ctx, e); err != nil {
+		if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 			return err
 		}
 		// Read before the insert: on PostgreSQL a refused insert ends the
 		// transaction, so the refusal could not be told apart after it.
-		if _, err := tx.Payment(ctx, p.Signature); err == nil {
+		if _, err := tx.Funds.Payment(ctx, p.Signature); err == nil {
 			return errClaimed
 		} else if !errors.Is(err, crtx.ErrNotFound) {
 			return err
 		}
 		// Each payment was simulated alone: those in flight from the same
 		// token account must fit in what it holds after this one.
-		busy, err := tx.PaymentsInFlight(ctx, p.Source)
+		busy, err := tx.Funds.PaymentsInFlight(ctx, p.Source)
 		if err != nil {
 			return err
 		}
 		if busy > left {
 			return crtx.PaymentRefused("insufficient_funds", "token account %s holds %s USDC after this payment, less than the %s USDC of its payments in flight; retry once they settle", p.Source, left, busy)
 		}
-		if err := tx.InsertPayment(ctx, p); err != nil {
+		if err := tx.Funds.InsertPayment(ctx, p); err != nil {
 			if errors.Is(err, crtx.ErrConflict) {
 				return errClaimed
 			}
 			return err
 		}
 		if max := m.cfg.MaxInFlightPerWallet; max > 0 {
-			all, _, err := tx.InFlight(ctx, e.Wallet, e.Environment, e.KeyID)
+			all, _, err := tx.Executions.InFlight(ctx, e.Wallet, e.Environment, e.KeyID)
 			if err != nil {
 				return err
 			}
@@ -500,7 +500,7 @@ func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network st
 // stands.
 func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
 	r := crtx.SettleResponse{Network: network, Payer: e.Wallet}
-	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		r.ErrorReason = "unexpected_settle_error"
 		return r

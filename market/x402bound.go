@@ -45,7 +45,7 @@ func (m *X402) X402PaidFirst() (refused, refunded int64) {
 func (m *core) mayPayFirst(ctx context.Context, a crtx.Agent, settleAfter time.Duration) error {
 	var ended, failed int
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
-		ended, failed, err = tx.PaidOutcomes(ctx, a.ID, m.now().Add(-failingWindow))
+		ended, failed, err = tx.Funds.PaidOutcomes(ctx, a.ID, m.now().Add(-failingWindow))
 		return err
 	})
 	if err != nil {

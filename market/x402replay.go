@@ -38,7 +38,7 @@ func (m *core) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution, p
 			return err
 		}
 	}
-	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		// Never guessed: a refusal that said "never charged" of a payment
 		// that was would have its payer pay again.
@@ -69,10 +69,10 @@ func (m *core) paidAgain(ctx context.Context, res *PaidCall, e crtx.Execution, p
 // paidWith is the execution a payment's signature paid for.
 func (m *core) paidWith(ctx context.Context, signature string) (crtx.Execution, error) {
 	return crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) {
-		p, err := tx.Payment(ctx, signature)
+		p, err := tx.Funds.Payment(ctx, signature)
 		if err != nil {
 			return crtx.Execution{}, err
 		}
-		return tx.Execution(ctx, p.ExecutionID)
+		return tx.Executions.Execution(ctx, p.ExecutionID)
 	})
 }

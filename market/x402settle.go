@@ -20,7 +20,7 @@ import (
 // that never lands fails the execution, unpaid. Any process may run it
 // again: the bytes land once, and the credit is written once.
 func (m *core) settleFirst(ctx context.Context, e crtx.Execution) (crtx.Execution, error) {
-	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		return e, internal("payment", err)
 	}
@@ -63,7 +63,7 @@ func landedNever(err error) bool {
 func (m *core) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx.Payment, slot uint64) error {
 	now := m.now()
 	p.Status, p.Slot, p.SettledAt, p.Reply = crtx.PaymentSettled, slot, &now, nil
-	if err := tx.UpdatePayment(ctx, p, crtx.PaymentSent); err != nil {
+	if err := tx.Funds.UpdatePayment(ctx, p, crtx.PaymentSent); err != nil {
 		return err
 	}
 	issuance := crtx.NewAccount(e.Environment, crtx.AccountIssuance, crtx.IssuanceID, "")
@@ -92,10 +92,10 @@ func (m *core) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		from := p.Status
 		p.Status, p.Reply = crtx.PaymentVoid, nil
-		if err := tx.UpdatePayment(ctx, p, from); err != nil {
+		if err := tx.Funds.UpdatePayment(ctx, p, from); err != nil {
 			return err
 		}
-		ok, err := tx.FinishExecution(ctx, cur)
+		ok, err := tx.Executions.FinishExecution(ctx, cur)
 		if err == nil && !ok {
 			return crtx.ErrConflict
 		}
@@ -105,7 +105,7 @@ func (m *core) voidPayment(ctx context.Context, e crtx.Execution, p crtx.Payment
 		if !errors.Is(err, crtx.ErrConflict) {
 			m.cfg.Logger.Warn("void payment", "execution_id", e.ID, "err", err)
 		}
-		if cur, err = crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Execution(ctx, e.ID) }); err != nil {
+		if cur, err = crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Executions.Execution(ctx, e.ID) }); err != nil {
 			return e
 		}
 		return cur
@@ -127,7 +127,7 @@ type storedReply struct {
 // is returned as it ended (or as it is, for a later turn). fresh is true
 // for the request that opened it, which waits for its result.
 func (m *core) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (crtx.Execution, bool) {
-	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		m.cfg.Logger.Error("read payment", "execution_id", e.ID, "err", err)
 		return e, false
@@ -168,7 +168,7 @@ func (m *core) paidReady(ctx context.Context, e crtx.Execution, fresh bool) (crt
 // never will.
 func (m *core) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (bool, error) {
 	e := c.Execution
-	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.PaymentOf(ctx, e.ID) })
+	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		return false, err
 	}
@@ -221,7 +221,7 @@ func (m *core) closePaid(ctx context.Context, c *crtx.Closing, o outcome) (bool,
 			return false, err
 		}
 		p.Status, p.Reply = crtx.PaymentSent, r
-		err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.UpdatePayment(ctx, p, crtx.PaymentVerified) })
+		err = m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Funds.UpdatePayment(ctx, p, crtx.PaymentVerified) })
 		if errors.Is(err, crtx.ErrConflict) {
 			// Another process let the payment go (it took the execution
 			// over): it is never sent, and that process ended the call.
@@ -271,14 +271,14 @@ func (m *core) closeUnpaid(ctx context.Context, c *crtx.Closing, p crtx.Payment)
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		from := p.Status
 		p.Status, p.Reply = crtx.PaymentVoid, nil
-		if err := tx.UpdatePayment(ctx, p, from); err != nil {
+		if err := tx.Funds.UpdatePayment(ctx, p, from); err != nil {
 			return err
 		}
-		if ok, err = tx.FinishExecution(ctx, c.Execution); err != nil || !ok {
+		if ok, err = tx.Executions.FinishExecution(ctx, c.Execution); err != nil || !ok {
 			return err
 		}
 		if c.Webhook != nil {
-			return tx.InsertWebhook(ctx, *c.Webhook)
+			return tx.Deliveries.InsertWebhook(ctx, *c.Webhook)
 		}
 		return nil
 	})
@@ -311,12 +311,12 @@ func paymentOf(ctx context.Context, tx crtx.Tx, e *crtx.Execution) error {
 	if !e.PaidByX402() {
 		return nil
 	}
-	p, err := tx.PaymentOf(ctx, e.ID)
+	p, err := tx.Funds.PaymentOf(ctx, e.ID)
 	if err != nil {
 		return err
 	}
 	e.Paid = &p
-	if w, err := tx.Withdrawal(ctx, RefundID(e.ID)); err == nil {
+	if w, err := tx.Funds.Withdrawal(ctx, RefundID(e.ID)); err == nil {
 		e.Refund = &w
 	} else if !errors.Is(err, crtx.ErrNotFound) {
 		return err

@@ -82,7 +82,7 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 	const batch = 5000
 	for start := 0; start < max(n, 1); start += batch {
 		err := store.Update(ctx, func(tx crtx.Tx) error {
-			if err := tx.EnsureCreator(ctx, "bench-creator", now); err != nil {
+			if err := tx.Catalog.EnsureCreator(ctx, "bench-creator", now); err != nil {
 				return err
 			}
 			for i := start; i < min(start+batch, max(n, 1)); i++ {
@@ -92,7 +92,7 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 					PricingModel: "pay_per_use", Price: crtx.USDC(1000 + i%5000), EndpointURL: "https://seeded.invalid/execute",
 					SigningPublicKey: "seeded", TimeoutSeconds: 60, Status: crtx.AgentActive,
 					CreatedAt: now.Add(-time.Duration(i) * time.Second), UpdatedAt: now}
-				if err := tx.InsertAgent(ctx, a); err != nil {
+				if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 					return err
 				}
 			}
@@ -116,11 +116,11 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 					AgentName: "Agent 0", Creator: "bench-creator", EndpointURL: "https://seeded.invalid/execute", SigningPublicKey: "seeded",
 					Task: "seeded", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 60, Cost: 1000, CreatorAmount: 990, PlatformAmount: 10,
 					Status: crtx.ExecCompleted, InitiatedAt: at, CompletedAt: &at, Deadline: at, LeaseUntil: at}
-				if err := tx.InsertExecution(ctx, e); err != nil {
+				if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 					return err
 				}
 				// Counted against the key, as a charge counts it.
-				if err := tx.AddKeyUsage(ctx, key.ID, e.Cost); err != nil {
+				if err := tx.Access.AddKeyUsage(ctx, key.ID, e.Cost); err != nil {
 					return err
 				}
 			}

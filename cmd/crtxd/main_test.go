@@ -67,7 +67,7 @@ func withTraffic(t *testing.T) string {
 		var unsealed int
 		d.Store.View(ctx, func(tx crtx.Tx) error {
 			for _, env := range crtx.Environments {
-				u, _ := tx.UnsealedTransactions(ctx, env, 10)
+				u, _ := tx.Ledger.UnsealedTransactions(ctx, env, 10)
 				unsealed += len(u)
 			}
 			return nil

@@ -67,7 +67,7 @@ func TestRetryBudget(t *testing.T) {
 	}
 	s, other := dbs[0], dbs[1]
 	s.RetryBudget = 100 * time.Millisecond
-	if err := s.Update(ctx, func(tx crtx.Tx) error { return tx.SetMeta(ctx, "k", "0") }); err != nil {
+	if err := s.Update(ctx, func(tx crtx.Tx) error { return tx.System.SetMeta(ctx, "k", "0") }); err != nil {
 		t.Fatal(err)
 	}
 	// Each attempt reads k, another transaction changes k and commits,
@@ -75,13 +75,13 @@ func TestRetryBudget(t *testing.T) {
 	collide := func(attempts *int) func(crtx.Tx) error {
 		return func(tx crtx.Tx) error {
 			*attempts++
-			if _, err := tx.Meta(ctx, "k"); err != nil {
+			if _, err := tx.System.Meta(ctx, "k"); err != nil {
 				return err
 			}
-			if err := other.Update(ctx, func(tx crtx.Tx) error { return tx.SetMeta(ctx, "k", strconv.Itoa(*attempts)) }); err != nil {
+			if err := other.Update(ctx, func(tx crtx.Tx) error { return tx.System.SetMeta(ctx, "k", strconv.Itoa(*attempts)) }); err != nil {
 				return err
 			}
-			return tx.SetMeta(ctx, "k", "mine")
+			return tx.System.SetMeta(ctx, "k", "mine")
 		}
 	}
 	// The retries stop once their budget is spent: ErrBusy comes back.
@@ -95,7 +95,7 @@ func TestRetryBudget(t *testing.T) {
 		t.Fatalf("UpdateGuarded: %v after %d attempts, want success at once", err, attempts)
 	}
 	var v string
-	s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.Meta(ctx, "k"); return err })
+	s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.System.Meta(ctx, "k"); return err })
 	if v != "mine" {
 		t.Errorf("k = %q, want the guarded write", v)
 	}
@@ -243,7 +243,7 @@ func TestBatchFailureIsOneCallers(t *testing.T) {
 	}
 	s.View(ctx, func(tx crtx.Tx) error {
 		for i := range closings {
-			e, err := tx.Execution(ctx, fmt.Sprintf("e%d", i))
+			e, err := tx.Executions.Execution(ctx, fmt.Sprintf("e%d", i))
 			if err != nil || (e.Status == crtx.ExecCompleted) != (i != 5) {
 				t.Errorf("e%d = %s, %v; want completed all but e5", i, e.Status, err)
 			}
@@ -268,7 +268,7 @@ func TestRenewalPassesLockedRows(t *testing.T) {
 	}
 	var lease time.Time
 	s.View(ctx, func(tx crtx.Tx) error {
-		e0, err := tx.Execution(ctx, "e0")
+		e0, err := tx.Executions.Execution(ctx, "e0")
 		lease = e0.LeaseUntil
 		return err
 	})
@@ -286,7 +286,7 @@ func TestRenewalPassesLockedRows(t *testing.T) {
 		defer cancel()
 		var renewed []string
 		err := s.UpdateGuarded(bounded, func(tx crtx.Tx) (err error) {
-			renewed, err = tx.RenewLeases(bounded, "", []string{"e0", "e1"}, now, until)
+			renewed, err = tx.Executions.RenewLeases(bounded, "", []string{"e0", "e1"}, now, until)
 			return err
 		})
 		if err != nil {
@@ -304,8 +304,8 @@ func TestRenewalPassesLockedRows(t *testing.T) {
 	}
 	lock.Rollback()
 	s.View(ctx, func(tx crtx.Tx) error {
-		e1, _ := tx.Execution(ctx, "e1")
-		e0, _ := tx.Execution(ctx, "e0")
+		e1, _ := tx.Executions.Execution(ctx, "e1")
+		e0, _ := tx.Executions.Execution(ctx, "e0")
 		if !e1.LeaseUntil.Equal(until.Add(time.Second)) || !e0.LeaseUntil.Equal(lease) {
 			t.Errorf("leases: e1 %v (want %v), e0 %v (want its own %v)", e1.LeaseUntil, until.Add(time.Second), e0.LeaseUntil, lease)
 		}
@@ -394,7 +394,7 @@ func TestPostingsLockAccountsInOneOrder(t *testing.T) {
 			lt := crtx.LedgerTx{ID: id, Environment: env, Kind: crtx.TxWithdrawal, CreatedAt: time.Now(),
 				Data:     map[string]string{"wallet": "alice"},
 				Postings: []crtx.Posting{{From: from.Address, To: to.Address, Amount: crtx.MicroPerUSDC}}}
-			return tx.InsertTransaction(ctx, &lt, from, to)
+			return tx.Ledger.InsertTransaction(ctx, &lt, from, to)
 		})
 	}
 	for _, p := range []struct {

@@ -186,7 +186,7 @@ func (d *DB) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(c
 			panic(p)
 		}
 	}()
-	if err := fn(&tx{q: sqlTx, d: d.Dialect}); err != nil {
+	if err := fn((&tx{q: sqlTx, d: d.Dialect}).roles()); err != nil {
 		sqlTx.Rollback()
 		return err
 	}

@@ -198,7 +198,7 @@ func (g *group) call(r *request) (err error, panicked any) {
 			panicked = p
 		}
 	}()
-	return r.fn(&tx{q: g.conn, d: g.d, stmts: g.stmts, detached: true}), nil
+	return r.fn((&tx{q: g.conn, d: g.d, stmts: g.stmts, detached: true}).roles()), nil
 }
 
 // close stops the writer after the group it is running and releases its

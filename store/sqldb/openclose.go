@@ -31,23 +31,23 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 func writeOpening(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
 	e := o.Execution
 	if o.Idempotency != nil {
-		if err := tx.InsertIdempotency(ctx, *o.Idempotency); err != nil {
+		if err := tx.Executions.InsertIdempotency(ctx, *o.Idempotency); err != nil {
 			return err
 		}
 	}
 	if err := crtx.CheckTerms(ctx, tx, e); err != nil {
 		return err
 	}
-	if err := tx.InsertExecution(ctx, e); err != nil {
+	if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 		return notConflict(err)
 	}
 	// The wallet and the key are the rows this transaction shares with the
 	// wallet's other executions: written last (the wallet by the posting's
 	// last statement), they stay locked for the fewest statements.
-	if err := tx.InsertTransaction(ctx, &o.Escrow, o.Accounts...); err != nil {
+	if err := tx.Ledger.InsertTransaction(ctx, &o.Escrow, o.Accounts...); err != nil {
 		return notConflict(err)
 	}
-	if err := tx.AddKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
+	if err := tx.Access.AddKeyUsage(ctx, e.KeyID, e.Cost); err != nil {
 		return err
 	}
 	return inFlightLimits(ctx, tx, o)
@@ -60,7 +60,7 @@ func inFlightLimits(ctx context.Context, tx crtx.Tx, o *crtx.Opening) error {
 		return nil
 	}
 	e := o.Execution
-	all, key, err := tx.InFlight(ctx, e.Wallet, e.Environment, e.KeyID)
+	all, key, err := tx.Executions.InFlight(ctx, e.Wallet, e.Environment, e.KeyID)
 	switch {
 	case err != nil:
 		return err

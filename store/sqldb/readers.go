@@ -55,7 +55,7 @@ func (rs *readers) view(ctx context.Context, d Dialect, fn func(crtx.Tx) error) 
 	if _, err := r.conn.ExecContext(ctx, `BEGIN`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	return fn(&tx{q: r.conn, d: d, stmts: r.stmts})
+	return fn((&tx{q: r.conn, d: d, stmts: r.stmts}).roles())
 }
 
 // reset ends the read transaction (it has nothing to commit; ending it

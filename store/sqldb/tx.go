@@ -191,3 +191,8 @@ func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any)
 	}
 	return out, rows.Err()
 }
+
+// roles is t as each role a service asks of a transaction.
+func (t *tx) roles() crtx.Tx {
+	return crtx.Tx{System: t, Access: t, Ledger: t, Catalog: t, Executions: t, Disputes: t, Funds: t, Deliveries: t}
+}

@@ -66,7 +66,7 @@ func TestGroupCommit(t *testing.T) {
 			defer func() { panics[i] = recover() }()
 			started.Add(1)
 			errs[i] = s.Update(c, func(tx crtx.Tx) error {
-				if err := tx.SetMeta(ctx, fmt.Sprintf("k%03d", i), "v"); err != nil {
+				if err := tx.System.SetMeta(ctx, fmt.Sprintf("k%03d", i), "v"); err != nil {
 					return err
 				}
 				switch i % 10 {
@@ -89,7 +89,7 @@ func TestGroupCommit(t *testing.T) {
 	wg.Wait()
 	for i := range n {
 		var v string
-		err := s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.Meta(ctx, fmt.Sprintf("k%03d", i)); return err })
+		err := s.View(ctx, func(tx crtx.Tx) (err error) { v, err = tx.System.Meta(ctx, fmt.Sprintf("k%03d", i)); return err })
 		switch i % 10 {
 		case 1:
 			if !errors.Is(errs[i], boom) || !errors.Is(err, crtx.ErrNotFound) {
@@ -132,7 +132,7 @@ func BenchmarkConcurrentUpdates(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			err := s.Update(ctx, func(tx crtx.Tx) error { return tx.SetMeta(ctx, fmt.Sprintf("bench%d", i), "v") })
+			err := s.Update(ctx, func(tx crtx.Tx) error { return tx.System.SetMeta(ctx, fmt.Sprintf("bench%d", i), "v") })
 			if err != nil {
 				b.Error(err)
 				return
@@ -163,17 +163,17 @@ func BenchmarkWalletBalance(b *testing.B) {
 					e.CreatedAt = now
 					escrows = append(escrows, e)
 				}
-				if err := s.Update(ctx, func(tx crtx.Tx) error { return tx.EnsureAccounts(ctx, escrows...) }); err != nil {
+				if err := s.Update(ctx, func(tx crtx.Tx) error { return tx.Ledger.EnsureAccounts(ctx, escrows...) }); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ResetTimer()
 			for b.Loop() {
 				err := s.View(ctx, func(tx crtx.Tx) error {
-					if _, err := tx.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountWallet, "w")); err != nil && !errors.Is(err, crtx.ErrNotFound) {
+					if _, err := tx.Ledger.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountWallet, "w")); err != nil && !errors.Is(err, crtx.ErrNotFound) {
 						return err
 					}
-					_, err := tx.Escrowed(ctx, crtx.Mainnet, "w")
+					_, err := tx.Ledger.Escrowed(ctx, crtx.Mainnet, "w")
 					return err
 				})
 				if err != nil {

@@ -23,79 +23,79 @@ func agent(id, creator string, price crtx.USDC, tags []string, created time.Time
 func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, w := range []string{"w1", "w1", "w2"} {
-			if err := tx.EnsureCreator(ctx, w, t0); err != nil {
+			if err := tx.Catalog.EnsureCreator(ctx, w, t0); err != nil {
 				return err
 			}
 		}
-		if err := tx.SetCreatorName(ctx, "w1", "Ada"); err != nil {
+		if err := tx.Catalog.SetCreatorName(ctx, "w1", "Ada"); err != nil {
 			return err
 		}
-		if err := tx.SetCreatorVerified(ctx, "w2", true); err != nil {
+		if err := tx.Catalog.SetCreatorVerified(ctx, "w2", true); err != nil {
 			return err
 		}
-		if err := tx.InsertAgent(ctx, agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)); err != nil {
+		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)); err != nil {
 			return err
 		}
-		return tx.InsertAgent(ctx, agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second)))
+		return tx.Catalog.InsertAgent(ctx, agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second)))
 	})
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
-		return tx.InsertAgent(context.Background(), agent("a1", "w1", 1, []string{"x"}, t0))
+		return tx.Catalog.InsertAgent(context.Background(), agent("a1", "w1", 1, []string{"x"}, t0))
 	})
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("a second agent a1: %v, want ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		c, err := tx.Creator(ctx, "w1")
+		c, err := tx.Catalog.Creator(ctx, "w1")
 		if err != nil || c.DisplayName != "Ada" || c.Verified {
 			t.Errorf("creator w1 = %+v, %v", c, err)
 		}
-		if c, _ := tx.Creator(ctx, "w2"); !c.Verified || c.DisplayName != "" {
+		if c, _ := tx.Catalog.Creator(ctx, "w2"); !c.Verified || c.DisplayName != "" {
 			t.Errorf("creator w2 = %+v", c)
 		}
-		if _, err := tx.Creator(ctx, "w3"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Catalog.Creator(ctx, "w3"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown creator: %v", err)
 		}
-		a, err := tx.Agent(ctx, "a1")
+		a, err := tx.Catalog.Agent(ctx, "a1")
 		want := agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)
 		if err != nil || fmt.Sprint(a) != fmt.Sprint(want) {
 			t.Errorf("Agent(a1) =\n%+v, %v\nwant\n%+v", a, err, want)
 		}
-		if _, err := tx.Agent(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Catalog.Agent(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown agent: %v", err)
 		}
-		terms, err := tx.AgentTerms(ctx, "a1")
+		terms, err := tx.Catalog.AgentTerms(ctx, "a1")
 		wantTerms := crtx.Agent{ID: "a1", Creator: want.Creator, Name: want.Name, Price: want.Price, EndpointURL: want.EndpointURL,
 			SigningPublicKey: want.SigningPublicKey, TimeoutSeconds: want.TimeoutSeconds, Status: want.Status, SuspendedAt: want.SuspendedAt}
 		if err != nil || fmt.Sprint(terms) != fmt.Sprint(wantTerms) {
 			t.Errorf("AgentTerms(a1) =\n%+v, %v\nwant\n%+v", terms, err, wantTerms)
 		}
-		if _, err := tx.AgentTerms(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Catalog.AgentTerms(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("terms of an unknown agent: %v", err)
 		}
-		mine, err := tx.AgentsByCreator(ctx, "w1")
+		mine, err := tx.Catalog.AgentsByCreator(ctx, "w1")
 		if err != nil || len(mine) != 2 || mine[0].ID != "a1" {
 			t.Errorf("AgentsByCreator = %v, %v", mine, err)
 		}
 		return nil
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		a, _ := tx.Agent(ctx, "a1")
+		a, _ := tx.Catalog.Agent(ctx, "a1")
 		a.Tags, a.Status, a.Description, a.UpdatedAt = []string{"code"}, crtx.AgentPaused, "Changed", t0.Add(time.Hour)
-		if err := tx.UpdateAgent(ctx, a); err != nil {
+		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		if err := tx.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 3, Finished: 2, Successful: 1, TimeSumMS: 40}); err != nil {
+		if err := tx.Catalog.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 3, Finished: 2, Successful: 1, TimeSumMS: 40}); err != nil {
 			return err
 		}
-		return tx.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 1, Finished: 1, Successful: 1, TimeSumMS: 60, Disputes: 1})
+		return tx.Catalog.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 1, Finished: 1, Successful: 1, TimeSumMS: 60, Disputes: 1})
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		it, err := tx.AgentListing(ctx, "a1", crtx.Devnet)
+		it, err := tx.Catalog.AgentListing(ctx, "a1", crtx.Devnet)
 		if err != nil || it.Agent.Status != crtx.AgentPaused || it.Agent.Description != "Changed" || it.Creator.DisplayName != "Ada" ||
 			it.Stats != (crtx.AgentStats{Total: 4, Finished: 3, Successful: 2, TimeSumMS: 100, Disputes: 1}) {
 			t.Errorf("AgentListing(a1, devnet) = %+v, %v", it, err)
 		}
-		it, _ = tx.AgentListing(ctx, "a1", crtx.Mainnet)
+		it, _ = tx.Catalog.AgentListing(ctx, "a1", crtx.Mainnet)
 		if it.Stats != (crtx.AgentStats{}) {
 			t.Errorf("mainnet stats of a1 = %+v", it.Stats)
 		}
@@ -105,9 +105,9 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 
 func testListAgents(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		tx.EnsureCreator(ctx, "plain", t0)
-		tx.EnsureCreator(ctx, "verified", t0)
-		tx.SetCreatorVerified(ctx, "verified", true)
+		tx.Catalog.EnsureCreator(ctx, "plain", t0)
+		tx.Catalog.EnsureCreator(ctx, "verified", t0)
+		tx.Catalog.SetCreatorVerified(ctx, "verified", true)
 		for i := range 12 {
 			id := fmt.Sprintf("a%02d", i)
 			owner := "plain"
@@ -125,10 +125,10 @@ func testListAgents(t *testing.T, s crtx.Store) {
 			if i == 11 {
 				a.Status = crtx.AgentPaused
 			}
-			if err := tx.InsertAgent(ctx, a); err != nil {
+			if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 				return err
 			}
-			if err := tx.AddAgentStats(ctx, id, crtx.Mainnet, crtx.AgentStats{Total: int64(i % 5), Finished: int64(i % 5), Successful: int64(min(i%3, i%5))}); err != nil {
+			if err := tx.Catalog.AddAgentStats(ctx, id, crtx.Mainnet, crtx.AgentStats{Total: int64(i % 5), Finished: int64(i % 5), Successful: int64(min(i%3, i%5))}); err != nil {
 				return err
 			}
 		}
@@ -145,14 +145,14 @@ func testListAgents(t *testing.T, s crtx.Store) {
 		var ids []string
 		var total int
 		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			items, err := tx.ListAgents(ctx, q)
+			items, err := tx.Catalog.ListAgents(ctx, q)
 			if err != nil {
 				return err
 			}
 			for _, it := range items {
 				ids = append(ids, it.Agent.ID)
 			}
-			total, err = tx.CountAgents(ctx, q)
+			total, err = tx.Catalog.CountAgents(ctx, q)
 			return err
 		})
 		return ids, total
@@ -178,7 +178,7 @@ func testListAgents(t *testing.T, s crtx.Store) {
 	// tag; the paused a11's tags count it not.
 	var tagCounts map[string]int
 	view(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		tagCounts, err = tx.TagCounts(ctx)
+		tagCounts, err = tx.Catalog.TagCounts(ctx)
 		return err
 	})
 	if len(tagCounts) == 0 {
@@ -235,12 +235,12 @@ func testListAgents(t *testing.T, s crtx.Store) {
 	}
 	change := func(id string, f func(*crtx.Agent)) {
 		update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			a, err := tx.Agent(ctx, id)
+			a, err := tx.Catalog.Agent(ctx, id)
 			if err != nil {
 				return err
 			}
 			f(&a)
-			return tx.UpdateAgent(ctx, a)
+			return tx.Catalog.UpdateAgent(ctx, a)
 		})
 	}
 	change("a00", func(a *crtx.Agent) { a.SuspendedAt = &t0 })
@@ -263,16 +263,16 @@ func testLedgerRefs(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		lt = crtx.LedgerTx{ID: "listed", Environment: crtx.Mainnet, Kind: crtx.TxAgentListed, Data: map[string]string{"agent_id": "a1"},
 			Postings: []crtx.Posting{}, Accounts: []string{listing.Address, alice.Address}, CreatedAt: t0}
-		return tx.InsertTransaction(ctx, &lt, listing)
+		return tx.Ledger.InsertTransaction(ctx, &lt, listing)
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, addr := range []string{listing.Address, alice.Address} {
-			txs, err := tx.AccountTransactions(ctx, crtx.Mainnet, addr, 10)
+			txs, err := tx.Ledger.AccountTransactions(ctx, crtx.Mainnet, addr, 10)
 			if err != nil || len(txs) == 0 || txs[0].ID != "listed" {
 				t.Errorf("AccountTransactions(%s) = %v, %v", addr, txs, err)
 			}
 		}
-		back, err := tx.Transaction(ctx, crtx.Mainnet, "listed")
+		back, err := tx.Ledger.Transaction(ctx, crtx.Mainnet, "listed")
 		if err != nil || back.Leaf() != lt.Leaf() || fmt.Sprint(back.Accounts) != fmt.Sprint(lt.Accounts) {
 			t.Errorf("read back = %+v, %v", back, err)
 		}

@@ -11,18 +11,18 @@ import (
 
 func testNonces(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		return tx.InsertNonce(ctx, crtx.Nonce{Nonce: "n1", Wallet: "w1", ExpiresAt: t0.Add(time.Minute)})
+		return tx.Access.InsertNonce(ctx, crtx.Nonce{Nonce: "n1", Wallet: "w1", ExpiresAt: t0.Add(time.Minute)})
 	})
 	use := func(nonce, wallet string, at time.Time) (ok bool) {
 		update(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-			ok, err = tx.UseNonce(ctx, nonce, wallet, at)
+			ok, err = tx.Access.UseNonce(ctx, nonce, wallet, at)
 			return err
 		})
 		return ok
 	}
 	expiry := func(nonce, wallet string) (at time.Time, err error) {
 		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			at, err = tx.NonceExpiry(ctx, nonce, wallet)
+			at, err = tx.Access.NonceExpiry(ctx, nonce, wallet)
 			return nil
 		})
 		return at, err
@@ -55,17 +55,17 @@ func testNonces(t *testing.T, s crtx.Store) {
 
 func testSessions(t *testing.T, s crtx.Store) {
 	sess := crtx.Session{Hash: "h1", Wallet: "w1", CreatedAt: t0, ExpiresAt: t0.Add(crtx.SessionTTL)}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertSession(ctx, sess) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Access.InsertSession(ctx, sess) })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.SessionByHash(ctx, "h1")
+		got, err := tx.Access.SessionByHash(ctx, "h1")
 		if err != nil || got != sess {
 			t.Errorf("SessionByHash = %+v, %v; want %+v", got, err, sess)
 		}
 		return nil
 	})
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.DeleteSession(ctx, "h1") })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Access.DeleteSession(ctx, "h1") })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.SessionByHash(ctx, "h1"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Access.SessionByHash(ctx, "h1"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("deleted session: %v", err)
 		}
 		return nil
@@ -79,44 +79,44 @@ func testKeys(t *testing.T, s crtx.Store) {
 	k2 := crtx.APIKey{ID: "key_2", Name: "prod", Environment: crtx.Mainnet, Prefix: "crtx_live_wxyz",
 		CreatedAt: t0.Add(time.Second), Wallet: "w1", Hash: "hash2"}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.InsertKey(ctx, k); err != nil {
+		if err := tx.Access.InsertKey(ctx, k); err != nil {
 			return err
 		}
-		return tx.InsertKey(ctx, k2)
+		return tx.Access.InsertKey(ctx, k2)
 	})
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
 		dup := k2
 		dup.ID = "key_3"
-		return tx.InsertKey(context.Background(), dup)
+		return tx.Access.InsertKey(context.Background(), dup)
 	})
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("a second key with the same hash: %v, want ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.KeyByHash(ctx, "hash1")
+		got, err := tx.Access.KeyByHash(ctx, "hash1")
 		if err != nil || got.ID != "key_1" || got.SpendLimit == nil || *got.SpendLimit != limit || !got.CreatedAt.Equal(t0) {
 			t.Errorf("KeyByHash = %+v, %v", got, err)
 		}
-		if _, err := tx.KeyByHash(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Access.KeyByHash(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown hash: %v", err)
 		}
-		keys, err := tx.KeysByWallet(ctx, "w1")
+		keys, err := tx.Access.KeysByWallet(ctx, "w1")
 		if err != nil || len(keys) != 2 || keys[0].ID != "key_1" || keys[1].SpendLimit != nil {
 			t.Errorf("KeysByWallet = %+v, %v", keys, err)
 		}
-		if keys, _ := tx.KeysByWallet(ctx, "w2"); len(keys) != 0 {
+		if keys, _ := tx.Access.KeysByWallet(ctx, "w2"); len(keys) != 0 {
 			t.Errorf("another wallet sees %d keys", len(keys))
 		}
 		return nil
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.TouchKey(ctx, "key_1", t0.Add(time.Hour)); err != nil {
+		if err := tx.Access.TouchKey(ctx, "key_1", t0.Add(time.Hour)); err != nil {
 			return err
 		}
-		return tx.RevokeKey(ctx, "key_1", t0.Add(2*time.Hour))
+		return tx.Access.RevokeKey(ctx, "key_1", t0.Add(2*time.Hour))
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.KeyByID(ctx, "key_1")
+		got, err := tx.Access.KeyByID(ctx, "key_1")
 		if err != nil || got.LastUsedAt == nil || !got.LastUsedAt.Equal(t0.Add(time.Hour)) ||
 			got.RevokedAt == nil || !got.RevokedAt.Equal(t0.Add(2*time.Hour)) {
 			t.Errorf("after touch and revoke: %+v, %v", got, err)
@@ -131,7 +131,7 @@ func testKeys(t *testing.T, s crtx.Store) {
 func testSentForms(t *testing.T, s crtx.Store) {
 	claim := func(owner, token string, at time.Time) error {
 		return s.Update(context.Background(), func(tx crtx.Tx) error {
-			return tx.ClaimForm(context.Background(), crtx.SentForm{Owner: owner, Token: token, SentAt: at}, at.Add(-24*time.Hour))
+			return tx.Access.ClaimForm(context.Background(), crtx.SentForm{Owner: owner, Token: token, SentAt: at}, at.Add(-24*time.Hour))
 		})
 	}
 	if err := claim("w1", "f1", t0); err != nil {
@@ -145,7 +145,7 @@ func testSentForms(t *testing.T, s crtx.Store) {
 	}
 	read := func(owner, token string) (f crtx.SentForm, err error) {
 		err = s.View(context.Background(), func(tx crtx.Tx) (err error) {
-			f, err = tx.SentForm(context.Background(), owner, token)
+			f, err = tx.Access.SentForm(context.Background(), owner, token)
 			return err
 		})
 		return f, err
@@ -171,7 +171,7 @@ func testSentForms(t *testing.T, s crtx.Store) {
 		t.Errorf("a form in flight: %+v, %v", f, err)
 	}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		return tx.SetFormOutcome(ctx, "w1", "f1", []byte(`{"notice":"done"}`))
+		return tx.Access.SetFormOutcome(ctx, "w1", "f1", []byte(`{"notice":"done"}`))
 	})
 	if f, err := read("w1", "f1"); err != nil || string(f.Outcome) != `{"notice":"done"}` {
 		t.Errorf("a form's outcome: %+v, %v", f, err)

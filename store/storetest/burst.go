@@ -69,7 +69,7 @@ func testOpenBurst(t *testing.T, s crtx.Store) {
 			t.Errorf("%s (%s): %v", c.o.Execution.ID, c.kind, err)
 		}
 		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			if _, err := tx.Execution(ctx, c.o.Execution.ID); !errors.Is(err, crtx.ErrNotFound) {
+			if _, err := tx.Executions.Execution(ctx, c.o.Execution.ID); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("refused %s was written: %v", c.o.Execution.ID, err)
 			}
 			return nil
@@ -82,10 +82,10 @@ func testOpenBurst(t *testing.T, s crtx.Store) {
 		t.Errorf("alice, bob = %v; want 4 openings paid", got)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if all, _, err := tx.InFlight(ctx, "alice", crtx.Devnet, "key_1"); err != nil || all != 4 {
+		if all, _, err := tx.Executions.InFlight(ctx, "alice", crtx.Devnet, "key_1"); err != nil || all != 4 {
 			t.Errorf("alice's executions in flight = %d, %v; want 4", all, err)
 		}
-		if i, err := tx.Idempotency(ctx, "bob", crtx.Devnet, "bob-key"); !errors.Is(err, crtx.ErrNotFound) {
+		if i, err := tx.Executions.Idempotency(ctx, "bob", crtx.Devnet, "bob-key"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("a refused opening's Idempotency-Key was kept: %+v, %v", i, err)
 		}
 		return nil
@@ -110,7 +110,7 @@ func testOpenBurst(t *testing.T, s crtx.Store) {
 		}
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if i, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "same"); err != nil || i.ExecutionID != won {
+		if i, err := tx.Executions.Idempotency(ctx, "alice", crtx.Devnet, "same"); err != nil || i.ExecutionID != won {
 			t.Errorf("the Idempotency-Key names %+v, %v; want %s", i, err, won)
 		}
 		return nil

@@ -17,33 +17,33 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		Reason: "fraud", Description: "wrong", Evidence: json.RawMessage(`{"a":1}`), EvidenceHash: "sha256:x", Status: "open",
 		OpenedAt: t0, RespondBy: t0.Add(72 * time.Hour)}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		tx.EnsureCreator(ctx, "w1", t0)
-		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+		tx.Catalog.EnsureCreator(ctx, "w1", t0)
+		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
 			return err
 		}
 		for _, id := range []string{"e1", "e2"} {
-			if err := tx.InsertExecution(ctx, execution(id, t0)); err != nil {
+			if err := tx.Executions.InsertExecution(ctx, execution(id, t0)); err != nil {
 				return err
 			}
 		}
-		return tx.InsertDispute(ctx, d)
+		return tx.Disputes.InsertDispute(ctx, d)
 	})
 	if err := s.Update(context.Background(), func(tx crtx.Tx) error {
 		d2 := d
 		d2.ID = "d2"
-		return tx.InsertDispute(context.Background(), d2)
+		return tx.Disputes.InsertDispute(context.Background(), d2)
 	}); !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("a second dispute of e1: %v, want ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.DisputeByExecution(ctx, "e1")
+		got, err := tx.Disputes.DisputeByExecution(ctx, "e1")
 		if err != nil || got.ID != "d1" || string(got.Evidence) != `{"a":1}` || !got.RespondBy.Equal(d.RespondBy) {
 			t.Errorf("DisputeByExecution = %+v, %v", got, err)
 		}
-		if _, err := tx.DisputeByExecution(ctx, "e2"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Disputes.DisputeByExecution(ctx, "e2"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("undisputed execution: %v", err)
 		}
-		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "open"}); len(l) != 1 {
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Status: "open"}); len(l) != 1 {
 			t.Errorf("open list = %v", l)
 		}
 		return nil
@@ -51,30 +51,30 @@ func testDisputes(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		at := t0.Add(time.Hour)
 		d.Status, d.ResolvedAt, d.Slashed, d.Refunded, d.Response, d.RespondedAt = "upheld", &at, 500, 100, "sorry", &at
-		return tx.UpdateDispute(ctx, d)
+		return tx.Disputes.UpdateDispute(ctx, d)
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, _ := tx.Dispute(ctx, "d1")
+		got, _ := tx.Disputes.Dispute(ctx, "d1")
 		if got.Status != "upheld" || got.Slashed != 500 || got.Refunded != 100 || got.Response != "sorry" || got.ResolvedAt == nil {
 			t.Errorf("updated dispute = %+v", got)
 		}
-		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "upheld"}); len(l) != 1 {
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Status: "upheld"}); len(l) != 1 {
 			t.Errorf("upheld list = %v", l)
 		}
-		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Resolved: true}); len(l) != 1 || l[0].ID != "d1" {
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Resolved: true}); len(l) != 1 || l[0].ID != "d1" {
 			t.Errorf("resolved list = %v", l)
 		}
-		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Status: "open"}); len(l) != 0 {
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Status: "open"}); len(l) != 0 {
 			t.Errorf("open list after resolving = %v", l)
 		}
-		if l, _ := tx.ListDisputes(ctx, crtx.DisputeQuery{Creator: "w2"}); len(l) != 0 {
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Creator: "w2"}); len(l) != 0 {
 			t.Errorf("another creator's list = %v", l)
 		}
-		if _, err := tx.Dispute(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Disputes.Dispute(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown dispute: %v", err)
 		}
 		// What the wallet spent leaves out what the upheld dispute refunded.
-		spent, err := tx.WalletSpending(ctx, "w1", crtx.Devnet, t0.Truncate(24*time.Hour))
+		spent, err := tx.Executions.WalletSpending(ctx, "w1", crtx.Devnet, t0.Truncate(24*time.Hour))
 		if err != nil || len(spent) != 1 || spent[0].Spent != 200_000-100 || spent[0].Calls != 2 {
 			t.Errorf("WalletSpending after a dispute's refund = %+v, %v", spent, err)
 		}
@@ -95,7 +95,7 @@ func testReleasableCollateral(t *testing.T, s crtx.Store) {
 	list := func(ctx context.Context, tx crtx.Tx, id string, at time.Time, empty bool, env crtx.Environment, ended *time.Time, status string) error {
 		a := agent(id, "w1", 100_000, []string{"data"}, t0)
 		a.Status, a.DelistedAt = crtx.AgentDelisted, &at
-		if err := tx.InsertAgent(ctx, a); err != nil {
+		if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 			return err
 		}
 		e := execution("e-"+id, t0)
@@ -103,11 +103,11 @@ func testReleasableCollateral(t *testing.T, s crtx.Store) {
 		if ended == nil {
 			e.Status = crtx.ExecRunning
 		}
-		if err := tx.InsertExecution(ctx, e); err != nil {
+		if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 			return err
 		}
 		if status != "" {
-			if err := tx.InsertDispute(ctx, crtx.Dispute{ID: "d-" + id, ExecutionID: e.ID, Environment: env, Wallet: "w1", AgentID: id,
+			if err := tx.Disputes.InsertDispute(ctx, crtx.Dispute{ID: "d-" + id, ExecutionID: e.ID, Environment: env, Wallet: "w1", AgentID: id,
 				Creator: "w1", Reason: "fraud", Description: "wrong", Evidence: json.RawMessage(`{}`), EvidenceHash: "sha256:x",
 				Status: status, OpenedAt: t0, RespondBy: t0.Add(72 * time.Hour)}); err != nil {
 				return err
@@ -126,7 +126,7 @@ func testReleasableCollateral(t *testing.T, s crtx.Store) {
 	ptr := func(at time.Time) *time.Time { return &at }
 	ended, later := ptr(t0.Add(time.Hour)), t0.Add(time.Hour)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, "w1", t0); err != nil {
 			return err
 		}
 		// More listings held by an open mainnet dispute than one read returns.
@@ -148,7 +148,7 @@ func testReleasableCollateral(t *testing.T, s crtx.Store) {
 		)
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		l, err := tx.ReleasableCollateral(ctx, cutoff, 5)
+		l, err := tx.Catalog.ReleasableCollateral(ctx, cutoff, 5)
 		var ids []string
 		for _, a := range l {
 			ids = append(ids, a.ID)
@@ -156,7 +156,7 @@ func testReleasableCollateral(t *testing.T, s crtx.Store) {
 		if err != nil || strings.Join(ids, " ") != "devnet on-time resolved" || l[0].DelistedAt == nil {
 			t.Errorf("ReleasableCollateral = %v, %v; want devnet on-time resolved", ids, err)
 		}
-		if l, err := tx.ReleasableCollateral(ctx, cutoff, 2); err != nil || len(l) != 2 {
+		if l, err := tx.Catalog.ReleasableCollateral(ctx, cutoff, 2); err != nil || len(l) != 2 {
 			t.Errorf("ReleasableCollateral with limit 2 = %d, %v", len(l), err)
 		}
 		return nil

@@ -50,10 +50,10 @@ func testInFlight(t *testing.T, s crtx.Store) {
 		t.Errorf("alice = %v: refused openings took money", got)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if all, key, err := tx.InFlight(ctx, "alice", crtx.Devnet, "key_2"); err != nil || all != 4 || key != 1 {
+		if all, key, err := tx.Executions.InFlight(ctx, "alice", crtx.Devnet, "key_2"); err != nil || all != 4 || key != 1 {
 			t.Errorf("InFlight = %d, %d, %v; want 4, 1", all, key, err)
 		}
-		if _, err := tx.Execution(ctx, "k2-b"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Executions.Execution(ctx, "k2-b"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("the refused execution was written: %v", err)
 		}
 		return nil
@@ -61,13 +61,13 @@ func testInFlight(t *testing.T, s crtx.Store) {
 
 	// One ends: the wallet has room for one more.
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		e, err := tx.Execution(ctx, "k2-a")
+		e, err := tx.Executions.Execution(ctx, "k2-a")
 		if err != nil {
 			return err
 		}
 		done := t0
 		e.Status, e.CompletedAt, e.ErrorCode = crtx.ExecFailed, &done, crtx.CodeCancelled
-		_, err = tx.FinishExecution(ctx, e)
+		_, err = tx.Executions.FinishExecution(ctx, e)
 		return err
 	})
 	if err := s.OpenExecution(ctx, opening("k2-c", "key_2")); err != nil {
@@ -88,15 +88,15 @@ func testInFlight(t *testing.T, s crtx.Store) {
 func Openings(t *testing.T, s crtx.Store) (opening func(id, key string) *crtx.Opening, alice crtx.Account) {
 	_, alice, _ = fund(t, s, crtx.Devnet)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, "w1", t0); err != nil {
 			return err
 		}
-		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
 			return err
 		}
 		for _, id := range []string{"key_1", "key_2"} {
 			k := crtx.APIKey{ID: id, Wallet: "alice", Name: id, Prefix: "p", Hash: "hash-" + id, Environment: crtx.Devnet, CreatedAt: t0}
-			if err := tx.InsertKey(ctx, k); err != nil {
+			if err := tx.Access.InsertKey(ctx, k); err != nil {
 				return err
 			}
 		}

@@ -23,7 +23,7 @@ func accounts(env crtx.Environment) (issuance, alice, bob crtx.Account) {
 // insert stores a transaction of postings between accts.
 func insert(ctx context.Context, tx crtx.Tx, env crtx.Environment, id string, kind crtx.TxKind, at time.Time, data map[string]string, accts []crtx.Account, ps ...crtx.Posting) (crtx.LedgerTx, error) {
 	lt := crtx.LedgerTx{ID: id, Environment: env, Kind: kind, Data: data, Postings: ps, CreatedAt: at}
-	err := tx.InsertTransaction(ctx, &lt, accts...)
+	err := tx.Ledger.InsertTransaction(ctx, &lt, accts...)
 	return lt, err
 }
 
@@ -32,7 +32,7 @@ func fund(t *testing.T, s crtx.Store, env crtx.Environment) (issuance, alice, bo
 	issuance, alice, bob = accounts(env)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, a := range []crtx.Account{issuance, alice, bob, alice} { // twice: EnsureAccount is idempotent
-			if err := tx.EnsureAccounts(ctx, a); err != nil {
+			if err := tx.Ledger.EnsureAccounts(ctx, a); err != nil {
 				return err
 			}
 		}
@@ -48,7 +48,7 @@ func fund(t *testing.T, s crtx.Store, env crtx.Environment) (issuance, alice, bo
 func postAll(t *testing.T, s crtx.Store, env crtx.Environment) {
 	t.Helper()
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		txs, err := tx.Unposted(ctx, env, 1000)
+		txs, err := tx.Ledger.Unposted(ctx, env, 1000)
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func postAll(t *testing.T, s crtx.Store, env crtx.Environment) {
 			seqs = append(seqs, lt.Seq)
 			credits = append(credits, lt.DeferredCredits()...)
 		}
-		return tx.PostCredits(ctx, env, seqs, credits)
+		return tx.Ledger.PostCredits(ctx, env, seqs, credits)
 	})
 }
 
@@ -67,7 +67,7 @@ func balances(t *testing.T, s crtx.Store, env crtx.Environment, accts ...crtx.Ac
 	out := make([]crtx.USDC, len(accts))
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for i, a := range accts {
-			got, err := tx.Account(ctx, env, a.Address)
+			got, err := tx.Ledger.Account(ctx, env, a.Address)
 			if err != nil {
 				return err
 			}
@@ -95,17 +95,17 @@ func testPostings(t *testing.T, s crtx.Store) {
 		t.Fatalf("balances = %v, want %v", got, want)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		back, err := tx.Transaction(ctx, crtx.Mainnet, "tx2")
+		back, err := tx.Ledger.Transaction(ctx, crtx.Mainnet, "tx2")
 		if err != nil {
 			return err
 		}
 		if back.Leaf() != lt.Leaf() || back.Seq != lt.Seq || back.BlockHeight != 0 || len(back.Postings) != 2 {
 			t.Errorf("transaction read back differs: %+v vs %+v", back, lt)
 		}
-		if _, err := tx.Transaction(ctx, crtx.Mainnet, "nope"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.Transaction(ctx, crtx.Mainnet, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown transaction: %v", err)
 		}
-		if a, err := tx.Account(ctx, crtx.Mainnet, alice.Address); err != nil || a.Balance != 7_000_001 {
+		if a, err := tx.Ledger.Account(ctx, crtx.Mainnet, alice.Address); err != nil || a.Balance != 7_000_001 {
 			t.Errorf("alice's account = %+v, %v", a, err)
 		}
 		return nil
@@ -127,7 +127,7 @@ func testNonNegative(t *testing.T, s crtx.Store) {
 		t.Fatalf("a refused transaction moved money: %v", got)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.Transaction(ctx, crtx.Mainnet, "over"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.Transaction(ctx, crtx.Mainnet, "over"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("refused transaction was kept: %v", err)
 		}
 		return nil
@@ -156,7 +156,7 @@ func testPostingAccounts(t *testing.T, s crtx.Store) {
 		t.Fatalf("balances = %v", got)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.Account(ctx, crtx.Mainnet, carol.Address)
+		got, err := tx.Ledger.Account(ctx, crtx.Mainnet, carol.Address)
 		if err != nil || got.Kind != crtx.AccountEscrow || got.Ref != "carol" || got.Owner != "alice" {
 			t.Errorf("created account = %+v, %v", got, err)
 		}
@@ -211,7 +211,7 @@ func testPostingAccounts(t *testing.T, s crtx.Store) {
 			limit int
 			want  string
 		}{{carol.Address, 10, "settled to-new"}, {carol.Address, 1, "settled"}, {bob.Address, 10, "settled"}, {alice.Address, 10, "aside to-new mainnet-fund"}} {
-			txs, err := tx.AccountTransactions(ctx, crtx.Mainnet, c.addr, c.limit)
+			txs, err := tx.Ledger.AccountTransactions(ctx, crtx.Mainnet, c.addr, c.limit)
 			var ids []string
 			for _, lt := range txs {
 				ids = append(ids, lt.ID)
@@ -226,7 +226,7 @@ func testPostingAccounts(t *testing.T, s crtx.Store) {
 		t.Errorf("refused transactions moved money: %v", got)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.Account(ctx, crtx.Mainnet, dave.Address); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.Account(ctx, crtx.Mainnet, dave.Address); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("a refused transaction created its account: %v", err)
 		}
 		return nil
@@ -245,32 +245,32 @@ func testQueries(t *testing.T, s crtx.Store) {
 		return nil
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.Airdrops(ctx, crtx.Devnet, "bob", t0.Add(90*time.Second))
+		got, err := tx.Ledger.Airdrops(ctx, crtx.Devnet, "bob", t0.Add(90*time.Second))
 		if err != nil || len(got) != 1 || got[0].ID != "airb" {
 			t.Errorf("Airdrops = %+v, %v", got, err)
 		}
 		// alice's deposit names her wallet too, but is no airdrop.
-		got, _ = tx.Airdrops(ctx, crtx.Devnet, "alice", t0)
+		got, _ = tx.Ledger.Airdrops(ctx, crtx.Devnet, "alice", t0)
 		if len(got) != 0 {
 			t.Errorf("Airdrops matched another kind: %+v", got)
 		}
-		txs, err := tx.AccountTransactions(ctx, crtx.Devnet, alice.Address, 10)
+		txs, err := tx.Ledger.AccountTransactions(ctx, crtx.Devnet, alice.Address, 10)
 		if err != nil || len(txs) != 1 {
 			t.Errorf("AccountTransactions(alice) = %d, %v", len(txs), err)
 		}
-		txs, _ = tx.AccountTransactions(ctx, crtx.Devnet, issuance.Address, 2)
+		txs, _ = tx.Ledger.AccountTransactions(ctx, crtx.Devnet, issuance.Address, 2)
 		if len(txs) != 2 || txs[0].ID != "airb" {
 			t.Errorf("AccountTransactions(issuance, 2) is not newest first: %+v", txs)
 		}
-		all, err := tx.Transactions(ctx, crtx.Devnet, 0, 10)
+		all, err := tx.Ledger.Transactions(ctx, crtx.Devnet, 0, 10)
 		if err != nil || len(all) != 3 {
 			t.Fatalf("Transactions = %d, %v", len(all), err)
 		}
-		rest, _ := tx.Transactions(ctx, crtx.Devnet, all[0].Seq, 10)
+		rest, _ := tx.Ledger.Transactions(ctx, crtx.Devnet, all[0].Seq, 10)
 		if len(rest) != 2 || rest[0].ID != all[1].ID {
 			t.Errorf("Transactions after seq: %+v", rest)
 		}
-		accts, err := tx.Accounts(ctx, crtx.Devnet)
+		accts, err := tx.Ledger.Accounts(ctx, crtx.Devnet)
 		if err != nil || len(accts) != 3 {
 			t.Errorf("Accounts = %d, %v", len(accts), err)
 		}
@@ -282,10 +282,10 @@ func testBlocks(t *testing.T, s crtx.Store) {
 	fund(t, s, crtx.Mainnet)
 	var seq int64
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.LastBlock(ctx, crtx.Mainnet); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.LastBlock(ctx, crtx.Mainnet); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("LastBlock before any: %v", err)
 		}
-		un, err := tx.UnsealedTransactions(ctx, crtx.Mainnet, 10)
+		un, err := tx.Ledger.UnsealedTransactions(ctx, crtx.Mainnet, 10)
 		if err != nil || len(un) != 1 {
 			t.Fatalf("UnsealedTransactions = %d, %v", len(un), err)
 		}
@@ -294,28 +294,28 @@ func testBlocks(t *testing.T, s crtx.Store) {
 	})
 	b := crtx.Block{Environment: crtx.Mainnet, Height: 1, PrevHash: crtx.GenesisPrevHash, MerkleRoot: "root",
 		TxCount: 1, SealedAt: t0, Hash: "hash", Signature: "sig"}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertBlock(ctx, b, []int64{seq}) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Ledger.InsertBlock(ctx, b, []int64{seq}) })
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
 		b2 := b
 		b2.Height = 2
-		return tx.InsertBlock(context.Background(), b2, []int64{seq})
+		return tx.Ledger.InsertBlock(context.Background(), b2, []int64{seq})
 	})
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("sealing a transaction twice: %v, want ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		last, err := tx.LastBlock(ctx, crtx.Mainnet)
+		last, err := tx.Ledger.LastBlock(ctx, crtx.Mainnet)
 		if err != nil || last != b {
 			t.Errorf("LastBlock = %+v, %v; want %+v", last, err, b)
 		}
-		if _, err := tx.Block(ctx, crtx.Mainnet, 2); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.Block(ctx, crtx.Mainnet, 2); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("block 2 after a refused insert: %v", err)
 		}
-		txs, err := tx.BlockTransactions(ctx, crtx.Mainnet, 1)
+		txs, err := tx.Ledger.BlockTransactions(ctx, crtx.Mainnet, 1)
 		if err != nil || len(txs) != 1 || txs[0].BlockHeight != 1 {
 			t.Errorf("BlockTransactions = %+v, %v", txs, err)
 		}
-		if un, _ := tx.UnsealedTransactions(ctx, crtx.Mainnet, 10); len(un) != 0 {
+		if un, _ := tx.Ledger.UnsealedTransactions(ctx, crtx.Mainnet, 10); len(un) != 0 {
 			t.Errorf("%d transactions still unsealed", len(un))
 		}
 		return nil
@@ -327,12 +327,12 @@ func testEnvironmentsApart(t *testing.T, s crtx.Store) {
 	_, alice, _ := fund(t, s, crtx.Devnet)
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, env := range crtx.Environments {
-			a, err := tx.Account(ctx, env, alice.Address)
+			a, err := tx.Ledger.Account(ctx, env, alice.Address)
 			if err != nil || a.Balance != 10_000_000 {
 				t.Errorf("%s alice = %+v, %v", env, a, err)
 			}
 		}
-		if _, err := tx.Transaction(ctx, crtx.Mainnet, "devnet-fund"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.Transaction(ctx, crtx.Mainnet, "devnet-fund"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("mainnet reads a devnet transaction: %v", err)
 		}
 		return nil

@@ -59,17 +59,17 @@ func LedgerRowsMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
 	}
 	s := open()
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		t2, err := tx.Transaction(ctx, crtx.Devnet, "t2")
+		t2, err := tx.Ledger.Transaction(ctx, crtx.Devnet, "t2")
 		if err != nil || len(t2.Postings) != 2 || t2.Postings[0] != (crtx.Posting{From: "ALICE", To: "BOB", Amount: 2}) ||
 			t2.Postings[1].Amount != 1 || len(t2.Accounts) != 0 {
 			t.Errorf("t2 after the migration = %+v, %v", t2, err)
 		}
-		t3, _ := tx.Transaction(ctx, crtx.Devnet, "t3")
+		t3, _ := tx.Ledger.Transaction(ctx, crtx.Devnet, "t3")
 		if len(t3.Postings) != 0 || len(t3.Accounts) != 2 || t3.Accounts[0] != "LIST" || t3.Accounts[1] != "ALICE" {
 			t.Errorf("t3 after the migration = %+v", t3)
 		}
 		for addr, want := range map[string]string{"ALICE": "t3 t2 t1", "BOB": "t2", "ISS": "t1", "LIST": "t3"} {
-			txs, err := tx.AccountTransactions(ctx, crtx.Devnet, addr, 10)
+			txs, err := tx.Ledger.AccountTransactions(ctx, crtx.Devnet, addr, 10)
 			var ids []string
 			for _, lt := range txs {
 				ids = append(ids, lt.ID)
@@ -123,11 +123,11 @@ func HashVersionMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
 	}
 	s := open()
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		b, err := tx.Block(ctx, crtx.Devnet, 1)
+		b, err := tx.Ledger.Block(ctx, crtx.Devnet, 1)
 		if err != nil || b.Version != 1 || b.ComputeHash().String() != b1.Hash {
 			t.Errorf("block 1 after the migration = %+v, %v; its hash no longer verifies", b, err)
 		}
-		sealed, err := tx.BlockTransactions(ctx, crtx.Devnet, 1)
+		sealed, err := tx.Ledger.BlockTransactions(ctx, crtx.Devnet, 1)
 		if err != nil || len(sealed) != 1 || sealed[0].Version != 1 || merkle.Root(crtx.TxLeaves(sealed)).String() != b1.MerkleRoot {
 			t.Errorf("block 1's transactions after the migration = %+v, %v; their root no longer verifies", sealed, err)
 		}
@@ -141,18 +141,18 @@ func HashVersionMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
 	})
 	var b2 crtx.Block
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		txs, err := tx.UnsealedTransactions(ctx, crtx.Devnet, 10)
+		txs, err := tx.Ledger.UnsealedTransactions(ctx, crtx.Devnet, 10)
 		if err != nil || len(txs) != 2 || txs[0].Version != 1 || txs[1].Version != crtx.HashVersion {
 			t.Fatalf("unsealed after the migration = %+v, %v; want the old one at version 1, the new at %d", txs, err, crtx.HashVersion)
 		}
 		b2 = crtx.Block{Environment: crtx.Devnet, Height: 2, PrevHash: b1.Hash, TxCount: 2, SealedAt: t0.Add(time.Minute),
 			Version: crtx.HashVersion, MerkleRoot: merkle.Root(crtx.TxLeaves(txs)).String()}
 		b2.Hash = b2.ComputeHash().String()
-		return tx.InsertBlock(ctx, b2, []int64{txs[0].Seq, txs[1].Seq})
+		return tx.Ledger.InsertBlock(ctx, b2, []int64{txs[0].Seq, txs[1].Seq})
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		b, err := tx.Block(ctx, crtx.Devnet, 2)
-		txs, terr := tx.BlockTransactions(ctx, crtx.Devnet, 2)
+		b, err := tx.Ledger.Block(ctx, crtx.Devnet, 2)
+		txs, terr := tx.Ledger.BlockTransactions(ctx, crtx.Devnet, 2)
 		if err != nil || terr != nil || b.Version != crtx.HashVersion || b.ComputeHash().String() != b2.Hash ||
 			merkle.Root(crtx.TxLeaves(txs)).String() != b.MerkleRoot {
 			t.Errorf("block 2 read back = %+v (%v), transactions %+v (%v): it does not verify", b, err, txs, terr)
@@ -177,18 +177,18 @@ func AnchorMigration(t *testing.T, old *sql.DB, open func() crtx.Store) {
 	}
 	s := open()
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if b, err := tx.Block(ctx, crtx.Devnet, 1); err != nil || b != b1 || b.ComputeHash().String() != b1.Hash {
+		if b, err := tx.Ledger.Block(ctx, crtx.Devnet, 1); err != nil || b != b1 || b.ComputeHash().String() != b1.Hash {
 			t.Errorf("block 1 after the migration = %+v, %v; want %+v", b, err, b1)
 		}
-		if _, err := tx.LastAnchoredBlock(ctx, crtx.Devnet); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.LastAnchoredBlock(ctx, crtx.Devnet); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("LastAnchoredBlock after the migration: %v, want ErrNotFound", err)
 		}
 		return nil
 	})
 	a := crtx.Anchor{Signature: "anchor", Slot: 42, Cluster: "devnet"}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.SetBlockAnchor(ctx, crtx.Devnet, 1, a) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Ledger.SetBlockAnchor(ctx, crtx.Devnet, 1, a) })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		b, err := tx.LastAnchoredBlock(ctx, crtx.Devnet)
+		b, err := tx.Ledger.LastAnchoredBlock(ctx, crtx.Devnet)
 		if err != nil || b.Height != 1 || b.Anchor == nil || *b.Anchor != a || b.ComputeHash().String() != b1.Hash {
 			t.Errorf("LastAnchoredBlock = %+v, %v; want block 1 anchored by %+v, its hash unchanged", b, err, a)
 		}

@@ -19,19 +19,19 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	_, alice, bob := fund(t, s, crtx.Devnet)
 	limit := crtx.USDC(250_000)
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, "w1", t0); err != nil {
 			return err
 		}
-		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
 			return err
 		}
 		for _, k := range []crtx.APIKey{{ID: "key_1", SpendLimit: &limit}, {ID: "key_r"}} {
 			k.Wallet, k.Name, k.Prefix, k.Hash, k.Environment, k.CreatedAt = "alice", k.ID, "p", "hash-"+k.ID, crtx.Devnet, t0
-			if err := tx.InsertKey(ctx, k); err != nil {
+			if err := tx.Access.InsertKey(ctx, k); err != nil {
 				return err
 			}
 		}
-		return tx.RevokeKey(ctx, "key_r", t0)
+		return tx.Access.RevokeKey(ctx, "key_r", t0)
 	})
 	escrow := func(id string) crtx.Account {
 		a := crtx.NewAccount(crtx.Devnet, crtx.AccountEscrow, id, "alice")
@@ -53,7 +53,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	spent := func() (int64, crtx.USDC) {
 		var k crtx.APIKey
 		view(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-			k, err = tx.KeyByID(ctx, "key_1")
+			k, err = tx.Access.KeyByID(ctx, "key_1")
 			return err
 		})
 		return k.ExecutionCount, k.TotalSpent
@@ -61,13 +61,13 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	absent := func(id string) {
 		t.Helper()
 		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			if _, err := tx.Execution(ctx, id); !errors.Is(err, crtx.ErrNotFound) {
+			if _, err := tx.Executions.Execution(ctx, id); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("refused execution %s was written: %v", id, err)
 			}
-			if _, err := tx.Transaction(ctx, crtx.Devnet, "open-"+id); !errors.Is(err, crtx.ErrNotFound) {
+			if _, err := tx.Ledger.Transaction(ctx, crtx.Devnet, "open-"+id); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("the escrow of refused execution %s was written: %v", id, err)
 			}
-			if i, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "idem-"+id); !errors.Is(err, crtx.ErrNotFound) {
+			if i, err := tx.Executions.Idempotency(ctx, "alice", crtx.Devnet, "idem-"+id); !errors.Is(err, crtx.ErrNotFound) {
 				t.Errorf("the Idempotency-Key of refused execution %s was kept: %+v, %v", id, i, err)
 			}
 			return nil
@@ -86,10 +86,10 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		t.Errorf("key usage = %d executions, %s USDC; want 1, 0.1", n, sum)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if e, err := tx.Execution(ctx, "e1"); err != nil || !reflect.DeepEqual(e, e1.Execution) {
+		if e, err := tx.Executions.Execution(ctx, "e1"); err != nil || !reflect.DeepEqual(e, e1.Execution) {
 			t.Errorf("execution e1 reads back as\n%+v, %v; want\n%+v", e, err, e1.Execution)
 		}
-		if i, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "idem-1"); err != nil || i.ExecutionID != "e1" {
+		if i, err := tx.Executions.Idempotency(ctx, "alice", crtx.Devnet, "idem-1"); err != nil || i.ExecutionID != "e1" {
 			t.Errorf("idempotency key = %+v, %v", i, err)
 		}
 		return nil
@@ -131,7 +131,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		t.Errorf("opening e1 again: %v, want an error other than ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.Idempotency(ctx, "alice", crtx.Devnet, "idem-again"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Executions.Idempotency(ctx, "alice", crtx.Devnet, "idem-again"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("the key of the refused second e1 was kept: %v", err)
 		}
 		return nil
@@ -189,7 +189,7 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	if n, sum := spent(); n != 2 || sum != 100_000 {
 		t.Errorf("key usage after e8's refund = %d executions, %s USDC; want 2, 0.1", n, sum)
 	}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.RefundKeyUsage(ctx, "key_1", 1_000_000) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Access.RefundKeyUsage(ctx, "key_1", 1_000_000) })
 	if n, sum := spent(); n != 2 || sum != 0 {
 		t.Errorf("key usage after refunding more than it spent = %d executions, %s USDC; want 2, 0", n, sum)
 	}
@@ -198,19 +198,19 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 		t.Errorf("after closing: alice, escrows, creator, treasury = %v", got)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if e, err := tx.Execution(ctx, "e1"); err != nil || e.Status != crtx.ExecCompleted || e.ResultHash != "hash-e1" {
+		if e, err := tx.Executions.Execution(ctx, "e1"); err != nil || e.Status != crtx.ExecCompleted || e.ResultHash != "hash-e1" {
 			t.Errorf("execution e1 = %s %q, %v", e.Status, e.ResultHash, err)
 		}
-		if r, err := tx.Result(ctx, "cid-e1"); err != nil || r != "hello" {
+		if r, err := tx.Executions.Result(ctx, "cid-e1"); err != nil || r != "hello" {
 			t.Errorf("result = %q, %v", r, err)
 		}
-		if w, err := tx.Webhook(ctx, "e1"); err != nil || w.URL != "https://hooks.example/e1" {
+		if w, err := tx.Deliveries.Webhook(ctx, "e1"); err != nil || w.URL != "https://hooks.example/e1" {
 			t.Errorf("webhook = %+v, %v", w, err)
 		}
-		if _, err := tx.Transaction(ctx, crtx.Devnet, "refund-e1"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Ledger.Transaction(ctx, crtx.Devnet, "refund-e1"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("the second closing of e1 wrote its transaction: %v", err)
 		}
-		unposted, err := tx.Unposted(ctx, crtx.Devnet, 10)
+		unposted, err := tx.Ledger.Unposted(ctx, crtx.Devnet, 10)
 		if err != nil || len(unposted) != 2 || unposted[0].ID != "settle-e1" || unposted[1].ID != "refund-e8" {
 			t.Errorf("unposted = %v, %v; want settle-e1, refund-e8", unposted, err)
 		}
@@ -222,12 +222,12 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 	}
 	// The creator's earnings by agent count the settled e1 alone.
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.CreatorEarningsByAgent(ctx, "w1", crtx.Devnet)
+		got, err := tx.Executions.CreatorEarningsByAgent(ctx, "w1", crtx.Devnet)
 		if err != nil || len(got) != 1 || got["a1"] != 99_000 {
 			t.Errorf("CreatorEarningsByAgent = %v, %v; want a1: 0.099", got, err)
 		}
 		// alice's e1 completed and e8 failed; the others never ended.
-		runs, err := tx.AgentRuns(ctx, "a1", crtx.Devnet, t0.Truncate(24*time.Hour))
+		runs, err := tx.Executions.AgentRuns(ctx, "a1", crtx.Devnet, t0.Truncate(24*time.Hour))
 		if want := []crtx.DayRuns{{Date: "2026-11-22", Ended: 2, Succeeded: 1}}; err != nil || fmt.Sprint(runs) != fmt.Sprint(want) {
 			t.Errorf("AgentRuns = %v, %v; want %v", runs, err, want)
 		}

@@ -17,10 +17,10 @@ import (
 func testHeartbeats(t *testing.T, s crtx.Store) {
 	lease := t0.Add(time.Hour) // far from running out
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, "w1", t0); err != nil {
 			return err
 		}
-		if err := tx.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
+		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 100_000, []string{"data"}, t0)); err != nil {
 			return err
 		}
 		for i, owner := range []string{"dead", "alive", "unknown", "dead"} {
@@ -29,17 +29,17 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 			if i == 3 {
 				e.Status = crtx.ExecCompleted
 			}
-			if err := tx.InsertExecution(ctx, e); err != nil {
+			if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 				return err
 			}
 		}
-		if err := tx.Heartbeat(ctx, "dead", t0, t0.Add(-time.Hour)); err != nil {
+		if err := tx.System.Heartbeat(ctx, "dead", t0, t0.Add(-time.Hour)); err != nil {
 			return err
 		}
-		return tx.Heartbeat(ctx, "alive", t0.Add(10*time.Second), t0.Add(-time.Hour))
+		return tx.System.Heartbeat(ctx, "alive", t0.Add(10*time.Second), t0.Add(-time.Hour))
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.Replicas(ctx)
+		got, err := tx.System.Replicas(ctx)
 		if err != nil || len(got) != 2 || !got["dead"].Equal(t0) || !got["alive"].Equal(t0.Add(10*time.Second)) {
 			t.Errorf("Replicas = %v, %v", got, err)
 		}
@@ -48,7 +48,7 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 	claim := func(now time.Time, silent ...string) []string {
 		var ids []string
 		update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-			claimed, err := tx.ClaimExecutions(ctx, "me", now, now.Add(time.Minute), silent, 10)
+			claimed, err := tx.Executions.ClaimExecutions(ctx, "me", now, now.Add(time.Minute), silent, 10)
 			for _, e := range claimed {
 				if e.Owner != "me" || !e.LeaseUntil.Equal(now.Add(time.Minute)) {
 					t.Errorf("claimed %s owned by %q until %v", e.ID, e.Owner, e.LeaseUntil)
@@ -72,15 +72,15 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 	}
 	// A replica silent for long is forgotten.
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		return tx.Heartbeat(ctx, "me", t0.Add(2*time.Hour), t0.Add(time.Hour))
+		return tx.System.Heartbeat(ctx, "me", t0.Add(2*time.Hour), t0.Add(time.Hour))
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		e := execution("h4", t0)
 		e.Owner, e.LeaseUntil = "dead", t0.Add(3*time.Hour)
-		return tx.InsertExecution(ctx, e)
+		return tx.Executions.InsertExecution(ctx, e)
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		got, err := tx.Replicas(ctx)
+		got, err := tx.System.Replicas(ctx)
 		if _, ok := got["dead"]; ok || err != nil {
 			t.Errorf("Replicas after forgetting = %v, %v", got, err)
 		}

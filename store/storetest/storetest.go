@@ -80,7 +80,7 @@ func view(t *testing.T, s crtx.Store, fn func(context.Context, crtx.Tx) error) {
 func testRollback(t *testing.T, s crtx.Store) {
 	boom := errors.New("boom")
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
-		if err := tx.SetMeta(context.Background(), "k", "v"); err != nil {
+		if err := tx.System.SetMeta(context.Background(), "k", "v"); err != nil {
 			return err
 		}
 		return boom
@@ -89,7 +89,7 @@ func testRollback(t *testing.T, s crtx.Store) {
 		t.Fatalf("Update returned %v, want the callback's error", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if _, err := tx.Meta(ctx, "k"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.System.Meta(ctx, "k"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("rolled-back write is visible: %v", err)
 		}
 		return nil
@@ -101,13 +101,13 @@ func testRollback(t *testing.T, s crtx.Store) {
 
 func testMeta(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.SetMeta(ctx, "a", "1"); err != nil {
+		if err := tx.System.SetMeta(ctx, "a", "1"); err != nil {
 			return err
 		}
-		return tx.SetMeta(ctx, "a", "2")
+		return tx.System.SetMeta(ctx, "a", "2")
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		v, err := tx.Meta(ctx, "a")
+		v, err := tx.System.Meta(ctx, "a")
 		if v != "2" {
 			t.Errorf("meta a = %q, %v; want 2", v, err)
 		}
@@ -119,18 +119,18 @@ func testMeta(t *testing.T, s crtx.Store) {
 // every lock.
 func testTryLock(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		ok, err := tx.TryLock(ctx, "sealer")
+		ok, err := tx.System.TryLock(ctx, "sealer")
 		if err != nil || !ok {
 			t.Errorf("TryLock = %v, %v", ok, err)
 		}
-		again, err := tx.TryLock(ctx, "sealer")
+		again, err := tx.System.TryLock(ctx, "sealer")
 		if err != nil || !again {
 			t.Errorf("the holder cannot take its own lock again: %v, %v", again, err)
 		}
 		return nil
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if ok, err := tx.TryLock(ctx, "sealer"); err != nil || !ok {
+		if ok, err := tx.System.TryLock(ctx, "sealer"); err != nil || !ok {
 			t.Errorf("the lock outlived its transaction: %v, %v", ok, err)
 		}
 		return nil

@@ -45,14 +45,14 @@ func testUnposted(t *testing.T, s crtx.Store) {
 	}
 	var unposted []crtx.LedgerTx
 	view(t, s, func(ctx context.Context, tx crtx.Tx) (err error) {
-		unposted, err = tx.Unposted(ctx, crtx.Devnet, 10)
+		unposted, err = tx.Ledger.Unposted(ctx, crtx.Devnet, 10)
 		if err != nil {
 			return err
 		}
-		if txs, err := tx.Unposted(ctx, crtx.Mainnet, 10); err != nil || len(txs) != 0 {
+		if txs, err := tx.Ledger.Unposted(ctx, crtx.Mainnet, 10); err != nil || len(txs) != 0 {
 			t.Errorf("mainnet unposted = %d, %v; want none", len(txs), err)
 		}
-		if first, err := tx.Unposted(ctx, crtx.Devnet, 1); err != nil || len(first) != 1 || first[0].ID != "settle-e1" {
+		if first, err := tx.Ledger.Unposted(ctx, crtx.Devnet, 1); err != nil || len(first) != 1 || first[0].ID != "settle-e1" {
 			t.Errorf("Unposted(limit 1) = %v, %v; want settle-e1", first, err)
 		}
 		return nil
@@ -69,22 +69,24 @@ func testUnposted(t *testing.T, s crtx.Store) {
 		{Seq: seqs[0], Address: bob.Address, Amount: 990_000}, {Seq: seqs[1], Address: bob.Address, Amount: 990_000},
 		{Seq: seqs[0], Address: treasury.Address, Amount: 10_000}, {Seq: seqs[1], Address: treasury.Address, Amount: 10_000},
 	}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.PostCredits(ctx, crtx.Devnet, seqs, credits) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.Ledger.PostCredits(ctx, crtx.Devnet, seqs, credits)
+	})
 	if got := balances(t, s, crtx.Devnet, alice, bob, treasury); !equal(got, []crtx.USDC{8_000_000, 1_980_000, 20_000}) {
 		t.Errorf("after posting: alice, bob, treasury = %v", got)
 	}
 	// A second roll-up of the same transactions is refused whole.
 	err := s.UpdateGuarded(context.Background(), func(tx crtx.Tx) error {
-		return tx.PostCredits(context.Background(), crtx.Devnet, seqs[:1], credits[:1])
+		return tx.Ledger.PostCredits(context.Background(), crtx.Devnet, seqs[:1], credits[:1])
 	})
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("posting a posted transaction again: %v, want ErrConflict", err)
 	}
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if txs, err := tx.Unposted(ctx, crtx.Devnet, 10); err != nil || len(txs) != 0 {
+		if txs, err := tx.Ledger.Unposted(ctx, crtx.Devnet, 10); err != nil || len(txs) != 0 {
 			t.Errorf("after posting, unposted = %d, %v", len(txs), err)
 		}
-		txs, err := tx.AccountTransactions(ctx, crtx.Devnet, treasury.Address, 10)
+		txs, err := tx.Ledger.AccountTransactions(ctx, crtx.Devnet, treasury.Address, 10)
 		if err != nil || len(txs) != 2 || txs[0].ID != "settle-e2" || txs[1].ID != "settle-e1" {
 			t.Errorf("the treasury's transactions = %v, %v; want both settlements, newest first", txs, err)
 		}

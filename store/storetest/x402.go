@@ -16,10 +16,10 @@ import (
 func testPayments(t *testing.T, s crtx.Store) {
 	p := crtx.Payment{Signature: "sig1", Environment: crtx.Devnet, ExecutionID: "e1", Payer: "payer", Source: "src", Amount: 20_000,
 		Network: "solana:local", Raw: []byte{1, 2, 3}, LastValid: 150, Status: crtx.PaymentVerified, CreatedAt: t0}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertPayment(ctx, p) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Funds.InsertPayment(ctx, p) })
 	again := p
 	again.ExecutionID = "e2"
-	err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.InsertPayment(context.Background(), again) })
+	err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.Funds.InsertPayment(context.Background(), again) })
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Fatalf("the same signature claimed twice: %v, want ErrConflict", err)
 	}
@@ -28,38 +28,46 @@ func testPayments(t *testing.T, s crtx.Store) {
 	// Nothing skips sent: verified never becomes settled.
 	skip := sent
 	skip.Status = crtx.PaymentSettled
-	if err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.UpdatePayment(context.Background(), skip, crtx.PaymentVerified) }); err == nil {
+	if err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		return tx.Funds.UpdatePayment(context.Background(), skip, crtx.PaymentVerified)
+	}); err == nil {
 		t.Error("a payment went from verified to settled")
 	}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdatePayment(ctx, sent, crtx.PaymentVerified) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.Funds.UpdatePayment(ctx, sent, crtx.PaymentVerified)
+	})
 	// A move from a status it left is refused: a process that read it
 	// verified cannot let it go once another sent it.
 	void := sent
 	void.Status = crtx.PaymentVoid
-	if err := s.Update(context.Background(), func(tx crtx.Tx) error { return tx.UpdatePayment(context.Background(), void, crtx.PaymentVerified) }); !errors.Is(err, crtx.ErrConflict) {
+	if err := s.Update(context.Background(), func(tx crtx.Tx) error {
+		return tx.Funds.UpdatePayment(context.Background(), void, crtx.PaymentVerified)
+	}); !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("voided from verified once sent: %v, want ErrConflict", err)
 	}
 	settled := sent
 	at := t0.Add(time.Second)
 	settled.Status, settled.Slot, settled.SettledAt = crtx.PaymentSettled, 77, &at
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.UpdatePayment(ctx, settled, crtx.PaymentSent) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		return tx.Funds.UpdatePayment(ctx, settled, crtx.PaymentSent)
+	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, read := range []func() (crtx.Payment, error){
-			func() (crtx.Payment, error) { return tx.Payment(ctx, "sig1") },
-			func() (crtx.Payment, error) { return tx.PaymentOf(ctx, "e1") },
+			func() (crtx.Payment, error) { return tx.Funds.Payment(ctx, "sig1") },
+			func() (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, "e1") },
 		} {
 			if got, err := read(); err != nil || !reflect.DeepEqual(got, settled) {
 				t.Errorf("read %+v, %v; want %+v", got, err, settled)
 			}
 		}
-		if _, err := tx.PaymentOf(ctx, "e2"); !errors.Is(err, crtx.ErrNotFound) {
+		if _, err := tx.Funds.PaymentOf(ctx, "e2"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("PaymentOf(unknown): %v, want ErrNotFound", err)
 		}
 		return nil
 	})
 	void = settled
 	void.Status = crtx.PaymentVoid
-	err = s.Update(context.Background(), func(tx crtx.Tx) error { return tx.UpdatePayment(context.Background(), void, crtx.PaymentSent) })
+	err = s.Update(context.Background(), func(tx crtx.Tx) error { return tx.Funds.UpdatePayment(context.Background(), void, crtx.PaymentSent) })
 	if !errors.Is(err, crtx.ErrConflict) {
 		t.Errorf("a settled payment changed: %v, want ErrConflict", err)
 	}
@@ -67,12 +75,12 @@ func testPayments(t *testing.T, s crtx.Store) {
 	// and sent ones, not settled or void ones.
 	first := crtx.Payment{Signature: "sig2", Environment: crtx.Devnet, ExecutionID: "e2", Payer: "payer", Source: "src", Amount: 7,
 		Network: "solana:local", Raw: []byte{1}, Status: crtx.PaymentVerified, CreatedAt: t0}
-	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.InsertPayment(ctx, first) })
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Funds.InsertPayment(ctx, first) })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if sum, err := tx.PaymentsInFlight(ctx, "src"); err != nil || sum != 7 {
+		if sum, err := tx.Funds.PaymentsInFlight(ctx, "src"); err != nil || sum != 7 {
 			t.Errorf("in flight from src: %s, %v; want 7 base units", sum, err)
 		}
-		if sum, err := tx.PaymentsInFlight(ctx, "none"); err != nil || sum != 0 {
+		if sum, err := tx.Funds.PaymentsInFlight(ctx, "none"); err != nil || sum != 0 {
 			t.Errorf("in flight from none: %s, %v", sum, err)
 		}
 		return nil
@@ -101,24 +109,24 @@ func testPaidOutcomes(t *testing.T, s crtx.Store) {
 		{"other", "a2", crtx.X402Key, since.Add(time.Minute), crtx.ExecFailed, crtx.PaymentSettled},
 	}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if err := tx.EnsureCreator(ctx, "w1", t0); err != nil {
+		if err := tx.Catalog.EnsureCreator(ctx, "w1", t0); err != nil {
 			return err
 		}
 		for _, id := range []string{"a1", "a2"} {
-			if err := tx.InsertAgent(ctx, agent(id, "w1", 100_000, nil, t0)); err != nil {
+			if err := tx.Catalog.InsertAgent(ctx, agent(id, "w1", 100_000, nil, t0)); err != nil {
 				return err
 			}
 		}
 		for _, c := range calls {
 			e := execution(c.id, c.at)
 			e.AgentID, e.KeyID, e.Status = c.agent, c.key, c.status
-			if err := tx.InsertExecution(ctx, e); err != nil {
+			if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 				return err
 			}
 			if c.payment == "" {
 				continue
 			}
-			if err := tx.InsertPayment(ctx, crtx.Payment{Signature: "sig-" + c.id, Environment: crtx.Devnet, ExecutionID: c.id,
+			if err := tx.Funds.InsertPayment(ctx, crtx.Payment{Signature: "sig-" + c.id, Environment: crtx.Devnet, ExecutionID: c.id,
 				Payer: "w1", Source: "src", Amount: 100_000, Network: "solana:local", Raw: []byte{1}, Status: c.payment, CreatedAt: c.at}); err != nil {
 				return err
 			}
@@ -126,10 +134,10 @@ func testPaidOutcomes(t *testing.T, s crtx.Store) {
 		return nil
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		if ended, failed, err := tx.PaidOutcomes(ctx, "a1", since); err != nil || ended != 3 || failed != 2 {
+		if ended, failed, err := tx.Funds.PaidOutcomes(ctx, "a1", since); err != nil || ended != 3 || failed != 2 {
 			t.Errorf("a1's paid outcomes: %d ended, %d failed, %v; want 3 and 2", ended, failed, err)
 		}
-		if ended, failed, err := tx.PaidOutcomes(ctx, "none", since); err != nil || ended != 0 || failed != 0 {
+		if ended, failed, err := tx.Funds.PaidOutcomes(ctx, "none", since); err != nil || ended != 0 || failed != 0 {
 			t.Errorf("an unknown agent's paid outcomes: %d, %d, %v", ended, failed, err)
 		}
 		return nil
