@@ -126,21 +126,10 @@ func (m *core) open(ctx context.Context, p crtx.Principal, agentID string, in cr
 		return crtx.Execution{}, nil, err
 	}
 
-	now := m.now()
-	e := crtx.Execution{ID: crtx.NewUUID(), Environment: p.Key.Environment, Wallet: p.Wallet, KeyID: p.Key.ID, AgentID: a.ID,
-		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
-		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async, Private: in.Private,
-		Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
-		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
-	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
-	if !in.Async {
-		// A synchronous execution is dispatched at once: record that with
-		// the escrow, saving a write transaction.
-		e.Status, e.DispatchedAt = crtx.ExecRunning, &now
-	}
+	e := m.newExecution(p.Key.Environment, p.Wallet, p.Key.ID, a, in, timeout)
 	o := crtx.Opening{Execution: e}
 	if idemKey != "" {
-		o.Idempotency = &crtx.Idempotency{Wallet: p.Wallet, Environment: e.Environment, Key: idemKey, RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: now}
+		o.Idempotency = &crtx.Idempotency{Wallet: p.Wallet, Environment: e.Environment, Key: idemKey, RequestHash: requestHash, ExecutionID: e.ID, CreatedAt: e.InitiatedAt}
 	}
 	wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
 	o.Escrow, o.Accounts = m.ledgerTx(e.Environment, crtx.TxEscrowOpened,
@@ -148,16 +137,12 @@ func (m *core) open(ctx context.Context, p crtx.Principal, agentID string, in cr
 		[]crtx.Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
 		wallet, escrowAccount(e))
 	o.MaxKeyInFlight, o.MaxWalletInFlight = m.cfg.MaxInFlightPerKey, m.cfg.MaxInFlightPerWallet
-	// A synchronous execution is dispatched now or not at all: a caller
-	// waiting on it is told at once, and nothing is charged, rather than
-	// left waiting for a slot past its timeout.
 	var release func()
 	if !in.Async {
-		var ok bool
-		if release, ok = m.slots.take(e); !ok {
-			return crtx.Execution{}, nil, refuse(&crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 1,
-				Message: "the marketplace has no dispatch slot free for this call now, and charged nothing; retry in a moment, or call asynchronously to wait in line"})
+		if release, err = m.dispatchNow(&o.Execution, ", and charged nothing; retry in a moment, or call asynchronously to wait in line"); err != nil {
+			return crtx.Execution{}, nil, refuse(err)
 		}
+		e = o.Execution
 	}
 	err = m.store.OpenExecution(ctx, &o)
 	if err != nil && release != nil {
@@ -189,6 +174,36 @@ func (m *core) open(ctx context.Context, p crtx.Principal, agentID string, in cr
 		return crtx.Execution{}, nil, crtx.Errorf(crtx.CodeSpendLimitExceeded, "this execution would pass the key's spend limit")
 	}
 	return crtx.Execution{}, nil, err
+}
+
+// newExecution is the execution of a call of a at its terms, opened now by
+// payer in env with the key keyID: the one place every way of paying
+// builds it.
+func (m *core) newExecution(env crtx.Environment, payer, keyID string, a crtx.Agent, in crtx.ExecuteParams, timeout int) crtx.Execution {
+	now := m.now()
+	e := crtx.Execution{ID: crtx.NewUUID(), Environment: env, Wallet: payer, KeyID: keyID, AgentID: a.ID,
+		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
+		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
+		Private: in.Private, Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
+		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
+	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
+	return e
+}
+
+// dispatchNow marks e, a synchronous call, dispatched as it opens (saving a
+// write transaction) and takes its dispatch slot, or refuses it
+// unavailable, its message ending with what was charged: a synchronous call is
+// dispatched now or not at all, so a caller waiting on it is told at once,
+// and charged nothing, rather than left waiting past its timeout.
+func (m *core) dispatchNow(e *crtx.Execution, charged string) (release func(), err error) {
+	at := e.InitiatedAt
+	e.Status, e.DispatchedAt = crtx.ExecRunning, &at
+	release, ok := m.slots.take(*e)
+	if !ok {
+		return nil, &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 1,
+			Message: "the marketplace has no dispatch slot free for this call now" + charged}
+	}
+	return release, nil
 }
 
 // callTerms checks a call's request against its agent's terms: its

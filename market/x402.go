@@ -231,26 +231,17 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		}
 		return res, chainDown(env, err)
 	}
-	now := m.now()
-	e := crtx.Execution{ID: crtx.NewUUID(), Environment: env, Wallet: cp.Payer, KeyID: crtx.X402Key, AgentID: a.ID,
-		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
-		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
-		Private: in.Private, Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
-		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
-	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
+	e := m.newExecution(env, cp.Payer, crtx.X402Key, a, in, timeout)
 	p := crtx.Payment{Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Price,
-		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: now}
+		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: e.InitiatedAt}
 	if settleFirst {
 		// The signed bytes are stored before they are sent.
 		p.Status = crtx.PaymentSent
 	}
 	var release func()
 	if !settleFirst {
-		e.Status, e.DispatchedAt = crtx.ExecRunning, &now
-		var ok bool
-		if release, ok = m.slots.take(e); !ok {
-			return res, &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 1,
-				Message: "the marketplace has no dispatch slot free for this call now; the payment was not sent, nothing was charged: retry in a moment"}
+		if release, err = m.dispatchNow(&e, "; the payment was not sent, nothing was charged: retry in a moment"); err != nil {
+			return res, err
 		}
 	}
 	if err := m.openPaid(ctx, e, p, cp.Left, idemKey, requestHash); err != nil {
