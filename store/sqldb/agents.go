@@ -12,23 +12,23 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-func (t *tx) EnsureCreator(ctx context.Context, wallet string, at time.Time) error {
+func (t catalogRows) EnsureCreator(ctx context.Context, wallet string, at time.Time) error {
 	_, err := t.exec(ctx, `INSERT INTO creators (wallet, created_at) VALUES (?, ?) ON CONFLICT (wallet) DO NOTHING`, wallet, us(at))
 	return err
 }
 
-func (t *tx) Creator(ctx context.Context, wallet string) (crtx.Creator, error) {
+func (t catalogRows) Creator(ctx context.Context, wallet string) (crtx.Creator, error) {
 	c := crtx.Creator{Wallet: wallet}
 	err := t.queryRow(ctx, `SELECT display_name, verified FROM creators WHERE wallet = ?`, wallet).Scan(&c.DisplayName, &c.Verified)
 	return c, notFound(err, "creator")
 }
 
-func (t *tx) SetCreatorName(ctx context.Context, wallet, name string) error {
+func (t catalogRows) SetCreatorName(ctx context.Context, wallet, name string) error {
 	_, err := t.exec(ctx, `UPDATE creators SET display_name = ? WHERE wallet = ?`, name, wallet)
 	return err
 }
 
-func (t *tx) SetCreatorVerified(ctx context.Context, wallet string, verified bool) error {
+func (t catalogRows) SetCreatorVerified(ctx context.Context, wallet string, verified bool) error {
 	_, err := t.exec(ctx, `UPDATE creators SET verified = ? WHERE wallet = ?`, verified, wallet)
 	return err
 }
@@ -71,7 +71,7 @@ func (t *tx) writeAgentIndexes(ctx context.Context, a crtx.Agent) error {
 	return t.d.IndexText(ctx, querier{t}, a)
 }
 
-func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
+func (t catalogRows) InsertAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	if _, err := t.exec(ctx, `INSERT INTO agents (id, creator, name, tagline, description, tags, input_schema, output_schema,
 		pricing_model, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status, collateral, created_at, updated_at,
@@ -85,7 +85,7 @@ func (t *tx) InsertAgent(ctx context.Context, a crtx.Agent) error {
 	return t.writeAgentIndexes(ctx, a)
 }
 
-func (t *tx) UpdateAgent(ctx context.Context, a crtx.Agent) error {
+func (t catalogRows) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	r, err := t.exec(ctx, `UPDATE agents SET name = ?, tagline = ?, description = ?, tags = ?, input_schema = ?,
 		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, key_tx = ?,
@@ -110,7 +110,7 @@ func scanAgent(row interface{ Scan(...any) error }) (crtx.Agent, error) {
 	return *a, finish()
 }
 
-func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
+func (t catalogRows) Agent(ctx context.Context, id string) (crtx.Agent, error) {
 	a, err := scanAgent(t.queryRow(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.id = ?`, id))
 	if err != nil {
 		return crtx.Agent{}, notFound(err, "agent")
@@ -118,7 +118,7 @@ func (t *tx) Agent(ctx context.Context, id string) (crtx.Agent, error) {
 	return a, nil
 }
 
-func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
+func (t catalogRows) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
 	a := crtx.Agent{ID: id}
 	var suspended sql.NullInt64
 	err := t.queryRow(ctx, `SELECT creator, name, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status,
@@ -131,12 +131,12 @@ func (t *tx) AgentTerms(ctx context.Context, id string) (crtx.Agent, error) {
 	return a, nil
 }
 
-func (t *tx) TagCounts(ctx context.Context) (map[string]int, error) {
+func (t catalogRows) TagCounts(ctx context.Context) (map[string]int, error) {
 	// A range of agent_tags_listed alone, as CountAgents by tag.
 	return collectMap[string, int](t.query(ctx, `SELECT tag, count(*) FROM agent_tags WHERE listed = 1 GROUP BY tag`))
 }
 
-func (t *tx) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {
+func (t catalogRows) AgentsByCreator(ctx context.Context, wallet string) ([]crtx.Agent, error) {
 	rows, err := t.query(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.creator = ? ORDER BY a.created_at, a.id`, wallet)
 	return collect(rows, err, scanAgent)
 }
@@ -161,7 +161,7 @@ func scanListing(row interface{ Scan(...any) error }) (crtx.AgentListItem, error
 	return it, err
 }
 
-func (t *tx) AgentListing(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListItem, error) {
+func (t catalogRows) AgentListing(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListItem, error) {
 	it, err := scanListing(t.queryRow(ctx, `SELECT `+listingColumns+listingFrom+` WHERE a.id = ?`, env, id))
 	return it, notFound(err, "agent")
 }
@@ -214,7 +214,7 @@ func (t *tx) agentFilter(q crtx.AgentQuery) (join, cond string, args []any, stat
 	return join, ` WHERE ` + strings.Join(where, " AND "), args, stats, creator
 }
 
-func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, error) {
+func (t catalogRows) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentListItem, error) {
 	join, cond, args, _, _ := t.agentFilter(q)
 	sort := q.Sort
 	if sort == crtx.SortRelevance && join == "" {
@@ -232,7 +232,7 @@ func (t *tx) ListAgents(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentLis
 	return collect(rows, err, scanListing)
 }
 
-func (t *tx) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
+func (t catalogRows) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
 	var n int
 	// Filtered by tags alone, or not at all: a range of an index
 	// (agent_tags_listed, agents_listed), without reading a listing.
@@ -262,7 +262,7 @@ func (t *tx) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, error) {
 	return n, err
 }
 
-func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment, d crtx.AgentStats) error {
+func (t catalogRows) AddAgentStats(ctx context.Context, id string, env crtx.Environment, d crtx.AgentStats) error {
 	_, err := t.exec(ctx, `INSERT INTO agent_stats (agent_id, environment, total, finished, successful, time_sum_ms, disputes)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, environment) DO UPDATE SET
 		total = agent_stats.total + excluded.total, finished = agent_stats.finished + excluded.finished,
@@ -272,7 +272,7 @@ func (t *tx) AddAgentStats(ctx context.Context, id string, env crtx.Environment,
 	return err
 }
 
-func (t *tx) ReleasableCollateral(ctx context.Context, cutoff time.Time, limit int) ([]crtx.Agent, error) {
+func (t catalogRows) ReleasableCollateral(ctx context.Context, cutoff time.Time, limit int) ([]crtx.Agent, error) {
 	// Held listings are left out here, not skipped after reading, so that
 	// any number of them never hides one that is due. Only mainnet, where
 	// the collateral is, can slash it: a devnet execution or dispute holds

@@ -21,24 +21,24 @@ func scanDeposit(row interface{ Scan(...any) error }) (crtx.Deposit, error) {
 	return d, err
 }
 
-func (t *tx) InsertDeposit(ctx context.Context, d crtx.Deposit) error {
+func (t fundsRows) InsertDeposit(ctx context.Context, d crtx.Deposit) error {
 	_, err := t.exec(ctx, `INSERT INTO deposits (`+depositColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.Wallet, d.Environment, d.Amount, d.Reference, d.Memo, d.Status, d.Credited,
 		us(d.CreatedAt), us(d.ExpiresAt), us(d.CheckedAt), d.ScannedUntil)
 	return err
 }
 
-func (t *tx) Deposit(ctx context.Context, id string) (crtx.Deposit, error) {
+func (t fundsRows) Deposit(ctx context.Context, id string) (crtx.Deposit, error) {
 	d, err := scanDeposit(t.queryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE id = ?`, id))
 	return d, notFound(err, "deposit "+id)
 }
 
-func (t *tx) DepositByReference(ctx context.Context, reference string) (crtx.Deposit, error) {
+func (t fundsRows) DepositByReference(ctx context.Context, reference string) (crtx.Deposit, error) {
 	d, err := scanDeposit(t.queryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE reference = ?`, reference))
 	return d, notFound(err, "deposit of reference "+reference)
 }
 
-func (t *tx) Deposits(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Deposit, int, error) {
+func (t fundsRows) Deposits(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Deposit, int, error) {
 	var total int
 	if err := t.queryRow(ctx, `SELECT count(*) FROM deposits WHERE wallet = ? AND environment = ?`, wallet, env).Scan(&total); err != nil {
 		return nil, 0, err
@@ -52,7 +52,7 @@ func (t *tx) Deposits(ctx context.Context, wallet string, env crtx.Environment, 
 	return out, total, nil
 }
 
-func (t *tx) WatchedDeposits(ctx context.Context, env crtx.Environment, since time.Time, limit, perWallet int) ([]crtx.Deposit, error) {
+func (t fundsRows) WatchedDeposits(ctx context.Context, env crtx.Environment, since time.Time, limit, perWallet int) ([]crtx.Deposit, error) {
 	rows, err := t.query(ctx, `SELECT `+depositColumns+` FROM (
 			SELECT *, row_number() OVER (PARTITION BY wallet ORDER BY checked_at, created_at, id) AS nth
 			FROM deposits WHERE environment = ? AND created_at >= ?) AS d
@@ -60,7 +60,7 @@ func (t *tx) WatchedDeposits(ctx context.Context, env crtx.Environment, since ti
 	return collect(rows, err, scanDeposit)
 }
 
-func (t *tx) CheckedDeposit(ctx context.Context, id string, at time.Time, until string) error {
+func (t fundsRows) CheckedDeposit(ctx context.Context, id string, at time.Time, until string) error {
 	r, err := t.exec(ctx, `UPDATE deposits SET checked_at = ?, scanned_until = ? WHERE id = ?`, us(at), until, id)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (t *tx) CheckedDeposit(ctx context.Context, id string, at time.Time, until 
 	return nil
 }
 
-func (t *tx) DepositCounts(ctx context.Context, wallet string, env crtx.Environment, now, since time.Time) (open, recent int, err error) {
+func (t fundsRows) DepositCounts(ctx context.Context, wallet string, env crtx.Environment, now, since time.Time) (open, recent int, err error) {
 	err = t.queryRow(ctx, `SELECT
 			coalesce(sum(CASE WHEN status = 'awaiting_payment' AND expires_at > ? THEN 1 ELSE 0 END), 0),
 			coalesce(sum(CASE WHEN created_at > ? THEN 1 ELSE 0 END), 0)
@@ -80,7 +80,7 @@ func (t *tx) DepositCounts(ctx context.Context, wallet string, env crtx.Environm
 	return open, recent, err
 }
 
-func (t *tx) CreditDeposit(ctx context.Context, p crtx.DepositPayment) error {
+func (t fundsRows) CreditDeposit(ctx context.Context, p crtx.DepositPayment) error {
 	// The payment is written first and alone decides: a part claimed
 	// already (or the whole of its transaction, when it is a part, or a
 	// part, when it is the whole), or a deposit that is not there, writes
@@ -124,13 +124,13 @@ func scanPayment(row interface{ Scan(...any) error }) (crtx.DepositPayment, erro
 	return p, err
 }
 
-func (t *tx) DepositPayments(ctx context.Context, depositID string) ([]crtx.DepositPayment, error) {
+func (t fundsRows) DepositPayments(ctx context.Context, depositID string) ([]crtx.DepositPayment, error) {
 	rows, err := t.query(ctx, `SELECT `+paymentColumns+` FROM deposit_payments WHERE deposit_id = ?
 		ORDER BY credited_at, signature, part`, depositID)
 	return collect(rows, err, scanPayment)
 }
 
-func (t *tx) DepositPayment(ctx context.Context, signature string, part int) (crtx.DepositPayment, error) {
+func (t fundsRows) DepositPayment(ctx context.Context, signature string, part int) (crtx.DepositPayment, error) {
 	// The whole of a transaction answers for any of its parts.
 	p, err := scanPayment(t.queryRow(ctx, `SELECT `+paymentColumns+` FROM deposit_payments
 		WHERE signature = ? AND (part = ? OR part = 0 OR ? = 0) ORDER BY part LIMIT 1`, signature, part, part))

@@ -25,7 +25,7 @@ func scanDispute(row interface{ Scan(...any) error }) (crtx.Dispute, error) {
 	return d, err
 }
 
-func (t *tx) InsertDispute(ctx context.Context, d crtx.Dispute) error {
+func (t disputeRows) InsertDispute(ctx context.Context, d crtx.Dispute) error {
 	_, err := t.exec(ctx, `INSERT INTO disputes (`+disputeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.ExecutionID, d.Environment, d.Wallet, d.AgentID, d.Creator, d.Reason, d.Description, string(d.Evidence),
 		d.EvidenceHash, d.Status, us(d.OpenedAt), us(d.RespondBy), d.Response, nullUS(d.RespondedAt), nullUS(d.ResolvedAt),
@@ -33,7 +33,7 @@ func (t *tx) InsertDispute(ctx context.Context, d crtx.Dispute) error {
 	return err
 }
 
-func (t *tx) UpdateDispute(ctx context.Context, d crtx.Dispute) error {
+func (t disputeRows) UpdateDispute(ctx context.Context, d crtx.Dispute) error {
 	r, err := t.exec(ctx, `UPDATE disputes SET status = ?, response = ?, responded_at = ?, resolved_at = ?, slashed = ?, refunded = ?
 		WHERE id = ?`, d.Status, d.Response, nullUS(d.RespondedAt), nullUS(d.ResolvedAt), d.Slashed, d.Refunded, d.ID)
 	if err != nil {
@@ -45,17 +45,17 @@ func (t *tx) UpdateDispute(ctx context.Context, d crtx.Dispute) error {
 	return nil
 }
 
-func (t *tx) Dispute(ctx context.Context, id string) (crtx.Dispute, error) {
+func (t disputeRows) Dispute(ctx context.Context, id string) (crtx.Dispute, error) {
 	d, err := scanDispute(t.queryRow(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = ?`, id))
 	return d, notFound(err, "dispute")
 }
 
-func (t *tx) DisputeByExecution(ctx context.Context, executionID string) (crtx.Dispute, error) {
+func (t disputeRows) DisputeByExecution(ctx context.Context, executionID string) (crtx.Dispute, error) {
 	d, err := scanDispute(t.queryRow(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE execution_id = ?`, executionID))
 	return d, notFound(err, "dispute")
 }
 
-func (t *tx) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Dispute, error) {
+func (t disputeRows) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]crtx.Dispute, error) {
 	where, args := ` WHERE 1 = 1`, []any{}
 	if q.Status != "" {
 		where, args = where+` AND status = ?`, append(args, q.Status)

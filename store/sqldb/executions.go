@@ -54,13 +54,13 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 	return e, err
 }
 
-func (t *tx) InsertExecution(ctx context.Context, e crtx.Execution) error {
+func (t executionRows) InsertExecution(ctx context.Context, e crtx.Execution) error {
 	_, err := t.exec(ctx, `INSERT INTO executions (`+execColumns+`) VALUES (`+
 		strings.TrimSuffix(strings.Repeat("?, ", 35), ", ")+`)`, execArgs(e)...)
 	return err
 }
 
-func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
+func (t executionRows) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
 		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, dispatched_at = ?, completed_at = ?,
 		lease_until = ?, attempts = ?, owner = ?, record_tx = ? WHERE id = ?`,
@@ -76,7 +76,7 @@ func (t *tx) UpdateExecution(ctx context.Context, e crtx.Execution) error {
 	return nil
 }
 
-func (t *tx) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error) {
+func (t executionRows) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error) {
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
 		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?, record_tx = ?
 		WHERE id = ? AND status IN ('pending', 'running')`,
@@ -89,12 +89,12 @@ func (t *tx) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error
 	return n == 1, err
 }
 
-func (t *tx) Execution(ctx context.Context, id string) (crtx.Execution, error) {
+func (t executionRows) Execution(ctx context.Context, id string) (crtx.Execution, error) {
 	e, err := scanExecution(t.queryRow(ctx, `SELECT `+execColumns+` FROM executions WHERE id = ?`, id))
 	return e, notFound(err, "execution")
 }
 
-func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
+func (t executionRows) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.Execution, int, error) {
 	where := []string{`wallet = ?`, `environment = ?`}
 	args := []any{q.Wallet, q.Environment}
 	if q.Creator != "" {
@@ -142,7 +142,7 @@ func (t *tx) ListExecutions(ctx context.Context, q crtx.ExecutionQuery) ([]crtx.
 
 const webhookColumns = `execution_id, url, attempts, next_at, delivered_at, last_error, created_at`
 
-func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) ([]crtx.DayEarnings, error) {
+func (t executionRows) CreatorEarnings(ctx context.Context, creator string, env crtx.Environment) ([]crtx.DayEarnings, error) {
 	rows, err := t.query(ctx, `SELECT completed_at / 86400000000 AS day, CAST(sum(creator_amount) AS BIGINT), count(*)
 		FROM executions WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed')
 		GROUP BY day ORDER BY day`, creator, env)
@@ -155,12 +155,12 @@ func (t *tx) CreatorEarnings(ctx context.Context, creator string, env crtx.Envir
 	})
 }
 
-func (t *tx) CreatorEarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
+func (t executionRows) CreatorEarningsByAgent(ctx context.Context, creator string, env crtx.Environment) (map[string]crtx.USDC, error) {
 	return collectMap[string, crtx.USDC](t.query(ctx, `SELECT agent_id, CAST(sum(creator_amount) AS BIGINT) FROM executions
 		WHERE creator = ? AND environment = ? AND status IN ('completed', 'disputed') GROUP BY agent_id`, creator, env))
 }
 
-func (t *tx) AgentRuns(ctx context.Context, agentID string, env crtx.Environment, since time.Time) ([]crtx.DayRuns, error) {
+func (t executionRows) AgentRuns(ctx context.Context, agentID string, env crtx.Environment, since time.Time) ([]crtx.DayRuns, error) {
 	// A range of executions_agent (agent_id, initiated_at).
 	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day,
 		count(*), CAST(sum(CASE WHEN status IN ('completed', 'disputed') THEN 1 ELSE 0 END) AS BIGINT)
@@ -176,7 +176,7 @@ func (t *tx) AgentRuns(ctx context.Context, agentID string, env crtx.Environment
 	})
 }
 
-func (t *tx) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
+func (t executionRows) WalletSpending(ctx context.Context, wallet string, env crtx.Environment, since time.Time) ([]crtx.DaySpend, error) {
 	// A call's spending is what it cost in the end, as crtx.Execution.Charge
 	// has it: nothing when it failed, less what an upheld dispute refunded
 	// (never below nothing).

@@ -7,7 +7,7 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-func (t *tx) ClaimForm(ctx context.Context, f crtx.SentForm, forgetBefore time.Time) error {
+func (t accessRows) ClaimForm(ctx context.Context, f crtx.SentForm, forgetBefore time.Time) error {
 	if _, err := t.exec(ctx, `DELETE FROM sent_forms WHERE sent_at < ?`, us(forgetBefore)); err != nil {
 		return err
 	}
@@ -15,7 +15,7 @@ func (t *tx) ClaimForm(ctx context.Context, f crtx.SentForm, forgetBefore time.T
 	return err
 }
 
-func (t *tx) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, error) {
+func (t accessRows) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, error) {
 	f := crtx.SentForm{Owner: owner, Token: token}
 	var sent int64
 	err := t.queryRow(ctx, `SELECT sent_at, outcome FROM sent_forms WHERE owner = ? AND token = ?`, owner, token).Scan(&sent, &f.Outcome)
@@ -23,7 +23,7 @@ func (t *tx) SentForm(ctx context.Context, owner, token string) (crtx.SentForm, 
 	return f, notFound(err, "sent form")
 }
 
-func (t *tx) SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error {
+func (t accessRows) SetFormOutcome(ctx context.Context, owner, token string, outcome []byte) error {
 	_, err := t.exec(ctx, `UPDATE sent_forms SET outcome = ? WHERE owner = ? AND token = ?`, outcome, owner, token)
 	return err
 }

@@ -26,7 +26,7 @@ func scanKey(row interface{ Scan(...any) error }) (crtx.APIKey, error) {
 	return k, err
 }
 
-func (t *tx) InsertKey(ctx context.Context, k crtx.APIKey) error {
+func (t accessRows) InsertKey(ctx context.Context, k crtx.APIKey) error {
 	var limit sql.NullInt64
 	if k.SpendLimit != nil {
 		limit = sql.NullInt64{Int64: int64(*k.SpendLimit), Valid: true}
@@ -41,12 +41,12 @@ func (t *tx) InsertKey(ctx context.Context, k crtx.APIKey) error {
 // only the keys that have one.
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
-func (t *tx) KeyByRefreshHash(ctx context.Context, hash string) (crtx.APIKey, error) {
+func (t accessRows) KeyByRefreshHash(ctx context.Context, hash string) (crtx.APIKey, error) {
 	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE refresh_hash = ?`, hash))
 	return k, notFound(err, "api key")
 }
 
-func (t *tx) RefreshKey(ctx context.Context, k crtx.APIKey, from string, at, forgetBefore time.Time) error {
+func (t accessRows) RefreshKey(ctx context.Context, k crtx.APIKey, from string, at, forgetBefore time.Time) error {
 	r, err := t.exec(ctx, `UPDATE api_keys SET hash = ?, prefix = ?, expires_at = ?, refresh_hash = ?
 		WHERE id = ? AND refresh_hash = ? AND revoked_at IS NULL`, k.Hash, k.Prefix, nullUS(k.ExpiresAt), nullString(k.RefreshHash), k.ID, from)
 	if err != nil {
@@ -62,45 +62,45 @@ func (t *tx) RefreshKey(ctx context.Context, k crtx.APIKey, from string, at, for
 	return err
 }
 
-func (t *tx) SpentRefresh(ctx context.Context, hash string) (string, time.Time, error) {
+func (t accessRows) SpentRefresh(ctx context.Context, hash string) (string, time.Time, error) {
 	var key string
 	var at int64
 	err := t.queryRow(ctx, `SELECT key_id, spent_at FROM oauth_spent_refresh WHERE hash = ?`, hash).Scan(&key, &at)
 	return key, fromUS(at), notFound(err, "spent refresh token")
 }
 
-func (t *tx) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {
+func (t accessRows) KeyByHash(ctx context.Context, hash string) (crtx.APIKey, error) {
 	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 	return k, notFound(err, "api key")
 }
 
-func (t *tx) KeyByID(ctx context.Context, id string) (crtx.APIKey, error) {
+func (t accessRows) KeyByID(ctx context.Context, id string) (crtx.APIKey, error) {
 	k, err := scanKey(t.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
 	return k, notFound(err, "api key")
 }
 
-func (t *tx) KeysByWallet(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
+func (t accessRows) KeysByWallet(ctx context.Context, wallet string) ([]crtx.APIKey, error) {
 	rows, err := t.query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE wallet = ? ORDER BY created_at, id`, wallet)
 	return collect(rows, err, scanKey)
 }
 
-func (t *tx) RevokeKey(ctx context.Context, id string, at time.Time) error {
+func (t accessRows) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	_, err := t.exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, us(at), id)
 	return err
 }
 
-func (t *tx) TouchKey(ctx context.Context, id string, at time.Time) error {
+func (t accessRows) TouchKey(ctx context.Context, id string, at time.Time) error {
 	_, err := t.exec(ctx, `UPDATE api_keys SET last_used_at = ? WHERE id = ?`, us(at), id)
 	return err
 }
 
-func (t *tx) RefundKeyUsage(ctx context.Context, keyID string, amount crtx.USDC) error {
+func (t accessRows) RefundKeyUsage(ctx context.Context, keyID string, amount crtx.USDC) error {
 	_, err := t.exec(ctx, `UPDATE api_keys SET total_spent = CASE WHEN total_spent > ? THEN total_spent - ? ELSE 0 END WHERE id = ?`,
 		amount, amount, keyID)
 	return err
 }
 
-func (t *tx) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
+func (t accessRows) AddKeyUsage(ctx context.Context, keyID string, cost crtx.USDC) error {
 	// Conditions, not the CHECK constraint (which stays as the guard), so
 	// that a refusal fails no statement: PostgreSQL would abort the
 	// transaction, and the caller still reads the key to explain it.

@@ -10,7 +10,7 @@ import (
 
 // ClaimExecutions needs no row locks on SQLite: the single writer
 // connection already serializes every claimer.
-func (t *tx) ClaimExecutions(ctx context.Context, owner string, now, until time.Time, silent []string, limit int) ([]crtx.Execution, error) {
+func (t executionRows) ClaimExecutions(ctx context.Context, owner string, now, until time.Time, silent []string, limit int) ([]crtx.Execution, error) {
 	ids := make([]any, 0, len(silent))
 	for _, id := range silent {
 		if id != owner {
@@ -47,7 +47,7 @@ const renewChunk = 512
 // still ours by what is committed, with a lease that outlasts held (the
 // next renewal's time): its closing ends it, and a row held past its
 // lease is lost, as one not renewed is.
-func (t *tx) RenewLeases(ctx context.Context, owner string, ids []string, held, until time.Time) ([]string, error) {
+func (t executionRows) RenewLeases(ctx context.Context, owner string, ids []string, held, until time.Time) ([]string, error) {
 	var renewed []string
 	scanID := func(r interface{ Scan(...any) error }) (id string, err error) { return id, r.Scan(&id) }
 	for chunk := range slices.Chunk(ids, renewChunk) {

@@ -15,7 +15,7 @@ import (
 
 // The ledger: accounts, transactions and blocks.
 
-func (t *tx) EnsureAccounts(ctx context.Context, accounts ...crtx.Account) error {
+func (t ledgerRows) EnsureAccounts(ctx context.Context, accounts ...crtx.Account) error {
 	if len(accounts) == 0 {
 		return nil
 	}
@@ -38,18 +38,18 @@ func scanAccount(row interface{ Scan(...any) error }) (crtx.Account, error) {
 	return a, err
 }
 
-func (t *tx) Account(ctx context.Context, env crtx.Environment, address string) (crtx.Account, error) {
+func (t ledgerRows) Account(ctx context.Context, env crtx.Environment, address string) (crtx.Account, error) {
 	a, err := scanAccount(t.queryRow(ctx, `SELECT `+accountColumns+` FROM accounts
 		WHERE environment = ? AND address = ?`, env, address))
 	return a, notFound(err, "account")
 }
 
-func (t *tx) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account, error) {
+func (t ledgerRows) Accounts(ctx context.Context, env crtx.Environment) ([]crtx.Account, error) {
 	rows, err := t.query(ctx, `SELECT `+accountColumns+` FROM accounts WHERE environment = ? ORDER BY address`, env)
 	return collect(rows, err, scanAccount)
 }
 
-func (t *tx) Escrowed(ctx context.Context, env crtx.Environment, wallet string) (crtx.USDC, error) {
+func (t ledgerRows) Escrowed(ctx context.Context, env crtx.Environment, wallet string) (crtx.USDC, error) {
 	// The wallet's executions in flight are few (executions_in_flight),
 	// where its escrow accounts are one for every execution it ever made.
 	var sum crtx.USDC
@@ -58,7 +58,7 @@ func (t *tx) Escrowed(ctx context.Context, env crtx.Environment, wallet string) 
 	return sum, err
 }
 
-func (t *tx) InFlight(ctx context.Context, wallet string, env crtx.Environment, keyID string) (all, key int, err error) {
+func (t executionRows) InFlight(ctx context.Context, wallet string, env crtx.Environment, keyID string) (all, key int, err error) {
 	err = t.queryRow(ctx, `SELECT count(*), coalesce(sum(CASE WHEN key_id = ? THEN 1 ELSE 0 END), 0) FROM executions`+
 		t.d.IndexedBy("executions_in_flight")+` WHERE status IN ('pending', 'running') AND wallet = ? AND environment = ?`,
 		keyID, wallet, env).Scan(&all, &key)
@@ -72,7 +72,7 @@ type storedPosting struct {
 	Amount int64  `json:"amount"`
 }
 
-func (t *tx) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts ...crtx.Account) error {
+func (t ledgerRows) InsertTransaction(ctx context.Context, lt *crtx.LedgerTx, accounts ...crtx.Account) error {
 	p, err := PlanTransaction(lt, accounts...)
 	if err != nil {
 		return err
@@ -208,12 +208,12 @@ func (t *tx) addToBalances(ctx context.Context, lt *crtx.LedgerTx, addresses []s
 	return nil
 }
 
-func (t *tx) Unposted(ctx context.Context, env crtx.Environment, limit int) ([]crtx.LedgerTx, error) {
+func (t ledgerRows) Unposted(ctx context.Context, env crtx.Environment, limit int) ([]crtx.LedgerTx, error) {
 	return t.queryTxs(ctx, `FROM unposted u JOIN ledger_txs t ON t.seq = u.tx_seq
 		WHERE u.environment = ? ORDER BY u.tx_seq LIMIT ?`, env, limit)
 }
 
-func (t *tx) PostCredits(ctx context.Context, env crtx.Environment, seqs []int64, credits []crtx.Credit) error {
+func (t ledgerRows) PostCredits(ctx context.Context, env crtx.Environment, seqs []int64, credits []crtx.Credit) error {
 	if len(seqs) == 0 {
 		return nil
 	}
@@ -288,7 +288,7 @@ func scanTx(row interface{ Scan(...any) error }) (crtx.LedgerTx, error) {
 	return lt, nil
 }
 
-func (t *tx) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
+func (t ledgerRows) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
 	txs, err := t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.id = ?`, env, id)
 	if err != nil {
 		return crtx.LedgerTx{}, err
@@ -299,7 +299,7 @@ func (t *tx) Transaction(ctx context.Context, env crtx.Environment, id string) (
 	return txs[0], nil
 }
 
-func (t *tx) AccountTransactions(ctx context.Context, env crtx.Environment, address string, limit int) ([]crtx.LedgerTx, error) {
+func (t ledgerRows) AccountTransactions(ctx context.Context, env crtx.Environment, address string, limit int) ([]crtx.LedgerTx, error) {
 	var kind crtx.AccountKind
 	var ref string
 	err := t.queryRow(ctx, `SELECT kind, ref FROM accounts WHERE environment = ? AND address = ?`, env, address).Scan(&kind, &ref)
@@ -337,17 +337,17 @@ func touches(lt crtx.LedgerTx, address string) bool {
 	return slices.Contains(lt.Accounts, address)
 }
 
-func (t *tx) Airdrops(ctx context.Context, env crtx.Environment, wallet string, since time.Time) ([]crtx.LedgerTx, error) {
+func (t ledgerRows) Airdrops(ctx context.Context, env crtx.Environment, wallet string, since time.Time) ([]crtx.LedgerTx, error) {
 	// The kind is written out so that the partial index of airdrops serves.
 	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.kind = '`+string(crtx.TxAirdrop)+`' AND t.created_at >= ? AND `+
 		t.d.JSONField("t.data", "wallet")+` = ? ORDER BY t.seq`, env, us(since), wallet)
 }
 
-func (t *tx) Transactions(ctx context.Context, env crtx.Environment, afterSeq int64, limit int) ([]crtx.LedgerTx, error) {
+func (t ledgerRows) Transactions(ctx context.Context, env crtx.Environment, afterSeq int64, limit int) ([]crtx.LedgerTx, error) {
 	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.seq > ? ORDER BY t.seq LIMIT ?`, env, afterSeq, limit)
 }
 
-func (t *tx) UnsealedTransactions(ctx context.Context, env crtx.Environment, limit int) ([]crtx.LedgerTx, error) {
+func (t ledgerRows) UnsealedTransactions(ctx context.Context, env crtx.Environment, limit int) ([]crtx.LedgerTx, error) {
 	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.block_height IS NULL ORDER BY t.seq LIMIT ?`, env, limit)
 }
 
@@ -376,19 +376,19 @@ func anchorArgs(a *crtx.Anchor) []any {
 	return []any{a.Signature, int64(a.Slot), a.Cluster}
 }
 
-func (t *tx) LastBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
+func (t ledgerRows) LastBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
 	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
 		WHERE environment = ? ORDER BY height DESC LIMIT 1`, env))
 	return b, notFound(err, "block")
 }
 
-func (t *tx) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.Block, error) {
+func (t ledgerRows) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.Block, error) {
 	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
 		WHERE environment = ? AND height = ?`, env, height))
 	return b, notFound(err, "block")
 }
 
-func (t *tx) LastAnchoredBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
+func (t ledgerRows) LastAnchoredBlock(ctx context.Context, env crtx.Environment) (crtx.Block, error) {
 	// The condition is written out so that the partial index blocks_anchored serves.
 	b, err := scanBlock(t.queryRow(ctx, `SELECT `+blockColumns+` FROM blocks
 		WHERE environment = ? AND anchor_signature <> '' ORDER BY height DESC LIMIT 1`, env))
@@ -398,7 +398,7 @@ func (t *tx) LastAnchoredBlock(ctx context.Context, env crtx.Environment) (crtx.
 // SetBlockAnchor anchors a block once: the database refuses to change an
 // anchor (blocks are append-only but for it). Recording the same anchor
 // again is no change.
-func (t *tx) SetBlockAnchor(ctx context.Context, env crtx.Environment, height int64, a crtx.Anchor) error {
+func (t ledgerRows) SetBlockAnchor(ctx context.Context, env crtx.Environment, height int64, a crtx.Anchor) error {
 	if a.Signature == "" {
 		return fmt.Errorf("block %d of %s: an anchor without a signature", height, env)
 	}
@@ -420,7 +420,7 @@ func (t *tx) SetBlockAnchor(ctx context.Context, env crtx.Environment, height in
 	return nil
 }
 
-func (t *tx) InsertBlock(ctx context.Context, b crtx.Block, seqs []int64) error {
+func (t ledgerRows) InsertBlock(ctx context.Context, b crtx.Block, seqs []int64) error {
 	if _, err := t.exec(ctx, `INSERT INTO blocks (`+blockColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		append([]any{b.Environment, b.Height, b.PrevHash, b.MerkleRoot, b.TxCount, us(b.SealedAt), b.Hash, b.Signature, b.Version},
 			anchorArgs(b.Anchor)...)...); err != nil {
@@ -453,6 +453,6 @@ func (t *tx) eachSeq(ctx context.Context, what, q string, args []any, seqs []int
 	return nil
 }
 
-func (t *tx) BlockTransactions(ctx context.Context, env crtx.Environment, height int64) ([]crtx.LedgerTx, error) {
+func (t ledgerRows) BlockTransactions(ctx context.Context, env crtx.Environment, height int64) ([]crtx.LedgerTx, error) {
 	return t.queryTxs(ctx, `FROM ledger_txs t WHERE t.environment = ? AND t.block_height = ? ORDER BY t.seq`, env, height)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-func (t *tx) InsertOAuthClient(ctx context.Context, c crtx.OAuthClient, forgetBefore time.Time) error {
+func (t accessRows) InsertOAuthClient(ctx context.Context, c crtx.OAuthClient, forgetBefore time.Time) error {
 	if _, err := t.exec(ctx, `DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < ?`, us(forgetBefore)); err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func (t *tx) InsertOAuthClient(ctx context.Context, c crtx.OAuthClient, forgetBe
 	return err
 }
 
-func (t *tx) OAuthClient(ctx context.Context, id string) (crtx.OAuthClient, error) {
+func (t accessRows) OAuthClient(ctx context.Context, id string) (crtx.OAuthClient, error) {
 	c := crtx.OAuthClient{ID: id}
 	var uris string
 	var created int64
@@ -37,12 +37,12 @@ func (t *tx) OAuthClient(ctx context.Context, id string) (crtx.OAuthClient, erro
 	return c, json.Unmarshal([]byte(uris), &c.RedirectURIs)
 }
 
-func (t *tx) UseOAuthClient(ctx context.Context, id string, at time.Time) error {
+func (t accessRows) UseOAuthClient(ctx context.Context, id string, at time.Time) error {
 	_, err := t.exec(ctx, `UPDATE oauth_clients SET used_at = ? WHERE id = ? AND used_at IS NULL`, us(at), id)
 	return err
 }
 
-func (t *tx) InsertOAuthCode(ctx context.Context, c crtx.OAuthCode, now time.Time) error {
+func (t accessRows) InsertOAuthCode(ctx context.Context, c crtx.OAuthCode, now time.Time) error {
 	if _, err := t.exec(ctx, `DELETE FROM oauth_codes WHERE expires_at <= ?`, us(now)); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (t *tx) InsertOAuthCode(ctx context.Context, c crtx.OAuthCode, now time.Tim
 	return err
 }
 
-func (t *tx) OAuthCode(ctx context.Context, hash string, now time.Time) (crtx.OAuthCode, error) {
+func (t accessRows) OAuthCode(ctx context.Context, hash string, now time.Time) (crtx.OAuthCode, error) {
 	c := crtx.OAuthCode{Hash: hash}
 	var limit sql.NullInt64
 	var spent sql.NullString
@@ -79,7 +79,7 @@ func (t *tx) OAuthCode(ctx context.Context, hash string, now time.Time) (crtx.OA
 	return c, nil
 }
 
-func (t *tx) SpendOAuthCode(ctx context.Context, hash, key string, at time.Time) error {
+func (t accessRows) SpendOAuthCode(ctx context.Context, hash, key string, at time.Time) error {
 	r, err := t.exec(ctx, `UPDATE oauth_codes SET spent_key = ?, spent_at = ? WHERE hash = ? AND spent_key IS NULL`, key, us(at), hash)
 	if err != nil {
 		return err

@@ -19,7 +19,7 @@ func scanPush(row interface{ Scan(...any) error }) (crtx.PushConfig, error) {
 	return p, err
 }
 
-func (t *tx) PutPushConfig(ctx context.Context, p crtx.PushConfig) error {
+func (t deliveryRows) PutPushConfig(ctx context.Context, p crtx.PushConfig) error {
 	_, err := t.exec(ctx, `INSERT INTO a2a_push_configs (`+pushColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, '')
 		ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token, auth_scheme = excluded.auth_scheme,
 		auth_credentials = excluded.auth_credentials, created_at = excluded.created_at, attempts = 0, next_at = excluded.next_at,
@@ -28,17 +28,17 @@ func (t *tx) PutPushConfig(ctx context.Context, p crtx.PushConfig) error {
 	return err
 }
 
-func (t *tx) PushConfig(ctx context.Context, taskID, id string) (crtx.PushConfig, error) {
+func (t deliveryRows) PushConfig(ctx context.Context, taskID, id string) (crtx.PushConfig, error) {
 	p, err := scanPush(t.queryRow(ctx, `SELECT `+pushColumns+` FROM a2a_push_configs WHERE task_id = ? AND id = ?`, taskID, id))
 	return p, notFound(err, "push config")
 }
 
-func (t *tx) PushConfigs(ctx context.Context, taskID string) ([]crtx.PushConfig, error) {
+func (t deliveryRows) PushConfigs(ctx context.Context, taskID string) ([]crtx.PushConfig, error) {
 	rows, err := t.query(ctx, `SELECT `+pushColumns+` FROM a2a_push_configs WHERE task_id = ? ORDER BY created_at, id`, taskID)
 	return collect(rows, err, scanPush)
 }
 
-func (t *tx) DeletePushConfig(ctx context.Context, taskID, id string) error {
+func (t deliveryRows) DeletePushConfig(ctx context.Context, taskID, id string) error {
 	r, err := t.exec(ctx, `DELETE FROM a2a_push_configs WHERE task_id = ? AND id = ?`, taskID, id)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (t *tx) DeletePushConfig(ctx context.Context, taskID, id string) error {
 // ClaimPushes is ClaimWebhooks for push configs whose task has ended. The
 // execution is read in a subquery, so that on PostgreSQL only the push
 // rows are locked, never an execution a worker is closing.
-func (t *tx) ClaimPushes(ctx context.Context, now, until, since time.Time, limit int) ([]crtx.PushConfig, error) {
+func (t deliveryRows) ClaimPushes(ctx context.Context, now, until, since time.Time, limit int) ([]crtx.PushConfig, error) {
 	rows, err := t.query(ctx, `SELECT `+pushColumns+` FROM a2a_push_configs p
 		WHERE delivered_at IS NULL AND next_at <= ? AND created_at > ?
 		AND EXISTS (SELECT 1 FROM executions e WHERE e.id = p.task_id AND e.status IN ('completed', 'failed', 'disputed'))
@@ -75,7 +75,7 @@ func (t *tx) ClaimPushes(ctx context.Context, now, until, since time.Time, limit
 // as: one replaced since (a new created_at) is left alone, to be delivered
 // anew. A delivered config's token and credentials are erased: they were
 // for that one delivery.
-func (t *tx) UpdatePush(ctx context.Context, p crtx.PushConfig) error {
+func (t deliveryRows) UpdatePush(ctx context.Context, p crtx.PushConfig) error {
 	_, err := t.exec(ctx, `UPDATE a2a_push_configs SET attempts = ?, next_at = ?, delivered_at = ?, last_error = ?,
 		token = CASE WHEN ? THEN '' ELSE token END, auth_credentials = CASE WHEN ? THEN '' ELSE auth_credentials END
 		WHERE task_id = ? AND id = ? AND created_at = ?`,

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-func (t *tx) Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error {
+func (t systemRows) Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error {
 	if _, err := t.exec(ctx, `INSERT INTO replicas (id, heartbeat_at) VALUES (?, ?)
 		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, replica, us(at)); err != nil {
 		return err
@@ -14,7 +14,7 @@ func (t *tx) Heartbeat(ctx context.Context, replica string, at, forgetBefore tim
 	return err
 }
 
-func (t *tx) Replicas(ctx context.Context) (map[string]time.Time, error) {
+func (t systemRows) Replicas(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := t.query(ctx, `SELECT id, heartbeat_at FROM replicas`)
 	if err != nil {
 		return nil, err

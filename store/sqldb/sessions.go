@@ -7,7 +7,7 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-func (t *tx) InsertNonce(ctx context.Context, n crtx.Nonce) error {
+func (t accessRows) InsertNonce(ctx context.Context, n crtx.Nonce) error {
 	// Forget long-expired challenges as new ones arrive, so the table stays small.
 	if _, err := t.exec(ctx, `DELETE FROM auth_nonces WHERE expires_at < ?`, us(n.ExpiresAt.Add(-24*time.Hour))); err != nil {
 		return err
@@ -17,13 +17,13 @@ func (t *tx) InsertNonce(ctx context.Context, n crtx.Nonce) error {
 	return err
 }
 
-func (t *tx) NonceExpiry(ctx context.Context, nonce, wallet string) (time.Time, error) {
+func (t accessRows) NonceExpiry(ctx context.Context, nonce, wallet string) (time.Time, error) {
 	var expires int64
 	err := t.queryRow(ctx, `SELECT expires_at FROM auth_nonces WHERE nonce = ? AND wallet = ? AND used_at IS NULL`, nonce, wallet).Scan(&expires)
 	return fromUS(expires), notFound(err, "nonce")
 }
 
-func (t *tx) UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error) {
+func (t accessRows) UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error) {
 	r, err := t.exec(ctx, `UPDATE auth_nonces SET used_at = ?
 		WHERE nonce = ? AND wallet = ? AND used_at IS NULL AND expires_at > ?`, us(now), nonce, wallet, us(now))
 	if err != nil {
@@ -33,13 +33,13 @@ func (t *tx) UseNonce(ctx context.Context, nonce, wallet string, now time.Time) 
 	return n == 1, err
 }
 
-func (t *tx) InsertSession(ctx context.Context, s crtx.Session) error {
+func (t accessRows) InsertSession(ctx context.Context, s crtx.Session) error {
 	_, err := t.exec(ctx, `INSERT INTO sessions (hash, wallet, created_at, expires_at) VALUES (?, ?, ?, ?)`,
 		s.Hash, s.Wallet, us(s.CreatedAt), us(s.ExpiresAt))
 	return err
 }
 
-func (t *tx) SessionByHash(ctx context.Context, hash string) (crtx.Session, error) {
+func (t accessRows) SessionByHash(ctx context.Context, hash string) (crtx.Session, error) {
 	s := crtx.Session{Hash: hash}
 	var created, expires int64
 	err := t.queryRow(ctx, `SELECT wallet, created_at, expires_at FROM sessions WHERE hash = ?`, hash).
@@ -48,7 +48,7 @@ func (t *tx) SessionByHash(ctx context.Context, hash string) (crtx.Session, erro
 	return s, notFound(err, "session")
 }
 
-func (t *tx) DeleteSession(ctx context.Context, hash string) error {
+func (t accessRows) DeleteSession(ctx context.Context, hash string) error {
 	_, err := t.exec(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
 	return err
 }

@@ -130,7 +130,7 @@ func (q querier) QueryRowContext(ctx context.Context, query string, args ...any)
 	return q.t.queryRow(ctx, query, args...)
 }
 
-func (t *tx) TryLock(ctx context.Context, name string) (bool, error) {
+func (t systemRows) TryLock(ctx context.Context, name string) (bool, error) {
 	q := t.d.TryLock()
 	if q == "" {
 		return true, nil
@@ -140,13 +140,13 @@ func (t *tx) TryLock(ctx context.Context, name string) (bool, error) {
 	return ok, err
 }
 
-func (t *tx) Meta(ctx context.Context, key string) (string, error) {
+func (t systemRows) Meta(ctx context.Context, key string) (string, error) {
 	var v string
 	err := t.queryRow(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	return v, notFound(err, "meta "+key)
 }
 
-func (t *tx) SetMeta(ctx context.Context, key, value string) error {
+func (t systemRows) SetMeta(ctx context.Context, key, value string) error {
 	_, err := t.exec(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	return err
@@ -194,5 +194,19 @@ func collect[T any](rows *sql.Rows, err error, scan func(interface{ Scan(...any)
 
 // roles is t as each role a service asks of a transaction.
 func (t *tx) roles() crtx.Tx {
-	return crtx.Tx{System: t, Access: t, Ledger: t, Catalog: t, Executions: t, Disputes: t, Funds: t, Deliveries: t}
+	return crtx.Tx{System: systemRows{t}, Access: accessRows{t}, Ledger: ledgerRows{t}, Catalog: catalogRows{t},
+		Executions: executionRows{t}, Disputes: disputeRows{t}, Funds: fundsRows{t}, Deliveries: deliveryRows{t}}
 }
+
+// The roles of a transaction, each the methods of one crtx role interface
+// over the same connection.
+type (
+	systemRows    struct{ *tx }
+	accessRows    struct{ *tx }
+	ledgerRows    struct{ *tx }
+	catalogRows   struct{ *tx }
+	executionRows struct{ *tx }
+	disputeRows   struct{ *tx }
+	fundsRows     struct{ *tx }
+	deliveryRows  struct{ *tx }
+)

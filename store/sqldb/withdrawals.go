@@ -37,7 +37,7 @@ func raw(b []byte) []byte {
 	return b
 }
 
-func (t *tx) InsertWithdrawal(ctx context.Context, w crtx.Withdrawal) error {
+func (t fundsRows) InsertWithdrawal(ctx context.Context, w crtx.Withdrawal) error {
 	_, err := t.exec(ctx, `INSERT INTO withdrawals (`+withdrawalColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, w.Wallet, w.Environment, w.Amount, w.Destination, w.Status, w.Signature, raw(w.Raw),
 		w.NonceAccount, w.Nonce, int64(w.Slot), w.Reason, us(w.CreatedAt), nullUS(w.CompletedAt), w.Attempts,
@@ -45,7 +45,7 @@ func (t *tx) InsertWithdrawal(ctx context.Context, w crtx.Withdrawal) error {
 	return err
 }
 
-func (t *tx) UpdateWithdrawal(ctx context.Context, w crtx.Withdrawal, owner string) error {
+func (t fundsRows) UpdateWithdrawal(ctx context.Context, w crtx.Withdrawal, owner string) error {
 	r, err := t.exec(ctx, `UPDATE withdrawals SET status = ?, signature = ?, raw = ?, nonce_account = ?, nonce = ?, slot = ?,
 		reason = ?, completed_at = ? WHERE id = ? AND lease_owner = ? AND status IN ('pending', 'sent')`,
 		w.Status, w.Signature, raw(w.Raw), w.NonceAccount, w.Nonce, int64(w.Slot), w.Reason, nullUS(w.CompletedAt),
@@ -62,12 +62,12 @@ func (t *tx) UpdateWithdrawal(ctx context.Context, w crtx.Withdrawal, owner stri
 	return fmt.Errorf("withdrawal %s: %s does not hold its lease: %w", w.ID, owner, crtx.ErrConflict)
 }
 
-func (t *tx) Withdrawal(ctx context.Context, id string) (crtx.Withdrawal, error) {
+func (t fundsRows) Withdrawal(ctx context.Context, id string) (crtx.Withdrawal, error) {
 	w, err := scanWithdrawal(t.queryRow(ctx, `SELECT `+withdrawalColumns+` FROM withdrawals WHERE id = ?`, id))
 	return w, notFound(err, "withdrawal "+id)
 }
 
-func (t *tx) Withdrawals(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Withdrawal, int, error) {
+func (t fundsRows) Withdrawals(ctx context.Context, wallet string, env crtx.Environment, limit, offset int) ([]crtx.Withdrawal, int, error) {
 	var total int
 	if err := t.queryRow(ctx, `SELECT count(*) FROM withdrawals WHERE wallet = ? AND environment = ?`, wallet, env).Scan(&total); err != nil {
 		return nil, 0, err
@@ -83,7 +83,7 @@ func (t *tx) Withdrawals(ctx context.Context, wallet string, env crtx.Environmen
 
 // ClaimWithdrawals needs no row locks on SQLite, whose single writer
 // serializes the claimers; PostgreSQL's skip each other's rows.
-func (t *tx) ClaimWithdrawals(ctx context.Context, owner string, now, until time.Time, limit int) ([]crtx.Withdrawal, error) {
+func (t fundsRows) ClaimWithdrawals(ctx context.Context, owner string, now, until time.Time, limit int) ([]crtx.Withdrawal, error) {
 	// The statuses are written out so that the partial index withdrawals_work serves.
 	rows, err := t.query(ctx, `SELECT `+withdrawalColumns+` FROM withdrawals
 		WHERE status IN ('pending', 'sent') AND lease_until < ? ORDER BY lease_until, created_at, id LIMIT ?`+t.d.SkipLocked(),
@@ -103,7 +103,7 @@ func (t *tx) ClaimWithdrawals(ctx context.Context, owner string, now, until time
 	return out, nil
 }
 
-func (t *tx) HeldNonceAccounts(ctx context.Context, env crtx.Environment) ([]string, error) {
+func (t fundsRows) HeldNonceAccounts(ctx context.Context, env crtx.Environment) ([]string, error) {
 	// The statuses are written out so that the partial index withdrawals_nonce_held serves.
 	rows, err := t.query(ctx, `SELECT nonce_account FROM withdrawals
 		WHERE environment = ? AND nonce_account <> '' AND status IN ('pending', 'sent')`, env)
@@ -113,7 +113,7 @@ func (t *tx) HeldNonceAccounts(ctx context.Context, env crtx.Environment) ([]str
 	})
 }
 
-func (t *tx) NonceSlot(ctx context.Context, env crtx.Environment, account string) (uint64, error) {
+func (t fundsRows) NonceSlot(ctx context.Context, env crtx.Environment, account string) (uint64, error) {
 	var slot int64
 	err := t.queryRow(ctx, `SELECT coalesce(max(slot), 0) FROM withdrawals WHERE environment = ? AND nonce_account = ?`,
 		env, account).Scan(&slot)

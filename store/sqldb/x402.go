@@ -29,14 +29,14 @@ func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
 	return p, err
 }
 
-func (t *tx) InsertPayment(ctx context.Context, p crtx.Payment) error {
+func (t fundsRows) InsertPayment(ctx context.Context, p crtx.Payment) error {
 	_, err := t.exec(ctx, `INSERT INTO x402_payments (`+x402Columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.Signature, p.Environment, p.ExecutionID, p.Payer, p.Source, p.Amount, p.Network, raw(p.Raw), int64(p.LastValid),
 		p.Status, string(p.Reply), int64(p.Slot), us(p.CreatedAt), nullUS(p.SettledAt))
 	return err
 }
 
-func (t *tx) UpdatePayment(ctx context.Context, p crtx.Payment, from crtx.PaymentStatus) error {
+func (t fundsRows) UpdatePayment(ctx context.Context, p crtx.Payment, from crtx.PaymentStatus) error {
 	if !crtx.PaymentMove(from, p.Status) {
 		return fmt.Errorf("payment %s: no move from %s to %s", p.Signature, from, p.Status)
 	}
@@ -54,17 +54,17 @@ func (t *tx) UpdatePayment(ctx context.Context, p crtx.Payment, from crtx.Paymen
 	return fmt.Errorf("payment %s is no longer %s: %w", p.Signature, from, crtx.ErrConflict)
 }
 
-func (t *tx) Payment(ctx context.Context, signature string) (crtx.Payment, error) {
+func (t fundsRows) Payment(ctx context.Context, signature string) (crtx.Payment, error) {
 	p, err := scanX402(t.queryRow(ctx, `SELECT `+x402Columns+` FROM x402_payments WHERE signature = ?`, signature))
 	return p, notFound(err, "payment "+signature)
 }
 
-func (t *tx) PaymentOf(ctx context.Context, executionID string) (crtx.Payment, error) {
+func (t fundsRows) PaymentOf(ctx context.Context, executionID string) (crtx.Payment, error) {
 	p, err := scanX402(t.queryRow(ctx, `SELECT `+x402Columns+` FROM x402_payments WHERE execution_id = ?`, executionID))
 	return p, notFound(err, "payment of "+executionID)
 }
 
-func (t *tx) PaidOutcomes(ctx context.Context, agentID string, since time.Time) (ended, failed int, err error) {
+func (t fundsRows) PaidOutcomes(ctx context.Context, agentID string, since time.Time) (ended, failed int, err error) {
 	// A range of executions_agent (agent_id, initiated_at), each joined to
 	// its payment by x402_payments' execution_id.
 	err = t.queryRow(ctx, `SELECT count(*), CAST(coalesce(sum(CASE WHEN e.status = 'failed' THEN 1 ELSE 0 END), 0) AS BIGINT)
@@ -74,7 +74,7 @@ func (t *tx) PaidOutcomes(ctx context.Context, agentID string, since time.Time) 
 	return ended, failed, err
 }
 
-func (t *tx) PaymentsInFlight(ctx context.Context, source string) (crtx.USDC, error) {
+func (t fundsRows) PaymentsInFlight(ctx context.Context, source string) (crtx.USDC, error) {
 	var sum crtx.USDC
 	err := t.queryRow(ctx, `SELECT COALESCE(SUM(amount), 0) FROM x402_payments WHERE source = ? AND status IN ('verified', 'sent')`, source).Scan(&sum)
 	return sum, err
