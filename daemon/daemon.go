@@ -533,7 +533,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
 	api.NotFoundPage(pages.NotFound)
-	api.Protocol("/mcp", mcp.New(m, mcp.Options{Gate: g, API: api, Logger: log}))
+	api.Protocol("/mcp", mcp.New(m, mcp.Options{Gate: g, Logger: log}))
 	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{Gate: g, Logger: log}))
 	agents := a2a.New(m, a2a.Options{Gate: g, Logger: log})
 	api.Protocol("/a2a/", agents)

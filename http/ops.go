@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/gate"
 )
 
@@ -51,13 +50,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 const lowFeeLamports = 50_000_000
 
 func (s *Server) wellKnown(w http.ResponseWriter, r *http.Request) error {
-	cfg := s.market.Config()
-	writeJSON(w, http.StatusOK, api.WellKnown{
-		SigningPublicKey:   crtx.Address(s.market.SigningPublicKey()),
-		AuthorityPublicKey: crtx.Address(s.market.AuthorityPublicKey()),
-		PublicURL:          cfg.PublicURL, PlatformFeeBps: cfg.FeeBps, Environments: crtx.Environments,
-		X402DiscoveryURL: cfg.PublicURL + "/discovery/resources",
-	})
+	writeJSON(w, http.StatusOK, s.market.WellKnown())
 	return nil
 }
 

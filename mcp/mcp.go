@@ -24,9 +24,7 @@ import (
 type Options struct {
 	// Gate authenticates callers, limits them and answers refusals as
 	// the REST interface does.
-	Gate *gate.Gate
-	// API answers the REST reads verify_execution makes.
-	API    http.Handler
+	Gate   *gate.Gate
 	Logger *slog.Logger
 }
 
@@ -34,7 +32,6 @@ type Options struct {
 type server struct {
 	market *market.Market
 	gate   *gate.Gate
-	api    http.Handler
 	log    *slog.Logger
 	// waiting are the calls waiting for their runs, for cancellation.
 	waiting *waiting
@@ -45,7 +42,7 @@ func New(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, gate: opts.Gate, api: opts.API, log: opts.Logger, waiting: &waiting{calls: map[waitingCall][]*context.CancelFunc{}}}
+	s := &server{market: m, gate: opts.Gate, log: opts.Logger, waiting: &waiting{calls: map[waitingCall][]*context.CancelFunc{}}}
 	m.OnSignal(cancelSignal, s.waiting.cancelSignalled)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
@@ -78,11 +75,9 @@ get_agent shows one with the parameters it takes; run_agent runs one, charging i
 through an escrow that is refunded if the run fails; get_execution and verify_execution read and check a run.
 A devnet key (crtx_test_…) spends devnet test USDC; a mainnet key (crtx_live_…) spends real USDC.`
 
-// caller is who a request acts for: the API key's principal, and the key
-// itself for the REST reads verify_execution makes on the caller's behalf.
+// caller is who a request acts for: the API key's principal.
 type caller struct {
 	p     crtx.Principal
-	key   string
 	calls *calls
 	// request is the HTTP request's context: a stateless server answers
 	// each call within its request, so a call whose request ended (the
@@ -107,7 +102,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			s.gate.Refuse(w, r, err)
 			return
 		}
-		c := caller{p: p, key: gate.Bearer(r), calls: &calls{}, request: r.Context()}
+		c := caller{p: p, calls: &calls{}, request: r.Context()}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }

@@ -15,7 +15,7 @@ import (
 // for callers without an account, who pay each run_agent call itself with
 // x402 over MCP (x402 transports-v2/mcp.md). It is open: search_agents and
 // get_agent are free, as the public catalog is, and run_agent is paid by
-// the payment its call carries. opts.API bounds the payments as the execute
+// the payment its call carries. opts.Gate bounds the payments as the execute
 // endpoint bounds its own; the session caps of opts do not apply.
 //
 // It keeps no session (the SDK's stateless mode): with no key to count
