@@ -74,7 +74,8 @@ type Reads interface {
 // Verifier checks executions from the public reads alone.
 type Verifier struct {
 	Reads Reads
-	// Code is the error code an error of Reads carries, "" if none.
+	// Code is the error code an error of Reads carries (only not_sealed
+	// and block_not_found are asked about).
 	Code func(error) string
 	// Solana reads anchors' transactions, from the public endpoint of their
 	// cluster or from SolanaRPC when it is given.
