@@ -18,22 +18,22 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/crtx-market/crtx"
-	crtxhttp "github.com/crtx-market/crtx/http"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
 )
 
 // Options configure the A2A handler.
 type Options struct {
-	// API authenticates callers and admits executions as the REST
-	// interface does.
-	API    *crtxhttp.Server
+	// Gate authenticates callers, limits them and answers refusals as
+	// the REST interface does.
+	Gate   *gate.Gate
 	Logger *slog.Logger
 }
 
 // server holds what the card, the key set and the endpoint share.
 type server struct {
 	m         *market.Market
-	api       *crtxhttp.Server
+	gate      *gate.Gate
 	log       *slog.Logger
 	publicURL string
 	signer    *signer
@@ -50,7 +50,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := m.Config()
-	s := &server{m: m, api: opts.API, log: opts.Logger, publicURL: cfg.PublicURL,
+	s := &server{m: m, gate: opts.Gate, log: opts.Logger, publicURL: cfg.PublicURL,
 		signer: newSigner(cfg.Signer, cfg.PublicURL), latency: newMemo[market.Latency](latencyTTL, 4096)}
 	t := &tasks{server: s}
 	transport := []a2asrv.TransportOption{
@@ -72,14 +72,14 @@ func New(m *market.Market, opts Options) http.Handler {
 	// an agent's URL written without its trailing slash (the JavaScript
 	// SDK does): no agent's card, and no key would make it one.
 	mux.HandleFunc("GET /a2a/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
-		s.api.WriteError(w, r, crtx.Errorf(crtx.CodeNotFound,
+		s.gate.Refuse(w, r, crtx.Errorf(crtx.CodeNotFound,
 			"no agent card here: an agent's card is at /a2a/{agent_id}/.well-known/agent-card.json; "+
 				"a client that resolves it relative to the agent's URL needs that URL with a trailing slash (/a2a/{agent_id}/)"))
 	})
 	mux.Handle("POST /a2a/{agent_id}", s.authenticated(rpc))
 	mux.HandleFunc("/a2a/{agent_id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
-		s.api.WriteError(w, r, crtx.Errorf(crtx.CodeMethodNotAllowed,
+		s.gate.Refuse(w, r, crtx.Errorf(crtx.CodeMethodNotAllowed,
 			"%s is not allowed on %s: A2A JSON-RPC calls are POSTed; the card is at %s/.well-known/agent-card.json",
 			r.Method, r.URL.Path, r.URL.Path))
 	})
@@ -91,7 +91,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		rest.ServeHTTP(w, r2)
 	})))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.api.WriteError(w, r, crtx.Errorf(crtx.CodeNotFound, "no route %s %s; an agent's A2A card is at /a2a/{agent_id}/.well-known/agent-card.json", r.Method, r.URL.Path))
+		s.gate.Refuse(w, r, crtx.Errorf(crtx.CodeNotFound, "no route %s %s; an agent's A2A card is at /a2a/{agent_id}/.well-known/agent-card.json", r.Method, r.URL.Path))
 	})
 	return mux
 }

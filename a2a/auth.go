@@ -28,9 +28,9 @@ type callKey struct{}
 // client understands.
 func (s *server) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.api.Caller(r)
+		p, err := s.gate.Caller(r)
 		if err != nil {
-			s.api.WriteError(w, r, err)
+			s.gate.Refuse(w, r, err)
 			return
 		}
 		// The version is a header, or a query parameter of the same name

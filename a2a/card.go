@@ -36,7 +36,7 @@ const PricingExtension = "https://github.com/crtx-market/crtx/blob/main/docs/int
 func (s *server) card(w http.ResponseWriter, r *http.Request) {
 	b, err := s.cardJSON(r.Context(), r.PathValue("agent_id"))
 	if err != nil {
-		s.api.WriteError(w, r, err)
+		s.gate.Refuse(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -51,7 +51,7 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 			return
 		}
 		// Refused before the message is paid for, not after.
-		release, err := t.api.AdmitStream(c.principal.Key.ID)
+		release, err := t.gate.AdmitStream(c.principal.Key.ID)
 		if err != nil {
 			yield(nil, t.protocolError(ctx, c, err))
 			return
@@ -71,7 +71,7 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 
 // wait follows e until it is final, within the key's streams.
 func (t *tasks) wait(ctx context.Context, c call, e crtx.Execution) (crtx.Execution, string, error) {
-	release, err := t.api.AdmitStream(c.principal.Key.ID)
+	release, err := t.gate.AdmitStream(c.principal.Key.ID)
 	if err != nil {
 		return e, "", err
 	}

@@ -33,7 +33,7 @@ func (t *tasks) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			yield(nil, err)
 			return
 		}
-		release, err := t.api.AdmitStream(c.principal.Key.ID)
+		release, err := t.gate.AdmitStream(c.principal.Key.ID)
 		if err != nil {
 			yield(nil, t.protocolError(ctx, c, err))
 			return

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/a2a"
+	"github.com/crtx-market/crtx/gate"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/mcp"
@@ -122,8 +123,10 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if db, ok := store.(interface{ WriterStats() sqldb.WriterStats }); ok { // SQLite's writer, PostgreSQL's batches
 		collectors = sqlite.Collectors(db)
 	}
-	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
-		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, Payments: cfg.RateLimitPayments, StreamsPerKey: cfg.MaxStreamsPerKey}})
+	// One gate for every transport: a key's rate and streams are counted
+	// alike on REST, MCP and A2A.
+	g := gate.New(m, gate.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, Payments: cfg.RateLimitPayments, StreamsPerKey: cfg.MaxStreamsPerKey}, log)
+	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g})
 	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: api.CheckAdminToken, ListingNonce: api.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)
@@ -132,9 +135,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		api.Mount(rt.Method, rt.Path, rt.Handle)
 	}
 	api.NotFoundPage(pages.NotFound)
-	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
-	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{API: api, Logger: log}))
-	agents := a2a.New(m, a2a.Options{API: api, Logger: log})
+	api.Protocol("/mcp", mcp.New(m, mcp.Options{Gate: g, Logger: log}))
+	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{Gate: g, Logger: log}))
+	agents := a2a.New(m, a2a.Options{Gate: g, Logger: log})
 	api.Protocol("/a2a/", agents)
 	api.Protocol("GET /.well-known/jwks.json", agents)
 	var mln net.Listener

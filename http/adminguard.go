@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/gate"
 )
 
 // An admin token is long enough (the daemon refuses one shorter than
@@ -29,12 +30,12 @@ const (
 // sign-in, throttling failed guesses per address.
 type adminGuard struct {
 	token   string
-	perAddr *limiter
+	perAddr *gate.Limiter
 }
 
 func newAdminGuard(token string) *adminGuard {
 	return &adminGuard{token: token,
-		perAddr: &limiter{rate: 1 / adminEvery.Seconds(), burst: adminBurst, buckets: map[string]*bucket{}}}
+		perAddr: gate.NewLimiter(1/adminEvery.Seconds(), adminBurst)}
 }
 
 // check admits given as the admin token sent from r's address; a wrong
@@ -42,11 +43,11 @@ func newAdminGuard(token string) *adminGuard {
 // are throttled is rate_limited.
 func (g *adminGuard) check(r *http.Request, given string) error {
 	addr, now := guesser(r), time.Now()
-	if retry := g.perAddr.peek(addr, now); retry > 0 {
-		return rateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", retry)
+	if retry := g.perAddr.Peek(addr, now); retry > 0 {
+		return gate.RateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", retry)
 	}
 	if subtle.ConstantTimeCompare([]byte(given), []byte(g.token)) != 1 {
-		g.perAddr.charge(addr, now)
+		g.perAddr.Charge(addr, now)
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the admin token is not valid")
 	}
 	return nil
@@ -55,9 +56,9 @@ func (g *adminGuard) check(r *http.Request, given string) error {
 // guesser names the client address a guess is counted against: an IPv6
 // address by its /64, which one host commonly holds whole.
 func guesser(r *http.Request) string {
-	a, err := netip.ParseAddr(clientIP(r))
+	a, err := netip.ParseAddr(gate.ClientIP(r))
 	if err != nil {
-		return clientIP(r)
+		return gate.ClientIP(r)
 	}
 	if a = a.Unmap(); a.Is6() {
 		p, _ := a.Prefix(64)

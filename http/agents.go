@@ -11,6 +11,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 )
 
 // query reads query parameters strictly: each at most once, none unknown.
@@ -164,7 +165,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
-	p, req, err := withBody[crtx.ListingParams](r, s.session)
+	p, req, err := withBody[crtx.ListingParams](r, s.gate.Session)
 	if err != nil {
 		return err
 	}
@@ -173,7 +174,7 @@ func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listingNonce(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -194,14 +195,14 @@ const (
 // refuses with rate_limited when the wallet was issued too many lately;
 // the creator's pages take theirs here too, so both share one budget.
 func (s *Server) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
-	if ok, retry := s.nonces.allow(wallet, time.Now()); !ok {
-		return api.ListingNonce{}, rateLimited(retry, "this wallet was issued too many listing nonces; use one it holds, or try again in %d seconds", retry)
+	if ok, retry := s.nonces.Allow(wallet, time.Now()); !ok {
+		return api.ListingNonce{}, gate.RateLimited(retry, "this wallet was issued too many listing nonces; use one it holds, or try again in %d seconds", retry)
 	}
 	return s.market.Listings.ListingNonce(ctx, wallet)
 }
 
 func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
-	p, req, err := withBody[crtx.ListingParams](r, s.session)
+	p, req, err := withBody[crtx.ListingParams](r, s.gate.Session)
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -236,7 +237,7 @@ type profileRequest struct {
 }
 
 func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
-	p, req, err := withBody[profileRequest](r, s.session)
+	p, req, err := withBody[profileRequest](r, s.gate.Session)
 	if err != nil {
 		return err
 	}
@@ -254,7 +255,7 @@ type testExecutionRequest struct {
 }
 
 func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
-	p, req, err := withBody[testExecutionRequest](r, s.session)
+	p, req, err := withBody[testExecutionRequest](r, s.gate.Session)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 )
 
 type challengeRequest struct {
@@ -38,10 +39,10 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
-	if _, err := s.session(r); err != nil {
+	if _, err := s.gate.Session(r); err != nil {
 		return err
 	}
-	if err := s.market.Accounts.SignOut(r.Context(), bearer(r)); err != nil {
+	if err := s.market.Accounts.SignOut(r.Context(), gate.Bearer(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -48,7 +48,7 @@ func listEnvironment(q query, p crtx.Principal) (crtx.Environment, error) {
 }
 
 func (s *Server) createDeposit(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) createDeposit(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getDeposit(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Server) getDeposit(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listDeposits(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func walletListQuery(r *http.Request, p crtx.Principal) (q query, limit, offset 
 // createWithdrawal takes a session only: an API key, which a program holds,
 // never moves money out of the marketplace.
 func (s *Server) createWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (s *Server) createWithdrawal(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) getWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Server) getWithdrawal(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}

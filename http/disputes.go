@@ -16,7 +16,7 @@ func disputeList(ds []crtx.Dispute) api.DisputeList {
 }
 
 func (s *Server) openDispute(w http.ResponseWriter, r *http.Request) error {
-	p, in, err := withBody[crtx.DisputeParams](r, s.apiKey)
+	p, in, err := withBody[crtx.DisputeParams](r, s.gate.APIKey)
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ type responseRequest struct {
 }
 
 func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error {
-	p, in, err := withBody[responseRequest](r, s.session)
+	p, in, err := withBody[responseRequest](r, s.gate.Session)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (s *Server) respondToDispute(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) creatorDisputes(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/crtx-market/crtx/gate"
 )
 
 // keepAlive is how long an events stream stays silent before it sends a
@@ -18,11 +20,11 @@ const keepAlive = 15 * time.Second
 // It waits to be told of a change (market.Follower), whichever replica
 // made it, rather than reading the execution over and over.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, err := s.gate.APIKey(r)
 	if err != nil {
 		return err
 	}
-	release, err := s.AdmitStream(p.Key.ID)
+	release, err := s.gate.AdmitStream(p.Key.ID)
 	if err != nil {
 		return err
 	}
@@ -66,7 +68,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			fmt.Fprint(w, ": keep-alive\n\n")
 			flush()
 		case err != nil:
-			s.log.Warn("events", "request_id", requestID(r), "err", err)
+			s.log.Warn("events", "request_id", gate.RequestID(r), "err", err)
 			return nil
 		}
 	}

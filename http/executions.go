@@ -11,6 +11,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/ipfs"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 		// No key: the call may be paid by itself, with x402.
 		return s.executePaid(w, r)
 	}
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 	if idem != "" && replay == nil {
 		b, _ := jsonBytes(body)
 		if err := s.market.Executions.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
-			s.log.Error("complete idempotency", "request_id", requestID(r), "err", err)
+			s.log.Error("complete idempotency", "request_id", gate.RequestID(r), "err", err)
 		}
 	}
 	writeJSON(w, status, body)
@@ -131,7 +132,7 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
 	switch {
 	case r.Header.Get("Authorization") != "":
-		return s.apiKey(r)
+		return s.gate.APIKey(r)
 	case r.Header.Get(crtx.HeaderSignInWithX) != "":
 		return s.market.Accounts.SignedInWithX(r.Context(), r.Header.Get(crtx.HeaderSignInWithX))
 	}
@@ -142,7 +143,7 @@ func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
 
 // apiKey authenticates with an API key only.
 func (s *Server) apiKey(r *http.Request) (crtx.Principal, error) {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err == nil && p.Key == nil {
 		return p, crtx.Errorf(crtx.CodeInvalidAPIKey, "this endpoint needs an API key (Bearer crtx_live_… or crtx_test_…)")
 	}
@@ -176,7 +177,7 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, err := s.gate.APIKey(r)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 // creatorExecutions lists the executions of the creator's agents, in one
 // environment (mainnet unless ?environment=devnet), without the callers' wallets.
 func (s *Server) creatorExecutions(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func (s *Server) creatorExecutions(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) creatorEarnings(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -302,7 +303,7 @@ func (s *Server) ipfs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.apiKey(r)
+	p, err := s.gate.APIKey(r)
 	if err != nil {
 		return err
 	}

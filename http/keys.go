@@ -7,7 +7,7 @@ import (
 )
 
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
-	p, req, err := withBody[api.CreateKeyRequest](r, s.session)
+	p, req, err := withBody[api.CreateKeyRequest](r, s.gate.Session)
 	if err != nil {
 		return err
 	}
@@ -21,7 +21,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.session(r)
+	p, err := s.gate.Session(r)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -9,14 +8,8 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/gate"
 )
-
-type ctxKey struct{}
-
-func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(ctxKey{}).(string)
-	return id
-}
 
 // statusWriter remembers the status a handler wrote.
 type statusWriter struct {
@@ -52,7 +45,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id := "req_" + crtx.RandomBase62(20)
 	w.Header().Set("X-Request-Id", id)
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+	r = gate.WithRequestID(r, id)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	sw := &statusWriter{ResponseWriter: w}
 

@@ -22,10 +22,6 @@ const (
 	oauthTokenPath     = "/oauth/token"
 	oauthRegisterPath  = "/oauth/register"
 	oauthRevokePath    = "/oauth/revoke"
-	// ResourceMetadataPath is the MCP endpoint's protected-resource
-	// metadata (RFC 9728 §3.1: the well-known prefix before the
-	// resource's path).
-	ResourceMetadataPath = "/.well-known/oauth-protected-resource/mcp"
 )
 
 type resourceMetadata struct {
@@ -53,11 +49,6 @@ type serverMetadata struct {
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
 	AuthorizationResponseIssParameter bool     `json:"authorization_response_iss_parameter_supported"`
 	ServiceDocumentation              string   `json:"service_documentation"`
-}
-
-// ResourceMetadataURL is the address a 401 from /mcp points MCP clients to.
-func (s *Server) ResourceMetadataURL() string {
-	return s.market.Config().PublicURL + ResourceMetadataPath
 }
 
 func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) error {

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 )
 
 //go:embed openapi.json
@@ -19,7 +19,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.market.Ping(r.Context()); err != nil {
-		s.log.Warn("not ready", "request_id", requestID(r), "err", err)
+		s.log.Warn("not ready", "request_id", gate.RequestID(r), "err", err)
 		return crtx.Errorf(crtx.CodeUnavailable, "the database does not answer")
 	}
 	out := map[string]any{"status": "ok"}
@@ -30,7 +30,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		}
 		lamports, err := c.FeeBalance(r.Context())
 		if err != nil {
-			s.log.Warn("not ready", "request_id", requestID(r), "environment", env, "err", err)
+			s.log.Warn("not ready", "request_id", gate.RequestID(r), "environment", env, "err", err)
 			return crtx.Errorf(crtx.CodeUnavailable, "the %s chain does not answer", env)
 		}
 		// Reported, not refused: a replica low on fees still serves every
@@ -50,13 +50,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 const lowFeeLamports = 50_000_000
 
 func (s *Server) wellKnown(w http.ResponseWriter, r *http.Request) error {
-	cfg := s.market.Config()
-	writeJSON(w, http.StatusOK, api.WellKnown{
-		SigningPublicKey:   crtx.Address(s.market.SigningPublicKey()),
-		AuthorityPublicKey: crtx.Address(s.market.AuthorityPublicKey()),
-		PublicURL:          cfg.PublicURL, PlatformFeeBps: cfg.FeeBps, Environments: crtx.Environments,
-		X402DiscoveryURL: cfg.PublicURL + "/discovery/resources",
-	})
+	writeJSON(w, http.StatusOK, s.market.WellKnown())
 	return nil
 }
 

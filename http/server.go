@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -20,7 +20,10 @@ type Options struct {
 	// AdminToken enables the admin API; empty turns it off.
 	AdminToken string
 	Logger     *slog.Logger
-	Limits     Limits
+	// Gate authenticates and limits requests and writes errors; the
+	// protocols mounted beside the REST interface share it. Without one,
+	// New makes one with no limits.
+	Gate *gate.Gate
 	// Collectors are more metrics for GET /metrics: the store's, say.
 	Collectors []prometheus.Collector
 	// MetricsElsewhere leaves GET /metrics out of the public routes: the
@@ -37,12 +40,9 @@ type Server struct {
 	mux        *http.ServeMux
 	metrics    *metrics
 	routes     []Route
-	perIP      *limiter
-	payments   *limiter
-	perKey     *limiter
-	streams    *inflight
+	gate       *gate.Gate
 	cop        *http.CrossOriginProtection // for mounted pages' forms
-	nonces     *limiter                    // listing nonces issued per wallet
+	nonces     *gate.Limiter               // listing nonces issued per wallet
 	// notFoundPage answers wrong addresses of pages (NotFoundPage).
 	notFoundPage http.HandlerFunc
 }
@@ -58,17 +58,18 @@ func New(market *market.Market, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Gate == nil {
+		opts.Gate = gate.New(market, gate.Limits{}, opts.Logger)
+	}
 	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, guard: newAdminGuard(opts.AdminToken), mux: http.NewServeMux(),
-		perIP: newLimiter(opts.Limits.PerIP), perKey: newLimiter(opts.Limits.PerKey), payments: newLimiter(opts.Limits.Payments),
-		streams: &inflight{max: opts.Limits.StreamsPerKey, n: map[string]int{}},
-		nonces:  &limiter{rate: 1 / listingNonceEvery.Seconds(), burst: listingNonceBurst, buckets: map[string]*bucket{}}}
+		gate: opts.Gate, nonces: gate.NewLimiter(1/listingNonceEvery.Seconds(), listingNonceBurst)}
 	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(append(reserveGauges(market), paidFirstCounters(market)...), newRPCCalls(market), newX402Stages(market))...)...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},
 		{"GET", "/metrics", s.serveMetrics},
 		{"GET", "/.well-known/crtx.json", s.wellKnown},
-		{"GET", ResourceMetadataPath, oauthCORS(s.resourceMetadata)},
+		{"GET", gate.ResourceMetadataPath, oauthCORS(s.resourceMetadata)},
 		{"GET", "/.well-known/oauth-authorization-server", oauthCORS(s.serverMetadata)},
 		{"POST", oauthRegisterPath, oauthCORS(s.limitIP(s.registerClient))},
 		{"POST", oauthTokenPath, oauthCORS(s.limitIP(s.token))},
@@ -209,40 +210,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve(w, r)
 }
 
-// bearer returns the token of an Authorization: Bearer header.
-func bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
+// limitIP guards sign-in and the airdrop per client address.
+func (s *Server) limitIP(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.gate.LimitAddress(r); err != nil {
+			return err
+		}
+		return h(w, r)
 	}
-	return ""
-}
-
-// principal authenticates the request with a session or an API key, and
-// applies the per-key rate limit.
-func (s *Server) principal(r *http.Request) (crtx.Principal, error) {
-	if r.Header.Get("Authorization") != "" && bearer(r) == "" {
-		return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "the Authorization header must be \"Bearer <token>\"")
-	}
-	p, err := s.market.Accounts.Authenticate(r.Context(), bearer(r))
-	if err != nil {
-		return p, err
-	}
-	return p, s.limitKey(p)
-}
-
-// session authenticates the request with a wallet session only: API keys
-// never manage keys or act as creators.
-func (s *Server) session(r *http.Request) (crtx.Principal, error) {
-	p, err := s.principal(r)
-	if err != nil {
-		return p, err
-	}
-	if p.Key != nil {
-		return crtx.Principal{}, crtx.Errorf(crtx.CodeInvalidSession,
-			"this endpoint needs a wallet session (Bearer crtx_sess_…); an API key cannot use it")
-	}
-	return p, nil
 }
 
 // admin serves h to the operator alone: a request must carry the operator's
@@ -259,8 +234,8 @@ func (s *Server) admin(h func(http.ResponseWriter, *http.Request) error) func(ht
 
 // operator checks the operator's token.
 func (s *Server) operator(r *http.Request) error {
-	if s.adminToken != "" && bearer(r) == "" {
+	if s.adminToken != "" && gate.Bearer(r) == "" {
 		return crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <admin token>")
 	}
-	return s.CheckAdminToken(r, bearer(r))
+	return s.CheckAdminToken(r, gate.Bearer(r))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 // with a session, of ?environment= (mainnet by default, as the wallet's
 // lists).
 func (s *Server) answerWebhookSecret(w http.ResponseWriter, r *http.Request, get func(ctx context.Context, wallet string, env crtx.Environment) (crtx.WebhookSecret, error)) error {
-	p, err := s.principal(r)
+	p, err := s.gate.Principal(r)
 	if err != nil {
 		return err
 	}

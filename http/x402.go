@@ -43,8 +43,8 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.allowPayer,
-		AllowReplay: func(string) error { return s.allowReplay("ip:" + clientIP(r)) }, SignIn: r.Header.Get(crtx.HeaderSignInWithX)}
+	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.gate.AllowPayer,
+		AllowReplay: s.gate.AllowReplayFrom(r), SignIn: r.Header.Get(crtx.HeaderSignInWithX)}
 	res, err := s.market.X402.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
@@ -72,27 +72,4 @@ func price(pr crtx.PaymentRequired) string {
 		return p.String()
 	}
 	return "?"
-}
-
-// allowPayer bounds the payments that cost an RPC call (a simulation):
-// per payer address, and for the whole marketplace.
-func (s *Server) allowPayer(payer string) error {
-	now := s.market.Now()
-	if ok, retry := s.perIP.allow("x402:"+payer, now); !ok {
-		return rateLimited(retry, "too many payments from %s; try again in %d seconds", payer, max(retry, 1))
-	}
-	if ok, retry := s.payments.allow("", now); !ok {
-		return rateLimited(retry, "the marketplace is checking too many payments at once; try again in %d seconds", max(retry, 1))
-	}
-	return nil
-}
-
-// allowReplay bounds the answers to payments sent again, by who sends them
-// (a client address, or a payer where no address is known): a database
-// read each, and no RPC call.
-func (s *Server) allowReplay(sender string) error {
-	if ok, retry := s.perIP.allow("x402-replay:"+sender, s.market.Now()); !ok {
-		return rateLimited(retry, "too many payments sent again; try again in %d seconds", max(retry, 1))
-	}
-	return nil
 }

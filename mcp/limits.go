@@ -28,7 +28,7 @@ func (s *server) limitCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		if err != nil || strings.HasPrefix(method, "notifications/") || c.calls.n.Add(1) == 1 {
 			return next(ctx, method, req)
 		}
-		if err := s.api.Limit(c.p); err != nil {
+		if err := s.gate.Limit(c.p); err != nil {
 			var e *crtx.Error
 			if errors.As(err, &e) {
 				return refuse(method, codeServer, e)

@@ -14,7 +14,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
-	crtxhttp "github.com/crtx-market/crtx/http"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,16 +22,16 @@ import (
 
 // Options configure the MCP handler.
 type Options struct {
-	// API authenticates callers and admits executions as the REST
-	// interface does, and answers the REST reads verify_execution makes.
-	API    *crtxhttp.Server
+	// Gate authenticates callers, limits them and answers refusals as
+	// the REST interface does.
+	Gate   *gate.Gate
 	Logger *slog.Logger
 }
 
 // server holds what every tool needs.
 type server struct {
 	market *market.Market
-	api    *crtxhttp.Server
+	gate   *gate.Gate
 	log    *slog.Logger
 	// waiting are the calls waiting for their runs, for cancellation.
 	waiting *waiting
@@ -42,7 +42,7 @@ func New(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, api: opts.API, log: opts.Logger, waiting: &waiting{calls: map[waitingCall][]*context.CancelFunc{}}}
+	s := &server{market: m, gate: opts.Gate, log: opts.Logger, waiting: &waiting{calls: map[waitingCall][]*context.CancelFunc{}}}
 	m.OnSignal(cancelSignal, s.waiting.cancelSignalled)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx", Title: "crtx agent marketplace", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
@@ -67,7 +67,7 @@ func New(m *market.Market, opts Options) http.Handler {
 		c := r.Context().Value(callerKey{}).(caller)
 		return &auth.TokenInfo{UserID: c.p.Key.ID, Extra: map[string]any{extraCaller: c}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
-	return checkOrigin(m.Config().PublicURL, opts.API, s.authenticate(s.liftTask(bound)))
+	return checkOrigin(m.Config().PublicURL, opts.Gate, s.authenticate(s.liftTask(bound)))
 }
 
 const instructions = `crtx is a marketplace of paid AI agents. search_agents finds agents (price per call, success rate);
@@ -75,11 +75,9 @@ get_agent shows one with the parameters it takes; run_agent runs one, charging i
 through an escrow that is refunded if the run fails; get_execution and verify_execution read and check a run.
 A devnet key (crtx_test_…) spends devnet test USDC; a mainnet key (crtx_live_…) spends real USDC.`
 
-// caller is who a request acts for: the API key's principal, and the key
-// itself for the REST reads verify_execution makes on the caller's behalf.
+// caller is who a request acts for: the API key's principal.
 type caller struct {
 	p     crtx.Principal
-	key   string
 	calls *calls
 	// request is the HTTP request's context: a stateless server answers
 	// each call within its request, so a call whose request ended (the
@@ -96,15 +94,15 @@ const extraCaller = "crtx.caller"
 // error body (and, on a 401, the challenge MCP clients look for).
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.api.Caller(r)
+		p, err := s.gate.Caller(r)
 		if err != nil {
 			if code := crtx.ErrorCode(err); code == crtx.CodeAuthenticationRequired || code == crtx.CodeInvalidAPIKey {
-				w.Header().Set("WWW-Authenticate", s.api.Challenge(r))
+				w.Header().Set("WWW-Authenticate", s.gate.Challenge(r))
 			}
-			s.api.WriteError(w, r, err)
+			s.gate.Refuse(w, r, err)
 			return
 		}
-		c := caller{p: p, key: crtxhttp.Bearer(r), calls: &calls{}, request: r.Context()}
+		c := caller{p: p, calls: &calls{}, request: r.Context()}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
 }

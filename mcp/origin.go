@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/crtx-market/crtx"
-	crtxhttp "github.com/crtx-market/crtx/http"
+	"github.com/crtx-market/crtx/gate"
 )
 
 // checkOrigin refuses, 403, a request whose Origin header names a site
@@ -21,14 +21,14 @@ import (
 // behind a reverse proxy every request reaches a loopback socket with the
 // public host, and /mcp takes no ambient credential a rebinding page could
 // borrow.
-func checkOrigin(public string, api *crtxhttp.Server, next http.Handler) http.Handler {
+func checkOrigin(public string, g *gate.Gate, next http.Handler) http.Handler {
 	own := ""
 	if u, err := url.Parse(public); err == nil {
 		own = u.Scheme + "://" + u.Host
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && o != own && !loopback(o) {
-			api.WriteError(w, r, crtx.Errorf(crtx.CodeForbiddenOrigin,
+			g.Refuse(w, r, crtx.Errorf(crtx.CodeForbiddenOrigin,
 				"a page of %s may not call this MCP endpoint; MCP clients send no Origin header", o))
 			return
 		}

@@ -66,7 +66,7 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		// one of the key's stream slots, as a REST stream does, so that no
 		// key holds requests open by the thousand (a stateless server
 		// has no sessions to cap). It is taken before any money moves.
-		release, err := s.api.AdmitStream(c.p.Key.ID)
+		release, err := s.gate.AdmitStream(c.p.Key.ID)
 		if err != nil {
 			return nil, runOut{}, s.toolError(err)
 		}

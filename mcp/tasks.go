@@ -135,7 +135,7 @@ func (s *server) liftTask(next http.Handler) http.Handler {
 			b, err := io.ReadAll(r.Body) // bounded by the server's body limit
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				s.api.WriteError(w, r, crtx.Errorf(crtx.CodeRequestTooLarge, "the body is larger than %d bytes", tooBig.Limit))
+				s.gate.Refuse(w, r, crtx.Errorf(crtx.CodeRequestTooLarge, "the body is larger than %d bytes", tooBig.Limit))
 				return
 			}
 			var msg struct {
@@ -337,7 +337,7 @@ func (s *server) taskResult(ctx context.Context, _ *sdk.ServerSession, p *taskPa
 	}
 	if !e.Status.Final() {
 		c, _ := callerOf(ctx) // s.execution found it
-		release, err := s.api.AdmitStream(c.p.Key.ID)
+		release, err := s.gate.AdmitStream(c.p.Key.ID)
 		if err != nil {
 			return nil, rateLimited(err)
 		}

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
-	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/verify"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,7 +46,7 @@ func (s *server) addTools(srv *sdk.Server) {
 		s.getExecution)
 	addTool(srv, &sdk.Tool{Name: "verify_execution", Title: "Verify an execution",
 		Description: "Check a completed execution as a careful caller would: the published result hashes to result_hash and has its CID, the ledger's ExecutionRecord commits that hash, the creator's signature holds under the listing's key, and the record is in a block signed by the ledger authority. Waits up to a minute for the block.",
-		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[client.VerifyReport](), Annotations: readOnly},
+		InputSchema: schemaFor[executionIn](), OutputSchema: schemaFor[verify.Report](), Annotations: readOnly},
 		s.verify)
 }
 
@@ -134,31 +132,6 @@ func (s *server) getExecution(ctx context.Context, _ *sdk.CallToolRequest, in ex
 	return nil, s.market.Executions.Record(e, result), nil
 }
 
-// verify runs the client SDK's verification against this very server, in
-// process: the checks a caller's own code would make, from the public
-// reads alone, rather than a second copy of them that could drift.
-func (s *server) verify(ctx context.Context, _ *sdk.CallToolRequest, in executionIn) (*sdk.CallToolResult, client.VerifyReport, error) {
-	c, err := callerOf(ctx)
-	if err != nil {
-		return nil, client.VerifyReport{}, s.toolError(err)
-	}
-	r, err := s.loopback(c).Verify(ctx, in.ExecutionID)
-	if err != nil {
-		var ce *client.Error
-		if errors.As(err, &ce) {
-			err = &crtx.Error{Code: ce.Code, Message: ce.Message}
-		}
-		return nil, r, s.toolError(err)
-	}
-	res := &sdk.CallToolResult{}
-	if !r.OK() {
-		// A failed check is the answer, not a failure of the tool: the
-		// report says which.
-		res.Content = []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("execution %s did NOT verify; see the checks", in.ExecutionID)}}
-	}
-	return res, r, nil
-}
-
 // toolError turns an error into the tool error an MCP client shows its
 // model: the REST error's code and message. Anything that is not a
 // marketplace error is logged and answered as internal_error, never raw.
@@ -179,22 +152,4 @@ func (s *server) toolError(err error) error {
 		return fmt.Errorf("%w (execution %s)", e, e.ExecutionID)
 	}
 	return e
-}
-
-// loopback is a client of this server's REST interface that acts for c
-// without leaving the process.
-func (s *server) loopback(c caller) *client.Client {
-	return client.New(s.market.Config().PublicURL, c.key).WithHTTPClient(&http.Client{Transport: inProcess{s.api}})
-}
-
-// inProcess answers a client's requests with a handler.
-type inProcess struct{ h http.Handler }
-
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body == nil {
-		r.Body = http.NoBody
-	}
-	w := httptest.NewRecorder()
-	t.h.ServeHTTP(w, r)
-	return w.Result(), nil
 }

@@ -15,7 +15,7 @@ import (
 // for callers without an account, who pay each run_agent call itself with
 // x402 over MCP (x402 transports-v2/mcp.md). It is open: search_agents and
 // get_agent are free, as the public catalog is, and run_agent is paid by
-// the payment its call carries. opts.API bounds the payments as the execute
+// the payment its call carries. opts.Gate bounds the payments as the execute
 // endpoint bounds its own; the session caps of opts do not apply.
 //
 // It keeps no session (the SDK's stateless mode): with no key to count
@@ -27,12 +27,12 @@ func NewX402(m *market.Market, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{market: m, api: opts.API, log: opts.Logger}
+	s := &server{market: m, gate: opts.Gate, log: opts.Logger}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "crtx-x402", Title: "crtx agent marketplace, paid per call with x402", Version: crtx.Version()},
 		&sdk.ServerOptions{Logger: opts.Logger, Instructions: x402Instructions})
 	srv.AddReceivingMiddleware(recovered(opts.Logger), textOnly)
 	s.addX402Tools(srv)
-	return checkOrigin(m.Config().PublicURL, opts.API, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+	return checkOrigin(m.Config().PublicURL, opts.Gate, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		// No request here carries a credential for a rebinding page to
 		// borrow, and the guard would refuse every request behind a reverse
 		// proxy on the same machine (see New).

@@ -80,7 +80,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	}
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
 		Private: in.Private}
-	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.api.AllowPayer, AllowReplay: s.api.AllowReplay}
+	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.gate.AllowPayer, AllowReplay: s.gate.AllowReplay}
 	res, err := s.market.X402.ExecutePaid(ctx, in.AgentID, params, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {

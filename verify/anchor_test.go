@@ -1,4 +1,4 @@
-package client
+package verify
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +66,7 @@ func TestAnchorOnSurfnet(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	memoKey, _ := base58.Decode(MemoProgram)
-	c := New("http://127.0.0.1:1", "")
+	c := Verifier{Solana: http.DefaultClient}
 	// send writes a memo transaction and reads it back from the network.
 	send := func(v0 bool, data []byte, skipPreflight bool) solanaGot {
 		t.Helper()
@@ -122,31 +121,26 @@ func TestAnchorOnSurfnet(t *testing.T) {
 	}
 }
 
-// ledgerServer serves blocks of devnet and GET /v1/reserves as a
-// marketplace does; reserves nil answers 503 for them.
-func ledgerServer(t *testing.T, blocks []crtx.Block, reserves *api.Reserves) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fail := func(status int, code string) {
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":{"code":%q,"message":"x","execution_id":null}}`, code)
-		}
-		if r.URL.Path == "/v1/reserves" {
-			if reserves == nil {
-				fail(503, crtx.CodeUnavailable)
-				return
-			}
-			json.NewEncoder(w).Encode(reserves)
-			return
-		}
-		h, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/v1/ledger/devnet/blocks/"))
-		if err != nil || h < 1 || h > len(blocks) {
-			fail(404, crtx.CodeBlockNotFound)
-			return
-		}
-		json.NewEncoder(w).Encode(api.BlockView{Block: blocks[h-1]})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+// ledger serves blocks of devnet and the reserves as a marketplace does;
+// reserves nil refuses them as unavailable.
+type ledger struct {
+	Reads
+	blocks   []crtx.Block
+	reserves *api.Reserves
+}
+
+func (l ledger) Reserves(context.Context) (api.Reserves, error) {
+	if l.reserves == nil {
+		return api.Reserves{}, crtx.Errorf(crtx.CodeUnavailable, "x")
+	}
+	return *l.reserves, nil
+}
+
+func (l ledger) Block(_ context.Context, env crtx.Environment, h int64) (api.BlockView, error) {
+	if env != crtx.Devnet || h < 1 || h > int64(len(l.blocks)) {
+		return api.BlockView{}, crtx.Errorf(crtx.CodeBlockNotFound, "x")
+	}
+	return api.BlockView{Block: l.blocks[h-1]}, nil
 }
 
 // signedChain is n blocks of devnet, each naming the one before and
@@ -178,14 +172,14 @@ func TestAnchorWalk(t *testing.T) {
 	authority := testKey(21)
 	apub := authority.Public().(ed25519.PublicKey)
 	anchor := &crtx.Anchor{Signature: "5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW", Slot: 9, Cluster: "custom"}
-	walk := func(srv *httptest.Server, blocks []crtx.Block, from int) VerifyReport {
+	walk := func(l ledger, blocks []crtx.Block, from int) Report {
 		t.Helper()
-		r := VerifyReport{}
+		r := Report{}
 		add := func(name string, ok bool, format string, args ...any) bool {
 			r.Checks = append(r.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 			return ok
 		}
-		New(srv.URL, "").verifyAnchor(context.Background(), &r, blocks[from-1], apub, add)
+		Verifier{Reads: l, Code: crtx.ErrorCode}.verifyAnchor(context.Background(), &r, blocks[from-1], apub, add)
 		return r
 	}
 	reserves := func(anchored int64) *api.Reserves {
@@ -197,7 +191,7 @@ func TestAnchorWalk(t *testing.T) {
 	blocks := signedChain(5, authority)
 	blocks[3].Anchor = anchor
 	for _, rs := range []*api.Reserves{reserves(4), nil} {
-		r := walk(ledgerServer(t, blocks, rs), blocks, 2)
+		r := walk(ledger{blocks: blocks, reserves: rs}, blocks, 2)
 		if len(r.Checks) != 1 || !r.Checks[0].OK || r.Checks[0].Name != "hash chain" || !strings.Contains(r.Checks[0].Detail, "blocks 2 to 4") ||
 			r.Anchor != AnchorNotChecked || r.AnchoredBlock != 4 || !strings.Contains(r.AnchorDetail, "no Solana RPC URL for the anchor's cluster: give it") {
 			t.Errorf("reserves %v: %+v", rs, r)
@@ -206,13 +200,13 @@ func TestAnchorWalk(t *testing.T) {
 	// No block anchored from 5 on: the marketplace says so, or the walk
 	// finds the end of the chain.
 	for _, rs := range []*api.Reserves{reserves(4), nil, {}} {
-		r := walk(ledgerServer(t, blocks, rs), blocks, 5)
+		r := walk(ledger{blocks: blocks, reserves: rs}, blocks, 5)
 		if len(r.Checks) != 0 || r.Anchor != NotAnchoredYet {
 			t.Errorf("reserves %v, from block 5: %+v", rs, r)
 		}
 	}
 	// The marketplace names an anchored block that serves no anchor.
-	if r := walk(ledgerServer(t, blocks, reserves(5)), blocks, 5); len(r.Checks) != 1 || r.Checks[0].OK || r.Anchor != "" {
+	if r := walk(ledger{blocks: blocks, reserves: reserves(5)}, blocks, 5); len(r.Checks) != 1 || r.Checks[0].OK || r.Anchor != "" {
 		t.Errorf("an anchored block with no anchor: %+v", r)
 	}
 	// Block 3 names another block before it, or is signed by another key.
@@ -224,7 +218,7 @@ func TestAnchorWalk(t *testing.T) {
 	other[3].Anchor = anchor
 	sign(&other[2], testKey(22))
 	for name, bs := range map[string][]crtx.Block{"a broken link": broken, "another key": other} {
-		r := walk(ledgerServer(t, bs, reserves(4)), bs, 2)
+		r := walk(ledger{blocks: bs, reserves: reserves(4)}, bs, 2)
 		if len(r.Checks) != 1 || r.Checks[0].OK || r.Checks[0].Name != "hash chain" || !strings.Contains(r.Checks[0].Detail, "block 3") || r.Anchor != "" {
 			t.Errorf("%s: %+v", name, r)
 		}
@@ -259,7 +253,7 @@ func TestMainnetAnchorOnlyOnMainnet(t *testing.T) {
 			}
 			json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": 1, "result": result})
 		}))
-		c := New("http://127.0.0.1:1", "").WithSolanaRPC(rpc.URL)
+		c := Verifier{Solana: http.DefaultClient, SolanaRPC: rpc.URL}
 		b := crtx.Block{Environment: tc.env, Height: 1, Hash: "00", Anchor: &crtx.Anchor{Signature: "sig", Slot: 1, Cluster: "mainnet-beta"}}
 		err := c.checkAnchor(t.Context(), b, nil)
 		rpc.Close()

@@ -1,4 +1,4 @@
-package http
+package gate
 
 import (
 	"math"
@@ -28,26 +28,31 @@ type Limits struct {
 	StreamsPerKey int
 }
 
-// bucket is a token bucket.
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// limiter counts requests per name with token buckets.
-type limiter struct {
+// Limiter counts requests per name with token buckets.
+type Limiter struct {
 	mu      sync.Mutex
 	rate    float64
 	burst   float64
 	buckets map[string]*bucket
 }
 
-func newLimiter(rate float64) *limiter {
-	return &limiter{rate: rate, burst: math.Max(2*rate, 1), buckets: map[string]*bucket{}}
+// NewLimiter allows each name rate requests a second, in bursts of up to
+// burst; a rate of 0 allows everything.
+func NewLimiter(rate, burst float64) *Limiter {
+	return &Limiter{rate: rate, burst: burst, buckets: map[string]*bucket{}}
 }
 
-// allow takes a token for name, or says how many seconds until one is there.
-func (l *limiter) allow(name string, now time.Time) (bool, int) {
+// perSecond is a limiter of rate requests a second in bursts of twice that.
+func perSecond(rate float64) *Limiter { return NewLimiter(rate, math.Max(2*rate, 1)) }
+
+// bucket is a token bucket.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// Allow takes a token for name, or says how many seconds until one is there.
+func (l *Limiter) Allow(name string, now time.Time) (bool, int) {
 	if l == nil || l.rate <= 0 {
 		return true, 0
 	}
@@ -61,9 +66,9 @@ func (l *limiter) allow(name string, now time.Time) (bool, int) {
 	return false, l.wait(b)
 }
 
-// peek says how many seconds until name has a token, 0 when it has one,
+// Peek says how many seconds until name has a token, 0 when it has one,
 // without taking it.
-func (l *limiter) peek(name string, now time.Time) int {
+func (l *Limiter) Peek(name string, now time.Time) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if b := l.fill(name, now); b.tokens < 1 {
@@ -72,9 +77,9 @@ func (l *limiter) peek(name string, now time.Time) int {
 	return 0
 }
 
-// charge takes a token from name, below none if need be: what raced past
-// peek waits the longer for it.
-func (l *limiter) charge(name string, now time.Time) {
+// Charge takes a token from name, below none if need be: what raced past
+// Peek waits the longer for it.
+func (l *Limiter) Charge(name string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.fill(name, now).tokens--
@@ -82,7 +87,7 @@ func (l *limiter) charge(name string, now time.Time) {
 
 // fill is name's bucket with what it earned since it was last used; l.mu
 // is held.
-func (l *limiter) fill(name string, now time.Time) *bucket {
+func (l *Limiter) fill(name string, now time.Time) *bucket {
 	if len(l.buckets) > 100_000 { // forget idle names rather than grow without end
 		for k, b := range l.buckets {
 			if now.Sub(b.last) > time.Minute {
@@ -101,7 +106,7 @@ func (l *limiter) fill(name string, now time.Time) *bucket {
 }
 
 // wait is the seconds until b holds a token.
-func (l *limiter) wait(b *bucket) int { return int(math.Ceil((1 - b.tokens) / l.rate)) }
+func (l *Limiter) wait(b *bucket) int { return int(math.Ceil((1 - b.tokens) / l.rate)) }
 
 // inflight counts what each key holds open at once (streams).
 type inflight struct {
@@ -114,7 +119,7 @@ type inflight struct {
 // message naming the limit; release gives the slot back.
 func (f *inflight) admit(key, format string) (release func(), err error) {
 	if !f.acquire(key) {
-		return nil, rateLimited(1, format, f.max)
+		return nil, RateLimited(1, format, f.max)
 	}
 	return func() { f.release(key) }, nil
 }
@@ -143,7 +148,8 @@ func (f *inflight) release(key string) {
 	}
 }
 
-func clientIP(r *http.Request) string {
+// ClientIP is the address r came from, as the limits count it.
+func ClientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
@@ -151,29 +157,38 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-func rateLimited(retry int, format string, args ...any) error {
+// RateLimited is the rate_limited refusal whose caller may try again in
+// retry seconds.
+func RateLimited(retry int, format string, args ...any) error {
 	e := crtx.Errorf(crtx.CodeRateLimited, format, args...)
 	e.RetryAfter = max(retry, 1)
 	return e
 }
 
-// limitIP guards sign-in and the airdrop per client address.
-func (s *Server) limitIP(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if ok, retry := s.perIP.allow(clientIP(r), s.market.Now()); !ok {
-			return rateLimited(retry, "too many requests from this address; try again in %d seconds", max(retry, 1))
-		}
-		return h(w, r)
+// LimitAddress counts r against its client address's rate: sign-in, the
+// airdrop, deposits and the OAuth endpoints are guarded so.
+func (g *Gate) LimitAddress(r *http.Request) error {
+	if ok, retry := g.perIP.Allow(ClientIP(r), g.market.Now()); !ok {
+		return RateLimited(retry, "too many requests from this address; try again in %d seconds", max(retry, 1))
 	}
+	return nil
 }
 
-// limitKey applies the per-key rate to a request made with an API key.
-func (s *Server) limitKey(p crtx.Principal) error {
+// Limit counts one more request of p's key against the key's rate limit.
+// A protocol whose one HTTP request carries several calls (an MCP batch)
+// counts each, as that many REST requests would be.
+func (g *Gate) Limit(p crtx.Principal) error {
 	if p.Key == nil {
 		return nil
 	}
-	if ok, retry := s.perKey.allow(p.Key.ID, s.market.Now()); !ok {
-		return rateLimited(retry, "this API key is over its rate limit; try again in %d seconds", max(retry, 1))
+	if ok, retry := g.perKey.Allow(p.Key.ID, g.market.Now()); !ok {
+		return RateLimited(retry, "this API key is over its rate limit; try again in %d seconds", max(retry, 1))
 	}
 	return nil
+}
+
+// AdmitStream takes one of the key's stream slots, or refuses when all are
+// taken; release gives the slot back.
+func (g *Gate) AdmitStream(keyID string) (release func(), err error) {
+	return g.streams.admit(keyID, "this API key has %d streams open, its limit; close one first")
 }

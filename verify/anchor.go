@@ -1,4 +1,4 @@
-package client
+package verify
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ var errNoRPC = errors.New("no Solana RPC URL for the anchor's cluster")
 const MainnetGenesisHash = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"
 
 // DefaultSolanaRPC is the public JSON-RPC endpoint of a cluster, used when
-// no RPC URL is given (WithSolanaRPC). A "custom" cluster has none.
+// no RPC URL is given (Verifier.SolanaRPC). A "custom" cluster has none.
 func DefaultSolanaRPC(cluster string) string {
 	switch cluster {
 	case "mainnet-beta":
@@ -59,16 +59,6 @@ func DefaultSolanaRPC(cluster string) string {
 	return ""
 }
 
-// WithSolanaRPC returns a copy of c that reads anchors from the Solana
-// JSON-RPC endpoint at rpcURL rather than the public endpoint of the
-// anchor's cluster; a marketplace on a "custom" cluster (a local validator)
-// needs it.
-func (c *Client) WithSolanaRPC(rpcURL string) *Client {
-	cp := *c
-	cp.solanaRPC = rpcURL
-	return &cp
-}
-
 // maxChainWalk bounds the blocks read forward when the marketplace does not
 // say (GET /v1/reserves) which block it anchored last.
 const maxChainWalk = 10000
@@ -76,14 +66,14 @@ const maxChainWalk = 10000
 // verifyAnchor follows the hash chain from the execution's block (already
 // checked) to the first anchored block at or after it, checking each block's
 // link and authority signature, then the anchor's Solana transaction.
-func (c *Client) verifyAnchor(ctx context.Context, r *VerifyReport, from crtx.Block, authority ed25519.PublicKey,
+func (v Verifier) verifyAnchor(ctx context.Context, r *Report, from crtx.Block, authority ed25519.PublicKey,
 	add func(name string, ok bool, format string, args ...any) bool) {
 	env := from.Environment
 	// The marketplace's word on its newest anchored block only bounds the
 	// walk: a block is called anchored below only after its chain and its
 	// memo are checked.
 	last := from.Height + maxChainWalk
-	if rs, err := c.Reserves(ctx); err == nil {
+	if rs, err := v.Reads.Reserves(ctx); err == nil {
 		last = 0
 		for _, res := range rs.Reserves {
 			if res.Environment == env {
@@ -101,8 +91,8 @@ func (c *Client) verifyAnchor(ctx context.Context, r *VerifyReport, from crtx.Bl
 	}
 	prev := from
 	for h := from.Height; h <= last; h++ {
-		v, err := c.Block(ctx, env, h)
-		if Code(err) == crtx.CodeBlockNotFound {
+		view, err := v.Reads.Block(ctx, env, h)
+		if v.Code(err) == crtx.CodeBlockNotFound {
 			r.Anchor = NotAnchoredYet
 			r.AnchorDetail = fmt.Sprintf("no block of %s from %d to %d is anchored on Solana yet", env, from.Height, h-1)
 			return
@@ -111,7 +101,7 @@ func (c *Client) verifyAnchor(ctx context.Context, r *VerifyReport, from crtx.Bl
 			add("hash chain", false, "block %d: %v", h, err)
 			return
 		}
-		b := v.Block
+		b := view.Block
 		var bad string
 		switch {
 		case b.Environment != env || b.Height != h:
@@ -138,7 +128,7 @@ func (c *Client) verifyAnchor(ctx context.Context, r *VerifyReport, from crtx.Bl
 		} else {
 			add("hash chain", true, "blocks %d to %d each name the one before and are signed by the ledger authority", from.Height, h)
 		}
-		if err := c.checkAnchor(ctx, b, authority); errors.Is(err, errNoRPC) {
+		if err := v.checkAnchor(ctx, b, authority); errors.Is(err, errNoRPC) {
 			r.Anchor, r.AnchoredBlock, r.AnchoredBy = AnchorNotChecked, h, b.Anchor
 			r.AnchorDetail = fmt.Sprintf("block %d is anchored by Solana transaction %s on a %q cluster, not read: %v", h, b.Anchor.Signature, b.Anchor.Cluster, err)
 			return
@@ -173,9 +163,9 @@ var errAnchor = errors.New("the anchor does not hold")
 // it succeeded, in the anchor's slot, and carries a Memo instruction whose
 // data is exactly b's memo, with the ledger authority among the memo's
 // signers and its signature over the message valid.
-func (c *Client) checkAnchor(ctx context.Context, b crtx.Block, authority ed25519.PublicKey) error {
+func (v Verifier) checkAnchor(ctx context.Context, b crtx.Block, authority ed25519.PublicKey) error {
 	a := b.Anchor
-	rpc := c.solanaRPC
+	rpc := v.SolanaRPC
 	if rpc == "" {
 		rpc = DefaultSolanaRPC(a.Cluster)
 	}
@@ -188,14 +178,14 @@ func (c *Client) checkAnchor(ctx context.Context, b crtx.Block, authority ed2551
 	// caller. The cluster is known by its genesis hash.
 	if b.Environment == crtx.Mainnet {
 		var genesis string
-		if err := c.solanaCall(ctx, rpc, "getGenesisHash", nil, &genesis); err != nil {
+		if err := v.solanaCall(ctx, rpc, "getGenesisHash", nil, &genesis); err != nil {
 			return err
 		}
 		if genesis != MainnetGenesisHash {
 			return fmt.Errorf("%w: a mainnet block's anchor must be on Solana mainnet (genesis %s); the cluster at %s has genesis %q", errAnchor, MainnetGenesisHash, rpc, genesis)
 		}
 	}
-	got, err := c.solanaTransaction(ctx, rpc, a.Signature)
+	got, err := v.solanaTransaction(ctx, rpc, a.Signature)
 	if err != nil {
 		return err
 	}
@@ -251,7 +241,7 @@ func checkAnchorTransaction(got solanaGot, b crtx.Block, authority ed25519.Publi
 
 // solanaCall calls method on the Solana JSON-RPC endpoint at rpc and
 // decodes its result into result (left as it is when the result is null).
-func (c *Client) solanaCall(ctx context.Context, rpc, method string, params []any, result any) error {
+func (v Verifier) solanaCall(ctx context.Context, rpc, method string, params []any, result any) error {
 	if params == nil {
 		params = []any{}
 	}
@@ -261,7 +251,7 @@ func (c *Client) solanaCall(ctx context.Context, rpc, method string, params []an
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := v.Solana.Do(req)
 	if err != nil {
 		return fmt.Errorf("solana rpc %s: %w", rpc, err)
 	}
@@ -294,7 +284,7 @@ func (c *Client) solanaCall(ctx context.Context, rpc, method string, params []an
 
 // solanaTransaction calls getTransaction on the Solana JSON-RPC endpoint
 // at rpc, asking for the finalized transaction in base64.
-func (c *Client) solanaTransaction(ctx context.Context, rpc, signature string) (solanaGot, error) {
+func (v Verifier) solanaTransaction(ctx context.Context, rpc, signature string) (solanaGot, error) {
 	var res *struct {
 		Slot        uint64   `json:"slot"`
 		Transaction []string `json:"transaction"`
@@ -302,7 +292,7 @@ func (c *Client) solanaTransaction(ctx context.Context, rpc, signature string) (
 			Err json.RawMessage `json:"err"`
 		} `json:"meta"`
 	}
-	err := c.solanaCall(ctx, rpc, "getTransaction",
+	err := v.solanaCall(ctx, rpc, "getTransaction",
 		[]any{signature, map[string]any{"encoding": "base64", "maxSupportedTransactionVersion": 0, "commitment": "finalized"}}, &res)
 	switch {
 	case err != nil:
