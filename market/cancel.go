@@ -15,11 +15,8 @@ func (m *Executions) Cancel(ctx context.Context, p crtx.Principal, id string) (c
 		if err != nil {
 			return err
 		}
-		if e.PaidByX402() {
-			// Its payment is on the chain, or on its way: it ends as it
-			// was paid, and a failure is refunded there (closePaid).
-			return &crtx.Error{Code: crtx.CodeNotCancellable, ExecutionID: id,
-				Message: "a call paid with x402 cannot be cancelled: if it fails, its payment goes back to the payer's token account"}
+		if err := m.schemeOf(e).cancellable(e); err != nil {
+			return err
 		}
 		if e.Status != crtx.ExecPending || e.DispatchedAt != nil {
 			return &crtx.Error{Code: crtx.CodeNotCancellable, ExecutionID: id,

@@ -34,15 +34,13 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func()) crtx.E
 		return e
 	}
 	defer m.letGo(e.ID)
-	if e.PaidByX402() {
-		// Its payment is settled (or proven never to land) before
-		// anything else: money may have moved whatever the clock says.
-		var ready bool
-		// Without the deadline: a payment that may have landed is settled
-		// whatever the time (its own bound is its blockhash's life).
-		if e, ready = m.paidReady(context.WithoutCancel(ctx), e, release != nil); !ready {
-			return e
-		}
+	// What the payment owes before the dispatch is settled first (an
+	// x402 payment sent, or proven never to land): money may have moved
+	// whatever the clock says, so without the deadline (a payment's own
+	// bound is its blockhash's life).
+	var ready bool
+	if e, ready = m.schemeOf(e).ready(context.WithoutCancel(ctx), e, release != nil); !ready {
+		return e
 	}
 	if !m.now().Before(e.Deadline) {
 		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
@@ -212,13 +210,7 @@ func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Exe
 	if cur.WebhookURL != "" {
 		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
-	var ok bool
-	var err error
-	if e.PaidByX402() {
-		ok, err = m.closePaid(ctx, &c, o)
-	} else {
-		ok, err = m.store.CloseExecution(ctx, &c)
-	}
+	ok, err := m.schemeOf(e).close(ctx, &c, o)
 	cur = c.Execution
 	if ok {
 		m.announce(cur.ID)
