@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // DiscoveryPage is the answer of GET /discovery/resources: x402 v2's
@@ -26,7 +27,7 @@ type DiscoveryResource struct {
 	Resource    string                     `json:"resource"`
 	Type        string                     `json:"type"`
 	X402Version int                        `json:"x402Version"`
-	Accepts     []crtx.PaymentRequirements `json:"accepts"`
+	Accepts     []x402.PaymentRequirements `json:"accepts"`
 	// LastUpdated is when the listing last changed, in RFC 3339: the
 	// specification's prose says a Unix time, but its own SDKs (Go,
 	// Python, TypeScript) and the facilitators they read send and parse an

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/siwx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // x402: a caller without an account pays one execution with a Solana
@@ -46,7 +48,7 @@ var paymentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
 
 // Paid is what an execute request paid with x402 brings beside its body.
 type Paid struct {
-	Payload crtx.PaymentPayload
+	Payload x402.PaymentPayload
 	// Resource is the URL of the execute request, which the payment must
 	// name when it names one.
 	Resource string
@@ -67,14 +69,14 @@ type Paid struct {
 // PaymentRequired says how to pay one call of agent id with x402: an exact
 // entry per environment with a chain. It is chain_not_configured when no
 // environment has one (the caller then needs an API key).
-func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (crtx.PaymentRequired, error) {
+func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (x402.PaymentRequired, error) {
 	a, err := m.payableAgent(ctx, agentID)
 	if err != nil {
-		return crtx.PaymentRequired{}, err
+		return x402.PaymentRequired{}, err
 	}
-	pr := crtx.PaymentRequired{X402Version: crtx.X402Version,
+	pr := x402.PaymentRequired{X402Version: x402.Version,
 		Error:    "PAYMENT-SIGNATURE header is required: pay this call with x402, or use an API key",
-		Resource: crtx.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"},
+		Resource: x402.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"},
 		Extensions: map[string]any{paymentIdentifier: map[string]any{
 			"info": map[string]any{"required": false},
 			"schema": map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
@@ -83,7 +85,7 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (c
 				"required": []string{"required"}},
 		}}}
 	// A payer reads its calls by signing in with the wallet that paid.
-	pr.Extensions[crtx.SignInWithX] = m.market.Accounts.SignInWithX(ctx)
+	pr.Extensions[siwx.Key] = m.market.Accounts.SignInWithX(ctx)
 	var down error
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		c := m.cfg.Chains[env]
@@ -110,14 +112,14 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (c
 }
 
 // requirements is the exact entry that pays a call of a on c.
-func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (crtx.PaymentRequirements, error) {
+func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (x402.PaymentRequirements, error) {
 	network, err := c.Network(ctx)
 	if err != nil {
-		return crtx.PaymentRequirements{}, err
+		return x402.PaymentRequirements{}, err
 	}
-	return crtx.PaymentRequirements{Scheme: crtx.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
+	return x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
 		Asset: c.Mint(), PayTo: c.Treasury(), MaxTimeoutSeconds: a.TimeoutSeconds,
-		Extra: crtx.PaymentExtra{FeePayer: c.FeePayer()}}, nil
+		Extra: x402.PaymentExtra{FeePayer: c.FeePayer()}}, nil
 }
 
 // payableAgent is an agent that takes executions.
@@ -139,7 +141,7 @@ func (m *core) payableAgent(ctx context.Context, agentID string) (crtx.Agent, er
 // the execution, and what the PAYMENT-RESPONSE header says.
 type PaidCall struct {
 	Execution crtx.Execution
-	Settle    crtx.SettleResponse
+	Settle    x402.SettleResponse
 	// IdempotencyKey is the key the answer is stored under: the
 	// Idempotency-Key header's, or the payment-identifier's id.
 	IdempotencyKey string
@@ -185,7 +187,7 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		return PaidCall{}, err
 	}
 	m.stages.add(stageCheck, checked)
-	res := PaidCall{Settle: crtx.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
+	res := PaidCall{Settle: x402.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
 	// A retry of a request already answered gets its first answer, and
 	// pays nothing again.
 	if idemKey != "" {
@@ -325,7 +327,7 @@ func (m *core) fundPayer(env crtx.Environment, price crtx.USDC) string {
 
 // paymentID is the payment-identifier extension's id, if the payload
 // carries one.
-func paymentID(p crtx.PaymentPayload) (string, error) {
+func paymentID(p x402.PaymentPayload) (string, error) {
 	ext, ok := p.Extensions[paymentIdentifier]
 	if !ok {
 		return "", nil
@@ -336,10 +338,10 @@ func paymentID(p crtx.PaymentPayload) (string, error) {
 		} `json:"info"`
 	}
 	if err := json.Unmarshal(ext, &v); err != nil {
-		return "", crtx.InvalidField(crtx.HeaderPaymentSignature, "extensions.payment-identifier: %v", err)
+		return "", crtx.InvalidField(x402.HeaderPaymentSignature, "extensions.payment-identifier: %v", err)
 	}
 	if v.Info.ID != "" && !paymentIDPattern.MatchString(v.Info.ID) {
-		return "", crtx.InvalidField(crtx.HeaderPaymentSignature, "extensions.payment-identifier.info.id: 16 to 128 letters, digits, '-' or '_'")
+		return "", crtx.InvalidField(x402.HeaderPaymentSignature, "extensions.payment-identifier.info.id: 16 to 128 letters, digits, '-' or '_'")
 	}
 	return v.Info.ID, nil
 }
@@ -492,14 +494,14 @@ func (m *core) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, l
 // PaymentResponse is the SettleResponse of x402 execution e as it stands,
 // for a transport that followed e past the moment ExecutePaid answered (a
 // replay of a call still running then).
-func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
+func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network string) x402.SettleResponse {
 	return m.settleResponse(ctx, e, network)
 }
 
 // settleResponse is the PAYMENT-RESPONSE of an x402 execution as it
 // stands.
-func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
-	r := crtx.SettleResponse{Network: network, Payer: e.Wallet}
+func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) x402.SettleResponse {
+	r := x402.SettleResponse{Network: network, Payer: e.Wallet}
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
 		r.ErrorReason = "unexpected_settle_error"
@@ -511,7 +513,7 @@ func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network str
 		r.Success, r.Transaction, r.Amount = true, p.Signature, strconv.FormatInt(int64(p.Amount), 10)
 		if e.Status == crtx.ExecFailed {
 			// Settled first, then failed: closing it queued the refund.
-			r.Extra = &crtx.SettleExtra{Refund: RefundID(e.ID)}
+			r.Extra = &x402.SettleExtra{Refund: RefundID(e.ID)}
 		}
 	case crtx.PaymentVoid:
 		r.ErrorReason = "transaction_failed"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/x402"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,7 +38,7 @@ func paidRunTool() *sdk.Tool {
 		"call it again with the same arguments and the PaymentPayload in _meta[\"x402/payment\"]. " +
 		"A failed run costs nothing: a short one is settled only once the agent's signed result checks out, a longer one is refunded on the chain. " +
 		"Answers the result text, and the execution's id, cost, result hash, IPFS URL and ledger record, with the settlement in _meta[\"x402/payment-response\"]."
-	t.OutputSchema = &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{schemaFor[runOut](), schemaFor[crtx.PaymentRequired]()}}
+	t.OutputSchema = &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{schemaFor[runOut](), schemaFor[x402.PaymentRequired]()}}
 	return t
 }
 
@@ -72,7 +73,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	}
 	payload, err := readPayment(raw)
 	if err != nil {
-		return s.refused(pr, err, crtx.PaymentPayload{}, "")
+		return s.refused(pr, err, x402.PaymentPayload{}, "")
 	}
 	idem, hash, err := callKeys(in)
 	if err != nil {
@@ -115,19 +116,19 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 
 // readPayment is _meta["x402/payment"] as a PaymentPayload, or a
 // *crtx.PaymentError saying why it is none.
-func readPayment(raw any) (crtx.PaymentPayload, error) {
+func readPayment(raw any) (x402.PaymentPayload, error) {
 	b, err := json.Marshal(raw) // the SDK decoded _meta generically
 	if err != nil {
-		return crtx.PaymentPayload{}, crtx.PaymentRefused("invalid_payload", "_meta[%q] is not JSON: %v", metaPayment, err)
+		return x402.PaymentPayload{}, crtx.PaymentRefused("invalid_payload", "_meta[%q] is not JSON: %v", metaPayment, err)
 	}
-	return crtx.ReadPaymentPayload(b)
+	return x402.ReadPaymentPayload(b)
 }
 
 // paidAnswer is run_agent's answer for a paid execution that ended, with
 // its settlement in _meta["x402/payment-response"] ("Settlement Response
 // Delivery"), on a failure too: whether the payer was charged (and will be
 // refunded) or not is what a failed paid call must tell.
-func (s *server) paidAnswer(pr crtx.PaymentRequired, e crtx.Execution, result string, settle crtx.SettleResponse) (*sdk.CallToolResult, any, error) {
+func (s *server) paidAnswer(pr x402.PaymentRequired, e crtx.Execution, result string, settle x402.SettleResponse) (*sdk.CallToolResult, any, error) {
 	var res *sdk.CallToolResult
 	switch {
 	case e.Status == crtx.ExecFailed && e.ErrorCode == crtx.CodePaymentInvalid:
@@ -155,14 +156,14 @@ func (s *server) paidAnswer(pr crtx.PaymentRequired, e crtx.Execution, result st
 // as its error, as the execute endpoint's 402 payment_invalid carries it.
 // A payment that could be read also gets its failed settlement in _meta,
 // as the execute endpoint's PAYMENT-RESPONSE.
-func (s *server) refused(pr crtx.PaymentRequired, err error, payload crtx.PaymentPayload, payer string) (*sdk.CallToolResult, any, error) {
+func (s *server) refused(pr x402.PaymentRequired, err error, payload x402.PaymentPayload, payer string) (*sdk.CallToolResult, any, error) {
 	var pe *crtx.PaymentError
 	if !errors.As(err, &pe) {
 		return nil, nil, s.toolError(err)
 	}
 	res := paymentRequired(pr, pe.Reason, pe.Err())
 	if payload.X402Version != 0 {
-		res.Meta = sdk.Meta{metaPaymentResponse: crtx.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
+		res.Meta = sdk.Meta{metaPaymentResponse: x402.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
 	}
 	return res, nil, nil
 }
@@ -173,7 +174,7 @@ func (s *server) refused(pr crtx.PaymentRequired, err error, payload crtx.Paymen
 // content[0].text. reason, if any, replaces its error. why, in words for a
 // model that reads text, follows as content[1], which the transport
 // leaves free.
-func paymentRequired(pr crtx.PaymentRequired, reason string, why error) *sdk.CallToolResult {
+func paymentRequired(pr x402.PaymentRequired, reason string, why error) *sdk.CallToolResult {
 	if reason != "" {
 		pr.Error = reason
 	}
