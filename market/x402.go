@@ -2,11 +2,9 @@ package market
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -39,13 +37,6 @@ import (
 // it.
 const DefaultSettleAfter = 30 * time.Second
 
-// paymentIdentifier is x402's payment-identifier extension
-// (specs/extensions/payment_identifier.md): an id the client reuses on
-// retries, which crtx treats as an Idempotency-Key.
-const paymentIdentifier = "payment-identifier"
-
-var paymentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
-
 // Paid is what an execute request paid with x402 brings beside its body.
 type Paid struct {
 	Payload x402.PaymentPayload
@@ -74,16 +65,7 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (x
 	if err != nil {
 		return x402.PaymentRequired{}, err
 	}
-	pr := x402.PaymentRequired{X402Version: x402.Version,
-		Error:    "PAYMENT-SIGNATURE header is required: pay this call with x402, or use an API key",
-		Resource: x402.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"},
-		Extensions: map[string]any{paymentIdentifier: map[string]any{
-			"info": map[string]any{"required": false},
-			"schema": map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-				"properties": map[string]any{"required": map[string]any{"type": "boolean"},
-					"id": map[string]any{"type": "string", "minLength": 16, "maxLength": 128}},
-				"required": []string{"required"}},
-		}}}
+	pr := x402.Required(x402.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"})
 	// A payer reads its calls by signing in with the wallet that paid.
 	pr.Extensions[siwx.Key] = m.market.Accounts.SignInWithX(ctx)
 	var down error
@@ -156,7 +138,7 @@ type PaidCall struct {
 func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
 	acc := paid.Payload.Accepted
 	if idemKey == "" {
-		id, err := paymentID(paid.Payload)
+		id, err := paid.Payload.PaymentID()
 		if err != nil {
 			return PaidCall{}, err
 		}
@@ -325,27 +307,6 @@ func (m *core) fundPayer(env crtx.Environment, price crtx.USDC) string {
 	return "send USDC to the payer's wallet on this chain (its token account is made with the first transfer), then sign a new payment"
 }
 
-// paymentID is the payment-identifier extension's id, if the payload
-// carries one.
-func paymentID(p x402.PaymentPayload) (string, error) {
-	ext, ok := p.Extensions[paymentIdentifier]
-	if !ok {
-		return "", nil
-	}
-	var v struct {
-		Info struct {
-			ID string `json:"id"`
-		} `json:"info"`
-	}
-	if err := json.Unmarshal(ext, &v); err != nil {
-		return "", crtx.InvalidField(x402.HeaderPaymentSignature, "extensions.payment-identifier: %v", err)
-	}
-	if v.Info.ID != "" && !paymentIDPattern.MatchString(v.Info.ID) {
-		return "", crtx.InvalidField(x402.HeaderPaymentSignature, "extensions.payment-identifier.info.id: 16 to 128 letters, digits, '-' or '_'")
-	}
-	return v.Info.ID, nil
-}
-
 // paymentChain is the environment whose chain network names.
 func (m *core) paymentChain(ctx context.Context, network string) (crtx.Environment, crtx.Chain, error) {
 	var offered []string
@@ -501,28 +462,9 @@ func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network st
 // settleResponse is the PAYMENT-RESPONSE of an x402 execution as it
 // stands.
 func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) x402.SettleResponse {
-	r := x402.SettleResponse{Network: network, Payer: e.Wallet}
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
-		r.ErrorReason = "unexpected_settle_error"
-		return r
+		return x402.SettleResponse{ErrorReason: "unexpected_settle_error", Network: network, Payer: e.Wallet}
 	}
-	r.Network = p.Network
-	switch p.Status {
-	case crtx.PaymentSettled:
-		r.Success, r.Transaction, r.Amount = true, p.Signature, strconv.FormatInt(int64(p.Amount), 10)
-		if e.Status == crtx.ExecFailed {
-			// Settled first, then failed: closing it queued the refund.
-			r.Extra = &x402.SettleExtra{Refund: RefundID(e.ID)}
-		}
-	case crtx.PaymentVoid:
-		r.ErrorReason = "transaction_failed"
-		if e.Status == crtx.ExecFailed && e.ErrorCode != crtx.CodePaymentInvalid {
-			// The call failed, so the payment was never sent.
-			r.ErrorReason = "execution_failed"
-		}
-	default:
-		r.ErrorReason = "settlement_pending"
-	}
-	return r
+	return x402.Settlement(e, p, RefundID(e.ID))
 }

@@ -20,13 +20,6 @@ import (
 // creator's verified result (or, for a call that may outlive the
 // transaction's blockhash, before the dispatch, refunded on failure).
 
-// The _meta keys of the transport: "Payment Payload Transmission" and
-// "Settlement Response Delivery".
-const (
-	metaPayment         = "x402/payment"
-	metaPaymentResponse = "x402/payment-response"
-)
-
 // paidRunTool is run_agent as the open endpoint offers it. Its output
 // schema admits the PaymentRequired too: MCP clients check an error
 // result's structuredContent against it as well (the TypeScript SDK does),
@@ -60,7 +53,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	if err != nil {
 		return nil, nil, s.toolError(err)
 	}
-	raw := req.Params.Meta[metaPayment]
+	raw := req.Params.Meta[x402.MetaPayment]
 	if raw == nil { // absent, or null
 		price := "?"
 		if p, ok := pr.Price(); ok {
@@ -119,7 +112,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 func readPayment(raw any) (x402.PaymentPayload, error) {
 	b, err := json.Marshal(raw) // the SDK decoded _meta generically
 	if err != nil {
-		return x402.PaymentPayload{}, crtx.PaymentRefused("invalid_payload", "_meta[%q] is not JSON: %v", metaPayment, err)
+		return x402.PaymentPayload{}, crtx.PaymentRefused("invalid_payload", "_meta[%q] is not JSON: %v", x402.MetaPayment, err)
 	}
 	return x402.ReadPaymentPayload(b)
 }
@@ -147,7 +140,7 @@ func (s *server) paidAnswer(pr x402.PaymentRequired, e crtx.Execution, result st
 		r.StructuredContent = out
 		res = r
 	}
-	res.Meta = sdk.Meta{metaPaymentResponse: settle}
+	res.Meta = sdk.Meta{x402.MetaPaymentResponse: settle}
 	return res, nil, nil
 }
 
@@ -163,7 +156,7 @@ func (s *server) refused(pr x402.PaymentRequired, err error, payload x402.Paymen
 	}
 	res := paymentRequired(pr, pe.Reason, pe.Err())
 	if payload.X402Version != 0 {
-		res.Meta = sdk.Meta{metaPaymentResponse: x402.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
+		res.Meta = sdk.Meta{x402.MetaPaymentResponse: x402.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
 	}
 	return res, nil, nil
 }

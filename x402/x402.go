@@ -28,6 +28,13 @@ const (
 	HeaderPaymentResponse  = "PAYMENT-RESPONSE"
 )
 
+// The MCP transport's _meta keys (transports-v2/mcp.md): "Payment Payload
+// Transmission" and "Settlement Response Delivery".
+const (
+	MetaPayment         = "x402/payment"
+	MetaPaymentResponse = "x402/payment-response"
+)
+
 // SchemeExact is the one scheme crtx accepts: a TransferChecked of the
 // exact price (scheme_exact_svm.md).
 const SchemeExact = "exact"
@@ -56,6 +63,16 @@ func (pr PaymentRequired) Price() (crtx.USDC, bool) {
 		return 0, false
 	}
 	return crtx.USDC(micro), true
+}
+
+// Required is the PaymentRequired of resource before its ways to pay: it
+// declares the payment-identifier extension, and says what the request
+// lacked.
+func Required(resource ResourceInfo) PaymentRequired {
+	return PaymentRequired{X402Version: Version,
+		Error:      "PAYMENT-SIGNATURE header is required: pay this call with x402, or use an API key",
+		Resource:   resource,
+		Extensions: map[string]any{PaymentIdentifier: paymentIdentifierDeclared()}}
 }
 
 // ResourceInfo describes what is paid for (spec §5.1.2).
@@ -114,6 +131,30 @@ type SettleExtra struct {
 	// back to the payer's token account (GET /v1/executions/{id} follows
 	// it), when the call it paid failed.
 	Refund string `json:"refund,omitempty"`
+}
+
+// Settlement is the PAYMENT-RESPONSE of execution e paid by p, as they
+// stand; refund names the withdrawal that returns p to its payer, which a
+// settled payment of a failed call has.
+func Settlement(e crtx.Execution, p crtx.Payment, refund string) SettleResponse {
+	r := SettleResponse{Network: p.Network, Payer: e.Wallet}
+	switch p.Status {
+	case crtx.PaymentSettled:
+		r.Success, r.Transaction, r.Amount = true, p.Signature, strconv.FormatInt(int64(p.Amount), 10)
+		if e.Status == crtx.ExecFailed {
+			// Settled first, then failed: closing it queued the refund.
+			r.Extra = &SettleExtra{Refund: refund}
+		}
+	case crtx.PaymentVoid:
+		r.ErrorReason = "transaction_failed"
+		if e.Status == crtx.ExecFailed && e.ErrorCode != crtx.CodePaymentInvalid {
+			// The call failed, so the payment was never sent.
+			r.ErrorReason = "execution_failed"
+		}
+	default:
+		r.ErrorReason = "settlement_pending"
+	}
+	return r
 }
 
 // EncodeHeader is v as an x402 header value: base64 of its JSON.
