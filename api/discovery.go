@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -43,34 +42,7 @@ type DiscoveryResource struct {
 // DiscoveryExtensions are a resource's x402 extensions, as its 402 would
 // declare them.
 type DiscoveryExtensions struct {
-	Bazaar Bazaar `json:"bazaar"`
-}
-
-// Bazaar is the bazaar extension (specs/extensions/bazaar.md): how to call
-// the resource (Info), and the JSON Schema Info satisfies.
-type Bazaar struct {
-	Info   BazaarInfo      `json:"info"`
-	Schema json.RawMessage `json:"schema"`
-}
-
-// BazaarInfo describes an HTTP call with a JSON body.
-type BazaarInfo struct {
-	Input  BazaarInput  `json:"input"`
-	Output BazaarOutput `json:"output"`
-}
-
-// BazaarInput is the request: Body is an example body.
-type BazaarInput struct {
-	Type     string          `json:"type"`
-	Method   string          `json:"method"`
-	BodyType string          `json:"bodyType"`
-	Body     json.RawMessage `json:"body"`
-}
-
-// BazaarOutput is the response's content type, and what it holds in words.
-type BazaarOutput struct {
-	Type   string `json:"type"`
-	Format string `json:"format,omitempty"`
+	Bazaar x402.Bazaar `json:"bazaar"`
 }
 
 // DiscoveryMetadata is the specification's free-form metadata: the

@@ -12,12 +12,6 @@ import (
 // active agent as an x402 resource, its execute URL, which anyone pays per
 // call with x402 where an environment has a chain (docs/discovery.md).
 
-// ResourceType is the one x402 resource type agents are: HTTP endpoints.
-const ResourceType = "http"
-
-// BazaarKey is the bazaar extension's key in a resource's extensions.
-const BazaarKey = "bazaar"
-
 // DiscoveryFilter is what Bazaar clients filter a list by besides a page
 // (@x402/extensions' ListDiscoveryResourcesParams): the resource type, the
 // network, scheme and recipient of a way to pay, and an extension each
@@ -74,8 +68,8 @@ type envChain struct {
 // A chain that does not answer is left out; with none left and one down,
 // the list is unavailable rather than wrongly empty.
 func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain, error) {
-	if (f.Type != "" && f.Type != ResourceType) || (f.Scheme != "" && f.Scheme != x402.SchemeExact) ||
-		(f.Extension != "" && f.Extension != BazaarKey) {
+	if (f.Type != "" && f.Type != x402.ResourceType) || (f.Scheme != "" && f.Scheme != x402.SchemeExact) ||
+		(f.Extension != "" && f.Extension != x402.BazaarKey) {
 		return nil, nil
 	}
 	var down error
@@ -111,7 +105,7 @@ func (m *core) resource(it crtx.AgentListItem, env crtx.Environment, accepts []x
 	// A listing's tags are 1 to 5 lowercase slugs of at most 32
 	// characters: Bazaar's rules for tags (at most 5, printable ASCII, 32
 	// characters each) keep every one.
-	return api.DiscoveryResource{Resource: listing + "/execute", Type: ResourceType, X402Version: x402.Version,
+	return api.DiscoveryResource{Resource: listing + "/execute", Type: x402.ResourceType, X402Version: x402.Version,
 		Accepts: accepts, LastUpdated: a.UpdatedAt.UTC(), Description: a.Name + ": " + a.Tagline, MimeType: "application/json",
 		Tags: a.Tags, Extensions: api.DiscoveryExtensions{Bazaar: bz},
 		Metadata: api.DiscoveryMetadata{Name: a.Name, Description: a.Description, Price: a.Price,
