@@ -6,6 +6,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // Protocol serves another protocol's endpoint (MCP, A2A) beside the REST
@@ -26,7 +27,7 @@ func (s *Server) Caller(r *http.Request) (crtx.Principal, error) {
 // its OAuth metadata is (RFC 9728 §5.1), and invalid_token when a token
 // was sent and refused (RFC 6750 §3.1), so a connector refreshes it.
 func (s *Server) Challenge(r *http.Request) string {
-	c := `Bearer resource_metadata="` + s.ResourceMetadataURL() + `", scope="` + crtx.OAuthScope + `"`
+	c := `Bearer resource_metadata="` + s.ResourceMetadataURL() + `", scope="` + oauth.Scope + `"`
 	if bearer(r) != "" {
 		c += `, error="invalid_token"`
 	}
