@@ -1,10 +1,7 @@
 package crtx
 
 import (
-	"crypto/ed25519"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"time"
 )
@@ -23,18 +20,11 @@ type Webhook struct {
 // WebhookWindow is how long a delivery is retried (CONTRACT §8).
 const WebhookWindow = 24 * time.Hour
 
-// WebhookSignature signs a webhook for the Standard Webhooks scheme with an
-// Ed25519 key: "v1a," and the base64 signature of "id.timestamp.body".
-func WebhookSignature(key ed25519.PrivateKey, id, timestamp string, body []byte) string {
-	msg := append([]byte(id+"."+timestamp+"."), body...)
-	return "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
-}
-
 // WebhookSecret is a wallet's symmetric webhook signing secret in one
 // environment, for the Standard Webhooks "v1" scheme the usual libraries
-// verify (svix, standardwebhooks): HMAC-SHA256 over "id.timestamp.body".
-// One per environment, so that a devnet key, which reads its environment's
-// secret, cannot sign a mainnet delivery. After a rotation the previous
+// verify (package webhook signs with it). One per environment, so that a
+// devnet key, which reads its environment's secret, cannot sign a mainnet
+// delivery. After a rotation the previous
 // secret signs too, for WebhookSecretOverlap, so that receivers can switch
 // without losing a delivery; a second rotation within it ends that
 // overlap (the secret two rotations back signs no more).
@@ -86,13 +76,4 @@ func (s WebhookSecret) Signing(now time.Time) [][]byte {
 		keys = append(keys, s.Previous)
 	}
 	return keys
-}
-
-// WebhookHMAC signs a webhook for the Standard Webhooks symmetric scheme:
-// "v1," and the base64 HMAC-SHA256 of "id.timestamp.body".
-func WebhookHMAC(key []byte, id, timestamp string, body []byte) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + timestamp + "."))
-	mac.Write(body)
-	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }

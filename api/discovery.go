@@ -1,10 +1,10 @@
 package api
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // DiscoveryPage is the answer of GET /discovery/resources: x402 v2's
@@ -26,7 +26,7 @@ type DiscoveryResource struct {
 	Resource    string                     `json:"resource"`
 	Type        string                     `json:"type"`
 	X402Version int                        `json:"x402Version"`
-	Accepts     []crtx.PaymentRequirements `json:"accepts"`
+	Accepts     []x402.PaymentRequirements `json:"accepts"`
 	// LastUpdated is when the listing last changed, in RFC 3339: the
 	// specification's prose says a Unix time, but its own SDKs (Go,
 	// Python, TypeScript) and the facilitators they read send and parse an
@@ -42,34 +42,7 @@ type DiscoveryResource struct {
 // DiscoveryExtensions are a resource's x402 extensions, as its 402 would
 // declare them.
 type DiscoveryExtensions struct {
-	Bazaar Bazaar `json:"bazaar"`
-}
-
-// Bazaar is the bazaar extension (specs/extensions/bazaar.md): how to call
-// the resource (Info), and the JSON Schema Info satisfies.
-type Bazaar struct {
-	Info   BazaarInfo      `json:"info"`
-	Schema json.RawMessage `json:"schema"`
-}
-
-// BazaarInfo describes an HTTP call with a JSON body.
-type BazaarInfo struct {
-	Input  BazaarInput  `json:"input"`
-	Output BazaarOutput `json:"output"`
-}
-
-// BazaarInput is the request: Body is an example body.
-type BazaarInput struct {
-	Type     string          `json:"type"`
-	Method   string          `json:"method"`
-	BodyType string          `json:"bodyType"`
-	Body     json.RawMessage `json:"body"`
-}
-
-// BazaarOutput is the response's content type, and what it holds in words.
-type BazaarOutput struct {
-	Type   string `json:"type"`
-	Format string `json:"format,omitempty"`
+	Bazaar x402.Bazaar `json:"bazaar"`
 }
 
 // DiscoveryMetadata is the specification's free-form metadata: the

@@ -1,6 +1,9 @@
 package api
 
-import "github.com/crtx-market/crtx"
+import (
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/siwx"
+)
 
 // PaymentView is how an x402 execution was paid (ExecutionRecord.Payment):
 // the payment's transaction on its network, and for one settled before a
@@ -32,7 +35,7 @@ type ReceiptPayment struct {
 // without an API key: GET URL with a SIGN-IN-WITH-X header signed by the
 // paying wallet over SignInWithX (a fresh one: GET ChallengeURL).
 type Poll struct {
-	URL          string              `json:"url"`
-	ChallengeURL string              `json:"challenge_url"`
-	SignInWithX  *crtx.SIWxExtension `json:"sign_in_with_x"`
+	URL          string          `json:"url"`
+	ChallengeURL string          `json:"challenge_url"`
+	SignInWithX  *siwx.Extension `json:"sign_in_with_x"`
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/gagliardetto/solana-go/programs/token"
 	"github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // NetworkOf is the CAIP-2 id of the cluster rpcURL serves, as x402 names
@@ -33,7 +33,7 @@ func NetworkOf(ctx context.Context, rpcURL string) (string, error) {
 // limit and price, the TransferChecked of req's amount to payTo's
 // associated token account, and a memo of a random nonce; the fee payer
 // (req.extra.feePayer) signs it after. It returns payload.transaction.
-func X402Payment(ctx context.Context, rpcURL string, payer ed25519.PrivateKey, req crtx.PaymentRequirements) (string, error) {
+func X402Payment(ctx context.Context, rpcURL string, payer ed25519.PrivateKey, req x402.PaymentRequirements) (string, error) {
 	if len(payer) != ed25519.PrivateKeySize {
 		return "", fmt.Errorf("%w: the payer is not an Ed25519 private key", ErrConfig)
 	}

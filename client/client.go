@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/siwx"
 )
 
 // Client talks to one crtx marketplace with one credential.
@@ -124,7 +124,7 @@ func (c *Client) DoRequest(req *http.Request, out any) error {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	if c.token == "" && c.signInWithX != "" {
-		req.Header.Set(crtx.HeaderSignInWithX, c.signInWithX)
+		req.Header.Set(siwx.Header, c.signInWithX)
 	}
 	req.Header.Set("Accept", "application/json")
 	method, path := req.Method, req.URL.Path

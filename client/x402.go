@@ -14,6 +14,8 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/siwx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // Paying per call with x402 (docs/x402.md): PaymentRequired asks what a
@@ -24,13 +26,13 @@ import (
 // PaymentRequired asks for the x402 payment requirements of a call of
 // agentID: the PAYMENT-REQUIRED header of the 402 that answers an execute
 // request without a credential.
-func (c *Client) PaymentRequired(ctx context.Context, agentID string, p crtx.ExecuteParams) (crtx.PaymentRequired, error) {
-	var pr crtx.PaymentRequired
+func (c *Client) PaymentRequired(ctx context.Context, agentID string, p crtx.ExecuteParams) (x402.PaymentRequired, error) {
+	var pr x402.PaymentRequired
 	resp, err := c.postExecute(ctx, agentID, p, nil)
 	if err != nil {
 		return pr, err
 	}
-	h := resp.Header.Get(crtx.HeaderPaymentRequired)
+	h := resp.Header.Get(x402.HeaderPaymentRequired)
 	if resp.StatusCode != http.StatusPaymentRequired || h == "" {
 		return pr, errorOf(resp)
 	}
@@ -44,23 +46,23 @@ func (c *Client) PaymentRequired(ctx context.Context, agentID string, p crtx.Exe
 // with code payment_invalid. A payment sent again answers the call it paid
 // only to its payer: from a client that signed in with its wallet
 // (SignInWithX), or with the idempotency key it first carried.
-func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.ExecuteParams, payment crtx.PaymentPayload, idempotencyKey string) (api.ExecutionRecord, crtx.SettleResponse, error) {
+func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.ExecuteParams, payment x402.PaymentPayload, idempotencyKey string) (api.ExecutionRecord, x402.SettleResponse, error) {
 	var rec api.ExecutionRecord
-	var settle crtx.SettleResponse
-	headers := map[string]string{crtx.HeaderPaymentSignature: crtx.EncodeHeader(payment)}
+	var settle x402.SettleResponse
+	headers := map[string]string{x402.HeaderPaymentSignature: x402.EncodeHeader(payment)}
 	if idempotencyKey != "" {
 		headers["Idempotency-Key"] = idempotencyKey
 	}
 	if c.signInWithX != "" {
 		// The payer's proof: a payment sent again answers its call.
-		headers[crtx.HeaderSignInWithX] = c.signInWithX
+		headers[siwx.Header] = c.signInWithX
 	}
 	resp, err := c.postExecute(ctx, agentID, p, headers)
 	if err != nil {
 		return rec, settle, err
 	}
 	defer resp.Body.Close()
-	if h := resp.Header.Get(crtx.HeaderPaymentResponse); h != "" {
+	if h := resp.Header.Get(x402.HeaderPaymentResponse); h != "" {
 		if err := decodeX402Header(h, &settle); err != nil {
 			return rec, settle, err
 		}
@@ -83,7 +85,7 @@ func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.Execute
 // Sign-In-With-Solana message) and sends the proof with each request,
 // for the five minutes it is valid.
 func (c *Client) SignInWithX(ctx context.Context, key ed25519.PrivateKey, network string) (*Client, error) {
-	ch, err := do[crtx.SIWxExtension](ctx, c, "GET", "/v1/x402/sign-in-with-x", nil)
+	ch, err := do[siwx.Extension](ctx, c, "GET", "/v1/x402/sign-in-with-x", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +96,11 @@ func (c *Client) SignInWithX(ctx context.Context, key ed25519.PrivateKey, networ
 	if !found {
 		return nil, fmt.Errorf("crtx: the marketplace signs in no wallet of network %s", network)
 	}
-	p := crtx.SIWxPayload{SIWxInfo: ch.Info, Address: crtx.Address(key.Public().(ed25519.PublicKey)), ChainID: network,
+	p := siwx.Payload{Info: ch.Info, Address: crtx.Address(key.Public().(ed25519.PublicKey)), ChainID: network,
 		Type: "ed25519", SignatureScheme: "siws"}
 	p.Signature = crtx.SignBase58(key, []byte(p.Message()))
 	cp := *c
-	cp.token, cp.signInWithX = "", crtx.EncodeHeader(p)
+	cp.token, cp.signInWithX = "", x402.EncodeHeader(p)
 	return &cp, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/webhook"
 )
 
 // Options configure a Caller.
@@ -330,14 +331,14 @@ func (c *Caller) Deliver(ctx context.Context, url, id string, env crtx.Environme
 		}
 	}
 	req.Header.Set(crtx.HeaderSignature, crtx.TimestampSignature(c.opts.Signer, ts, body))
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", ts)
+	req.Header.Set(webhook.HeaderID, id)
+	req.Header.Set(webhook.HeaderTimestamp, ts)
 	sigs := make([]string, 0, len(secrets)+1)
 	for _, k := range secrets {
-		sigs = append(sigs, crtx.WebhookHMAC(k, id, ts, body))
+		sigs = append(sigs, webhook.HMAC(k, id, ts, body))
 	}
-	sigs = append(sigs, crtx.WebhookSignature(c.opts.Signer, id, ts, body))
-	req.Header.Set("webhook-signature", strings.Join(sigs, " "))
+	sigs = append(sigs, webhook.Signature(c.opts.Signer, id, ts, body))
+	req.Header.Set(webhook.HeaderSignature, strings.Join(sigs, " "))
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return 0, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/webhook"
 )
 
 // pushed is one push a receiver got.
@@ -134,7 +135,7 @@ func TestA2APushNotifications(t *testing.T) {
 	if h.Get("A2A-Notification-Token") != "tok-123" || h.Get("Authorization") != "Bearer cred-456" || h.Get("Content-Type") != "application/json" {
 		t.Errorf("push headers %v", h)
 	}
-	want := crtx.WebhookHMAC(key, h.Get("webhook-id"), h.Get("webhook-timestamp"), p.body)
+	want := webhook.HMAC(key, h.Get("webhook-id"), h.Get("webhook-timestamp"), p.body)
 	if !strings.Contains(h.Get("webhook-signature"), want) {
 		t.Errorf("webhook-signature %q lacks the wallet's %q", h.Get("webhook-signature"), want)
 	}

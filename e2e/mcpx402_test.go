@@ -14,6 +14,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/x402"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +27,7 @@ type toolResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
 	IsError           bool            `json:"isError"`
 	Meta              struct {
-		PaymentResponse *crtx.SettleResponse `json:"x402/payment-response"`
+		PaymentResponse *x402.SettleResponse `json:"x402/payment-response"`
 	} `json:"_meta"`
 }
 
@@ -152,9 +153,9 @@ func TestMCPX402TypeScriptSDK(t *testing.T) {
 // paymentRequiredOf reads the PaymentRequired of an x402 MCP answer,
 // which the transport requires as structuredContent and, the same JSON, as
 // the first text, with isError.
-func paymentRequiredOf(t *testing.T, name string, r toolResult) crtx.PaymentRequired {
+func paymentRequiredOf(t *testing.T, name string, r toolResult) x402.PaymentRequired {
 	t.Helper()
-	var structured, text crtx.PaymentRequired
+	var structured, text x402.PaymentRequired
 	if !r.IsError || len(r.Content) == 0 {
 		t.Fatalf("%s: not an error result with content: %+v", name, r)
 	}
@@ -187,7 +188,7 @@ func TestMCPX402RetryAndFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	call := func(agent, header string, args map[string]any) (*sdk.CallToolResult, *crtx.SettleResponse) {
+	call := func(agent, header string, args map[string]any) (*sdk.CallToolResult, *x402.SettleResponse) {
 		t.Helper()
 		var payment map[string]any
 		decodeHeader(t, header, &payment)
@@ -195,10 +196,10 @@ func TestMCPX402RetryAndFailure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sr *crtx.SettleResponse
+		var sr *x402.SettleResponse
 		if raw, ok := res.Meta["x402/payment-response"]; ok {
 			b, _ := json.Marshal(raw)
-			sr = new(crtx.SettleResponse)
+			sr = new(x402.SettleResponse)
 			if err := json.Unmarshal(b, sr); err != nil {
 				t.Fatal(err)
 			}

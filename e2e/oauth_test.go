@@ -17,6 +17,7 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // connector drives the OAuth endpoints as an MCP host does, and the
@@ -235,13 +236,13 @@ func TestOAuthConnector(t *testing.T) {
 
 	t.Run("registration refusals", func(t *testing.T) {
 		for body, want := range map[string]string{
-			`{"redirect_uris":["http://example.com/cb"]}`:                                   crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":["javascript:alert(1)"]}`:                                     crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":["https://a.example/cb#x"]}`:                                  crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":[]}`:                                                          crtx.OAuthInvalidRedirectURI,
-			`{"redirect_uris":["https://*/cb"]}`:                                            crtx.OAuthInvalidRedirectURI,
-			`{"client_name":"Claude\u202eedualC","redirect_uris":["https://a.example/cb"]}`: crtx.OAuthInvalidClientMetadata,
-			`[1]`: crtx.OAuthInvalidClientMetadata,
+			`{"redirect_uris":["http://example.com/cb"]}`:                                   oauth.InvalidRedirectURI,
+			`{"redirect_uris":["javascript:alert(1)"]}`:                                     oauth.InvalidRedirectURI,
+			`{"redirect_uris":["https://a.example/cb#x"]}`:                                  oauth.InvalidRedirectURI,
+			`{"redirect_uris":[]}`:                                                          oauth.InvalidRedirectURI,
+			`{"redirect_uris":["https://*/cb"]}`:                                            oauth.InvalidRedirectURI,
+			`{"client_name":"Claude\u202eedualC","redirect_uris":["https://a.example/cb"]}`: oauth.InvalidClientMetadata,
+			`[1]`: oauth.InvalidClientMetadata,
 		} {
 			status, out := register(t, e, body)
 			if status != 400 || out["error"] != want {
@@ -287,11 +288,11 @@ func TestOAuthConnector(t *testing.T) {
 			change map[string]string
 			want   string
 		}{
-			"no PKCE":          {map[string]string{"code_challenge": ""}, crtx.OAuthInvalidRequest},
-			"plain PKCE":       {map[string]string{"code_challenge_method": "plain"}, crtx.OAuthInvalidRequest},
-			"another resource": {map[string]string{"resource": "https://other.example/mcp"}, crtx.OAuthInvalidTarget},
-			"another scope":    {map[string]string{"scope": "admin"}, crtx.OAuthInvalidScope},
-			"token response":   {map[string]string{"response_type": "token"}, crtx.OAuthUnsupportedResponse},
+			"no PKCE":          {map[string]string{"code_challenge": ""}, oauth.InvalidRequest},
+			"plain PKCE":       {map[string]string{"code_challenge_method": "plain"}, oauth.InvalidRequest},
+			"another resource": {map[string]string{"resource": "https://other.example/mcp"}, oauth.InvalidTarget},
+			"another scope":    {map[string]string{"scope": "admin"}, oauth.InvalidScope},
+			"token response":   {map[string]string{"response_type": "token"}, oauth.UnsupportedResponse},
 		} {
 			resp, body := c.page(c.authorizeURL(c2.change), session)
 			m := regexp.MustCompile(`href="(` + regexp.QuoteMeta(c.redirect) + `[^"]*)"`).FindStringSubmatch(body)
@@ -318,7 +319,7 @@ func TestOAuthConnector(t *testing.T) {
 	})
 	t.Run("denied", func(t *testing.T) {
 		to := c.consent(session, url.Values{"decision": {"deny"}})
-		if to.Query().Get("error") != crtx.OAuthAccessDenied || to.Query().Get("code") != "" || to.Query().Get("iss") != e.d.URL {
+		if to.Query().Get("error") != oauth.AccessDenied || to.Query().Get("code") != "" || to.Query().Get("iss") != e.d.URL {
 			t.Errorf("denied: sent to %s", to)
 		}
 	})
@@ -355,7 +356,7 @@ func TestOAuthConnector(t *testing.T) {
 		code := c.allow(session, crtx.Devnet, "1")
 		wrong := *c
 		wrong.verifier = strings.Repeat("w", 50)
-		if status, out := wrong.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		if status, out := wrong.exchange(code); status != 400 || out["error"] != oauth.InvalidGrant {
 			t.Fatalf("a wrong verifier: %d %v", status, out)
 		}
 		for name, w := range map[string]connector{"another client": {clientID: "oc_other"}, "another redirect": {redirect: "http://127.0.0.1:1/callback"}} {
@@ -367,11 +368,11 @@ func TestOAuthConnector(t *testing.T) {
 				other.redirect = w.redirect
 			}
 			code := c.allow(session, crtx.Devnet, "1")
-			if status, out := other.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+			if status, out := other.exchange(code); status != 400 || out["error"] != oauth.InvalidGrant {
 				t.Errorf("%s: %d %v", name, status, out)
 			}
 		}
-		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		if status, out := c.exchange(code); status != 400 || out["error"] != oauth.InvalidGrant {
 			t.Errorf("the code still served after a failed exchange: %d %v", status, out)
 		}
 		// Presented again after it gave a key, a code revokes that key: it
@@ -385,14 +386,14 @@ func TestOAuthConnector(t *testing.T) {
 		// At once (the client's retry, racing the first exchange on
 		// another replica), it is refused and the first keeps its key;
 		// later, it revokes that key.
-		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		if status, out := c.exchange(code); status != 400 || out["error"] != oauth.InvalidGrant {
 			t.Errorf("a code exchanged twice: %d %v", status, out)
 		}
 		if status, _ := mcpStatus(t, e, tok["access_token"].(string)); status != 200 {
 			t.Errorf("the key of a code presented twice at once was revoked: %d", status)
 		}
 		e.clock.Advance(15 * time.Second)
-		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		if status, out := c.exchange(code); status != 400 || out["error"] != oauth.InvalidGrant {
 			t.Errorf("a code exchanged again: %d %v", status, out)
 		}
 		if status, _ := mcpStatus(t, e, tok["access_token"].(string)); status != 401 {
@@ -400,7 +401,7 @@ func TestOAuthConnector(t *testing.T) {
 		}
 		code = c.allow(session, crtx.Devnet, "1")
 		e.clock.Advance(crtx.OAuthCodeTTL)
-		if status, out := c.exchange(code); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		if status, out := c.exchange(code); status != 400 || out["error"] != oauth.InvalidGrant {
 			t.Errorf("an expired code served: %d %v", status, out)
 		}
 	})
@@ -464,10 +465,10 @@ func TestOAuthConnector(t *testing.T) {
 	if status, _ := mcpStatus(t, e, access); status != 401 {
 		t.Errorf("the replaced token still works: %d", status)
 	}
-	if status, out := refreshWith(refresh, c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+	if status, out := refreshWith(refresh, c.clientID); status != 400 || out["error"] != oauth.InvalidGrant {
 		t.Errorf("a refresh token served twice: %d %v", status, out)
 	}
-	if status, out := refreshWith(next["refresh_token"].(string), "oc_other"); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+	if status, out := refreshWith(next["refresh_token"].(string), "oc_other"); status != 400 || out["error"] != oauth.InvalidGrant {
 		t.Errorf("another client's refresh: %d %v", status, out)
 	}
 	// An hour on, that one has expired: the 401 says so, and a refresh
@@ -497,13 +498,13 @@ func TestOAuthConnector(t *testing.T) {
 	// its holders stole it, so the whole grant goes (OAuth 2.1's refresh
 	// token rotation); presented at once after its rotation (above) it
 	// was only refused.
-	if status, out := refreshWith(refresh, c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+	if status, out := refreshWith(refresh, c.clientID); status != 400 || out["error"] != oauth.InvalidGrant {
 		t.Errorf("a rotated refresh token again: %d %v", status, out)
 	}
 	if status, _ := mcpStatus(t, e, next["access_token"].(string)); status != 401 {
 		t.Errorf("the grant's access token works after its rotated refresh token came back: %d", status)
 	}
-	if status, out := refreshWith(next["refresh_token"].(string), c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+	if status, out := refreshWith(next["refresh_token"].(string), c.clientID); status != 400 || out["error"] != oauth.InvalidGrant {
 		t.Errorf("the grant's refresh token works after its rotated one came back: %d %v", status, out)
 	}
 
@@ -542,7 +543,7 @@ func TestOAuthConnector(t *testing.T) {
 	if status, _ := mcpStatus(t, e, again["access_token"].(string)); status != 401 {
 		t.Errorf("the access token works after revocation: %d", status)
 	}
-	if status, out := refreshWith(again["refresh_token"].(string), c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+	if status, out := refreshWith(again["refresh_token"].(string), c.clientID); status != 400 || out["error"] != oauth.InvalidGrant {
 		t.Errorf("the refresh token works after revocation: %d %v", status, out)
 	}
 	if status, _ := oauthPost(t, e, "/oauth/revoke", url.Values{"token": {"crtx_rt_unknown"}}); status != 200 {
@@ -580,7 +581,7 @@ func TestOAuthConnector(t *testing.T) {
 		}
 		runLogs.secret(tok["access_token"].(string), tok["refresh_token"].(string))
 		e.clock.Advance(crtx.AccessTokenTTL + market.RefreshIdleTTL)
-		if status, out := refreshWith(tok["refresh_token"].(string), c.clientID); status != 400 || out["error"] != crtx.OAuthInvalidGrant {
+		if status, out := refreshWith(tok["refresh_token"].(string), c.clientID); status != 400 || out["error"] != oauth.InvalidGrant {
 			t.Errorf("a refresh a month after the last access token: %d %v", status, out)
 		}
 	})

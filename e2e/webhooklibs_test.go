@@ -18,6 +18,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/webhook"
 )
 
 // delivery is one webhook as its receiver got it.
@@ -120,7 +121,7 @@ func TestWebhookLibraries(t *testing.T) {
 	m.clock.Advance(crtx.WebhookSecretOverlap + time.Minute)
 	d3 := deliver()
 	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(second, "whsec_"))
-	want := crtx.WebhookHMAC(key, d3.Headers["webhook-id"], d3.Headers["webhook-timestamp"], []byte(d3.Body))
+	want := webhook.HMAC(key, d3.Headers["webhook-id"], d3.Headers["webhook-timestamp"], []byte(d3.Body))
 	if sigs := strings.Fields(d3.Headers["webhook-signature"]); len(sigs) != 2 || sigs[0] != want || !strings.HasPrefix(sigs[1], "v1a,") {
 		t.Errorf("a day after the rotation: %q, want the new secret's v1 signature and the v1a one", sigs)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // BenchmarkX402 measures what paying per call with x402 adds to a
@@ -128,7 +129,7 @@ func BenchmarkX402(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+			p := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 			p.Payload.Transaction = tx
 			if _, s, err := anon.ExecutePaid(ctx, a.AgentID, params, p, ""); err != nil || !s.Success {
 				b.Fatalf("%+v %v", s, err)

@@ -27,6 +27,8 @@ import (
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
 	"github.com/crtx-market/crtx/keyfile"
+	"github.com/crtx-market/crtx/siwx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // x402Market is a marketplace whose devnet runs on a local Solana network
@@ -83,8 +85,8 @@ func (x *x402Market) treasuryHeld() crtx.USDC {
 type paidRun struct {
 	Status          int                  `json:"status"`
 	Body            json.RawMessage      `json:"body"`
-	PaymentResponse *crtx.SettleResponse `json:"paymentResponse"`
-	PaymentRequired *crtx.PaymentRequired
+	PaymentResponse *x402.SettleResponse `json:"paymentResponse"`
+	PaymentRequired *x402.PaymentRequired
 	Header          string `json:"header"`
 }
 
@@ -115,13 +117,13 @@ func (x *x402Market) pay(agent, mode string, body any) paidRun {
 // post sends an execute request with a PAYMENT-SIGNATURE header (none if
 // empty) and returns the status, the error body (if any) and the decoded
 // PAYMENT-REQUIRED and PAYMENT-RESPONSE headers.
-func (x *x402Market) post(agent, header string, body any) (int, api.ErrorBody, *crtx.PaymentRequired, *crtx.SettleResponse, []byte) {
+func (x *x402Market) post(agent, header string, body any) (int, api.ErrorBody, *x402.PaymentRequired, *x402.SettleResponse, []byte) {
 	x.t.Helper()
 	b, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", x.d.URL+"/v1/agents/"+agent+"/execute", bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	if header != "" {
-		req.Header.Set(crtx.HeaderPaymentSignature, header)
+		req.Header.Set(x402.HeaderPaymentSignature, header)
 	}
 	resp, err := x.http.Do(req)
 	if err != nil {
@@ -131,14 +133,14 @@ func (x *x402Market) post(agent, header string, body any) (int, api.ErrorBody, *
 	raw, _ := io.ReadAll(resp.Body)
 	var eb api.ErrorBody
 	json.Unmarshal(raw, &eb)
-	var pr *crtx.PaymentRequired
-	if h := resp.Header.Get(crtx.HeaderPaymentRequired); h != "" {
-		pr = new(crtx.PaymentRequired)
+	var pr *x402.PaymentRequired
+	if h := resp.Header.Get(x402.HeaderPaymentRequired); h != "" {
+		pr = new(x402.PaymentRequired)
 		decodeHeader(x.t, h, pr)
 	}
-	var sr *crtx.SettleResponse
-	if h := resp.Header.Get(crtx.HeaderPaymentResponse); h != "" {
-		sr = new(crtx.SettleResponse)
+	var sr *x402.SettleResponse
+	if h := resp.Header.Get(x402.HeaderPaymentResponse); h != "" {
+		sr = new(x402.SettleResponse)
 		decodeHeader(x.t, h, sr)
 	}
 	return resp.StatusCode, eb, pr, sr, raw
@@ -337,7 +339,7 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 	// Its payer, signed in with its wallet, gets the call's first answer
 	// again (its answer was lost), and pays nothing more; for another
 	// call it is refused.
-	var payload crtx.PaymentPayload
+	var payload x402.PaymentPayload
 	decodeHeader(t, h, &payload)
 	signed, err := x.anon.SignInWithX(ctx, x.payer.key, payload.Accepted.Network)
 	if err != nil {
@@ -460,14 +462,14 @@ func TestX402RefusesWhatItMustNot(t *testing.T) {
 // leaving the transaction as it was signed.
 func (x *x402Market) retarget(header, agent string) string {
 	x.t.Helper()
-	var p crtx.PaymentPayload
+	var p x402.PaymentPayload
 	decodeHeader(x.t, header, &p)
 	p.Resource.URL = x.d.URL + "/v1/agents/" + agent + "/execute"
-	return crtx.EncodeHeader(p)
+	return x402.EncodeHeader(p)
 }
 
 // requirements is agent's PAYMENT-REQUIRED.
-func (x *x402Market) requirements(agent string) crtx.PaymentRequired {
+func (x *x402Market) requirements(agent string) x402.PaymentRequired {
 	x.t.Helper()
 	_, _, pr, _, _ := x.post(agent, "", run("x"))
 	if pr == nil {
@@ -478,10 +480,10 @@ func (x *x402Market) requirements(agent string) crtx.PaymentRequired {
 
 // header is the PAYMENT-SIGNATURE header carrying transaction for pr's
 // first way to pay.
-func (x *x402Market) header(pr crtx.PaymentRequired, transaction string) string {
-	p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+func (x *x402Market) header(pr x402.PaymentRequired, transaction string) string {
+	p := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 	p.Payload.Transaction = transaction
-	return crtx.EncodeHeader(p)
+	return x402.EncodeHeader(p)
 }
 
 // TestX402AsyncFailureIsRefundedOnChain: an asynchronous call is settled
@@ -534,17 +536,17 @@ func TestX402AsyncFailureIsRefundedOnChain(t *testing.T) {
 	}
 	x.payer, x.keyFile = payer, keyFile
 	req, _ := http.NewRequest("GET", acc.Poll.URL, nil)
-	req.Header.Set(crtx.HeaderSignInWithX, crtx.EncodeHeader(crtx.SIWxPayload{SIWxInfo: acc.Poll.SignInWithX.Info,
+	req.Header.Set(siwx.Header, x402.EncodeHeader(siwx.Payload{Info: acc.Poll.SignInWithX.Info,
 		Address: x.payer.address, ChainID: got.PaymentResponse.Network, Type: "ed25519", Signature: "1111"}))
 	if resp, err := x.http.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Errorf("a forged proof: %v %v", resp, err)
 	}
 	// A proof the wallet signed for another resource of the marketplace.
-	other := crtx.SIWxPayload{SIWxInfo: x.d.Market.Accounts.SignInWithX(ctx).Info, Address: x.payer.address,
+	other := siwx.Payload{Info: x.d.Market.Accounts.SignInWithX(ctx).Info, Address: x.payer.address,
 		ChainID: got.PaymentResponse.Network, Type: "ed25519", SignatureScheme: "siws"}
 	other.URI = x.d.URL + "/v1/agents"
 	other.Signature = crtx.SignBase58(x.payer.key, []byte(other.Message()))
-	req.Header.Set(crtx.HeaderSignInWithX, crtx.EncodeHeader(other))
+	req.Header.Set(siwx.Header, x402.EncodeHeader(other))
 	if resp, err := x.http.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Errorf("a proof signed for another URI: %v %v", resp, err)
 	}
@@ -592,7 +594,7 @@ type signedRead struct {
 
 // signedReads GETs urls as the payer signed in with challenge on network,
 // with the official sign-in-with-x client.
-func (x *x402Market) signedReads(challenge crtx.SIWxExtension, network string, urls ...string) []signedRead {
+func (x *x402Market) signedReads(challenge siwx.Extension, network string, urls ...string) []signedRead {
 	x.t.Helper()
 	ch, _ := json.Marshal(challenge)
 	cmd := nodetest.Script(context.Background(), x.t, "CRTX_X402", "@x402/extensions", "x402-siwx.mjs",
@@ -644,11 +646,11 @@ func TestX402IdempotencyAndLimits(t *testing.T) {
 	agent := x.list(newService(t, echo), "0.02", map[string]any{"timeout_seconds": 5})
 	pr := x.requirements(agent)
 	withID := func(id string) string {
-		p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0],
+		p := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0],
 			Extensions: map[string]json.RawMessage{"payment-identifier": json.RawMessage(`{"info":{"required":false,"id":"` + id + `"}}`)}}
 		pay := chaintest.NewPayment(t, x.chain.treasury, x.payer.key, x.chain.mint, x.chain.treasury, 20_000)
 		p.Payload.Transaction = pay.Encode(t, x.chain.net.Blockhash(t))
-		return crtx.EncodeHeader(p)
+		return x402.EncodeHeader(p)
 	}
 	status, _, _, sr, first := x.post(agent, withID("pay_0123456789abcdef"), run("once"))
 	if status != 200 || sr == nil || !sr.Success {
@@ -678,9 +680,9 @@ func TestX402IdempotencyAndLimits(t *testing.T) {
 	hash := x.chain.net.Blockhash(t)
 	limited := 0
 	for i := range 20 {
-		p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+		p := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 		p.Payload.Transaction = chaintest.NewPayment(t, x.chain.treasury, broke, x.chain.mint, x.chain.treasury, 20_000).Encode(t, hash)
-		status, eb, _, _, _ := x.post(agent, crtx.EncodeHeader(p), run("x"))
+		status, eb, _, _, _ := x.post(agent, x402.EncodeHeader(p), run("x"))
 		switch {
 		case status == 429:
 			limited++

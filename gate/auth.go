@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // ResourceMetadataPath is the MCP endpoint's protected-resource metadata
@@ -69,7 +70,7 @@ func (g *Gate) Caller(r *http.Request) (crtx.Principal, error) {
 // its OAuth metadata is (RFC 9728 §5.1), and invalid_token when a token
 // was sent and refused (RFC 6750 §3.1), so a connector refreshes it.
 func (g *Gate) Challenge(r *http.Request) string {
-	c := `Bearer resource_metadata="` + g.market.Config().PublicURL + ResourceMetadataPath + `", scope="` + crtx.OAuthScope + `"`
+	c := `Bearer resource_metadata="` + g.market.Config().PublicURL + ResourceMetadataPath + `", scope="` + oauth.Scope + `"`
 	if Bearer(r) != "" {
 		c += `, error="invalid_token"`
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/oauth"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -103,7 +104,7 @@ func TestCallerIsAnAPIKey(t *testing.T) {
 // invalid_token only when a token was sent.
 func TestChallenge(t *testing.T) {
 	g := newFixture(t).gate(gate.Limits{})
-	want := `Bearer resource_metadata="` + publicURL + gate.ResourceMetadataPath + `", scope="` + crtx.OAuthScope + `"`
+	want := `Bearer resource_metadata="` + publicURL + gate.ResourceMetadataPath + `", scope="` + oauth.Scope + `"`
 	if got := g.Challenge(request("")); got != want {
 		t.Errorf("without a token: %s, want %s", got, want)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/ipfs"
+	"github.com/crtx-market/crtx/siwx"
 )
 
 // execResponse is the status and body an execute request is answered
@@ -27,8 +28,8 @@ func (s *Server) execResponse(ctx context.Context, e crtx.Execution, result stri
 			// Its payer has no API key: it follows the call by signing in
 			// with the wallet that paid.
 			base := s.market.Config().PublicURL
-			siwx := s.market.Accounts.SignInWithX(ctx)
-			a.Poll = &api.Poll{URL: base + "/v1/executions/" + e.ID, ChallengeURL: base + "/v1/x402/sign-in-with-x", SignInWithX: &siwx}
+			ch := s.market.Accounts.SignInWithX(ctx)
+			a.Poll = &api.Poll{URL: base + "/v1/executions/" + e.ID, ChallengeURL: base + "/v1/x402/sign-in-with-x", SignInWithX: &ch}
 		}
 		return http.StatusAccepted, a
 	}
@@ -133,8 +134,8 @@ func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
 	switch {
 	case r.Header.Get("Authorization") != "":
 		return s.gate.APIKey(r)
-	case r.Header.Get(crtx.HeaderSignInWithX) != "":
-		return s.market.Accounts.SignedInWithX(r.Context(), r.Header.Get(crtx.HeaderSignInWithX))
+	case r.Header.Get(siwx.Header) != "":
+		return s.market.Accounts.SignedInWithX(r.Context(), r.Header.Get(siwx.Header))
 	}
 	// No credential: the caller may be a payer without an account.
 	return crtx.Principal{}, crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <API key>, "+

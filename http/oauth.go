@@ -9,6 +9,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // The OAuth endpoints of the MCP authorization spec: metadata (RFC 9728,
@@ -24,37 +25,10 @@ const (
 	oauthRevokePath    = "/oauth/revoke"
 )
 
-type resourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers"`
-	ScopesSupported        []string `json:"scopes_supported"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-	ResourceName           string   `json:"resource_name"`
-	ResourceDocumentation  string   `json:"resource_documentation"`
-}
-
-type serverMetadata struct {
-	Issuer                            string   `json:"issuer"`
-	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
-	TokenEndpoint                     string   `json:"token_endpoint"`
-	RegistrationEndpoint              string   `json:"registration_endpoint"`
-	RevocationEndpoint                string   `json:"revocation_endpoint"`
-	ScopesSupported                   []string `json:"scopes_supported"`
-	ResponseTypesSupported            []string `json:"response_types_supported"`
-	ResponseModesSupported            []string `json:"response_modes_supported"`
-	GrantTypesSupported               []string `json:"grant_types_supported"`
-	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
-	RevocationEndpointAuthMethods     []string `json:"revocation_endpoint_auth_methods_supported"`
-	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
-	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
-	AuthorizationResponseIssParameter bool     `json:"authorization_response_iss_parameter_supported"`
-	ServiceDocumentation              string   `json:"service_documentation"`
-}
-
 func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) error {
 	base := s.market.Config().PublicURL
-	writeJSON(w, http.StatusOK, resourceMetadata{Resource: s.market.Connectors.Resource(), AuthorizationServers: []string{base},
-		ScopesSupported: []string{crtx.OAuthScope}, BearerMethodsSupported: []string{"header"},
+	writeJSON(w, http.StatusOK, oauth.ResourceMetadata{Resource: s.market.Connectors.Resource(), AuthorizationServers: []string{base},
+		ScopesSupported: []string{oauth.Scope}, BearerMethodsSupported: []string{"header"},
 		ResourceName: "crtx agent marketplace (MCP)", ResourceDocumentation: base + "/docs#mcp"})
 	return nil
 }
@@ -62,9 +36,9 @@ func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
 	base := s.market.Config().PublicURL
 	none := []string{"none"}
-	writeJSON(w, http.StatusOK, serverMetadata{Issuer: base, AuthorizationEndpoint: base + OAuthAuthorizePath,
+	writeJSON(w, http.StatusOK, oauth.ServerMetadata{Issuer: base, AuthorizationEndpoint: base + OAuthAuthorizePath,
 		TokenEndpoint: base + oauthTokenPath, RegistrationEndpoint: base + oauthRegisterPath, RevocationEndpoint: base + oauthRevokePath,
-		ScopesSupported: []string{crtx.OAuthScope, crtx.OfflineAccess}, ResponseTypesSupported: []string{"code"},
+		ScopesSupported: []string{oauth.Scope, oauth.OfflineAccess}, ResponseTypesSupported: []string{"code"},
 		ResponseModesSupported: []string{"query"}, GrantTypesSupported: []string{"authorization_code", "refresh_token"},
 		TokenEndpointAuthMethodsSupported: none, RevocationEndpointAuthMethods: none, CodeChallengeMethodsSupported: []string{"S256"},
 		ClientIDMetadataDocumentSupported: true, AuthorizationResponseIssParameter: true,
@@ -72,55 +46,43 @@ func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// registration is RFC 7591 §3.2.1's answer.
-type registration struct {
-	ClientID                string   `json:"client_id"`
-	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
-	ClientName              string   `json:"client_name"`
-	RedirectURIs            []string `json:"redirect_uris"`
-	GrantTypes              []string `json:"grant_types"`
-	ResponseTypes           []string `json:"response_types"`
-	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
-	Scope                   string   `json:"scope"`
-}
-
 func (s *Server) registerClient(w http.ResponseWriter, r *http.Request) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		return crtx.OAuthErrorf(crtx.OAuthInvalidClientMetadata, "send the client metadata as JSON with Content-Type: application/json")
+		return oauth.Errorf(oauth.InvalidClientMetadata, "send the client metadata as JSON with Content-Type: application/json")
 	}
 	body, err := io.ReadAll(r.Body)
 	if err := tooLarge(err); err != nil {
 		return err
 	}
 	if err != nil {
-		return crtx.OAuthErrorf(crtx.OAuthInvalidClientMetadata, "the body could not be read")
+		return oauth.Errorf(oauth.InvalidClientMetadata, "the body could not be read")
 	}
 	c, err := s.market.Connectors.RegisterClient(r.Context(), body)
 	w.Header().Set("Cache-Control", "no-store")
-	return reply(w, http.StatusCreated, registration{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
+	return reply(w, http.StatusCreated, oauth.Registration{ClientID: c.ID, ClientIDIssuedAt: c.CreatedAt.Unix(), ClientName: c.Name,
 		RedirectURIs: c.RedirectURIs, GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-		TokenEndpointAuthMethod: "none", Scope: crtx.OAuthScope}, err)
+		TokenEndpointAuthMethod: "none", Scope: oauth.Scope}, err)
 }
 
 // oauthForm reads a token or revocation request's form body.
 func oauthForm(r *http.Request) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
-		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "send the parameters as application/x-www-form-urlencoded")
+		return oauth.Errorf(oauth.InvalidRequest, "send the parameters as application/x-www-form-urlencoded")
 	}
 	if err := r.ParseForm(); err != nil {
 		if err := tooLarge(err); err != nil {
 			return err
 		}
-		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "the form could not be read")
+		return oauth.Errorf(oauth.InvalidRequest, "the form could not be read")
 	}
 	// A parameter given twice is refused (RFC 6749 §3.1), as is one that
 	// is not text.
 	for k, vs := range r.PostForm {
 		if len(vs) > 1 {
-			return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "%s is given more than once", k)
+			return oauth.Errorf(oauth.InvalidRequest, "%s is given more than once", k)
 		}
 		if !crtx.IsText(k) || !crtx.IsText(vs[0]) {
-			return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "the form holds bytes that are not text")
+			return oauth.Errorf(oauth.InvalidRequest, "the form holds bytes that are not text")
 		}
 	}
 	return nil
@@ -143,7 +105,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if r.PostForm.Get("token") == "" {
-		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "token is missing")
+		return oauth.Errorf(oauth.InvalidRequest, "token is missing")
 	}
 	if err := s.market.Connectors.RevokeToken(r.Context(), r.PostForm.Get("token"), clientID(r)); err != nil {
 		return err
@@ -186,24 +148,18 @@ func oauthCORS(h func(http.ResponseWriter, *http.Request) error) func(http.Respo
 	}
 }
 
-// oauthErrorBody is RFC 6749 §5.2's error answer.
-type oauthErrorBody struct {
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
-}
-
 // writeOAuthError answers an OAuth refusal: 401 for a client that is not
 // known (RFC 6749 §5.2), else 400.
 func writeOAuthError(w http.ResponseWriter, err error) bool {
-	var oe *crtx.OAuthError
+	var oe *oauth.Error
 	if !errors.As(err, &oe) {
 		return false
 	}
 	status := http.StatusBadRequest
-	if oe.Code == crtx.OAuthInvalidClient {
+	if oe.Code == oauth.InvalidClient {
 		status = http.StatusUnauthorized
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, status, oauthErrorBody{Error: oe.Code, ErrorDescription: oe.Description})
+	writeJSON(w, status, oauth.ErrorBody{Error: oe.Code, ErrorDescription: oe.Description})
 	return true
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/siwx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // executePaid answers an execute request that has no API key, as x402 v2's
@@ -26,15 +28,15 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 		if reason != "" {
 			pr.Error = reason
 		}
-		w.Header().Set(crtx.HeaderPaymentRequired, crtx.EncodeHeader(pr))
+		w.Header().Set(x402.HeaderPaymentRequired, x402.EncodeHeader(pr))
 	}
-	header := r.Header.Get(crtx.HeaderPaymentSignature)
+	header := r.Header.Get(x402.HeaderPaymentSignature)
 	if header == "" {
 		required("")
 		return crtx.Errorf(crtx.CodePaymentRequired, "%s costs %s USDC a call: pay with an API key (Authorization: Bearer crtx_live_… or crtx_test_…), "+
 			"or per call with x402, as the PAYMENT-REQUIRED header says (a call that fails costs nothing)", pr.Resource.Description, price(pr))
 	}
-	payload, err := crtx.DecodePaymentPayload(header)
+	payload, err := x402.DecodePaymentPayload(header)
 	if err != nil {
 		return err
 	}
@@ -44,17 +46,17 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.gate.AllowPayer,
-		AllowReplay: s.gate.AllowReplayFrom(r), SignIn: r.Header.Get(crtx.HeaderSignInWithX)}
+		AllowReplay: s.gate.AllowReplayFrom(r), SignIn: r.Header.Get(siwx.Header)}
 	res, err := s.market.X402.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
 		required(pe.Reason)
-		w.Header().Set(crtx.HeaderPaymentResponse, crtx.EncodeHeader(crtx.SettleResponse{ErrorReason: pe.Reason,
+		w.Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(x402.SettleResponse{ErrorReason: pe.Reason,
 			Network: payload.Accepted.Network, Payer: res.Settle.Payer}))
 		return err
 	}
 	if res.Execution.ID != "" {
-		w.Header().Set(crtx.HeaderPaymentResponse, crtx.EncodeHeader(res.Settle))
+		w.Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(res.Settle))
 	}
 	return s.answerExecution(w, r, res.Execution, err, res.IdempotencyKey)
 }
@@ -67,7 +69,7 @@ func (s *Server) signInWithX(w http.ResponseWriter, r *http.Request) error {
 }
 
 // price is what the first way of paying pr asks, in USDC.
-func price(pr crtx.PaymentRequired) string {
+func price(pr x402.PaymentRequired) string {
 	if p, ok := pr.Price(); ok {
 		return p.String()
 	}

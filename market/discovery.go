@@ -5,17 +5,12 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // x402's discovery list (x402-specification-v2.md §8, "Bazaars"): every
 // active agent as an x402 resource, its execute URL, which anyone pays per
 // call with x402 where an environment has a chain (docs/discovery.md).
-
-// ResourceType is the one x402 resource type agents are: HTTP endpoints.
-const ResourceType = "http"
-
-// BazaarKey is the bazaar extension's key in a resource's extensions.
-const BazaarKey = "bazaar"
 
 // DiscoveryFilter is what Bazaar clients filter a list by besides a page
 // (@x402/extensions' ListDiscoveryResourcesParams): the resource type, the
@@ -34,7 +29,7 @@ type DiscoveryFilter struct {
 // environment the list is empty: no agent can be paid with x402 here.
 func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryFilter) (api.DiscoveryPage, error) {
 	q = catalogDefaults(q)
-	page := api.DiscoveryPage{X402Version: crtx.X402Version, Items: []api.DiscoveryResource{},
+	page := api.DiscoveryPage{X402Version: x402.Version, Items: []api.DiscoveryResource{},
 		Pagination: api.Page{Limit: q.Limit, Offset: q.Offset}}
 	chains, err := m.payingChains(ctx, f)
 	if err != nil || len(chains) == 0 {
@@ -46,7 +41,7 @@ func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryF
 	}
 	page.Pagination.Total = total
 	for _, it := range items {
-		accepts := make([]crtx.PaymentRequirements, 0, len(chains))
+		accepts := make([]x402.PaymentRequirements, 0, len(chains))
 		for _, c := range chains {
 			r, err := requirements(ctx, c.chain, it.Agent)
 			if err != nil {
@@ -73,8 +68,8 @@ type envChain struct {
 // A chain that does not answer is left out; with none left and one down,
 // the list is unavailable rather than wrongly empty.
 func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain, error) {
-	if (f.Type != "" && f.Type != ResourceType) || (f.Scheme != "" && f.Scheme != crtx.SchemeExact) ||
-		(f.Extension != "" && f.Extension != BazaarKey) {
+	if (f.Type != "" && f.Type != x402.ResourceType) || (f.Scheme != "" && f.Scheme != x402.SchemeExact) ||
+		(f.Extension != "" && f.Extension != x402.BazaarKey) {
 		return nil, nil
 	}
 	var down error
@@ -100,7 +95,7 @@ func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain,
 }
 
 // resource is one agent as an x402 resource, with the statistics of env.
-func (m *core) resource(it crtx.AgentListItem, env crtx.Environment, accepts []crtx.PaymentRequirements) (api.DiscoveryResource, error) {
+func (m *core) resource(it crtx.AgentListItem, env crtx.Environment, accepts []x402.PaymentRequirements) (api.DiscoveryResource, error) {
 	a, s := it.Agent, it.Stats
 	bz, err := m.bazaar(a)
 	if err != nil {
@@ -110,7 +105,7 @@ func (m *core) resource(it crtx.AgentListItem, env crtx.Environment, accepts []c
 	// A listing's tags are 1 to 5 lowercase slugs of at most 32
 	// characters: Bazaar's rules for tags (at most 5, printable ASCII, 32
 	// characters each) keep every one.
-	return api.DiscoveryResource{Resource: listing + "/execute", Type: ResourceType, X402Version: crtx.X402Version,
+	return api.DiscoveryResource{Resource: listing + "/execute", Type: x402.ResourceType, X402Version: x402.Version,
 		Accepts: accepts, LastUpdated: a.UpdatedAt.UTC(), Description: a.Name + ": " + a.Tagline, MimeType: "application/json",
 		Tags: a.Tags, Extensions: api.DiscoveryExtensions{Bazaar: bz},
 		Metadata: api.DiscoveryMetadata{Name: a.Name, Description: a.Description, Price: a.Price,

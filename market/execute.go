@@ -9,6 +9,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // escrowAccount is an execution's escrow, which is also its record on the
@@ -447,7 +448,7 @@ func (m *Executions) Record(e crtx.Execution, result string) api.ExecutionRecord
 		r.Refunded, _ = e.Charge()
 	}
 	if p := e.Paid; p != nil {
-		r.Payment = &api.PaymentView{Scheme: crtx.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
+		r.Payment = &api.PaymentView{Scheme: x402.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
 		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {
 			r.Payment.Transaction = &p.Signature
 		}

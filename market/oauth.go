@@ -9,6 +9,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // The marketplace is the OAuth 2.1 authorization server of its own MCP
@@ -23,7 +24,7 @@ func (m *Connectors) Resource() string { return api.MCPURL(m.cfg.PublicURL) }
 
 // RegisterClient registers a client dynamically (RFC 7591).
 func (m *Connectors) RegisterClient(ctx context.Context, body []byte) (crtx.OAuthClient, error) {
-	meta, err := crtx.ParseClientMetadata(body)
+	meta, err := oauth.ParseClientMetadata(body)
 	if err != nil {
 		return crtx.OAuthClient{}, metadataError(err)
 	}
@@ -38,10 +39,10 @@ func (m *Connectors) RegisterClient(ctx context.Context, body []byte) (crtx.OAut
 }
 
 func metadataError(err error) error {
-	if errors.Is(err, crtx.ErrRedirectURI) {
-		return crtx.OAuthErrorf(crtx.OAuthInvalidRedirectURI, "%s", err.Error())
+	if errors.Is(err, oauth.ErrRedirectURI) {
+		return oauth.Errorf(oauth.InvalidRedirectURI, "%s", err.Error())
 	}
-	return crtx.OAuthErrorf(crtx.OAuthInvalidClientMetadata, "%s", err.Error())
+	return oauth.Errorf(oauth.InvalidClientMetadata, "%s", err.Error())
 }
 
 // maxClientDocument bounds a Client ID Metadata Document; the draft
@@ -55,10 +56,10 @@ const maxClientDocument = 16 << 10
 // the kind never sent to the redirect URI (RFC 6749 §4.1.2.1).
 func (m *Connectors) Client(ctx context.Context, clientID, redirectURI string) (crtx.OAuthClient, error) {
 	if clientID == "" {
-		return crtx.OAuthClient{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "client_id is missing")
+		return crtx.OAuthClient{}, oauth.Errorf(oauth.InvalidRequest, "client_id is missing")
 	}
 	var c crtx.OAuthClient
-	if crtx.ClientIDIsURL(clientID) {
+	if oauth.ClientIDIsURL(clientID) {
 		var err error
 		if c, err = m.clientDocument(clientID); err != nil {
 			return c, err
@@ -69,14 +70,14 @@ func (m *Connectors) Client(ctx context.Context, clientID, redirectURI string) (
 			return err
 		})
 		if errors.Is(err, crtx.ErrNotFound) || (err == nil && c.Expired(m.now())) {
-			return c, crtx.OAuthErrorf(crtx.OAuthInvalidClient, "client_id %q is not registered here (or its registration lapsed unused); register again", clientID)
+			return c, oauth.Errorf(oauth.InvalidClient, "client_id %q is not registered here (or its registration lapsed unused); register again", clientID)
 		}
 		if err != nil {
 			return c, internal("oauth client", err)
 		}
 	}
-	if !crtx.RedirectAllowed(c.RedirectURIs, redirectURI) {
-		return c, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "redirect_uri %q is not one the client registered", redirectURI)
+	if !oauth.RedirectAllowed(c.RedirectURIs, redirectURI) {
+		return c, oauth.Errorf(oauth.InvalidRequest, "redirect_uri %q is not one the client registered", redirectURI)
 	}
 	return c, nil
 }
@@ -92,13 +93,13 @@ func (m *core) clientDocument(url string) (crtx.OAuthClient, error) {
 	return m.clientDocs.fetch(url, m.now(), func() (crtx.OAuthClient, error) {
 		ctx, cancel := context.WithTimeout(m.bg, 5*time.Second)
 		defer cancel()
-		bad := crtx.OAuthErrorf(crtx.OAuthInvalidClient, "no valid client metadata document at %s (an https address answering 200 with the client's JSON metadata, its client_id that address, at most %d bytes)", url, maxClientDocument)
+		bad := oauth.Errorf(oauth.InvalidClient, "no valid client metadata document at %s (an https address answering 200 with the client's JSON metadata, its client_id that address, at most %d bytes)", url, maxClientDocument)
 		body, err := m.cfg.Caller.Fetch(ctx, url, maxClientDocument)
 		if err != nil {
 			m.cfg.Logger.Info("client metadata document", "client_id", url, "err", err)
 			return crtx.OAuthClient{}, bad
 		}
-		meta, err := crtx.ParseClientMetadata(body)
+		meta, err := oauth.ParseClientMetadata(body)
 		if err != nil || meta.ClientID != url {
 			return crtx.OAuthClient{}, bad
 		}
@@ -122,15 +123,15 @@ type AuthorizeRequest struct {
 func (m *Connectors) CheckAuthorize(r AuthorizeRequest) error {
 	switch {
 	case r.ResponseType != "code":
-		return crtx.OAuthErrorf(crtx.OAuthUnsupportedResponse, "response_type must be \"code\"")
+		return oauth.Errorf(oauth.UnsupportedResponse, "response_type must be \"code\"")
 	case r.CodeChallengeMethod != "S256":
-		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code_challenge_method must be S256 (PKCE is required)")
-	case !crtx.ValidChallenge(r.CodeChallenge):
-		return crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code_challenge must be 43 base64url characters (the S256 of the verifier)")
+		return oauth.Errorf(oauth.InvalidRequest, "code_challenge_method must be S256 (PKCE is required)")
+	case !oauth.ValidChallenge(r.CodeChallenge):
+		return oauth.Errorf(oauth.InvalidRequest, "code_challenge must be 43 base64url characters (the S256 of the verifier)")
 	case r.Resource != "" && r.Resource != m.Resource():
-		return crtx.OAuthErrorf(crtx.OAuthInvalidTarget, "resource must be %s, the MCP endpoint tokens here are for", m.Resource())
+		return oauth.Errorf(oauth.InvalidTarget, "resource must be %s, the MCP endpoint tokens here are for", m.Resource())
 	}
-	return crtx.CheckScope(r.Scope)
+	return oauth.CheckScope(r.Scope)
 }
 
 // Consent is a person's answer on the consent page: the wallet signed in,
@@ -159,16 +160,6 @@ func (m *Connectors) Authorize(ctx context.Context, c crtx.OAuthClient, r Author
 	return code, internal("oauth code", err)
 }
 
-// Tokens answer a token request (RFC 6749 §5.1): the key's secret as the
-// access token, and a refresh token.
-type Tokens struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int    `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
-	Scope        string `json:"scope"`
-}
-
 // TokenRequest is a token request's parameters.
 type TokenRequest struct {
 	GrantType, Code, RedirectURI, ClientID, CodeVerifier, RefreshToken, Resource, Scope string
@@ -176,12 +167,12 @@ type TokenRequest struct {
 
 // Token answers a token request: an authorization code exchanged once for
 // a new key, or a refresh token for the key's next secret.
-func (m *Connectors) Token(ctx context.Context, r TokenRequest) (Tokens, error) {
+func (m *Connectors) Token(ctx context.Context, r TokenRequest) (oauth.Tokens, error) {
 	if r.Resource != "" && r.Resource != m.Resource() {
-		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidTarget, "resource must be %s", m.Resource())
+		return oauth.Tokens{}, oauth.Errorf(oauth.InvalidTarget, "resource must be %s", m.Resource())
 	}
-	if err := crtx.CheckScope(r.Scope); err != nil {
-		return Tokens{}, err
+	if err := oauth.CheckScope(r.Scope); err != nil {
+		return oauth.Tokens{}, err
 	}
 	switch r.GrantType {
 	case "authorization_code":
@@ -189,18 +180,18 @@ func (m *Connectors) Token(ctx context.Context, r TokenRequest) (Tokens, error) 
 	case "refresh_token":
 		return m.refresh(ctx, r)
 	case "":
-		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "grant_type is missing")
+		return oauth.Tokens{}, oauth.Errorf(oauth.InvalidRequest, "grant_type is missing")
 	}
-	return Tokens{}, crtx.OAuthErrorf(crtx.OAuthUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+	return oauth.Tokens{}, oauth.Errorf(oauth.UnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
 }
 
-func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
+func (m *core) exchange(ctx context.Context, r TokenRequest) (oauth.Tokens, error) {
 	if r.Code == "" || r.CodeVerifier == "" || r.ClientID == "" {
-		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "code, code_verifier and client_id are required")
+		return oauth.Tokens{}, oauth.Errorf(oauth.InvalidRequest, "code, code_verifier and client_id are required")
 	}
 	now := m.now()
 	hash := crtx.HashSecret(r.Code)
-	var t Tokens
+	var t oauth.Tokens
 	valid := false
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		valid = false
@@ -223,7 +214,7 @@ func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		}
 		// Spent whatever follows: a code that fails a check is used up, as
 		// the transaction commits either way and valid says which it was.
-		if c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !crtx.CheckPKCE(r.CodeVerifier, c.Challenge) {
+		if c.ClientID != r.ClientID || c.RedirectURI != r.RedirectURI || !oauth.CheckPKCE(r.CodeVerifier, c.Challenge) {
 			return tx.Access.SpendOAuthCode(ctx, hash, "", now)
 		}
 		if err := tx.Access.UseOAuthClient(ctx, c.ClientID, now); err != nil {
@@ -251,7 +242,7 @@ func (m *core) exchange(ctx context.Context, r TokenRequest) (Tokens, error) {
 		return tx.Access.InsertKey(ctx, k)
 	})
 	if err == nil && !valid {
-		return t, crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
+		return t, oauth.Errorf(oauth.InvalidGrant, "the code is unknown, expired, already used, or was issued for another client, redirect_uri or code_verifier")
 	}
 	return t, internal("exchange oauth code", err)
 }
@@ -271,7 +262,7 @@ func (m *core) revokeKey(ctx context.Context, tx crtx.Tx, id string, now time.Ti
 }
 
 // newTokenKey is the key a consent makes, and its first tokens.
-func (m *core) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, Tokens) {
+func (m *core) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, oauth.Tokens) {
 	name := c.ClientName
 	if utf8.RuneCountInString(name) > 80 {
 		name = string([]rune(name)[:80])
@@ -282,11 +273,11 @@ func (m *core) newTokenKey(c crtx.OAuthCode, now time.Time) (crtx.APIKey, Tokens
 }
 
 // rotate gives k a new secret and refresh token, and returns them.
-func (m *core) rotate(k *crtx.APIKey, now time.Time) Tokens {
+func (m *core) rotate(k *crtx.APIKey, now time.Time) oauth.Tokens {
 	access, refresh := crtx.NewKeySecret(k.Environment), crtx.RefreshPrefix+crtx.RandomBase62(43)
 	expires := now.Add(crtx.AccessTokenTTL)
 	k.Hash, k.Prefix, k.ExpiresAt, k.RefreshHash = crtx.HashSecret(access), access[:len(crtx.LiveKeyPrefix)+4], &expires, crtx.HashSecret(refresh)
-	return Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(crtx.AccessTokenTTL.Seconds()), RefreshToken: refresh, Scope: crtx.OAuthScope}
+	return oauth.Tokens{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(crtx.AccessTokenTTL.Seconds()), RefreshToken: refresh, Scope: oauth.Scope}
 }
 
 // RefreshIdleTTL is how long a connector's refresh token outlives its last
@@ -299,13 +290,13 @@ const RefreshIdleTTL = 30 * 24 * time.Hour
 // anything; later, it is taken for a theft, and the grant is revoked.
 const reuseGrace = 10 * time.Second
 
-func (m *core) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
+func (m *core) refresh(ctx context.Context, r TokenRequest) (oauth.Tokens, error) {
 	if r.RefreshToken == "" || r.ClientID == "" {
-		return Tokens{}, crtx.OAuthErrorf(crtx.OAuthInvalidRequest, "refresh_token and client_id are required")
+		return oauth.Tokens{}, oauth.Errorf(oauth.InvalidRequest, "refresh_token and client_id are required")
 	}
-	bad := crtx.OAuthErrorf(crtx.OAuthInvalidGrant, "the refresh token is unknown, already used, expired, revoked, or was issued to another client")
+	bad := oauth.Errorf(oauth.InvalidGrant, "the refresh token is unknown, already used, expired, revoked, or was issued to another client")
 	now := m.now()
-	var t Tokens
+	var t oauth.Tokens
 	var old string
 	refused := false
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
@@ -350,7 +341,7 @@ func (m *core) refresh(ctx context.Context, r TokenRequest) (Tokens, error) {
 		m.keys.forget(old)
 	}
 	if err == nil && refused {
-		return Tokens{}, bad
+		return oauth.Tokens{}, bad
 	}
 	return t, oauthInternal("refresh oauth token", err)
 }
@@ -381,7 +372,7 @@ func (m *Connectors) RevokeToken(ctx context.Context, token, clientID string) er
 // oauthInternal passes an OAuthError on, and wraps anything else as
 // internal does.
 func oauthInternal(what string, err error) error {
-	var oe *crtx.OAuthError
+	var oe *oauth.Error
 	if errors.As(err, &oe) {
 		return oe
 	}

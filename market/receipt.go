@@ -6,6 +6,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // Receipt is the marketplace's signed statement of a final execution of
@@ -43,7 +44,7 @@ func (m *Executions) Receipt(ctx context.Context, p crtx.Principal, id string) (
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
 	if pd := e.Paid; pd != nil && pd.Status == crtx.PaymentSettled {
 		// Only what never changes: the refund's id, not its progress.
-		rc.Payment = &api.ReceiptPayment{Scheme: crtx.SchemeExact, Network: pd.Network, Transaction: pd.Signature,
+		rc.Payment = &api.ReceiptPayment{Scheme: x402.SchemeExact, Network: pd.Network, Transaction: pd.Signature,
 			Payer: pd.Payer, Amount: pd.Amount}
 		if e.Refund != nil {
 			rc.Payment.RefundWithdrawal = &e.Refund.ID

@@ -5,41 +5,29 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"net/url"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/siwx"
 )
-
-// siwxTime is how issuedAt and expirationTime are written: ISO 8601 in
-// UTC with milliseconds, as JavaScript's toISOString writes them.
-const siwxTime = "2006-01-02T15:04:05.000Z07:00"
-
-// siwxSchema is the JSON Schema of the proof, as the extension declares it.
-var siwxSchema = json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-	`"properties":{"domain":{"type":"string"},"address":{"type":"string"},"statement":{"type":"string"},` +
-	`"uri":{"type":"string","format":"uri"},"version":{"type":"string"},"chainId":{"type":"string"},"type":{"type":"string"},` +
-	`"nonce":{"type":"string"},"issuedAt":{"type":"string","format":"date-time"},"expirationTime":{"type":"string","format":"date-time"},` +
-	`"notBefore":{"type":"string","format":"date-time"},"requestId":{"type":"string"},"resources":{"type":"array","items":{"type":"string","format":"uri"}},` +
-	`"signature":{"type":"string"}},"required":["domain","address","uri","version","chainId","type","nonce","issuedAt","signature"]}`)
 
 // SignInWithX is a fresh sign-in-with-x challenge: what a wallet that paid
 // with x402 signs to read its executions (GET /v1/executions/{id} and its
-// receipt) for SIWxMaxAge. Its nonce is the marketplace's MAC of its
+// receipt) for siwx.MaxAge. Its nonce is the marketplace's MAC of its
 // issuedAt, so no challenge is stored: a flood of 402s writes nothing.
-func (m *Accounts) SignInWithX(ctx context.Context) crtx.SIWxExtension {
+func (m *Accounts) SignInWithX(ctx context.Context) siwx.Extension {
 	now := m.now().UTC().Truncate(time.Millisecond)
-	issued := now.Format(siwxTime)
+	issued := now.Format(siwx.TimeLayout)
 	base := m.siwxURI()
-	ext := crtx.SIWxExtension{Info: crtx.SIWxInfo{Domain: host(m.cfg.PublicURL), URI: base, Version: "1",
-		Nonce: m.siwxNonce(issued), IssuedAt: issued, ExpirationTime: now.Add(crtx.SIWxMaxAge).Format(siwxTime),
+	ext := siwx.Extension{Info: siwx.Info{Domain: host(m.cfg.PublicURL), URI: base, Version: "1",
+		Nonce: m.siwxNonce(issued), IssuedAt: issued, ExpirationTime: now.Add(siwx.MaxAge).Format(siwx.TimeLayout),
 		Statement: "Read the crtx executions this wallet paid for.", Resources: []string{base}},
-		SupportedChains: []crtx.SIWxChain{}, Schema: siwxSchema}
+		SupportedChains: []siwx.Chain{}, Schema: siwx.Schema}
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		if c := m.cfg.Chains[env]; c != nil {
 			if n, err := c.Network(ctx); err == nil {
-				ext.SupportedChains = append(ext.SupportedChains, crtx.SIWxChain{ChainID: n, Type: "ed25519", SignatureScheme: "siws"})
+				ext.SupportedChains = append(ext.SupportedChains, siwx.Chain{ChainID: n, Type: "ed25519", SignatureScheme: "siws"})
 			}
 		}
 	}
@@ -57,13 +45,13 @@ func (m *core) siwxNonce(issued string) string {
 
 // SignedInWithX authenticates a SIGN-IN-WITH-X header (the extension's
 // "Verification Logic"): the domain and URI are this marketplace's, the
-// challenge is one it issued less than SIWxMaxAge ago and not expired,
+// challenge is one it issued less than siwx.MaxAge ago and not expired,
 // the chain is one of its environments', and the wallet signed the
 // message. The proof is not spent by use: within its five minutes it
 // reads the wallet's own executions as often as a poll asks (the
 // extension's nonce tracking is a SHOULD; a proof only ever reads).
 func (m *Accounts) SignedInWithX(ctx context.Context, header string) (crtx.Principal, error) {
-	p, err := crtx.DecodeSIWx(header)
+	p, err := siwx.Decode(header)
 	if err != nil {
 		return crtx.Principal{}, err
 	}
@@ -85,7 +73,7 @@ func (m *Accounts) SignedInWithX(ctx context.Context, header string) (crtx.Princ
 		return refuse("issuedAt is not a time")
 	case issued.After(now.Add(time.Minute)):
 		return refuse("it was issued in the future")
-	case now.Sub(issued) > crtx.SIWxMaxAge:
+	case now.Sub(issued) > siwx.MaxAge:
 		return refuse("it is more than 5 minutes old")
 	case !hmac.Equal([]byte(p.Nonce), []byte(m.siwxNonce(p.IssuedAt))):
 		return refuse("its nonce was not issued by this marketplace")

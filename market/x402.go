@@ -2,15 +2,15 @@ package market
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/siwx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // x402: a caller without an account pays one execution with a Solana
@@ -37,16 +37,9 @@ import (
 // it.
 const DefaultSettleAfter = 30 * time.Second
 
-// paymentIdentifier is x402's payment-identifier extension
-// (specs/extensions/payment_identifier.md): an id the client reuses on
-// retries, which crtx treats as an Idempotency-Key.
-const paymentIdentifier = "payment-identifier"
-
-var paymentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
-
 // Paid is what an execute request paid with x402 brings beside its body.
 type Paid struct {
-	Payload crtx.PaymentPayload
+	Payload x402.PaymentPayload
 	// Resource is the URL of the execute request, which the payment must
 	// name when it names one.
 	Resource string
@@ -67,23 +60,14 @@ type Paid struct {
 // PaymentRequired says how to pay one call of agent id with x402: an exact
 // entry per environment with a chain. It is chain_not_configured when no
 // environment has one (the caller then needs an API key).
-func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (crtx.PaymentRequired, error) {
+func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (x402.PaymentRequired, error) {
 	a, err := m.payableAgent(ctx, agentID)
 	if err != nil {
-		return crtx.PaymentRequired{}, err
+		return x402.PaymentRequired{}, err
 	}
-	pr := crtx.PaymentRequired{X402Version: crtx.X402Version,
-		Error:    "PAYMENT-SIGNATURE header is required: pay this call with x402, or use an API key",
-		Resource: crtx.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"},
-		Extensions: map[string]any{paymentIdentifier: map[string]any{
-			"info": map[string]any{"required": false},
-			"schema": map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-				"properties": map[string]any{"required": map[string]any{"type": "boolean"},
-					"id": map[string]any{"type": "string", "minLength": 16, "maxLength": 128}},
-				"required": []string{"required"}},
-		}}}
+	pr := x402.Required(x402.ResourceInfo{URL: resource, Description: a.Name, MimeType: "application/json"})
 	// A payer reads its calls by signing in with the wallet that paid.
-	pr.Extensions[crtx.SignInWithX] = m.market.Accounts.SignInWithX(ctx)
+	pr.Extensions[siwx.Key] = m.market.Accounts.SignInWithX(ctx)
 	var down error
 	for _, env := range []crtx.Environment{crtx.Mainnet, crtx.Devnet} {
 		c := m.cfg.Chains[env]
@@ -110,14 +94,14 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (c
 }
 
 // requirements is the exact entry that pays a call of a on c.
-func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (crtx.PaymentRequirements, error) {
+func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (x402.PaymentRequirements, error) {
 	network, err := c.Network(ctx)
 	if err != nil {
-		return crtx.PaymentRequirements{}, err
+		return x402.PaymentRequirements{}, err
 	}
-	return crtx.PaymentRequirements{Scheme: crtx.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
+	return x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
 		Asset: c.Mint(), PayTo: c.Treasury(), MaxTimeoutSeconds: a.TimeoutSeconds,
-		Extra: crtx.PaymentExtra{FeePayer: c.FeePayer()}}, nil
+		Extra: x402.PaymentExtra{FeePayer: c.FeePayer()}}, nil
 }
 
 // payableAgent is an agent that takes executions.
@@ -139,7 +123,7 @@ func (m *core) payableAgent(ctx context.Context, agentID string) (crtx.Agent, er
 // the execution, and what the PAYMENT-RESPONSE header says.
 type PaidCall struct {
 	Execution crtx.Execution
-	Settle    crtx.SettleResponse
+	Settle    x402.SettleResponse
 	// IdempotencyKey is the key the answer is stored under: the
 	// Idempotency-Key header's, or the payment-identifier's id.
 	IdempotencyKey string
@@ -154,7 +138,7 @@ type PaidCall struct {
 func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
 	acc := paid.Payload.Accepted
 	if idemKey == "" {
-		id, err := paymentID(paid.Payload)
+		id, err := paid.Payload.PaymentID()
 		if err != nil {
 			return PaidCall{}, err
 		}
@@ -185,7 +169,7 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		return PaidCall{}, err
 	}
 	m.stages.add(stageCheck, checked)
-	res := PaidCall{Settle: crtx.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
+	res := PaidCall{Settle: x402.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
 	// A retry of a request already answered gets its first answer, and
 	// pays nothing again.
 	if idemKey != "" {
@@ -312,27 +296,6 @@ func (m *core) fundPayer(env crtx.Environment, price crtx.USDC) string {
 		return fmt.Sprintf("get test USDC on this local chain from the faucet (crtx airdrop %s, or POST /v1/devnet/airdrop), then sign a new payment", price)
 	}
 	return "send USDC to the payer's wallet on this chain (its token account is made with the first transfer), then sign a new payment"
-}
-
-// paymentID is the payment-identifier extension's id, if the payload
-// carries one.
-func paymentID(p crtx.PaymentPayload) (string, error) {
-	ext, ok := p.Extensions[paymentIdentifier]
-	if !ok {
-		return "", nil
-	}
-	var v struct {
-		Info struct {
-			ID string `json:"id"`
-		} `json:"info"`
-	}
-	if err := json.Unmarshal(ext, &v); err != nil {
-		return "", crtx.InvalidField(crtx.HeaderPaymentSignature, "extensions.payment-identifier: %v", err)
-	}
-	if v.Info.ID != "" && !paymentIDPattern.MatchString(v.Info.ID) {
-		return "", crtx.InvalidField(crtx.HeaderPaymentSignature, "extensions.payment-identifier.info.id: 16 to 128 letters, digits, '-' or '_'")
-	}
-	return v.Info.ID, nil
 }
 
 // paymentChain is the environment whose chain network names.
@@ -483,35 +446,16 @@ func (m *core) openPaid(ctx context.Context, e crtx.Execution, p crtx.Payment, l
 // PaymentResponse is the SettleResponse of x402 execution e as it stands,
 // for a transport that followed e past the moment ExecutePaid answered (a
 // replay of a call still running then).
-func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
+func (m *X402) PaymentResponse(ctx context.Context, e crtx.Execution, network string) x402.SettleResponse {
 	return m.settleResponse(ctx, e, network)
 }
 
 // settleResponse is the PAYMENT-RESPONSE of an x402 execution as it
 // stands.
-func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) crtx.SettleResponse {
-	r := crtx.SettleResponse{Network: network, Payer: e.Wallet}
+func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network string) x402.SettleResponse {
 	p, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Payment, error) { return tx.Funds.PaymentOf(ctx, e.ID) })
 	if err != nil {
-		r.ErrorReason = "unexpected_settle_error"
-		return r
+		return x402.SettleResponse{ErrorReason: "unexpected_settle_error", Network: network, Payer: e.Wallet}
 	}
-	r.Network = p.Network
-	switch p.Status {
-	case crtx.PaymentSettled:
-		r.Success, r.Transaction, r.Amount = true, p.Signature, strconv.FormatInt(int64(p.Amount), 10)
-		if e.Status == crtx.ExecFailed {
-			// Settled first, then failed: closing it queued the refund.
-			r.Extra = &crtx.SettleExtra{Refund: RefundID(e.ID)}
-		}
-	case crtx.PaymentVoid:
-		r.ErrorReason = "transaction_failed"
-		if e.Status == crtx.ExecFailed && e.ErrorCode != crtx.CodePaymentInvalid {
-			// The call failed, so the payment was never sent.
-			r.ErrorReason = "execution_failed"
-		}
-	default:
-		r.ErrorReason = "settlement_pending"
-	}
-	return r
+	return x402.Settlement(e, p, RefundID(e.ID))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/x402"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,13 +19,6 @@ import (
 // simulated and claimed with the execution, and settled after the
 // creator's verified result (or, for a call that may outlive the
 // transaction's blockhash, before the dispatch, refunded on failure).
-
-// The _meta keys of the transport: "Payment Payload Transmission" and
-// "Settlement Response Delivery".
-const (
-	metaPayment         = "x402/payment"
-	metaPaymentResponse = "x402/payment-response"
-)
 
 // paidRunTool is run_agent as the open endpoint offers it. Its output
 // schema admits the PaymentRequired too: MCP clients check an error
@@ -37,7 +31,7 @@ func paidRunTool() *sdk.Tool {
 		"call it again with the same arguments and the PaymentPayload in _meta[\"x402/payment\"]. " +
 		"A failed run costs nothing: a short one is settled only once the agent's signed result checks out, a longer one is refunded on the chain. " +
 		"Answers the result text, and the execution's id, cost, result hash, IPFS URL and ledger record, with the settlement in _meta[\"x402/payment-response\"]."
-	t.OutputSchema = &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{schemaFor[runOut](), schemaFor[crtx.PaymentRequired]()}}
+	t.OutputSchema = &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{schemaFor[runOut](), schemaFor[x402.PaymentRequired]()}}
 	return t
 }
 
@@ -59,7 +53,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	if err != nil {
 		return nil, nil, s.toolError(err)
 	}
-	raw := req.Params.Meta[metaPayment]
+	raw := req.Params.Meta[x402.MetaPayment]
 	if raw == nil { // absent, or null
 		price := "?"
 		if p, ok := pr.Price(); ok {
@@ -72,7 +66,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	}
 	payload, err := readPayment(raw)
 	if err != nil {
-		return s.refused(pr, err, crtx.PaymentPayload{}, "")
+		return s.refused(pr, err, x402.PaymentPayload{}, "")
 	}
 	idem, hash, err := callKeys(in)
 	if err != nil {
@@ -115,19 +109,19 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 
 // readPayment is _meta["x402/payment"] as a PaymentPayload, or a
 // *crtx.PaymentError saying why it is none.
-func readPayment(raw any) (crtx.PaymentPayload, error) {
+func readPayment(raw any) (x402.PaymentPayload, error) {
 	b, err := json.Marshal(raw) // the SDK decoded _meta generically
 	if err != nil {
-		return crtx.PaymentPayload{}, crtx.PaymentRefused("invalid_payload", "_meta[%q] is not JSON: %v", metaPayment, err)
+		return x402.PaymentPayload{}, crtx.PaymentRefused("invalid_payload", "_meta[%q] is not JSON: %v", x402.MetaPayment, err)
 	}
-	return crtx.ReadPaymentPayload(b)
+	return x402.ReadPaymentPayload(b)
 }
 
 // paidAnswer is run_agent's answer for a paid execution that ended, with
 // its settlement in _meta["x402/payment-response"] ("Settlement Response
 // Delivery"), on a failure too: whether the payer was charged (and will be
 // refunded) or not is what a failed paid call must tell.
-func (s *server) paidAnswer(pr crtx.PaymentRequired, e crtx.Execution, result string, settle crtx.SettleResponse) (*sdk.CallToolResult, any, error) {
+func (s *server) paidAnswer(pr x402.PaymentRequired, e crtx.Execution, result string, settle x402.SettleResponse) (*sdk.CallToolResult, any, error) {
 	var res *sdk.CallToolResult
 	switch {
 	case e.Status == crtx.ExecFailed && e.ErrorCode == crtx.CodePaymentInvalid:
@@ -146,7 +140,7 @@ func (s *server) paidAnswer(pr crtx.PaymentRequired, e crtx.Execution, result st
 		r.StructuredContent = out
 		res = r
 	}
-	res.Meta = sdk.Meta{metaPaymentResponse: settle}
+	res.Meta = sdk.Meta{x402.MetaPaymentResponse: settle}
 	return res, nil, nil
 }
 
@@ -155,14 +149,14 @@ func (s *server) paidAnswer(pr crtx.PaymentRequired, e crtx.Execution, result st
 // as its error, as the execute endpoint's 402 payment_invalid carries it.
 // A payment that could be read also gets its failed settlement in _meta,
 // as the execute endpoint's PAYMENT-RESPONSE.
-func (s *server) refused(pr crtx.PaymentRequired, err error, payload crtx.PaymentPayload, payer string) (*sdk.CallToolResult, any, error) {
+func (s *server) refused(pr x402.PaymentRequired, err error, payload x402.PaymentPayload, payer string) (*sdk.CallToolResult, any, error) {
 	var pe *crtx.PaymentError
 	if !errors.As(err, &pe) {
 		return nil, nil, s.toolError(err)
 	}
 	res := paymentRequired(pr, pe.Reason, pe.Err())
 	if payload.X402Version != 0 {
-		res.Meta = sdk.Meta{metaPaymentResponse: crtx.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
+		res.Meta = sdk.Meta{x402.MetaPaymentResponse: x402.SettleResponse{ErrorReason: pe.Reason, Network: payload.Accepted.Network, Payer: payer}}
 	}
 	return res, nil, nil
 }
@@ -173,7 +167,7 @@ func (s *server) refused(pr crtx.PaymentRequired, err error, payload crtx.Paymen
 // content[0].text. reason, if any, replaces its error. why, in words for a
 // model that reads text, follows as content[1], which the transport
 // leaves free.
-func paymentRequired(pr crtx.PaymentRequired, reason string, why error) *sdk.CallToolResult {
+func paymentRequired(pr x402.PaymentRequired, reason string, why error) *sdk.CallToolResult {
 	if reason != "" {
 		pr.Error = reason
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // The OAuth authorization endpoint is a page: the person signs in with
@@ -75,7 +76,7 @@ func consentVisit(v visit, req market.AuthorizeRequest) visit {
 // limit and environment the form holds.
 func consentData(c crtx.OAuthClient, req market.AuthorizeRequest, limit string, env crtx.Environment) authorizeData {
 	d := authorizeData{Client: req, Name: c.Name, RedirectHost: host(req.RedirectURI), Limit: limit, Env: env}
-	if crtx.ClientIDIsURL(c.ID) {
+	if oauth.ClientIDIsURL(c.ID) {
 		d.ClientHost = host(c.ID)
 	}
 	return d
@@ -146,7 +147,7 @@ func (h *Handler) consent(w http.ResponseWriter, r *http.Request) error {
 		return crtx.Errorf(crtx.CodeInvalidSession, "this consent was sent already; start the connection again from the app")
 	}
 	if r.PostFormValue("decision") != "allow" {
-		return h.backToClient(w, r, req, url.Values{"error": {crtx.OAuthAccessDenied}, "error_description": {"the person declined"}})
+		return h.backToClient(w, r, req, url.Values{"error": {oauth.AccessDenied}, "error_description": {"the person declined"}})
 	}
 	env := crtx.Environment(r.PostFormValue("environment"))
 	limit, err := crtx.ParseUSDC(strings.TrimSpace(r.PostFormValue("spend_limit")))
@@ -191,7 +192,7 @@ func answerURL(issuer string, req market.AuthorizeRequest, answer url.Values) st
 // authorizeProblem is the page of a request that goes back to no app on
 // its own; back, when the app may be told, is the link that tells it.
 func (h *Handler) authorizeProblem(w http.ResponseWriter, r *http.Request, err error, back *link) error {
-	var oe *crtx.OAuthError
+	var oe *oauth.Error
 	if !errors.As(err, &oe) {
 		return err
 	}
@@ -205,7 +206,7 @@ func (h *Handler) authorizeProblem(w http.ResponseWriter, r *http.Request, err e
 
 // oauthAnswer is an OAuth refusal as redirect parameters.
 func oauthAnswer(err error) url.Values {
-	oe := &crtx.OAuthError{Code: crtx.OAuthInvalidRequest, Description: crtx.ErrorMessage(err)}
+	oe := &oauth.Error{Code: oauth.InvalidRequest, Description: crtx.ErrorMessage(err)}
 	errors.As(err, &oe)
 	return url.Values{"error": {oe.Code}, "error_description": {oe.Description}}
 }

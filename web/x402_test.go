@@ -19,6 +19,7 @@ import (
 	"github.com/crtx-market/crtx/chain"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // An agent of a marketplace with a chain offers to be paid per call with
@@ -120,7 +121,7 @@ func TestX402FailureChargesNothingInThePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload := crtx.PaymentPayload{X402Version: crtx.X402Version, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+	payload := x402.PaymentPayload{X402Version: x402.Version, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 	payload.Payload.Transaction = tx
 	if _, sr, err := anon.ExecutePaid(ctx, a.AgentID, p, payload, ""); err == nil || sr.Success {
 		t.Fatalf("a failing agent paid with x402: %+v %v", sr, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/chain"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // executeX402 runs a call paid by itself with x402 from the wallet key
@@ -31,7 +32,7 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 	if err != nil {
 		return err
 	}
-	var req *crtx.PaymentRequirements
+	var req *x402.PaymentRequirements
 	var offered []string
 	for i, a := range pr.Accepts {
 		offered = append(offered, a.Network)
@@ -67,7 +68,7 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 	if err != nil {
 		return err
 	}
-	payload := crtx.PaymentPayload{X402Version: crtx.X402Version, Resource: &pr.Resource, Accepted: *req}
+	payload := x402.PaymentPayload{X402Version: x402.Version, Resource: &pr.Resource, Accepted: *req}
 	payload.Payload.Transaction = tx
 	fmt.Fprintf(c.errOut, "paying %s USDC from %s on %s…\n", crtx.USDC(amount), addr, network)
 	label := "running " + agent

@@ -15,6 +15,7 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/x402"
 	"github.com/gagliardetto/solana-go/rpc"
 )
 
@@ -152,7 +153,7 @@ func payPerCall(ctx context.Context, base string, ch *benchChain, payer ed25519.
 			return err
 		}
 		built, builds = built+time.Since(t0), builds+1
-		p := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+		p := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 		p.Payload.Transaction = tx
 		rec, s, err := anon.ExecutePaid(ctx, agent, params, p, "")
 		if err == nil && (!s.Success || rec.Status != crtx.ExecCompleted) {

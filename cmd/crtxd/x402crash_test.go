@@ -28,6 +28,7 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/store/storetest"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // An asynchronous x402 call is settled into the escrow before its
@@ -71,7 +72,7 @@ func testX402Killed(t *testing.T, db []string) {
 		go func() {
 			req, _ := http.NewRequest("POST", p.url+"/v1/agents/"+a+"/execute", bytes.NewReader([]byte(`{"task":"t","async":true}`)))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(crtx.HeaderPaymentSignature, header)
+			req.Header.Set(x402.HeaderPaymentSignature, header)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				status <- 0
@@ -142,7 +143,7 @@ func TestX402KilledAfterTheResultSettlesOnce(t *testing.T) {
 			go func() {
 				req, _ := http.NewRequest("POST", r.p.url+"/v1/agents/"+r.agent+"/execute", bytes.NewReader([]byte(`{"task":"kept"}`)))
 				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set(crtx.HeaderPaymentSignature, header)
+				req.Header.Set(x402.HeaderPaymentSignature, header)
 				if resp, err := http.DefaultClient.Do(req); err == nil {
 					resp.Body.Close()
 				}
@@ -265,11 +266,11 @@ func x402Header(t *testing.T, base, agent string, net *chaintest.Net, payer ed25
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	raw, err := base64.StdEncoding.DecodeString(resp.Header.Get(crtx.HeaderPaymentRequired))
+	raw, err := base64.StdEncoding.DecodeString(resp.Header.Get(x402.HeaderPaymentRequired))
 	if err != nil {
 		t.Fatalf("402 %d without PAYMENT-REQUIRED: %v", resp.StatusCode, err)
 	}
-	var pr crtx.PaymentRequired
+	var pr x402.PaymentRequired
 	if err := json.Unmarshal(raw, &pr); err != nil || len(pr.Accepts) != 1 {
 		t.Fatalf("PAYMENT-REQUIRED %s: %v", raw, err)
 	}
@@ -278,9 +279,9 @@ func x402Header(t *testing.T, base, agent string, net *chaintest.Net, payer ed25
 		t.Fatal(err)
 	}
 	pay := chaintest.NewPayment(t, treasury, payer, mint, treasury, amount)
-	payload := crtx.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+	payload := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
 	payload.Payload.Transaction = pay.Encode(t, net.Blockhash(t))
-	return crtx.EncodeHeader(payload)
+	return x402.EncodeHeader(payload)
 }
 
 // One payment sent to two crtxd replicas of one PostgreSQL database at
@@ -314,7 +315,7 @@ func TestX402OnePaymentTwoReplicas(t *testing.T) {
 			start.Wait()
 			req, _ := http.NewRequest("POST", base+"/v1/agents/"+r.agent+"/execute", bytes.NewReader([]byte(`{"task":"once"}`)))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(crtx.HeaderPaymentSignature, header)
+			req.Header.Set(x402.HeaderPaymentSignature, header)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				answers <- answer{0, err.Error()}

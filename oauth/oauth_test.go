@@ -1,4 +1,4 @@
-package crtx_test
+package oauth_test
 
 import (
 	"errors"
@@ -6,19 +6,20 @@ import (
 	"testing"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/oauth"
 )
 
 // RFC 7636 Appendix B: the verifier and the S256 challenge it gives.
 func TestCheckPKCE(t *testing.T) {
 	const verifier, challenge = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-	if !crtx.CheckPKCE(verifier, challenge) {
+	if !oauth.CheckPKCE(verifier, challenge) {
 		t.Error("RFC 7636's own example does not match")
 	}
-	if !crtx.ValidChallenge(challenge) || crtx.ValidChallenge(challenge[:42]) || crtx.ValidChallenge(strings.Repeat("+", 43)) {
+	if !oauth.ValidChallenge(challenge) || oauth.ValidChallenge(challenge[:42]) || oauth.ValidChallenge(strings.Repeat("+", 43)) {
 		t.Error("ValidChallenge accepts the wrong shapes")
 	}
 	for _, v := range []string{verifier[:42], verifier + "!", strings.Repeat("a", 129), "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl"} {
-		if crtx.CheckPKCE(v, challenge) {
+		if oauth.CheckPKCE(v, challenge) {
 			t.Errorf("verifier %q matched", v)
 		}
 	}
@@ -28,14 +29,14 @@ func TestCheckRedirectURI(t *testing.T) {
 	for _, ok := range []string{"https://claude.ai/api/mcp/auth_callback", "http://127.0.0.1:33418/callback", "http://localhost/cb",
 		"http://[::1]:8080/cb", "com.example.app:/oauth", "https://a.example/cb?x=1",
 		"cursor://anysphere.cursor-mcp/oauth/callback", "claude://claude.ai/mcp-auth-callback/sdk", "https://10.0.0.1:8443/cb"} {
-		if err := crtx.CheckRedirectURI(ok); err != nil {
+		if err := oauth.CheckRedirectURI(ok); err != nil {
 			t.Errorf("%s refused: %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"http://example.com/cb", "https://a.example/cb#frag", "javascript:alert(1)", "data:text/html,x",
 		"/relative", "https://user:pw@a.example/cb", "ftp://a.example/cb", "https:///nohost", "", "https://*/cb", "https://a;b/cb",
 		"file:///etc/passwd", "blob:https://a.example/x", "vbscript:x"} {
-		if err := crtx.CheckRedirectURI(bad); !errors.Is(err, crtx.ErrRedirectURI) {
+		if err := oauth.CheckRedirectURI(bad); !errors.Is(err, oauth.ErrRedirectURI) {
 			t.Errorf("%q accepted (%v)", bad, err)
 		}
 	}
@@ -50,7 +51,7 @@ func TestRedirectAllowed(t *testing.T) {
 		"http://127.0.0.1:5555/other": false, "http://localhost:5555/callback": false, "https://host.example:444/cb": false,
 		"https://host.example/cb?x=1": false, "https://host.example/cb/": false,
 	} {
-		if got := crtx.RedirectAllowed(reg, uri); got != want {
+		if got := oauth.RedirectAllowed(reg, uri); got != want {
 			t.Errorf("RedirectAllowed(%s) = %v, want %v", uri, got, want)
 		}
 	}
@@ -59,7 +60,7 @@ func TestRedirectAllowed(t *testing.T) {
 func TestClientIDIsURL(t *testing.T) {
 	for id, want := range map[string]bool{"https://app.example/client.json": true, "https://app.example/": false, "https://app.example": false,
 		"oc_3kTMd9PqY8mV2xWz": false, "https://u@app.example/c.json": false, "https://app.example/c.json#x": false} {
-		if got := crtx.ClientIDIsURL(id); got != want {
+		if got := oauth.ClientIDIsURL(id); got != want {
 			t.Errorf("ClientIDIsURL(%s) = %v, want %v", id, got, want)
 		}
 	}
@@ -68,13 +69,13 @@ func TestClientIDIsURL(t *testing.T) {
 // A client asking for a secret or for grants not offered is read as the
 // public client it can be; a name that would display as another is not.
 func TestParseClientMetadata(t *testing.T) {
-	m, err := crtx.ParseClientMetadata([]byte(`{"client_name":"Host","redirect_uris":["https://a.example/cb"],` +
+	m, err := oauth.ParseClientMetadata([]byte(`{"client_name":"Host","redirect_uris":["https://a.example/cb"],` +
 		`"token_endpoint_auth_method":"client_secret_basic","grant_types":["authorization_code","client_credentials"],"response_types":["code","token"]}`))
 	if err != nil || m.TokenEndpointAuthMethod != "none" || len(m.GrantTypes) != 1 || len(m.ResponseTypes) != 1 {
 		t.Errorf("parsed %+v, %v", m, err)
 	}
 	for _, name := range []string{"Claude\u202eedualC", "a\u0000b", "tab\there", "zero\u200bwidth"} {
-		if _, err := crtx.ParseClientMetadata([]byte(`{"client_name":"` + name + `","redirect_uris":["https://a.example/cb"]}`)); !errors.Is(err, crtx.ErrClientMetadata) {
+		if _, err := oauth.ParseClientMetadata([]byte(`{"client_name":"` + name + `","redirect_uris":["https://a.example/cb"]}`)); !errors.Is(err, oauth.ErrClientMetadata) {
 			t.Errorf("client_name %s accepted (%v)", name, err)
 		}
 	}
@@ -82,12 +83,12 @@ func TestParseClientMetadata(t *testing.T) {
 
 func TestCheckScope(t *testing.T) {
 	for _, ok := range []string{"", "mcp", "mcp offline_access", "offline_access"} {
-		if err := crtx.CheckScope(ok); err != nil {
+		if err := oauth.CheckScope(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
-	var oe *crtx.OAuthError
-	if err := crtx.CheckScope("mcp admin"); !errors.As(err, &oe) || oe.Code != crtx.OAuthInvalidScope {
+	var oe *oauth.Error
+	if err := oauth.CheckScope("mcp admin"); !errors.As(err, &oe) || oe.Code != oauth.InvalidScope {
 		t.Errorf("an unknown scope: %v", err)
 	}
 }
@@ -102,18 +103,18 @@ func FuzzParseClientMetadata(f *testing.F) {
 	f.Add([]byte(`{"redirect_uris":"https://a.example/cb"}`))
 	f.Add([]byte(`{"client_name":"a\u0000b","redirect_uris":["https://a.example/cb"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		m, err := crtx.ParseClientMetadata(body)
+		m, err := oauth.ParseClientMetadata(body)
 		if err != nil {
-			if !errors.Is(err, crtx.ErrClientMetadata) && !errors.Is(err, crtx.ErrRedirectURI) {
+			if !errors.Is(err, oauth.ErrClientMetadata) && !errors.Is(err, oauth.ErrRedirectURI) {
 				t.Fatalf("an error of no kind: %v", err)
 			}
 			return
 		}
-		if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > crtx.MaxRedirectURIs {
+		if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > oauth.MaxRedirectURIs {
 			t.Fatalf("accepted %d redirect URIs", len(m.RedirectURIs))
 		}
 		for _, u := range m.RedirectURIs {
-			if crtx.CheckRedirectURI(u) != nil {
+			if oauth.CheckRedirectURI(u) != nil {
 				t.Fatalf("accepted redirect URI %q", u)
 			}
 		}
