@@ -8,6 +8,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/gate"
+	"github.com/crtx-market/crtx/oauth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,7 +18,7 @@ import (
 // even initialize.
 func TestUnauthenticated(t *testing.T) {
 	m := serve(t)
-	challenge := `Bearer resource_metadata="` + m.URL + gate.ResourceMetadataPath + `", scope="` + crtx.OAuthScope + `"`
+	challenge := `Bearer resource_metadata="` + m.URL + gate.ResourceMetadataPath + `", scope="` + oauth.Scope + `"`
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},` +
 		`"clientInfo":{"name":"curl","version":"1"}}}`
 	for _, c := range []struct{ auth, code, challenge string }{
