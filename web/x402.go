@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/shell"
+	"github.com/crtx-market/crtx/verify"
 )
 
 // x402Snippets are the agent page's ways of paying one call per call with
@@ -59,7 +59,7 @@ func payingRPC(chains map[crtx.Environment]crtx.Chain) string {
 	if c == nil {
 		c = chains[crtx.Devnet]
 	}
-	if public := client.DefaultSolanaRPC(c.Cluster()); public != "" {
+	if public := verify.DefaultSolanaRPC(c.Cluster()); public != "" {
 		return public
 	}
 	if u, err := url.Parse(c.RPC()); err == nil && u.User == nil && u.RawQuery == "" {
