@@ -85,6 +85,19 @@ func NewAccount(env Environment, kind AccountKind, ref, owner string) Account {
 	return Account{Address: AccountAddress(kind, ref), Environment: env, Kind: kind, Ref: ref, Owner: owner}
 }
 
+// EscrowAccount is an execution's escrow, which is also its record on the
+// ledger: EscrowOpened creates it, ExecutionRecord or EscrowRefunded closes
+// it, and the dispute transactions reference it.
+func EscrowAccount(e Execution) Account {
+	return NewAccount(e.Environment, AccountEscrow, e.ID, e.Wallet)
+}
+
+// ListingAccount is an agent's listing on the mainnet ledger, which holds
+// its collateral.
+func ListingAccount(a Agent) Account {
+	return NewAccount(Mainnet, AccountListing, a.ID, a.Creator)
+}
+
 // MayGoNegative reports whether the database lets this account's balance go
 // below zero: issuance, the mirror of all money in circulation, and the
 // devnet treasury, which refunds upheld devnet disputes whatever it holds

@@ -36,7 +36,7 @@ func (s *Server) execResponse(ctx context.Context, e crtx.Execution, result stri
 		msg := api.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
 		return api.Status(err), api.ErrorBody{Error: msg}
 	}
-	return http.StatusOK, s.market.Executions.Record(e, result)
+	return http.StatusOK, api.NewExecutionRecord(e, result, s.market.Links())
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
@@ -158,7 +158,7 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.market.Executions.Record(e, result))
+	writeJSON(w, http.StatusOK, api.NewExecutionRecord(e, result, s.market.Links()))
 	return nil
 }
 
@@ -275,7 +275,7 @@ func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, 
 	}
 	page := api.ExecutionPage{Executions: make([]api.ExecutionSummary, len(list)), Page: api.Page{Total: total, Limit: eq.Limit, Offset: eq.Offset}}
 	for i, e := range list {
-		page.Executions[i] = s.market.Executions.Summary(e)
+		page.Executions[i] = api.NewExecutionSummary(e, s.market.Links())
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
@@ -310,6 +310,6 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.market.Executions.Record(e, ""))
+	writeJSON(w, http.StatusOK, api.NewExecutionRecord(e, "", s.market.Links()))
 	return nil
 }

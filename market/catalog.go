@@ -23,7 +23,7 @@ func (m *core) listingView(it crtx.AgentListItem, env crtx.Environment) api.Agen
 		Creator:    api.CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
 		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
 		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
-		OnChainListing: m.market.ExplorerURL(crtx.Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
+		OnChainListing: m.Links().Listing(a), CreatedAt: a.CreatedAt,
 		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
 	}
 }

@@ -196,10 +196,6 @@ func (m *core) lockCollateral(ctx context.Context, tx crtx.Tx, a crtx.Agent, amo
 	return err
 }
 
-func listingAccount(a crtx.Agent) crtx.Account {
-	return crtx.NewAccount(crtx.Mainnet, crtx.AccountListing, a.ID, a.Creator)
-}
-
 // CreateListing lists an agent, all or nothing: validation, the endpoint
 // check, the reachability test, collateral locked from the creator's mainnet
 // balance, and the AgentListed transaction (CONTRACT §6).
@@ -233,7 +229,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 		// transaction is built first and both are written together.
 		data := listingData(a)
 		sigs.write(data)
-		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, listingAccount(a))
+		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, crtx.ListingAccount(a))
 		a.KeyTx = lt.ID
 		if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 			return err
@@ -385,7 +381,7 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 		if sigs != nil {
 			sigs.write(data)
 		}
-		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, crtx.ListingAccount(a))
 		if sigs != nil {
 			a.KeyTx = lt.ID
 		}
@@ -434,7 +430,7 @@ func (m *Listings) Delist(ctx context.Context, wallet, id string) (api.CreatorAg
 		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentDelisted, listingData(a), nil, listingAccount(a))
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentDelisted, listingData(a), nil, crtx.ListingAccount(a))
 		return err
 	})
 	m.catalogChanged()

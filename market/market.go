@@ -237,9 +237,10 @@ func (m *Market) SigningPublicKey() ed25519.PublicKey {
 	return m.cfg.Signer.Public().(ed25519.PublicKey)
 }
 
-// ExplorerURL is where the explorer shows an account.
-func (m *Market) ExplorerURL(env crtx.Environment, address string) string {
-	return fmt.Sprintf("%s/explorer/account/%s?cluster=%s", m.cfg.PublicURL, address, env)
+// Links are where the marketplace's views point: its public URL and its
+// chains' explorers.
+func (m *core) Links() crtx.Links {
+	return crtx.Links{PublicURL: m.cfg.PublicURL, Chains: m.cfg.Chains}
 }
 
 // missing answers a lookup that found nothing with the API's error of that

@@ -53,7 +53,7 @@ func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (api.
 		data := listingData(a)
 		data["changed"] = "suspended"
 		data["suspended"] = map[bool]string{true: "true", false: "false"}[suspended]
-		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, crtx.ListingAccount(a))
 		return err
 	})
 	m.catalogChanged()
@@ -98,7 +98,7 @@ func (m *Listings) ReleaseCollateral(ctx context.Context) (int, error) {
 				wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
 				if _, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralReleased,
 					map[string]string{"agent_id": a.ID, "creator": a.Creator, "released_usdc": left.Balance.String()},
-					[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, listingAccount(a)); err != nil {
+					[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, crtx.ListingAccount(a)); err != nil {
 					return err
 				}
 			}

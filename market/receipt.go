@@ -28,7 +28,7 @@ func (m *Executions) Receipt(ctx context.Context, p crtx.Principal, id string) (
 		return api.Receipt{}, &crtx.Error{Code: crtx.CodeNotFinal, ExecutionID: id,
 			Message: "the execution is " + string(e.Status) + "; a receipt is issued once it is completed or failed"}
 	}
-	r := m.Record(e, "")
+	r := api.NewExecutionRecord(e, "", m.Links())
 	// A dispute is only ever opened on a completed execution, and its
 	// outcome is a statement of its own (Ruling): the receipt states the
 	// execution as it ended, the same bytes before and after a dispute.

@@ -163,7 +163,7 @@ func (m *core) recordDelivery(ctx context.Context, w crtx.Webhook) {
 
 func (m *core) webhookBody(e crtx.Execution, now time.Time) ([]byte, error) {
 	return json.Marshal(api.WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now,
-		Data: api.WebhookData{ExecutionRecord: m.market.Executions.Record(e, "")}})
+		Data: api.WebhookData{ExecutionRecord: api.NewExecutionRecord(e, "", m.Links())}})
 }
 
 // webhookHost is the host a URL names, as DNS compares it.

@@ -131,7 +131,7 @@ func (s *server) getExecution(ctx context.Context, _ *sdk.CallToolRequest, in ex
 	if err != nil {
 		return nil, api.ExecutionRecord{}, s.toolError(err)
 	}
-	return nil, s.market.Executions.Record(e, result), nil
+	return nil, api.NewExecutionRecord(e, result, s.market.Links()), nil
 }
 
 // verify runs the client SDK's verification against this very server, in

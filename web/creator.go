@@ -229,7 +229,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	out := h.outcome(r, v)
 	d.Report, d.Form, d.Fields, d.ListingNonce, d.Marketplace = out.Report, out.Form, out.Fields, nonce.Nonce, nonce.Marketplace
 	for _, e := range list {
-		d.Executions = append(d.Executions, h.market.Executions.Summary(e))
+		d.Executions = append(d.Executions, api.NewExecutionSummary(e, h.market.Links()))
 	}
 	for _, ds := range disputes {
 		if ds.Environment == d.Env {

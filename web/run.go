@@ -63,7 +63,7 @@ func (h *Handler) runOf(ctx context.Context, wallet, agent, id string) (*runView
 		return nil, err
 	}
 	_, charged := e.Charge()
-	return &runView{Rec: h.market.Executions.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
+	return &runView{Rec: api.NewExecutionRecord(e, result, h.market.Links()), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
 		Timeout: e.TimeoutSeconds, Charged: charged}, nil
 }
 
