@@ -341,3 +341,15 @@ func ParseHeight(s string) (int64, error) {
 	}
 	return h, nil
 }
+
+// AccountHistory is an account with its newest transactions.
+type AccountHistory struct {
+	Account      Account
+	Transactions []LedgerTx
+}
+
+// SealedBlock is a sealed block with its transactions, in order.
+type SealedBlock struct {
+	Block        Block
+	Transactions []LedgerTx
+}

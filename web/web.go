@@ -253,7 +253,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/docs", h.docs},
 		{"GET", "/explorer/{$}", h.explorerHome},
 		{"GET", "/explorer/account/{address}", explorerRead(h, "explorer-account", "address",
-			func(api.AccountView) string { return "Account" }, h.market.Ledger.Account)},
+			func(crtx.AccountHistory) string { return "Account" }, h.market.Ledger.Account)},
 		{"GET", "/explorer/tx/{id}", h.explorerTx},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
 		{"GET", "/reserves", h.reserves},
