@@ -82,7 +82,7 @@ func (h *Handler) runPanel(w http.ResponseWriter, r *http.Request, v visit) erro
 	if err != nil {
 		return err
 	}
-	return h.fragment(w, "agent", "run", v.page("", agentData{Agent: a, Run: run, Now: v.at}))
+	return h.fragment(w, "agent", "run", v.page("", agentData{Agent: api.NewAgentListing(a, crtx.Mainnet, h.market.Links()), Run: run, Now: v.at}))
 }
 
 // cancelRun cancels a run still waiting for a dispatch slot, refunded, and
