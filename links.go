@@ -28,6 +28,10 @@ func (l Links) Listing(a Agent) string {
 	return l.Account(Mainnet, ListingAccount(a).Address)
 }
 
+// MCP is the marketplace's MCP server, the resource its OAuth tokens are
+// for.
+func (l Links) MCP() string { return l.PublicURL + "/mcp" }
+
 // Chain is the Solana explorer's page of a transaction ("tx") or an
 // address ("address") on env's cluster, empty without a chain.
 func (l Links) Chain(env Environment, kind, id string) string {
