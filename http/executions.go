@@ -167,12 +167,12 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.market.Executions.Receipt(r.Context(), p, r.PathValue("execution_id"))
+	e, err := s.market.Executions.Receipt(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rc)
-	return nil
+	rc, err := api.NewReceipt(e, s.market.Links(), s.market.Config().Signer)
+	return reply(w, http.StatusOK, rc, err)
 }
 
 func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
@@ -180,12 +180,12 @@ func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rl, err := s.market.Executions.Ruling(r.Context(), p, r.PathValue("execution_id"))
+	e, d, err := s.market.Executions.Ruling(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rl)
-	return nil
+	rl, err := api.NewRuling(e, d, s.market.Links(), s.market.Config().Signer)
+	return reply(w, http.StatusOK, rl, err)
 }
 
 var execStatuses = []string{"pending", "running", "completed", "failed", "disputed"}

@@ -395,7 +395,11 @@ func (h *Handler) receiptFile(w http.ResponseWriter, r *http.Request, v visit) e
 	if err != nil {
 		return err
 	}
-	rc, err := h.market.Executions.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	final, err := h.market.Executions.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	if err != nil {
+		return err
+	}
+	rc, err := api.NewReceipt(final, h.market.Links(), h.market.Config().Signer)
 	if err != nil {
 		return err
 	}
