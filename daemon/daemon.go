@@ -19,6 +19,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/a2a"
+	"github.com/crtx-market/crtx/api"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/mcp"
@@ -122,21 +123,21 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if db, ok := store.(interface{ WriterStats() sqldb.WriterStats }); ok { // SQLite's writer, PostgreSQL's batches
 		collectors = sqlite.Collectors(db)
 	}
-	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
+	rest := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors,
 		Limits: crtxhttp.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, Payments: cfg.RateLimitPayments, StreamsPerKey: cfg.MaxStreamsPerKey}})
-	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: api.CheckAdminToken, ListingNonce: api.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
+	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: rest.CheckAdminToken, ListingNonce: rest.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)
 	}
 	for _, rt := range pages.Routes() {
-		api.Mount(rt.Method, rt.Path, rt.Handle)
+		rest.Mount(rt.Method, rt.Path, rt.Handle)
 	}
-	api.NotFoundPage(pages.NotFound)
-	api.Protocol("/mcp", mcp.New(m, mcp.Options{API: api, Logger: log}))
-	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{API: api, Logger: log}))
-	agents := a2a.New(m, a2a.Options{API: api, Logger: log})
-	api.Protocol("/a2a/", agents)
-	api.Protocol("GET /.well-known/jwks.json", agents)
+	rest.NotFoundPage(pages.NotFound)
+	rest.Protocol("/mcp", mcp.New(m, mcp.Options{API: rest, Logger: log}))
+	rest.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{API: rest, Logger: log}))
+	agents := a2a.New(m, a2a.Options{API: rest, Logger: log})
+	rest.Protocol("/a2a/", agents)
+	rest.Protocol("GET /.well-known/jwks.json", agents)
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
@@ -144,7 +145,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 	}
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           rest,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -164,7 +165,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		m.TakeOverAll(ctx)
 	}
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
-	jobs.Go(func() { m.Connectors.RunWebhooks(ctx, cfg.RecoveryInterval) })
+	jobs.Go(func() { m.Connectors.RunWebhooks(ctx, cfg.RecoveryInterval, api.WebhookBody(m.Links())) })
 	jobs.Go(func() { m.Connectors.RunPushes(ctx, cfg.RecoveryInterval, a2a.PushBody(m)) })
 	jobs.Go(func() { m.Listings.RunReleases(ctx, cfg.ReleaseInterval) })
 	if len(m.Config().Chains) > 0 {
@@ -187,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	if mln != nil {
 		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", api.Metrics())
+		mm.Handle("GET /metrics", rest.Metrics())
 		msrv := &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
 		go msrv.Serve(mln)
 		go func() { <-ctx.Done(); msrv.Close() }()
