@@ -74,6 +74,15 @@ type Creator struct {
 	Verified    bool
 }
 
+// ShownName is the creator's display name, or the default one made of
+// its wallet without one.
+func (c Creator) ShownName() string {
+	if c.DisplayName == "" {
+		return DefaultDisplayName(c.Wallet)
+	}
+	return c.DisplayName
+}
+
 // DefaultDisplayName is the first 4 and last 4 characters of the address
 // joined by "…" (CONTRACT §6).
 func DefaultDisplayName(wallet string) string {

@@ -213,6 +213,16 @@ func (d Deposit) StatusAt(now time.Time) DepositStatus {
 	return d.Status
 }
 
+// Request is the Solana Pay transfer request that pays d into c's
+// treasury; without a chain it names no recipient.
+func (d Deposit) Request(c Chain) TransferRequest {
+	r := TransferRequest{Amount: d.Amount, References: []string{d.Reference}, Label: "crtx", Message: "Add funds to your crtx wallet", Memo: d.Memo}
+	if c != nil {
+		r.Recipient, r.SPLToken = c.Treasury(), c.Mint()
+	}
+	return r
+}
+
 // DepositPayment is one transfer credited to a deposit: its signature and
 // part are claimed once, in the transaction that credits it.
 type DepositPayment struct {

@@ -85,6 +85,19 @@ func NewAccount(env Environment, kind AccountKind, ref, owner string) Account {
 	return Account{Address: AccountAddress(kind, ref), Environment: env, Kind: kind, Ref: ref, Owner: owner}
 }
 
+// EscrowAccount is an execution's escrow, which is also its record on the
+// ledger: EscrowOpened creates it, ExecutionRecord or EscrowRefunded closes
+// it, and the dispute transactions reference it.
+func EscrowAccount(e Execution) Account {
+	return NewAccount(e.Environment, AccountEscrow, e.ID, e.Wallet)
+}
+
+// ListingAccount is an agent's listing on the mainnet ledger, which holds
+// its collateral.
+func ListingAccount(a Agent) Account {
+	return NewAccount(Mainnet, AccountListing, a.ID, a.Creator)
+}
+
 // MayGoNegative reports whether the database lets this account's balance go
 // below zero: issuance, the mirror of all money in circulation, and the
 // devnet treasury, which refunds upheld devnet disputes whatever it holds
@@ -327,4 +340,16 @@ func ParseHeight(s string) (int64, error) {
 		return 0, Errorf(CodeInvalidRequest, "height must be a block height, a whole number from 1")
 	}
 	return h, nil
+}
+
+// AccountHistory is an account with its newest transactions.
+type AccountHistory struct {
+	Account      Account
+	Transactions []LedgerTx
+}
+
+// SealedBlock is a sealed block with its transactions, in order.
+type SealedBlock struct {
+	Block        Block
+	Transactions []LedgerTx
 }

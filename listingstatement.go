@@ -17,6 +17,15 @@ const (
 	ListingNonceTTL    = time.Hour
 )
 
+// ListingNonce is a one-time nonce for the listing statement of one
+// listing or key change, and the marketplace the statement names: the host
+// of its public URL.
+type ListingNonce struct {
+	Nonce       string
+	ExpiresAt   time.Time
+	Marketplace string
+}
+
 // IsListingNonce reports whether s has the form of a listing nonce, so that
 // no sign-in nonce (base62, no prefix) is ever taken for one.
 func IsListingNonce(s string) bool {

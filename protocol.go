@@ -213,6 +213,28 @@ type Exchange struct {
 	Response string
 }
 
+// TestReport is what a reachability test of a creator's endpoint found:
+// whether something answered, how soon, whether the reply had the
+// protocol's shape and a valid signature, and what was wrong.
+type TestReport struct {
+	Reachable   bool
+	LatencyMS   int64
+	ShapeOK     bool
+	SignatureOK bool
+	// Status is the reply's, empty without one.
+	Status   string
+	Problems []string
+	// Exchange is the test request as sent and the answer as received;
+	// nil when no request was sent (a URL refused before).
+	Exchange *Exchange
+}
+
+// Passes is the listing rule: a reply of the right shape, completed with a
+// valid signature or failed with an error (CONTRACT §6).
+func (r TestReport) Passes() bool {
+	return r.Reachable && r.ShapeOK && (r.SignatureOK || r.Status == "failed")
+}
+
 // CallError is a failed call: no reply, a reply that is not an answer, or
 // no answer in time.
 type CallError struct {

@@ -46,10 +46,11 @@ func (s *server) card(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) cardJSON(ctx context.Context, agentID string) ([]byte, error) {
-	l, err := s.m.Catalog.Agent(ctx, agentID, crtx.Mainnet)
+	it, err := s.m.Catalog.Agent(ctx, agentID, crtx.Mainnet)
 	if err != nil {
 		return nil, err
 	}
+	l := api.NewAgentListing(it, crtx.Mainnet, s.m.Links())
 	lat, err := s.latency.get(ctx, agentID, func(ctx context.Context) (market.Latency, error) {
 		return s.m.Catalog.Latency(ctx, l.Creator.Pubkey, agentID)
 	})

@@ -6,6 +6,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 // resultArtifact is the id of a completed task's one artifact.
@@ -81,7 +82,7 @@ func (s *server) status(e crtx.Execution, contextID string) a2a.TaskStatus {
 // artifact is a completed execution's result: the text as the creator
 // signed it, and the facts needed to check it and find it on the ledger.
 func (s *server) artifact(e crtx.Execution, result string) *a2a.Artifact {
-	rec := s.m.Executions.Record(e, result)
+	rec := api.NewExecutionRecord(e, result, s.m.Links())
 	var hash, ipfs any
 	if rec.ResultHash != nil {
 		hash = *rec.ResultHash

@@ -52,6 +52,20 @@ type AgentPage struct {
 	encoded *encodedJSON
 }
 
+// NewAgentPage is p as GET /v1/agents answers it. A page the marketplace
+// keeps is mapped once, and every copy of the answer shares one encoding.
+func NewAgentPage(p crtx.AgentPage) AgentPage {
+	return p.Memo.Do(func() any {
+		page := AgentPage{Agents: make([]AgentSummary, len(p.Items)), Page: Page{Total: p.Total, Limit: p.Limit, Offset: p.Offset}}.Kept()
+		for i, it := range p.Items {
+			a := it.Agent
+			page.Agents[i] = AgentSummary{AgentFacts: newAgentFacts(a, it.Stats),
+				Creator: CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
+		}
+		return page
+	}).(AgentPage)
+}
+
 type encodedJSON struct {
 	once sync.Once
 	b    []byte
@@ -114,4 +128,22 @@ type AgentListing struct {
 	PricingModel         string           `json:"pricing_model"`
 	TimeoutSeconds       int              `json:"timeout_seconds"`
 	Environment          crtx.Environment `json:"environment"`
+}
+
+func newAgentFacts(a crtx.Agent, s crtx.AgentStats) AgentFacts {
+	return AgentFacts{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}
+}
+
+// NewAgentListing is the full listing of it, whose statistics are env's.
+func NewAgentListing(it crtx.AgentListItem, env crtx.Environment, l crtx.Links) AgentListing {
+	a, s := it.Agent, it.Stats
+	return AgentListing{
+		AgentFacts: newAgentFacts(a, s),
+		Creator:    CreatorInfo{Pubkey: a.Creator, DisplayName: it.Creator.ShownName(), Verified: it.Creator.Verified},
+		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
+		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
+		OnChainListing: l.Listing(a), CreatedAt: a.CreatedAt,
+		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
+	}
 }

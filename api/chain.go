@@ -101,3 +101,36 @@ type SolanaPayTransaction struct {
 	Transaction string `json:"transaction"`
 	Message     string `json:"message"`
 }
+
+// NewDeposit is a deposit as the API serves it, with the payments
+// credited to it.
+func NewDeposit(d crtx.Deposit, ps []crtx.DepositPayment, l crtx.Links) Deposit {
+	r := d.Request(l.Chains[d.Environment])
+	v := Deposit{DepositID: d.ID, Environment: d.Environment, Amount: d.Amount, Recipient: r.Recipient, Mint: r.SPLToken,
+		Reference: d.Reference, Memo: d.Memo, SolanaPayURL: r.URL(), TransactionRequestURL: "solana:" + l.PublicURL + "/v1/solana-pay/deposits/" + d.ID, Status: d.Status, CreatedAt: d.CreatedAt,
+		ExpiresAt: d.ExpiresAt, Credited: d.Credited, Payments: []DepositPayment{}}
+	for _, p := range ps {
+		v.Payments = append(v.Payments, DepositPayment{Signature: p.Signature, Part: p.Part, Amount: p.Amount, Slot: p.Slot,
+			TransactionID: p.TxID, CreditedAt: p.CreditedAt, ExplorerURL: l.Chain(d.Environment, "tx", p.Signature)})
+	}
+	return v
+}
+
+// NewWithdrawal is a withdrawal as the API serves it.
+func NewWithdrawal(w crtx.Withdrawal, l crtx.Links) Withdrawal {
+	v := Withdrawal{WithdrawalID: w.ID, Environment: w.Environment, Amount: w.Amount, Destination: w.Destination,
+		Status: w.Status, CreatedAt: w.CreatedAt, CompletedAt: w.CompletedAt}
+	if w.Signature != "" {
+		sig, u := w.Signature, l.Chain(w.Environment, "tx", w.Signature)
+		v.Signature, v.ExplorerURL = &sig, &u
+	}
+	if w.Slot > 0 {
+		slot := w.Slot
+		v.Slot = &slot
+	}
+	if w.Reason != "" && w.Status == crtx.WithdrawalFailed {
+		reason := w.Reason
+		v.Reason = &reason
+	}
+	return v
+}

@@ -65,3 +65,41 @@ type Exchange struct {
 	// received; absent when nothing answered.
 	Response string `json:"response,omitempty"`
 }
+
+// NewCreatorAgent is a listing as its creator sees it; its statistics,
+// whichever environment's, are shown as mainnet's.
+func NewCreatorAgent(it crtx.AgentListItem, l crtx.Links) CreatorAgent {
+	a := it.Agent
+	return CreatorAgent{AgentListing: NewAgentListing(it, crtx.Mainnet, l), EndpointURL: a.EndpointURL,
+		SigningPublicKey: a.SigningPublicKey, Collateral: a.Collateral, UpdatedAt: a.UpdatedAt,
+		Suspended: a.SuspendedAt != nil, KeyTransaction: a.KeyTx}
+}
+
+// NewCreatorAgentList is a creator's listings.
+func NewCreatorAgentList(its []crtx.AgentListItem, l crtx.Links) CreatorAgentList {
+	v := CreatorAgentList{Agents: make([]CreatorAgent, len(its))}
+	for i, it := range its {
+		v.Agents[i] = NewCreatorAgent(it, l)
+	}
+	return v
+}
+
+// NewCreatorProfile is c's profile.
+func NewCreatorProfile(c crtx.Creator) CreatorProfile {
+	return CreatorProfile{Wallet: c.Wallet, DisplayName: c.ShownName(), Verified: c.Verified}
+}
+
+// NewListingNonce is n as the API serves it.
+func NewListingNonce(n crtx.ListingNonce) ListingNonce {
+	return ListingNonce{Nonce: n.Nonce, ExpiresAt: n.ExpiresAt, Marketplace: n.Marketplace}
+}
+
+// NewTestReport is r as the API serves it.
+func NewTestReport(r crtx.TestReport) TestReport {
+	v := TestReport{Reachable: r.Reachable, LatencyMS: r.LatencyMS, ShapeOK: r.ShapeOK, SignatureOK: r.SignatureOK,
+		Status: r.Status, Problems: r.Problems}
+	if r.Exchange != nil {
+		v.Exchange = &Exchange{Request: r.Exchange.Request, Response: r.Exchange.Response}
+	}
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // ExecutionRecord is the full execution record (seed "Execution", CONTRACT
@@ -45,6 +46,54 @@ type ExecutionRecord struct {
 	Payment *PaymentView `json:"payment,omitempty"`
 }
 
+// NewExecutionRecord is the record callers read of e, with its result.
+func NewExecutionRecord(e crtx.Execution, result string, l crtx.Links) ExecutionRecord {
+	r := ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,
+		Status: e.Status, Cost: e.Cost, CreatorAmount: e.CreatorAmount, PlatformAmount: e.PlatformAmount,
+		TokensUsed: e.TokensUsed, ExecutionTimeMS: e.ExecutionTimeMS, InitiatedAt: e.InitiatedAt,
+		CompletedAt: e.CompletedAt, OnChainRecord: l.Record(e)}
+	if e.ResultCID != "" {
+		res, hash := result, e.ResultHash
+		r.Result, r.ResultHash = &res, &hash
+		if !e.Private {
+			url := l.PublicURL + "/ipfs/" + e.ResultCID
+			r.IPFSURL = &url
+		}
+	}
+	if e.ErrorCode != "" {
+		r.Error = &ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}
+	}
+	if e.Dispute != nil {
+		r.Dispute = NewDisputeView(*e.Dispute)
+	}
+	r.SigningPublicKey = e.SigningPublicKey
+	r.Signature, r.ListingTransaction, r.LedgerTransaction = orNull(e.Signature), orNull(e.ListingTx), orNull(e.RecordTx)
+	if e.Status == crtx.ExecFailed {
+		// Nobody was paid; the price went back, unless nobody paid it.
+		r.CreatorAmount, r.PlatformAmount = 0, 0
+		r.Refunded, _ = e.Charge()
+	}
+	if p := e.Paid; p != nil {
+		r.Payment = &PaymentView{Scheme: x402.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
+		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {
+			r.Payment.Transaction = &p.Signature
+		}
+		if e.Refund != nil {
+			w := NewWithdrawal(*e.Refund, l)
+			r.Payment.Refund = &w
+		}
+	}
+	return r
+}
+
+// orNull is s, or null when empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // ExecError says why an execution failed.
 type ExecError struct {
 	Code    string `json:"code"`
@@ -62,6 +111,12 @@ type ExecutionSummary struct {
 	CompletedAt   *time.Time       `json:"completed_at"`
 	OnChainRecord string           `json:"on_chain_record"`
 	Environment   crtx.Environment `json:"environment"`
+}
+
+// NewExecutionSummary is the list item of e.
+func NewExecutionSummary(e crtx.Execution, l crtx.Links) ExecutionSummary {
+	return ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
+		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: l.Record(e), Environment: e.Environment}
 }
 
 // ExecutionPage is the answer of GET /v1/executions.

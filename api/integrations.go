@@ -3,10 +3,12 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/crtx-market/crtx"
 )
 
 // MCPURL is a marketplace's MCP server.
-func MCPURL(publicURL string) string { return publicURL + "/mcp" }
+func MCPURL(publicURL string) string { return crtx.Links{PublicURL: publicURL}.MCP() }
 
 // MCPX402URL is a marketplace's open MCP server, where each run_agent
 // call is paid with x402 instead of an API key.

@@ -17,3 +17,17 @@ type BlockView struct {
 	TransactionHashes []string        `json:"transaction_hashes"`
 	Transactions      []crtx.LedgerTx `json:"transactions"`
 }
+
+// NewAccountView is h as the API serves it.
+func NewAccountView(h crtx.AccountHistory) AccountView {
+	return AccountView{Account: h.Account, Transactions: h.Transactions}
+}
+
+// NewBlockView is b as the API serves it, with its transactions' hashes.
+func NewBlockView(b crtx.SealedBlock) BlockView {
+	v := BlockView{Block: b.Block, Transactions: b.Transactions, TransactionHashes: make([]string, len(b.Transactions))}
+	for i, l := range crtx.TxLeaves(b.Transactions) {
+		v.TransactionHashes[i] = l.String()
+	}
+	return v
+}

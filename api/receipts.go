@@ -2,13 +2,16 @@ package api
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // ReceiptVersion is the layout of Receipt.
@@ -51,6 +54,45 @@ type Receipt struct {
 func (r Receipt) SignedBytes() ([]byte, error) {
 	r.Signature = ""
 	return crtx.Canonical(r)
+}
+
+// NewReceipt is the receipt of e, a final execution with its payment,
+// issued by l's marketplace and signed with its key.
+func NewReceipt(e crtx.Execution, l crtx.Links, key ed25519.PrivateKey) (Receipt, error) {
+	r := NewExecutionRecord(e, "", l)
+	// A dispute is only ever opened on a completed execution, and its
+	// outcome is a statement of its own (Ruling): the receipt states the
+	// execution as it ended, the same bytes before and after a dispute.
+	status := e.Status
+	if status == crtx.ExecDisputed {
+		status = crtx.ExecCompleted
+	}
+	rc := Receipt{Version: ReceiptVersion, Issuer: l.PublicURL, ExecutionID: e.ID, Environment: e.Environment,
+		Wallet: e.Wallet, AgentID: e.AgentID, Status: status, Cost: r.Cost, CreatorAmount: r.CreatorAmount,
+		PlatformAmount: r.PlatformAmount, Refunded: r.Refunded, ResultHash: r.ResultHash, CreatorSignature: r.Signature,
+		SigningPublicKey: r.SigningPublicKey, ListingTransaction: r.ListingTransaction, LedgerTransaction: r.LedgerTransaction,
+		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
+	if pd := e.Paid; pd != nil && pd.Status == crtx.PaymentSettled {
+		// Only what never changes: the refund's id, not its progress.
+		rc.Payment = &ReceiptPayment{Scheme: x402.SchemeExact, Network: pd.Network, Transaction: pd.Signature,
+			Payer: pd.Payer, Amount: pd.Amount}
+		if e.Refund != nil {
+			rc.Payment.RefundWithdrawal = &e.Refund.ID
+		}
+	}
+	var err error
+	rc.Signature, err = sign(key, rc.SignedBytes)
+	return rc, err
+}
+
+// sign signs the bytes of a statement with the marketplace's key, as
+// "ed25519:" and base58.
+func sign(key ed25519.PrivateKey, signed func() ([]byte, error)) (string, error) {
+	b, err := signed()
+	if err != nil {
+		return "", fmt.Errorf("sign a statement: %w", err)
+	}
+	return "ed25519:" + crtx.SignBase58(key, b), nil
 }
 
 // membersOf are the names of T's members, from its tags.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/ed25519"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -31,6 +32,17 @@ type Ruling struct {
 	// Signature is "ed25519:" and base58 of the marketplace's signature
 	// over SignedBytes.
 	Signature string `json:"signature,omitempty"`
+}
+
+// NewRuling is the ruling on d, the resolved dispute of e, issued by l's
+// marketplace and signed with its key.
+func NewRuling(e crtx.Execution, d crtx.Dispute, l crtx.Links, key ed25519.PrivateKey) (Ruling, error) {
+	rl := Ruling{Version: RulingVersion, Issuer: l.PublicURL, DisputeID: d.ID, ExecutionID: e.ID, Environment: e.Environment,
+		Wallet: e.Wallet, AgentID: e.AgentID, Reason: d.Reason, EvidenceHash: d.EvidenceHash, Outcome: d.Status,
+		Slashed: d.Slashed, Refunded: d.Refunded, OpenedAt: d.OpenedAt, ResolvedAt: *d.ResolvedAt}
+	var err error
+	rl.Signature, err = sign(key, rl.SignedBytes)
+	return rl, err
 }
 
 // SignedBytes is what Signature signs: the RFC 8785 form of the ruling

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
+
+	"github.com/crtx-market/crtx"
 )
 
 // WebhookEvent is the body of a webhook delivery, in the Standard Webhooks
@@ -13,6 +16,15 @@ type WebhookEvent struct {
 	Type      string      `json:"type"` // execution.completed or execution.failed
 	Timestamp time.Time   `json:"timestamp"`
 	Data      WebhookData `json:"data"`
+}
+
+// WebhookBody makes the body of a webhook delivery: the event of e, a
+// final execution, sent at now, its record's addresses l's.
+func WebhookBody(l crtx.Links) func(e crtx.Execution, now time.Time) ([]byte, error) {
+	return func(e crtx.Execution, now time.Time) ([]byte, error) {
+		return json.Marshal(WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now,
+			Data: WebhookData{ExecutionRecord: NewExecutionRecord(e, "", l)}})
+	}
 }
 
 // WebhookData is an execution record without its result: the field of the

@@ -20,6 +20,7 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/a2a"
 	"github.com/crtx-market/crtx/gate"
+	"github.com/crtx-market/crtx/api"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/mcp"
@@ -126,20 +127,20 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	// One gate for every transport: a key's rate and streams are counted
 	// alike on REST, MCP and A2A.
 	g := gate.New(m, gate.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, Payments: cfg.RateLimitPayments, StreamsPerKey: cfg.MaxStreamsPerKey}, log)
-	api := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g})
-	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: api.CheckAdminToken, ListingNonce: api.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
+	rest := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g})
+	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: rest.CheckAdminToken, ListingNonce: rest.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)
 	}
 	for _, rt := range pages.Routes() {
-		api.Mount(rt.Method, rt.Path, rt.Handle)
+		rest.Mount(rt.Method, rt.Path, rt.Handle)
 	}
-	api.NotFoundPage(pages.NotFound)
-	api.Protocol("/mcp", mcp.New(m, mcp.Options{Gate: g, Logger: log}))
-	api.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{Gate: g, Logger: log}))
+	rest.NotFoundPage(pages.NotFound)
+	rest.Protocol("/mcp", mcp.New(m, mcp.Options{Gate: g, Logger: log}))
+	rest.Protocol("/mcp/x402", mcp.NewX402(m, mcp.Options{Gate: g, Logger: log}))
 	agents := a2a.New(m, a2a.Options{Gate: g, Logger: log})
-	api.Protocol("/a2a/", agents)
-	api.Protocol("GET /.well-known/jwks.json", agents)
+	rest.Protocol("/a2a/", agents)
+	rest.Protocol("GET /.well-known/jwks.json", agents)
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
@@ -147,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 	}
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           rest,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -167,7 +168,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		m.TakeOverAll(ctx)
 	}
 	jobs.Go(func() { m.RunWorker(ctx, cfg.RecoveryInterval) })
-	jobs.Go(func() { m.Connectors.RunWebhooks(ctx, cfg.RecoveryInterval) })
+	jobs.Go(func() { m.Connectors.RunWebhooks(ctx, cfg.RecoveryInterval, api.WebhookBody(m.Links())) })
 	jobs.Go(func() { m.Connectors.RunPushes(ctx, cfg.RecoveryInterval, a2a.PushBody(m)) })
 	jobs.Go(func() { m.Listings.RunReleases(ctx, cfg.ReleaseInterval) })
 	if len(m.Config().Chains) > 0 {
@@ -190,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	if mln != nil {
 		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", api.Metrics())
+		mm.Handle("GET /metrics", rest.Metrics())
 		msrv := &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
 		go msrv.Serve(mln)
 		go func() { <-ctx.Done(); msrv.Close() }()

@@ -148,11 +148,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := page.JSON()
+	v := api.NewAgentPage(page)
+	b, err := v.JSON()
 	if err != nil {
 		return err
 	}
-	return writeKept(w, r, b, page.CompressedJSON)
+	return writeKept(w, r, b, v.CompressedJSON)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
@@ -161,7 +162,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := s.market.Catalog.Agent(r.Context(), r.PathValue("agent_id"), env)
-	return reply(w, http.StatusOK, a, err)
+	return reply(w, http.StatusOK, api.NewAgentListing(a, env, s.market.Links()), err)
 }
 
 func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
@@ -170,7 +171,7 @@ func (s *Server) createListing(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := s.market.Listings.CreateListing(r.Context(), p.Wallet, req)
-	return reply(w, http.StatusCreated, a, err)
+	return reply(w, http.StatusCreated, api.NewCreatorAgent(a, s.market.Links()), err)
 }
 
 func (s *Server) listingNonce(w http.ResponseWriter, r *http.Request) error {
@@ -179,7 +180,7 @@ func (s *Server) listingNonce(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	n, err := s.ListingNonce(r.Context(), p.Wallet)
-	return reply(w, http.StatusCreated, n, err)
+	return reply(w, http.StatusCreated, api.NewListingNonce(n), err)
 }
 
 // Each nonce is a row kept a day past its hour, so one wallet is issued
@@ -194,9 +195,9 @@ const (
 // ListingNonce issues wallet a one-time nonce for a listing statement, or
 // refuses with rate_limited when the wallet was issued too many lately;
 // the creator's pages take theirs here too, so both share one budget.
-func (s *Server) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
+func (s *Server) ListingNonce(ctx context.Context, wallet string) (crtx.ListingNonce, error) {
 	if ok, retry := s.nonces.Allow(wallet, time.Now()); !ok {
-		return api.ListingNonce{}, gate.RateLimited(retry, "this wallet was issued too many listing nonces; use one it holds, or try again in %d seconds", retry)
+		return crtx.ListingNonce{}, gate.RateLimited(retry, "this wallet was issued too many listing nonces; use one it holds, or try again in %d seconds", retry)
 	}
 	return s.market.Listings.ListingNonce(ctx, wallet)
 }
@@ -211,7 +212,7 @@ func (s *Server) creatorAgents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	agents, err := s.market.Listings.CreatorAgents(r.Context(), p.Wallet, env)
-	return reply(w, http.StatusOK, api.CreatorAgentList{Agents: agents}, err)
+	return reply(w, http.StatusOK, api.NewCreatorAgentList(agents, s.market.Links()), err)
 }
 
 func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
@@ -220,7 +221,7 @@ func (s *Server) updateListing(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := s.market.Listings.UpdateListing(r.Context(), p.Wallet, r.PathValue("agent_id"), req)
-	return reply(w, http.StatusOK, a, err)
+	return reply(w, http.StatusOK, api.NewCreatorAgent(a, s.market.Links()), err)
 }
 
 func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
@@ -229,7 +230,7 @@ func (s *Server) delist(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	a, err := s.market.Listings.Delist(r.Context(), p.Wallet, r.PathValue("agent_id"))
-	return reply(w, http.StatusOK, a, err)
+	return reply(w, http.StatusOK, api.NewCreatorAgent(a, s.market.Links()), err)
 }
 
 type profileRequest struct {
@@ -245,7 +246,7 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 		return invalid("display_name is required")
 	}
 	prof, err := s.market.Listings.SetDisplayName(r.Context(), p.Wallet, *req.DisplayName)
-	return reply(w, http.StatusOK, prof, err)
+	return reply(w, http.StatusOK, api.NewCreatorProfile(prof), err)
 }
 
 type testExecutionRequest struct {
@@ -269,6 +270,6 @@ func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
 		}
 		timeout = *req.TimeoutSeconds
 	}
-	writeJSON(w, http.StatusOK, s.market.Listings.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout))
+	writeJSON(w, http.StatusOK, api.NewTestReport(s.market.Listings.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout)))
 	return nil
 }

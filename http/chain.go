@@ -57,7 +57,7 @@ func (s *Server) createDeposit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d, err := s.market.Funds.CreateDeposit(r.Context(), p.Wallet, req.Environment, *req.Amount)
-	return reply(w, http.StatusCreated, s.market.Funds.DepositView(d, nil), err)
+	return reply(w, http.StatusCreated, api.NewDeposit(d, nil, s.market.Links()), err)
 }
 
 func (s *Server) getDeposit(w http.ResponseWriter, r *http.Request) error {
@@ -69,7 +69,7 @@ func (s *Server) getDeposit(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && p.Key != nil && d.Environment != p.Key.Environment {
 		err = crtx.Errorf(crtx.CodeDepositNotFound, "no deposit %q for this wallet", r.PathValue("deposit_id"))
 	}
-	return reply(w, http.StatusOK, s.market.Funds.DepositView(d, ps), err)
+	return reply(w, http.StatusOK, api.NewDeposit(d, ps, s.market.Links()), err)
 }
 
 func (s *Server) listDeposits(w http.ResponseWriter, r *http.Request) error {
@@ -84,7 +84,7 @@ func (s *Server) listDeposits(w http.ResponseWriter, r *http.Request) error {
 	ds, total, err := s.market.Funds.Deposits(r.Context(), p.Wallet, env, limit, offset)
 	page := api.DepositPage{Deposits: []api.Deposit{}, Page: api.Page{Total: total, Limit: limit, Offset: offset}}
 	for _, d := range ds {
-		page.Deposits = append(page.Deposits, s.market.Funds.DepositView(d, nil))
+		page.Deposits = append(page.Deposits, api.NewDeposit(d, nil, s.market.Links()))
 	}
 	return reply(w, http.StatusOK, page, err)
 }
@@ -116,7 +116,7 @@ func (s *Server) createWithdrawal(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	wd, err := s.market.Funds.Withdraw(r.Context(), p.Wallet, req.Environment, *req.Amount)
-	return reply(w, http.StatusAccepted, s.market.Funds.WithdrawalView(wd), err)
+	return reply(w, http.StatusAccepted, api.NewWithdrawal(wd, s.market.Links()), err)
 }
 
 func (s *Server) getWithdrawal(w http.ResponseWriter, r *http.Request) error {
@@ -128,7 +128,7 @@ func (s *Server) getWithdrawal(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && p.Key != nil && wd.Environment != p.Key.Environment {
 		err = crtx.Errorf(crtx.CodeWithdrawalNotFound, "no withdrawal %q for this wallet", r.PathValue("withdrawal_id"))
 	}
-	return reply(w, http.StatusOK, s.market.Funds.WithdrawalView(wd), err)
+	return reply(w, http.StatusOK, api.NewWithdrawal(wd, s.market.Links()), err)
 }
 
 func (s *Server) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
@@ -143,7 +143,7 @@ func (s *Server) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
 	ws, total, err := s.market.Funds.Withdrawals(r.Context(), p.Wallet, env, limit, offset)
 	page := api.WithdrawalPage{Withdrawals: []api.Withdrawal{}, Page: api.Page{Total: total, Limit: limit, Offset: offset}}
 	for _, wd := range ws {
-		page.Withdrawals = append(page.Withdrawals, s.market.Funds.WithdrawalView(wd))
+		page.Withdrawals = append(page.Withdrawals, api.NewWithdrawal(wd, s.market.Links()))
 	}
 	return reply(w, http.StatusOK, page, err)
 }

@@ -72,14 +72,14 @@ func (s *Server) resolveDispute(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) verifyCreator(verified bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, err := s.market.Listings.SetVerified(r.Context(), r.PathValue("wallet"), verified)
-		return reply(w, http.StatusOK, p, err)
+		c, err := s.market.Listings.SetVerified(r.Context(), r.PathValue("wallet"), verified)
+		return reply(w, http.StatusOK, api.NewCreatorProfile(c), err)
 	}
 }
 
 func (s *Server) suspendAgent(suspended bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		a, err := s.market.Listings.Suspend(r.Context(), r.PathValue("agent_id"), suspended)
-		return reply(w, http.StatusOK, a, err)
+		return reply(w, http.StatusOK, api.NewCreatorAgent(a, s.market.Links()), err)
 	}
 }

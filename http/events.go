@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx/gate"
+	"github.com/crtx-market/crtx/api"
 )
 
 // keepAlive is how long an events stream stays silent before it sends a
@@ -51,7 +52,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		if string(e.Status) != last {
 			last = string(e.Status)
 			seq++
-			b, _ := json.Marshal(s.market.Executions.Record(e, result))
+			b, _ := json.Marshal(api.NewExecutionRecord(e, result, s.market.Links()))
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", seq, e.Status, b)
 			flush()
 			if e.Status.Final() {

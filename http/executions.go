@@ -38,7 +38,7 @@ func (s *Server) execResponse(ctx context.Context, e crtx.Execution, result stri
 		msg := api.ErrorDetail{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: &e.ID}
 		return api.Status(err), api.ErrorBody{Error: msg}
 	}
-	return http.StatusOK, s.market.Executions.Record(e, result)
+	return http.StatusOK, api.NewExecutionRecord(e, result, s.market.Links())
 }
 
 func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
@@ -160,7 +160,7 @@ func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.market.Executions.Record(e, result))
+	writeJSON(w, http.StatusOK, api.NewExecutionRecord(e, result, s.market.Links()))
 	return nil
 }
 
@@ -169,12 +169,12 @@ func (s *Server) receipt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.market.Executions.Receipt(r.Context(), p, r.PathValue("execution_id"))
+	e, err := s.market.Executions.Receipt(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rc)
-	return nil
+	rc, err := api.NewReceipt(e, s.market.Links(), s.market.Config().Signer)
+	return reply(w, http.StatusOK, rc, err)
 }
 
 func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
@@ -182,12 +182,12 @@ func (s *Server) ruling(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rl, err := s.market.Executions.Ruling(r.Context(), p, r.PathValue("execution_id"))
+	e, d, err := s.market.Executions.Ruling(r.Context(), p, r.PathValue("execution_id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rl)
-	return nil
+	rl, err := api.NewRuling(e, d, s.market.Links(), s.market.Config().Signer)
+	return reply(w, http.StatusOK, rl, err)
 }
 
 var execStatuses = []string{"pending", "running", "completed", "failed", "disputed"}
@@ -277,7 +277,7 @@ func (s *Server) executionPage(w http.ResponseWriter, r *http.Request, q query, 
 	}
 	page := api.ExecutionPage{Executions: make([]api.ExecutionSummary, len(list)), Page: api.Page{Total: total, Limit: eq.Limit, Offset: eq.Offset}}
 	for i, e := range list {
-		page.Executions[i] = s.market.Executions.Summary(e)
+		page.Executions[i] = api.NewExecutionSummary(e, s.market.Links())
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
@@ -312,6 +312,6 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.market.Executions.Record(e, ""))
+	writeJSON(w, http.StatusOK, api.NewExecutionRecord(e, "", s.market.Links()))
 	return nil
 }

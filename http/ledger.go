@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 )
 
 func pathEnv(r *http.Request) (crtx.Environment, error) {
@@ -24,6 +25,11 @@ func ledgerRead[T any](key string, read func(context.Context, crtx.Environment, 
 	}
 }
 
+func (s *Server) account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
+	h, err := s.market.Ledger.Account(ctx, env, address)
+	return api.NewAccountView(h), err
+}
+
 func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {
 	env, err := pathEnv(r)
 	if err != nil {
@@ -33,6 +39,6 @@ func (s *Server) ledgerBlock(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.market.Ledger.Block(r.Context(), env, h)
-	return reply(w, http.StatusOK, v, err)
+	b, err := s.market.Ledger.Block(r.Context(), env, h)
+	return reply(w, http.StatusOK, api.NewBlockView(b), err)
 }

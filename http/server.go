@@ -136,7 +136,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"POST", "/v1/admin/agents/{agent_id}/suspend", s.admin(s.suspendAgent(true))},
 		{"POST", "/v1/admin/agents/{agent_id}/unsuspend", s.admin(s.suspendAgent(false))},
 
-		{"GET", "/v1/ledger/{environment}/accounts/{address}", ledgerRead("address", s.market.Ledger.Account)},
+		{"GET", "/v1/ledger/{environment}/accounts/{address}", ledgerRead("address", s.account)},
 		{"GET", "/v1/ledger/{environment}/transactions/{transaction_id}", ledgerRead("transaction_id", s.market.Ledger.Transaction)},
 		{"GET", "/v1/ledger/{environment}/transactions/{transaction_id}/proof", ledgerRead("transaction_id", s.market.Ledger.Proof)},
 		{"GET", "/v1/ledger/{environment}/blocks/{height}", s.ledgerBlock},

@@ -35,7 +35,7 @@ func (s *Server) fundingResponse(w http.ResponseWriter, status int, req fundingR
 		r.TransactionID, r.Kind, r.Environment = f.Faucet.Signature, api.KindFaucet, crtx.Devnet
 		r.TokenAccount, r.SOLLamports = f.Faucet.TokenAccount, f.Faucet.Lamports
 	}
-	r.ExplorerURL = s.market.ExplorerURL(r.Environment, crtx.AccountAddress(crtx.AccountWallet, req.Wallet))
+	r.ExplorerURL = s.market.Links().Account(r.Environment, crtx.AccountAddress(crtx.AccountWallet, req.Wallet))
 	writeJSON(w, status, r)
 }
 

@@ -8,40 +8,15 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
-
-func agentFacts(a crtx.Agent, s crtx.AgentStats) api.AgentFacts {
-	return api.AgentFacts{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
-		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}
-}
-
-func (m *core) listingView(it crtx.AgentListItem, env crtx.Environment) api.AgentListing {
-	a, s := it.Agent, it.Stats
-	return api.AgentListing{
-		AgentFacts: agentFacts(a, s),
-		Creator:    api.CreatorInfo{Pubkey: a.Creator, DisplayName: displayName(it.Creator), Verified: it.Creator.Verified},
-		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
-		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
-		OnChainListing: m.market.ExplorerURL(crtx.Mainnet, listingAccount(a).Address), CreatedAt: a.CreatedAt,
-		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
-	}
-}
-
-func (m *core) creatorView(it crtx.AgentListItem) api.CreatorAgent {
-	v := api.CreatorAgent{AgentListing: m.listingView(it, crtx.Mainnet), EndpointURL: it.Agent.EndpointURL,
-		SigningPublicKey: it.Agent.SigningPublicKey, Collateral: it.Agent.Collateral, UpdatedAt: it.Agent.UpdatedAt,
-		Suspended: it.Agent.SuspendedAt != nil, KeyTransaction: it.Agent.KeyTx}
-	return v
-}
 
 // Agents returns a page of the catalog (CONTRACT §7). The query must be
 // valid; the http package checks each parameter and names the bad one.
-func (m *Catalog) Agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+func (m *Catalog) Agents(ctx context.Context, q crtx.AgentQuery) (crtx.AgentPage, error) {
 	q = catalogDefaults(q)
 	// Pages are kept a second: the catalog changes rarely and is read on
 	// every browse, so a second's staleness buys not counting it each time.
-	return m.pages.fetch(queryKey(q), time.Now(), func() (api.AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
+	return m.pages.fetch(queryKey(q), time.Now(), func() (crtx.AgentPage, error) { return m.agents(context.WithoutCancel(ctx), q) })
 }
 
 // TagCounts is how many listed agents each tag has, for a few seconds
@@ -109,18 +84,12 @@ func appendFilterKey(b []byte, q crtx.AgentQuery) []byte {
 	return strconv.AppendQuote(b, q.Q)
 }
 
-func (m *core) agents(ctx context.Context, q crtx.AgentQuery) (api.AgentPage, error) {
+func (m *core) agents(ctx context.Context, q crtx.AgentQuery) (crtx.AgentPage, error) {
 	items, total, err := m.listing(ctx, q)
 	if err != nil {
-		return api.AgentPage{}, err
+		return crtx.AgentPage{}, err
 	}
-	page := api.AgentPage{Agents: make([]api.AgentSummary, len(items)), Page: api.Page{Total: total, Limit: q.Limit, Offset: q.Offset}}.Kept()
-	for i, it := range items {
-		a := it.Agent
-		page.Agents[i] = api.AgentSummary{AgentFacts: agentFacts(a, it.Stats),
-			Creator: api.CreatorSummary{Pubkey: a.Creator, Verified: it.Creator.Verified}, Status: a.Status}
-	}
-	return page, nil
+	return crtx.AgentPage{Items: items, Total: total, Limit: q.Limit, Offset: q.Offset, Memo: &crtx.Memo{}}, nil
 }
 
 // listing reads a page of the catalog and how many agents match its
@@ -151,14 +120,14 @@ func (m *core) listing(ctx context.Context, q crtx.AgentQuery) ([]crtx.AgentList
 // catalog's totals are: a catalog page shows devnet's figures on the cards
 // that mainnet has none for. The map is shared with every caller for
 // those seconds: it is only read.
-func (m *Catalog) Figures(ctx context.Context, env crtx.Environment, ids []string) (map[string]api.AgentListing, error) {
+func (m *Catalog) Figures(ctx context.Context, env crtx.Environment, ids []string) (map[string]crtx.AgentListItem, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	ctx = context.WithoutCancel(ctx) // shared by every request that waits for it
 	key := string(env) + "|" + strings.Join(ids, " ")
-	out, err := m.figures.fetch(key, time.Now(), func() (map[string]api.AgentListing, error) {
-		out := make(map[string]api.AgentListing, len(ids))
+	out, err := m.figures.fetch(key, time.Now(), func() (map[string]crtx.AgentListItem, error) {
+		out := make(map[string]crtx.AgentListItem, len(ids))
 		err := m.store.View(ctx, func(tx crtx.Tx) error {
 			for _, id := range ids {
 				it, err := tx.Catalog.AgentListing(ctx, id, env)
@@ -168,7 +137,7 @@ func (m *Catalog) Figures(ctx context.Context, env crtx.Environment, ids []strin
 				if err != nil {
 					return err
 				}
-				out[id] = m.listingView(it, env)
+				out[id] = it
 			}
 			return nil
 		})
@@ -183,7 +152,7 @@ func listed(a crtx.Agent) bool { return a.Status != crtx.AgentDelisted && a.Susp
 
 // Agent returns the full listing of an active or paused agent with its
 // statistics in env; delisted or unknown agents are agent_not_found.
-func (m *Catalog) Agent(ctx context.Context, id string, env crtx.Environment) (api.AgentListing, error) {
+func (m *Catalog) Agent(ctx context.Context, id string, env crtx.Environment) (crtx.AgentListItem, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		it, err = tx.Catalog.AgentListing(ctx, id, env)
@@ -193,7 +162,7 @@ func (m *Catalog) Agent(ctx context.Context, id string, env crtx.Environment) (a
 		return err
 	})
 	if err != nil {
-		return api.AgentListing{}, internal("agent", err)
+		return crtx.AgentListItem{}, internal("agent", err)
 	}
-	return m.listingView(it, env), nil
+	return it, nil
 }

@@ -105,15 +105,6 @@ func (m *Funds) CreateDeposit(ctx context.Context, wallet string, env crtx.Envir
 	return d, internal("create deposit", err)
 }
 
-// DepositRequest is the Solana Pay transfer request that pays d.
-func (m *Funds) DepositRequest(d crtx.Deposit) crtx.TransferRequest {
-	r := crtx.TransferRequest{Amount: d.Amount, References: []string{d.Reference}, Label: "crtx", Message: "Add funds to your crtx wallet", Memo: d.Memo}
-	if c := m.cfg.Chains[d.Environment]; c != nil {
-		r.Recipient, r.SPLToken = c.Treasury(), c.Mint()
-	}
-	return r
-}
-
 // Deposit returns one of wallet's deposits with the payments credited to it.
 func (m *Funds) Deposit(ctx context.Context, wallet, id string) (crtx.Deposit, []crtx.DepositPayment, error) {
 	var d crtx.Deposit
@@ -384,7 +375,7 @@ func (m *Funds) PayDeposit(ctx context.Context, id, account string) (raw []byte,
 	if err != nil {
 		return nil, 0, err
 	}
-	r := m.DepositRequest(d)
+	r := d.Request(c)
 	r.Amount = d.Amount - d.Credited - onItsWay
 	if r.Amount <= 0 {
 		return nil, 0, crtx.Errorf(crtx.CodeDepositClosed,

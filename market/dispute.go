@@ -66,7 +66,7 @@ func (m *Disputes) OpenDispute(ctx context.Context, p crtx.Principal, executionI
 			return err
 		}
 		if _, err := m.post(ctx, tx, e.Environment, crtx.TxDisputeOpened, map[string]string{"dispute_id": d.ID, "execution_id": e.ID,
-			"agent_id": e.AgentID, "reason": d.Reason, "evidence_hash": d.EvidenceHash}, nil, escrowAccount(e)); err != nil {
+			"agent_id": e.AgentID, "reason": d.Reason, "evidence_hash": d.EvidenceHash}, nil, crtx.EscrowAccount(e)); err != nil {
 			return err
 		}
 		return tx.Catalog.AddAgentStats(ctx, e.AgentID, e.Environment, crtx.AgentStats{Disputes: 1})
@@ -157,7 +157,7 @@ func (m *Disputes) ResolveDispute(ctx context.Context, id string, in crtx.Resolv
 			return err
 		}
 		_, err = m.post(ctx, tx, e.Environment, crtx.TxDisputeResolved, map[string]string{"dispute_id": d.ID, "execution_id": e.ID,
-			"outcome": d.Status, "slashed_usdc": slash.String(), "refunded_usdc": refund.String()}, nil, escrowAccount(e))
+			"outcome": d.Status, "slashed_usdc": slash.String(), "refunded_usdc": refund.String()}, nil, crtx.EscrowAccount(e))
 		return err
 	})
 	return d, internal("resolve dispute", err)

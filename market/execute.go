@@ -8,22 +8,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
-	"github.com/crtx-market/crtx/x402"
 )
-
-// escrowAccount is an execution's escrow, which is also its record on the
-// ledger: EscrowOpened creates it, ExecutionRecord or EscrowRefunded closes
-// it, and the dispute transactions reference it.
-func escrowAccount(e crtx.Execution) crtx.Account {
-	return crtx.NewAccount(e.Environment, crtx.AccountEscrow, e.ID, e.Wallet)
-}
-
-// RecordURL is the explorer page of an execution's escrow account, where
-// its ExecutionRecord is (on_chain_record).
-func (m *Executions) RecordURL(e crtx.Execution) string {
-	return m.market.ExplorerURL(e.Environment, escrowAccount(e).Address)
-}
 
 // Execute starts a paid execution for the API key's wallet (CONTRACT §8):
 // the checks in the contract's order, then the execution row and its escrow
@@ -135,8 +120,8 @@ func (m *core) open(ctx context.Context, p crtx.Principal, agentID string, in cr
 	wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
 	o.Escrow, o.Accounts = m.ledgerTx(e.Environment, crtx.TxEscrowOpened,
 		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
-		[]crtx.Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}},
-		wallet, escrowAccount(e))
+		[]crtx.Posting{{From: wallet.Address, To: crtx.EscrowAccount(e).Address, Amount: e.Cost}},
+		wallet, crtx.EscrowAccount(e))
 	o.MaxKeyInFlight, o.MaxWalletInFlight = m.cfg.MaxInFlightPerKey, m.cfg.MaxInFlightPerWallet
 	var release func()
 	if !in.Async {
@@ -418,58 +403,4 @@ func (m *Executions) Outcomes(ctx context.Context, es []crtx.Execution) error {
 		return nil
 	})
 	return internal("outcomes", err)
-}
-
-// Record is the execution record callers read.
-func (m *Executions) Record(e crtx.Execution, result string) api.ExecutionRecord {
-	r := api.ExecutionRecord{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Environment: e.Environment,
-		Status: e.Status, Cost: e.Cost, CreatorAmount: e.CreatorAmount, PlatformAmount: e.PlatformAmount,
-		TokensUsed: e.TokensUsed, ExecutionTimeMS: e.ExecutionTimeMS, InitiatedAt: e.InitiatedAt,
-		CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e)}
-	if e.ResultCID != "" {
-		res, hash := result, e.ResultHash
-		r.Result, r.ResultHash = &res, &hash
-		if !e.Private {
-			url := m.cfg.PublicURL + "/ipfs/" + e.ResultCID
-			r.IPFSURL = &url
-		}
-	}
-	if e.ErrorCode != "" {
-		r.Error = &api.ExecError{Code: e.ErrorCode, Message: e.ErrorMessage}
-	}
-	if e.Dispute != nil {
-		r.Dispute = api.NewDisputeView(*e.Dispute)
-	}
-	r.SigningPublicKey = e.SigningPublicKey
-	r.Signature, r.ListingTransaction, r.LedgerTransaction = orNull(e.Signature), orNull(e.ListingTx), orNull(e.RecordTx)
-	if e.Status == crtx.ExecFailed {
-		// Nobody was paid; the price went back, unless nobody paid it.
-		r.CreatorAmount, r.PlatformAmount = 0, 0
-		r.Refunded, _ = e.Charge()
-	}
-	if p := e.Paid; p != nil {
-		r.Payment = &api.PaymentView{Scheme: x402.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
-		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {
-			r.Payment.Transaction = &p.Signature
-		}
-		if e.Refund != nil {
-			w := m.market.Funds.WithdrawalView(*e.Refund)
-			r.Payment.Refund = &w
-		}
-	}
-	return r
-}
-
-// orNull is s, or null when empty.
-func orNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// Summary is the list item of an execution.
-func (m *Executions) Summary(e crtx.Execution) api.ExecutionSummary {
-	return api.ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
-		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: m.RecordURL(e), Environment: e.Environment}
 }

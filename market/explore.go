@@ -5,12 +5,11 @@ import (
 	"errors"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
 // Account returns an account and its 50 newest transactions.
-func (m *Ledger) Account(ctx context.Context, env crtx.Environment, address string) (api.AccountView, error) {
-	var v api.AccountView
+func (m *Ledger) Account(ctx context.Context, env crtx.Environment, address string) (crtx.AccountHistory, error) {
+	var v crtx.AccountHistory
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		v.Account, err = tx.Ledger.Account(ctx, env, address)
 		if err != nil {
@@ -29,8 +28,8 @@ func (m *Ledger) Transaction(ctx context.Context, env crtx.Environment, id strin
 }
 
 // Block returns a sealed block and its transactions.
-func (m *Ledger) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
-	var v api.BlockView
+func (m *Ledger) Block(ctx context.Context, env crtx.Environment, height int64) (crtx.SealedBlock, error) {
+	var v crtx.SealedBlock
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		v.Block, err = tx.Ledger.Block(ctx, env, height)
 		if err != nil {
@@ -39,10 +38,6 @@ func (m *Ledger) Block(ctx context.Context, env crtx.Environment, height int64) 
 		v.Transactions, err = tx.Ledger.BlockTransactions(ctx, env, height)
 		return err
 	})
-	v.TransactionHashes = make([]string, len(v.Transactions))
-	for i, l := range crtx.TxLeaves(v.Transactions) {
-		v.TransactionHashes[i] = l.String()
-	}
 	return v, internal("block", err)
 }
 

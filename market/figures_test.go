@@ -53,7 +53,7 @@ func TestFiguresAreOneReadForAPage(t *testing.T) {
 	before := store.views.Load()
 	for range 2 {
 		got, err := m.Catalog.Figures(ctx, crtx.Devnet, ids)
-		if err != nil || len(got) != 11 || got["agt_00"].TotalExecutions != 3 || got["agt_01"].TotalExecutions != 0 {
+		if err != nil || len(got) != 11 || got["agt_00"].Stats.Total != 3 || got["agt_01"].Stats.Total != 0 {
 			t.Fatalf("figures: %d listings, agt_00 %+v, %v", len(got), got["agt_00"], err)
 		}
 		if _, ok := got["agt_11"]; ok {

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
 // reachable runs the reachability test and turns a failure into 422. The
@@ -27,8 +26,8 @@ func (m *core) reachable(ctx context.Context, agentID string, a crtx.Agent) erro
 	if err != nil {
 		return err
 	}
-	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, api.TestReport{Problems: []string{}})
-	if !passes(rep) {
+	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, crtx.TestReport{Problems: []string{}})
+	if !rep.Passes() {
 		return crtx.Errorf(crtx.CodeEndpointUnreachable, "the reachability test of %s failed: %s", a.EndpointURL, strings.Join(rep.Problems, "; "))
 	}
 	return nil
@@ -143,13 +142,13 @@ func (m *core) useNonce(ctx context.Context, tx crtx.Tx, wallet, nonce string) e
 }
 
 // ListingNonce issues wallet a one-time listing nonce, valid for an hour.
-func (m *Listings) ListingNonce(ctx context.Context, wallet string) (api.ListingNonce, error) {
-	n := api.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL), Marketplace: m.domain}
+func (m *Listings) ListingNonce(ctx context.Context, wallet string) (crtx.ListingNonce, error) {
+	n := crtx.ListingNonce{Nonce: crtx.ListingNoncePrefix + crtx.RandomBase62(22), ExpiresAt: m.now().Truncate(time.Second).Add(crtx.ListingNonceTTL), Marketplace: m.domain}
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		return tx.Access.InsertNonce(ctx, crtx.Nonce{Nonce: n.Nonce, Wallet: wallet, ExpiresAt: n.ExpiresAt})
 	})
 	if err != nil {
-		return api.ListingNonce{}, internal("listing nonce", err)
+		return crtx.ListingNonce{}, internal("listing nonce", err)
 	}
 	return n, nil
 }
@@ -196,24 +195,20 @@ func (m *core) lockCollateral(ctx context.Context, tx crtx.Tx, a crtx.Agent, amo
 	return err
 }
 
-func listingAccount(a crtx.Agent) crtx.Account {
-	return crtx.NewAccount(crtx.Mainnet, crtx.AccountListing, a.ID, a.Creator)
-}
-
 // CreateListing lists an agent, all or nothing: validation, the endpoint
 // check, the reachability test, collateral locked from the creator's mainnet
 // balance, and the AgentListed transaction (CONTRACT §6).
-func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.ListingParams) (api.CreatorAgent, error) {
+func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.ListingParams) (crtx.AgentListItem, error) {
 	a := crtx.Agent{ID: "agt_" + crtx.RandomBase62(16), Creator: wallet, Status: crtx.AgentActive}
 	if err := apply(p, &a, true); err != nil {
-		return api.CreatorAgent{}, err
+		return crtx.AgentListItem{}, err
 	}
 	sigs, err := m.listingSignatures(crtx.TxAgentListed, listingData(a), p, "")
 	if err != nil {
-		return api.CreatorAgent{}, err
+		return crtx.AgentListItem{}, err
 	}
 	if err := m.reachable(ctx, "", a); err != nil {
-		return api.CreatorAgent{}, err
+		return crtx.AgentListItem{}, err
 	}
 	now := m.now()
 	a.CreatedAt, a.UpdatedAt = now, now
@@ -233,7 +228,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 		// transaction is built first and both are written together.
 		data := listingData(a)
 		sigs.write(data)
-		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, listingAccount(a))
+		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxAgentListed, data, nil, crtx.ListingAccount(a))
 		a.KeyTx = lt.ID
 		if err := tx.Catalog.InsertAgent(ctx, a); err != nil {
 			return err
@@ -242,7 +237,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 	})
 	m.catalogChanged()
 	if err != nil {
-		return api.CreatorAgent{}, internal("create listing", m.explain(ctx, err))
+		return crtx.AgentListItem{}, internal("create listing", m.explain(ctx, err))
 	}
 	return m.CreatorAgent(ctx, wallet, a.ID)
 }
@@ -260,7 +255,7 @@ func ownAgent(ctx context.Context, tx crtx.Tx, wallet, id string) (crtx.Agent, e
 // UpdateListing changes a listing (CONTRACT §6): each change is a
 // ListingUpdated transaction; a new endpoint or key is tested again; a price
 // in a higher collateral tier locks the difference.
-func (m *Listings) UpdateListing(ctx context.Context, wallet, id string, p crtx.ListingParams) (api.CreatorAgent, error) {
+func (m *Listings) UpdateListing(ctx context.Context, wallet, id string, p crtx.ListingParams) (crtx.AgentListItem, error) {
 	return m.updateListing(ctx, wallet, id, p, nil)
 }
 
@@ -270,7 +265,7 @@ func (m *Listings) UpdateListing(ctx context.Context, wallet, id string, p crtx.
 // the transaction that locks, against the listing as written; it is also
 // checked before a new endpoint's test, so as not to make a person wait
 // seconds for a refusal.
-func (m *Listings) UpdateListingWithin(ctx context.Context, wallet, id string, p crtx.ListingParams, more crtx.USDC) (api.CreatorAgent, error) {
+func (m *Listings) UpdateListingWithin(ctx context.Context, wallet, id string, p crtx.ListingParams, more crtx.USDC) (crtx.AgentListItem, error) {
 	return m.updateListing(ctx, wallet, id, p, &more)
 }
 
@@ -295,16 +290,16 @@ func (m *core) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, error)
 	return more, nil
 }
 
-func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.ListingParams, within *crtx.USDC) (api.CreatorAgent, error) {
+func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.ListingParams, within *crtx.USDC) (crtx.AgentListItem, error) {
 	if p.Name != nil {
-		return api.CreatorAgent{}, crtx.InvalidField("name", "cannot change; delist and list again under a new name")
+		return crtx.AgentListItem{}, crtx.InvalidField("name", "cannot change; delist and list again under a new name")
 	}
 	a, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Agent, error) { return ownAgent(ctx, tx, wallet, id) })
 	if err != nil {
-		return api.CreatorAgent{}, internal("update listing", err)
+		return crtx.AgentListItem{}, internal("update listing", err)
 	}
 	if p.Status != nil && *p.Status != crtx.AgentActive && *p.Status != crtx.AgentPaused {
-		return api.CreatorAgent{}, crtx.InvalidField("status", "must be \"active\" or \"paused\"; DELETE the agent to delist it")
+		return crtx.AgentListItem{}, crtx.InvalidField("status", "must be \"active\" or \"paused\"; DELETE the agent to delist it")
 	}
 	// edit applies the change to a listing as read.
 	edit := func(a *crtx.Agent) error {
@@ -327,19 +322,19 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 	}
 	before := a
 	if err := edit(&a); err != nil {
-		return api.CreatorAgent{}, err
+		return crtx.AgentListItem{}, err
 	}
 	if _, err := keySignatures(before, a); err != nil {
-		return api.CreatorAgent{}, err
+		return crtx.AgentListItem{}, err
 	}
 	if len(changedFields(before, a)) > 0 {
 		if _, err := m.collateralFor(a, within); err != nil {
-			return api.CreatorAgent{}, err // before the endpoint's test, which takes seconds
+			return crtx.AgentListItem{}, err // before the endpoint's test, which takes seconds
 		}
 	}
 	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
 		if err := m.reachable(ctx, a.ID, a); err != nil {
-			return api.CreatorAgent{}, err
+			return crtx.AgentListItem{}, err
 		}
 	}
 	// The reachability test takes seconds: the change is applied to the
@@ -385,7 +380,7 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 		if sigs != nil {
 			sigs.write(data)
 		}
-		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		lt, accounts := m.ledgerTx(crtx.Mainnet, crtx.TxListingUpdated, data, nil, crtx.ListingAccount(a))
 		if sigs != nil {
 			a.KeyTx = lt.ID
 		}
@@ -396,7 +391,7 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 	})
 	m.catalogChanged()
 	if err != nil {
-		return api.CreatorAgent{}, internal("update listing", m.explain(ctx, err))
+		return crtx.AgentListItem{}, internal("update listing", m.explain(ctx, err))
 	}
 	return m.market.Listings.CreatorAgent(ctx, wallet, id)
 }
@@ -423,7 +418,7 @@ func changedFields(a, b crtx.Agent) []string {
 
 // Delist takes an agent out of the catalog at once (AgentDelisted). Its
 // collateral stays locked until the release job returns it.
-func (m *Listings) Delist(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+func (m *Listings) Delist(ctx context.Context, wallet, id string) (crtx.AgentListItem, error) {
 	err := m.store.Update(ctx, func(tx crtx.Tx) error {
 		a, err := ownAgent(ctx, tx, wallet, id)
 		if err != nil {
@@ -434,12 +429,12 @@ func (m *Listings) Delist(ctx context.Context, wallet, id string) (api.CreatorAg
 		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentDelisted, listingData(a), nil, listingAccount(a))
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxAgentDelisted, listingData(a), nil, crtx.ListingAccount(a))
 		return err
 	})
 	m.catalogChanged()
 	if err != nil {
-		return api.CreatorAgent{}, internal("delist", err)
+		return crtx.AgentListItem{}, internal("delist", err)
 	}
 	return m.CreatorAgent(ctx, wallet, id)
 }
@@ -452,20 +447,20 @@ func (m *Listings) CreatorListings(ctx context.Context, wallet string) ([]crtx.A
 }
 
 // CreatorAgents lists wallet's own agents, every status included.
-func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]api.CreatorAgent, error) {
-	var out []api.CreatorAgent
+func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.Environment) ([]crtx.AgentListItem, error) {
+	var out []crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) error {
 		agents, err := tx.Catalog.AgentsByCreator(ctx, wallet)
 		if err != nil {
 			return err
 		}
-		out = make([]api.CreatorAgent, 0, len(agents))
+		out = make([]crtx.AgentListItem, 0, len(agents))
 		for _, a := range agents {
 			it, err := tx.Catalog.AgentListing(ctx, a.ID, env)
 			if err != nil {
 				return err
 			}
-			out = append(out, m.creatorView(it))
+			out = append(out, it)
 		}
 		return nil
 	})
@@ -474,7 +469,7 @@ func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.En
 
 // CreatorAgent is one of the wallet's agents, delisted ones included, as
 // its creator sees it.
-func (m *Listings) CreatorAgent(ctx context.Context, wallet, id string) (api.CreatorAgent, error) {
+func (m *Listings) CreatorAgent(ctx context.Context, wallet, id string) (crtx.AgentListItem, error) {
 	var it crtx.AgentListItem
 	err := m.store.View(ctx, func(tx crtx.Tx) (err error) {
 		it, err = tx.Catalog.AgentListing(ctx, id, crtx.Mainnet)
@@ -484,23 +479,23 @@ func (m *Listings) CreatorAgent(ctx context.Context, wallet, id string) (api.Cre
 		return err
 	})
 	if err != nil {
-		return api.CreatorAgent{}, internal("creator agent", err)
+		return crtx.AgentListItem{}, internal("creator agent", err)
 	}
-	return m.creatorView(it), nil
+	return it, nil
 }
 
 // SetDisplayName sets the creator's public name; empty restores the default.
-func (m *Listings) SetDisplayName(ctx context.Context, wallet, name string) (api.CreatorProfile, error) {
+func (m *Listings) SetDisplayName(ctx context.Context, wallet, name string) (crtx.Creator, error) {
 	name = strings.TrimSpace(name)
 	if utf8.RuneCountInString(name) > 64 || strings.ContainsAny(name, "\n\r\t") {
-		return api.CreatorProfile{}, crtx.InvalidField("display_name", "must be at most 64 characters on one line")
+		return crtx.Creator{}, crtx.InvalidField("display_name", "must be at most 64 characters on one line")
 	}
 	return m.setCreator(ctx, wallet, "display name", func(tx crtx.Tx) error { return tx.Catalog.SetCreatorName(ctx, wallet, name) })
 }
 
 // setCreator makes wallet a creator if it is none yet, changes it with set,
 // and returns its profile as it is then.
-func (m *core) setCreator(ctx context.Context, wallet, what string, set func(crtx.Tx) error) (api.CreatorProfile, error) {
+func (m *core) setCreator(ctx context.Context, wallet, what string, set func(crtx.Tx) error) (crtx.Creator, error) {
 	var c crtx.Creator
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		if err := tx.Catalog.EnsureCreator(ctx, wallet, m.now()); err != nil {
@@ -513,14 +508,7 @@ func (m *core) setCreator(ctx context.Context, wallet, what string, set func(crt
 		return err
 	})
 	if err != nil {
-		return api.CreatorProfile{}, internal(what, err)
+		return crtx.Creator{}, internal(what, err)
 	}
-	return api.CreatorProfile{Wallet: wallet, DisplayName: displayName(c), Verified: c.Verified}, nil
-}
-
-func displayName(c crtx.Creator) string {
-	if c.DisplayName == "" {
-		return crtx.DefaultDisplayName(c.Wallet)
-	}
-	return c.DisplayName
+	return c, nil
 }

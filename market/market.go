@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -115,15 +114,15 @@ type core struct {
 	slots  *slots // dispatch slots
 	leases leases // the executions this process runs or holds in line
 
-	schemas    *ttlCache[*jsonschema.Schema]          // compiled input schemas
-	pages      *ttlCache[api.AgentPage]               // catalog pages, for a second
-	totals     *ttlCache[int]                         // catalog counts by filter, for a few seconds
-	tags       *ttlCache[map[string]int]              // listed agents by tag, as totals
-	runs       *ttlCache[[]crtx.DayRuns]              // agents' runs per day, for a minute
-	examples   *ttlCache[*Example]                    // agents' examples, for a minute
-	figures    *ttlCache[map[string]api.AgentListing] // catalog cards' other figures, as totals
-	keys       *ttlCache[crtx.APIKey]                 // API keys by hash, for keyCacheTTL
-	clientDocs *ttlCache[crtx.OAuthClient]            // OAuth clients' metadata documents, by URL
+	schemas    *ttlCache[*jsonschema.Schema]            // compiled input schemas
+	pages      *ttlCache[crtx.AgentPage]                // catalog pages, for a second
+	totals     *ttlCache[int]                           // catalog counts by filter, for a few seconds
+	tags       *ttlCache[map[string]int]                // listed agents by tag, as totals
+	runs       *ttlCache[[]crtx.DayRuns]                // agents' runs per day, for a minute
+	examples   *ttlCache[*Example]                      // agents' examples, for a minute
+	figures    *ttlCache[map[string]crtx.AgentListItem] // catalog cards' other figures, as totals
+	keys       *ttlCache[crtx.APIKey]                   // API keys by hash, for keyCacheTTL
+	clientDocs *ttlCache[crtx.OAuthClient]              // OAuth clients' metadata documents, by URL
 	signals    *signals
 	agentCache *ttlCache[crtx.Agent] // agents by id for the checks before an execution, for a second
 	hooks      *destinations         // webhook destinations' pace
@@ -200,10 +199,10 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 		outbox = make(chan string, outboxSize)
 	}
 	c := &core{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
-		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[api.AgentPage](time.Second, 4096),
+		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[crtx.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), tags: newTTLCache[map[string]int](totalTTL, 1),
 		runs: newTTLCache[[]crtx.DayRuns](time.Minute, 4096), examples: newTTLCache[*Example](time.Minute, 4096),
-		figures: newTTLCache[map[string]api.AgentListing](totalTTL, 1024), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
+		figures: newTTLCache[map[string]crtx.AgentListItem](totalTTL, 1024), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		clientDocs: newTTLCache[crtx.OAuthClient](clientDocTTL, 1024),
 		signals:    &signals{by: map[string]func(string){}},
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}
@@ -237,9 +236,10 @@ func (m *Market) SigningPublicKey() ed25519.PublicKey {
 	return m.cfg.Signer.Public().(ed25519.PublicKey)
 }
 
-// ExplorerURL is where the explorer shows an account.
-func (m *Market) ExplorerURL(env crtx.Environment, address string) string {
-	return fmt.Sprintf("%s/explorer/account/%s?cluster=%s", m.cfg.PublicURL, address, env)
+// Links are where the marketplace's views point: its public URL and its
+// chains' explorers.
+func (m *core) Links() crtx.Links {
+	return crtx.Links{PublicURL: m.cfg.PublicURL, Chains: m.cfg.Chains}
 }
 
 // missing answers a lookup that found nothing with the API's error of that

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/oauth"
 )
 
@@ -20,7 +19,7 @@ import (
 
 // Resource is the one resource tokens are issued for (RFC 8707): the MCP
 // endpoint.
-func (m *Connectors) Resource() string { return api.MCPURL(m.cfg.PublicURL) }
+func (m *Connectors) Resource() string { return m.Links().MCP() }
 
 // RegisterClient registers a client dynamically (RFC 7591).
 func (m *Connectors) RegisterClient(ctx context.Context, body []byte) (crtx.OAuthClient, error) {

@@ -5,13 +5,12 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
 // SetVerified sets or clears a creator's verification badge.
-func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool) (api.CreatorProfile, error) {
+func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool) (crtx.Creator, error) {
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
-		return api.CreatorProfile{}, err
+		return crtx.Creator{}, err
 	}
 	p, err := m.setCreator(ctx, wallet, "verify creator", func(tx crtx.Tx) error {
 		// The badge vouches for a creator's agents: a wallet that never
@@ -33,7 +32,7 @@ func (m *Listings) SetVerified(ctx context.Context, wallet string, verified bool
 
 // Suspend takes an agent out of the catalog and out of reach of executions
 // (or, with suspended false, puts it back), whatever its creator does.
-func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (api.CreatorAgent, error) {
+func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (crtx.AgentListItem, error) {
 	var a crtx.Agent
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		a, err = tx.Catalog.Agent(ctx, id)
@@ -53,12 +52,12 @@ func (m *Listings) Suspend(ctx context.Context, id string, suspended bool) (api.
 		data := listingData(a)
 		data["changed"] = "suspended"
 		data["suspended"] = map[bool]string{true: "true", false: "false"}[suspended]
-		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, listingAccount(a))
+		_, err = m.post(ctx, tx, crtx.Mainnet, crtx.TxListingUpdated, data, nil, crtx.ListingAccount(a))
 		return err
 	})
 	m.catalogChanged()
 	if err != nil {
-		return api.CreatorAgent{}, internal("suspend", err)
+		return crtx.AgentListItem{}, internal("suspend", err)
 	}
 	return m.CreatorAgent(ctx, a.Creator, id)
 }
@@ -98,7 +97,7 @@ func (m *Listings) ReleaseCollateral(ctx context.Context) (int, error) {
 				wallet := crtx.NewAccount(crtx.Mainnet, crtx.AccountWallet, a.Creator, a.Creator)
 				if _, err := m.post(ctx, tx, crtx.Mainnet, crtx.TxCollateralReleased,
 					map[string]string{"agent_id": a.ID, "creator": a.Creator, "released_usdc": left.Balance.String()},
-					[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, listingAccount(a)); err != nil {
+					[]crtx.Posting{{From: coll.Address, To: wallet.Address, Amount: left.Balance}}, coll, wallet, crtx.ListingAccount(a)); err != nil {
 					return err
 				}
 			}

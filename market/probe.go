@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
 // TestEndpoint sends a synthetic request, marked X-Crtx-Test, to a
 // creator's endpoint and reports whether it answers in the protocol's shape
 // with a signature by key. It moves no money and writes nothing.
-func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int) api.TestReport {
-	rep := api.TestReport{Problems: []string{}}
+func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int) crtx.TestReport {
+	rep := crtx.TestReport{Problems: []string{}}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	pub, err := crtx.ParseAddress("signing_public_key", key)
 	if err != nil {
@@ -34,7 +33,7 @@ func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key strin
 // Test Execution tool) and key: an agent's service refuses one meant for
 // another key, so a listing cannot borrow someone else's service through a
 // proxy that relays the test.
-func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, rep api.TestReport) api.TestReport {
+func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, rep crtx.TestReport) crtx.TestReport {
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", Parameters: json.RawMessage(`{}`),
 		UserPubkey: wallet, TimeoutSeconds: timeoutSeconds}
@@ -44,7 +43,7 @@ func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string,
 	reply, ex, err := m.cfg.Caller.Trace(cctx, endpoint, crtx.RequestScope{AgentID: agentID, SigningKey: key, Environment: crtx.Mainnet, Test: true}, req)
 	rep.LatencyMS = time.Since(start).Milliseconds()
 	if ex.Request != "" {
-		rep.Exchange = &api.Exchange{Request: ex.Request, Response: ex.Response}
+		rep.Exchange = &ex
 	}
 	if err != nil {
 		var ce *crtx.CallError
@@ -82,10 +81,4 @@ func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string,
 		problem("%v", err)
 	}
 	return rep
-}
-
-// passes is the listing rule: a reply of the right shape, completed with a
-// valid signature or failed with an error (CONTRACT §6).
-func passes(r api.TestReport) bool {
-	return r.Reachable && r.ShapeOK && (r.SignatureOK || r.Status == "failed")
 }

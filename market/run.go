@@ -236,7 +236,7 @@ func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Exe
 // execution's time from the record); for a failed one the EscrowRefunded
 // that returns the escrow to the caller.
 func (m *core) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
-	escrow := escrowAccount(e)
+	escrow := crtx.EscrowAccount(e)
 	if e.Status != crtx.ExecCompleted {
 		wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
 		return m.ledgerTx(e.Environment, crtx.TxEscrowRefunded, byCreator(e, map[string]string{

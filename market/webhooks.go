@@ -2,7 +2,6 @@ package market
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,17 +10,21 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
-// RunWebhooks delivers due webhooks every interval until ctx ends. A
-// delivery is claimed before it is sent, so replicas never send it twice at
-// once; a failure is retried with exponential backoff for 24 hours.
-func (m *Connectors) RunWebhooks(ctx context.Context, interval time.Duration) {
-	every(ctx, interval, true, m.deliverDue)
+// WebhookBody makes a webhook's body: the final execution it announces,
+// as sent at now. The body is made by the api package (api.WebhookBody).
+type WebhookBody func(e crtx.Execution, now time.Time) ([]byte, error)
+
+// RunWebhooks delivers due webhooks every interval until ctx ends, each
+// body made by body. A delivery is claimed before it is sent, so replicas
+// never send it twice at once; a failure is retried with exponential
+// backoff for 24 hours.
+func (m *Connectors) RunWebhooks(ctx context.Context, interval time.Duration, body WebhookBody) {
+	every(ctx, interval, true, func(ctx context.Context) { m.deliverDue(ctx, body) })
 }
 
-func (m *core) deliverDue(ctx context.Context) {
+func (m *core) deliverDue(ctx context.Context, body WebhookBody) {
 	var due []crtx.Webhook
 	err := m.store.Update(ctx, func(tx crtx.Tx) (err error) {
 		now := m.now()
@@ -32,17 +35,17 @@ func (m *core) deliverDue(ctx context.Context) {
 		return
 	}
 	for _, w := range due {
-		m.deliver(ctx, w)
+		m.deliver(ctx, w, body)
 	}
 }
 
-func (m *core) deliver(ctx context.Context, w crtx.Webhook) {
+func (m *core) deliver(ctx context.Context, w crtx.Webhook, body WebhookBody) {
 	e, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Execution, error) { return tx.Executions.Execution(ctx, w.ExecutionID) })
 	var a attempt
 	if err != nil {
 		a = attempt{Retry: m.now().Add(m.cfg.WebhookRetryBase), Error: err.Error()}
 	} else {
-		a = m.sendSigned(ctx, e, w.URL, "msg_"+e.ID, func(now time.Time) ([]byte, error) { return m.webhookBody(e, now) }, nil)
+		a = m.sendSigned(ctx, e, w.URL, "msg_"+e.ID, func(now time.Time) ([]byte, error) { return body(e, now) }, nil)
 	}
 	a.apply(&w.Attempts, &w.NextAt, &w.DeliveredAt, &w.LastError)
 	m.recordDelivery(ctx, w)
@@ -159,11 +162,6 @@ func (m *core) recordDelivery(ctx context.Context, w crtx.Webhook) {
 	if err := m.store.Update(ctx, func(tx crtx.Tx) error { return tx.Deliveries.UpdateWebhook(ctx, w) }); err != nil && !errors.Is(err, context.Canceled) {
 		m.cfg.Logger.Error("record webhook delivery", "execution_id", w.ExecutionID, "err", err)
 	}
-}
-
-func (m *core) webhookBody(e crtx.Execution, now time.Time) ([]byte, error) {
-	return json.Marshal(api.WebhookEvent{Type: "execution." + string(e.Status), Timestamp: now,
-		Data: api.WebhookData{ExecutionRecord: m.market.Executions.Record(e, "")}})
 }
 
 // webhookHost is the host a URL names, as DNS compares it.

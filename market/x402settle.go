@@ -75,7 +75,7 @@ func (m *core) creditX402(ctx context.Context, tx crtx.Tx, e crtx.Execution, p c
 	}
 	_, err := m.post(ctx, tx, e.Environment, crtx.TxEscrowOpened,
 		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
-		[]crtx.Posting{{From: wallet.Address, To: escrowAccount(e).Address, Amount: e.Cost}}, wallet, escrowAccount(e))
+		[]crtx.Posting{{From: wallet.Address, To: crtx.EscrowAccount(e).Address, Amount: e.Cost}}, wallet, crtx.EscrowAccount(e))
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -152,7 +153,7 @@ func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e
 }
 
 func (s *server) out(e crtx.Execution) runOut {
-	r := s.market.Executions.Record(e, "")
+	r := api.NewExecutionRecord(e, "", s.market.Links())
 	return runOut{ExecutionID: e.ID, Status: e.Status, Cost: e.Cost, ResultHash: r.ResultHash, IPFSURL: r.IPFSURL, OnChainRecord: r.OnChainRecord}
 }
 

@@ -103,7 +103,10 @@ func (s *server) findAgents(ctx context.Context, env crtx.Environment, in search
 		}
 	}
 	page, err := s.market.Catalog.Agents(ctx, q)
-	return nil, page, s.toolError(err)
+	if err != nil {
+		return nil, api.AgentPage{}, s.toolError(err)
+	}
+	return nil, api.NewAgentPage(page), nil
 }
 
 func (s *server) getAgent(ctx context.Context, _ *sdk.CallToolRequest, in agentIn) (*sdk.CallToolResult, api.AgentListing, error) {
@@ -117,7 +120,10 @@ func (s *server) getAgent(ctx context.Context, _ *sdk.CallToolRequest, in agentI
 // readAgent is get_agent with the statistics of env.
 func (s *server) readAgent(ctx context.Context, env crtx.Environment, in agentIn) (*sdk.CallToolResult, api.AgentListing, error) {
 	a, err := s.market.Catalog.Agent(ctx, in.AgentID, env)
-	return nil, a, s.toolError(err)
+	if err != nil {
+		return nil, api.AgentListing{}, s.toolError(err)
+	}
+	return nil, api.NewAgentListing(a, env, s.market.Links()), nil
 }
 
 func (s *server) getExecution(ctx context.Context, _ *sdk.CallToolRequest, in executionIn) (*sdk.CallToolResult, api.ExecutionRecord, error) {
@@ -129,7 +135,7 @@ func (s *server) getExecution(ctx context.Context, _ *sdk.CallToolRequest, in ex
 	if err != nil {
 		return nil, api.ExecutionRecord{}, s.toolError(err)
 	}
-	return nil, s.market.Executions.Record(e, result), nil
+	return nil, api.NewExecutionRecord(e, result, s.market.Links()), nil
 }
 
 // toolError turns an error into the tool error an MCP client shows its

@@ -55,7 +55,7 @@ func (r reads) Execution(ctx context.Context, id string) (api.ExecutionRecord, e
 	if err != nil {
 		return api.ExecutionRecord{}, err
 	}
-	return r.m.Executions.Record(e, result), nil
+	return api.NewExecutionRecord(e, result, r.m.Links()), nil
 }
 
 // Content reads a result the marketplace publishes at /ipfs/{cid}, failing
@@ -84,7 +84,11 @@ func (r reads) Proof(ctx context.Context, env crtx.Environment, id string) (crtx
 }
 
 func (r reads) Block(ctx context.Context, env crtx.Environment, height int64) (api.BlockView, error) {
-	return r.m.Ledger.Block(ctx, env, height)
+	b, err := r.m.Ledger.Block(ctx, env, height)
+	if err != nil {
+		return api.BlockView{}, err
+	}
+	return api.NewBlockView(b), nil
 }
 
 func (r reads) Reserves(ctx context.Context) (api.Reserves, error) {

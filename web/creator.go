@@ -208,9 +208,11 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 			}
 		}
 	}
-	if d.Agents, err = h.market.Listings.CreatorAgents(ctx, v.Wallet, d.Env); err != nil {
+	agents, err := h.market.Listings.CreatorAgents(ctx, v.Wallet, d.Env)
+	if err != nil {
 		return err
 	}
+	d.Agents = api.NewCreatorAgentList(agents, h.market.Links()).Agents
 	if d.Earned, err = h.market.Funds.EarningsByAgent(ctx, v.Wallet, d.Env); err != nil {
 		return err
 	}
@@ -229,7 +231,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	out := h.outcome(r, v)
 	d.Report, d.Form, d.Fields, d.ListingNonce, d.Marketplace = out.Report, out.Form, out.Fields, nonce.Nonce, nonce.Marketplace
 	for _, e := range list {
-		d.Executions = append(d.Executions, h.market.Executions.Summary(e))
+		d.Executions = append(d.Executions, api.NewExecutionSummary(e, h.market.Links()))
 	}
 	for _, ds := range disputes {
 		if ds.Environment == d.Env {
@@ -347,7 +349,7 @@ func listingParams(f map[string]string) (crtx.ListingParams, error) {
 
 // listingAction pauses, resumes or delists one of the creator's agents.
 func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
-	var a api.CreatorAgent
+	var a crtx.AgentListItem
 	var err error
 	id, action := r.PathValue("id"), r.PathValue("action")
 	switch action {
@@ -364,7 +366,7 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 	}
 	done := map[string]string{"pause": " is paused: it takes no executions until you resume it.", "resume": " is active again.",
 		"delist": " is delisted; its collateral comes back when its dispute window has passed."}[action]
-	return outcome{Notice: a.Name + done, Landing: consoleLanding(r, "listings", "")}, nil
+	return outcome{Notice: a.Agent.Name + done, Landing: consoleLanding(r, "listings", "")}, nil
 }
 
 // testTool runs the Test Execution tool from the dashboard; the report is
@@ -372,7 +374,7 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
 		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key"))}
-	rep := h.market.Listings.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30)
+	rep := api.NewTestReport(h.market.Listings.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30))
 	return outcome{Report: &rep, Form: in, Landing: consoleLanding(r, "test", "test")}, nil
 }
 
@@ -388,7 +390,8 @@ func (h *Handler) answerDispute(w http.ResponseWriter, r *http.Request, v visit)
 // editListing shows a listing's form, filled in, for changes: with the
 // agent's values, or as typed when a change was refused.
 func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) error {
-	a, err := h.market.Listings.CreatorAgent(r.Context(), v.Wallet, r.PathValue("id"))
+	it, err := h.market.Listings.CreatorAgent(r.Context(), v.Wallet, r.PathValue("id"))
+	a := api.NewCreatorAgent(it, h.market.Links())
 	if err == nil && a.Status == crtx.AgentDelisted {
 		err = crtx.Errorf(crtx.CodeAgentNotFound, "you have no listed agent %q", a.AgentID)
 	}
@@ -429,7 +432,7 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 		err = errors.Join(err, market.CheckListing(p, false))
 	}
 	edit := "/dashboard/creator/agents/" + url.PathEscape(r.PathValue("id")) + "/edit"
-	var a api.CreatorAgent
+	var a crtx.AgentListItem
 	if err == nil {
 		// A price in a higher tier takes money, which a person agrees to
 		// first: the box ticked for the amount the form showed.
@@ -444,5 +447,5 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 	if isUserError(err) {
 		return refused(err, form, edit), nil
 	}
-	return outcome{Notice: "Saved " + a.Name + ".", Landing: consoleURL("listings", crtx.Mainnet, "")}, err
+	return outcome{Notice: "Saved " + a.Agent.Name + ".", Landing: consoleURL("listings", crtx.Mainnet, "")}, err
 }

@@ -207,7 +207,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 		return err
 	}
 	for _, e := range list {
-		row := historyRow{ExecutionSummary: h.market.Executions.Summary(e), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
+		row := historyRow{ExecutionSummary: api.NewExecutionSummary(e, h.market.Links()), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
 		row.Refunded, row.Charged = e.Charge()
 		d.Executions = append(d.Executions, row)
 	}
@@ -275,7 +275,7 @@ func (h *Handler) execution(w http.ResponseWriter, r *http.Request, v visit) err
 		return err
 	}
 	out := h.outcome(r, v)
-	d := execData{Record: h.market.Executions.Record(e, result), Dispute: disputeOf(e, out), Now: v.at, Task: e.Task, Parameters: e.Parameters}
+	d := execData{Record: api.NewExecutionRecord(e, result, h.market.Links()), Dispute: disputeOf(e, out), Now: v.at, Task: e.Task, Parameters: e.Parameters}
 	_, d.Charged = e.Charge()
 	return h.render(w, "execution", v.page("Execution — crtx", d).with(out))
 }
@@ -395,7 +395,11 @@ func (h *Handler) receiptFile(w http.ResponseWriter, r *http.Request, v visit) e
 	if err != nil {
 		return err
 	}
-	rc, err := h.market.Executions.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	final, err := h.market.Executions.Receipt(r.Context(), crtx.Principal{Wallet: v.Wallet, Key: &crtx.APIKey{Environment: e.Environment}}, e.ID)
+	if err != nil {
+		return err
+	}
+	rc, err := api.NewReceipt(final, h.market.Links(), h.market.Config().Signer)
 	if err != nil {
 		return err
 	}

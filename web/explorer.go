@@ -6,7 +6,6 @@ import (
 	"net/url"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
 // cluster reads ?cluster=, as Solana explorers do; mainnet when absent.
@@ -132,7 +131,7 @@ func (h *Handler) explorerBlock(w http.ResponseWriter, r *http.Request) error {
 	}
 	return h.render(w, "explorer-block", struct {
 		explorerPage
-		V    api.BlockView
+		V    crtx.SealedBlock
 		Prev int64
 		// AnchorURL is the block's anchor on the Solana explorer; Chain
 		// says whether env has a chain, whose later anchors cover a block

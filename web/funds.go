@@ -60,7 +60,7 @@ func (h *Handler) funds(ctx context.Context, wallet string) ([]funds, error) {
 			return nil, err
 		}
 		for _, d := range ds {
-			f.Deposits = append(f.Deposits, h.market.Funds.DepositView(d, nil))
+			f.Deposits = append(f.Deposits, api.NewDeposit(d, nil, h.market.Links()))
 		}
 		if f.Withdrawals, err = h.withdrawals(ctx, wallet, env); err != nil {
 			return nil, err
@@ -78,7 +78,7 @@ func (h *Handler) withdrawals(ctx context.Context, wallet string, env crtx.Envir
 	out := withdrawals{Final: true}
 	var state []string
 	for _, w := range ws {
-		v := h.market.Funds.WithdrawalView(w)
+		v := api.NewWithdrawal(w, h.market.Links())
 		out.List = append(out.List, v)
 		out.Final = out.Final && w.Status.Final()
 		state = append(state, w.ID+":"+string(w.Status)+":"+w.Signature)
@@ -147,7 +147,7 @@ func (h *Handler) deposit(w http.ResponseWriter, r *http.Request, v visit) error
 	if err != nil {
 		return err
 	}
-	view := h.market.Funds.DepositView(d, ps)
+	view := api.NewDeposit(d, ps, h.market.Links())
 	qr, err := qrSVG(view.SolanaPayURL, "QR code of the Solana Pay request for "+view.Amount.String()+" USDC")
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (h *Handler) depositStatus(w http.ResponseWriter, r *http.Request, v visit)
 	if err != nil {
 		return err
 	}
-	return h.fragment(w, "deposit", "deposit-status", h.market.Funds.DepositView(d, ps))
+	return h.fragment(w, "deposit", "deposit-status", api.NewDeposit(d, ps, h.market.Links()))
 }
 
 // withdrawData is a withdrawal to confirm: what leaves the balance, where

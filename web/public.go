@@ -87,10 +87,11 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	}
 	aq.Offset, _ = strconv.Atoi(q.Get("offset"))
 	aq.Offset = max(aq.Offset, 0)
-	page, err := h.market.Catalog.Agents(r.Context(), aq)
+	p, err := h.market.Catalog.Agents(r.Context(), aq)
 	if err != nil {
 		return err
 	}
+	page := api.NewAgentPage(p)
 	d := homeData{Page: page, Q: aq.Q, Sort: aq.Sort, Env: string(aq.Environment), Verified: aq.VerifiedOnly,
 		Sorts: sorts, Total: page.Total, First: aq.Offset + 1, Last: aq.Offset + len(page.Agents),
 		ActiveTag: q.Get("tag"), query: q}
@@ -130,11 +131,12 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		for id, l := range dev {
-			if l.TotalExecutions > 0 {
+		for id, it := range dev {
+			if it.Stats.Total > 0 {
 				if d.Devnet == nil {
 					d.Devnet = map[string]*api.AgentListing{}
 				}
+				l := api.NewAgentListing(it, crtx.Devnet, h.market.Links())
 				d.Devnet[id] = &l
 			}
 		}
@@ -195,7 +197,7 @@ type agentData struct {
 // and A2A with snippets that run as pasted.
 func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	a, err := h.market.Catalog.Agent(r.Context(), id, crtx.Mainnet)
+	main, err := h.market.Catalog.Agent(r.Context(), id, crtx.Mainnet)
 	if err != nil {
 		return err
 	}
@@ -203,9 +205,10 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	a := api.NewAgentListing(main, crtx.Mainnet, h.market.Links())
 	base := h.market.Config().PublicURL
 	v := h.visitor(r)
-	d := agentData{Agent: a, Devnet: dev, URL: base, Example: "Hello",
+	d := agentData{Agent: a, Devnet: api.NewAgentListing(dev, crtx.Devnet, h.market.Links()), URL: base, Example: "Hello",
 		MCPURL: api.MCPURL(base), MCPAdd: api.ClaudeMCPAdd(base, "crtx_test_…"), MCPConfig: api.MCPServers(base, "<your API key>", "  "),
 		CardURL: api.CardURL(base, a.AgentID)}
 	if len(h.market.Config().Chains) > 0 {
@@ -313,10 +316,11 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 // with its outcome.
 func (h *Handler) tryAgent(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	id := r.PathValue("id")
-	a, err := h.market.Catalog.Agent(r.Context(), id, crtx.Mainnet)
+	it, err := h.market.Catalog.Agent(r.Context(), id, crtx.Mainnet)
 	if err != nil {
 		return outcome{}, err
 	}
+	a := it.Agent
 	typed := map[string]string{"task": r.PostFormValue("task"), "key_id": r.PostFormValue("key_id")}
 	ps, _ := params(a.InputSchema)
 	for _, p := range ps {

@@ -63,7 +63,7 @@ func (h *Handler) runOf(ctx context.Context, wallet, agent, id string) (*runView
 		return nil, err
 	}
 	_, charged := e.Charge()
-	return &runView{Rec: h.market.Executions.Record(e, result), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
+	return &runView{Rec: api.NewExecutionRecord(e, result, h.market.Links()), Cancellable: e.Status == crtx.ExecPending && e.DispatchedAt == nil && !e.PaidByX402(),
 		Timeout: e.TimeoutSeconds, Charged: charged}, nil
 }
 
@@ -82,7 +82,7 @@ func (h *Handler) runPanel(w http.ResponseWriter, r *http.Request, v visit) erro
 	if err != nil {
 		return err
 	}
-	return h.fragment(w, "agent", "run", v.page("", agentData{Agent: a, Run: run, Now: v.at}))
+	return h.fragment(w, "agent", "run", v.page("", agentData{Agent: api.NewAgentListing(a, crtx.Mainnet, h.market.Links()), Run: run, Now: v.at}))
 }
 
 // cancelRun cancels a run still waiting for a dispatch slot, refunded, and

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -43,7 +42,7 @@ type Handler struct {
 	market     *market.Market
 	adminToken string
 	checkAdmin func(*http.Request, string) error
-	nonce      func(context.Context, string) (api.ListingNonce, error)
+	nonce      func(context.Context, string) (crtx.ListingNonce, error)
 	log        *slog.Logger
 	secure     bool // cookies only over https
 	pages      map[string]*template.Template
@@ -61,7 +60,7 @@ type Options struct {
 	CheckAdminToken func(r *http.Request, token string) error
 	// ListingNonce issues a wallet a nonce for its listing form; the REST
 	// server's, so that the pages and the API share one limit (required).
-	ListingNonce func(ctx context.Context, wallet string) (api.ListingNonce, error)
+	ListingNonce func(ctx context.Context, wallet string) (crtx.ListingNonce, error)
 	// OpenAPI is the REST interface's document, which /docs renders.
 	OpenAPI []byte
 	// Logger takes the internal errors of pages; nil discards them.
@@ -253,7 +252,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/docs", h.docs},
 		{"GET", "/explorer/{$}", h.explorerHome},
 		{"GET", "/explorer/account/{address}", explorerRead(h, "explorer-account", "address",
-			func(api.AccountView) string { return "Account" }, h.market.Ledger.Account)},
+			func(crtx.AccountHistory) string { return "Account" }, h.market.Ledger.Account)},
 		{"GET", "/explorer/tx/{id}", h.explorerTx},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
 		{"GET", "/reserves", h.reserves},

@@ -145,11 +145,13 @@ func optionalUSDC(s string) (*crtx.USDC, error) {
 }
 
 func setVerified(ctx context.Context, m *market.Market, wallet string, on bool) (any, error) {
-	return m.Listings.SetVerified(ctx, wallet, on)
+	c, err := m.Listings.SetVerified(ctx, wallet, on)
+	return api.NewCreatorProfile(c), err
 }
 
 func suspend(ctx context.Context, m *market.Market, id string, on bool) (any, error) {
-	return m.Listings.Suspend(ctx, id, on)
+	a, err := m.Listings.Suspend(ctx, id, on)
+	return api.NewCreatorAgent(a, m.Links()), err
 }
 
 // setCommand is a command that turns one thing about one creator or agent

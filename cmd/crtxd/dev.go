@@ -251,7 +251,7 @@ func sign(ctx context.Context, m *market.Market, wallet, agent ed25519.PrivateKe
 		if err != nil {
 			return err
 		}
-		p.Replaces = &a.KeyTransaction
+		p.Replaces = &a.Agent.KeyTx
 	}
 	if err := client.SignListing(wallet, p, agentID); err != nil {
 		return err
@@ -304,9 +304,9 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 	}
 	for _, ex := range examples {
 		var id string
-		for _, a := range listed {
-			if a.Name == ex.title && a.Status != crtx.AgentDelisted {
-				id = a.AgentID
+		for _, it := range listed {
+			if a := it.Agent; a.Name == ex.title && a.Status != crtx.AgentDelisted {
+				id = a.ID
 			}
 		}
 		url, pub := urls[ex.name], keys[ex.name]
@@ -327,7 +327,7 @@ func devSetup(ctx context.Context, d *daemon.Daemon, data string, running *sync.
 			if err != nil {
 				return st, fmt.Errorf("list %s: %w", ex.name, err)
 			}
-			id = a.AgentID
+			id = a.Agent.ID
 		} else {
 			// The agent's key file may have been replaced since: the
 			// change is signed, and the signature ignored if it is not.

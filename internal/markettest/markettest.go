@@ -110,7 +110,7 @@ func list(t *testing.T, m *market.Market, marketKey ed25519.PublicKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.AgentID
+	return a.Agent.ID
 }
 
 // Balance is the caller's devnet balance.
