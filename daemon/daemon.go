@@ -19,8 +19,8 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/a2a"
-	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/mcp"

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 )
 
 // keepAlive is how long an events stream stays silent before it sends a
