@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/ed25519"
+
 	"github.com/crtx-market/crtx"
 )
 
@@ -16,4 +18,12 @@ type WellKnown struct {
 	// X402DiscoveryURL lists every agent as an x402 resource, in the
 	// Bazaar's format (GET /discovery/resources).
 	X402DiscoveryURL string `json:"x402_discovery_url"`
+}
+
+// NewWellKnown is the document of a marketplace at publicURL, whose keys
+// sign requests to creators and ledger blocks, and whose fee is feeBps.
+func NewWellKnown(signing, authority ed25519.PublicKey, publicURL string, feeBps int) WellKnown {
+	return WellKnown{SigningPublicKey: crtx.Address(signing), AuthorityPublicKey: crtx.Address(authority),
+		PublicURL: publicURL, PlatformFeeBps: feeBps, Environments: crtx.Environments,
+		X402DiscoveryURL: publicURL + "/discovery/resources"}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/gate"
 )
 
@@ -50,7 +51,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 const lowFeeLamports = 50_000_000
 
 func (s *Server) wellKnown(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, s.market.WellKnown())
+	c := s.market.Config()
+	writeJSON(w, http.StatusOK, api.NewWellKnown(s.market.SigningPublicKey(), s.market.AuthorityPublicKey(), c.PublicURL, c.FeeBps))
 	return nil
 }
 

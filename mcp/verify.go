@@ -96,12 +96,19 @@ func (r reads) Reserves(ctx context.Context) (api.Reserves, error) {
 	return api.Reserves{Reserves: rs}, err
 }
 
-func (r reads) WellKnown(context.Context) (api.WellKnown, error) { return r.m.WellKnown(), nil }
+func (r reads) WellKnown(context.Context) (api.WellKnown, error) {
+	c := r.m.Config()
+	return api.NewWellKnown(r.m.SigningPublicKey(), r.m.AuthorityPublicKey(), c.PublicURL, c.FeeBps), nil
+}
 
 // Receipt is the receipt's bytes as GET /v1/executions/{id}/receipt
 // serves them.
 func (r reads) Receipt(ctx context.Context, id string) ([]byte, error) {
-	rc, err := r.m.Executions.Receipt(ctx, r.p, id)
+	e, err := r.m.Executions.Receipt(ctx, r.p, id)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := api.NewReceipt(e, r.m.Links(), r.m.Config().Signer)
 	if err != nil {
 		return nil, err
 	}
