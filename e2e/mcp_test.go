@@ -106,22 +106,6 @@ func TestMCPTools(t *testing.T) {
 	progress := &progressLog{}
 	cs := mcpSession(t, m.env, m.key, progress)
 
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-		if tl.InputSchema == nil || tl.OutputSchema == nil {
-			t.Errorf("%s lacks an input or output schema", tl.Name)
-		}
-	}
-	slices.Sort(names)
-	if got := strings.Join(names, " "); got != "get_agent get_execution run_agent search_agents verify_execution" {
-		t.Fatalf("tools = %s", got)
-	}
-
 	var page struct {
 		Agents []struct {
 			AgentID string  `json:"agent_id"`
