@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/ed25519"
+	"fmt"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -37,6 +38,9 @@ type Ruling struct {
 // NewRuling is the ruling on d, the resolved dispute of e, issued by l's
 // marketplace and signed with its key.
 func NewRuling(e crtx.Execution, d crtx.Dispute, l crtx.Links, key ed25519.PrivateKey) (Ruling, error) {
+	if d.ResolvedAt == nil {
+		return Ruling{}, fmt.Errorf("dispute %s is not resolved: no ruling", d.ID)
+	}
 	rl := Ruling{Version: RulingVersion, Issuer: l.PublicURL, DisputeID: d.ID, ExecutionID: e.ID, Environment: e.Environment,
 		Wallet: e.Wallet, AgentID: e.AgentID, Reason: d.Reason, EvidenceHash: d.EvidenceHash, Outcome: d.Status,
 		Slashed: d.Slashed, Refunded: d.Refunded, OpenedAt: d.OpenedAt, ResolvedAt: *d.ResolvedAt}

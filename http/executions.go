@@ -142,15 +142,6 @@ func (s *Server) reader(r *http.Request) (crtx.Principal, error) {
 		"or, for a call paid with x402, a SIGN-IN-WITH-X header: the paying wallet's signature of a challenge from GET /v1/x402/sign-in-with-x (docs/x402.md)")
 }
 
-// apiKey authenticates with an API key only.
-func (s *Server) apiKey(r *http.Request) (crtx.Principal, error) {
-	p, err := s.gate.Principal(r)
-	if err == nil && p.Key == nil {
-		return p, crtx.Errorf(crtx.CodeInvalidAPIKey, "this endpoint needs an API key (Bearer crtx_live_… or crtx_test_…)")
-	}
-	return p, err
-}
-
 func (s *Server) getExecution(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.reader(r)
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -16,15 +18,17 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// verify runs the checks the Go client's Verify runs, from the same public
-// reads made of the market for the caller, rather than a second copy of
-// them that could drift: the report is the client's, byte for byte.
+// verify runs the checks the Go client's Verify runs (one copy, in the
+// verify package), from the public reads made of the market for the
+// caller. The checks and their verdicts are the client's; a failed read's
+// words are the market's (the client adds its request id), and anchors are
+// read from the cluster's public endpoint, as the client reads them.
 func (s *server) verify(ctx context.Context, _ *sdk.CallToolRequest, in executionIn) (*sdk.CallToolResult, verify.Report, error) {
 	c, err := callerOf(ctx)
 	if err != nil {
 		return nil, verify.Report{}, s.toolError(err)
 	}
-	v := verify.Verifier{Reads: reads{m: s.market, p: c.p}, Code: crtx.ErrorCode, Solana: http.DefaultClient}
+	v := verify.Verifier{Reads: reads{m: s.market, p: c.p, log: s.log}, Code: crtx.ErrorCode, Solana: &http.Client{Timeout: solanaTimeout}}
 	r, err := v.Run(ctx, in.ExecutionID)
 	if err != nil {
 		// What the REST reads answered: the code and the words.
@@ -46,8 +50,9 @@ func (s *server) verify(ctx context.Context, _ *sdk.CallToolRequest, in executio
 // reads are the public reads of m a verification makes, for p, answered
 // as the REST interface answers them.
 type reads struct {
-	m *market.Market
-	p crtx.Principal
+	m   *market.Market
+	p   crtx.Principal
+	log *slog.Logger
 }
 
 func (r reads) Execution(ctx context.Context, id string) (api.ExecutionRecord, error) {
@@ -57,6 +62,11 @@ func (r reads) Execution(ctx context.Context, id string) (api.ExecutionRecord, e
 	}
 	return api.NewExecutionRecord(e, result, r.m.Links()), nil
 }
+
+// solanaTimeout bounds each read of a public Solana endpoint the verify
+// tool makes, so that a slow cluster fails the anchor's check rather than
+// holding the tool call.
+const solanaTimeout = 10 * time.Second
 
 // Content reads a result the marketplace publishes at /ipfs/{cid}, failing
 // as the client's GET of it does.
@@ -72,7 +82,13 @@ func (r reads) Content(ctx context.Context, ipfsURL string) ([]byte, error) {
 	if e := (*crtx.Error)(nil); errors.As(err, &e) {
 		return nil, fail(api.Status(e))
 	}
-	return []byte(content), err
+	if err != nil {
+		// What failed inside is the log's, not the caller's: the REST read
+		// answers 500 too.
+		r.log.Error("verify: read result", "cid", cid, "err", err)
+		return nil, fail(http.StatusInternalServerError)
+	}
+	return []byte(content), nil
 }
 
 func (r reads) Transaction(ctx context.Context, env crtx.Environment, id string) (crtx.LedgerTx, error) {
