@@ -66,3 +66,20 @@ type DiscoveryEvidence struct {
 	SuccessRate        float64          `json:"success_rate"`
 	AvgExecutionTimeMS int64            `json:"avg_execution_time_ms"`
 }
+
+// NewDiscoveryResource is the agent of it as an x402 resource on the
+// marketplace at publicURL, paid as accepts says, with env's statistics.
+func NewDiscoveryResource(it crtx.AgentListItem, env crtx.Environment, accepts []x402.PaymentRequirements, bz x402.Bazaar, publicURL string) DiscoveryResource {
+	a, s := it.Agent, it.Stats
+	listing := publicURL + "/v1/agents/" + a.ID
+	// A listing's tags are 1 to 5 lowercase slugs of at most 32
+	// characters: Bazaar's rules for tags (at most 5, printable ASCII, 32
+	// characters each) keep every one.
+	return DiscoveryResource{Resource: listing + "/execute", Type: x402.ResourceType, X402Version: x402.Version,
+		Accepts: accepts, LastUpdated: a.UpdatedAt.UTC(), Description: a.Name + ": " + a.Tagline, MimeType: "application/json",
+		Tags: a.Tags, Extensions: DiscoveryExtensions{Bazaar: bz},
+		Metadata: DiscoveryMetadata{Name: a.Name, Description: a.Description, Price: a.Price,
+			Crtx: DiscoveryEvidence{AgentID: a.ID, ListingURL: listing, Environment: env, TotalExecutions: s.Total,
+				SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}},
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // discoveryParams are the filters Bazaar clients send (@x402/extensions'
@@ -27,6 +29,15 @@ func (s *Server) discoveryResources(w http.ResponseWriter, r *http.Request) erro
 	}
 	f := market.DiscoveryFilter{Type: q.v.Get("type"), Network: q.v.Get("network"), Scheme: q.v.Get("scheme"),
 		PayTo: q.v.Get("payTo"), Extension: q.v.Get("extensions")}
-	page, err := s.market.Catalog.Discovery(r.Context(), aq, f)
-	return reply(w, http.StatusOK, page, err)
+	d, err := s.market.Catalog.Discovery(r.Context(), aq, f)
+	if err != nil {
+		return err
+	}
+	page := api.DiscoveryPage{X402Version: x402.Version, Items: make([]api.DiscoveryResource, 0, len(d.Items)),
+		Pagination: api.Page{Limit: d.Query.Limit, Offset: d.Query.Offset, Total: d.Total}}
+	for _, it := range d.Items {
+		page.Items = append(page.Items, api.NewDiscoveryResource(it.Listing, d.Query.Environment, it.Accepts, it.Bazaar, s.market.Config().PublicURL))
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/x402"
 )
 
@@ -24,13 +23,30 @@ type DiscoveryFilter struct {
 	Type, Network, Scheme, PayTo, Extension string
 }
 
+// Discovered is a page of the discovery list: the agents of a catalog
+// query, each with the ways x402 pays for it.
+type Discovered struct {
+	// Query is the catalog query, with its defaults: the page's limit and
+	// offset, and the environment whose statistics the items carry.
+	Query crtx.AgentQuery
+	Total int
+	Items []Discoverable
+}
+
+// Discoverable is one agent as an x402 resource: its listing, the ways to
+// pay for a call, and its Bazaar extension.
+type Discoverable struct {
+	Listing crtx.AgentListItem
+	Accepts []x402.PaymentRequirements
+	Bazaar  x402.Bazaar
+}
+
 // Discovery lists the agents of the catalog query q as x402 resources, each
 // paid in every environment with a chain that f admits. With no such
 // environment the list is empty: no agent can be paid with x402 here.
-func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryFilter) (api.DiscoveryPage, error) {
+func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryFilter) (Discovered, error) {
 	q = catalogDefaults(q)
-	page := api.DiscoveryPage{X402Version: x402.Version, Items: []api.DiscoveryResource{},
-		Pagination: api.Page{Limit: q.Limit, Offset: q.Offset}}
+	page := Discovered{Query: q}
 	chains, err := m.payingChains(ctx, f)
 	if err != nil || len(chains) == 0 {
 		return page, err
@@ -39,7 +55,7 @@ func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryF
 	if err != nil {
 		return page, err
 	}
-	page.Pagination.Total = total
+	page.Total = total
 	for _, it := range items {
 		accepts := make([]x402.PaymentRequirements, 0, len(chains))
 		for _, c := range chains {
@@ -49,11 +65,11 @@ func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryF
 			}
 			accepts = append(accepts, r)
 		}
-		res, err := m.resource(it, q.Environment, accepts)
+		bz, err := m.bazaar(it.Agent)
 		if err != nil {
 			return page, internal("discovery resource", err)
 		}
-		page.Items = append(page.Items, res)
+		page.Items = append(page.Items, Discoverable{Listing: it, Accepts: accepts, Bazaar: bz})
 	}
 	return page, nil
 }
@@ -92,24 +108,4 @@ func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain,
 		return nil, down
 	}
 	return out, nil
-}
-
-// resource is one agent as an x402 resource, with the statistics of env.
-func (m *core) resource(it crtx.AgentListItem, env crtx.Environment, accepts []x402.PaymentRequirements) (api.DiscoveryResource, error) {
-	a, s := it.Agent, it.Stats
-	bz, err := m.bazaar(a)
-	if err != nil {
-		return api.DiscoveryResource{}, err
-	}
-	listing := m.cfg.PublicURL + "/v1/agents/" + a.ID
-	// A listing's tags are 1 to 5 lowercase slugs of at most 32
-	// characters: Bazaar's rules for tags (at most 5, printable ASCII, 32
-	// characters each) keep every one.
-	return api.DiscoveryResource{Resource: listing + "/execute", Type: x402.ResourceType, X402Version: x402.Version,
-		Accepts: accepts, LastUpdated: a.UpdatedAt.UTC(), Description: a.Name + ": " + a.Tagline, MimeType: "application/json",
-		Tags: a.Tags, Extensions: api.DiscoveryExtensions{Bazaar: bz},
-		Metadata: api.DiscoveryMetadata{Name: a.Name, Description: a.Description, Price: a.Price,
-			Crtx: api.DiscoveryEvidence{AgentID: a.ID, ListingURL: listing, Environment: env, TotalExecutions: s.Total,
-				SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}},
-	}, nil
 }
