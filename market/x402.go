@@ -206,6 +206,13 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	err = c.SimulatePayment(ctx, &cp)
 	m.stages.add(stageSimulate, simulated)
 	if err != nil {
+		// A send that raced the first to the claim may simulate once the
+		// first has landed ("already processed"): it was charged, and is
+		// answered as a payment sent again, never as one that charged
+		// nothing.
+		if first, ferr := m.paidWith(ctx, cp.Signature); ferr == nil {
+			return res, m.paidAgain(ctx, &res, first, paid, a, in)
+		}
 		var pe *crtx.PaymentError
 		if errors.As(err, &pe) {
 			if pe.Reason == "insufficient_funds" {
