@@ -121,6 +121,8 @@ func PaymentMove(from, to PaymentStatus) bool {
 // before they are sent, so whoever finishes the execution after a crash
 // learns from the chain whether it landed.
 type Payment struct {
+	// Scheme names the x402 scheme it pays by (package payment).
+	Scheme      string
 	Signature   string
 	Environment Environment
 	ExecutionID string
@@ -140,3 +142,7 @@ type Payment struct {
 	CreatedAt time.Time
 	SettledAt *time.Time
 }
+
+// RefundID is the id of the withdrawal that refunds a failed x402
+// execution on the chain.
+func RefundID(executionID string) string { return "wd_refund_" + executionID }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/x402"
 )
 
 // ExecutionRecord is the full execution record (seed "Execution", CONTRACT
@@ -74,7 +73,7 @@ func NewExecutionRecord(e crtx.Execution, result string, l crtx.Links) Execution
 		r.Refunded, _ = e.Charge()
 	}
 	if p := e.Paid; p != nil {
-		r.Payment = &PaymentView{Scheme: x402.SchemeExact, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
+		r.Payment = &PaymentView{Scheme: p.Scheme, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
 		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {
 			r.Payment.Transaction = &p.Signature
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/x402"
 )
 
 // ReceiptVersion is the layout of Receipt.
@@ -74,7 +73,7 @@ func NewReceipt(e crtx.Execution, l crtx.Links, key ed25519.PrivateKey) (Receipt
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
 	if pd := e.Paid; pd != nil && pd.Status == crtx.PaymentSettled {
 		// Only what never changes: the refund's id, not its progress.
-		rc.Payment = &ReceiptPayment{Scheme: x402.SchemeExact, Network: pd.Network, Transaction: pd.Signature,
+		rc.Payment = &ReceiptPayment{Scheme: pd.Scheme, Network: pd.Network, Transaction: pd.Signature,
 			Payer: pd.Payer, Amount: pd.Amount}
 		if e.Refund != nil {
 			rc.Payment.RefundWithdrawal = &e.Refund.ID

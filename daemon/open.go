@@ -14,6 +14,9 @@ import (
 	"github.com/crtx-market/crtx/dispatch"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/shell"
 	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/sqlite"
@@ -169,7 +172,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 	}
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
-	m, err := market.New(store, market.Config{PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
+	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
 		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,

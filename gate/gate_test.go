@@ -19,6 +19,9 @@ import (
 	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/oauth"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -38,7 +41,7 @@ func newFixture(t *testing.T) fixture {
 	_, authority, _ := ed25519.GenerateKey(nil)
 	_, signer, _ := ed25519.GenerateKey(nil)
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	m, err := market.New(testdb.SQLite(t), market.Config{PublicURL: publicURL, Authority: authority, Signer: signer,
+	m, err := market.New(testdb.SQLite(t), market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: publicURL, Authority: authority, Signer: signer,
 		Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

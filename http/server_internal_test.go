@@ -13,6 +13,9 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -20,7 +23,7 @@ func newServer(t *testing.T) *Server {
 	store := testdb.SQLite(t)
 	_, a, _ := ed25519.GenerateKey(nil)
 	_, b, _ := ed25519.GenerateKey(nil)
-	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1", Authority: a, Signer: b})
+	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1", Authority: a, Signer: b})
 	if err != nil {
 		t.Fatal(err)
 	}

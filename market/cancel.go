@@ -15,7 +15,11 @@ func (m *Executions) Cancel(ctx context.Context, p crtx.Principal, id string) (c
 		if err != nil {
 			return err
 		}
-		if err := m.schemeOf(e).cancellable(e); err != nil {
+		s, err := m.schemeIn(ctx, tx, e)
+		if err != nil {
+			return err
+		}
+		if err := s.Cancellable(e); err != nil {
 			return err
 		}
 		if e.Status != crtx.ExecPending || e.DispatchedAt != nil {

@@ -59,11 +59,15 @@ func (m *Catalog) Discovery(ctx context.Context, q crtx.AgentQuery, f DiscoveryF
 	for _, it := range items {
 		accepts := make([]x402.PaymentRequirements, 0, len(chains))
 		for _, c := range chains {
-			r, err := requirements(ctx, c.chain, it.Agent)
+			r, err := m.requirements(ctx, c.chain, it.Agent)
 			if err != nil {
 				return page, chainDown(c.env, err)
 			}
-			accepts = append(accepts, r)
+			for _, r := range r {
+				if f.Scheme == "" || r.Scheme == f.Scheme {
+					accepts = append(accepts, r)
+				}
+			}
 		}
 		bz, err := m.bazaar(it.Agent)
 		if err != nil {
@@ -84,7 +88,7 @@ type envChain struct {
 // A chain that does not answer is left out; with none left and one down,
 // the list is unavailable rather than wrongly empty.
 func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain, error) {
-	if (f.Type != "" && f.Type != x402.ResourceType) || (f.Scheme != "" && f.Scheme != x402.SchemeExact) ||
+	if (f.Type != "" && f.Type != x402.ResourceType) || (f.Scheme != "" && m.schemes.paidWith(f.Scheme) == nil) ||
 		(f.Extension != "" && f.Extension != x402.BazaarKey) {
 		return nil, nil
 	}

@@ -10,6 +10,9 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -20,7 +23,7 @@ func TestFiguresAreOneReadForAPage(t *testing.T) {
 	ctx := context.Background()
 	store := &countingStore{Store: testdb.SQLite(t)}
 	_, authority, _ := ed25519.GenerateKey(nil)
-	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: authority})
+	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: authority})
 	if err != nil {
 		t.Fatal(err)
 	}

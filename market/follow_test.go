@@ -13,6 +13,9 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/postgres"
 	"github.com/crtx-market/crtx/store/storetest"
 	"github.com/crtx-market/crtx/store/testdb"
@@ -111,7 +114,7 @@ func TestStreamsShareTheirReads(t *testing.T) {
 		_, authority, _ := ed25519.GenerateKey(nil)
 		_, signer, _ := ed25519.GenerateKey(nil)
 		recheck := 5 * time.Second
-		m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
+		m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
 			Caller: caller, StreamRecheck: recheck})
 		if err != nil {
 			t.Fatal(err)
@@ -195,7 +198,7 @@ func TestStreamsHearOtherReplicas(t *testing.T) {
 	defer wg.Wait()
 	defer cancel()
 	replica := func(store crtx.Store) *market.Market {
-		m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
+		m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
 			Caller: caller, StreamRecheck: time.Hour})
 		if err != nil {
 			t.Fatal(err)

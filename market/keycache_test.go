@@ -9,6 +9,9 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -40,7 +43,7 @@ func TestKeyLookupsAreKept(t *testing.T) {
 	store := &countingStore{Store: db}
 	_, authority, _ := ed25519.GenerateKey(nil)
 	_, signer, _ := ed25519.GenerateKey(nil)
-	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer})
+	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer})
 	if err != nil {
 		t.Fatal(err)
 	}

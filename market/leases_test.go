@@ -10,6 +10,9 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -26,7 +29,7 @@ func TestLeasesRenewedTogether(t *testing.T) {
 		_, authority, _ := ed25519.GenerateKey(nil)
 		_, signer, _ := ed25519.GenerateKey(nil)
 		const lease = 15 * time.Second
-		m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
+		m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
 			Caller: caller, MaxDispatches: 1, MaxDispatchShare: 1, Lease: lease})
 		if err != nil {
 			t.Fatal(err)
@@ -97,12 +100,12 @@ func TestTakenOverWhileWaiting(t *testing.T) {
 		_, authority, _ := ed25519.GenerateKey(nil)
 		_, signer, _ := ed25519.GenerateKey(nil)
 		callerA, callerB := newHeldCaller(), newHeldCaller()
-		a, err := market.New(stalled, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
+		a, err := market.New(stalled, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer,
 			Caller: callerA, MaxDispatches: 1, MaxDispatchShare: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := market.New(db, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer, Caller: callerB})
+		b, err := market.New(db, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer, Caller: callerB})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/payment"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -94,6 +95,9 @@ type Config struct {
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
+	// Schemes are the ways of paying for a call: the ledger's (required)
+	// and those paid per call with x402 (package payment).
+	Schemes []payment.New
 	// Now is the clock; tests inject their own.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -129,8 +133,8 @@ type core struct {
 	beats      *beats                // the other replicas' heartbeats, as seen here
 	watches    *watches              // the executions streams follow here
 	surplus    surpluses             // the last reserve check's
-	stages     stageTimes            // x402 calls' time by stage
-	paidFirst  paidFirstCounts       // x402 calls paid first: refused, refunded
+	schemes    schemes               // the ways of paying
+	paying     payment.Figures       // what they count for /metrics
 	// nudge wakes the withdrawal worker when a withdrawal is requested.
 	nudge chan struct{}
 	// signing is held while a withdrawal picks a nonce account, signs on
@@ -209,6 +213,10 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	m := &Market{core: c, Catalog: &Catalog{c}, Executions: &Executions{c}, Funds: &Funds{c}, Listings: &Listings{c},
 		Disputes: &Disputes{c}, Accounts: &Accounts{c}, Connectors: &Connectors{c}, Ledger: &Ledger{c}, X402: &X402{c}}
 	c.market = m
+	var err error
+	if c.schemes, err = newSchemes(schemeHost{c}, cfg.Schemes); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 

@@ -10,6 +10,9 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -24,7 +27,7 @@ func newMarketOn(t *testing.T) (*market.Market, crtx.Store) {
 	store := testdb.SQLite(t)
 	_, authority, _ := ed25519.GenerateKey(nil)
 	_, signer, _ := ed25519.GenerateKey(nil)
-	m, err := market.New(store, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer, AirdropsPerHour: 3})
+	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: authority, Signer: signer, AirdropsPerHour: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +187,7 @@ func (busyStore) Update(context.Context, func(crtx.Tx) error) error {
 func TestBusyIsUnavailable(t *testing.T) {
 	ctx := context.Background()
 	m, store := newMarketOn(t)
-	busy, err := market.New(busyStore{store}, market.Config{PublicURL: "http://127.0.0.1:8080", Authority: ed25519.NewKeyFromSeed(make([]byte, 32)),
+	busy, err := market.New(busyStore{store}, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: "http://127.0.0.1:8080", Authority: ed25519.NewKeyFromSeed(make([]byte, 32)),
 		Signer: ed25519.NewKeyFromSeed(make([]byte, 32)), AirdropsPerHour: 3})
 	if err != nil {
 		t.Fatal(err)

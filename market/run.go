@@ -10,6 +10,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/ipfs"
+	"github.com/crtx-market/crtx/payment"
 )
 
 // run dispatches e to its creator until an answer, a definitive failure or
@@ -38,8 +39,13 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func()) crtx.E
 	// x402 payment sent, or proven never to land): money may have moved
 	// whatever the clock says, so without the deadline (a payment's own
 	// bound is its blockhash's life).
+	s, err := m.schemeOf(context.WithoutCancel(ctx), e)
+	if err != nil {
+		m.cfg.Logger.Error("payment scheme", "execution_id", e.ID, "err", err)
+		return e
+	}
 	var ready bool
-	if e, ready = m.schemeOf(e).ready(context.WithoutCancel(ctx), e, release != nil); !ready {
+	if e, ready = s.Ready(context.WithoutCancel(ctx), e, release != nil); !ready {
 		return e
 	}
 	if !m.now().Before(e.Deadline) {
@@ -210,7 +216,11 @@ func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Exe
 	if cur.WebhookURL != "" {
 		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
-	ok, err := m.schemeOf(e).close(ctx, &c, o)
+	s, err := m.schemeOf(ctx, e)
+	var ok bool
+	if err == nil {
+		ok, err = s.Close(ctx, &c, payment.Outcome{Reply: o.reply, Elapsed: o.elapsed})
+	}
 	cur = c.Execution
 	if ok {
 		m.announce(cur.ID)

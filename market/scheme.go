@@ -2,70 +2,98 @@ package market
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/payment"
 )
 
-// A scheme is one way of paying for a call. Every execution takes one
-// path, whatever pays for it: built by newExecution, opened with what holds
-// its price, run by run and closed by finish; at each step that touches
-// money, the path asks the execution's scheme:
-//
-//   - ledger: a wallet's balance, spent with an API key. Held in escrow as
-//     the call opens (Store.OpenExecution), paid out or returned as it
-//     closes (Store.CloseExecution); a pending call may be cancelled.
-//   - exact: an x402 payment, checked and claimed as the call opens
-//     (X402.ExecutePaid), settled on the chain before the dispatch or after
-//     the result, and refunded there when the call fails (x402settle.go).
-type scheme interface {
-	// ready settles what e's payment owes before e may be dispatched, and
-	// reports whether it may; when it may not, e is returned as it ended
-	// (or as it is, for a later turn). fresh is true for the request that
-	// opened e.
-	ready(ctx context.Context, e crtx.Execution, fresh bool) (crtx.Execution, bool)
-	// close writes the last transaction of an execution, c, whose outcome
-	// is o; false, writing nothing, when it was final already.
-	close(ctx context.Context, c *crtx.Closing, o outcome) (bool, error)
-	// cancellable refuses the cancellation of e, or is nil when a pending
-	// e may be cancelled.
-	cancellable(e crtx.Execution) error
+// Every execution takes one path, whatever pays for it: built by
+// newExecution, opened with what holds its price, run by run and closed
+// by finish; at each step that touches money, the path asks the
+// execution's scheme (package payment): a wallet's balance (payment/ledger)
+// or an x402 scheme (payment/exact), which the daemon wires.
+
+// ledgerScheme names the scheme of executions paid from a wallet's balance.
+const ledgerScheme = "ledger"
+
+// schemes are the market's ways of paying, by name; x402 lists those paid
+// with x402 in the order PAYMENT-REQUIRED offers them.
+type schemes struct {
+	by   map[string]payment.Scheme
+	x402 []payment.X402
 }
 
-// schemeOf is the scheme that pays for e.
-func (m *core) schemeOf(e crtx.Execution) scheme {
-	if e.PaidByX402() {
-		return exact{m}
+// newSchemes makes each scheme over h; the ledger's is required.
+func newSchemes(h payment.Host, news []payment.New) (schemes, error) {
+	s := schemes{by: map[string]payment.Scheme{}}
+	for _, n := range news {
+		sc := n(h)
+		if _, dup := s.by[sc.Name()]; dup {
+			return s, fmt.Errorf("crtx: payment scheme %q is wired twice", sc.Name())
+		}
+		s.by[sc.Name()] = sc
+		if x, ok := sc.(payment.X402); ok {
+			s.x402 = append(s.x402, x)
+		}
 	}
-	return ledger{m}
+	if s.by[ledgerScheme] == nil {
+		return s, fmt.Errorf("crtx: the %q payment scheme is required", ledgerScheme)
+	}
+	return s, nil
 }
 
-// ledger is the scheme of a wallet's balance.
-type ledger struct{ m *core }
-
-func (ledger) ready(_ context.Context, e crtx.Execution, _ bool) (crtx.Execution, bool) {
-	return e, true
+// paidWith is the x402 scheme named name, nil when there is none.
+func (s schemes) paidWith(name string) payment.X402 {
+	x, _ := s.by[name].(payment.X402)
+	return x
 }
 
-func (s ledger) close(ctx context.Context, c *crtx.Closing, _ outcome) (bool, error) {
-	return s.m.store.CloseExecution(ctx, c)
+// schemeOf is the scheme that pays for e: the ledger's, or the one its
+// x402 payment names.
+func (m *core) schemeOf(ctx context.Context, e crtx.Execution) (payment.Scheme, error) {
+	if !e.PaidByX402() {
+		return m.schemes.by[ledgerScheme], nil
+	}
+	return crtx.Read(ctx, m.store, func(tx crtx.Tx) (payment.Scheme, error) { return m.schemeIn(ctx, tx, e) })
 }
 
-func (ledger) cancellable(crtx.Execution) error { return nil }
-
-// exact is the scheme of an x402 payment.
-type exact struct{ m *core }
-
-func (s exact) ready(ctx context.Context, e crtx.Execution, fresh bool) (crtx.Execution, bool) {
-	return s.m.paidReady(ctx, e, fresh)
+// schemeIn is schemeOf, read in tx.
+func (m *core) schemeIn(ctx context.Context, tx crtx.Tx, e crtx.Execution) (payment.Scheme, error) {
+	if !e.PaidByX402() {
+		return m.schemes.by[ledgerScheme], nil
+	}
+	p, err := tx.Funds.PaymentOf(ctx, e.ID)
+	if err != nil {
+		return nil, fmt.Errorf("payment of %s: %w", e.ID, err)
+	}
+	s := m.schemes.by[p.Scheme]
+	if s == nil {
+		return nil, fmt.Errorf("payment of %s: no scheme %q is wired", e.ID, p.Scheme)
+	}
+	return s, nil
 }
 
-func (s exact) close(ctx context.Context, c *crtx.Closing, o outcome) (bool, error) {
-	return s.m.closePaid(ctx, c, o)
-}
+// schemeHost is what the market lends its schemes (payment.Host).
+type schemeHost struct{ m *core }
 
-func (exact) cancellable(e crtx.Execution) error {
-	// Its payment is on the chain, or on its way: it ends as it was paid,
-	// and a failure is refunded there (closePaid).
-	return &crtx.Error{Code: crtx.CodeNotCancellable, ExecutionID: e.ID,
-		Message: "a call paid with x402 cannot be cancelled: if it fails, its payment goes back to the payer's token account"}
+func (h schemeHost) Store() crtx.Store { return h.m.store }
+func (h schemeHost) Chain(env crtx.Environment) (crtx.Chain, error) {
+	return h.m.chain(env)
 }
+func (h schemeHost) Now() time.Time       { return h.m.now() }
+func (h schemeHost) Logger() *slog.Logger { return h.m.cfg.Logger }
+func (h schemeHost) Post(ctx context.Context, tx crtx.Tx, env crtx.Environment, kind crtx.TxKind, data map[string]string, postings []crtx.Posting, accounts ...crtx.Account) (crtx.LedgerTx, error) {
+	return h.m.post(ctx, tx, env, kind, data, postings, accounts...)
+}
+func (h schemeHost) QueueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdrawal, data map[string]string) error {
+	return h.m.queueWithdrawal(ctx, tx, w, data)
+}
+func (h schemeHost) NudgeWithdrawals() { h.m.nudgeWithdrawals() }
+func (h schemeHost) Finish(ctx context.Context, e crtx.Execution, o payment.Outcome) crtx.Execution {
+	return h.m.finish(ctx, e, outcome{reply: o.Reply, elapsed: o.Elapsed})
+}
+func (h schemeHost) Announce(id string)        { h.m.announce(id) }
+func (h schemeHost) Figures() *payment.Figures { return &h.m.paying }

@@ -4,32 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/payment"
 	"github.com/crtx-market/crtx/siwx"
 	"github.com/crtx-market/crtx/x402"
 )
 
 // x402: a caller without an account pays one execution with a Solana
 // transaction it signs (docs/x402.md). The marketplace is its own
-// facilitator: it checks the transaction against the exact scheme's
-// rules, simulates it, adds the fee payer's signature and sends it.
-//
-// The payer pays for a verified result or not at all. A synchronous call
-// that ends within SettleAfter is settled after the creator's signed
-// result is verified, and the result is returned once the transfer is
-// confirmed; a failed call is never sent, and costs nothing. A call that
-// can outlive the transaction's blockhash (asynchronous, or longer) is
-// settled first into the escrow, then dispatched; if it fails, the escrow
-// goes back to the payer's token account by a withdrawal, once.
-//
-// On the ledger a settled payment is a Deposit from the chain (issuance to
-// the payer's wallet), then the same EscrowOpened, ExecutionRecord or
-// EscrowRefunded as any execution: reserves, receipts and ledger
-// verification need nothing special.
+// facilitator: the payment's scheme (payment/exact) checks it, the market
+// simulates it and claims it with the execution, and the scheme settles it
+// (Ready, Close) before the dispatch or after the result.
 
 // DefaultSettleAfter is how long a synchronous x402 call may take and
 // still be settled after its result: well within a Solana blockhash's
@@ -74,7 +61,7 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (x
 		if c == nil {
 			continue
 		}
-		req, err := requirements(ctx, c, a)
+		reqs, err := m.requirements(ctx, c, a)
 		if err != nil {
 			down = chainDown(env, err)
 			continue
@@ -82,7 +69,7 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (x
 		// A payment follows: the measure of the chain's block time that
 		// decides how it settles starts here (one height read a second).
 		c.BlockTime(ctx)
-		pr.Accepts = append(pr.Accepts, req)
+		pr.Accepts = append(pr.Accepts, reqs...)
 	}
 	switch {
 	case len(pr.Accepts) > 0:
@@ -93,15 +80,18 @@ func (m *X402) PaymentRequired(ctx context.Context, agentID, resource string) (x
 	return pr, crtx.Errorf(crtx.CodeChainNotConfigured, "no environment of this marketplace has a chain: pay with an API key")
 }
 
-// requirements is the exact entry that pays a call of a on c.
-func requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (x402.PaymentRequirements, error) {
-	network, err := c.Network(ctx)
-	if err != nil {
-		return x402.PaymentRequirements{}, err
+// requirements are the entries, one per x402 scheme, that pay a call of a
+// on c.
+func (m *core) requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) ([]x402.PaymentRequirements, error) {
+	var reqs []x402.PaymentRequirements
+	for _, s := range m.schemes.x402 {
+		r, err := s.Requirements(ctx, c, a)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, r)
 	}
-	return x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
-		Asset: c.Mint(), PayTo: c.Treasury(), MaxTimeoutSeconds: a.TimeoutSeconds,
-		Extra: x402.PaymentExtra{FeePayer: c.FeePayer()}}, nil
+	return reqs, nil
 }
 
 // payableAgent is an agent that takes executions.
@@ -137,6 +127,10 @@ type PaidCall struct {
 // for it otherwise.
 func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
 	acc := paid.Payload.Accepted
+	s := m.schemes.paidWith(acc.Scheme)
+	if s == nil {
+		return PaidCall{}, crtx.PaymentRefused("unsupported_scheme", "scheme %q is not accepted here", acc.Scheme)
+	}
 	if idemKey == "" {
 		id, err := paid.Payload.PaymentID()
 		if err != nil {
@@ -156,19 +150,16 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	if err != nil {
 		return PaidCall{}, err
 	}
-	if err := paidFor(paid, a, c); err != nil {
+	checked := time.Now()
+	cp, err := s.Check(paid.Payload, paid.Resource, a, c)
+	if err != nil {
 		return PaidCall{}, err
 	}
+	m.paying.Timed(payment.StageCheck, checked)
 	timeout, err := m.callTerms(a, in)
 	if err != nil {
 		return PaidCall{}, err
 	}
-	checked := time.Now()
-	cp, err := c.CheckPayment(paid.Payload.Payload.Transaction, crtx.PaymentTerms{Amount: a.Price})
-	if err != nil {
-		return PaidCall{}, err
-	}
-	m.stages.add(stageCheck, checked)
 	res := PaidCall{Settle: x402.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
 	// A retry of a request already answered gets its first answer, and
 	// pays nothing again.
@@ -204,7 +195,7 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	}
 	simulated := time.Now()
 	err = c.SimulatePayment(ctx, &cp)
-	m.stages.add(stageSimulate, simulated)
+	m.paying.Timed(payment.StageSimulate, simulated)
 	if err != nil {
 		// A send that raced the first to the claim may simulate once the
 		// first has landed ("already processed"): it was charged, and is
@@ -223,7 +214,7 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		return res, chainDown(env, err)
 	}
 	e := m.newExecution(env, cp.Payer, crtx.X402Key, a, in, timeout)
-	p := crtx.Payment{Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Price,
+	p := crtx.Payment{Scheme: s.Name(), Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Price,
 		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: e.InitiatedAt}
 	if settleFirst {
 		// The signed bytes are stored before they are sent.
@@ -257,18 +248,18 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	}
 	// Held while it settles, so that no recovery here takes it over.
 	_, held := m.hold(e.ID, func() {})
-	e, err = m.settleFirst(context.WithoutCancel(ctx), e)
+	e, ready := s.Ready(context.WithoutCancel(ctx), e, true)
 	if held {
 		m.letGo(e.ID)
 	}
-	if err != nil {
+	if !ready && !e.Status.Final() {
 		// The payment may land yet: the call goes on then (any replica
 		// settles it), and costs nothing if it never does. Its id lets
 		// the payer follow it.
 		res.Execution = e
 		ce := &crtx.Error{Code: crtx.CodeUnavailable, ExecutionID: e.ID, RetryAfter: 5,
 			Message: "the chain did not answer while the payment was being settled: if it lands the call runs, and if it never does it costs nothing; follow execution " + e.ID}
-		return res, fmt.Errorf("%w: %w", ce, err)
+		return res, ce
 	}
 	res.Execution, res.Settle = e, m.settleResponse(ctx, e, acc.Network)
 	if e.Status.Final() {
@@ -323,30 +314,6 @@ func (m *core) paymentChain(ctx context.Context, network string) (crtx.Environme
 		offered = append(offered, n)
 	}
 	return "", nil, crtx.PaymentRefused("invalid_network", "the payment is for network %q; this marketplace accepts %v", network, offered)
-}
-
-// paidFor refuses a payment whose accepted requirements are not the ones
-// this call's: another agent's, price, asset, recipient or fee payer.
-func paidFor(paid Paid, a crtx.Agent, c crtx.Chain) error {
-	acc := paid.Payload.Accepted
-	if r := paid.Payload.Resource; r != nil && paid.Resource != "" {
-		got, err1 := url.Parse(r.URL)
-		want, err2 := url.Parse(paid.Resource)
-		if err1 != nil || err2 != nil || got.Path != want.Path {
-			return crtx.PaymentRefused("invalid_payload_resource_mismatch", "the payment was made for %s, not for this agent (%s)", r.URL, paid.Resource)
-		}
-	}
-	switch {
-	case acc.Asset != c.Mint():
-		return crtx.PaymentRefused("invalid_exact_svm_payload_mint_mismatch", "the payment is in %s; this marketplace takes USDC, %s", acc.Asset, c.Mint())
-	case acc.PayTo != c.Treasury():
-		return crtx.PaymentRefused("invalid_exact_svm_payload_recipient_mismatch", "the payment is to %s; payTo is the treasury, %s", acc.PayTo, c.Treasury())
-	case acc.Extra.FeePayer != c.FeePayer():
-		return crtx.PaymentRefused("fee_payer_not_managed_by_facilitator", "the fee payer %s is not this marketplace's (%s)", acc.Extra.FeePayer, c.FeePayer())
-	case acc.Amount != strconv.FormatInt(int64(a.Price), 10):
-		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the payment is of %s base units; a call of %s costs %d (%s USDC)", acc.Amount, a.ID, int64(a.Price), a.Price)
-	}
-	return nil
 }
 
 // unclaimed refuses a payment that names a deposit's reference: the
@@ -464,5 +431,5 @@ func (m *core) settleResponse(ctx context.Context, e crtx.Execution, network str
 	if err != nil {
 		return x402.SettleResponse{ErrorReason: "unexpected_settle_error", Network: network, Payer: e.Wallet}
 	}
-	return x402.Settlement(e, p, RefundID(e.ID))
+	return x402.Settlement(e, p, crtx.RefundID(e.ID))
 }

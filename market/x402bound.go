@@ -3,10 +3,10 @@ package market
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/payment"
 )
 
 // A call paid before it runs (asynchronous, or longer than SettleAfter)
@@ -26,19 +26,16 @@ const (
 	failingPaidFirst = 3
 )
 
-// paidFirstCounts counts, since the process started, the calls refused by
-// the bound and the refunds of calls paid first.
-type paidFirstCounts struct {
-	refused, refunded atomic.Int64
-}
-
 // X402PaidFirst reports the x402 calls refused because their agent's calls
 // paid first keep failing, and the refunds on the chain of calls paid
 // first that failed (each cost the fee payer two fees), since the process
 // started.
 func (m *X402) X402PaidFirst() (refused, refunded int64) {
-	return m.paidFirst.refused.Load(), m.paidFirst.refunded.Load()
+	return m.paying.Refused.Load(), m.paying.Refunded.Load()
 }
+
+// X402Stages reports the x402 stages' times so far, by stage.
+func (m *X402) X402Stages() map[string]payment.StageTime { return m.paying.Stages() }
 
 // mayPayFirst refuses a call of a that would be paid before it runs while
 // a's recent calls paid that way mostly failed.
@@ -54,7 +51,7 @@ func (m *core) mayPayFirst(ctx context.Context, a crtx.Agent, settleAfter time.D
 	if failed < failingPaidFirst || failed*2 < ended {
 		return nil
 	}
-	m.paidFirst.refused.Add(1)
+	m.paying.Refused.Add(1)
 	return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: int(failingWindow / 10 / time.Second),
 		Message: fmt.Sprintf("%d of the %d x402 calls of agent %s paid in the last hour failed, and a call paid before it runs is refunded on the chain at the marketplace's cost: "+
 			"until its calls succeed again, pay it with x402 in a synchronous call of at most %d seconds (paid only once its result checks out), or with an API key; "+

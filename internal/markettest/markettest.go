@@ -18,6 +18,9 @@ import (
 	"github.com/crtx-market/crtx/dispatch"
 	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/payment"
+	"github.com/crtx-market/crtx/payment/exact"
+	"github.com/crtx-market/crtx/payment/ledger"
 	"github.com/crtx-market/crtx/store/testdb"
 )
 
@@ -48,7 +51,7 @@ func New(t *testing.T, serve func(*market.Market, *gate.Gate) http.Handler) *Mar
 	url := "http://" + srv.Listener.Addr().String()
 	_, authority, _ := ed25519.GenerateKey(nil)
 	_, signer, _ := ed25519.GenerateKey(nil)
-	m, err := market.New(testdb.SQLite(t), market.Config{PublicURL: url, Authority: authority, Signer: signer,
+	m, err := market.New(testdb.SQLite(t), market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: url, Authority: authority, Signer: signer,
 		Caller: dispatch.New(dispatch.Options{Signer: signer, AllowPrivate: true})})
 	if err != nil {
 		t.Fatal(err)

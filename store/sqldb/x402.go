@@ -11,7 +11,7 @@ import (
 
 // x402 payments: each claims its transaction's signature for one execution.
 
-const x402Columns = `signature, environment, execution_id, payer, source, amount, network, raw, last_valid, status, reply,
+const x402Columns = `scheme, signature, environment, execution_id, payer, source, amount, network, raw, last_valid, status, reply,
 	slot, created_at, settled_at`
 
 func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
@@ -19,7 +19,7 @@ func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
 	var lastValid, slot, created int64
 	var settled sql.NullInt64
 	var reply string
-	err := row.Scan(&p.Signature, &p.Environment, &p.ExecutionID, &p.Payer, &p.Source, &p.Amount, &p.Network, &p.Raw, &lastValid,
+	err := row.Scan(&p.Scheme, &p.Signature, &p.Environment, &p.ExecutionID, &p.Payer, &p.Source, &p.Amount, &p.Network, &p.Raw, &lastValid,
 		&p.Status, &reply, &slot, &created, &settled)
 	if reply != "" {
 		p.Reply = []byte(reply)
@@ -30,8 +30,8 @@ func scanX402(row interface{ Scan(...any) error }) (crtx.Payment, error) {
 }
 
 func (t fundsRows) InsertPayment(ctx context.Context, p crtx.Payment) error {
-	_, err := t.exec(ctx, `INSERT INTO x402_payments (`+x402Columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.Signature, p.Environment, p.ExecutionID, p.Payer, p.Source, p.Amount, p.Network, raw(p.Raw), int64(p.LastValid),
+	_, err := t.exec(ctx, `INSERT INTO x402_payments (`+x402Columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.Scheme, p.Signature, p.Environment, p.ExecutionID, p.Payer, p.Source, p.Amount, p.Network, raw(p.Raw), int64(p.LastValid),
 		p.Status, string(p.Reply), int64(p.Slot), us(p.CreatedAt), nullUS(p.SettledAt))
 	return err
 }

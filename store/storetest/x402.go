@@ -14,7 +14,7 @@ import (
 // testPayments: an x402 payment's signature is claimed once, and once
 // settled or void it changes no more.
 func testPayments(t *testing.T, s crtx.Store) {
-	p := crtx.Payment{Signature: "sig1", Environment: crtx.Devnet, ExecutionID: "e1", Payer: "payer", Source: "src", Amount: 20_000,
+	p := crtx.Payment{Scheme: "exact", Signature: "sig1", Environment: crtx.Devnet, ExecutionID: "e1", Payer: "payer", Source: "src", Amount: 20_000,
 		Network: "solana:local", Raw: []byte{1, 2, 3}, LastValid: 150, Status: crtx.PaymentVerified, CreatedAt: t0}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Funds.InsertPayment(ctx, p) })
 	again := p
@@ -73,7 +73,7 @@ func testPayments(t *testing.T, s crtx.Store) {
 	}
 	// The payments in flight from a token account are summed: verified
 	// and sent ones, not settled or void ones.
-	first := crtx.Payment{Signature: "sig2", Environment: crtx.Devnet, ExecutionID: "e2", Payer: "payer", Source: "src", Amount: 7,
+	first := crtx.Payment{Scheme: "exact", Signature: "sig2", Environment: crtx.Devnet, ExecutionID: "e2", Payer: "payer", Source: "src", Amount: 7,
 		Network: "solana:local", Raw: []byte{1}, Status: crtx.PaymentVerified, CreatedAt: t0}
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error { return tx.Funds.InsertPayment(ctx, first) })
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
@@ -126,7 +126,7 @@ func testPaidOutcomes(t *testing.T, s crtx.Store) {
 			if c.payment == "" {
 				continue
 			}
-			if err := tx.Funds.InsertPayment(ctx, crtx.Payment{Signature: "sig-" + c.id, Environment: crtx.Devnet, ExecutionID: c.id,
+			if err := tx.Funds.InsertPayment(ctx, crtx.Payment{Scheme: "exact", Signature: "sig-" + c.id, Environment: crtx.Devnet, ExecutionID: c.id,
 				Payer: "w1", Source: "src", Amount: 100_000, Network: "solana:local", Raw: []byte{1}, Status: c.payment, CreatedAt: c.at}); err != nil {
 				return err
 			}
