@@ -88,7 +88,7 @@ type envChain struct {
 // A chain that does not answer is left out; with none left and one down,
 // the list is unavailable rather than wrongly empty.
 func (m *core) payingChains(ctx context.Context, f DiscoveryFilter) ([]envChain, error) {
-	if (f.Type != "" && f.Type != x402.ResourceType) || (f.Scheme != "" && m.schemes.paidWith(f.Scheme) == nil) ||
+	if (f.Type != "" && f.Type != x402.ResourceType) || (f.Scheme != "" && m.schemes.x402Named(f.Scheme) == nil) ||
 		(f.Extension != "" && f.Extension != x402.BazaarKey) {
 		return nil, nil
 	}

@@ -215,6 +215,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	c.market = m
 	var err error
 	if c.schemes, err = newSchemes(schemeHost{c}, cfg.Schemes); err != nil {
+		stop()
 		return nil, err
 	}
 	return m, nil

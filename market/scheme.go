@@ -16,9 +16,6 @@ import (
 // execution's scheme (package payment): a wallet's balance (payment/ledger)
 // or an x402 scheme (payment/exact), which the daemon wires.
 
-// ledgerScheme names the scheme of executions paid from a wallet's balance.
-const ledgerScheme = "ledger"
-
 // schemes are the market's ways of paying, by name; x402 lists those paid
 // with x402 in the order PAYMENT-REQUIRED offers them.
 type schemes struct {
@@ -39,14 +36,14 @@ func newSchemes(h payment.Host, news []payment.New) (schemes, error) {
 			s.x402 = append(s.x402, x)
 		}
 	}
-	if s.by[ledgerScheme] == nil {
-		return s, fmt.Errorf("crtx: the %q payment scheme is required", ledgerScheme)
+	if s.by[payment.Ledger] == nil {
+		return s, fmt.Errorf("crtx: the %q payment scheme is required", payment.Ledger)
 	}
 	return s, nil
 }
 
-// paidWith is the x402 scheme named name, nil when there is none.
-func (s schemes) paidWith(name string) payment.X402 {
+// x402Named is the x402 scheme named name, nil when there is none.
+func (s schemes) x402Named(name string) payment.X402 {
 	x, _ := s.by[name].(payment.X402)
 	return x
 }
@@ -55,7 +52,7 @@ func (s schemes) paidWith(name string) payment.X402 {
 // x402 payment names.
 func (m *core) schemeOf(ctx context.Context, e crtx.Execution) (payment.Scheme, error) {
 	if !e.PaidByX402() {
-		return m.schemes.by[ledgerScheme], nil
+		return m.schemes.by[payment.Ledger], nil
 	}
 	return crtx.Read(ctx, m.store, func(tx crtx.Tx) (payment.Scheme, error) { return m.schemeIn(ctx, tx, e) })
 }
@@ -63,7 +60,7 @@ func (m *core) schemeOf(ctx context.Context, e crtx.Execution) (payment.Scheme, 
 // schemeIn is schemeOf, read in tx.
 func (m *core) schemeIn(ctx context.Context, tx crtx.Tx, e crtx.Execution) (payment.Scheme, error) {
 	if !e.PaidByX402() {
-		return m.schemes.by[ledgerScheme], nil
+		return m.schemes.by[payment.Ledger], nil
 	}
 	p, err := tx.Funds.PaymentOf(ctx, e.ID)
 	if err != nil {

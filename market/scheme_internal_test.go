@@ -58,7 +58,7 @@ func TestSchemesAreWiredByList(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].Scheme != x402.SchemeExact || reqs[1].Scheme != "metered" || reqs[1].PayTo != "treasury" {
 		t.Fatalf("requirements %+v", reqs)
 	}
-	if m.schemes.paidWith("metered") == nil || m.schemes.paidWith("upto") != nil || m.schemes.paidWith(ledger.Name) != nil {
+	if m.schemes.x402Named("metered") == nil || m.schemes.x402Named("upto") != nil || m.schemes.x402Named(ledger.Name) != nil {
 		t.Fatal("x402 schemes by name")
 	}
 	// An execution is closed by the scheme its payment names.

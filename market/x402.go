@@ -122,12 +122,12 @@ type PaidCall struct {
 // ExecutePaid runs one execution paid by an x402 payment: the payment is
 // checked without an RPC call, then rate-limited, simulated and claimed
 // with the execution; it is settled after the result or before the
-// dispatch (see the package's x402 comment). idemKey is the
+// dispatch (see payment/exact). idemKey is the
 // Idempotency-Key header, if any; the payment-identifier extension stands
 // for it otherwise.
 func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteParams, paid Paid, idemKey, requestHash string) (PaidCall, error) {
 	acc := paid.Payload.Accepted
-	s := m.schemes.paidWith(acc.Scheme)
+	s := m.schemes.x402Named(acc.Scheme)
 	if s == nil {
 		return PaidCall{}, crtx.PaymentRefused("unsupported_scheme", "scheme %q is not accepted here", acc.Scheme)
 	}
@@ -150,16 +150,19 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	if err != nil {
 		return PaidCall{}, err
 	}
-	checked := time.Now()
-	cp, err := s.Check(paid.Payload, paid.Resource, a, c)
-	if err != nil {
+	if err := s.Terms(paid.Payload, paid.Resource, a, c); err != nil {
 		return PaidCall{}, err
 	}
-	m.paying.Timed(payment.StageCheck, checked)
 	timeout, err := m.callTerms(a, in)
 	if err != nil {
 		return PaidCall{}, err
 	}
+	checked := time.Now()
+	cp, err := s.Check(paid.Payload, a, c)
+	if err != nil {
+		return PaidCall{}, err
+	}
+	m.paying.Timed(payment.StageCheck, checked)
 	res := PaidCall{Settle: x402.SettleResponse{Network: acc.Network, Payer: cp.Payer}, IdempotencyKey: idemKey}
 	// A retry of a request already answered gets its first answer, and
 	// pays nothing again.

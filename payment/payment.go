@@ -43,12 +43,18 @@ type X402 interface {
 	// Requirements is the entry of PAYMENT-REQUIRED's accepts that pays
 	// one call of a on c.
 	Requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (x402.PaymentRequirements, error)
-	// Check refuses a payment that does not pay one call of a on c (the
-	// agent, price, asset, recipient, fee payer, or the transaction
-	// itself), without an RPC call; resource is the URL of the request
-	// it came with.
-	Check(payload x402.PaymentPayload, resource string, a crtx.Agent, c crtx.Chain) (crtx.CheckedPayment, error)
+	// Terms refuses a payment whose accepted requirements are not the
+	// ones a call of a on c has (the agent, price, asset, recipient, fee
+	// payer); resource is the URL of the request it came with.
+	Terms(payload x402.PaymentPayload, resource string, a crtx.Agent, c crtx.Chain) error
+	// Check reads the payment's transaction and refuses one that does not
+	// pay a call of a on c, without an RPC call.
+	Check(payload x402.PaymentPayload, a crtx.Agent, c crtx.Chain) (crtx.CheckedPayment, error)
 }
+
+// Ledger is the name of the scheme of a wallet's balance (payment/ledger),
+// which every market has.
+const Ledger = "ledger"
 
 // Outcome is what the dispatch of a call ended with, as a scheme closes it.
 type Outcome struct {
@@ -76,8 +82,9 @@ type Host interface {
 	QueueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.Withdrawal, data map[string]string) error
 	// NudgeWithdrawals wakes the withdrawal worker.
 	NudgeWithdrawals()
-	// Finish closes e with outcome o through the path (judged, stored,
-	// closed by its scheme), as a recovery does with a kept reply.
+	// Finish closes e with outcome o, an answer judged already, through
+	// the path (stored, closed by its scheme): a recovery's end of a call
+	// with a kept reply.
 	Finish(ctx context.Context, e crtx.Execution, o Outcome) crtx.Execution
 	// Announce tells the execution's followers that it changed.
 	Announce(id string)

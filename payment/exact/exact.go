@@ -44,28 +44,33 @@ func (scheme) Requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (x40
 		Extra: x402.PaymentExtra{FeePayer: c.FeePayer()}}, nil
 }
 
-// Check refuses a payment whose accepted requirements are not this call's
-// (another agent's, price, asset, recipient or fee payer), then checks its
-// transaction against them.
-func (scheme) Check(p x402.PaymentPayload, resource string, a crtx.Agent, c crtx.Chain) (crtx.CheckedPayment, error) {
+// Terms refuses a payment whose accepted requirements are not this call's:
+// another agent's, price, asset, recipient or fee payer.
+func (scheme) Terms(p x402.PaymentPayload, resource string, a crtx.Agent, c crtx.Chain) error {
 	acc := p.Accepted
 	if r := p.Resource; r != nil && resource != "" {
 		got, err1 := url.Parse(r.URL)
 		want, err2 := url.Parse(resource)
 		if err1 != nil || err2 != nil || got.Path != want.Path {
-			return crtx.CheckedPayment{}, crtx.PaymentRefused("invalid_payload_resource_mismatch", "the payment was made for %s, not for this agent (%s)", r.URL, resource)
+			return crtx.PaymentRefused("invalid_payload_resource_mismatch", "the payment was made for %s, not for this agent (%s)", r.URL, resource)
 		}
 	}
 	switch {
 	case acc.Asset != c.Mint():
-		return crtx.CheckedPayment{}, crtx.PaymentRefused("invalid_exact_svm_payload_mint_mismatch", "the payment is in %s; this marketplace takes USDC, %s", acc.Asset, c.Mint())
+		return crtx.PaymentRefused("invalid_exact_svm_payload_mint_mismatch", "the payment is in %s; this marketplace takes USDC, %s", acc.Asset, c.Mint())
 	case acc.PayTo != c.Treasury():
-		return crtx.CheckedPayment{}, crtx.PaymentRefused("invalid_exact_svm_payload_recipient_mismatch", "the payment is to %s; payTo is the treasury, %s", acc.PayTo, c.Treasury())
+		return crtx.PaymentRefused("invalid_exact_svm_payload_recipient_mismatch", "the payment is to %s; payTo is the treasury, %s", acc.PayTo, c.Treasury())
 	case acc.Extra.FeePayer != c.FeePayer():
-		return crtx.CheckedPayment{}, crtx.PaymentRefused("fee_payer_not_managed_by_facilitator", "the fee payer %s is not this marketplace's (%s)", acc.Extra.FeePayer, c.FeePayer())
+		return crtx.PaymentRefused("fee_payer_not_managed_by_facilitator", "the fee payer %s is not this marketplace's (%s)", acc.Extra.FeePayer, c.FeePayer())
 	case acc.Amount != strconv.FormatInt(int64(a.Price), 10):
-		return crtx.CheckedPayment{}, crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the payment is of %s base units; a call of %s costs %d (%s USDC)", acc.Amount, a.ID, int64(a.Price), a.Price)
+		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the payment is of %s base units; a call of %s costs %d (%s USDC)", acc.Amount, a.ID, int64(a.Price), a.Price)
 	}
+	return nil
+}
+
+// Check reads the transaction: a TransferChecked of the price to the
+// treasury, the fee payer's to sign (chain.CheckPayment).
+func (scheme) Check(p x402.PaymentPayload, a crtx.Agent, c crtx.Chain) (crtx.CheckedPayment, error) {
 	return c.CheckPayment(p.Payload.Transaction, crtx.PaymentTerms{Amount: a.Price})
 }
 

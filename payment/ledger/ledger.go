@@ -12,7 +12,7 @@ import (
 )
 
 // Name is the scheme's name.
-const Name = "ledger"
+const Name = payment.Ledger
 
 type scheme struct{ h payment.Host }
 
