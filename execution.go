@@ -19,6 +19,10 @@ type ExecuteParams struct {
 	// Private keeps the result off /ipfs/{cid} and its CID off the
 	// ledger: only the caller reads it, through its record.
 	Private bool `json:"private"`
+	// Stream asks for the result as the creator writes it: a synchronous
+	// call whose Deltas, set by the transport, is given each piece.
+	Stream bool              `json:"stream"`
+	Deltas func(text string) `json:"-"`
 }
 
 // MaxTaskBytes bounds the task (CONTRACT §8).

@@ -44,6 +44,20 @@ const (
 	HeaderSigningKey  = "X-Crtx-Signing-Key"
 )
 
+// A creator's /execute may answer as a stream (text/event-stream): delta
+// events as it writes, each's data a Delta, then one result event whose
+// data is its CreatorReply, whose result must be the deltas joined
+// (docs/creators.md, "Streaming").
+const (
+	EventDelta  = "delta"
+	EventResult = "result"
+)
+
+// Delta is a piece of a streamed result.
+type Delta struct {
+	Text string `json:"text"`
+}
+
 // MaxResultBytes is the largest result a creator may return (CONTRACT §8).
 const MaxResultBytes = 4 << 20
 
@@ -189,8 +203,9 @@ type Caller interface {
 	// are *Error values naming field.
 	CheckURL(ctx context.Context, field, rawURL string) error
 	// Call sends req to endpoint, signed for scope, and returns the reply,
-	// unjudged.
-	Call(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, error)
+	// unjudged; a streamed reply's deltas are given to deltas as they come
+	// (when it is not nil), and its result checked to be them joined.
+	Call(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest, deltas func(text string)) (CreatorReply, error)
 	// Trace is Call that also returns the exchange as sent and received,
 	// for a creator testing their endpoint.
 	Trace(ctx context.Context, endpoint string, scope RequestScope, req CreatorRequest) (CreatorReply, Exchange, error)

@@ -9,6 +9,10 @@
 //		return strings.ToUpper(r.Task), 0, nil
 //	}, creator.Options{})
 //	http.Handle("POST /execute", h)
+//
+// A language model's words can go out as it writes them: NewStreamHandler
+// runs a function that yields pieces, sends each as it comes, and signs
+// them joined (docs/creators.md, "Streaming").
 package creator
 
 import (
@@ -50,6 +54,13 @@ type Request struct {
 // reported to the caller when it is above zero.
 type Func func(ctx context.Context, req Request) (result string, tokens int, err error)
 
+// StreamFunc does the work as a stream: each piece given to yield goes to
+// the marketplace as it is written, and the result is the pieces joined. A
+// nil error means completed; an error means failed, with its text as the
+// description (the pieces already sent are then no result). tokens is
+// reported when it is above zero.
+type StreamFunc func(ctx context.Context, req Request, yield func(piece string)) (tokens int, err error)
+
 // Options tune a Handler; the zero value works.
 type Options struct {
 	// MarketplaceKey, when set, makes the handler refuse (401) requests
@@ -78,8 +89,11 @@ type Options struct {
 // Handler serves POST /execute.
 type Handler struct {
 	key  ed25519.PrivateKey
-	fn   Func
+	fn   StreamFunc
 	opts Options
+	// streams is true for NewStreamHandler's: it answers a request that
+	// accepts text/event-stream with its pieces as they come.
+	streams bool
 
 	mu      sync.Mutex
 	answers map[string]*answer
@@ -93,6 +107,23 @@ type answer struct {
 
 // NewHandler returns the handler that runs fn and signs with key.
 func NewHandler(key ed25519.PrivateKey, fn Func, opts Options) *Handler {
+	return newHandler(key, func(ctx context.Context, req Request, yield func(string)) (int, error) {
+		result, tokens, err := fn(ctx, req)
+		if err == nil {
+			yield(result)
+		}
+		return tokens, err
+	}, false, opts)
+}
+
+// NewStreamHandler returns the handler that runs fn, streams its pieces to
+// a marketplace that accepts a stream (and answers one JSON reply to one
+// that does not), and signs them joined with key.
+func NewStreamHandler(key ed25519.PrivateKey, fn StreamFunc, opts Options) *Handler {
+	return newHandler(key, fn, true, opts)
+}
+
+func newHandler(key ed25519.PrivateKey, fn StreamFunc, streams bool, opts Options) *Handler {
 	if opts.MaxSkew == 0 {
 		opts.MaxSkew = 5 * time.Minute
 	}
@@ -102,7 +133,7 @@ func NewHandler(key ed25519.PrivateKey, fn Func, opts Options) *Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Handler{key: key, fn: fn, opts: opts, answers: map[string]*answer{}}
+	return &Handler{key: key, fn: fn, streams: streams, opts: opts, answers: map[string]*answer{}}
 }
 
 // PublicKey is the base58 signing public key to register in the listing.
@@ -139,8 +170,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, first := h.claim(in.ExecutionID)
+	if first && h.streams && accepts(r, "text/event-stream") {
+		h.stream(w, r, in, a)
+		return
+	}
 	if first {
-		a.body = h.run(r.Context(), in, r.Header)
+		a.body = h.run(r.Context(), in, r.Header, nil)
 		close(a.done)
 	} else {
 		select {
@@ -219,8 +254,9 @@ func (h *Handler) margin(timeout time.Duration) time.Duration {
 }
 
 // run calls fn with a deadline just short of the marketplace's and builds
-// the signed reply.
-func (h *Handler) run(ctx context.Context, in crtx.CreatorRequest, hdr http.Header) []byte {
+// the signed reply; each piece fn yields is given to sent (when not nil),
+// in this goroutine, until fn returns or the deadline passes.
+func (h *Handler) run(ctx context.Context, in crtx.CreatorRequest, hdr http.Header, sent func(string)) []byte {
 	timeout := time.Duration(in.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = 60 * time.Second
@@ -233,34 +269,50 @@ func (h *Handler) run(ctx context.Context, in crtx.CreatorRequest, hdr http.Head
 	req := Request{ExecutionID: in.ExecutionID, Task: in.Task, Parameters: in.Parameters, UserPubkey: in.UserPubkey,
 		TimeoutSeconds: in.TimeoutSeconds, AgentID: s.AgentID, Environment: string(s.Environment), Test: s.Test}
 	type outcome struct {
-		result string
 		tokens int
 		err    error
 	}
 	done := make(chan outcome, 1)
+	p := &pieces{more: make(chan struct{}, 1)}
 	go func() {
 		defer func() {
-			if p := recover(); p != nil {
-				done <- outcome{err: fmt.Errorf("the agent crashed: %v", p)}
+			if r := recover(); r != nil {
+				done <- outcome{err: fmt.Errorf("the agent crashed: %v", r)}
 			}
 		}()
-		res, tokens, err := h.fn(ctx, req)
-		done <- outcome{res, tokens, err}
+		tokens, err := h.fn(ctx, req, p.add)
+		done <- outcome{tokens, err}
 	}()
 	var o outcome
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		o.err = fmt.Errorf("the agent did not finish within %s", timeout-h.margin(timeout))
+	give := func() {
+		for _, s := range p.since() {
+			if sent != nil {
+				sent(s)
+			}
+		}
 	}
+wait:
+	for {
+		select {
+		case <-p.more:
+			give()
+		case o = <-done:
+			give()
+			break wait
+		case <-ctx.Done():
+			o.err = fmt.Errorf("the agent did not finish within %s", timeout-h.margin(timeout))
+			break wait
+		}
+	}
+	result := p.end()
 	reply := crtx.CreatorReply{ExecutionID: in.ExecutionID}
 	if o.err != nil {
 		msg := o.err.Error()
 		reply.Status, reply.Error = "failed", &msg
 	} else {
-		hash := crtx.ResultHash(o.result)
+		hash := crtx.ResultHash(result)
 		sig := crtx.SignResult(h.key, hash)
-		reply.Status, reply.Result, reply.ResultHash, reply.Signature = "completed", &o.result, &hash, &sig
+		reply.Status, reply.Result, reply.ResultHash, reply.Signature = "completed", &result, &hash, &sig
 		if o.tokens > 0 {
 			t := int64(o.tokens)
 			reply.TokensUsed = &t

@@ -222,19 +222,19 @@ func (c *Caller) post(ctx context.Context, url string, env crtx.Environment, bod
 // it (docs/creators.md), and returns the decoded reply. The
 // deadline is ctx's. It does not judge the reply's content (crtx.CheckReply
 // does); it fails only when there is no JSON object to judge.
-func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
-	return c.call(ctx, endpoint, scope, req, nil)
+func (c *Caller) Call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest, deltas func(string)) (crtx.CreatorReply, error) {
+	return c.call(ctx, endpoint, scope, req, deltas, nil)
 }
 
 // Trace is Call that also records the exchange.
 func (c *Caller) Trace(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, crtx.Exchange, error) {
 	var ex crtx.Exchange
-	reply, err := c.call(ctx, endpoint, scope, req, &ex)
+	reply, err := c.call(ctx, endpoint, scope, req, nil, &ex)
 	return reply, ex, err
 }
 
 // call is Call, writing the exchange into ex when it is not nil.
-func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest, ex *crtx.Exchange) (crtx.CreatorReply, error) {
+func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestScope, req crtx.CreatorRequest, deltas func(string), ex *crtx.Exchange) (crtx.CreatorReply, error) {
 	var reply crtx.CreatorReply
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -248,6 +248,7 @@ func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestSc
 		hreq.Header.Set(crtx.HeaderAgentID, scope.AgentID)
 	}
 	hreq.Header.Set(crtx.HeaderSigningKey, scope.SigningKey)
+	hreq.Header.Set("Accept", "application/json, text/event-stream")
 	if scope.Test {
 		hreq.Header.Set(crtx.HeaderTest, "true")
 	}
@@ -291,6 +292,15 @@ func (c *Caller) call(ctx context.Context, endpoint string, scope crtx.RequestSc
 		}
 		return reply, &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: msg,
 			Err: fmt.Errorf("%s: HTTP %d, Location %q", redacted(endpoint), resp.StatusCode, redacted(resp.Header.Get("Location")))}
+	}
+	if streamed(resp.Header.Get("Content-Type")) {
+		var body io.Reader = resp.Body
+		var seen bytes.Buffer
+		if ex != nil {
+			body = io.TeeReader(body, &seen)
+			defer func() { got, whole = seen.Bytes(), true }()
+		}
+		return c.stream(ctx, body, deltas)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
 	got, whole = data, err == nil && int64(len(data)) <= c.opts.MaxReplyBytes

@@ -109,7 +109,7 @@ func TestDialRefusesPrivateAddresses(t *testing.T) {
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	c := newCaller(false, map[string][]string{"rebind.example": {"127.0.0.1"}})
 	for _, u := range []string{srv.URL, "http://rebind.example:" + port} {
-		_, err := c.Call(context.Background(), u, crtx.RequestScope{Environment: crtx.Mainnet, Test: true}, crtx.CreatorRequest{ExecutionID: "x"})
+		_, err := c.Call(context.Background(), u, crtx.RequestScope{Environment: crtx.Mainnet, Test: true}, crtx.CreatorRequest{ExecutionID: "x"}, nil)
 		ce := callErr(t, err)
 		if !errors.Is(err, ErrBlocked) || !ce.NoResponse {
 			t.Errorf("%s: %v", u, err)
@@ -191,7 +191,7 @@ func TestCallFailures(t *testing.T) {
 	call := func(path string, timeout time.Duration) error {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		_, err := c.Call(cctx, srv.URL+path, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"})
+		_, err := c.Call(cctx, srv.URL+path, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"}, nil)
 		return err
 	}
 	for path, code := range map[string]string{
@@ -208,7 +208,7 @@ func TestCallFailures(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	if ce := callErr(t, func() error {
-		_, err := c.Call(ctx, closed.URL, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"})
+		_, err := c.Call(ctx, closed.URL, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"}, nil)
 		return err
 	}()); !ce.NoResponse || ce.Message != "the agent's service could not be reached: the connection was refused" {
 		t.Errorf("closed port: %+v", ce)

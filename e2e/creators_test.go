@@ -39,7 +39,19 @@ func agentKey() ed25519.PrivateKey {
 func newService(t *testing.T, fn creator.Func) service {
 	t.Helper()
 	key := agentKey()
-	h := creator.NewHandler(key, fn, creator.Options{})
+	return serveAgent(t, key, creator.NewHandler(key, fn, creator.Options{}))
+}
+
+// newStreamService is newService for a creator that streams.
+func newStreamService(t *testing.T, fn creator.StreamFunc) service {
+	t.Helper()
+	key := agentKey()
+	return serveAgent(t, key, creator.NewStreamHandler(key, fn, creator.Options{}))
+}
+
+// serveAgent serves h, which signs with key, on 127.0.0.1.
+func serveAgent(t *testing.T, key ed25519.PrivateKey, h *creator.Handler) service {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("POST /execute", h)
 	srv := httptest.NewServer(mux)

@@ -63,13 +63,14 @@ type checking struct {
 
 func (c checking) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil || !strings.HasPrefix(req.URL.String(), c.base) {
+	// A stream is read as it comes, by the caller: not here, whole.
+	if err != nil || !strings.HasPrefix(req.URL.String(), c.base) || resp.Header.Get("Content-Type") == "text/event-stream" {
 		return resp, err
 	}
 	body, rerr := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if rerr != nil || resp.Header.Get("Content-Type") == "text/event-stream" {
+	if rerr != nil {
 		return resp, nil
 	}
 	r, err := router()

@@ -57,8 +57,14 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if !wantsStream(r, in) {
+		e, err := s.market.Executions.Execute(r.Context(), p, r.PathValue("agent_id"), in, idem, hash)
+		return s.answerExecution(w, r, e, err, idem)
+	}
+	a := &streamAnswer{w: w}
+	in.Stream, in.Deltas = true, a.delta
 	e, err := s.market.Executions.Execute(r.Context(), p, r.PathValue("agent_id"), in, idem, hash)
-	return s.answerExecution(w, r, e, err, idem)
+	return s.answerStream(w, r, a, e, err, idem)
 }
 
 // readExecute reads an execute request's body and its Idempotency-Key,
@@ -108,24 +114,39 @@ func (s *Server) answerExecution(w http.ResponseWriter, r *http.Request, e crtx.
 	if err != nil {
 		return err
 	}
-	result := e.Result
-	if e.ResultCID != "" && result == "" {
-		if result, err = s.market.Executions.ExecutionResult(r.Context(), e); err != nil {
-			return err
-		}
+	result, err := s.result(r, e)
+	if err != nil {
+		return err
 	}
 	status, body := s.execResponse(r.Context(), e, result)
 	if status == http.StatusAccepted {
 		w.Header().Set("Location", "/v1/executions/"+e.ID)
 	}
-	if idem != "" && replay == nil {
-		b, _ := jsonBytes(body)
-		if err := s.market.Executions.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
-			s.log.Error("complete idempotency", "request_id", gate.RequestID(r), "err", err)
-		}
+	if replay == nil {
+		s.keepAnswer(r, e, idem, status, body)
 	}
 	writeJSON(w, status, body)
 	return nil
+}
+
+// result is e's result, read from the store when e carries only its CID.
+func (s *Server) result(r *http.Request, e crtx.Execution) (string, error) {
+	if e.ResultCID != "" && e.Result == "" {
+		return s.market.Executions.ExecutionResult(r.Context(), e)
+	}
+	return e.Result, nil
+}
+
+// keepAnswer stores the answer to a request with an idempotency key, for
+// its retries.
+func (s *Server) keepAnswer(r *http.Request, e crtx.Execution, idem string, status int, body any) {
+	if idem == "" {
+		return
+	}
+	b, _ := jsonBytes(body)
+	if err := s.market.Executions.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
+		s.log.Error("complete idempotency", "request_id", gate.RequestID(r), "err", err)
+	}
 }
 
 // reader authenticates a read of executions: an API key, or a

@@ -38,10 +38,10 @@ func (m *Executions) Execute(ctx context.Context, p crtx.Principal, agentID stri
 		case err != nil:
 			return crtx.Execution{}, internal("execute", err)
 		case e.Async:
-			m.jobs.Go(func() { m.run(m.bg, e, nil) })
+			m.jobs.Go(func() { m.run(m.bg, e, nil, nil) })
 			return e, nil
 		}
-		return m.run(context.WithoutCancel(ctx), e, release), nil
+		return m.run(context.WithoutCancel(ctx), e, release, in.Deltas), nil
 	}
 }
 

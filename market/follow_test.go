@@ -43,11 +43,11 @@ func (c *heldCaller) Fetch(context.Context, string, int64) ([]byte, error) {
 }
 
 func (c *heldCaller) Trace(ctx context.Context, url string, s crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, crtx.Exchange, error) {
-	reply, err := c.Call(ctx, url, s, req)
+	reply, err := c.Call(ctx, url, s, req, nil)
 	return reply, crtx.Exchange{}, err
 }
 
-func (c *heldCaller) Call(ctx context.Context, _ string, _ crtx.RequestScope, req crtx.CreatorRequest) (crtx.CreatorReply, error) {
+func (c *heldCaller) Call(ctx context.Context, _ string, _ crtx.RequestScope, req crtx.CreatorRequest, _ func(string)) (crtx.CreatorReply, error) {
 	c.called <- req.ExecutionID
 	select {
 	case <-c.release:

@@ -18,10 +18,11 @@ import (
 // from the start, so no other process — nor this one — takes e over while
 // this one waits for a dispatch slot or works on e, and this process runs
 // e once. release gives back the slot e holds already (nil: it waits for
-// one). It returns the execution as it ended (or as it is, if another
+// one). A streamed reply's pieces go to deltas (nil: nowhere). It
+// returns the execution as it ended (or as it is, if another
 // process finished it first, this one runs it already, or the market
 // stopped before a slot was free).
-func (m *core) run(ctx context.Context, e crtx.Execution, release func()) crtx.Execution {
+func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas func(string)) crtx.Execution {
 	if release != nil {
 		defer release()
 	}
@@ -79,7 +80,7 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func()) crtx.E
 		}
 		e = started
 	}
-	o := m.dispatch(dctx, e)
+	o := m.dispatch(dctx, e, deltas)
 	if l.lost.Load() {
 		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
 		return e
@@ -128,7 +129,7 @@ const unreachableFor = 3 * time.Second
 
 // dispatch calls the creator, retrying only when no response came at all,
 // and only for unreachableFor, and judges the reply.
-func (m *core) dispatch(ctx context.Context, e crtx.Execution) outcome {
+func (m *core) dispatch(ctx context.Context, e crtx.Execution, deltas func(string)) outcome {
 	req := crtx.CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
 		TimeoutSeconds: int(e.Deadline.Sub(m.now()).Round(time.Second) / time.Second)}
 	if req.TimeoutSeconds < 1 {
@@ -138,7 +139,7 @@ func (m *core) dispatch(ctx context.Context, e crtx.Execution) outcome {
 	backoff := 50 * time.Millisecond
 	for {
 		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL,
-			crtx.RequestScope{AgentID: e.AgentID, SigningKey: e.SigningPublicKey, Environment: e.Environment}, req)
+			crtx.RequestScope{AgentID: e.AgentID, SigningKey: e.SigningPublicKey, Environment: e.Environment}, req, deltas)
 		elapsed := time.Since(start)
 		var ce *crtx.CallError
 		o := outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
@@ -336,7 +337,7 @@ func (m *core) claim(ctx context.Context, all bool) {
 				continue
 			}
 			m.cfg.Logger.Info("recovering execution", "execution_id", e.ID, "attempt", e.Attempts)
-			m.jobs.Go(func() { m.run(m.bg, e, nil) })
+			m.jobs.Go(func() { m.run(m.bg, e, nil, nil) })
 		}
 		if len(claimed) < 32 {
 			return

@@ -190,7 +190,9 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		}
 	}
 	bound := m.settleAfterOn(ctx, c)
-	settleFirst := in.Async || time.Duration(timeout)*time.Second > bound
+	// A streamed call is paid before its first words: they are no free
+	// preview.
+	settleFirst := in.Async || in.Stream || time.Duration(timeout)*time.Second > bound
 	if settleFirst {
 		if err := m.mayPayFirst(ctx, a, bound); err != nil {
 			return res, err
@@ -245,7 +247,7 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	}
 	if !settleFirst {
 		// Dispatched now; settled, or not, when the result is in.
-		res.Execution = m.run(context.WithoutCancel(ctx), e, release)
+		res.Execution = m.run(context.WithoutCancel(ctx), e, release, in.Deltas)
 		res.Settle = m.settleResponse(ctx, res.Execution, acc.Network)
 		return res, unsettled(res.Execution)
 	}
@@ -271,10 +273,10 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		return res, &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
 	}
 	if e.Async {
-		m.jobs.Go(func() { m.run(m.bg, e, nil) })
+		m.jobs.Go(func() { m.run(m.bg, e, nil, nil) })
 		return res, nil
 	}
-	res.Execution = m.run(context.WithoutCancel(ctx), e, nil)
+	res.Execution = m.run(context.WithoutCancel(ctx), e, nil, in.Deltas)
 	res.Settle = m.settleResponse(ctx, res.Execution, acc.Network)
 	return res, unsettled(res.Execution)
 }

@@ -266,6 +266,10 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 		!strings.HasSuffix(strings.TrimSpace(lines[1]), " 0") {
 		t.Errorf("creator list --environment mainnet:\n%s", strings.Join(lines, "\n"))
 	}
+	// Streamed: a creator that answers whole streams as one piece.
+	if code, out, errOut := bin(t, caller, "run", "--stream", agent.AgentID, "Zoe"); code != 0 || out != "hello, Zoe {}\n" || !strings.Contains(errOut, "completed") {
+		t.Errorf("run --stream: %d %q %q", code, out, errOut)
+	}
 	ok(as("creator"), "creator", "delist", agent.AgentID)
 
 	// Failures: a non-zero exit and the error code on stderr.
@@ -289,7 +293,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	}
 	var wl api.WalletResponse
 	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "balance", "--json"), &wl)
-	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_250_000 {
+	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_000_000 {
 		t.Errorf("balance through the saved profile = %+v", wl)
 	}
 	// A key file given in a variable wins over the profile's API key.
@@ -304,7 +308,7 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	os.WriteFile(cfgPath, prof, 0o600)
 	wl = api.WalletResponse{}
 	mustJSON(t, ok([]string{"CRTX_CONFIG=" + cfgPath, "CRTX_URL=", "CRTX_API_KEY=", "CRTX_KEYPAIR="}, "--profile", "local", "--json", "balance"), &wl)
-	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_250_000 {
+	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_000_000 {
 		t.Errorf("balance through the profile = %+v", wl)
 	}
 }

@@ -75,7 +75,7 @@ func executeParams(task string, ps map[string]any, file, maxCost string, timeout
 func (c *cli) runCmd() *cobra.Command {
 	ps := map[string]any{}
 	var file, maxCost, idem string
-	var async, private, x402 bool
+	var async, private, x402, stream bool
 	var rpc string
 	var timeout int
 	cmd := &cobra.Command{
@@ -96,10 +96,14 @@ With --x402 the call pays for itself from a Solana wallet (--keypair) on the cha
 --rpc serves: the marketplace answers what the call costs (x402's PAYMENT-REQUIRED),
 crtx signs the USDC transfer, and the marketplace sends it only once the agent's
 result checks out (a failed call costs nothing; a long or --async one is paid first
-and refunded on the chain if it fails). Nothing else is needed: no account, no key.`,
+and refunded on the chain if it fails). Nothing else is needed: no account, no key.
+
+With --stream the result is printed as the agent writes it (docs/streaming.md); it is
+charged, as any call, only once the whole checks out.`,
 		Example: `  crtx run AGENT_ID "The quick brown fox jumps over the lazy dog." --param top=3
   cat report.txt | crtx run AGENT_ID - --max-cost 0.10
   crtx run AGENT_ID "a long job" --async
+  crtx run AGENT_ID "Write a haiku about escrow" --stream
   crtx run AGENT_ID "pay per call" --x402 --keypair payer.json --rpc https://api.devnet.solana.com`,
 		Args: cmdline.Args("AGENT_ID", "TASK"),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -127,6 +131,12 @@ and refunded on the chain if it fails). Nothing else is needed: no account, no k
 			if err != nil {
 				return err
 			}
+			if stream {
+				if async {
+					return errors.New("--stream and --async: a streamed call is synchronous")
+				}
+				return c.executeStream(ctx, cl, a[0], p, idem)
+			}
 			return c.execute(ctx, cl, a[0], p, idem)
 		},
 	}
@@ -134,6 +144,7 @@ and refunded on the chain if it fails). Nothing else is needed: no account, no k
 	f.Func("param", "a parameter key=value, repeatable; values that parse as JSON are JSON (n=3, ok=true)", func(kv string) error { return setParam(ps, kv) })
 	f.StringVar(&file, "params-file", "", "a JSON object of parameters (--param wins over it)")
 	f.BoolVar(&async, "async", false, "return at once and follow the execution until it ends")
+	f.BoolVar(&stream, "stream", false, "print the result as the agent writes it")
 	f.BoolVar(&private, "private", false, "keep the result to yourself: not published at /ipfs/{cid}, and its CID not on the ledger (its hash is)")
 	f.IntVar(&timeout, "timeout", 0, "seconds the agent may take, at most its own timeout (default: the agent's)")
 	f.StringVar(&maxCost, "max-cost", "", "refuse to run if the price is above this, in USDC")
@@ -177,10 +188,42 @@ func (c *cli) printRecord(rec api.ExecutionRecord) error {
 	if err := c.print(rec, "%s\n", result); err != nil {
 		return err
 	}
+	c.trailer(rec)
+	return nil
+}
+
+// trailer prints what a call cost and where its record is, on stderr.
+func (c *cli) trailer(rec api.ExecutionRecord) {
 	if !c.json {
 		fmt.Fprintf(c.errOut, "%s %s · %s USDC · %d ms · %s\n", rec.ExecutionID, rec.Status, rec.Cost, deref(rec.ExecutionTimeMS), rec.OnChainRecord)
 	}
-	return nil
+}
+
+// executeStream runs a streamed execution, printing each piece as it
+// comes, then the record's trailer.
+func (c *cli) executeStream(ctx context.Context, cl *client.Client, agent string, p crtx.ExecuteParams, idem string) error {
+	shown := false
+	rec, err := cl.ExecuteStream(ctx, agent, p, client.ExecuteOptions{IdempotencyKey: idem}, func(text string) {
+		if !c.json {
+			fmt.Fprint(c.out, text)
+			shown = true
+		}
+	})
+	if shown {
+		fmt.Fprintln(c.out)
+	}
+	if rec.ExecutionID == "" {
+		// Refused before it began, or cut short.
+		if ctx.Err() != nil {
+			c.interrupted("", agent)
+		}
+		return err
+	}
+	if shown && rec.Status == crtx.ExecCompleted {
+		c.trailer(rec)
+		return nil
+	}
+	return c.printRecord(rec)
 }
 
 // interrupted tells, after Ctrl-C, that the execution goes on and how to

@@ -1,0 +1,104 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+)
+
+// A streamed call passes the creator's words on as it writes them: the
+// creator writes its second piece only once the caller has read the
+// first. The record that ends the stream is the call's, charged as any.
+func TestStreamedCall(t *testing.T) {
+	m := newMarket(t, "10")
+	read := make(chan struct{})
+	svc := newStreamService(t, func(ctx context.Context, r creator.Request, yield func(string)) (int, error) {
+		yield("Bon")
+		select {
+		case <-read:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		yield("jour, ")
+		yield(r.Task)
+		return 7, nil
+	})
+	agent := m.list(svc, "0.25")
+	before := m.balance(m.callerW, crtx.Devnet)
+	var got []string
+	rec, err := m.key.ExecuteStream(bounded(t), agent, run("monde"), client.ExecuteOptions{}, func(text string) {
+		if len(got) == 0 {
+			close(read)
+		}
+		got = append(got, text)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "Bon|jour, |monde" || rec.Status != crtx.ExecCompleted || rec.Result == nil || *rec.Result != "Bonjour, monde" ||
+		*rec.ResultHash != crtx.ResultHash("Bonjour, monde") || rec.TokensUsed == nil || *rec.TokensUsed != 7 {
+		t.Fatalf("pieces %q, record %+v", got, rec)
+	}
+	if after := m.balance(m.callerW, crtx.Devnet); before.Available-after.Available != usdc("0.25") {
+		t.Fatalf("charged %s, want 0.25", before.Available-after.Available)
+	}
+	if report, err := m.key.Verify(ctx, rec.ExecutionID); err != nil || !report.OK() {
+		t.Fatalf("verify: %+v, %v", report, err)
+	}
+
+	// A creator that answers whole streams as one piece.
+	whole := m.list(newService(t, echo), "0.25")
+	got = nil
+	rec, err = m.key.ExecuteStream(bounded(t), whole, run("x"), client.ExecuteOptions{}, func(text string) { got = append(got, text) })
+	if err != nil || len(got) != 1 || got[0] != "echo: x" || *rec.Result != "echo: x" {
+		t.Fatalf("whole answer streamed: %q, %+v, %v", got, rec, err)
+	}
+
+	// A call refused before it began is answered as any: a JSON error.
+	_, err = m.key.ExecuteStream(bounded(t), "agt_nobody", run("x"), client.ExecuteOptions{}, func(string) { t.Error("a piece of nothing") })
+	wantCode(t, err, http.StatusNotFound, crtx.CodeAgentNotFound)
+}
+
+// A stream whose signed result is not its pieces joined fails, refunded,
+// and its last event says why, after the pieces it sent. (The creator
+// answers its listing's reachability test well.)
+func TestStreamThatDoesNotAddUpIsRefunded(t *testing.T) {
+	m := newMarket(t, "10")
+	key := agentKey()
+	h := creator.NewHandler(key, echo, creator.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in crtx.CreatorRequest
+		json.NewDecoder(r.Body).Decode(&in)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: delta\ndata: {\"text\":\"Bon\"}\n\n")
+		w.(http.Flusher).Flush()
+		other := "Hello"
+		if r.Header.Get(crtx.HeaderTest) == "true" {
+			other = "Bon" // the listing's reachability test passes
+		}
+		hash := crtx.ResultHash(other)
+		sig := crtx.SignResult(key, hash)
+		b, _ := json.Marshal(crtx.CreatorReply{ExecutionID: in.ExecutionID, Status: "completed", Result: &other, ResultHash: &hash, Signature: &sig})
+		fmt.Fprintf(w, "event: result\ndata: %s\n\n", b)
+	}))
+	t.Cleanup(srv.Close)
+	agent := m.listAt(srv.URL, h.PublicKey(), "0.25")
+	before := m.balance(m.callerW, crtx.Devnet)
+	var got []string
+	rec, err := m.key.ExecuteStream(bounded(t), agent, run("x"), client.ExecuteOptions{}, func(text string) { got = append(got, text) })
+	ce := wantCode(t, err, http.StatusBadGateway, crtx.CodeInvalidAgentResponse)
+	if !strings.Contains(ce.Message, "not its deltas joined") || len(got) != 1 || rec.Status != crtx.ExecFailed || rec.Result != nil {
+		t.Fatalf("pieces %q, record %+v, error %v", got, rec, err)
+	}
+	if after := m.balance(m.callerW, crtx.Devnet); after != before {
+		t.Fatalf("balance %+v, was %+v", after, before)
+	}
+}

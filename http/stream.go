@@ -1,0 +1,116 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/sse"
+)
+
+// A streamed call (docs/streaming.md) is answered as Server-Sent Events:
+// a delta event for each piece as the creator writes it, then one event
+// named by the execution's final status whose data is its record. The
+// answer starts with the first piece: a call refused or failed before any
+// piece came is answered as an unstreamed one (a JSON error), as OpenAI's
+// streams are.
+
+// wantsStream reports a synchronous execute request that asks for a
+// stream: "stream": true, or Accept: text/event-stream.
+func wantsStream(r *http.Request, in crtx.ExecuteParams) bool {
+	if in.Async {
+		return false
+	}
+	if in.Stream {
+		return true
+	}
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if t, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && t == "text/event-stream" {
+			return true
+		}
+	}
+	return false
+}
+
+// streamAnswer writes a streamed call's events; n counts them, as their
+// ids.
+type streamAnswer struct {
+	w       http.ResponseWriter
+	n       int
+	started bool
+}
+
+func (a *streamAnswer) start() {
+	if a.started {
+		return
+	}
+	a.started = true
+	h := a.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	a.w.WriteHeader(http.StatusOK)
+}
+
+// write sends one event and flushes it. A caller that hung up is not
+// written to; the call goes on, and its record keeps the answer.
+func (a *streamAnswer) write(name string, data []byte) {
+	a.start()
+	a.n++
+	sse.Write(a.w, sse.Event{ID: strconv.Itoa(a.n), Name: name, Data: data})
+	if f, ok := a.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// delta is ExecuteParams.Deltas.
+func (a *streamAnswer) delta(text string) {
+	b, _ := json.Marshal(crtx.Delta{Text: text})
+	a.write(crtx.EventDelta, b)
+}
+
+// end answers the call as it ended: its last event, once the stream has
+// begun or when it completed (a result that came whole is one delta);
+// otherwise false, for the caller to answer unstreamed.
+func (a *streamAnswer) end(e crtx.Execution, result string, l crtx.Links) bool {
+	if !a.started && e.Status != crtx.ExecCompleted {
+		return false
+	}
+	if !a.started && result != "" {
+		a.delta(result)
+	}
+	b, _ := json.Marshal(api.NewExecutionRecord(e, result, l))
+	a.write(string(e.Status), b)
+	return true
+}
+
+// answerStream answers a streamed execute request: the stream's last event,
+// or, when none began, as answerExecution does.
+func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, a *streamAnswer, e crtx.Execution, err error, idem string) error {
+	var replay *crtx.Replay
+	if errors.As(err, &replay) {
+		e = replay.Execution
+	}
+	if (err != nil && replay == nil) || !e.Status.Final() {
+		return s.answerExecution(w, r, e, err, idem)
+	}
+	result, rerr := s.result(r, e)
+	if rerr != nil {
+		return rerr
+	}
+	if !a.end(e, result, s.market.Links()) {
+		return s.answerExecution(w, r, e, err, idem)
+	}
+	if replay == nil {
+		// A retry with the key reads the call's answer as an unstreamed
+		// request would have had it.
+		status, body := s.execResponse(r.Context(), e, result)
+		s.keepAnswer(r, e, idem, status, body)
+	}
+	return nil
+}
