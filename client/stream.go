@@ -83,7 +83,7 @@ func (c *Client) ExecuteStream(ctx context.Context, agentID string, p crtx.Execu
 			return out, fmt.Errorf("crtx: the stream's record: %w", err)
 		}
 		if out.Error != nil {
-			return out, &Error{Status: api.Status(&crtx.Error{Code: out.Error.Code}), Code: out.Error.Code, Message: out.Error.Message,
+			return out, &Error{Status: api.Status(&crtx.Error{Code: out.Error.Code, ExecutionID: out.ExecutionID}), Code: out.Error.Code, Message: out.Error.Message,
 				ExecutionID: &out.ExecutionID, RequestID: resp.Header.Get("X-Request-Id")}
 		}
 		return out, nil

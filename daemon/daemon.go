@@ -24,6 +24,7 @@ import (
 	crtxhttp "github.com/crtx-market/crtx/http"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/mcp"
+	"github.com/crtx-market/crtx/openai"
 	"github.com/crtx-market/crtx/store/sqldb"
 	"github.com/crtx-market/crtx/store/sqlite"
 	"github.com/crtx-market/crtx/web"
@@ -141,6 +142,10 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	agents := a2a.New(m, a2a.Options{Gate: g, Logger: log})
 	rest.Protocol("/a2a/", agents)
 	rest.Protocol("GET /.well-known/jwks.json", agents)
+	models := openai.New(m, openai.Options{Gate: g, Logger: log})
+	for _, route := range openai.Routes {
+		rest.Protocol(route, models)
+	}
 	var mln net.Listener
 	if cfg.MetricsAddr != "" {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {

@@ -67,11 +67,11 @@ func TestStreamedCall(t *testing.T) {
 	wantCode(t, err, http.StatusNotFound, crtx.CodeAgentNotFound)
 }
 
-// A stream whose signed result is not its pieces joined fails, refunded,
-// and its last event says why, after the pieces it sent. (The creator
-// answers its listing's reachability test well.)
-func TestStreamThatDoesNotAddUpIsRefunded(t *testing.T) {
-	m := newMarket(t, "10")
+// unjoined serves a creator whose stream's signed result is not its pieces
+// joined ("Bon", then "Hello"), but on its listing's reachability test;
+// it returns its URL, its key and the price to list it at.
+func unjoined(t *testing.T) (url, pub, price string) {
+	t.Helper()
 	key := agentKey()
 	h := creator.NewHandler(key, echo, creator.Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +90,16 @@ func TestStreamThatDoesNotAddUpIsRefunded(t *testing.T) {
 		fmt.Fprintf(w, "event: result\ndata: %s\n\n", b)
 	}))
 	t.Cleanup(srv.Close)
-	agent := m.listAt(srv.URL, h.PublicKey(), "0.25")
+	return srv.URL, h.PublicKey(), "0.25"
+}
+
+// A stream whose signed result is not its pieces joined fails, refunded,
+// and its last event says why, after the pieces it sent. (The creator
+// answers its listing's reachability test well.)
+func TestStreamThatDoesNotAddUpIsRefunded(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.listAt(unjoined(t))
+
 	before := m.balance(m.callerW, crtx.Devnet)
 	var got []string
 	rec, err := m.key.ExecuteStream(bounded(t), agent, run("x"), client.ExecuteOptions{}, func(text string) { got = append(got, text) })

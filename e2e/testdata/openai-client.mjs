@@ -1,0 +1,49 @@
+// The official OpenAI client, set up as its README shows, with crtx as its
+// base URL: the models, a completion, a stream with usage, and errors.
+// Each result is a line: a word, then its JSON.
+import OpenAI from 'openai';
+
+const client = new OpenAI({ baseURL: process.env.CRTX_URL + '/v1', apiKey: process.env.CRTX_KEY, maxRetries: 0 });
+const say = (word, v) => console.log(word + ' ' + JSON.stringify(v));
+const model = process.env.AGENT;
+
+const models = [];
+for await (const m of client.models.list()) models.push(m);
+say('models', models);
+say('model', await client.models.retrieve(model));
+
+const completion = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'monde' }] });
+say('completion', completion);
+
+const stream = await client.chat.completions.create({
+  model,
+  messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'monde' }],
+  stream: true,
+  stream_options: { include_usage: true },
+});
+const pieces = [];
+let usage, crtx, finish;
+for await (const chunk of stream) {
+  const c = chunk.choices[0];
+  if (c?.delta?.content) pieces.push(c.delta.content);
+  if (c?.finish_reason) finish = c.finish_reason;
+  if (chunk.usage) usage = chunk.usage;
+  if (chunk.crtx) crtx = chunk.crtx;
+}
+say('stream', { pieces, usage, crtx, finish });
+
+try {
+  await client.chat.completions.create({ model: 'agt_nobody', messages: [{ role: 'user', content: 'x' }] });
+  say('refused', null);
+} catch (e) {
+  say('refused', { status: e.status, code: e.code, type: e.type, message: e.message });
+}
+
+const broken = [];
+try {
+  const s = await client.chat.completions.create({ model: process.env.BROKEN, messages: [{ role: 'user', content: 'x' }], stream: true });
+  for await (const chunk of s) if (chunk.choices[0]?.delta?.content) broken.push(chunk.choices[0].delta.content);
+  say('broken', { pieces: broken, error: null });
+} catch (e) {
+  say('broken', { pieces: broken, error: { code: e.code ?? e.error?.code, message: e.message } });
+}
