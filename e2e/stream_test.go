@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +11,12 @@ import (
 	"testing"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/chain/chaintest"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/sse"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // A streamed call passes the creator's words on as it writes them: the
@@ -109,5 +114,46 @@ func TestStreamThatDoesNotAddUpIsRefunded(t *testing.T) {
 	}
 	if after := m.balance(m.callerW, crtx.Devnet); after != before {
 		t.Fatalf("balance %+v, was %+v", after, before)
+	}
+}
+
+// A streamed call paid with x402 is paid before its first piece: the
+// stream's headers carry the settled PAYMENT-RESPONSE, and the payer's
+// USDC left once.
+func TestX402StreamIsPaidFirst(t *testing.T) {
+	x := newX402Market(t)
+	agent := x.list(newStreamService(t, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
+		yield("Bon")
+		yield("jour")
+		return 0, nil
+	}), "0.02", map[string]any{"timeout_seconds": 5})
+	pr := x.requirements(agent)
+	p := x402.PaymentPayload{X402Version: 2, Resource: &pr.Resource, Accepted: pr.Accepts[0]}
+	p.Payload.Transaction = chaintest.NewPayment(t, x.chain.treasury, x.payer.key, x.chain.mint, x.chain.treasury, 20_000).Encode(t, x.chain.net.Blockhash(t))
+	status, _, _, sr, raw := x.post(agent, x402.EncodeHeader(p), crtx.ExecuteParams{Task: "x", Stream: true})
+	if status != 200 || sr == nil || !sr.Success || sr.Transaction == "" {
+		t.Fatalf("streamed x402 call: %d %+v %s", status, sr, raw)
+	}
+	var pieces []string
+	var rec api.ExecutionRecord
+	for r := sse.NewReader(bytes.NewReader(raw), int64(len(raw))); ; {
+		ev, err := r.Next()
+		if err != nil {
+			t.Fatalf("after %q: %v in %s", pieces, err, raw)
+		}
+		if ev.Name == crtx.EventDelta {
+			var d crtx.Delta
+			json.Unmarshal(ev.Data, &d)
+			pieces = append(pieces, d.Text)
+			continue
+		}
+		json.Unmarshal(ev.Data, &rec)
+		break
+	}
+	if strings.Join(pieces, "|") != "Bon|jour" || rec.Status != crtx.ExecCompleted || *rec.Result != "Bonjour" {
+		t.Fatalf("pieces %q, record %+v", pieces, rec)
+	}
+	if held := x.held(); held != x.start-usdc("0.02") {
+		t.Errorf("the payer holds %s after one streamed call of 0.02 from %s", held, x.start)
 	}
 }

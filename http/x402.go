@@ -47,6 +47,14 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	}
 	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.gate.AllowPayer,
 		AllowReplay: s.gate.AllowReplayFrom(r), SignIn: r.Header.Get(siwx.Header)}
+	var a *streamAnswer
+	if wantsStream(r, in) {
+		// Paid before its first piece: the payment's answer goes out
+		// with the stream's headers.
+		a = &streamAnswer{w: w}
+		in.Stream, in.Deltas = true, a.delta
+		paid.Settled = func(sr x402.SettleResponse) { w.Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(sr)) }
+	}
 	res, err := s.market.X402.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
@@ -57,6 +65,9 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.Execution.ID != "" {
 		w.Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(res.Settle))
+	}
+	if a != nil {
+		return s.answerStream(w, r, a, res.Execution, err, res.IdempotencyKey)
 	}
 	return s.answerExecution(w, r, res.Execution, err, res.IdempotencyKey)
 }

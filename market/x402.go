@@ -42,6 +42,10 @@ type Paid struct {
 	// SignIn is the request's SIGN-IN-WITH-X proof, if any: with it, the
 	// payer of a payment sent again reads the answer of the call it paid.
 	SignIn string
+	// Settled, when set, is given a streamed call's PAYMENT-RESPONSE once
+	// its payment settled, before its first piece is passed on: the
+	// transport's last moment to send it.
+	Settled func(x402.SettleResponse)
 }
 
 // PaymentRequired says how to pay one call of agent id with x402: an exact
@@ -275,6 +279,9 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	if e.Async {
 		m.jobs.Go(func() { m.run(m.bg, e, nil, nil) })
 		return res, nil
+	}
+	if in.Stream && paid.Settled != nil {
+		paid.Settled(m.settleResponse(ctx, e, acc.Network))
 	}
 	res.Execution = m.run(context.WithoutCancel(ctx), e, nil, in.Deltas)
 	res.Settle = m.settleResponse(ctx, res.Execution, acc.Network)
