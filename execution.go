@@ -19,8 +19,9 @@ type ExecuteParams struct {
 	// Private keeps the result off /ipfs/{cid} and its CID off the
 	// ledger: only the caller reads it, through its record.
 	Private bool `json:"private"`
-	// Stream asks for the result as the creator writes it: a synchronous
-	// call whose Deltas, set by the transport, is given each piece.
+	// Stream asks for the result as the creator writes it: Deltas, set by
+	// the transport, is given each piece, as this process runs the call
+	// (an asynchronous one's from the goroutine that runs it).
 	Stream bool              `json:"stream"`
 	Deltas func(text string) `json:"-"`
 }

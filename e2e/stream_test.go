@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -17,6 +18,7 @@ import (
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/sse"
 	"github.com/crtx-market/crtx/x402"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A streamed call passes the creator's words on as it writes them: the
@@ -155,5 +157,44 @@ func TestX402StreamIsPaidFirst(t *testing.T) {
 	}
 	if held := x.held(); held != x.start-usdc("0.02") {
 		t.Errorf("the payer holds %s after one streamed call of 0.02 from %s", held, x.start)
+	}
+}
+
+// Over MCP, a streaming creator's pieces reach a client that asked for
+// progress as progress messages, in order, before the run's final state;
+// the tool's answer is the whole result, as for any run.
+func TestMCPProgressCarriesThePieces(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newStreamService(t, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
+		yield("Bon")
+		yield("jour, ")
+		yield(r.Task)
+		return 0, nil
+	}), "0.25")
+	progress := &progressLog{}
+	cs := mcpSession(t, m.env, m.key, progress)
+	res, err := cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: map[string]any{"agent_id": agent, "task": "monde"},
+		Meta: sdk.Meta{"progressToken": "p"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_agent: %v %+v", err, res)
+	}
+	if text, _ := res.Content[0].(*sdk.TextContent); text == nil || text.Text != "Bonjour, monde" {
+		t.Fatalf("run_agent answered %+v", res.Content)
+	}
+	var got []string
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got = progress.all()
+		if len(got) > 0 && strings.HasSuffix(got[len(got)-1], " is completed") || time.Now().After(deadline) {
+			break
+		}
+	}
+	var pieces []string
+	for _, msg := range got {
+		if !strings.HasPrefix(msg, "execution ") {
+			pieces = append(pieces, msg)
+		}
+	}
+	if strings.Join(pieces, "|") != "Bon|jour, |monde" || !strings.HasSuffix(got[len(got)-1], " is completed") {
+		t.Fatalf("progress %q", got)
 	}
 }

@@ -38,7 +38,9 @@ func (m *Executions) Execute(ctx context.Context, p crtx.Principal, agentID stri
 		case err != nil:
 			return crtx.Execution{}, internal("execute", err)
 		case e.Async:
-			m.jobs.Go(func() { m.run(m.bg, e, nil, nil) })
+			// Its pieces, if the creator streams, go to in.Deltas while
+			// this process runs it (a transport following it, as MCP's).
+			m.jobs.Go(func() { m.run(m.bg, e, nil, in.Deltas) })
 			return e, nil
 		}
 		return m.run(context.WithoutCancel(ctx), e, release, in.Deltas), nil

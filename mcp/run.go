@@ -55,6 +55,10 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	}
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
 		Private: in.Private}
+	tell := s.progress(ctx, req)
+	if tell != nil {
+		params.Deltas = tell.piece
+	}
 	idem, hash := "", ""
 	if in.IdempotencyKey != "" {
 		if idem, hash, err = callKeys(in); err != nil {
@@ -92,7 +96,7 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	}
 	ctx, stop := s.waiting.track(ctx, c.p.Key.ID, callID)
 	defer stop()
-	e, result, err := s.wait(ctx, req, c, e)
+	e, result, err := s.wait(ctx, c, e, tell)
 	if err != nil {
 		// Money is held for this execution: whatever went wrong, the
 		// caller learns its id, to read it rather than pay again.
@@ -118,27 +122,13 @@ func callKeys(in runIn) (idem, hash string, err error) {
 	return idem, crtx.RequestHash(in.AgentID, b), nil
 }
 
-// progress numbers an execution's states for progress notifications.
-var progress = map[crtx.ExecStatus]float64{crtx.ExecPending: 1, crtx.ExecRunning: 2}
-
 // wait follows the execution until it is final, telling the client of each
-// change of state when it asked for progress. If the client cancels the
-// call, an execution still pending is cancelled and refunded; one already
-// sent to the creator runs on, and stays charged, as on REST.
-func (s *server) wait(ctx context.Context, req *sdk.CallToolRequest, c caller, e crtx.Execution) (crtx.Execution, string, error) {
-	token := req.Params.GetProgressToken()
+// change of state when it asked for progress (tell). If the client cancels
+// the call, an execution still pending is cancelled and refunded; one
+// already sent to the creator runs on, and stays charged, as on REST.
+func (s *server) wait(ctx context.Context, c caller, e crtx.Execution, tell *progress) (crtx.Execution, string, error) {
 	notify := func(e crtx.Execution, _ string) bool {
-		if token == nil {
-			return true
-		}
-		p, ok := progress[e.Status]
-		if !ok {
-			p = 3
-		}
-		msg := "execution " + e.ID + " is " + string(e.Status)
-		if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 3, Message: msg}); err != nil {
-			s.log.Debug("mcp progress", "err", err)
-		}
+		tell.state(e)
 		return true
 	}
 	notify(e, "")
