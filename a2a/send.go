@@ -28,7 +28,7 @@ func (t *tasks) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a
 		return nil, err
 	}
 	async := req.Config != nil && req.Config.ReturnImmediately
-	e, result, err := t.send(ctx, c, req, async)
+	e, result, err := t.send(ctx, c, req, async, nil)
 	if err == nil && !async && !e.Status.Final() {
 		// A replay of a message first sent without waiting: wait now, as
 		// a stream does.
@@ -57,7 +57,16 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 			return
 		}
 		defer release()
-		e, result, err := t.send(ctx, c, req, true)
+		// A streaming creator's pieces come from the goroutine that runs
+		// the call, while this one yields: they meet in pieces.
+		pieces := make(chan string, 64)
+		deltas := func(text string) {
+			select {
+			case pieces <- text:
+			case <-ctx.Done():
+			}
+		}
+		e, result, err := t.send(ctx, c, req, true, deltas)
 		if err != nil {
 			yield(nil, t.protocolError(ctx, c, err))
 			return
@@ -65,7 +74,7 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 		if !yield(t.task(e, result, req.Message.ContextID, true), nil) {
 			return
 		}
-		t.follow(ctx, c, e, req.Message.ContextID, yield)
+		t.follow(ctx, c, e, req.Message.ContextID, yield, pieces)
 	}
 }
 
@@ -81,7 +90,7 @@ func (t *tasks) wait(ctx context.Context, c call, e crtx.Execution) (crtx.Execut
 
 // send opens the execution a message asks for, or finds the one it opened
 // when first sent, and returns it with its result if it has one.
-func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, async bool) (crtx.Execution, string, error) {
+func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, async bool, deltas func(string)) (crtx.Execution, string, error) {
 	var push *crtx.PushConfig
 	if req.Config != nil {
 		if req.Config.PushConfig != nil {
@@ -101,7 +110,7 @@ func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, a
 	if err != nil {
 		return crtx.Execution{}, "", err
 	}
-	o.params.Async = async
+	o.params.Async, o.params.Deltas = async, deltas
 	e, result, opened, err := t.open(ctx, c, o)
 	if err == nil && opened && push != nil {
 		// The message's own config, set once: a message sent again (the

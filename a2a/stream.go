@@ -11,16 +11,71 @@ import (
 
 // follow streams e's changes of state until it is final. A completed
 // task's result comes as an artifact before the final status, so a client
-// holds the result when the stream ends.
-func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool) {
-	_, _, err := t.m.Executions.Follow(ctx, e, func(e crtx.Execution, result string) bool {
-		if state(e) == a2a.TaskStateCompleted && !yield(t.artifactEvent(e, result, contextID), nil) {
-			return false
+// holds the result when the stream ends. pieces, when not nil, brings a
+// streaming creator's pieces as they are written: each is a chunk of the
+// result artifact (the first new, the others appended), and the completed
+// task's last chunk then carries the settlement alone (lastChunk), as the
+// text came already.
+func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool, pieces <-chan string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type change struct {
+		e      crtx.Execution
+		result string
+	}
+	changes, done := make(chan change), make(chan error, 1)
+	go func() {
+		_, _, err := t.m.Executions.Follow(ctx, e, func(e crtx.Execution, result string) bool {
+			select {
+			case changes <- change{e, result}:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+		done <- err
+	}()
+	sent := 0
+	piece := func(text string) bool {
+		sent++
+		return yield(t.pieceEvent(e, text, sent > 1, contextID), nil)
+	}
+	for {
+		select {
+		case text := <-pieces:
+			if !piece(text) {
+				return
+			}
+		case ch := <-changes:
+			if state(ch.e) == a2a.TaskStateCompleted {
+				// The run sent every piece before it closed the call.
+				for drained := false; !drained; {
+					select {
+					case text := <-pieces:
+						if !piece(text) {
+							return
+						}
+					default:
+						drained = true
+					}
+				}
+				last := t.artifactEvent(ch.e, ch.result, contextID)
+				if sent > 0 {
+					last.Append, last.Artifact.Parts = true, last.Artifact.Parts[1:]
+				}
+				if !yield(last, nil) {
+					return
+				}
+			}
+			if !yield(t.statusEvent(ch.e, contextID), nil) {
+				return
+			}
+		case err := <-done:
+			if err != nil && ctx.Err() == nil {
+				yield(nil, t.protocolError(ctx, c, err))
+			}
+			return
 		}
-		return yield(t.statusEvent(e, contextID), nil)
-	})
-	if err != nil && ctx.Err() == nil {
-		yield(nil, t.protocolError(ctx, c, err))
 	}
 }
 
@@ -52,6 +107,6 @@ func (t *tasks) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 		if !yield(t.task(e, result, "", true), nil) {
 			return
 		}
-		t.follow(ctx, c, e, "", yield)
+		t.follow(ctx, c, e, "", yield, nil)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/chain/chaintest"
@@ -196,5 +198,47 @@ func TestMCPProgressCarriesThePieces(t *testing.T) {
 	}
 	if strings.Join(pieces, "|") != "Bon|jour, |monde" || !strings.HasSuffix(got[len(got)-1], " is completed") {
 		t.Fatalf("progress %q", got)
+	}
+}
+
+// Over A2A, message/stream carries a streaming creator's pieces as chunks
+// of the result artifact as they are written (the first new, the rest
+// appended), then its last chunk with the settlement, then completed.
+func TestA2AStreamAppendsThePieces(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newStreamService(t, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
+		yield("Bon")
+		yield("jour, ")
+		yield(r.Task)
+		return 0, nil
+	}), "0.25")
+	c := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC)
+	var pieces []string
+	var appends []bool
+	var last *a2a.TaskArtifactUpdateEvent
+	var final a2a.TaskState
+	for ev, err := range c.SendStreamingMessage(c.ctx, &a2a.SendMessageRequest{Message: userMessage(a2a.NewTextPart("monde"))}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			if ev.LastChunk {
+				last = ev
+				continue
+			}
+			pieces, appends = append(pieces, ev.Artifact.Parts[0].Text()), append(appends, ev.Append)
+		case *a2a.TaskStatusUpdateEvent:
+			final = ev.Status.State
+		}
+	}
+	if strings.Join(pieces, "|") != "Bon|jour, |monde" || fmt.Sprint(appends) != "[false true true]" {
+		t.Fatalf("pieces %q, appended %v", pieces, appends)
+	}
+	if last == nil || !last.Append || len(last.Artifact.Parts) != 1 || final != a2a.TaskStateCompleted {
+		t.Fatalf("last chunk %+v, final state %s", last, final)
+	}
+	if rec, ok := last.Artifact.Parts[0].Data().(map[string]any); !ok || rec["result_hash"] != crtx.ResultHash("Bonjour, monde") {
+		t.Fatalf("the last chunk's record: %+v", last.Artifact.Parts[0])
 	}
 }
