@@ -27,14 +27,14 @@ func node(t *testing.T) string {
 }
 
 // The TypeScript SDK's own tests (sdk/typescript/test, node --test) run
-// against crtxd on 127.0.0.1: a creator wallet with the collateral of two
+// against crtxd on 127.0.0.1: a creator wallet with the collateral of three
 // listings on mainnet, whose key the tests sign in with to list agents
 // written with the SDK, and a caller's devnet API key with funds.
 func TestTypeScriptSDK(t *testing.T) {
 	nodeCmd := node(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	m := startMarketplace(t, 20*crtx.MicroPerUSDC, 10*crtx.MicroPerUSDC)
+	m := startMarketplace(t, 30*crtx.MicroPerUSDC, 10*crtx.MicroPerUSDC)
 	d, creatorSeed, caller := m.d, m.creator.Seed(), m.caller
 	key := m.key
 

@@ -88,9 +88,13 @@ export type AgentOutput = string | { result: string; tokensUsed?: number };
 
 /**
  * Your agent's work. A returned value is completed; a throw is failed, with
- * the error's message. signal aborts at the deadline.
+ * the error's message. signal aborts at the deadline. An async generator
+ * function streams: each piece it yields goes out as it is written, the
+ * result is the pieces joined, and its return value may give tokensUsed.
  */
-export type AgentFunction = (request: AgentRequest, signal: AbortSignal) => AgentOutput | Promise<AgentOutput>;
+export type AgentFunction =
+  | ((request: AgentRequest, signal: AbortSignal) => AgentOutput | Promise<AgentOutput>)
+  | ((request: AgentRequest, signal: AbortSignal) => AsyncIterable<string> | AsyncGenerator<string, { tokensUsed?: number } | void, unknown>);
 
 export interface HandlerOptions {
   /** The marketplace's URL: its request-signing key is read from /.well-known/crtx.json and kept for an hour. */
@@ -122,7 +126,8 @@ export interface HandlerRequest {
 export interface HandlerReply {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** The reply; a stream's (text/event-stream) events as they come. */
+  body: string | AsyncIterable<string>;
 }
 
 export interface Handler {

@@ -27,6 +27,11 @@ const refuse = (status, error) => json(status, { error });
  * throw (or a rejected promise) answers failed with its message. signal
  * aborts when the deadline (a margin before timeout_seconds) passes: the
  * handler answers failed then, whether fn has returned or not.
+ *
+ * fn may stream instead (an async generator function): each piece it
+ * yields goes to the marketplace as it is written, when the request accepts
+ * text/event-stream, and the result is the pieces joined, signed; what it
+ * returns may give {tokensUsed} (docs/creators.md, "Streaming").
  */
 export function createHandler(key, fn, options = {}) {
   const {
@@ -72,7 +77,7 @@ export function createHandler(key, fn, options = {}) {
     return answer;
   }
 
-  async function run(input, headers) {
+  async function run(input, headers, onPiece) {
     const timeoutMs = (input.timeout_seconds > 0 ? input.timeout_seconds : 60) * 1000;
     const margin = marginMs ?? Math.min(Math.max(timeoutMs / 10, 200), 2000);
     const budget = timeoutMs - margin;
@@ -87,11 +92,26 @@ export function createHandler(key, fn, options = {}) {
     const deadline = new Promise((resolve) => {
       timer = setTimeout(() => resolve({ error: `the agent did not finish within ${budget / 1000} s` }), budget);
     });
-    const work = (async () => fn(request, ac.signal))().then(
+    let ended = false;
+    const work = (async () => {
+      const out = await fn(request, ac.signal);
+      if (typeof out?.[Symbol.asyncIterator] !== 'function') return out;
+      const pieces = [];
+      const it = out[Symbol.asyncIterator]();
+      for (;;) {
+        const step = await it.next();
+        if (step.done) return { result: pieces.join(''), tokensUsed: step.value?.tokensUsed };
+        const piece = String(step.value ?? '');
+        if (piece === '' || ended) continue;
+        pieces.push(piece);
+        onPiece?.(piece);
+      }
+    })().then(
       (out) => ({ out }),
       (e) => ({ error: (e instanceof Error ? e.message : String(e)) || 'the agent failed' }),
     );
     const o = await Promise.race([work, deadline]);
+    ended = true;
     clearTimeout(timer);
     ac.abort();
     const reply = { execution_id: input.execution_id };
@@ -125,6 +145,11 @@ export function createHandler(key, fn, options = {}) {
       input = undefined;
     }
     if (typeof input?.execution_id !== 'string' || !input.execution_id) return refuse(400, 'the body is not a creator execution request');
+    if (!answers.has(input.execution_id) && accepts(header(headers, 'accept'), 'text/event-stream')) {
+      const q = pieceQueue();
+      const reply = claim(input.execution_id, () => run(input, headers, q.push));
+      return { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }, body: events(q, reply) };
+    }
     // A retry of the execution gets the first answer, byte for byte, even while it is still running.
     const reply = await claim(input.execution_id, () => run(input, headers));
     return { status: 200, headers: { 'content-type': 'application/json' }, body: reply };
@@ -139,4 +164,56 @@ function scope(headers) {
     agentId: header(headers, HEADER_AGENT_ID), signingKey: header(headers, HEADER_SIGNING_KEY),
     environment: header(headers, HEADER_ENVIRONMENT), test: header(headers, HEADER_TEST) === 'true',
   };
+}
+
+function accepts(accept, type) {
+  return accept.split(',').some((part) => part.split(';')[0].trim().toLowerCase() === type);
+}
+
+// pieceQueue holds the pieces a streaming fn yielded until the answer's
+// body sends them.
+function pieceQueue() {
+  const items = [];
+  let wake;
+  const poke = () => {
+    wake?.();
+    wake = undefined;
+  };
+  return {
+    items,
+    poke,
+    push: (piece) => {
+      items.push(piece);
+      poke();
+    },
+    next: () => (items.length ? Promise.resolve() : new Promise((resolve) => { wake = resolve; })),
+  };
+}
+
+// events is a streamed answer's body, as Server-Sent Events: a delta for
+// each piece as it comes, then the result event with the signed reply. A
+// result that came whole (fn returned it) is sent as one delta first, so
+// that the deltas joined are always the result.
+async function* events(q, reply) {
+  let text;
+  reply.then((t) => {
+    text = t;
+    q.poke();
+  });
+  let n = 0;
+  let sent = '';
+  for (;;) {
+    while (q.items.length > 0) {
+      const piece = q.items.shift();
+      sent += piece;
+      yield `id: ${++n}\nevent: delta\ndata: ${JSON.stringify({ text: piece })}\n\n`;
+    }
+    if (text !== undefined) break;
+    await q.next();
+  }
+  const r = JSON.parse(text);
+  if (r.status === 'completed' && sent === '' && r.result) {
+    yield `id: ${++n}\nevent: delta\ndata: ${JSON.stringify({ text: r.result })}\n\n`;
+  }
+  yield `event: result\ndata: ${text}\n\n`;
 }

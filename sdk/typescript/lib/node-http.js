@@ -25,15 +25,25 @@ export function nodeListener(handler) {
         off += c.length;
       }
       handler.handle({ method: req.method, headers: req.headers, body }).then(
-        (r) => send(res, r),
+        (r) => send(res, r).catch(() => res.destroy()),
         (e) => send(res, { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: String(e?.message ?? e) }) }),
       );
     });
   };
 }
 
-function send(res, r) {
+async function send(res, r) {
   if (res.headersSent || res.destroyed) return;
   res.writeHead(r.status, r.headers);
-  res.end(r.body);
+  if (typeof r.body?.[Symbol.asyncIterator] !== 'function') {
+    res.end(r.body);
+    return;
+  }
+  // A stream: each piece written as it comes; a marketplace that hung up
+  // is written to no more, and the answer waits for its retry.
+  for await (const chunk of r.body) {
+    if (res.destroyed) break;
+    res.write(chunk);
+  }
+  res.end();
 }

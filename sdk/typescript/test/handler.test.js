@@ -95,3 +95,60 @@ test('requests the marketplace did not sign, or signed for someone else, are ref
   assert.equal((await ok.json()).status, 'completed');
   assert.throws(() => createHandler(agentKey, () => 'x'), /needs marketplace/);
 });
+
+// readEvents reads a Server-Sent Events body into [{event, data}].
+function readEvents(text) {
+  return text.split('\n\n').filter(Boolean).map((block) => {
+    const e = {};
+    for (const line of block.split('\n')) {
+      const [field, ...rest] = line.split(': ');
+      e[field] = rest.join(': ');
+    }
+    return e;
+  });
+}
+
+test('a streaming agent sends each piece as it comes, then the result signed over them joined', async (t) => {
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const h = createHandler(agentKey, async function* (r) {
+    yield 'Bon';
+    await held; // the test reads the first piece before the agent writes the next
+    yield 'jour, ';
+    yield r.task;
+    return { tokensUsed: 3 };
+  }, { marketplaceKey: market.publicKey });
+  const url = await serve(t, h);
+  const req = await signed(request('s1'));
+  const res = await fetch(url, { ...req, headers: { ...req.headers, Accept: 'application/json, text/event-stream' } });
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  const reader = res.body.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  assert.match(first, /event: delta\ndata: \{"text":"Bon"\}/);
+  release();
+  let rest = '';
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+  const events = readEvents(first + rest);
+  assert.deepEqual(events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).text), ['Bon', 'jour, ', 'hello']);
+  const reply = JSON.parse(events.at(-1).data);
+  assert.equal(events.at(-1).event, 'result');
+  assert.equal(reply.result, 'Bonjour, hello');
+  assert.equal(reply.tokens_used, 3);
+  assert.equal(reply.result_hash, await resultHash('Bonjour, hello'));
+  assert.ok(await verifySignature(agentKey.publicKey, reply.result_hash, reply.signature));
+
+  // The retry gets the first answer, whole, as JSON; so does a request that does not accept a stream.
+  const again = await fetch(url, { ...req, headers: { ...req.headers, Accept: 'text/event-stream' } });
+  assert.equal(again.headers.get('content-type'), 'application/json');
+  assert.deepEqual(JSON.parse(await again.text()), reply);
+});
+
+test('a result returned whole streams as one piece, through the Fetch API too', async () => {
+  const h = createHandler(agentKey, async (r) => `whole ${r.task}`, { marketplaceKey: market.publicKey });
+  const req = await signed(request('s2'));
+  const res = await h.fetch(new Request('http://agent/execute', { ...req, headers: { ...req.headers, Accept: 'text/event-stream' } }));
+  const events = readEvents(await res.text());
+  assert.deepEqual(events.map((e) => e.event), ['delta', 'result']);
+  assert.equal(JSON.parse(events[0].data).text, 'whole hello');
+  assert.equal(JSON.parse(events[1].data).result, 'whole hello');
+});

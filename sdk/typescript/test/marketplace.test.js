@@ -156,3 +156,32 @@ test('a slow handler answers failed before the deadline, and the caller is refun
   const report = await caller.verify(err.executionId);
   assert.ok(report.ok, JSON.stringify(report.checks, null, 1));
 });
+
+test('a streaming agent reaches a caller who asked for a stream as it writes, charged once the whole verifies', { skip }, async () => {
+  const streamKey = await generateSigningKey();
+  const handler = createHandler(streamKey, async function* (r) {
+    if (r.test) {
+      yield 'ready';
+      return;
+    }
+    for (const word of r.task.split(' ')) yield `${word.toUpperCase()} `;
+    return { tokensUsed: 2 };
+  }, { marketplace: url });
+  const { agent_id: streaming } = await creator.createListing(listing('Shouting (TypeScript)', await serve(handler)), { agentKey: streamKey });
+  const res = await fetch(`${url}/v1/agents/${streaming}/execute`, {
+    method: 'POST', headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ task: 'bon jour', stream: true }),
+  });
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  const events = (await res.text()).split('\n\n').filter(Boolean).map((block) => Object.fromEntries(block.split('\n').map((l) => {
+    const i = l.indexOf(': ');
+    return [l.slice(0, i), l.slice(i + 2)];
+  })));
+  assert.deepEqual(events.filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data).text), ['BON ', 'JOUR ']);
+  const rec = JSON.parse(events.at(-1).data);
+  assert.equal(events.at(-1).event, 'completed');
+  assert.equal(rec.result, 'BON JOUR ');
+  assert.equal(rec.tokens_used, 2);
+  const report = await caller.verify(rec.execution_id);
+  assert.ok(report.ok, JSON.stringify(report.checks, null, 1));
+});
