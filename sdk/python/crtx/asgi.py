@@ -45,8 +45,16 @@ def app(handler: Handler):
         for k, v in scope.get("headers", []):
             headers[k.decode("latin-1")] = v.decode("latin-1")
         # handle blocks until the answer is ready: off the event loop.
-        status, out_headers, out = await asyncio.to_thread(handler.handle, bytes(body), headers)
-        await _send(send, status, out_headers, out)
+        status, out_headers, out = await asyncio.to_thread(handler.handle, bytes(body), headers, True)
+        if isinstance(out, bytes):
+            await _send(send, status, out_headers, out)
+            return
+        # A stream: each event sent as it comes (each wait off the loop too).
+        hdrs = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in out_headers]
+        await send({"type": "http.response.start", "status": status, "headers": hdrs})
+        while (chunk := await asyncio.to_thread(next, out, None)) is not None:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
 
     return asgi
 

@@ -5,6 +5,12 @@
     status, headers, body = handler.handle(body_bytes, request_headers)
 
 crtx.asgi and crtx.httpserver serve a Handler over HTTP.
+
+A language model's words can go out as it writes them: a generator function
+(or an async one) yields pieces, each sent as it comes to a marketplace that
+accepts a stream, and the result is the pieces joined, signed
+(docs/creators.md, "Streaming"); a generator's return value is its tokens
+used.
 """
 
 import asyncio
@@ -12,9 +18,10 @@ import collections
 import dataclasses
 import inspect
 import json
+import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from . import base58
 from .keys import SigningKey
@@ -51,7 +58,8 @@ class Request:
 
 
 # A function returns the result, or (result, tokens_used); raising means
-# failed, with the exception's text as the error.
+# failed, with the exception's text as the error. A generator function (or
+# an async one) yields the result's pieces instead.
 Func = Callable[[Request], "str | tuple[str, int]"]
 
 
@@ -102,10 +110,15 @@ class Handler:
         """The base58 key to register as the listing's signing_public_key."""
         return self.key.public_key
 
-    def handle(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, list[tuple[str, str]], bytes]:
+    def handle(self, body: bytes, headers: Mapping[str, str], stream: bool = False
+               ) -> tuple[int, list[tuple[str, str]], "bytes | Iterator[bytes]"]:
         """Answers one POST: its status, headers and body. headers may be any
         mapping; names are matched without regard to case. Blocks until the
-        answer is ready (at the latest a margin before the deadline)."""
+        answer is ready (at the latest a margin before the deadline).
+
+        With stream=True (a server that can send a body as it comes), a
+        first request that accepts text/event-stream is answered at once
+        with an iterator of the stream's events, which blocks for each."""
         hdr = {k.lower(): v for k, v in headers.items()}
         try:
             if len(body) > MAX_BODY:
@@ -121,6 +134,18 @@ class Handler:
         except Refused as e:
             return e.status, [("Content-Type", "application/json")], json.dumps({"error": str(e)}).encode()
         answer, first = self._claim(msg["execution_id"])
+        if first and stream and _accepts(hdr.get("accept", ""), "text/event-stream"):
+            pieces: queue.Queue = queue.Queue()
+
+            def run():
+                try:
+                    answer.body = self._run(msg, hdr, pieces.put)
+                finally:
+                    answer.done.set()
+                    pieces.put(None)
+
+            threading.Thread(target=run, name=f"crtx-stream-{msg['execution_id']}", daemon=True).start()
+            return 200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store")], _events(pieces, answer)
         if first:
             try:
                 answer.body = self._run(msg, hdr)
@@ -186,7 +211,7 @@ class Handler:
             return self.margin
         return min(max(timeout / 10, 0.2), 2.0)
 
-    def _run(self, msg: dict, hdr: Mapping[str, str]) -> bytes:
+    def _run(self, msg: dict, hdr: Mapping[str, str], on_piece: Callable[[str], None] | None = None) -> bytes:
         timeout = msg.get("timeout_seconds")
         if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
             timeout = 60
@@ -200,10 +225,33 @@ class Handler:
                       test=hdr.get(HEADER_TEST.lower()) == "true", deadline=time.monotonic() + limit)
         outcome: dict = {}
         done = threading.Event()
+        collected: list[str] = []
+
+        def piece(p):
+            if not isinstance(p, str):
+                raise TypeError(f"the agent yielded {type(p).__name__}, not text")
+            if p and not done.is_set():
+                collected.append(p)
+                if on_piece is not None:
+                    on_piece(p)
 
         def work():
             try:
-                if inspect.iscoroutinefunction(self.fn):
+                if inspect.isasyncgenfunction(self.fn):
+                    async def drain():
+                        async for p in self.fn(req):
+                            piece(p)
+                    asyncio.run(asyncio.wait_for(drain(), limit))
+                    out = "".join(collected)
+                elif inspect.isgeneratorfunction(self.fn):
+                    gen = self.fn(req)
+                    while True:
+                        try:
+                            piece(next(gen))
+                        except StopIteration as stop:
+                            out = ("".join(collected), stop.value or 0)
+                            break
+                elif inspect.iscoroutinefunction(self.fn):
                     out = asyncio.run(asyncio.wait_for(self.fn(req), limit))
                 else:
                     out = self.fn(req)
@@ -257,3 +305,22 @@ def _failed(execution_id: str, error: str) -> bytes:
     error = error.replace("\0", "").encode("utf-8", "replace").decode("utf-8")
     return json.dumps({"execution_id": execution_id, "status": "failed", "result": None, "result_hash": None,
                        "signature": None, "error": error}, ensure_ascii=False).encode("utf-8")
+
+
+def _accepts(accept: str, media_type: str) -> bool:
+    return any(part.split(";")[0].strip().lower() == media_type for part in accept.split(","))
+
+
+def _events(pieces: "queue.Queue[str | None]", answer: _Answer) -> Iterator[bytes]:
+    """A streamed answer's body: a delta event for each piece as it comes,
+    then the result event with the signed reply. A result that came whole
+    is sent as one delta first, so that the deltas joined are the result."""
+    n, sent = 0, False
+    while (p := pieces.get()) is not None:
+        n += 1
+        sent = True
+        yield f"id: {n}\nevent: delta\ndata: {json.dumps({'text': p}, ensure_ascii=False)}\n\n".encode()
+    reply = json.loads(answer.body)
+    if reply.get("status") == "completed" and not sent and reply.get("result"):
+        yield f"id: {n + 1}\nevent: delta\ndata: {json.dumps({'text': reply['result']}, ensure_ascii=False)}\n\n".encode()
+    yield b"event: result\ndata: " + answer.body + b"\n\n"

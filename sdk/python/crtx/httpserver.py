@@ -30,7 +30,19 @@ def request_handler(handler: Handler, path: str | None = "/execute") -> type[htt
                 return self._answer(413, [("Content-Type", "application/json")],
                                     b'{"error":"the request is too large"}')
             body = self.rfile.read(length)
-            self._answer(*handler.handle(body, {k: v for k, v in self.headers.items()}))
+            status, headers, out = handler.handle(body, {k: v for k, v in self.headers.items()}, True)
+            if isinstance(out, bytes):
+                return self._answer(status, headers, out)
+            # A stream: no length known, so the connection closes at its end;
+            # each event is flushed as it comes.
+            self.close_connection = True
+            self.send_response(status)
+            for k, v in headers + [("Connection", "close")]:
+                self.send_header(k, v)
+            self.end_headers()
+            for chunk in out:
+                self.wfile.write(chunk)
+                self.wfile.flush()
 
         def do_GET(self):
             self._answer(405, [("Allow", "POST"), ("Content-Type", "application/json")],

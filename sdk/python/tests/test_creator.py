@@ -198,3 +198,68 @@ class CreatorHandler(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def read_events(raw: bytes) -> list[dict]:
+    out = []
+    for block in raw.decode().split("\n\n"):
+        if block:
+            out.append(dict(line.split(": ", 1) for line in block.split("\n")))
+    return out
+
+
+class StreamTest(unittest.TestCase):
+    """A generator streams its pieces to a request that accepts a stream,
+    over ASGI and the standard library's server, and signs them joined."""
+
+    def test_generator_streams_over_asgi(self):
+        key = SigningKey(bytes([9] * 32))
+
+        def shout(req):
+            for word in req.task.split():
+                yield word.upper() + " "
+            return 4
+
+        app = crtx.asgi.app(Handler(key, shout, marketplace_key=MARKET.public_key))
+        body = json.dumps({"execution_id": "s1", "task": "bon jour", "timeout_seconds": 5}).encode()
+        headers = signed_headers(body, key.public_key) + [(b"accept", b"application/json, text/event-stream")]
+        status, hdrs, raw = call(app, body, headers)
+        self.assertEqual((status, hdrs["content-type"]), (200, "text/event-stream"))
+        events = read_events(raw)
+        self.assertEqual([json.loads(e["data"])["text"] for e in events if e.get("event") == "delta"], ["BON ", "JOUR "])
+        reply = json.loads(events[-1]["data"])
+        self.assertEqual((events[-1]["event"], reply["result"], reply["tokens_used"]), ("result", "BON JOUR ", 4))
+        self.assertEqual(reply["result_hash"], result_hash("BON JOUR "))
+        self.assertTrue(verify_signature(key.public_key, reply["result_hash"].encode(), reply["signature"]))
+        # The retry is answered whole, as JSON.
+        status, hdrs, again = call(app, body, headers)
+        self.assertEqual((hdrs["content-type"], json.loads(again)), ("application/json", reply))
+
+    def test_async_generator_and_whole_results_over_httpserver(self):
+        import http.client
+
+        import crtx.httpserver
+
+        key = SigningKey(bytes([10] * 32))
+
+        async def pieces(req):
+            yield "Bon"
+            yield "jour"
+
+        for fn, want in ((pieces, ["Bon", "jour"]), (lambda req: "whole", ["whole"])):
+            server = crtx.httpserver.serve(Handler(key, fn, marketplace_key=MARKET.public_key))
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            try:
+                body = json.dumps({"execution_id": "s-" + want[0], "task": "x", "timeout_seconds": 5}).encode()
+                headers = {k.decode(): v.decode() for k, v in signed_headers(body, key.public_key)}
+                headers["Accept"] = "text/event-stream"
+                conn = http.client.HTTPConnection(*server.server_address)
+                conn.request("POST", "/execute", body, headers)
+                resp = conn.getresponse()
+                events = read_events(resp.read())
+                self.assertEqual(resp.getheader("Content-Type"), "text/event-stream")
+                self.assertEqual([json.loads(e["data"])["text"] for e in events if e.get("event") == "delta"], want)
+                self.assertEqual(json.loads(events[-1]["data"])["result"], "".join(want))
+            finally:
+                server.shutdown()
+                server.server_close()
