@@ -22,8 +22,8 @@ type ExecuteParams struct {
 	// Stream asks for the result as the creator writes it: Deltas, set by
 	// the transport, is given each piece, as this process runs the call
 	// (an asynchronous one's from the goroutine that runs it).
-	Stream bool              `json:"stream"`
-	Deltas func(text string) `json:"-"`
+	Stream bool                           `json:"stream"`
+	Deltas func(executionID, text string) `json:"-"`
 }
 
 // MaxTaskBytes bounds the task (CONTRACT §8).

@@ -60,7 +60,7 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 		// A streaming creator's pieces come from the goroutine that runs
 		// the call, while this one yields: they meet in pieces.
 		pieces := make(chan string, 64)
-		deltas := func(text string) {
+		deltas := func(_, text string) {
 			select {
 			case pieces <- text:
 			case <-ctx.Done():
@@ -90,7 +90,7 @@ func (t *tasks) wait(ctx context.Context, c call, e crtx.Execution) (crtx.Execut
 
 // send opens the execution a message asks for, or finds the one it opened
 // when first sent, and returns it with its result if it has one.
-func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, async bool, deltas func(string)) (crtx.Execution, string, error) {
+func (t *tasks) send(ctx context.Context, c call, req *a2a.SendMessageRequest, async bool, deltas func(executionID, text string)) (crtx.Execution, string, error) {
 	var push *crtx.PushConfig
 	if req.Config != nil {
 		if req.Config.PushConfig != nil {

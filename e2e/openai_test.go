@@ -89,9 +89,11 @@ func TestOpenAIClient(t *testing.T) {
 			ExecutionID string `json:"execution_id"`
 		}
 		Finish string
+		IDs    []string
 	}
 	json.Unmarshal(got["stream"], &s)
-	if strings.Join(s.Pieces, "|") != "Bon|jour, |system: Be brief.\n\nuser: monde" || s.Usage.TotalTokens != 7 || s.Finish != "stop" || s.Crtx.ExecutionID == "" {
+	if strings.Join(s.Pieces, "|") != "Bon|jour, |system: Be brief.\n\nuser: monde" || s.Usage.TotalTokens != 7 || s.Finish != "stop" || s.Crtx.ExecutionID == "" ||
+		len(s.IDs) != 1 || s.IDs[0] != "chatcmpl-"+s.Crtx.ExecutionID {
 		t.Errorf("stream: %s", got["stream"])
 	}
 	var refused struct {

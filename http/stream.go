@@ -68,8 +68,13 @@ func (a *streamAnswer) write(name string, data []byte) {
 	}
 }
 
-// delta is ExecuteParams.Deltas.
-func (a *streamAnswer) delta(text string) {
+// delta is ExecuteParams.Deltas. The stream's headers, sent with the
+// first piece, name the execution: a caller whose stream is cut reads it
+// by that id.
+func (a *streamAnswer) delta(executionID, text string) {
+	if !a.started {
+		a.w.Header().Set("X-Crtx-Execution-Id", executionID)
+	}
 	b, _ := json.Marshal(crtx.Delta{Text: text})
 	a.write(crtx.EventDelta, b)
 }
@@ -82,7 +87,7 @@ func (a *streamAnswer) end(e crtx.Execution, result string, l crtx.Links) bool {
 		return false
 	}
 	if !a.started && result != "" {
-		a.delta(result)
+		a.delta(e.ID, result)
 	}
 	b, _ := json.Marshal(api.NewExecutionRecord(e, result, l))
 	a.write(string(e.Status), b)

@@ -22,7 +22,7 @@ import (
 // returns the execution as it ended (or as it is, if another
 // process finished it first, this one runs it already, or the market
 // stopped before a slot was free).
-func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas func(string)) crtx.Execution {
+func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas func(executionID, text string)) crtx.Execution {
 	if release != nil {
 		defer release()
 	}
@@ -80,7 +80,11 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas
 		}
 		e = started
 	}
-	o := m.dispatch(dctx, e, deltas)
+	var pieces func(string)
+	if deltas != nil {
+		pieces = func(text string) { deltas(e.ID, text) }
+	}
+	o := m.dispatch(dctx, e, pieces)
 	if l.lost.Load() {
 		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
 		return e

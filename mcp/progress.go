@@ -55,7 +55,7 @@ func (p *progress) state(e crtx.Execution) {
 }
 
 // piece tells a piece of the result; it is ExecuteParams.Deltas.
-func (p *progress) piece(text string) {
+func (p *progress) piece(_, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pieces++

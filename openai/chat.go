@@ -47,8 +47,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 		}
 		return s.answer(w, r, e)
 	}
-	st := &stream{w: w, model: in.Model, usage: in.StreamOptions != nil && in.StreamOptions.IncludeUsage,
-		id: "chatcmpl-" + crtx.NewUUID(), created: s.market.Now().Unix()}
+	st := &stream{w: w, model: in.Model, usage: in.StreamOptions != nil && in.StreamOptions.IncludeUsage, created: s.market.Now().Unix()}
 	params.Stream, params.Deltas = true, st.piece
 	e, err := s.market.Executions.Execute(r.Context(), p, in.Model, params, "", "")
 	if err != nil && !st.started {
@@ -105,8 +104,8 @@ func textOf(raw json.RawMessage) (string, error) {
 
 var errNotText = crtx.Errorf(crtx.CodeInvalidRequest, "a string, or an array of text parts")
 
-// completionID is a completion's id: the execution's, in OpenAI's form.
-func completionID(e crtx.Execution) string { return "chatcmpl-" + e.ID }
+// completionID is a completion's id: its execution's, in OpenAI's form.
+func completionID(executionID string) string { return "chatcmpl-" + executionID }
 
 // executionOf is what crtx adds to an answer about e.
 func (s *Server) executionOf(e crtx.Execution, result string) execution {
@@ -133,7 +132,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, e crtx.Execution
 	if err != nil {
 		return err
 	}
-	gate.WriteJSON(w, http.StatusOK, completion{ID: completionID(e), Object: "chat.completion", Created: e.InitiatedAt.Unix(), Model: e.AgentID,
+	gate.WriteJSON(w, http.StatusOK, completion{ID: completionID(e.ID), Object: "chat.completion", Created: e.InitiatedAt.Unix(), Model: e.AgentID,
 		Choices: []choice{{Message: choiceMessage{Role: "assistant", Content: result}, FinishReason: "stop"}},
 		Usage:   usageOf(e), Crtx: s.executionOf(e, result)})
 	return nil
@@ -163,9 +162,8 @@ type stream struct {
 	usage   bool
 	started bool
 	sent    int
-	// id and created name the stream's chunks: the execution is opened
-	// after the stream's first words are due, and its id comes in the
-	// last chunk's crtx field.
+	// id and created name the stream's chunks: the completion's id is
+	// the execution's, known with the first piece.
 	id      string
 	created int64
 }
@@ -193,9 +191,12 @@ func (st *stream) chunk(d delta, finish *string) chunk {
 }
 
 // piece is ExecuteParams.Deltas: the first piece is preceded by the
-// assistant's role, as OpenAI's first chunk carries it.
-func (st *stream) piece(text string) {
+// assistant's role, as OpenAI's first chunk carries it, and the headers
+// name the execution.
+func (st *stream) piece(executionID, text string) {
 	if !st.started {
+		st.id = completionID(executionID)
+		st.w.Header().Set("X-Crtx-Execution-Id", executionID)
 		empty := ""
 		st.write(st.chunk(delta{Role: "assistant", Content: &empty}, nil))
 	}
@@ -225,7 +226,7 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, st *stream, e crtx.
 		return err
 	}
 	if st.sent == 0 {
-		st.piece(result)
+		st.piece(e.ID, result)
 	}
 	stop := "stop"
 	x := s.executionOf(e, result)

@@ -72,7 +72,8 @@ func TestChatCompletions(t *testing.T) {
 			text.WriteString(*ch.Choices[0].Delta.Content)
 		}
 	}
-	if resp.Header.Get("Content-Type") != "text/event-stream" || text.String() != markettest.Result("Bob") || lines[len(lines)-1] != "[DONE]" ||
+	if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Crtx-Execution-Id") == "" ||
+		text.String() != markettest.Result("Bob") || lines[len(lines)-1] != "[DONE]" ||
 		!strings.Contains(lines[len(lines)-2], `"usage"`) {
 		t.Fatalf("stream: %q, %q", text.String(), lines)
 	}

@@ -23,14 +23,16 @@ const stream = await client.chat.completions.create({
 });
 const pieces = [];
 let usage, crtx, finish;
+const ids = new Set();
 for await (const chunk of stream) {
+  ids.add(chunk.id);
   const c = chunk.choices[0];
   if (c?.delta?.content) pieces.push(c.delta.content);
   if (c?.finish_reason) finish = c.finish_reason;
   if (chunk.usage) usage = chunk.usage;
   if (chunk.crtx) crtx = chunk.crtx;
 }
-say('stream', { pieces, usage, crtx, finish });
+say('stream', { pieces, usage, crtx, finish, ids: [...ids] });
 
 try {
   await client.chat.completions.create({ model: 'agt_nobody', messages: [{ role: 'user', content: 'x' }] });
