@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
@@ -25,8 +25,7 @@ const maxStream = 64 << 20
 // the record is returned once the call ends. A call that failed is
 // returned with its record and an *Error, as Execute's, after whatever
 // pieces it sent; one refused before it began, with the *Error alone. A
-// stream cut before its end says so: the record can then be read by id
-// (Execution), once the call ends.
+// stream cut before its end is a *StreamCut, which ResumeStream picks up.
 func (c *Client) ExecuteStream(ctx context.Context, agentID string, p crtx.ExecuteParams, o ExecuteOptions, delta func(text string)) (api.ExecutionRecord, error) {
 	var out api.ExecutionRecord
 	p.Stream, p.Async = true, false
@@ -43,6 +42,31 @@ func (c *Client) ExecuteStream(ctx context.Context, agentID string, p crtx.Execu
 	if o.IdempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", o.IdempotencyKey)
 	}
+	return c.stream(req, 0, delta)
+}
+
+// ResumeStream resumes a streamed call whose stream was cut, from the
+// pieces after the after-th (the id of the last delta event read; 0 for
+// all): the rest of its pieces as the replica that runs it holds them,
+// then its record once it ends (docs/streaming.md, GET
+// /v1/executions/{id}/stream).
+func (c *Client) ResumeStream(ctx context.Context, id string, after int, delta func(text string)) (api.ExecutionRecord, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/v1/executions/"+url.PathEscape(id)+"/stream", nil)
+	if err != nil {
+		return api.ExecutionRecord{}, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.Itoa(after))
+	}
+	return c.stream(req, after, delta)
+}
+
+// stream sends req and reads its answer: a stream's pieces given to delta
+// and its last event's record, or an answer that is not a stream. after
+// is the id of the last delta read before this request.
+func (c *Client) stream(req *http.Request, after int, delta func(text string)) (api.ExecutionRecord, error) {
+	var out api.ExecutionRecord
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -62,15 +86,15 @@ func (c *Client) ExecuteStream(ctx context.Context, agentID string, p crtx.Execu
 		return out, json.Unmarshal(data, &out)
 	}
 	r := sse.NewReader(resp.Body, maxStream)
+	cut := &StreamCut{ExecutionID: resp.Header.Get("X-Crtx-Execution-Id"), LastEventID: after}
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				err = fmt.Errorf("crtx: the stream ended before the call did: %w", io.ErrUnexpectedEOF)
-			}
-			return out, err
+			cut.Err = err
+			return out, cut
 		}
 		if ev.Name == crtx.EventDelta {
+			cut.LastEventID, _ = strconv.Atoi(ev.ID)
 			var d crtx.Delta
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				return out, fmt.Errorf("crtx: a delta event: %w", err)
@@ -89,3 +113,19 @@ func (c *Client) ExecuteStream(ctx context.Context, agentID string, p crtx.Execu
 		return out, nil
 	}
 }
+
+// StreamCut is a stream that ended before its call did (the connection
+// was lost): the call goes on, and ResumeStream(ExecutionID, LastEventID)
+// reads the rest.
+type StreamCut struct {
+	ExecutionID string
+	// LastEventID is the id of the last delta read: the pieces read.
+	LastEventID int
+	Err         error
+}
+
+func (e *StreamCut) Error() string {
+	return fmt.Sprintf("crtx: the stream of execution %s ended after %d pieces, before its call did: %v", e.ExecutionID, e.LastEventID, e.Err)
+}
+
+func (e *StreamCut) Unwrap() error { return e.Err }

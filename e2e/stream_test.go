@@ -242,3 +242,62 @@ func TestA2AStreamAppendsThePieces(t *testing.T) {
 		t.Fatalf("the last chunk's record: %+v", last.Artifact.Parts[0])
 	}
 }
+
+// A stream cut short is resumed from the last piece read, by the id its
+// headers gave: the pieces after it, then the record; the call itself
+// went on when the caller left.
+func TestStreamResumesAfterACut(t *testing.T) {
+	m := newMarket(t, "10")
+	more, last := newGate(t), newGate(t)
+	agent := m.list(newStreamService(t, func(ctx context.Context, r creator.Request, yield func(string)) (int, error) {
+		yield("Bon")
+		for _, g := range []*gate{more, last} {
+			if r.Test {
+				break
+			}
+			select {
+			case <-g.c:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+			if g == more {
+				yield("jour, ")
+			}
+		}
+		yield(r.Task)
+		return 0, nil
+	}), "0.25")
+	t.Cleanup(func() { more.open(); last.open() })
+
+	cut, stop := context.WithCancel(bounded(t))
+	req, _ := http.NewRequestWithContext(cut, "POST", m.d.URL+"/v1/agents/"+agent+"/execute", strings.NewReader(`{"task":"monde","stream":true}`))
+	req.Header.Set("Authorization", "Bearer "+m.key.Token())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.Header.Get("X-Crtx-Execution-Id")
+	first, err := sse.NewReader(resp.Body, 1<<20).Next()
+	if err != nil || first.ID != "1" || string(first.Data) != `{"text":"Bon"}` || id == "" {
+		t.Fatalf("first event %+v, %v; execution %q", first, err, id)
+	}
+	stop() // the caller's connection is lost
+	resp.Body.Close()
+	more.open()
+
+	var got []string
+	rec, err := m.key.ResumeStream(bounded(t), id, 1, func(text string) {
+		got = append(got, text)
+		last.open()
+	})
+	if err != nil || strings.Join(got, "|") != "jour, |monde" || rec.Status != crtx.ExecCompleted || *rec.Result != "Bonjour, monde" {
+		t.Fatalf("resumed: %q, %+v, %v", got, rec, err)
+	}
+	// Once the call has ended, its pieces are gone: a resume reads the
+	// record, and a caller that read nothing gets the whole as one piece.
+	got = nil
+	if rec, err := m.key.ResumeStream(bounded(t), id, 0, func(text string) { got = append(got, text) }); err != nil || strings.Join(got, "|") != "Bonjour, monde" || rec.ExecutionID != id {
+		t.Fatalf("resumed after the end: %q, %+v, %v", got, rec, err)
+	}
+}

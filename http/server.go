@@ -95,6 +95,7 @@ func New(market *market.Market, opts Options) *Server {
 		{"GET", "/v1/x402/sign-in-with-x", s.signInWithX},
 		{"POST", "/v1/executions/{execution_id}/cancel", s.cancel},
 		{"GET", "/v1/executions/{execution_id}/events", s.events},
+		{"GET", "/v1/executions/{execution_id}/stream", s.resumeStream},
 		{"GET", "/v1/executions/{execution_id}/receipt", s.receipt},
 		{"GET", "/v1/executions/{execution_id}/ruling", s.ruling},
 		{"POST", "/v1/executions/{execution_id}/disputes", s.openDispute},

@@ -119,3 +119,65 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, a *streamA
 	}
 	return nil
 }
+
+// resumeStream resumes a streamed call whose stream was cut: the pieces
+// after Last-Event-ID (the last delta's id the caller read), as the
+// replica that runs the call holds them, then the call's last event, once
+// it ends. Elsewhere, or once the call has ended, the pieces are gone: the
+// last event then holds the whole result (and a caller that read none gets
+// it as one delta first).
+func (s *Server) resumeStream(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.gate.APIKey(r)
+	if err != nil {
+		return err
+	}
+	release, err := s.gate.AdmitStream(p.Key.ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	e, _, err := s.market.Executions.GetExecution(r.Context(), p, r.PathValue("execution_id"))
+	if err != nil {
+		return err
+	}
+	after := 0
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		if after, err = strconv.Atoi(id); err != nil || after < 0 {
+			return crtx.Errorf(crtx.CodeInvalidRequest, "Last-Event-ID: %q is not the id of a delta event this stream sent", id)
+		}
+	}
+	w.Header().Set("X-Crtx-Execution-Id", e.ID)
+	a := &streamAnswer{w: w, n: after}
+	for {
+		texts, next, held := s.market.Executions.Pieces(e.ID, a.n)
+		for _, t := range texts {
+			a.delta(e.ID, t)
+		}
+		if !held {
+			break
+		}
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return nil
+		}
+	}
+	e, result, err := s.market.Executions.Follow(r.Context(), e, nil)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if after > 0 || a.started {
+		// The caller holds pieces already: the record ends its stream.
+		b, _ := json.Marshal(api.NewExecutionRecord(e, result, s.market.Links()))
+		a.write(string(e.Status), b)
+		return nil
+	}
+	if !a.end(e, result, s.market.Links()) {
+		// Failed before any piece: as a stream that never began.
+		return &crtx.Error{Code: e.ErrorCode, Message: e.ErrorMessage, ExecutionID: e.ID}
+	}
+	return nil
+}

@@ -133,6 +133,7 @@ type core struct {
 	beats      *beats                // the other replicas' heartbeats, as seen here
 	watches    *watches              // the executions streams follow here
 	surplus    surpluses             // the last reserve check's
+	streamed   *pieces               // the pieces of the streamed results of the calls run here
 	schemes    schemes               // the ways of paying
 	paying     payment.Figures       // what they count for /metrics
 	// nudge wakes the withdrawal worker when a withdrawal is requested.
@@ -208,7 +209,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 		runs: newTTLCache[[]crtx.DayRuns](time.Minute, 4096), examples: newTTLCache[*Example](time.Minute, 4096),
 		figures: newTTLCache[map[string]crtx.AgentListItem](totalTTL, 1024), keys: newTTLCache[crtx.APIKey](keyCacheTTL, 4096),
 		clientDocs: newTTLCache[crtx.OAuthClient](clientDocTTL, 1024),
-		signals:    &signals{by: map[string]func(string){}},
+		signals:    &signals{by: map[string]func(string){}}, streamed: &pieces{by: map[string]*pieceLog{}},
 		agentCache: newTTLCache[crtx.Agent](time.Second, 4096), hooks: &destinations{hosts: map[string]destination{}}, beats: &beats{}}
 	m := &Market{core: c, Catalog: &Catalog{c}, Executions: &Executions{c}, Funds: &Funds{c}, Listings: &Listings{c},
 		Disputes: &Disputes{c}, Accounts: &Accounts{c}, Connectors: &Connectors{c}, Ledger: &Ledger{c}, X402: &X402{c}}

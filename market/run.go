@@ -80,11 +80,15 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas
 		}
 		e = started
 	}
-	var pieces func(string)
-	if deltas != nil {
-		pieces = func(text string) { deltas(e.ID, text) }
-	}
-	o := m.dispatch(dctx, e, pieces)
+	// The pieces are kept while the call runs, for a stream cut short to
+	// resume from (Pieces), and given to deltas as they come.
+	defer m.streamed.end(e.ID)
+	o := m.dispatch(dctx, e, func(text string) {
+		m.streamed.add(e.ID, text)
+		if deltas != nil {
+			deltas(e.ID, text)
+		}
+	})
 	if l.lost.Load() {
 		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
 		return e
