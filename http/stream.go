@@ -148,19 +148,9 @@ func (s *Server) resumeStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("X-Crtx-Execution-Id", e.ID)
 	a := &streamAnswer{w: w, n: after}
-	for {
-		texts, next, held := s.market.Executions.Pieces(e.ID, a.n)
-		for _, t := range texts {
-			a.delta(e.ID, t)
-		}
-		if !held {
-			break
-		}
-		select {
-		case <-next:
-		case <-r.Context().Done():
-			return nil
-		}
+	s.market.Executions.Pieces(r.Context(), e.ID, after, func(text string) { a.delta(e.ID, text) })
+	if r.Context().Err() != nil {
+		return nil
 	}
 	e, result, err := s.market.Executions.Follow(r.Context(), e, nil)
 	if err != nil {

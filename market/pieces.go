@@ -1,6 +1,7 @@
 package market
 
 import (
+	"context"
 	"sync"
 )
 
@@ -43,16 +44,36 @@ func (p *pieces) end(id string) {
 	}
 }
 
-// Pieces returns the pieces of execution id's streamed result after the
-// first n, and a channel closed at its next piece or when its call ends;
-// held is false when this process holds none of its pieces (its call has
-// ended, runs on another replica, or its creator has not streamed yet or
-// does not stream), and the caller waits for its record instead. The
-// caller has read id under the principal it serves.
-func (m *Executions) Pieces(id string, n int) (texts []string, next <-chan struct{}, held bool) {
-	m.streamed.mu.Lock()
-	defer m.streamed.mu.Unlock()
-	l := m.streamed.by[id]
+// Pieces gives fn the pieces of execution id's streamed result after the
+// first n, each as it comes, for as long as this process runs its call
+// and holds them, or until ctx ends. It returns at once when it holds none
+// (the call has ended, runs on another replica, or its creator does not
+// stream): the caller then reads its record. The caller has read id under
+// the principal it serves.
+func (m *Executions) Pieces(ctx context.Context, id string, n int, fn func(text string)) {
+	for {
+		texts, next, held := m.streamed.since(id, n)
+		for _, t := range texts {
+			fn(t)
+		}
+		n += len(texts)
+		if !held {
+			return
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// since returns id's pieces after the first n, and a channel closed at its
+// next piece or its end; held is false when there are none here.
+func (p *pieces) since(id string, n int) (texts []string, next <-chan struct{}, held bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l := p.by[id]
 	if l == nil {
 		return nil, nil, false
 	}

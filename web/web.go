@@ -229,6 +229,7 @@ func (h *Handler) Routes() []Route {
 		{"GET", "/dashboard/executions.csv", h.signedPage(h.historyCSV)},
 		{"GET", "/dashboard/executions/{id}", h.signedPage(h.execution)},
 		{"GET", "/dashboard/executions/{id}/run", h.signedPage(h.runPanel)},
+		{"GET", "/dashboard/executions/{id}/pieces", h.signedPage(h.runPieces)},
 		{"GET", "/dashboard/executions/{id}/receipt.json", h.signedPage(h.receiptFile)},
 		{"POST", "/dashboard/executions/{id}/dispute", h.action(h.session, h.reportProblem)},
 		{"POST", "/dashboard/executions/{id}/cancel", h.action(h.session, h.cancelRun)},
