@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/gate"
 )
 
 // pollInterval is how often a message waits to be sent again while its
@@ -58,15 +59,10 @@ func (t *tasks) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 		}
 		defer release()
 		// A streaming creator's pieces come from the goroutine that runs
-		// the call, while this one yields: they meet in pieces.
-		pieces := make(chan string, 64)
-		deltas := func(_, text string) {
-			select {
-			case pieces <- text:
-			case <-ctx.Done():
-			}
-		}
-		e, result, err := t.send(ctx, c, req, true, deltas)
+		// the call, which never waits on this client, while this one
+		// yields: they meet in a relay.
+		pieces := gate.NewRelay()
+		e, result, err := t.send(ctx, c, req, true, pieces.Add)
 		if err != nil {
 			yield(nil, t.protocolError(ctx, c, err))
 			return

@@ -7,6 +7,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/gate"
 )
 
 // follow streams e's changes of state until it is final. A completed
@@ -16,7 +17,7 @@ import (
 // result artifact (the first new, the others appended), and the completed
 // task's last chunk then carries the settlement alone (lastChunk), as the
 // text came already.
-func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool, pieces <-chan string) {
+func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID string, yield func(a2a.Event, error) bool, pieces *gate.Relay) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type change struct {
@@ -36,29 +37,38 @@ func (t *tasks) follow(ctx context.Context, c call, e crtx.Execution, contextID 
 		done <- err
 	}()
 	sent := 0
-	piece := func(text string) bool {
-		sent++
-		return yield(t.pieceEvent(e, text, sent > 1, contextID), nil)
+	// given yields the pieces the relay holds; false when the client has
+	// gone.
+	given := func() bool {
+		if pieces == nil {
+			return true
+		}
+		q, _ := pieces.Take()
+		for _, p := range q {
+			sent++
+			if !yield(t.pieceEvent(e, p.Text, sent > 1, contextID), nil) {
+				return false
+			}
+		}
+		return true
+	}
+	var wake <-chan struct{}
+	if pieces != nil {
+		wake = pieces.Wake()
 	}
 	for {
 		select {
-		case text := <-pieces:
-			if !piece(text) {
+		case <-wake:
+			if !given() {
 				return
 			}
 		case ch := <-changes:
+			// The run sent every piece before it closed the call: they
+			// go before its final state.
+			if ch.e.Status.Final() && !given() {
+				return
+			}
 			if state(ch.e) == a2a.TaskStateCompleted {
-				// The run sent every piece before it closed the call.
-				for drained := false; !drained; {
-					select {
-					case text := <-pieces:
-						if !piece(text) {
-							return
-						}
-					default:
-						drained = true
-					}
-				}
 				last := t.artifactEvent(ch.e, ch.result, contextID)
 				if sent > 0 {
 					last.Append, last.Artifact.Parts = true, last.Artifact.Parts[1:]

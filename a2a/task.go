@@ -111,7 +111,6 @@ func (s *server) statusEvent(e crtx.Execution, contextID string) *a2a.TaskStatus
 	return &a2a.TaskStatusUpdateEvent{TaskID: a2a.TaskID(e.ID), ContextID: contextOf(e, contextID), Status: s.status(e, contextID)}
 }
 
-// artifactEvent is the stream event of a completed execution's result.
 // pieceEvent is a piece of a streamed result: a chunk of the result
 // artifact, appended to the ones before it.
 func (s *server) pieceEvent(e crtx.Execution, text string, appended bool, contextID string) *a2a.TaskArtifactUpdateEvent {
@@ -119,6 +118,7 @@ func (s *server) pieceEvent(e crtx.Execution, text string, appended bool, contex
 		Artifact: &a2a.Artifact{ID: resultArtifact, Name: "result", Parts: a2a.ContentParts{{Content: a2a.Text(text), MediaType: "text/plain"}}}}
 }
 
+// artifactEvent is the stream event of a completed execution's result.
 func (s *server) artifactEvent(e crtx.Execution, result, contextID string) *a2a.TaskArtifactUpdateEvent {
 	return &a2a.TaskArtifactUpdateEvent{TaskID: a2a.TaskID(e.ID), ContextID: contextOf(e, contextID),
 		Artifact: s.artifact(e, result), LastChunk: true}

@@ -297,14 +297,16 @@ wait:
 		case <-p.more:
 			give()
 		case o = <-done:
-			give()
 			break wait
 		case <-ctx.Done():
 			o.err = fmt.Errorf("the agent did not finish within %s", timeout-h.margin(timeout))
 			break wait
 		}
 	}
+	// The pieces end here: the result is those yielded before, each of
+	// them sent, so that what is signed is what the marketplace got.
 	result := p.end()
+	give()
 	reply := crtx.CreatorReply{ExecutionID: in.ExecutionID}
 	if o.err != nil {
 		msg := o.err.Error()

@@ -63,7 +63,7 @@ func accepts(r *http.Request, t string) bool {
 
 // stream answers the first request for an execution as Server-Sent
 // Events: a delta event for each piece as it comes, then the result event
-// with the signed reply, which a., kept, answers a retry with.
+// with the signed reply, which a keeps to answer a retry with.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, in crtx.CreatorRequest, a *answer) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

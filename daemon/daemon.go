@@ -143,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	rest.Protocol("/a2a/", agents)
 	rest.Protocol("GET /.well-known/jwks.json", agents)
 	models := openai.New(m, openai.Options{Gate: g, Logger: log})
-	for _, route := range openai.Routes {
+	for _, route := range openai.Routes() {
 		rest.Protocol(route, models)
 	}
 	var mln net.Listener

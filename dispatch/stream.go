@@ -19,10 +19,15 @@ func streamed(contentType string) bool {
 	return err == nil && t == "text/event-stream"
 }
 
-// streamOverhead is what a stream may hold beyond its result twice (the
-// deltas and the result event's copy): event names, ids, JSON escapes of
-// the common kind, and the reply's other fields.
-const streamOverhead = 64 << 10
+// A stream is bounded by its text, not its framing (which a model's
+// token-sized pieces make many times the text): its pieces joined are at
+// most a result (crtx.MaxResultBytes), its events at most maxEvents, and
+// all of it at most maxStream bytes, a bound against a stream of nothing
+// but framing.
+const (
+	maxEvents = 1 << 20
+	maxStream = 128 << 20
+)
 
 // stream reads a creator's streamed reply: each delta given to deltas as
 // it comes, then the result event, whose result must be the deltas
@@ -33,16 +38,19 @@ func (c *Caller) stream(ctx context.Context, body io.Reader, deltas func(string)
 		msg := fmt.Sprintf(format, args...)
 		return &crtx.CallError{Code: crtx.CodeInvalidAgentResponse, Message: msg, Err: errors.New(msg)}
 	}
-	r := sse.NewReader(body, 2*c.opts.MaxReplyBytes+streamOverhead)
+	r := sse.NewReader(body, maxStream)
 	var joined strings.Builder
-	for {
+	for events := 0; ; events++ {
+		if events > maxEvents {
+			return reply, invalid("the stream has more than %d events", maxEvents)
+		}
 		ev, err := r.Next()
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return reply, &crtx.CallError{Code: crtx.CodeExecutionTimeout, Message: "the stream did not finish before the deadline",
 				Err: fmt.Errorf("the stream did not finish before the deadline: %w", err)}
 		case errors.Is(err, sse.ErrTooLarge):
-			return reply, invalid("the stream is larger than %d bytes", 2*c.opts.MaxReplyBytes+streamOverhead)
+			return reply, invalid("the stream is larger than %d bytes", maxStream)
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			return reply, invalid("the stream ended without its result event")
 		case err != nil:
@@ -54,8 +62,8 @@ func (c *Caller) stream(ctx context.Context, body io.Reader, deltas func(string)
 			if err := json.Unmarshal(ev.Data, &d); err != nil {
 				return reply, invalid("a delta event's data is not {\"text\": …}")
 			}
-			if int64(joined.Len()+len(d.Text)) > c.opts.MaxReplyBytes {
-				return reply, invalid("the streamed result is larger than %d bytes", c.opts.MaxReplyBytes)
+			if joined.Len()+len(d.Text) > crtx.MaxResultBytes {
+				return reply, invalid("the streamed result is larger than %d bytes", crtx.MaxResultBytes)
 			}
 			joined.WriteString(d.Text)
 			if deltas != nil && d.Text != "" {

@@ -75,14 +75,30 @@ func TestStreamedReply(t *testing.T) {
 	}
 }
 
-// A stream past what a reply may hold is refused, not read to its end.
-func TestStreamIsBounded(t *testing.T) {
+// A stream is bounded by its text, not its framing: a result of
+// token-sized pieces, whose events weigh ten times its text, is read
+// whole; pieces past a result's size are refused.
+func TestStreamIsBoundedByItsText(t *testing.T) {
 	c := newCaller(true, nil)
-	c.opts.MaxReplyBytes = 10
-	srv := streamer(t, []string{"0123456789", "x"}, nil)
-	_, err := c.Call(context.Background(), srv.URL, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"}, nil)
+	small := make([]string, 200_000)
+	for i := range small {
+		small[i] = "abcd"
+	}
+	whole := strings.Join(small, "")
+	n := 0
+	reply, err := c.Call(context.Background(), streamer(t, small, &whole).URL, crtx.RequestScope{Environment: crtx.Devnet},
+		crtx.CreatorRequest{ExecutionID: "x"}, func(string) { n++ })
+	if err != nil || n != len(small) || reply.Result == nil || *reply.Result != whole {
+		t.Fatalf("%d token-sized pieces: %d given, %v", len(small), n, err)
+	}
+	big := strings.Repeat("x", 64<<10)
+	over := make([]string, crtx.MaxResultBytes/len(big)+1)
+	for i := range over {
+		over[i] = big
+	}
+	_, err = c.Call(context.Background(), streamer(t, over, nil).URL, crtx.RequestScope{Environment: crtx.Devnet}, crtx.CreatorRequest{ExecutionID: "x"}, nil)
 	var ce *crtx.CallError
-	if !errors.As(err, &ce) || ce.Code != crtx.CodeInvalidAgentResponse || !strings.Contains(ce.Message, "larger than 10 bytes") {
-		t.Fatalf("over the bound: %v", err)
+	if !errors.As(err, &ce) || ce.Code != crtx.CodeInvalidAgentResponse || !strings.Contains(ce.Message, "streamed result is larger than") {
+		t.Fatalf("over a result's size: %v", err)
 	}
 }

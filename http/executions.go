@@ -62,8 +62,10 @@ func (s *Server) execute(w http.ResponseWriter, r *http.Request) error {
 		return s.answerExecution(w, r, e, err, idem)
 	}
 	a := &streamAnswer{w: w}
-	in.Stream, in.Deltas = true, a.delta
+	deltas, finish := a.relay(r.Context())
+	in.Stream, in.Deltas = true, deltas
 	e, err := s.market.Executions.Execute(r.Context(), p, r.PathValue("agent_id"), in, idem, hash)
+	finish()
 	return s.answerStream(w, r, a, e, err, idem)
 }
 
@@ -144,7 +146,8 @@ func (s *Server) keepAnswer(r *http.Request, e crtx.Execution, idem string, stat
 		return
 	}
 	b, _ := jsonBytes(body)
-	if err := s.market.Executions.CompleteIdempotency(r.Context(), e.Wallet, e.Environment, idem, status, b); err != nil {
+	// Kept even when the caller has gone: its retry reads it.
+	if err := s.market.Executions.CompleteIdempotency(context.WithoutCancel(r.Context()), e.Wallet, e.Environment, idem, status, b); err != nil {
 		s.log.Error("complete idempotency", "request_id", gate.RequestID(r), "err", err)
 	}
 }

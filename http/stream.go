@@ -1,8 +1,8 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"mime"
 	"net/http"
 	"strconv"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/sse"
 )
 
@@ -68,9 +69,17 @@ func (a *streamAnswer) write(name string, data []byte) {
 	}
 }
 
-// delta is ExecuteParams.Deltas. The stream's headers, sent with the
-// first piece, name the execution: a caller whose stream is cut reads it
-// by that id.
+// relay is what the call's pieces go through (ExecuteParams.Deltas): the
+// goroutine that runs the call never waits on this caller. finish, once
+// the call has returned, waits for the last piece to be written.
+func (a *streamAnswer) relay(ctx context.Context) (deltas func(executionID, text string), finish func()) {
+	r := gate.NewRelay()
+	return r.Add, r.Start(ctx, func(p gate.Piece) { a.delta(p.ExecutionID, p.Text) })
+}
+
+// delta writes one piece. The stream's headers, sent with the first
+// piece, name the execution: a caller whose stream is cut reads it by
+// that id.
 func (a *streamAnswer) delta(executionID, text string) {
 	if !a.started {
 		a.w.Header().Set("X-Crtx-Execution-Id", executionID)
@@ -97,12 +106,17 @@ func (a *streamAnswer) end(e crtx.Execution, result string, l crtx.Links) bool {
 // answerStream answers a streamed execute request: the stream's last event,
 // or, when none began, as answerExecution does.
 func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, a *streamAnswer, e crtx.Execution, err error, idem string) error {
-	var replay *crtx.Replay
-	if errors.As(err, &replay) {
-		e = replay.Execution
-	}
-	if (err != nil && replay == nil) || !e.Status.Final() {
-		return s.answerExecution(w, r, e, err, idem)
+	if err != nil || !e.Status.Final() {
+		if !a.started {
+			// A replay, a refusal, a call that did not end here: as an
+			// unstreamed request is answered.
+			return s.answerExecution(w, r, e, err, idem)
+		}
+		// The stream has begun: it ends with an event, never a body.
+		_, body := s.gate.Refusal(w, r, unended(e, err))
+		b, _ := json.Marshal(body)
+		a.write("error", b)
+		return nil
 	}
 	result, rerr := s.result(r, e)
 	if rerr != nil {
@@ -111,13 +125,21 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, a *streamA
 	if !a.end(e, result, s.market.Links()) {
 		return s.answerExecution(w, r, e, err, idem)
 	}
-	if replay == nil {
-		// A retry with the key reads the call's answer as an unstreamed
-		// request would have had it.
-		status, body := s.execResponse(r.Context(), e, result)
-		s.keepAnswer(r, e, idem, status, body)
-	}
+	// A retry with the key reads the call's answer as an unstreamed request
+	// would have had it.
+	status, body := s.execResponse(r.Context(), e, result)
+	s.keepAnswer(r, e, idem, status, body)
 	return nil
+}
+
+// unended is why a streamed call's stream ends without its record: err,
+// or the call did not end on this replica (it is followed by its id).
+func unended(e crtx.Execution, err error) error {
+	if err != nil {
+		return err
+	}
+	return &crtx.Error{Code: crtx.CodeUnavailable, ExecutionID: e.ID, RetryAfter: 5,
+		Message: "the call has not ended here; resume its stream, or read execution " + e.ID + ", for its answer"}
 }
 
 // resumeStream resumes a streamed call whose stream was cut: the pieces

@@ -48,14 +48,17 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.gate.AllowPayer,
 		AllowReplay: s.gate.AllowReplayFrom(r), SignIn: r.Header.Get(siwx.Header)}
 	var a *streamAnswer
+	finish := func() {}
 	if wantsStream(r, in) {
 		// Paid before its first piece: the payment's answer goes out
 		// with the stream's headers.
 		a = &streamAnswer{w: w}
-		in.Stream, in.Deltas = true, a.delta
+		in.Stream = true
+		in.Deltas, finish = a.relay(r.Context())
 		paid.Settled = func(sr x402.SettleResponse) { w.Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(sr)) }
 	}
 	res, err := s.market.X402.ExecutePaid(r.Context(), agentID, in, paid, idem, hash)
+	finish()
 	var pe *crtx.PaymentError
 	if errors.As(err, &pe) {
 		required(pe.Reason)
@@ -63,7 +66,7 @@ func (s *Server) executePaid(w http.ResponseWriter, r *http.Request) error {
 			Network: payload.Accepted.Network, Payer: res.Settle.Payer}))
 		return err
 	}
-	if res.Execution.ID != "" {
+	if res.Execution.ID != "" && (a == nil || !a.started) {
 		w.Header().Set(x402.HeaderPaymentResponse, x402.EncodeHeader(res.Settle))
 	}
 	if a != nil {

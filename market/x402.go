@@ -196,7 +196,7 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	bound := m.settleAfterOn(ctx, c)
 	// A streamed call is paid before its first words: they are no free
 	// preview.
-	settleFirst := in.Async || in.Stream || time.Duration(timeout)*time.Second > bound
+	settleFirst := in.Async || in.Stream || in.Deltas != nil || time.Duration(timeout)*time.Second > bound
 	if settleFirst {
 		if err := m.mayPayFirst(ctx, a, bound); err != nil {
 			return res, err

@@ -55,10 +55,6 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 	}
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
 		Private: in.Private}
-	tell := s.progress(ctx, req)
-	if tell != nil {
-		params.Deltas = tell.piece
-	}
 	idem, hash := "", ""
 	if in.IdempotencyKey != "" {
 		if idem, hash, err = callKeys(in); err != nil {
@@ -66,7 +62,15 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		}
 	}
 	opened, asTask := ctx.Value(asTaskKey{}).(*crtx.Execution)
+	var tell *progress
 	if !asTask {
+		// A call that waits for its run tells its progress, pieces
+		// included, when asked.
+		tell = s.progress(ctx, req)
+		defer tell.stop()
+		if tell != nil {
+			params.Deltas = tell.deltas
+		}
 		// A call that waits for its run holds its request open: it takes
 		// one of the key's stream slots, as a REST stream does, so that no
 		// key holds requests open by the thousand (a stateless server

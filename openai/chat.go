@@ -48,8 +48,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 		return s.answer(w, r, e)
 	}
 	st := &stream{w: w, model: in.Model, usage: in.StreamOptions != nil && in.StreamOptions.IncludeUsage, created: s.market.Now().Unix()}
-	params.Stream, params.Deltas = true, st.piece
+	// The call's pieces reach this caller through a relay: the goroutine
+	// that runs the call never waits on it.
+	relay := gate.NewRelay()
+	finish := relay.Start(r.Context(), func(p gate.Piece) { st.piece(p.ExecutionID, p.Text) })
+	params.Stream, params.Deltas = true, relay.Add
 	e, err := s.market.Executions.Execute(r.Context(), p, in.Model, params, "", "")
+	finish()
 	if err != nil && !st.started {
 		return err
 	}
@@ -90,7 +95,7 @@ func textOf(raw json.RawMessage) (string, error) {
 	}
 	var parts []part
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errNotText
+		return "", crtx.Errorf(crtx.CodeInvalidRequest, "a string, or an array of text parts")
 	}
 	var texts []string
 	for _, p := range parts {
@@ -101,8 +106,6 @@ func textOf(raw json.RawMessage) (string, error) {
 	}
 	return strings.Join(texts, "\n"), nil
 }
-
-var errNotText = crtx.Errorf(crtx.CodeInvalidRequest, "a string, or an array of text parts")
 
 // completionID is a completion's id: its execution's, in OpenAI's form.
 func completionID(executionID string) string { return "chatcmpl-" + executionID }
@@ -168,7 +171,7 @@ type stream struct {
 	created int64
 }
 
-// chunk writes one chunk's JSON as a data event, and flushes it.
+// write writes one chunk's JSON as a data event, and flushes it.
 func (st *stream) write(v any) {
 	if !st.started {
 		st.started = true
@@ -222,8 +225,13 @@ func (s *Server) end(w http.ResponseWriter, r *http.Request, st *stream, e crtx.
 		return nil
 	}
 	result, err := s.result(r, e)
-	if err != nil && !st.started {
-		return err
+	if err != nil {
+		if !st.started {
+			return err
+		}
+		_, body := s.refusal(w, r, err)
+		st.write(body)
+		return nil
 	}
 	if st.sent == 0 {
 		st.piece(e.ID, result)

@@ -34,7 +34,9 @@ type Server struct {
 }
 
 // Routes are the patterns the endpoint answers, for the daemon to mount.
-var Routes = []string{"GET /v1/models", "GET /v1/models/{model}", "POST /v1/chat/completions"}
+func Routes() []string {
+	return []string{"GET /v1/models", "GET /v1/models/{model}", "POST /v1/chat/completions"}
+}
 
 // New returns the endpoint over m.
 func New(m *market.Market, opts Options) *Server {
@@ -42,9 +44,10 @@ func New(m *market.Market, opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{market: m, gate: opts.Gate, log: opts.Logger, mux: http.NewServeMux()}
-	s.mux.HandleFunc(Routes[0], s.handle(s.models))
-	s.mux.HandleFunc(Routes[1], s.handle(s.model))
-	s.mux.HandleFunc(Routes[2], s.handle(s.chat))
+	routes := Routes()
+	s.mux.HandleFunc(routes[0], s.handle(s.models))
+	s.mux.HandleFunc(routes[1], s.handle(s.model))
+	s.mux.HandleFunc(routes[2], s.handle(s.chat))
 	return s
 }
 

@@ -114,9 +114,17 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// ErrNotOneLine is returned by Write for an id or a name that holds a line
+// end: it would end its field and start another.
+var ErrNotOneLine = errors.New("sse: an event's id and name are one line each")
+
 // Write writes one event: its id when not empty, its name, and its data,
-// one data line for each of its lines.
+// one data line for each of its lines (which any line end ends, as a
+// reader splits them).
 func Write(w io.Writer, e Event) error {
+	if strings.ContainsAny(e.ID+e.Name, "\r\n") {
+		return ErrNotOneLine
+	}
 	var b strings.Builder
 	if e.ID != "" {
 		fmt.Fprintf(&b, "id: %s\n", e.ID)
@@ -124,7 +132,7 @@ func Write(w io.Writer, e Event) error {
 	if e.Name != "" {
 		fmt.Fprintf(&b, "event: %s\n", e.Name)
 	}
-	for _, l := range strings.Split(string(e.Data), "\n") {
+	for _, l := range strings.Split(strings.ReplaceAll(strings.ReplaceAll(string(e.Data), "\r\n", "\n"), "\r", "\n"), "\n") {
 		fmt.Fprintf(&b, "data: %s\n", l)
 	}
 	b.WriteByte('\n')

@@ -74,6 +74,16 @@ func TestWriteReadsBackAndBounds(t *testing.T) {
 	if _, err := all(t, "data: whole\n", 100); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("cut before the blank line: %v", err)
 	}
+	// Data lines end at any line end, as the reader splits them; an id or
+	// a name holding one is refused, not written as two fields.
+	b.Reset()
+	sse.Write(&b, sse.Event{Data: []byte("a\rb\r\nc")})
+	if got, err := all(t, b.String(), 100); err != nil || string(got[0].Data) != "a\nb\nc" {
+		t.Fatalf("CR and CRLF in data: %q, %v", got, err)
+	}
+	if err := sse.Write(&b, sse.Event{Name: "x\ndata: injected", Data: []byte("{}")}); !errors.Is(err, sse.ErrNotOneLine) {
+		t.Fatalf("a name with a line end: %v", err)
+	}
 }
 
 func FuzzReader(f *testing.F) {

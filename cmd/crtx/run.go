@@ -124,6 +124,9 @@ charged, as any call, only once the whole checks out.`,
 				return err
 			}
 			p.Private = private
+			if stream && x402 {
+				return errors.New("--stream and --x402: a streamed call paid with x402 is not offered by this command yet; stream it with an API key")
+			}
 			if x402 {
 				return c.executeX402(ctx, a[0], p, idem, rpc)
 			}

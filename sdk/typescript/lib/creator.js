@@ -101,8 +101,13 @@ export function createHandler(key, fn, options = {}) {
       for (;;) {
         const step = await it.next();
         if (step.done) return { result: pieces.join(''), tokensUsed: step.value?.tokensUsed };
+        if (ended) {
+          // Past the deadline: the model's output is no longer wanted.
+          await it.return?.();
+          return undefined;
+        }
         const piece = String(step.value ?? '');
-        if (piece === '' || ended) continue;
+        if (piece === '') continue;
         pieces.push(piece);
         onPiece?.(piece);
       }
