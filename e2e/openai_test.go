@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/internal/nodetest"
 )
 
@@ -20,12 +19,7 @@ import (
 func TestOpenAIClient(t *testing.T) {
 	dir := nodetest.Modules(t, "CRTX_OPENAI", "openai")
 	m := newMarket(t, "10")
-	svc := newStreamService(t, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
-		yield("Bon")
-		yield("jour, ")
-		yield(r.Task)
-		return 7, nil
-	})
+	svc := newStreamService(t, bonjour)
 	agent := m.list(svc, "0.25")
 	broken := m.listAt(unjoined(t))
 	before := m.balance(m.callerW, crtx.Devnet)

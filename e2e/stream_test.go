@@ -31,10 +31,12 @@ func TestStreamedCall(t *testing.T) {
 	read := make(chan struct{})
 	svc := newStreamService(t, func(ctx context.Context, r creator.Request, yield func(string)) (int, error) {
 		yield("Bon")
-		select {
-		case <-read:
-		case <-ctx.Done():
-			return 0, ctx.Err()
+		if !r.Test { // the listing's reachability test has no reader
+			select {
+			case <-read:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
 		}
 		yield("jour, ")
 		yield(r.Task)
@@ -74,6 +76,14 @@ func TestStreamedCall(t *testing.T) {
 	// A call refused before it began is answered as any: a JSON error.
 	_, err = m.key.ExecuteStream(bounded(t), "agt_nobody", run("x"), client.ExecuteOptions{}, func(string) { t.Error("a piece of nothing") })
 	wantCode(t, err, http.StatusNotFound, crtx.CodeAgentNotFound)
+}
+
+// bonjour streams "Bon", "jour, " and the task, and reports 7 tokens.
+func bonjour(_ context.Context, r creator.Request, yield func(string)) (int, error) {
+	yield("Bon")
+	yield("jour, ")
+	yield(r.Task)
+	return 7, nil
 }
 
 // unjoined serves a creator whose stream's signed result is not its pieces
@@ -167,12 +177,7 @@ func TestX402StreamIsPaidFirst(t *testing.T) {
 // the tool's answer is the whole result, as for any run.
 func TestMCPProgressCarriesThePieces(t *testing.T) {
 	m := newMarket(t, "10")
-	agent := m.list(newStreamService(t, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
-		yield("Bon")
-		yield("jour, ")
-		yield(r.Task)
-		return 0, nil
-	}), "0.25")
+	agent := m.list(newStreamService(t, bonjour), "0.25")
 	progress := &progressLog{}
 	cs := mcpSession(t, m.env, m.key, progress)
 	res, err := cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: map[string]any{"agent_id": agent, "task": "monde"},
@@ -206,12 +211,7 @@ func TestMCPProgressCarriesThePieces(t *testing.T) {
 // appended), then its last chunk with the settlement, then completed.
 func TestA2AStreamAppendsThePieces(t *testing.T) {
 	m := newMarket(t, "10")
-	agent := m.list(newStreamService(t, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
-		yield("Bon")
-		yield("jour, ")
-		yield(r.Task)
-		return 0, nil
-	}), "0.25")
+	agent := m.list(newStreamService(t, bonjour), "0.25")
 	c := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC)
 	var pieces []string
 	var appends []bool

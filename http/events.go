@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/gate"
 )
@@ -21,19 +22,11 @@ const keepAlive = 15 * time.Second
 // It waits to be told of a change (market.Follower), whichever replica
 // made it, rather than reading the execution over and over.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.gate.APIKey(r)
-	if err != nil {
-		return err
-	}
-	release, err := s.gate.AdmitStream(p.Key.ID)
+	e, result, release, err := s.followed(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	e, result, err := s.market.Executions.GetExecution(r.Context(), p, r.PathValue("execution_id"))
-	if err != nil {
-		return err
-	}
 	f := s.market.Executions.Watch(e)
 	defer f.Close()
 	flusher, _ := w.(http.Flusher)
@@ -73,4 +66,24 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
+}
+
+// followed is the execution a stream of r follows, read with the API key
+// r carries, within one of the key's stream slots, which release gives
+// back.
+func (s *Server) followed(r *http.Request) (crtx.Execution, string, func(), error) {
+	p, err := s.gate.APIKey(r)
+	if err != nil {
+		return crtx.Execution{}, "", nil, err
+	}
+	release, err := s.gate.AdmitStream(p.Key.ID)
+	if err != nil {
+		return crtx.Execution{}, "", nil, err
+	}
+	e, result, err := s.market.Executions.GetExecution(r.Context(), p, r.PathValue("execution_id"))
+	if err != nil {
+		release()
+		return crtx.Execution{}, "", nil, err
+	}
+	return e, result, release, nil
 }

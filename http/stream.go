@@ -149,19 +149,11 @@ func unended(e crtx.Execution, err error) error {
 // last event then holds the whole result (and a caller that read none gets
 // it as one delta first).
 func (s *Server) resumeStream(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.gate.APIKey(r)
-	if err != nil {
-		return err
-	}
-	release, err := s.gate.AdmitStream(p.Key.ID)
+	e, _, release, err := s.followed(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	e, _, err := s.market.Executions.GetExecution(r.Context(), p, r.PathValue("execution_id"))
-	if err != nil {
-		return err
-	}
 	after := 0
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		if after, err = strconv.Atoi(id); err != nil || after < 0 {
