@@ -88,3 +88,24 @@ func TestChatCompletions(t *testing.T) {
 		t.Fatalf("balance %+v after two calls", b)
 	}
 }
+
+// Any body a client sends makes a task or an invalid_request refusal,
+// never a panic, and a task is text.
+func FuzzTaskOf(f *testing.F) {
+	f.Add([]byte(`[{"role":"user","content":"Bonjour"}]`))
+	f.Add([]byte(`[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Hi"}]}]`))
+	f.Add([]byte(`[{"role":"assistant","content":3}]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var msgs []message
+		if json.Unmarshal(raw, &msgs) != nil {
+			return
+		}
+		task, err := taskOf(msgs)
+		if err != nil && crtx.ErrorCode(err) != crtx.CodeInvalidRequest {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if err == nil && len(msgs) == 0 {
+			t.Fatalf("%s: a task %q of no message", raw, task)
+		}
+	})
+}
