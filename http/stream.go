@@ -89,10 +89,11 @@ func (a *streamAnswer) delta(executionID, text string) {
 }
 
 // end answers the call as it ended: its last event, once the stream has
-// begun or when it completed (a result that came whole is one delta);
-// otherwise false, for the caller to answer unstreamed.
+// begun or when it has a result (completed, or disputed since: a result
+// that came whole is one delta); false for one that failed before its
+// first piece, for the caller to answer unstreamed.
 func (a *streamAnswer) end(e crtx.Execution, result string, l crtx.Links) bool {
-	if !a.started && e.Status != crtx.ExecCompleted {
+	if !a.started && e.Status == crtx.ExecFailed {
 		return false
 	}
 	if !a.started && result != "" {
