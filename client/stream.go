@@ -102,6 +102,16 @@ func (c *Client) stream(req *http.Request, after int, delta func(text string)) (
 			delta(d.Text)
 			continue
 		}
+		if ev.Name == "error" {
+			// The stream ended without the call's record (it did not end
+			// on that replica): the error body says how to follow it.
+			var eb api.ErrorBody
+			if err := json.Unmarshal(ev.Data, &eb); err != nil || eb.Error.Code == "" {
+				return out, fmt.Errorf("crtx: the stream's error event: %q", ev.Data)
+			}
+			return out, &Error{Status: api.Status(&crtx.Error{Code: eb.Error.Code}), Code: eb.Error.Code, Message: eb.Error.Message,
+				ExecutionID: eb.Error.ExecutionID, RequestID: resp.Header.Get("X-Request-Id")}
+		}
 		// The last event, named by the final status, is the record.
 		if err := json.Unmarshal(ev.Data, &out); err != nil {
 			return out, fmt.Errorf("crtx: the stream's record: %w", err)

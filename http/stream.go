@@ -113,14 +113,13 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, a *streamA
 			// unstreamed request is answered.
 			return s.answerExecution(w, r, e, err, idem)
 		}
-		// The stream has begun: it ends with an event, never a body.
-		_, body := s.gate.Refusal(w, r, unended(e, err))
-		b, _ := json.Marshal(body)
-		a.write("error", b)
-		return nil
+		return s.endWithError(w, r, a, unended(e, err))
 	}
 	result, rerr := s.result(r, e)
 	if rerr != nil {
+		if a.started {
+			return s.endWithError(w, r, a, rerr)
+		}
 		return rerr
 	}
 	if !a.end(e, result, s.market.Links()) {
@@ -130,6 +129,16 @@ func (s *Server) answerStream(w http.ResponseWriter, r *http.Request, a *streamA
 	// would have had it.
 	status, body := s.execResponse(r.Context(), e, result)
 	s.keepAnswer(r, e, idem, status, body)
+	return nil
+}
+
+// endWithError ends a stream that has begun with an error event, whose
+// data is the error body: once begun, a stream ends with an event, never
+// a body.
+func (s *Server) endWithError(w http.ResponseWriter, r *http.Request, a *streamAnswer, err error) error {
+	_, body := s.gate.Refusal(w, r, err)
+	b, _ := json.Marshal(body)
+	a.write("error", b)
 	return nil
 }
 
