@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -47,4 +48,39 @@ func TestRelayStopsWithItsCaller(t *testing.T) {
 	cancel()
 	r.Add("exe_1", "late")
 	finish()
+}
+
+// Between pieces a started relay holds no goroutine: thousands of streams
+// held open cost none each. A piece added once it is finished is not
+// written (its caller's answer has ended).
+func TestRelayHoldsNoGoroutineBetweenPieces(t *testing.T) {
+	before := runtime.NumGoroutine()
+	r := gate.NewRelay()
+	written := make(chan string, 4)
+	finish := r.Start(context.Background(), func(p gate.Piece) { written <- p.Text })
+	if n := runtime.NumGoroutine(); n != before {
+		t.Fatalf("a relay with nothing to write holds %d goroutines", n-before)
+	}
+	r.Add("exe_1", "Bon")
+	if got := <-written; got != "Bon" {
+		t.Fatalf("written %q", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() != before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("after its piece the relay still holds %d goroutines", runtime.NumGoroutine()-before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.Add("exe_1", "jour")
+	finish()
+	if got := <-written; got != "jour" {
+		t.Fatalf("written %q", got)
+	}
+	r.Add("exe_1", "late")
+	time.Sleep(10 * time.Millisecond)
+	select {
+	case got := <-written:
+		t.Fatalf("written after finish: %q", got)
+	default:
+	}
 }

@@ -32,8 +32,13 @@ type Reader struct {
 }
 
 // NewReader reads events from r, at most max bytes in all.
+//
+// Its buffer is small: a stream is held open for as long as its writer
+// takes (thousands at once while models think), and lines are read a byte
+// at a time from the buffer whatever its size, from a body that is itself
+// buffered (docs/performance.md).
 func NewReader(r io.Reader, max int64) *Reader {
-	return &Reader{r: bufio.NewReader(r), left: max}
+	return &Reader{r: bufio.NewReaderSize(r, 512), left: max}
 }
 
 // line is the next line without its end (CRLF, LF or CR per §9.2.5; a CR

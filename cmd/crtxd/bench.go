@@ -23,24 +23,33 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// scenarios are the names --only takes; --profile takes those of the
-// marketplace (all but the first two).
-var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "slow", "fair", "healthz", "agents", "executions", "x402"}
+// scenarios are the names --only takes.
+var scenarios = []string{"stub", "proxy", "sync", "async", "paced", "slow", "fair", "stream", "held", "healthz", "agents", "executions", "x402"}
 
 // optIn are the scenarios that run only when --only names them: the slow
-// ones take minutes, and x402 a local Solana network on Node.js.
-var optIn = []string{"slow", "fair", "x402"}
+// ones take minutes (held thousands of connections), and x402 a local
+// Solana network on Node.js.
+var optIn = []string{"slow", "fair", "held", "x402"}
+
+// profiled are the scenarios --profile takes: the marketplace's, but the
+// opt-in ones.
+func profiled() []string {
+	return slices.DeleteFunc(slices.Clone(scenarios[2:]), func(s string) bool { return slices.Contains(optIn, s) })
+}
 
 // benchFlags are crtxd bench's settings.
 type benchFlags struct {
 	clients, catalog, execs, wallets, agents, rate int
+	streamRate                                     int
 	replicas, dbConns                              int
 	dur, x402Slot                                  time.Duration
-	slow                                           slowFlags
+	slow, held                                     slowFlags
 	db, only, jsonOut, svgOut                      string
 	dbs                                            []string
 	cpuprofile, profiled, heapprofile              string
-	want                                           func(scenario string) bool
+	// trust is a certificate the marketplace trusts: the held stub's.
+	trust string
+	want  func(scenario string) bool
 }
 
 func benchCommand() *cobra.Command {
@@ -72,19 +81,30 @@ with closed loops of concurrent clients. docs/performance.md explains the scenar
 	fs.StringVar(&f.svgOut, "svg", "", "draw the figures as an SVG chart to this file")
 	fs.IntVar(&f.rate, "rate", 500, "executions per second of the latency-at-rate scenario")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write the marketplace's CPU profile during one scenario (--profile) to this file")
-	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(slices.DeleteFunc(slices.Clone(scenarios[2:]), func(s string) bool { return slices.Contains(optIn, s) }), ", "))
+	fs.StringVar(&f.profiled, "profile", "sync", "the scenario --cpuprofile profiles: "+strings.Join(profiled(), ", "))
 	fs.StringVar(&f.only, "only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarios, ", ")+" (slow and fair run only when named)")
 	fs.StringVar(&f.heapprofile, "heapprofile", "", "write the marketplace's heap profile, when the slow scenario has the most calls in flight, to this file")
 	fs.IntVar(&f.slow.calls, "slow-calls", 10_000, "synchronous calls the slow scenario starts")
 	fs.IntVar(&f.slow.rate, "slow-rate", 1000, "calls a second the slow scenario starts")
 	fs.DurationVar(&f.slow.delay, "slow-delay", 4*time.Second, "how long the slow scenarios' agent takes to answer")
+	fs.IntVar(&f.streamRate, "stream-rate", 200, "streams a second of the stream scenario, each open "+streamHold.String()+" after its first delta")
+	fs.IntVar(&f.held.calls, "held-streams", 10_000, "streams the held scenario opens")
+	fs.IntVar(&f.held.rate, "held-rate", 1000, "streams a second the held scenario opens")
+	fs.DurationVar(&f.held.delay, "held-for", 15*time.Second, "how long each of the held scenario's streams stays open after its first delta")
 	fs.DurationVar(&f.x402Slot, "x402-slot", 400*time.Millisecond, "slot time of the x402 scenario's local Solana network (mainnet's is about 400ms)")
 	var delay time.Duration
+	var stream bool
+	var tls [2]string
 	stubCmd := &cobra.Command{
 		Use: "stub ADDR SEED", Hidden: true, Args: cmdline.Args("ADDR", "SEED"),
-		RunE: func(cmd *cobra.Command, args []string) error { return benchStub(cmd.Context(), args, delay) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return benchStub(cmd.Context(), args, delay, stream, tls)
+		},
 	}
 	stubCmd.Flags().DurationVar(&delay, "delay", 0, "answer each call after this long")
+	stubCmd.Flags().StringVar(&tls[0], "cert", "", "serve HTTPS with this certificate (and --key)")
+	stubCmd.Flags().StringVar(&tls[1], "key", "", "the key of --cert")
+	stubCmd.Flags().BoolVar(&stream, "stream", false, "stream the answers asked for as a stream: the first piece at once, the last after --delay")
 	// The stub creator and the proxy bench measures run as child
 	// processes of this binary; they are no command for anyone else.
 	cmd.AddCommand(&cobra.Command{
@@ -104,6 +124,9 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	}
 	if err := f.slow.check(); err != nil {
 		return err
+	}
+	if err := f.held.check(); err != nil || f.streamRate < 1 {
+		return errors.New("--held-streams, --held-rate and --stream-rate must be at least 1, --held-for more than 0")
 	}
 	for _, d := range strings.Split(f.db, ",") {
 		if d = strings.TrimSpace(d); d != "sqlite" && !strings.HasPrefix(d, "postgres://") && !strings.HasPrefix(d, "postgresql://") {
@@ -128,7 +151,7 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 			picked[name] = true
 		}
 	}
-	if !slices.Contains(scenarios[2:], f.profiled) || slices.Contains(optIn, f.profiled) {
+	if !slices.Contains(profiled(), f.profiled) {
 		return fmt.Errorf("--profile: no marketplace scenario %q", f.profiled)
 	}
 	// The slow scenarios take minutes and thousands of connections: they
@@ -179,6 +202,37 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 		defer stopSlow()
 		slowURL = "http://" + slowAddr + "/execute"
 	}
+	// The stream scenarios' agents are stubs that stream, holding each
+	// stream open for a while after its first piece; the held scenario's
+	// serves HTTPS (benchCert).
+	var streamURL, heldURL string
+	if f.want("stream") {
+		addr := freeAddr()
+		stop, err := started("stub", addr, hex.EncodeToString(skey.Seed()), "--stream", "--delay", streamHold.String())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		streamURL = "http://" + addr + "/execute"
+	}
+	if f.want("held") {
+		dir, err := os.MkdirTemp("", "crtx-bench-tls")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cert, key, err := benchCert(dir)
+		if err != nil {
+			return err
+		}
+		addr := freeAddr()
+		stop, err := started("stub", addr, hex.EncodeToString(skey.Seed()), "--stream", "--delay", f.held.delay.String(), "--cert", cert, "--key", key)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		heldURL, f.trust = "https://"+addr+"/execute", cert
+	}
 
 	gen := newLoadClient()
 	defer gen.reset()
@@ -206,6 +260,9 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	if f.want("paced") {
 		run(paced(fmt.Sprintf("proxy at %d/s", f.rate), f.rate, f.dur, direct(proxyURL)))
 	}
+	if streamURL != "" {
+		run(streamDirect(f, gen, streamURL))
+	}
 	var ch *benchChain
 	if f.want("x402") {
 		if ch, err = startBenchChain(ctx, f.x402Slot, stderr); err != nil {
@@ -220,7 +277,7 @@ func bench(ctx context.Context, f benchFlags, stdout, stderr io.Writer) error {
 	for _, db := range f.dbs {
 		figures := engineFigures{DB: engineName(db)}
 		if engine {
-			if figures, err = benchEngine(ctx, f, db, skey, stubURL, slowURL, gen, run, stderr); err != nil {
+			if figures, err = benchEngine(ctx, f, db, skey, stubURL, slowURL, streamURL, heldURL, gen, run, stderr); err != nil {
 				return fmt.Errorf("%s: %w", engineName(db), err)
 			}
 		}

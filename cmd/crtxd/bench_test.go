@@ -25,7 +25,7 @@ func TestBenchRuns(t *testing.T) {
 	dir := t.TempDir()
 	rep := runBench(t, "--duration", "300ms", "--clients", "4", "--catalog", "200", "--executions", "200", "--rate", "50",
 		"--svg", filepath.Join(dir, "b.svg"))
-	if len(rep.Results) != 9 || len(rep.Engines) != 1 {
+	if len(rep.Results) != 11 || len(rep.Engines) != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if e := rep.Engines[0]; e.DB != "sqlite" || e.PeakRSSMB <= 0 || e.CPUPerSyncUS <= 0 || e.TxPerCommit < 1 || e.WriterPerSyncUS <= 0 {
@@ -37,7 +37,7 @@ func TestBenchRuns(t *testing.T) {
 		}
 	}
 	svg, _ := os.ReadFile(filepath.Join(dir, "b.svg"))
-	if !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<rect") != 18 {
+	if !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<rect") != 22 {
 		t.Errorf("chart: %.200s", svg)
 	}
 }

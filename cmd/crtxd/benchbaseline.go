@@ -40,8 +40,10 @@ func benchProxy(ctx context.Context, args []string) error {
 
 // benchStub serves the stub creator on the creator SDK, signing with the
 // key of the given hex seed: a throwaway key of one run, on loopback. Each
-// answer comes after delay, as an agent that thinks for that long.
-func benchStub(ctx context.Context, args []string, delay time.Duration) error {
+// answer comes after delay, as an agent that thinks for that long; with
+// stream, asked for a stream, its first piece comes at once and its last
+// after delay, as a language model's answer.
+func benchStub(ctx context.Context, args []string, delay time.Duration, stream bool, tls [2]string) error {
 	seed, err := hex.DecodeString(args[1])
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return errors.New("crtxd bench stub: SEED is 32 bytes in hex")
@@ -49,19 +51,47 @@ func benchStub(ctx context.Context, args []string, delay time.Duration) error {
 	if delay < 0 {
 		return errors.New("crtxd bench stub: --delay must not be negative")
 	}
-	stub := creator.NewHandler(ed25519.NewKeyFromSeed(seed), func(ctx context.Context, r creator.Request) (string, int, error) {
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return "", 0, ctx.Err()
-			}
+	wait := func(ctx context.Context) error {
+		if delay <= 0 {
+			return nil
 		}
-		return "ok " + r.Task, 1, nil
-	}, creator.Options{})
-	return serveUntilDone(ctx, &http.Server{Addr: args[0], Handler: stub})
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	key := ed25519.NewKeyFromSeed(seed)
+	var stub *creator.Handler
+	if stream {
+		stub = creator.NewStreamHandler(key, func(ctx context.Context, r creator.Request, yield func(string)) (int, error) {
+			yield("ok ")
+			if err := wait(ctx); err != nil {
+				return 0, err
+			}
+			yield(r.Task)
+			return 1, nil
+		}, creator.Options{})
+	} else {
+		stub = creator.NewHandler(key, func(ctx context.Context, r creator.Request) (string, int, error) {
+			if err := wait(ctx); err != nil {
+				return "", 0, err
+			}
+			return "ok " + r.Task, 1, nil
+		}, creator.Options{})
+	}
+	srv := &http.Server{Addr: args[0], Handler: stub}
+	if tls[0] != "" {
+		go func() { <-ctx.Done(); srv.Close() }()
+		if err := srv.ListenAndServeTLS(tls[0], tls[1]); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+	return serveUntilDone(ctx, srv)
 }
 
 // serveUntilDone serves until ctx ends.

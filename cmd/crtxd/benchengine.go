@@ -21,7 +21,7 @@ import (
 // benchEngine measures one marketplace, on the engine of db: it seeds the
 // store, starts crtxd serve on it, lists the stub as --agents agents,
 // funds --wallets wallets, and runs the marketplace's scenarios.
-func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.PrivateKey, stubURL, slowURL string,
+func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.PrivateKey, stubURL, slowURL, streamURL, heldURL string,
 	gen *loadClient, record func(result), stderr io.Writer) (engineFigures, error) {
 	figures := engineFigures{DB: engineName(db)}
 	run := func(r result) { r.Engine = figures.DB; record(r) }
@@ -30,6 +30,12 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 		return figures, err
 	}
 	defer cleanup()
+	if f.want("held") {
+		// Each environment keeps a quarter of the dispatch slots the other
+		// may not take: the held streams, all of one environment, need
+		// their count and a third again.
+		cfg.MaxDispatches = max(cfg.MaxDispatches, f.held.calls*4/3+1)
+	}
 	// Seed the store before the marketplace starts: the catalog and the
 	// wallet's past executions.
 	fmt.Fprintf(stderr, "%s: seeding %d agents and %d executions…\n", figures.DB, f.catalog, f.execs)
@@ -180,6 +186,11 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 			return figures, fmt.Errorf("slow: %w", err)
 		}
 	}
+	if streamURL != "" || heldURL != "" {
+		if err := benchStreams(ctx, f, cfg, base, pprofAddr, child.Process.Pid, skey, streamURL, heldURL, run, profile, stderr); err != nil {
+			return figures, fmt.Errorf("streams: %w", err)
+		}
+	}
 	// The write scenarios leave work behind (blocks to seal, credits to
 	// roll up, WAL to copy back); the read scenarios measure reads alone,
 	// once the marketplace is idle again.
@@ -210,10 +221,14 @@ func benchEngine(ctx context.Context, f benchFlags, db string, skey ed25519.Priv
 func benchServe(ctx context.Context, f benchFlags, cfg daemon.Config, token, addr, pprofAddr string, stderr io.Writer, extra ...string) (child *exec.Cmd, stop func(), err error) {
 	self, _ := os.Executable()
 	child = exec.CommandContext(ctx, self, append([]string{"serve", "--addr", addr, "--data", cfg.Data, "--db", cfg.DB, "--db-conns", strconv.Itoa(f.dbConns),
+		"--max-dispatches", strconv.Itoa(cfg.MaxDispatches),
 		"--admin-token-file", token, "--allow-private-endpoints", "--log-level", "error", "--pprof-addr", pprofAddr,
 		// Every wallet and creator of the run signs in from this one address.
 		"--rate-limit-ip", "0"}, extra...)...)
 	child.Stderr = stderr
+	if f.trust != "" {
+		child.Env = append(os.Environ(), "SSL_CERT_FILE="+f.trust)
+	}
 	if err := child.Start(); err != nil {
 		return nil, nil, err
 	}

@@ -46,6 +46,16 @@ func paced(name string, rate int, d time.Duration, fn func(i int) error) result 
 // arrivals starts n calls of fn, rate a second, whatever the answers' pace,
 // and waits for them all; the i-th call is told i.
 func arrivals(name string, rate, n int, fn func(i int) error) result {
+	return timedArrivals(name, rate, n, func(i int) (time.Duration, error) {
+		t0 := time.Now()
+		err := fn(i)
+		return time.Since(t0), err
+	})
+}
+
+// timedArrivals is arrivals of calls that measure their own latency (a
+// stream's, to its first event).
+func timedArrivals(name string, rate, n int, fn func(i int) (time.Duration, error)) result {
 	interval := time.Second / time.Duration(rate)
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -56,8 +66,7 @@ func arrivals(name string, rate, n int, fn func(i int) error) result {
 	for i := range n {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 		wg.Go(func() {
-			t0 := time.Now()
-			err := fn(i)
+			d, err := fn(i)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -65,7 +74,7 @@ func arrivals(name string, rate, n int, fn func(i int) error) result {
 				first = cmp.Or(first, err)
 				return
 			}
-			lat = append(lat, time.Since(t0))
+			lat = append(lat, d)
 		})
 	}
 	wg.Wait()

@@ -54,14 +54,14 @@ type slowParties struct {
 	agents, wallets, share, floodRate int
 }
 
-func sizeSlow(f benchFlags, cfg daemon.Config) slowParties {
+func sizeSlow(f benchFlags, s slowFlags, cfg daemon.Config) slowParties {
 	share := max(1, int(cfg.MaxDispatchShare*float64(cfg.MaxDispatches)))
 	perKey := cfg.MaxInFlightPerKey
 	if perKey == 0 {
 		perKey = math.MaxInt
 	}
-	demand := 1.5 * float64(f.slow.rate) * f.slow.delay.Seconds()
-	p := slowParties{share: share, floodRate: int(math.Ceil(1.5 * float64(share) / f.slow.delay.Seconds()))}
+	demand := 1.5 * min(float64(s.calls), float64(s.rate)*s.delay.Seconds())
+	p := slowParties{share: share, floodRate: int(math.Ceil(1.5 * float64(share) / s.delay.Seconds()))}
 	p.agents = max(f.agents, 2, int(math.Ceil(demand/float64(share))))
 	flood := 1.5 * float64(share)
 	p.wallets = max(f.wallets, int(math.Ceil(demand/float64(perKey))), int(math.Ceil(flood/float64(perKey)))+1)
@@ -81,7 +81,7 @@ func sizeSlow(f benchFlags, cfg daemon.Config) slowParties {
 // (503) past that share: the measured agent's latency should not move.
 func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprofAddr string, pid int, skey ed25519.PrivateKey, slowURL string,
 	gen *loadClient, run func(result), stderr io.Writer) error {
-	p := sizeSlow(f, cfg)
+	p := sizeSlow(f, f.slow, cfg)
 	g := f
 	g.agents, g.wallets = p.agents, p.wallets
 	fmt.Fprintf(stderr, "slow: listing %d agents answering after %s, funding %d wallets…\n", p.agents, f.slow.delay, p.wallets)
@@ -101,24 +101,9 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprof
 	delayMS := float64(f.slow.delay.Milliseconds())
 	if f.want("slow") {
 		resetPeakRSS(pid)
-		heap := make(chan error, 1)
-		if f.heapprofile != "" {
-			// Taken when the most calls are in flight: the last arrivals,
-			// all the delay's calls before them still waiting.
-			at := max(f.slow.span(), f.slow.delay) - 200*time.Millisecond
-			file := f.heapprofile
-			if len(f.dbs) > 1 {
-				// One profile per engine: sqlite-heap.prof, postgres-heap.prof.
-				engine := "sqlite"
-				if cfg.DB != "" {
-					engine = "postgres"
-				}
-				file = filepath.Join(filepath.Dir(file), engine+"-"+filepath.Base(file))
-			}
-			go func() { time.Sleep(at); heap <- heapProfile(pprofAddr, file, stderr) }()
-		} else {
-			heap <- nil
-		}
+		// Taken when the most calls are in flight: the last arrivals, all
+		// the delay's calls before them still waiting.
+		heap := heapAt(f, cfg, "slow", pprofAddr, max(f.slow.span(), f.slow.delay)-200*time.Millisecond, stderr)
 		r := arrivals(fmt.Sprintf("slow: %d sync calls at %d/s, agent %s", f.slow.calls, f.slow.rate, f.slow.delay), f.slow.rate, f.slow.calls,
 			func(i int) error { return call(agents[i%len(agents)], keys[i%len(keys)]) })
 		r.AgentDelayMS, r.PeakRSSMB = delayMS, peakRSS(pid)
@@ -156,6 +141,32 @@ func benchSlow(ctx context.Context, f benchFlags, cfg daemon.Config, base, pprof
 	fmt.Fprintf(stderr, "%-44s agent 1's p99 %.0f ms alone, %.0f ms beside the flood (%+.0f ms)\n", "",
 		alone.P99MS, beside.P99MS, beside.P99MS-alone.P99MS)
 	return nil
+}
+
+// heapAt writes the marketplace's heap profile after at, when
+// --heapprofile names a file: that file for the slow scenario, prefixed
+// with the scenario's name for another (held-heap.prof), and with the
+// engine's when --db names several (sqlite-heap.prof).
+func heapAt(f benchFlags, cfg daemon.Config, scenario, pprofAddr string, at time.Duration, stderr io.Writer) <-chan error {
+	heap := make(chan error, 1)
+	if f.heapprofile == "" {
+		heap <- nil
+		return heap
+	}
+	base := filepath.Base(f.heapprofile)
+	if scenario != "slow" {
+		base = scenario + "-" + base
+	}
+	if len(f.dbs) > 1 {
+		engine := "sqlite"
+		if cfg.DB != "" {
+			engine = "postgres"
+		}
+		base = engine + "-" + base
+	}
+	file := filepath.Join(filepath.Dir(f.heapprofile), base)
+	go func() { time.Sleep(at); heap <- heapProfile(pprofAddr, file, stderr) }()
+	return heap
 }
 
 // heapProfile writes the marketplace's heap profile, of what is live

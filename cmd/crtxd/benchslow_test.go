@@ -96,7 +96,7 @@ func TestSizeSlow(t *testing.T) {
 	cfg := daemon.Defaults()
 	cfg.MaxDispatches, cfg.MaxDispatchShare, cfg.MaxInFlightPerKey = 10_000, 0.25, 256
 	f := benchFlags{wallets: 1, agents: 1, slow: slowFlags{calls: 10_000, rate: 1000, delay: 4 * time.Second}}
-	p := sizeSlow(f, cfg)
+	p := sizeSlow(f, f.slow, cfg)
 	// 6,000 in flight at most (1.5 × 1,000/s × 4 s): 3 agents of 2,500
 	// slots, 24 keys of 256; the flood 3,750 in flight, 15 keys and one
 	// for the measured agent.
@@ -104,7 +104,44 @@ func TestSizeSlow(t *testing.T) {
 		t.Errorf("sizeSlow = %+v", p)
 	}
 	f.wallets, f.agents = 40, 5
-	if p := sizeSlow(f, cfg); p.wallets != 40 || p.agents != 5 {
+	if p := sizeSlow(f, f.slow, cfg); p.wallets != 40 || p.agents != 5 {
 		t.Errorf("sizeSlow with more asked = %+v", p)
+	}
+}
+
+// The stream scenarios time each stream to its first delta, straight to a
+// stub that streams and through the marketplace; the held scenario's
+// streams stay open after it, so a first delta timed before their end
+// shows the marketplace passing pieces on as they come.
+func TestBenchStreams(t *testing.T) {
+	const hold = 2 * time.Second
+	heap := filepath.Join(t.TempDir(), "heap.prof")
+	rep := runBench(t, "--only", "stream,held", "--duration", "1s", "--stream-rate", "20",
+		"--held-streams", "40", "--held-rate", "40", "--held-for", hold.String(), "--heapprofile", heap, "--catalog", "10", "--executions", "10")
+	names := []string{"stream: first delta, stub alone at 20/s", "stream: first delta, marketplace at 20/s", "held: 40 streams at 40/s, held 2s"}
+	if len(rep.Results) != len(names) {
+		t.Fatalf("results = %+v", rep.Results)
+	}
+	for i, r := range rep.Results {
+		if r.Name != names[i] || r.Errors != 0 || r.OK != []int64{20, 20, 40}[i] {
+			t.Errorf("result %d = %+v, want %q", i, r, names[i])
+		}
+		// Each stream lasts a second (the stream scenario's) or hold
+		// after its first delta: timed to the first, it is well under.
+		if r.P50MS >= 1000 || r.P50MS <= 0 {
+			t.Errorf("%s: first delta after %.1f ms", r.Name, r.P50MS)
+		}
+	}
+	if r := rep.Results[2]; r.PeakRSSMB <= 0 {
+		t.Errorf("held: peak RSS %.1f MiB", r.PeakRSSMB)
+	}
+	// The heap profile is taken while the streams are held.
+	if p, err := os.ReadFile(filepath.Join(filepath.Dir(heap), "held-heap.prof")); err != nil || len(p) < 2 || p[0] != 0x1f {
+		t.Errorf("held heap profile: %v", err)
+	}
+	for _, bad := range [][]string{{"--held-streams", "0"}, {"--held-rate", "0"}, {"--held-for", "0s"}, {"--stream-rate", "0"}} {
+		if b, err := exec.Command(crtxdBinary(t), append([]string{"bench", "--only", "stream"}, bad...)...).CombinedOutput(); err == nil {
+			t.Errorf("%s ran: %s", bad, b)
+		}
 	}
 }

@@ -4,13 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/sse"
 )
 
 // loadClient is the load generator's HTTP/1.1 client: each request is
@@ -29,10 +35,11 @@ type loadClient struct {
 }
 
 type loadConn struct {
-	c   net.Conn
-	br  *bufio.Reader
-	req []byte
-	zr  *gzip.Reader // kept for the next compressed answer
+	host string
+	c    net.Conn
+	br   *bufio.Reader
+	req  []byte
+	zr   *gzip.Reader // kept for the next compressed answer
 }
 
 func newLoadClient() *loadClient {
@@ -84,20 +91,34 @@ func (l *loadClient) reset() {
 // do sends the request and reads the answer's body into out; it returns
 // the status.
 func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (int, error) {
-	u, err := url.Parse(rawURL)
+	lc, resp, err := l.open(method, rawURL, key, body, "")
 	if err != nil {
 		return 0, err
 	}
-	idle := l.idle(u.Host)
+	err = lc.readBody(resp, out)
+	if err = l.done(lc, resp, err); err != nil {
+		return 0, err
+	}
+	return resp.StatusCode, nil
+}
+
+// open sends the request on a kept connection to its host, or a new one,
+// and reads the answer's head; its body is the caller's to read before
+// done.
+func (l *loadClient) open(method, rawURL, key, body, accept string) (*loadConn, *http.Response, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, nil, err
+	}
 	var lc *loadConn
 	select {
-	case lc = <-idle:
+	case lc = <-l.idle(u.Host):
 	default:
 		c, err := net.Dial("tcp", u.Host)
 		if err != nil {
-			return 0, err
+			return nil, nil, err
 		}
-		lc = &loadConn{c: c, br: bufio.NewReaderSize(c, 16<<10)}
+		lc = &loadConn{host: u.Host, c: c, br: bufio.NewReaderSize(c, 16<<10)}
 	}
 	b := append(lc.req[:0], method...)
 	b = append(b, ' ')
@@ -107,6 +128,11 @@ func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (in
 	// Asks for gzip as Go's own client and browsers do, and pays to
 	// decompress what comes back compressed.
 	b = append(b, "\r\nAccept-Encoding: gzip\r\n"...)
+	if accept != "" {
+		b = append(b, "Accept: "...)
+		b = append(b, accept...)
+		b = append(b, "\r\n"...)
+	}
 	if key != "" {
 		b = append(b, "Authorization: Bearer "...)
 		b = append(b, key...)
@@ -122,28 +148,33 @@ func (l *loadClient) do(method, rawURL, key, body string, out *bytes.Buffer) (in
 	lc.req = b
 	if _, err := lc.c.Write(b); err != nil {
 		lc.c.Close()
-		return 0, err
+		return nil, nil, err
 	}
 	resp, err := http.ReadResponse(lc.br, nil)
 	if err != nil {
 		lc.c.Close()
-		return 0, err
+		return nil, nil, err
 	}
-	err = lc.readBody(resp, out)
+	return lc, resp, nil
+}
+
+// done closes the answer's body and keeps its connection for the next
+// request, unless reading the body failed (err) or the server closes it.
+func (l *loadClient) done(lc *loadConn, resp *http.Response, err error) error {
 	resp.Body.Close()
 	if err != nil || resp.Close {
 		lc.c.Close()
 		if err != nil {
-			return 0, fmt.Errorf("reading the answer: %w", err)
+			return fmt.Errorf("reading the answer: %w", err)
 		}
-		return resp.StatusCode, nil
+		return nil
 	}
 	select {
-	case idle <- lc:
+	case l.idle(lc.host) <- lc:
 	default:
 		lc.c.Close()
 	}
-	return resp.StatusCode, nil
+	return nil
 }
 
 // readBody reads the answer's body into out, decompressed.
@@ -168,4 +199,40 @@ func (lc *loadConn) readBody(resp *http.Response, out *bytes.Buffer) error {
 	// at its end, or the connection holds stray bytes.
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
+}
+
+// stream sends a request for a streamed answer and reads its events: it
+// returns how long the first delta event took to arrive, counted from
+// before the request was written, and the name and data of the last
+// event.
+func (l *loadClient) stream(u, key, body string) (first time.Duration, name string, data []byte, err error) {
+	t0 := time.Now()
+	lc, resp, err := l.open("POST", u, key, body, "text/event-stream")
+	if err != nil {
+		return 0, "", nil, err
+	}
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		// The rest of the body is unread: the connection is not kept.
+		resp.Body.Close()
+		lc.c.Close()
+		return 0, "", nil, fmt.Errorf("status %d, %s: %s", resp.StatusCode, ct, b)
+	}
+	r := sse.NewReader(resp.Body, 1<<20)
+	for {
+		e, rerr := r.Next()
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				rerr = nil
+			}
+			if rerr == nil && first == 0 {
+				rerr = errors.New("no delta event")
+			}
+			return first, name, data, l.done(lc, resp, rerr)
+		}
+		if e.Name == crtx.EventDelta && first == 0 {
+			first = time.Since(t0)
+		}
+		name, data = e.Name, e.Data
+	}
 }
