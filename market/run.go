@@ -23,6 +23,12 @@ import (
 // process finished it first, this one runs it already, or the market
 // stopped before a slot was free).
 func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas func(executionID, text string)) crtx.Execution {
+	// This frame stays on the stack of a synchronous call's handler while
+	// the creator answers, beneath net/http's and above the dispatch's:
+	// it keeps no copy of e but the one it points to, so that the deepest
+	// work of a call (signing its request, reading its stream, verifying
+	// its reply) fits the handler's 16 KiB stack and the stack held by a
+	// call in flight does not double to 32 KiB (docs/performance.md).
 	if release != nil {
 		defer release()
 	}
@@ -36,64 +42,83 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas
 		return e
 	}
 	defer m.letGo(e.ID)
+	x := &e
+	rel, ok := m.begin(ctx, dctx, x, l, release != nil)
+	if !ok {
+		return *x
+	}
+	if rel != nil {
+		defer rel()
+	}
+	// The pieces are kept while the call runs, for a stream cut short to
+	// resume from (Pieces), and given to deltas as they come.
+	defer m.streamed.end(x.ID)
+	o := m.dispatch(dctx, x, func(text string) {
+		m.streamed.add(x.ID, text)
+		if deltas != nil {
+			deltas(x.ID, text)
+		}
+	})
+	if l.lost.Load() {
+		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", x.ID)
+		return *x
+	}
+	m.finish(context.WithoutCancel(ctx), x, o)
+	return *x
+}
+
+// begin readies e for its dispatch: what its payment owes first, its
+// deadline, a dispatch slot when it holds none yet (held), its mark as
+// running. It returns the slot's release (nil when held), or false with
+// e as run returns it.
+func (m *core) begin(ctx, dctx context.Context, e *crtx.Execution, l *lease, held bool) (release func(), ok bool) {
 	// What the payment owes before the dispatch is settled first (an
 	// x402 payment sent, or proven never to land): money may have moved
 	// whatever the clock says, so without the deadline (a payment's own
 	// bound is its blockhash's life).
-	s, err := m.schemeOf(context.WithoutCancel(ctx), e)
+	s, err := m.schemeOf(context.WithoutCancel(ctx), *e)
 	if err != nil {
 		m.cfg.Logger.Error("payment scheme", "execution_id", e.ID, "err", err)
-		return e
+		return nil, false
 	}
-	var ready bool
-	if e, ready = s.Ready(context.WithoutCancel(ctx), e, release != nil); !ready {
-		return e
+	if *e, ok = s.Ready(context.WithoutCancel(ctx), *e, held); !ok {
+		return nil, false
 	}
 	if !m.now().Before(e.Deadline) {
-		return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
+		m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
 			message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)})
+		return nil, false
 	}
-	if release == nil {
+	if !held {
 		// Meanwhile the execution is pending and can be cancelled; a
 		// cancellation loses the lease, and so ends the wait.
-		rel, err := m.slots.wait(dctx, e)
-		if err != nil {
-			if l.lost.Load() || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				// Cancelled, taken over, or the market stopped: the
-				// execution is someone else's, or the next start's.
-				return e
+		if release, err = m.slots.wait(dctx, *e); err != nil {
+			if !l.lost.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
+					message: "the marketplace had no free dispatch slot before the deadline"})
 			}
-			return m.finish(context.WithoutCancel(ctx), e, outcome{code: crtx.CodeExecutionTimeout,
-				message: "the marketplace had no free dispatch slot before the deadline"})
+			// Otherwise cancelled, taken over, or the market stopped: the
+			// execution is someone else's, or the next start's.
+			return nil, false
 		}
-		defer rel()
 	}
 	// A synchronous execution was marked dispatched with its escrow, and a
 	// claimed one holds a fresh lease; anything else is marked now.
 	if e.Status != crtx.ExecRunning || e.DispatchedAt == nil {
-		started, err := m.markRunning(ctx, e)
+		started, err := m.markRunning(ctx, *e)
 		if err != nil || started.Status.Final() || started.Owner != m.replica {
 			if err != nil {
 				m.cfg.Logger.Error("mark running", "execution_id", e.ID, "err", err)
 			}
-			return started
+			if release != nil {
+				release()
+			}
+			*e = started
+			return nil, false
 		}
-		e = started
+		*e = started
 	}
-	// The pieces are kept while the call runs, for a stream cut short to
-	// resume from (Pieces), and given to deltas as they come.
-	defer m.streamed.end(e.ID)
-	o := m.dispatch(dctx, e, func(text string) {
-		m.streamed.add(e.ID, text)
-		if deltas != nil {
-			deltas(e.ID, text)
-		}
-	})
-	if l.lost.Load() {
-		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", e.ID)
-		return e
-	}
-	return m.finish(context.WithoutCancel(ctx), e, o)
+	return release, true
 }
 
 // markRunning records the dispatch (status running, dispatched_at once)
@@ -137,7 +162,7 @@ const unreachableFor = 3 * time.Second
 
 // dispatch calls the creator, retrying only when no response came at all,
 // and only for unreachableFor, and judges the reply.
-func (m *core) dispatch(ctx context.Context, e crtx.Execution, deltas func(string)) outcome {
+func (m *core) dispatch(ctx context.Context, e *crtx.Execution, deltas func(string)) outcome {
 	req := crtx.CreatorRequest{ExecutionID: e.ID, Task: e.Task, Parameters: e.Parameters, UserPubkey: e.Wallet,
 		TimeoutSeconds: int(e.Deadline.Sub(m.now()).Round(time.Second) / time.Second)}
 	if req.TimeoutSeconds < 1 {
@@ -175,7 +200,7 @@ func (m *core) dispatch(ctx context.Context, e crtx.Execution, deltas func(strin
 	}
 }
 
-func (m *core) judge(e crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorReply, elapsed time.Duration) outcome {
+func (m *core) judge(e *crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorReply, elapsed time.Duration) outcome {
 	pub, err := crtx.ParseAddress("signing_public_key", e.SigningPublicKey)
 	if err != nil {
 		return outcome{code: crtx.CodeInvalidSignature, message: "the listing's signing key is not valid"}
@@ -194,13 +219,13 @@ func (m *core) judge(e crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorRe
 }
 
 // finish settles a completed execution or refunds a failed one, in the
-// transaction that makes it final (Store.CloseExecution). If the execution
-// is final already (another process got there first), nothing moves and
-// the execution is returned as that process left it. e is the execution as
-// this process dispatched it: what finishing writes (the outcome) is not
-// written by anyone else before the execution is final.
-func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Execution {
-	cur := e
+// transaction that makes it final (Store.CloseExecution), and sets e to it
+// final. If the execution is final already (another process got there
+// first), nothing moves and e is set as that process left it. e is the
+// execution as this process dispatched it: what finishing writes (the
+// outcome) is not written by anyone else before the execution is final.
+func (m *core) finish(ctx context.Context, e *crtx.Execution, o outcome) {
+	cur := *e
 	now := m.now()
 	cur.CompletedAt = &now
 	if cur.DispatchedAt != nil && o.elapsed == 0 {
@@ -225,7 +250,7 @@ func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Exe
 	if cur.WebhookURL != "" {
 		c.Webhook = &crtx.Webhook{ExecutionID: cur.ID, URL: cur.WebhookURL, NextAt: now, CreatedAt: now}
 	}
-	s, err := m.schemeOf(ctx, e)
+	s, err := m.schemeOf(ctx, *e)
 	var ok bool
 	if err == nil {
 		ok, err = s.Close(ctx, &c, payment.Outcome{Reply: o.reply, Elapsed: o.elapsed})
@@ -243,9 +268,9 @@ func (m *core) finish(ctx context.Context, e crtx.Execution, o outcome) crtx.Exe
 	if err != nil {
 		// The row stays in flight; its lease runs out and recovery ends it.
 		m.cfg.Logger.Error("finish execution", "execution_id", e.ID, "err", err)
-		return e
+		return
 	}
-	return cur
+	*e = cur
 }
 
 // closingTx is the ledger transaction that closes a final execution's escrow:

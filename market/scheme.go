@@ -90,7 +90,8 @@ func (h schemeHost) QueueWithdrawal(ctx context.Context, tx crtx.Tx, w crtx.With
 }
 func (h schemeHost) NudgeWithdrawals() { h.m.nudgeWithdrawals() }
 func (h schemeHost) Finish(ctx context.Context, e crtx.Execution, o payment.Outcome) crtx.Execution {
-	return h.m.finish(ctx, e, outcome{reply: o.Reply, elapsed: o.Elapsed})
+	h.m.finish(ctx, &e, outcome{reply: o.Reply, elapsed: o.Elapsed})
+	return e
 }
 func (h schemeHost) Announce(id string)        { h.m.announce(id) }
 func (h schemeHost) Figures() *payment.Figures { return &h.m.paying }
