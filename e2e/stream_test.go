@@ -294,10 +294,35 @@ func TestStreamResumesAfterACut(t *testing.T) {
 	if err != nil || strings.Join(got, "|") != "jour, |monde" || rec.Status != crtx.ExecCompleted || *rec.Result != "Bonjour, monde" {
 		t.Fatalf("resumed: %q, %+v, %v", got, rec, err)
 	}
-	// Once the call has ended, its pieces are gone: a resume reads the
-	// record, and a caller that read nothing gets the whole as one piece.
+	// Just after the call ended its pieces are still here, for a resume
+	// that waited for the next as it ended; a caller that read nothing
+	// gets them all. (Where there are none, it gets the whole as one piece:
+	// TestStreamResumedWithoutPieces.)
 	got = nil
-	if rec, err := m.key.ResumeStream(bounded(t), id, 0, func(text string) { got = append(got, text) }); err != nil || strings.Join(got, "|") != "Bonjour, monde" || rec.ExecutionID != id {
+	if rec, err := m.key.ResumeStream(bounded(t), id, 0, func(text string) { got = append(got, text) }); err != nil || strings.Join(got, "|") != "Bon|jour, |monde" || rec.ExecutionID != id {
 		t.Fatalf("resumed after the end: %q, %+v, %v", got, rec, err)
+	}
+}
+
+// A stream resumed where its call's pieces are not held (on another
+// replica, some seconds after it ended, or from a creator that does not
+// stream) is its last event, with the whole result as one delta first for
+// a caller that read nothing.
+func TestStreamResumedWithoutPieces(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newService(t, echo), "0.25")
+	var got []string
+	rec, err := m.key.ExecuteStream(bounded(t), agent, run("salut"), client.ExecuteOptions{}, func(text string) { got = append(got, text) })
+	if err != nil || len(got) != 1 || rec.Status != crtx.ExecCompleted || got[0] != *rec.Result {
+		t.Fatalf("streamed: %q, %+v, %v", got, rec, err)
+	}
+	got = nil
+	again, err := m.key.ResumeStream(bounded(t), rec.ExecutionID, 0, func(text string) { got = append(got, text) })
+	if err != nil || len(got) != 1 || got[0] != *rec.Result || again.ExecutionID != rec.ExecutionID || *again.Result != *rec.Result {
+		t.Fatalf("resumed: %q, %+v, %v", got, again, err)
+	}
+	got = nil
+	if _, err := m.key.ResumeStream(bounded(t), rec.ExecutionID, 1, func(text string) { got = append(got, text) }); err != nil || len(got) != 0 {
+		t.Fatalf("resumed after the one piece: %q, %v", got, err)
 	}
 }

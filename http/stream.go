@@ -155,9 +155,9 @@ func unended(e crtx.Execution, err error) error {
 // resumeStream resumes a streamed call whose stream was cut: the pieces
 // after Last-Event-ID (the last delta's id the caller read), as the
 // replica that runs the call holds them, then the call's last event, once
-// it ends. Elsewhere, or once the call has ended, the pieces are gone: the
-// last event then holds the whole result (and a caller that read none gets
-// it as one delta first).
+// it ends. Elsewhere, or some seconds after the call ended, the pieces are
+// gone: the last event then holds the whole result (and a caller that read
+// none gets it as one delta first).
 func (s *Server) resumeStream(w http.ResponseWriter, r *http.Request) error {
 	e, _, release, err := s.followed(r)
 	if err != nil {

@@ -3,29 +3,38 @@ package market
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // pieces are the streamed results of the executions this process runs,
 // kept while each runs: a stream cut short resumes from them
 // (Executions.Pieces) on the replica that runs its call. An execution's
-// pieces go once it is closed: its record then holds the whole result.
+// pieces go shortly after it is closed (endedPieces): its record then
+// holds the whole result.
 type pieces struct {
 	mu sync.Mutex
 	by map[string]*pieceLog
 }
+
+// endedPieces is how long a call's pieces are kept once it has ended: a
+// stream that waits for the next piece is woken by the end, and reads the
+// pieces that came just before it, which it would otherwise miss.
+const endedPieces = 5 * time.Second
 
 // pieceLog is one execution's pieces; changed is closed, and replaced, by
 // each piece, and closed by the end.
 type pieceLog struct {
 	texts   []string
 	changed chan struct{}
+	ended   bool
 }
 
 func (p *pieces) add(id, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.by[id]
-	if l == nil {
+	if l == nil || l.ended {
+		// A call run again (taken over after it ended here) starts anew.
 		l = &pieceLog{changed: make(chan struct{})}
 		p.by[id] = l
 	}
@@ -34,14 +43,24 @@ func (p *pieces) add(id, text string) {
 	l.changed = make(chan struct{})
 }
 
-// end forgets id's pieces, waking whoever waits for the next.
+// end marks id's pieces ended, waking whoever waits for the next, and
+// forgets them after endedPieces.
 func (p *pieces) end(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if l := p.by[id]; l != nil {
-		close(l.changed)
-		delete(p.by, id)
+	l := p.by[id]
+	if l == nil || l.ended {
+		return
 	}
+	l.ended = true
+	close(l.changed)
+	time.AfterFunc(endedPieces, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.by[id] == l {
+			delete(p.by, id)
+		}
+	})
 }
 
 // Pieces gives fn the pieces of execution id's streamed result after the
@@ -69,7 +88,8 @@ func (m *Executions) Pieces(ctx context.Context, id string, n int, fn func(text 
 }
 
 // since returns id's pieces after the first n, and a channel closed at its
-// next piece or its end; held is false when there are none here.
+// next piece or its end; held is false once they have ended, or when there
+// are none here.
 func (p *pieces) since(id string, n int) (texts []string, next <-chan struct{}, held bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -80,5 +100,5 @@ func (p *pieces) since(id string, n int) (texts []string, next <-chan struct{}, 
 	if n < len(l.texts) {
 		texts = append(texts, l.texts[max(n, 0):]...)
 	}
-	return texts, l.changed, true
+	return texts, l.changed, !l.ended
 }
