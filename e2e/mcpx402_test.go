@@ -238,3 +238,68 @@ func TestMCPX402RetryAndFailure(t *testing.T) {
 	}
 	x.unchanged(before)
 }
+
+// Paid with x402 over /mcp/x402, a call that asks for progress is told a
+// streaming creator's pieces as they come, as with a key, and is paid
+// before the first: when the first piece arrives the payer's USDC has left
+// already.
+func TestMCPX402ProgressCarriesThePieces(t *testing.T) {
+	x := newX402Market(t)
+	agent := x.list(newStreamService(t, bonjour), "0.02", map[string]any{"timeout_seconds": 5})
+	progress := &progressLog{}
+	heldAtFirst := make(chan crtx.USDC, 1)
+	onProgress := func(ctx context.Context, r *sdk.ProgressNotificationClientRequest) {
+		if r.Params.Message == "Bon" {
+			heldAtFirst <- x.held()
+		}
+		progress.add(ctx, r)
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "crtx-test", Version: "1"}, &sdk.ClientOptions{ProgressNotificationHandler: onProgress})
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: x.d.URL + "/mcp/x402"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var payment map[string]any
+	decodeHeader(t, x.pay(agent, "header", run("monde")).Header, &payment)
+	res, err := cs.CallTool(bounded(t), &sdk.CallToolParams{Name: "run_agent", Arguments: map[string]any{"agent_id": agent, "task": "monde"},
+		Meta: sdk.Meta{"x402/payment": payment, "progressToken": "p"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_agent: %v %+v", err, res)
+	}
+	if text, _ := res.Content[0].(*sdk.TextContent); text == nil || text.Text != "Bonjour, monde" {
+		t.Fatalf("run_agent answered %+v", res.Content)
+	}
+	if _, ok := res.Meta["x402/payment-response"]; !ok {
+		t.Errorf("no payment response: %+v", res.Meta)
+	}
+	// The client may hand over notifications after the result.
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got = progress.all()
+		if len(got) > 0 && strings.HasSuffix(got[len(got)-1], " is completed") || time.Now().After(deadline) {
+			break
+		}
+	}
+	var pieces []string
+	for _, msg := range got {
+		if !strings.HasPrefix(msg, "execution ") {
+			pieces = append(pieces, msg)
+		}
+	}
+	if strings.Join(pieces, "|") != "Bon|jour, |monde" || !strings.HasSuffix(got[len(got)-1], " is completed") {
+		t.Fatalf("progress %q", got)
+	}
+	want := x.start - usdc("0.02")
+	select {
+	case held := <-heldAtFirst:
+		if held != want {
+			t.Errorf("at the first piece the payer held %s, want %s: the call was not paid first", held, want)
+		}
+	default:
+		t.Error("no first piece was told")
+	}
+	if held := x.held(); held != want {
+		t.Errorf("the payer holds %s, want %s", held, want)
+	}
+}

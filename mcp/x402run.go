@@ -74,6 +74,14 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	}
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
 		Private: in.Private}
+	// A call that asks for progress is told the result's pieces as the
+	// creator writes them, as with a key; paid before the first, as a
+	// REST stream is (docs/streaming.md): words are no free preview.
+	tell := s.progress(ctx, req)
+	defer tell.stop()
+	if tell != nil {
+		params.Stream, params.Deltas = true, tell.deltas
+	}
 	paid := market.Paid{Payload: payload, Resource: resource, Allow: s.gate.AllowPayer, AllowReplay: s.gate.AllowReplay}
 	res, err := s.market.X402.ExecutePaid(ctx, in.AgentID, params, paid, idem, hash)
 	var pe *crtx.PaymentError
@@ -100,6 +108,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	if err != nil {
 		return nil, nil, s.held(err, res.Execution.ID)
 	}
+	tell.state(e)
 	settle := res.Settle
 	if e.Status != res.Execution.Status {
 		settle = s.market.X402.PaymentResponse(ctx, e, settle.Network)
