@@ -42,7 +42,7 @@ func (c *Client) ExecuteStream(ctx context.Context, agentID string, p crtx.Execu
 	if o.IdempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", o.IdempotencyKey)
 	}
-	return c.stream(req, 0, delta)
+	return c.stream(req, 0, delta, nil)
 }
 
 // ResumeStream resumes a streamed call whose stream was cut, from the
@@ -59,13 +59,14 @@ func (c *Client) ResumeStream(ctx context.Context, id string, after int, delta f
 	if after > 0 {
 		req.Header.Set("Last-Event-ID", strconv.Itoa(after))
 	}
-	return c.stream(req, after, delta)
+	return c.stream(req, after, delta, nil)
 }
 
 // stream sends req and reads its answer: a stream's pieces given to delta
 // and its last event's record, or an answer that is not a stream. after
-// is the id of the last delta read before this request.
-func (c *Client) stream(req *http.Request, after int, delta func(text string)) (api.ExecutionRecord, error) {
+// is the id of the last delta read before this request; head, when not
+// nil, is shown the answer before its body is read.
+func (c *Client) stream(req *http.Request, after int, delta func(text string), head func(*http.Response)) (api.ExecutionRecord, error) {
 	var out api.ExecutionRecord
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -75,6 +76,9 @@ func (c *Client) stream(req *http.Request, after int, delta func(text string)) (
 		return out, err
 	}
 	defer resp.Body.Close()
+	if head != nil {
+		head(resp)
+	}
 	if t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); t != "text/event-stream" {
 		data, err := io.ReadAll(io.LimitReader(resp.Body, maxStream))
 		switch {

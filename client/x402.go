@@ -49,15 +49,7 @@ func (c *Client) PaymentRequired(ctx context.Context, agentID string, p crtx.Exe
 func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.ExecuteParams, payment x402.PaymentPayload, idempotencyKey string) (api.ExecutionRecord, x402.SettleResponse, error) {
 	var rec api.ExecutionRecord
 	var settle x402.SettleResponse
-	headers := map[string]string{x402.HeaderPaymentSignature: x402.EncodeHeader(payment)}
-	if idempotencyKey != "" {
-		headers["Idempotency-Key"] = idempotencyKey
-	}
-	if c.signInWithX != "" {
-		// The payer's proof: a payment sent again answers its call.
-		headers[siwx.Header] = c.signInWithX
-	}
-	resp, err := c.postExecute(ctx, agentID, p, headers)
+	resp, err := c.postExecute(ctx, agentID, p, c.paidHeaders(payment, idempotencyKey))
 	if err != nil {
 		return rec, settle, err
 	}
@@ -78,6 +70,45 @@ func (c *Client) ExecutePaid(ctx context.Context, agentID string, p crtx.Execute
 		return rec, settle, apiError(resp, data)
 	}
 	return rec, settle, json.Unmarshal(data, &rec)
+}
+
+// ExecutePaidStream is ExecutePaid for a streamed call (docs/streaming.md):
+// each piece of the result is given to delta as the creator writes it, as
+// ExecuteStream's. The payment is settled before the first piece, and its
+// settlement (PAYMENT-RESPONSE) comes with the stream's headers.
+func (c *Client) ExecutePaidStream(ctx context.Context, agentID string, p crtx.ExecuteParams, payment x402.PaymentPayload, idempotencyKey string, delta func(text string)) (api.ExecutionRecord, x402.SettleResponse, error) {
+	var settle x402.SettleResponse
+	p.Stream, p.Async = true, false
+	req, err := c.executeRequest(ctx, agentID, p, c.paidHeaders(payment, idempotencyKey))
+	if err != nil {
+		return api.ExecutionRecord{}, settle, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	var herr error
+	anon := *c // paid, not by the client's key: the payment would go unread
+	anon.token = ""
+	rec, err := anon.stream(req, 0, delta, func(resp *http.Response) {
+		if h := resp.Header.Get(x402.HeaderPaymentResponse); h != "" {
+			herr = decodeX402Header(h, &settle)
+		}
+	})
+	if herr != nil && err == nil {
+		err = herr
+	}
+	return rec, settle, err
+}
+
+// paidHeaders are the headers of a call paid with payment.
+func (c *Client) paidHeaders(payment x402.PaymentPayload, idempotencyKey string) map[string]string {
+	headers := map[string]string{x402.HeaderPaymentSignature: x402.EncodeHeader(payment)}
+	if idempotencyKey != "" {
+		headers["Idempotency-Key"] = idempotencyKey
+	}
+	if c.signInWithX != "" {
+		// The payer's proof: a payment sent again answers its call.
+		headers[siwx.Header] = c.signInWithX
+	}
+	return headers
 }
 
 // SignInWithX returns a copy of c that reads the executions key paid for
@@ -106,6 +137,15 @@ func (c *Client) SignInWithX(ctx context.Context, key ed25519.PrivateKey, networ
 
 // postExecute POSTs an execute request without the client's token.
 func (c *Client) postExecute(ctx context.Context, agentID string, p crtx.ExecuteParams, headers map[string]string) (*http.Response, error) {
+	req, err := c.executeRequest(ctx, agentID, p, headers)
+	if err != nil {
+		return nil, err
+	}
+	return c.http.Do(req)
+}
+
+// executeRequest is an execute request without the client's token.
+func (c *Client) executeRequest(ctx context.Context, agentID string, p crtx.ExecuteParams, headers map[string]string) (*http.Request, error) {
 	body, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -119,7 +159,7 @@ func (c *Client) postExecute(ctx context.Context, agentID string, p crtx.Execute
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	return c.http.Do(req)
+	return req, nil
 }
 
 // errorOf reads an error answer into an *Error.

@@ -99,7 +99,8 @@ result checks out (a failed call costs nothing; a long or --async one is paid fi
 and refunded on the chain if it fails). Nothing else is needed: no account, no key.
 
 With --stream the result is printed as the agent writes it (docs/streaming.md); it is
-charged, as any call, only once the whole checks out.`,
+charged, as any call, only once the whole checks out. With --x402 too, it is paid before
+its first words (and refunded on the chain if it fails).`,
 		Example: `  crtx run AGENT_ID "The quick brown fox jumps over the lazy dog." --param top=3
   cat report.txt | crtx run AGENT_ID - --max-cost 0.10
   crtx run AGENT_ID "a long job" --async
@@ -124,21 +125,20 @@ charged, as any call, only once the whole checks out.`,
 				return err
 			}
 			p.Private = private
-			if stream && x402 {
-				return errors.New("--stream and --x402: a streamed call paid with x402 is not offered by this command yet; stream it with an API key")
+			if stream && async {
+				return errors.New("--stream and --async: a streamed call is synchronous")
 			}
 			if x402 {
-				return c.executeX402(ctx, a[0], p, idem, rpc)
+				return c.executeX402(ctx, a[0], p, idem, rpc, stream)
 			}
 			cl, err := c.key()
 			if err != nil {
 				return err
 			}
 			if stream {
-				if async {
-					return errors.New("--stream and --async: a streamed call is synchronous")
-				}
-				return c.executeStream(ctx, cl, a[0], p, idem)
+				return c.printStream(ctx, a[0], func(delta func(string)) (api.ExecutionRecord, error) {
+					return cl.ExecuteStream(ctx, a[0], p, client.ExecuteOptions{IdempotencyKey: idem}, delta)
+				})
 			}
 			return c.execute(ctx, cl, a[0], p, idem)
 		},
@@ -202,11 +202,11 @@ func (c *cli) trailer(rec api.ExecutionRecord) {
 	}
 }
 
-// executeStream runs a streamed execution, printing each piece as it
-// comes, then the record's trailer.
-func (c *cli) executeStream(ctx context.Context, cl *client.Client, agent string, p crtx.ExecuteParams, idem string) error {
+// printStream runs a streamed execution with call, printing each piece
+// as it comes, then the record's trailer.
+func (c *cli) printStream(ctx context.Context, agent string, call func(delta func(string)) (api.ExecutionRecord, error)) error {
 	shown := false
-	rec, err := cl.ExecuteStream(ctx, agent, p, client.ExecuteOptions{IdempotencyKey: idem}, func(text string) {
+	rec, err := call(func(text string) {
 		if !c.json {
 			fmt.Fprint(c.out, text)
 			shown = true

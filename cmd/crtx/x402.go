@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/chain"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/x402"
@@ -14,8 +15,9 @@ import (
 // executeX402 runs a call paid by itself with x402 from the wallet key
 // file, on the chain rpc serves: it asks the requirements, picks the one of
 // that chain, signs the payment and runs the call with it; an asynchronous
-// call is followed by signing in with the same wallet.
-func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParams, idem, rpc string) error {
+// call is followed by signing in with the same wallet; a streamed one
+// (stream) is printed as it comes, paid before its first piece.
+func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParams, idem, rpc string, stream bool) error {
 	key, addr, err := c.wallet()
 	if err != nil {
 		return err
@@ -71,6 +73,15 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 	payload := x402.PaymentPayload{X402Version: x402.Version, Resource: &pr.Resource, Accepted: *req}
 	payload.Payload.Transaction = tx
 	fmt.Fprintf(c.errOut, "paying %s USDC from %s on %s…\n", crtx.USDC(amount), addr, network)
+	if stream {
+		var settle x402.SettleResponse
+		err := c.printStream(ctx, agent, func(delta func(string)) (rec api.ExecutionRecord, err error) {
+			rec, settle, err = anon.ExecutePaidStream(ctx, agent, p, payload, idem, delta)
+			return rec, err
+		})
+		c.paidBy(settle)
+		return err
+	}
 	label := "running " + agent
 	stop := c.status(func() string { return label })
 	rec, settle, err := anon.ExecutePaid(ctx, agent, p, payload, idem)
@@ -82,13 +93,18 @@ func (c *cli) executeX402(ctx context.Context, agent string, p crtx.ExecuteParam
 		}
 	}
 	stop()
-	if settle.Transaction != "" && !c.json {
-		fmt.Fprintf(c.errOut, "paid by transaction %s\n", settle.Transaction)
-	}
+	c.paidBy(settle)
 	if err != nil {
 		return err
 	}
 	return c.printRecord(rec)
+}
+
+// paidBy tells the transaction that paid a call, if one did.
+func (c *cli) paidBy(settle x402.SettleResponse) {
+	if settle.Transaction != "" && !c.json {
+		fmt.Fprintf(c.errOut, "paid by transaction %s\n", settle.Transaction)
+	}
 }
 
 // usdcMints are USDC's mints on the clusters whose CAIP-2 ids are known.

@@ -15,8 +15,8 @@ import (
 )
 
 // crtx run --x402 pays a call from a Solana key file with no account and
-// no API key, synchronous or --async (followed by signing in with the
-// same wallet), and the chain moved the price for each.
+// no API key, synchronous, --async (followed by signing in with the same
+// wallet) or --stream, and the chain moved the price for each.
 func TestRunPaysWithX402(t *testing.T) {
 	ctx := context.Background()
 	d, net, mint, mintAuth := startChainMarket(t)
@@ -44,8 +44,22 @@ func TestRunPaysWithX402(t *testing.T) {
 	if code, out, errOut := crtx("run", agent, "later", "--x402", "--async", "--rpc", net.RPC); code != 0 || out != "paid: later\n" {
 		t.Fatalf("run --x402 --async: %d\n%s\n%s", code, out, errOut)
 	}
-	if held := net.TokenBalance(t, tokenAccount(t, d, payer)); held != crtxpkg.MicroPerUSDC-2*10_000 {
-		t.Errorf("the payer holds %s after two calls of 0.01", held)
+	// --stream prints the pieces as they come; the call is paid before
+	// the first.
+	_, sk, _ := ed25519.GenerateKey(nil)
+	ssrv := httptest.NewServer(creator.NewStreamHandler(sk, func(_ context.Context, r creator.Request, yield func(string)) (int, error) {
+		yield("streamed: ")
+		yield(r.Task)
+		return 0, nil
+	}, creator.Options{}))
+	defer ssrv.Close()
+	streaming := listAgent(t, d, ssrv.URL, sk)
+	if code, out, errOut := crtx("run", streaming, "words", "--x402", "--stream", "--rpc", net.RPC); code != 0 || out != "streamed: words\n" ||
+		!strings.Contains(errOut, "paid by transaction ") {
+		t.Fatalf("run --x402 --stream: %d\n%s\n%s", code, out, errOut)
+	}
+	if held := net.TokenBalance(t, tokenAccount(t, d, payer)); held != crtxpkg.MicroPerUSDC-3*10_000 {
+		t.Errorf("the payer holds %s after three calls of 0.01", held)
 	}
 	if code, _, errOut := crtx("run", agent, "x", "--x402"); code == 0 || !strings.Contains(errOut, "--rpc") {
 		t.Errorf("run --x402 without --rpc: %d %s", code, errOut)
