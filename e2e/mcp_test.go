@@ -46,6 +46,28 @@ func (l *progressLog) all() []string {
 	return slices.Clone(l.msgs)
 }
 
+// completed waits (the client may hand notifications over after the
+// result) for the notification that the run completed, and returns the
+// messages told, with the pieces of the result among them; none if it
+// was not told.
+func (l *progressLog) completed() (all, pieces []string) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		all = l.all()
+		if len(all) > 0 && strings.HasSuffix(all[len(all)-1], " is completed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			return all, nil
+		}
+	}
+	for _, msg := range all {
+		if !strings.HasPrefix(msg, "execution ") {
+			pieces = append(pieces, msg)
+		}
+	}
+	return all, pieces
+}
+
 // mcpSession connects the official Go SDK's client to crtxd's /mcp with key.
 func mcpSession(t *testing.T, e *env, key *client.Client, progress *progressLog) *sdk.ClientSession {
 	t.Helper()

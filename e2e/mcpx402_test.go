@@ -273,21 +273,7 @@ func TestMCPX402ProgressCarriesThePieces(t *testing.T) {
 	if _, ok := res.Meta["x402/payment-response"]; !ok {
 		t.Errorf("no payment response: %+v", res.Meta)
 	}
-	// The client may hand over notifications after the result.
-	var got []string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got = progress.all()
-		if len(got) > 0 && strings.HasSuffix(got[len(got)-1], " is completed") || time.Now().After(deadline) {
-			break
-		}
-	}
-	var pieces []string
-	for _, msg := range got {
-		if !strings.HasPrefix(msg, "execution ") {
-			pieces = append(pieces, msg)
-		}
-	}
-	if strings.Join(pieces, "|") != "Bon|jour, |monde" || !strings.HasSuffix(got[len(got)-1], " is completed") {
+	if got, pieces := progress.completed(); strings.Join(pieces, "|") != "Bon|jour, |monde" {
 		t.Fatalf("progress %q", got)
 	}
 	want := x.start - usdc("0.02")

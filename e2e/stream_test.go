@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -188,20 +187,7 @@ func TestMCPProgressCarriesThePieces(t *testing.T) {
 	if text, _ := res.Content[0].(*sdk.TextContent); text == nil || text.Text != "Bonjour, monde" {
 		t.Fatalf("run_agent answered %+v", res.Content)
 	}
-	var got []string
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got = progress.all()
-		if len(got) > 0 && strings.HasSuffix(got[len(got)-1], " is completed") || time.Now().After(deadline) {
-			break
-		}
-	}
-	var pieces []string
-	for _, msg := range got {
-		if !strings.HasPrefix(msg, "execution ") {
-			pieces = append(pieces, msg)
-		}
-	}
-	if strings.Join(pieces, "|") != "Bon|jour, |monde" || !strings.HasSuffix(got[len(got)-1], " is completed") {
+	if got, pieces := progress.completed(); strings.Join(pieces, "|") != "Bon|jour, |monde" {
 		t.Fatalf("progress %q", got)
 	}
 }
