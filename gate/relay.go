@@ -100,7 +100,9 @@ func (r *Relay) Start(ctx context.Context, write func(Piece)) (finish func()) {
 			r.mu.Unlock()
 			return
 		}
-		r.stopped = make(chan struct{})
+		if r.stopped == nil {
+			r.stopped = make(chan struct{})
+		}
 		stopped := r.stopped
 		r.mu.Unlock()
 		<-stopped

@@ -63,11 +63,26 @@ func (p *pieces) end(id string) {
 	})
 }
 
+// drop forgets id's pieces at once, waking whoever waits for the next: a
+// run that lost its call to another replica, whose pieces may not be
+// those of the result that replica's run ends with.
+func (p *pieces) drop(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.by[id]; l != nil {
+		if !l.ended {
+			close(l.changed)
+		}
+		delete(p.by, id)
+	}
+}
+
 // Pieces gives fn the pieces of execution id's streamed result after the
 // first n, each as it comes, for as long as this process runs its call
-// and holds them, or until ctx ends. It returns at once when it holds none
-// (the call has ended, runs on another replica, or its creator does not
-// stream): the caller then reads its record. The caller has read id under
+// and holds them, or until ctx ends; once the call has ended, those it
+// still holds (endedPieces). It returns at once when it holds none (the
+// call ended a while ago, runs on another replica, or its creator does
+// not stream): the caller then reads its record. The caller has read id under
 // the principal it serves.
 func (m *Executions) Pieces(ctx context.Context, id string, n int, fn func(text string)) {
 	for {

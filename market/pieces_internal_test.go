@@ -29,4 +29,12 @@ func TestPiecesCameJustBeforeTheEnd(t *testing.T) {
 	if texts, _, held := p.since("exe", 0); !held || strings.Join(texts, "|") != "again" {
 		t.Fatalf("run again: %q, held %v", texts, held)
 	}
+	// A run that lost its call to another replica drops its pieces at
+	// once: that replica's result may differ.
+	_, next, _ = p.since("exe", 1)
+	p.drop("exe")
+	<-next
+	if texts, _, held := p.since("exe", 0); held || texts != nil {
+		t.Fatalf("dropped: %q, held %v", texts, held)
+	}
 }

@@ -60,6 +60,7 @@ func (m *core) run(ctx context.Context, e crtx.Execution, release func(), deltas
 		}
 	})
 	if l.lost.Load() {
+		m.streamed.drop(x.ID)
 		m.cfg.Logger.Warn("execution taken over by another replica", "execution_id", x.ID)
 		return *x
 	}

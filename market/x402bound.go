@@ -54,6 +54,6 @@ func (m *core) mayPayFirst(ctx context.Context, a crtx.Agent, settleAfter time.D
 	m.paying.Refused.Add(1)
 	return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: int(failingWindow / 10 / time.Second),
 		Message: fmt.Sprintf("%d of the %d x402 calls of agent %s paid in the last hour failed, and a call paid before it runs is refunded on the chain at the marketplace's cost: "+
-			"until its calls succeed again, pay it with x402 in a synchronous call of at most %d seconds (paid only once its result checks out), or with an API key; "+
+			"until its calls succeed again, pay it with x402 in a synchronous call of at most %d seconds, not streamed (paid only once its result checks out), or with an API key; "+
 			"the payment was not sent: nothing was charged", failed, ended, a.ID, int(settleAfter/time.Second))}
 }
