@@ -114,11 +114,11 @@ func TestSizeSlow(t *testing.T) {
 // streams stay open after it, so a first delta timed before their end
 // shows the marketplace passing pieces on as they come.
 func TestBenchStreams(t *testing.T) {
-	const hold = 2 * time.Second
+	const hold = 5 * time.Second
 	heap := filepath.Join(t.TempDir(), "heap.prof")
 	rep := runBench(t, "--only", "stream,held", "--duration", "1s", "--stream-rate", "20",
 		"--held-streams", "40", "--held-rate", "40", "--held-for", hold.String(), "--heapprofile", heap, "--catalog", "10", "--executions", "10")
-	names := []string{"stream: first delta, stub alone at 20/s", "stream: first delta, marketplace at 20/s", "held: 40 streams at 40/s, held 2s"}
+	names := []string{"stream: first delta, stub alone at 20/s", "stream: first delta, marketplace at 20/s", "held: 40 streams at 40/s, held 5s"}
 	if len(rep.Results) != len(names) {
 		t.Fatalf("results = %+v", rep.Results)
 	}
@@ -126,14 +126,15 @@ func TestBenchStreams(t *testing.T) {
 		if r.Name != names[i] || r.Errors != 0 || r.OK != []int64{20, 20, 40}[i] {
 			t.Errorf("result %d = %+v, want %q", i, r, names[i])
 		}
-		// Each stream lasts a second (the stream scenario's) or hold
-		// after its first delta: timed to the first, it is well under.
-		if r.P50MS >= 1000 || r.P50MS <= 0 {
+		if r.P50MS <= 0 {
 			t.Errorf("%s: first delta after %.1f ms", r.Name, r.P50MS)
 		}
 	}
-	if r := rep.Results[2]; r.PeakRSSMB <= 0 {
-		t.Errorf("held: peak RSS %.1f MiB", r.PeakRSSMB)
+	// A held stream lasts hold after its first delta: timed to the first,
+	// it is under that, a margin no loaded machine eats (pieces held back
+	// to the end would take the whole hold).
+	if r := rep.Results[2]; r.PeakRSSMB <= 0 || r.P50MS >= float64(hold.Milliseconds()) {
+		t.Errorf("held: peak RSS %.1f MiB, first delta after %.1f ms", r.PeakRSSMB, r.P50MS)
 	}
 	// The heap profile is taken while the streams are held.
 	if p, err := os.ReadFile(filepath.Join(filepath.Dir(heap), "held-heap.prof")); err != nil || len(p) < 2 || p[0] != 0x1f {
