@@ -16,16 +16,20 @@ const (
 
 // Agent is a listing as stored.
 type Agent struct {
-	ID               string
-	Creator          string // the creator's wallet
-	Name             string
-	Tagline          string
-	Description      string
-	Tags             []string
-	InputSchema      json.RawMessage
-	OutputSchema     json.RawMessage
-	PricingModel     string
+	ID           string
+	Creator      string // the creator's wallet
+	Name         string
+	Tagline      string
+	Description  string
+	Tags         []string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	PricingModel string
+	// Price is a call's price, or a metered listing's base: a metered
+	// listing (PricingMetered) adds Per1k for each 1,000 tokens used, and a
+	// call costs at most Cap.
 	Price            USDC
+	Per1k, Cap       USDC
 	EndpointURL      string
 	SigningPublicKey string
 	// KeyTx is the listing transaction (AgentListed, or a ListingUpdated
@@ -40,6 +44,20 @@ type Agent struct {
 	// the catalog and cannot be executed, whatever its status.
 	SuspendedAt *time.Time
 	DelistedAt  *time.Time
+}
+
+// Metered is a's metered prices, and whether a is metered.
+func (a Agent) Metered() (Metered, bool) {
+	return Metered{Base: a.Price, Per1k: a.Per1k, Max: a.Cap}, a.PricingModel == PricingMetered
+}
+
+// Hold is what a call of a holds while it runs: its price, or a metered
+// listing's most. Collateral and x402 payments are of it too.
+func (a Agent) Hold() USDC {
+	if _, ok := a.Metered(); ok {
+		return a.Cap
+	}
+	return a.Price
 }
 
 // AgentStats are one environment's statistics of an agent.
@@ -152,6 +170,8 @@ type ListingParams struct {
 	OutputSchema     *json.RawMessage `json:"output_schema"`
 	PricingModel     *string          `json:"pricing_model"`
 	Price            *USDC            `json:"price_per_call_usdc"`
+	Per1k            *USDC            `json:"price_per_1k_tokens_usdc"`
+	Cap              *USDC            `json:"max_price_per_call_usdc"`
 	EndpointURL      *string          `json:"endpoint_url"`
 	SigningPublicKey *string          `json:"signing_public_key"`
 	TimeoutSeconds   *int             `json:"timeout_seconds"`

@@ -15,7 +15,10 @@ type ExecuteParams struct {
 	Async          bool            `json:"async"`
 	TimeoutSeconds *int            `json:"timeout_seconds"`
 	MaxCost        *USDC           `json:"max_cost_usdc"`
-	WebhookURL     string          `json:"webhook_url"`
+	// MaxPrice lowers a metered call's most (the listing's
+	// max_price_per_call_usdc) for this call.
+	MaxPrice   *USDC  `json:"max_price_usdc"`
+	WebhookURL string `json:"webhook_url"`
 	// Private keeps the result off /ipfs/{cid} and its CID off the
 	// ledger: only the caller reads it, through its record.
 	Private bool `json:"private"`
@@ -83,15 +86,24 @@ type Execution struct {
 	TimeoutSeconds   int
 	Async            bool
 	WebhookURL       string
-	Cost             USDC
-	CreatorAmount    USDC
-	PlatformAmount   USDC
-	Status           ExecStatus
-	ErrorCode        string
-	ErrorMessage     string
-	ResultCID        string
-	ResultHash       string
-	Signature        string
+	// Cost is what the call costs: its price, or a metered call's most
+	// until it completes and its charge after. Held is what its escrow
+	// held; Base and Per1k its agent's prices as it opened (Per1k is 0
+	// for a price per call).
+	Cost           USDC
+	Held, Base     USDC
+	Per1k          USDC
+	CreatorAmount  USDC
+	PlatformAmount USDC
+	Status         ExecStatus
+	ErrorCode      string
+	ErrorMessage   string
+	ResultCID      string
+	ResultHash     string
+	Signature      string
+	// UsageSignature is a metered call's creator's signature of its usage
+	// (UsageStatement).
+	UsageSignature string
 	// RecordTx is the ExecutionRecord or EscrowRefunded that closed it.
 	RecordTx        string
 	TokensUsed      *int64
@@ -133,6 +145,21 @@ func (e Execution) Charge() (refunded, charged USDC) {
 		return e.Dispute.Refunded, max(e.Cost-e.Dispute.Refunded, 0)
 	}
 	return 0, e.Cost
+}
+
+// Metered is e's metered prices, its most being what its escrow held, and
+// whether e was metered.
+func (e Execution) Metered() (Metered, bool) {
+	return Metered{Base: e.Base, Per1k: e.Per1k, Max: e.Held}, e.Per1k > 0
+}
+
+// Returned is what the escrow of a call that was charged gave back to
+// its caller: the part of a metered call's most it did not use.
+func (e Execution) Returned() USDC {
+	if e.Status != ExecCompleted && e.Status != ExecDisputed {
+		return 0
+	}
+	return max(e.Held-e.Cost, 0)
 }
 
 // Split divides a cost between creator and platform (CONTRACT §1): the

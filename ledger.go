@@ -151,6 +151,15 @@ func (t LedgerTx) RolledUp() bool {
 // only leaves a balance lower for a moment.
 func (t LedgerTx) DefersCredits() bool { return t.Kind == TxExecutionRecord }
 
+// Defers reports whether t's credit to the account at addr waits for the
+// roll-up: every credit of an ExecutionRecord (DefersCredits) but the
+// return of a metered call's unused hold to its caller's wallet (data
+// "returned_to"), which, like a refund, shows in the caller's balance with
+// the transaction that returns it: that wallet's row is the call's own.
+func (t LedgerTx) Defers(addr string) bool {
+	return t.DefersCredits() && addr != t.Data["returned_to"]
+}
+
 // NetAmounts is how much each account named by t's postings gains
 // (positive) or loses (negative).
 func (t LedgerTx) NetAmounts() map[string]USDC {
@@ -170,7 +179,7 @@ func (t LedgerTx) DeferredCredits() []Credit {
 	}
 	var out []Credit
 	for addr, amount := range t.NetAmounts() {
-		if amount > 0 {
+		if amount > 0 && t.Defers(addr) {
 			out = append(out, Credit{Seq: t.Seq, Address: addr, Amount: amount})
 		}
 	}

@@ -45,6 +45,11 @@ func statementMembers(kind TxKind) []string {
 	switch kind {
 	case TxAgentListed:
 		return []string{"creator", "name", "price_per_call_usdc", "signing_public_key"}
+	case TxAgentListed + "+" + PricingMetered:
+		// A metered listing's prices are all signed; a listing priced
+		// per call has the statement it always had.
+		return []string{"creator", "name", "price_per_call_usdc", "signing_public_key",
+			"pricing_model", "price_per_1k_tokens_usdc", "max_price_per_call_usdc"}
 	case TxListingUpdated:
 		return []string{"agent_id", "creator", "signing_public_key"}
 	}
@@ -79,11 +84,16 @@ func boundMembers(kind TxKind) []string {
 //	stmt, err := crtx.ListingStatement(tx.Kind, tx.Data)
 //	ok := err == nil && crtx.VerifyBase58(creatorKey, stmt, tx.Data["creator_signature"])
 //
-// price_per_call_usdc must be written as USDC.String writes it ("0.05",
-// "1"), which is also what JavaScript's Number#toString gives: a statement
-// signs one spelling of the price, not a number.
+// A metered listing's statement (data's pricing_model is "metered") also
+// signs pricing_model, price_per_1k_tokens_usdc and max_price_per_call_usdc.
+// Prices must be written as USDC.String writes them ("0.05", "1"), which is
+// also what JavaScript's Number#toString gives: a statement signs one
+// spelling of a price, not a number.
 func ListingStatement(kind TxKind, data map[string]string) ([]byte, error) {
 	members := statementMembers(kind)
+	if kind == TxAgentListed && data["pricing_model"] == PricingMetered {
+		members = statementMembers(TxAgentListed + "+" + PricingMetered)
+	}
 	if members == nil {
 		return nil, fmt.Errorf("%w: a %s transaction registers no signing key", ErrListingStatement, kind)
 	}
@@ -116,9 +126,10 @@ func ListingStatement(kind TxKind, data map[string]string) ([]byte, error) {
 		}
 		stmt[m] = v
 	}
-	if p, ok := stmt["price_per_call_usdc"]; ok {
-		if u, err := ParseUSDC(p); err != nil || u.String() != p {
-			return nil, fmt.Errorf("%w: price_per_call_usdc %q is not an amount as USDC.String writes it", ErrListingStatement, p)
+	for _, m := range []string{"price_per_call_usdc", "price_per_1k_tokens_usdc", "max_price_per_call_usdc"} {
+		p, ok := stmt[m]
+		if u, err := ParseUSDC(p); ok && (err != nil || u.String() != p) {
+			return nil, fmt.Errorf("%w: %s %q is not an amount as USDC.String writes it", ErrListingStatement, m, p)
 		}
 	}
 	b, err := Canonical(stmt)

@@ -78,3 +78,19 @@ func VerifyUsage(pub ed25519.PublicKey, executionID, resultHash string, tokens i
 	}
 	return VerifyBase58(pub, UsageStatement(executionID, resultHash, tokens), sig)
 }
+
+// CheckUsage checks the usage of a completed reply to a metered call,
+// checked already by CheckReply: its tokens_used, signed by key in its
+// usage_signature. A reply without them is malformed; a signature that
+// does not verify is invalid_signature, as a result's is.
+func CheckUsage(r CreatorReply, key ed25519.PublicKey) error {
+	if r.TokensUsed == nil || r.UsageSignature == nil {
+		return &ReplyProblem{Kind: CodeInvalidAgentResponse,
+			Message: "a metered agent's completed reply must carry tokens_used and usage_signature"}
+	}
+	if !VerifyUsage(key, r.ExecutionID, *r.ResultHash, *r.TokensUsed, *r.UsageSignature) {
+		return &ReplyProblem{Kind: CodeInvalidSignature,
+			Message: "the usage_signature does not verify against the listing's signing key"}
+	}
+	return nil
+}

@@ -23,14 +23,17 @@ type CreatorRequest struct {
 // CreatorReply is what a creator's /execute answers (seed "Creator
 // execution service response").
 type CreatorReply struct {
-	ExecutionID string          `json:"execution_id"`
-	Status      string          `json:"status"`
-	Result      *string         `json:"result"`
-	ResultHash  *string         `json:"result_hash"`
-	Signature   *string         `json:"signature"`
-	TokensUsed  *int64          `json:"tokens_used,omitempty"`
-	Steps       json.RawMessage `json:"steps,omitempty"`
-	Error       *string         `json:"error,omitempty"`
+	ExecutionID string  `json:"execution_id"`
+	Status      string  `json:"status"`
+	Result      *string `json:"result"`
+	ResultHash  *string `json:"result_hash"`
+	Signature   *string `json:"signature"`
+	TokensUsed  *int64  `json:"tokens_used,omitempty"`
+	// UsageSignature signs TokensUsed (UsageStatement): a metered
+	// listing's reply must carry it.
+	UsageSignature *string         `json:"usage_signature,omitempty"`
+	Steps          json.RawMessage `json:"steps,omitempty"`
+	Error          *string         `json:"error,omitempty"`
 }
 
 // Headers of requests to creators (docs/creators.md, "Requests from the

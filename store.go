@@ -507,7 +507,8 @@ type Opening struct {
 // AtTerms reports whether an execution was priced and addressed by a's
 // current terms, and a takes executions.
 func (e Execution) AtTerms(a Agent) bool {
-	return a.Status == AgentActive && a.SuspendedAt == nil && a.Price == e.Cost && a.Creator == e.Creator &&
+	return a.Status == AgentActive && a.SuspendedAt == nil && a.Price == e.Base && a.Per1k == e.Per1k &&
+		e.Cost == e.Held && e.Held <= a.Hold() && (e.Per1k > 0 || e.Held == a.Price) && a.Creator == e.Creator &&
 		a.Name == e.AgentName && a.EndpointURL == e.EndpointURL && a.SigningPublicKey == e.SigningPublicKey
 }
 
@@ -547,8 +548,14 @@ func (c *Closing) Write(ctx context.Context, tx Tx) (bool, error) {
 	if err := tx.Ledger.InsertTransaction(ctx, &c.Record, c.Accounts...); err != nil {
 		return false, err
 	}
+	// The key's total spent gives back what the escrow returned: a failed
+	// call's hold, the unused part of a metered call's.
+	back := c.Execution.Returned()
 	if c.Execution.Status != ExecCompleted {
-		if err := tx.Access.RefundKeyUsage(ctx, c.Execution.KeyID, c.Execution.Cost); err != nil {
+		back = c.Execution.Cost
+	}
+	if back > 0 {
+		if err := tx.Access.RefundKeyUsage(ctx, c.Execution.KeyID, back); err != nil {
 			return false, err
 		}
 	}

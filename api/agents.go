@@ -25,14 +25,19 @@ type CreatorInfo struct {
 // price and its statistics. Embedded, its fields stand in the JSON where
 // the embedding puts them.
 type AgentFacts struct {
-	AgentID            string    `json:"agent_id"`
-	Name               string    `json:"name"`
-	Tagline            string    `json:"tagline"`
-	Tags               []string  `json:"tags"`
-	Price              crtx.USDC `json:"price_per_call_usdc"`
-	TotalExecutions    int64     `json:"total_executions"`
-	SuccessRate        float64   `json:"success_rate"`
-	AvgExecutionTimeMS int64     `json:"avg_execution_time_ms"`
+	AgentID string    `json:"agent_id"`
+	Name    string    `json:"name"`
+	Tagline string    `json:"tagline"`
+	Tags    []string  `json:"tags"`
+	Price   crtx.USDC `json:"price_per_call_usdc"`
+	// A metered listing's price per 1,000 tokens and most per call, its
+	// price_per_call_usdc being its base (CONTRACT §8); absent for a
+	// price per call.
+	Per1k              *crtx.USDC `json:"price_per_1k_tokens_usdc,omitempty"`
+	Cap                *crtx.USDC `json:"max_price_per_call_usdc,omitempty"`
+	TotalExecutions    int64      `json:"total_executions"`
+	SuccessRate        float64    `json:"success_rate"`
+	AvgExecutionTimeMS int64      `json:"avg_execution_time_ms"`
 }
 
 // AgentSummary is an item of GET /v1/agents (seed "Agent summary").
@@ -131,8 +136,12 @@ type AgentListing struct {
 }
 
 func newAgentFacts(a crtx.Agent, s crtx.AgentStats) AgentFacts {
-	return AgentFacts{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
+	f := AgentFacts{AgentID: a.ID, Name: a.Name, Tagline: a.Tagline, Tags: a.Tags, Price: a.Price,
 		TotalExecutions: s.Total, SuccessRate: s.SuccessRate(), AvgExecutionTimeMS: s.AvgTimeMS()}
+	if p, ok := a.Metered(); ok {
+		f.Per1k, f.Cap = &p.Per1k, &p.Max
+	}
+	return f
 }
 
 // NewAgentListing is the full listing of it, whose statistics are env's.

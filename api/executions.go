@@ -43,6 +43,42 @@ type ExecutionRecord struct {
 	// Payment is how an x402 execution was paid; absent for one paid
 	// from a wallet's balance.
 	Payment *PaymentView `json:"payment,omitempty"`
+	// Metered is how a metered call was charged; absent for a call priced
+	// per call.
+	Metered *MeteredView `json:"metered,omitempty"`
+}
+
+// MeteredView is how a metered call was charged (CONTRACT §8): its
+// agent's prices as it opened, what its escrow held (its most) and
+// returned, and the usage its creator signed, so that anyone can compute
+// cost_usdc (base + tokens × price per 1k / 1,000, rounded down to the
+// micro-USDC, at most held_usdc) and check usage_signature against
+// signing_public_key (docs/creators.md, "Metered listings").
+type MeteredView struct {
+	Base     crtx.USDC `json:"price_per_call_usdc"`
+	Per1k    crtx.USDC `json:"price_per_1k_tokens_usdc"`
+	Held     crtx.USDC `json:"held_usdc"`
+	Returned crtx.USDC `json:"returned_usdc"`
+	// ReturnedTo is the wallet whose crtx balance got the returned part
+	// in the record's environment: the caller's (an x402 payer's too,
+	// read and withdrawn after SIGN-IN-WITH-X); null when nothing returned.
+	ReturnedTo     *string `json:"returned_to"`
+	TokensUsed     *int64  `json:"tokens_used"`
+	UsageSignature *string `json:"usage_signature"`
+}
+
+// NewMeteredView is how e was charged, nil unless it was metered.
+func NewMeteredView(e crtx.Execution) *MeteredView {
+	p, ok := e.Metered()
+	if !ok {
+		return nil
+	}
+	v := &MeteredView{Base: p.Base, Per1k: p.Per1k, Held: p.Max, Returned: e.Returned(), TokensUsed: e.TokensUsed,
+		UsageSignature: orNull(e.UsageSignature)}
+	if v.Returned > 0 {
+		v.ReturnedTo = &e.Wallet
+	}
+	return v
 }
 
 // NewExecutionRecord is the record callers read of e, with its result.
@@ -72,6 +108,7 @@ func NewExecutionRecord(e crtx.Execution, result string, l crtx.Links) Execution
 		r.CreatorAmount, r.PlatformAmount = 0, 0
 		r.Refunded, _ = e.Charge()
 	}
+	r.Metered = NewMeteredView(e)
 	if p := e.Paid; p != nil {
 		r.Payment = &PaymentView{Scheme: p.Scheme, Network: p.Network, Payer: p.Payer, Amount: p.Amount, Status: p.Status}
 		if p.Status == crtx.PaymentSettled || p.Status == crtx.PaymentSent {

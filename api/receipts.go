@@ -43,6 +43,9 @@ type Receipt struct {
 	// and the ledger transaction, one document proves payment and
 	// delivery. Absent for a call paid from a wallet's balance.
 	Payment *ReceiptPayment `json:"payment,omitempty"`
+	// Metered states how a metered call was charged, as its record does;
+	// absent for a call priced per call.
+	Metered *MeteredView `json:"metered,omitempty"`
 	// Signature is "ed25519:" and base58 of the marketplace's signature
 	// over SignedBytes.
 	Signature string `json:"signature,omitempty"`
@@ -70,7 +73,7 @@ func NewReceipt(e crtx.Execution, l crtx.Links, key ed25519.PrivateKey) (Receipt
 		Wallet: e.Wallet, AgentID: e.AgentID, Status: status, Cost: r.Cost, CreatorAmount: r.CreatorAmount,
 		PlatformAmount: r.PlatformAmount, Refunded: r.Refunded, ResultHash: r.ResultHash, CreatorSignature: r.Signature,
 		SigningPublicKey: r.SigningPublicKey, ListingTransaction: r.ListingTransaction, LedgerTransaction: r.LedgerTransaction,
-		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt}
+		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, Metered: r.Metered}
 	if pd := e.Paid; pd != nil && pd.Status == crtx.PaymentSettled {
 		// Only what never changes: the refund's id, not its progress.
 		rc.Payment = &ReceiptPayment{Scheme: pd.Scheme, Network: pd.Network, Transaction: pd.Signature,

@@ -51,7 +51,8 @@ type Request struct {
 
 // Func does the work. A nil error means completed with result; an error
 // means failed, with the error's text as the description. tokens is
-// reported to the caller when it is above zero.
+// reported to the caller, and signed, when it is above zero (or always,
+// with Options.Metered).
 type Func func(ctx context.Context, req Request) (result string, tokens int, err error)
 
 // StreamFunc does the work as a stream: each piece given to yield goes to
@@ -83,7 +84,12 @@ type Options struct {
 	// Remember is how many answers are kept to answer repeated execution
 	// ids; 0 means 10,000.
 	Remember int
-	Now      func() time.Time
+	// Metered is for a metered listing (docs/creators.md, "Metered
+	// listings"): every completed reply reports its tokens, 0 too, and
+	// signs them (usage_signature), which the marketplace charges from.
+	// Without it, a reply that reports tokens signs them all the same.
+	Metered bool
+	Now     func() time.Time
 }
 
 // Handler serves POST /execute.
@@ -315,9 +321,10 @@ wait:
 		hash := crtx.ResultHash(result)
 		sig := crtx.SignResult(h.key, hash)
 		reply.Status, reply.Result, reply.ResultHash, reply.Signature = "completed", &result, &hash, &sig
-		if o.tokens > 0 {
-			t := int64(o.tokens)
-			reply.TokensUsed = &t
+		if o.tokens > 0 || h.opts.Metered {
+			t := int64(max(o.tokens, 0))
+			usage := crtx.SignUsage(h.key, in.ExecutionID, hash, t)
+			reply.TokensUsed, reply.UsageSignature = &t, &usage
 		}
 	}
 	b, _ := json.Marshal(reply)

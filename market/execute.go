@@ -172,10 +172,29 @@ func (m *core) newExecution(env crtx.Environment, payer, keyID string, a crtx.Ag
 	e := crtx.Execution{ID: crtx.NewUUID(), Environment: env, Wallet: payer, KeyID: keyID, AgentID: a.ID,
 		AgentName: a.Name, Creator: a.Creator, EndpointURL: a.EndpointURL, SigningPublicKey: a.SigningPublicKey,
 		ListingTx: a.KeyTx, Task: in.Task, Parameters: compactJSON(in.Parameters), TimeoutSeconds: timeout, Async: in.Async,
-		Private: in.Private, Cost: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
+		Private: in.Private, Cost: a.Price, Base: a.Price, WebhookURL: in.WebhookURL, Status: crtx.ExecPending, InitiatedAt: now,
 		Deadline: now.Add(time.Duration(timeout) * time.Second), LeaseUntil: now.Add(m.cfg.Lease), Owner: m.replica}
-	e.CreatorAmount, e.PlatformAmount = crtx.Split(e.Cost, m.cfg.FeeBps)
+	if p, ok := a.Metered(); ok {
+		// The escrow holds the most, the caller's if lower (callTerms
+		// kept it at or above the base); the charge is known at the end.
+		e.Per1k, e.Cost = p.Per1k, p.Max
+		if in.MaxPrice != nil {
+			e.Cost = min(e.Cost, *in.MaxPrice)
+		}
+	}
+	e.Held = e.Cost
+	e.CreatorAmount, e.PlatformAmount = m.split(e)
 	return e
+}
+
+// split divides e's cost between its creator and the platform: a metered
+// call's fee rounded up (crtx.SplitCharge), so that no charge of a few
+// micro-USDC pays the platform nothing.
+func (m *core) split(e crtx.Execution) (creator, platform crtx.USDC) {
+	if _, ok := e.Metered(); ok {
+		return crtx.SplitCharge(e.Cost, m.cfg.FeeBps)
+	}
+	return crtx.Split(e.Cost, m.cfg.FeeBps)
 }
 
 // dispatchNow marks e, a synchronous call, dispatched as it opens (saving a
@@ -213,6 +232,17 @@ func (m *core) callTerms(a crtx.Agent, in crtx.ExecuteParams) (int, error) {
 	}
 	if in.MaxCost != nil && a.Price > *in.MaxCost {
 		return 0, crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_cost_usdc %s; nothing was charged", a.Price, *in.MaxCost)
+	}
+	// max_price_usdc bounds what the whole call may cost: a metered
+	// call's most, at or above its base; a price per call no higher.
+	if in.MaxPrice != nil {
+		_, metered := a.Metered()
+		switch {
+		case metered && *in.MaxPrice < a.Price:
+			return 0, crtx.InvalidField("max_price_usdc", "is %s, below the agent's base price %s USDC: a call costs at least its base", *in.MaxPrice, a.Price)
+		case !metered && a.Price > *in.MaxPrice:
+			return 0, crtx.Errorf(crtx.CodePriceChanged, "the price is %s USDC, above max_price_usdc %s; nothing was charged", a.Price, *in.MaxPrice)
+		}
 	}
 	return timeout, nil
 }

@@ -27,7 +27,7 @@ func TestA2ALatencyPercentiles(t *testing.T) {
 		n++
 		return crtx.Execution{ID: crtx.NewUUID(), Environment: env, Wallet: address(t), KeyID: "k", AgentID: agentID,
 			AgentName: agentID, Creator: creator, EndpointURL: "https://example.com/x", SigningPublicKey: creator, Task: "t",
-			Parameters: json.RawMessage(`{}`), TimeoutSeconds: 30, Cost: 1000, CreatorAmount: 990, PlatformAmount: 10,
+			Parameters: json.RawMessage(`{}`), TimeoutSeconds: 30, Cost: 1000, Held: 1000, Base: 1000, CreatorAmount: 990, PlatformAmount: 10,
 			Status: status, ExecutionTimeMS: &ms, InitiatedAt: at, Deadline: at.Add(time.Minute), LeaseUntil: at}
 	}
 	err := store.Update(ctx, func(tx crtx.Tx) error {

@@ -176,9 +176,16 @@ func statementSignature(field, who, signer string, data map[string]string, stmt 
 }
 
 func listingData(a crtx.Agent) map[string]string {
-	return map[string]string{"agent_id": a.ID, "creator": a.Creator, "name": a.Name,
+	data := map[string]string{"agent_id": a.ID, "creator": a.Creator, "name": a.Name,
 		"price_per_call_usdc": a.Price.String(), "signing_public_key": a.SigningPublicKey,
 		"status": string(a.Status), "metadata_hash": metadataHash(a)}
+	// A metered listing's prices are all on the ledger, and in the
+	// statement its creator signs (crtx.ListingStatement).
+	if m, ok := a.Metered(); ok {
+		data["pricing_model"], data["price_per_1k_tokens_usdc"], data["max_price_per_call_usdc"] =
+			crtx.PricingMetered, m.Per1k.String(), m.Max.String()
+	}
+	return data
 }
 
 // lockCollateral moves amount of the creator's mainnet funds into the
@@ -212,7 +219,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 	}
 	now := m.now()
 	a.CreatedAt, a.UpdatedAt = now, now
-	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)
+	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Hold())
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
 		if err := m.useNonce(ctx, tx, wallet, sigs.nonce); err != nil {
 			return err
@@ -282,7 +289,7 @@ func (e *MoreCollateral) Unwrap() error { return e.err }
 // collateralFor is the collateral a listing must lock more at its price;
 // beyond within (nil: no bound), a *MoreCollateral.
 func (m *core) collateralFor(a crtx.Agent, within *crtx.USDC) (crtx.USDC, error) {
-	more := max(crtx.CollateralFor(m.cfg.CollateralTiers, a.Price)-a.Collateral, 0)
+	more := max(crtx.CollateralFor(m.cfg.CollateralTiers, a.Hold())-a.Collateral, 0)
 	if within != nil && more > *within {
 		return 0, &MoreCollateral{More: more, err: crtx.InvalidField("price_per_call_usdc",
 			"this change locks %s USDC more collateral from your mainnet balance, for what the price's tier needs beyond what the listing holds; confirm that amount", more)}
@@ -409,6 +416,8 @@ func changedFields(a, b crtx.Agent) []string {
 	add("input_schema", string(a.InputSchema) != string(b.InputSchema))
 	add("output_schema", string(a.OutputSchema) != string(b.OutputSchema))
 	add("price_per_call_usdc", a.Price != b.Price)
+	add("price_per_1k_tokens_usdc", a.Per1k != b.Per1k)
+	add("max_price_per_call_usdc", a.Cap != b.Cap)
 	add("endpoint_url", a.EndpointURL != b.EndpointURL)
 	add("signing_public_key", a.SigningPublicKey != b.SigningPublicKey)
 	add("timeout_seconds", a.TimeoutSeconds != b.TimeoutSeconds)

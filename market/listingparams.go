@@ -79,9 +79,16 @@ func apply(p crtx.ListingParams, a *crtx.Agent, creating bool) error {
 	if p.PricingModel != nil && ok(checkPricingModel(*p.PricingModel, creating)) {
 		a.PricingModel = *p.PricingModel
 	}
-	if p.Price != nil && ok(checkPrice(*p.Price)) {
+	if p.Price != nil && ok(checkPrice("price_per_call_usdc", *p.Price)) {
 		a.Price = *p.Price
 	}
+	if p.Per1k != nil && ok(checkPer1k(*p.Per1k)) {
+		a.Per1k = *p.Per1k
+	}
+	if p.Cap != nil && ok(checkPrice("max_price_per_call_usdc", *p.Cap)) {
+		a.Cap = *p.Cap
+	}
+	ok(checkMetered(*a, p, creating))
 	if p.SigningPublicKey != nil {
 		if _, err := crtx.ParseAddress("signing_public_key", *p.SigningPublicKey); ok(err) {
 			a.SigningPublicKey = *p.SigningPublicKey
@@ -136,17 +143,51 @@ func checkTags(tags []string) error {
 
 func checkPricingModel(m string, creating bool) error {
 	if !creating {
-		return crtx.InvalidField("pricing_model", "cannot change; pay_per_use is the only model in beta")
+		return crtx.InvalidField("pricing_model", "cannot change; list a new agent to change how it is priced")
 	}
-	if m != "pay_per_use" {
-		return crtx.InvalidField("pricing_model", "must be \"pay_per_use\" (the only model in beta)")
+	if m != crtx.PricingPerCall && m != crtx.PricingMetered {
+		return crtx.InvalidField("pricing_model", "must be \"pay_per_use\" (a price per call) or \"metered\" (a base, a price per 1,000 tokens and a most per call)")
 	}
 	return nil
 }
 
-func checkPrice(price crtx.USDC) error {
+func checkPrice(field string, price crtx.USDC) error {
 	if price < crtx.MinPrice || price > crtx.MaxPrice {
-		return crtx.InvalidField("price_per_call_usdc", "must be at least %s and at most %s", crtx.MinPrice, crtx.MaxPrice)
+		return crtx.InvalidField(field, "must be at least %s and at most %s", crtx.MinPrice, crtx.MaxPrice)
+	}
+	return nil
+}
+
+func checkPer1k(price crtx.USDC) error {
+	if price < 1 || price > crtx.MaxPrice {
+		return crtx.InvalidField("price_per_1k_tokens_usdc", "must be at least 0.000001 and at most %s", crtx.MaxPrice)
+	}
+	return nil
+}
+
+// checkMetered holds a's prices, p written into it, to its pricing model:
+// a metered listing has a price per 1,000 tokens and a most no lower than
+// its base; a listing priced per call has neither.
+func checkMetered(a crtx.Agent, p crtx.ListingParams, creating bool) error {
+	if _, metered := a.Metered(); !metered {
+		if p.Per1k != nil || p.Cap != nil {
+			field := "price_per_1k_tokens_usdc"
+			if p.Per1k == nil {
+				field = "max_price_per_call_usdc"
+			}
+			return crtx.InvalidField(field, "is for a metered listing (pricing_model \"metered\") only")
+		}
+		return nil
+	}
+	switch {
+	case creating && (p.Per1k == nil || p.Cap == nil):
+		field := "price_per_1k_tokens_usdc"
+		if p.Per1k != nil {
+			field = "max_price_per_call_usdc"
+		}
+		return crtx.InvalidField(field, "is required for a metered listing")
+	case a.Cap != 0 && a.Price != 0 && a.Cap < a.Price:
+		return crtx.InvalidField("max_price_per_call_usdc", "is %s, below the base price_per_call_usdc %s; a call's most is at least its base", a.Cap, a.Price)
 	}
 	return nil
 }

@@ -216,6 +216,14 @@ func (m *core) judge(e *crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorR
 	if r.Status == "failed" {
 		return outcome{code: crtx.CodeExecutionFailed, message: "the agent failed: " + *r.Error, elapsed: elapsed}
 	}
+	// A metered call is charged from the usage its creator signs: a reply
+	// that does not sign it is refused, and the call refunded.
+	if _, metered := e.Metered(); metered {
+		var p *crtx.ReplyProblem
+		if errors.As(crtx.CheckUsage(r, ed25519.PublicKey(pub)), &p) {
+			return outcome{code: p.Kind, message: p.Message}
+		}
+	}
 	return outcome{reply: &r, elapsed: elapsed}
 }
 
@@ -241,6 +249,12 @@ func (m *core) finish(ctx context.Context, e *crtx.Execution, o outcome) {
 		r := o.reply
 		cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = crtx.ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
 		cur.ResultCID, cur.Result = ipfs.CID(*r.Result), *r.Result
+		if p, metered := cur.Metered(); metered {
+			// Charged from the signed usage (judge checked it); the rest
+			// of the hold returns with the record (closingTx).
+			cur.Cost, cur.UsageSignature = p.Charge(*r.TokensUsed), *r.UsageSignature
+			cur.CreatorAmount, cur.PlatformAmount = m.split(cur)
+		}
 	}
 	// The agent's statistics are counted from the closing ledger
 	// transaction by the roll-up (Rollup), not here: every execution of
@@ -290,6 +304,7 @@ func (m *core) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 	}
 	creator := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Creator, e.Creator)
 	treasury := crtx.NewAccount(e.Environment, crtx.AccountTreasury, crtx.TreasuryID, "")
+	accounts := []crtx.Account{escrow, creator, treasury}
 	var ps []crtx.Posting
 	if e.CreatorAmount > 0 {
 		ps = append(ps, crtx.Posting{From: escrow.Address, To: creator.Address, Amount: e.CreatorAmount})
@@ -307,7 +322,19 @@ func (m *core) closingTx(e crtx.Execution) (crtx.LedgerTx, []crtx.Account) {
 		// CID would only tell the world where to ask for it.
 		delete(data, "cid")
 	}
-	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, byCreator(e, data), ps, escrow, creator, treasury)
+	if p, metered := e.Metered(); metered {
+		// What anyone needs to check the charge from the creator's own
+		// signature: the prices, the hold, the signed usage.
+		data["price_per_call_usdc"], data["price_per_1k_tokens_usdc"], data["held_usdc"] = p.Base.String(), p.Per1k.String(), p.Max.String()
+		data["tokens_used"], data["usage_signature"] = strconv.FormatInt(*e.TokensUsed, 10), e.UsageSignature
+		if back := e.Returned(); back > 0 {
+			wallet := crtx.NewAccount(e.Environment, crtx.AccountWallet, e.Wallet, e.Wallet)
+			ps = append(ps, crtx.Posting{From: escrow.Address, To: wallet.Address, Amount: back})
+			accounts = append(accounts, wallet)
+			data["returned_to"] = wallet.Address
+		}
+	}
+	return m.ledgerTx(e.Environment, crtx.TxExecutionRecord, byCreator(e, data), ps, accounts...)
 }
 
 // byCreator marks the closing data of an execution the agent's creator

@@ -157,6 +157,9 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	if err := s.Terms(paid.Payload, paid.Resource, a, c); err != nil {
 		return PaidCall{}, err
 	}
+	if _, metered := a.Metered(); metered && in.MaxPrice != nil {
+		return PaidCall{}, crtx.InvalidField("max_price_usdc", "is for calls paid from a balance: an x402 payment pays the listing's most, %s USDC, and what the call does not use is returned to the payer's crtx wallet", a.Hold())
+	}
 	timeout, err := m.callTerms(a, in)
 	if err != nil {
 		return PaidCall{}, err
@@ -216,14 +219,14 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 		var pe *crtx.PaymentError
 		if errors.As(err, &pe) {
 			if pe.Reason == "insufficient_funds" {
-				pe.Message += ": " + m.fundPayer(env, a.Price)
+				pe.Message += ": " + m.fundPayer(env, a.Hold())
 			}
 			return res, err
 		}
 		return res, chainDown(env, err)
 	}
 	e := m.newExecution(env, cp.Payer, crtx.X402Key, a, in, timeout)
-	p := crtx.Payment{Scheme: s.Name(), Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Price,
+	p := crtx.Payment{Scheme: s.Name(), Signature: cp.Signature, Environment: env, ExecutionID: e.ID, Payer: cp.Payer, Source: cp.Source, Amount: a.Hold(),
 		Network: acc.Network, Raw: cp.Signed, LastValid: cp.LastValid, Status: crtx.PaymentVerified, CreatedAt: e.InitiatedAt}
 	if settleFirst {
 		// The signed bytes are stored before they are sent.

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/crtx-market/crtx"
@@ -142,6 +144,11 @@ func (v Verifier) Run(ctx context.Context, id string) (Report, error) {
 	pub, perr := crtx.ParseAddress("signing_public_key", rec.SigningPublicKey)
 	add("creator signature", perr == nil && crtx.VerifyBase58(ed25519.PublicKey(pub), []byte(*rec.ResultHash), *rec.Signature),
 		"signature over the result hash by the listing's key %s", rec.SigningPublicKey)
+	if mv := rec.Metered; mv != nil {
+		add("metered charge", meteredAgrees(rec, record.Data, ed25519.PublicKey(pub)),
+			"%s tokens signed by the listing's key; %s + tokens × %s / 1,000, at most %s, is the cost %s, and the ledger record says the same",
+			tokens(mv.TokensUsed), mv.Base, mv.Per1k, mv.Held, rec.Cost)
+	}
 	wk, err := v.Reads.WellKnown(ctx)
 	if err != nil {
 		return r, err
@@ -258,7 +265,34 @@ func receiptAgrees(rc api.Receipt, rec api.ExecutionRecord) bool {
 		rc.Status == status && rc.Cost == rec.Cost && rc.CreatorAmount == rec.CreatorAmount &&
 		rc.PlatformAmount == rec.PlatformAmount && rc.Refunded == rec.Refunded && same(rc.ResultHash, rec.ResultHash) &&
 		same(rc.CreatorSignature, rec.Signature) && rc.SigningPublicKey == rec.SigningPublicKey &&
-		same(rc.ListingTransaction, rec.ListingTransaction) && same(rc.LedgerTransaction, rec.LedgerTransaction)
+		same(rc.ListingTransaction, rec.ListingTransaction) && same(rc.LedgerTransaction, rec.LedgerTransaction) &&
+		reflect.DeepEqual(rc.Metered, rec.Metered)
+}
+
+// meteredAgrees reports whether a metered record's charge follows from
+// its creator's signed usage: the usage signature verifies under pub, the
+// cost is what the prices make of the tokens, the hold is the cost and
+// what returned, and the ledger record (data) commits the same.
+func meteredAgrees(rec api.ExecutionRecord, data map[string]string, pub ed25519.PublicKey) bool {
+	mv := rec.Metered
+	if mv.TokensUsed == nil || mv.UsageSignature == nil || rec.ResultHash == nil {
+		return false
+	}
+	n := *mv.TokensUsed
+	return crtx.VerifyUsage(pub, rec.ExecutionID, *rec.ResultHash, n, *mv.UsageSignature) &&
+		crtx.Metered{Base: mv.Base, Per1k: mv.Per1k, Max: mv.Held}.Charge(n) == rec.Cost &&
+		mv.Held == rec.Cost+mv.Returned && rec.CreatorAmount+rec.PlatformAmount == rec.Cost &&
+		data["tokens_used"] == strconv.FormatInt(n, 10) && data["usage_signature"] == *mv.UsageSignature &&
+		data["price_per_call_usdc"] == mv.Base.String() && data["price_per_1k_tokens_usdc"] == mv.Per1k.String() &&
+		data["held_usdc"] == mv.Held.String()
+}
+
+// tokens is a token count as a check's detail says it.
+func tokens(n *int64) string {
+	if n == nil {
+		return "no"
+	}
+	return strconv.FormatInt(*n, 10)
 }
 
 // orOK is err's text, or ok when err is nil.

@@ -131,7 +131,17 @@ type SettleExtra struct {
 	// back to the payer's token account (GET /v1/executions/{id} follows
 	// it), when the call it paid failed.
 	Refund string `json:"refund,omitempty"`
+	// A metered call's payment is of its most: Charged is what the call
+	// cost and Returned the rest, in base units, credited to the crtx
+	// wallet of the payer (ReturnedTo: "crtx_wallet"), where it pays the
+	// next calls or is withdrawn after SIGN-IN-WITH-X.
+	Charged    string `json:"charged,omitempty"`
+	Returned   string `json:"returned,omitempty"`
+	ReturnedTo string `json:"returnedTo,omitempty"`
 }
+
+// ReturnedToWallet is SettleExtra.ReturnedTo for the payer's crtx wallet.
+const ReturnedToWallet = "crtx_wallet"
 
 // Settlement is the PAYMENT-RESPONSE of execution e paid by p, as they
 // stand; refund names the withdrawal that returns p to its payer, which a
@@ -144,6 +154,10 @@ func Settlement(e crtx.Execution, p crtx.Payment, refund string) SettleResponse 
 		if e.Status == crtx.ExecFailed {
 			// Settled first, then failed: closing it queued the refund.
 			r.Extra = &SettleExtra{Refund: refund}
+		}
+		if back := e.Returned(); back > 0 {
+			r.Extra = &SettleExtra{Charged: strconv.FormatInt(int64(e.Cost), 10),
+				Returned: strconv.FormatInt(int64(back), 10), ReturnedTo: ReturnedToWallet}
 		}
 	case crtx.PaymentVoid:
 		r.ErrorReason = "transaction_failed"

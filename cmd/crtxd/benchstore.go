@@ -114,7 +114,7 @@ func seed(ctx context.Context, cfg daemon.Config, n, m int) (string, error) {
 				at := now.Add(-time.Duration(i) * time.Second)
 				e := crtx.Execution{ID: crtx.NewUUID(), Environment: crtx.Devnet, Wallet: wallet, KeyID: key.ID, AgentID: "agt_bench0000000",
 					AgentName: "Agent 0", Creator: "bench-creator", EndpointURL: "https://seeded.invalid/execute", SigningPublicKey: "seeded",
-					Task: "seeded", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 60, Cost: 1000, CreatorAmount: 990, PlatformAmount: 10,
+					Task: "seeded", Parameters: json.RawMessage(`{}`), TimeoutSeconds: 60, Cost: 1000, Held: 1000, Base: 1000, CreatorAmount: 990, PlatformAmount: 10,
 					Status: crtx.ExecCompleted, InitiatedAt: at, CompletedAt: &at, Deadline: at, LeaseUntil: at}
 				if err := tx.Executions.InsertExecution(ctx, e); err != nil {
 					return err

@@ -39,7 +39,7 @@ func (scheme) Requirements(ctx context.Context, c crtx.Chain, a crtx.Agent) (x40
 	if err != nil {
 		return x402.PaymentRequirements{}, err
 	}
-	return x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Price), 10),
+	return x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: network, Amount: strconv.FormatInt(int64(a.Hold()), 10),
 		Asset: c.Mint(), PayTo: c.Treasury(), MaxTimeoutSeconds: a.TimeoutSeconds,
 		Extra: x402.PaymentExtra{FeePayer: c.FeePayer()}}, nil
 }
@@ -62,8 +62,8 @@ func (scheme) Terms(p x402.PaymentPayload, resource string, a crtx.Agent, c crtx
 		return crtx.PaymentRefused("invalid_exact_svm_payload_recipient_mismatch", "the payment is to %s; payTo is the treasury, %s", acc.PayTo, c.Treasury())
 	case acc.Extra.FeePayer != c.FeePayer():
 		return crtx.PaymentRefused("fee_payer_not_managed_by_facilitator", "the fee payer %s is not this marketplace's (%s)", acc.Extra.FeePayer, c.FeePayer())
-	case acc.Amount != strconv.FormatInt(int64(a.Price), 10):
-		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the payment is of %s base units; a call of %s costs %d (%s USDC)", acc.Amount, a.ID, int64(a.Price), a.Price)
+	case acc.Amount != strconv.FormatInt(int64(a.Hold()), 10):
+		return crtx.PaymentRefused("invalid_exact_svm_payload_amount_mismatch", "the payment is of %s base units; a call of %s costs %d (%s USDC)", acc.Amount, a.ID, int64(a.Hold()), a.Hold())
 	}
 	return nil
 }
@@ -71,7 +71,7 @@ func (scheme) Terms(p x402.PaymentPayload, resource string, a crtx.Agent, c crtx
 // Check reads the transaction: a TransferChecked of the price to the
 // treasury, the fee payer's to sign (chain.CheckPayment).
 func (scheme) Check(p x402.PaymentPayload, a crtx.Agent, c crtx.Chain) (crtx.CheckedPayment, error) {
-	return c.CheckPayment(p.Payload.Transaction, crtx.PaymentTerms{Amount: a.Price})
+	return c.CheckPayment(p.Payload.Transaction, crtx.PaymentTerms{Amount: a.Hold()})
 }
 
 func (scheme) Cancellable(e crtx.Execution) error {

@@ -64,10 +64,11 @@ func openingOrder(o *crtx.Opening, wallet string) string {
 }
 
 // closingOrder is where a closing runs in its batch: a completed one
-// shares only its result's row (by content id) with other closings, a
+// shares its result's row (by content id) with other closings, and a
 // failed one its wallet's account row (the refund, locked with the
-// batch's others before any item runs), so the first run by content id
-// and the others by account.
+// batch's others before any item runs, as is the wallet of a completed
+// metered call that returns part of its hold), so the first run by
+// content id and the others by account.
 func closingOrder(c *crtx.Closing, wallet string) string {
 	e := c.Execution
 	if e.Status == crtx.ExecCompleted {
@@ -119,9 +120,12 @@ func (d *DB) CloseExecution(ctx context.Context, c *crtx.Closing) (bool, error) 
 	var wallet string
 	if c.Execution.Status == crtx.ExecCompleted {
 		a["content"] = c.Execution.Result
-	} else {
+	}
+	if c.Execution.Status != crtx.ExecCompleted || c.Execution.Returned() > 0 {
+		// The refund's, or the return of a metered call's unused hold,
+		// credited with the closing (crtx.LedgerTx.Defers).
 		wallet = crtx.AccountAddress(crtx.AccountWallet, c.Execution.Wallet)
-		a["lock"] = wallet // the refund's
+		a["lock"] = wallet
 	}
 	args, err := itemArgs(a)
 	if err != nil {

@@ -35,7 +35,7 @@ func (t catalogRows) SetCreatorVerified(ctx context.Context, wallet string, veri
 
 const agentColumns = `a.id, a.creator, a.name, a.tagline, a.description, a.tags, a.input_schema, a.output_schema,
 	a.pricing_model, a.price, a.endpoint_url, a.signing_public_key, a.key_tx, a.timeout_seconds, a.status, a.collateral,
-	a.created_at, a.updated_at, a.suspended_at, a.delisted_at`
+	a.created_at, a.updated_at, a.suspended_at, a.delisted_at, a.price_per_1k, a.max_price`
 
 // agentTargets returns scan targets for agentColumns and a function that
 // finishes the agent after the scan.
@@ -46,7 +46,7 @@ func agentTargets() (*crtx.Agent, []any, func() error) {
 	var suspended, delisted sql.NullInt64
 	targets := []any{&a.ID, &a.Creator, &a.Name, &a.Tagline, &a.Description, &tags, &in, &out,
 		&a.PricingModel, &a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.KeyTx, &a.TimeoutSeconds, &a.Status, &a.Collateral,
-		&created, &updated, &suspended, &delisted}
+		&created, &updated, &suspended, &delisted, &a.Per1k, &a.Cap}
 	return &a, targets, func() error {
 		a.InputSchema, a.OutputSchema = json.RawMessage(in), json.RawMessage(out)
 		a.CreatedAt, a.UpdatedAt = fromUS(created), fromUS(updated)
@@ -75,11 +75,11 @@ func (t catalogRows) InsertAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	if _, err := t.exec(ctx, `INSERT INTO agents (id, creator, name, tagline, description, tags, input_schema, output_schema,
 		pricing_model, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status, collateral, created_at, updated_at,
-		suspended_at, delisted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		suspended_at, delisted_at, price_per_1k, max_price)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Creator, a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema),
 		a.PricingModel, a.Price, a.EndpointURL, a.SigningPublicKey, a.KeyTx, a.TimeoutSeconds, a.Status, a.Collateral,
-		us(a.CreatedAt), us(a.UpdatedAt), nullUS(a.SuspendedAt), nullUS(a.DelistedAt)); err != nil {
+		us(a.CreatedAt), us(a.UpdatedAt), nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.Per1k, a.Cap); err != nil {
 		return err
 	}
 	return t.writeAgentIndexes(ctx, a)
@@ -89,10 +89,11 @@ func (t catalogRows) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	r, err := t.exec(ctx, `UPDATE agents SET name = ?, tagline = ?, description = ?, tags = ?, input_schema = ?,
 		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, key_tx = ?,
-		timeout_seconds = ?, status = ?, collateral = ?, updated_at = ?, suspended_at = ?, delisted_at = ? WHERE id = ?`,
+		timeout_seconds = ?, status = ?, collateral = ?, updated_at = ?, suspended_at = ?, delisted_at = ?,
+		price_per_1k = ?, max_price = ? WHERE id = ?`,
 		a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema), a.PricingModel,
 		a.Price, a.EndpointURL, a.SigningPublicKey, a.KeyTx, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt),
-		nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.ID)
+		nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.Per1k, a.Cap, a.ID)
 	if err != nil {
 		return err
 	}
@@ -122,8 +123,9 @@ func (t catalogRows) AgentTerms(ctx context.Context, id string) (crtx.Agent, err
 	a := crtx.Agent{ID: id}
 	var suspended sql.NullInt64
 	err := t.queryRow(ctx, `SELECT creator, name, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status,
-		suspended_at FROM agents WHERE id = ?`, id).Scan(&a.Creator, &a.Name, &a.Price, &a.EndpointURL, &a.SigningPublicKey,
-		&a.KeyTx, &a.TimeoutSeconds, &a.Status, &suspended)
+		suspended_at, pricing_model, price_per_1k, max_price FROM agents WHERE id = ?`, id).Scan(&a.Creator, &a.Name,
+		&a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.KeyTx, &a.TimeoutSeconds, &a.Status, &suspended,
+		&a.PricingModel, &a.Per1k, &a.Cap)
 	if err != nil {
 		return crtx.Agent{}, notFound(err, "agent")
 	}

@@ -15,7 +15,8 @@ import (
 const execColumns = `id, environment, wallet, key_id, agent_id, agent_name, creator, endpoint_url, signing_public_key,
 	task, parameters, timeout_seconds, async, webhook_url, cost, creator_amount, platform_amount, status,
 	error_code, error_message, result_cid, result_hash, signature, tokens_used, execution_time_ms,
-	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts, owner, listing_tx, record_tx, private`
+	initiated_at, dispatched_at, completed_at, deadline, lease_until, attempts, owner, listing_tx, record_tx, private,
+	held, base_price, price_per_1k, usage_signature`
 
 func nullInt(p *int64) sql.NullInt64 {
 	if p == nil {
@@ -29,7 +30,7 @@ func execArgs(e crtx.Execution) []any {
 		e.Task, string(e.Parameters), e.TimeoutSeconds, e.Async, e.WebhookURL, e.Cost, e.CreatorAmount, e.PlatformAmount, e.Status,
 		e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed), nullInt(e.ExecutionTimeMS),
 		us(e.InitiatedAt), nullUS(e.DispatchedAt), nullUS(e.CompletedAt), us(e.Deadline), us(e.LeaseUntil), e.Attempts, e.Owner,
-		e.ListingTx, e.RecordTx, e.Private}
+		e.ListingTx, e.RecordTx, e.Private, e.Held, e.Base, e.Per1k, e.UsageSignature}
 }
 
 func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) {
@@ -41,7 +42,7 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 		&e.SigningPublicKey, &e.Task, &params, &e.TimeoutSeconds, &e.Async, &e.WebhookURL, &e.Cost, &e.CreatorAmount,
 		&e.PlatformAmount, &e.Status, &e.ErrorCode, &e.ErrorMessage, &e.ResultCID, &e.ResultHash, &e.Signature,
 		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts, &e.Owner,
-		&e.ListingTx, &e.RecordTx, &e.Private)
+		&e.ListingTx, &e.RecordTx, &e.Private, &e.Held, &e.Base, &e.Per1k, &e.UsageSignature)
 	e.Parameters = json.RawMessage(params)
 	if tokens.Valid {
 		e.TokensUsed = &tokens.Int64
@@ -56,7 +57,7 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 
 func (t executionRows) InsertExecution(ctx context.Context, e crtx.Execution) error {
 	_, err := t.exec(ctx, `INSERT INTO executions (`+execColumns+`) VALUES (`+
-		strings.TrimSuffix(strings.Repeat("?, ", 35), ", ")+`)`, execArgs(e)...)
+		strings.TrimSuffix(strings.Repeat("?, ", 39), ", ")+`)`, execArgs(e)...)
 	return err
 }
 
@@ -78,10 +79,12 @@ func (t executionRows) UpdateExecution(ctx context.Context, e crtx.Execution) er
 
 func (t executionRows) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error) {
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
-		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?, record_tx = ?
+		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?, record_tx = ?,
+		cost = ?, creator_amount = ?, platform_amount = ?, usage_signature = ?
 		WHERE id = ? AND status IN ('pending', 'running')`,
 		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
-		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.RecordTx, e.ID)
+		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.RecordTx, e.Cost, e.CreatorAmount, e.PlatformAmount,
+		e.UsageSignature, e.ID)
 	if err != nil {
 		return false, err
 	}

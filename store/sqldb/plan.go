@@ -54,7 +54,7 @@ func PlanTransaction(lt *crtx.LedgerTx, accounts ...crtx.Account) (Plan, error) 
 	deferred := 0
 	if lt.DefersCredits() {
 		for addr, amount := range delta {
-			if amount > 0 {
+			if amount > 0 && lt.Defers(addr) {
 				delete(delta, addr)
 				deferred++
 			}

@@ -20,6 +20,13 @@ func agent(id, creator string, price crtx.USDC, tags []string, created time.Time
 		CreatedAt: created, UpdatedAt: created}
 }
 
+// metered is a priced per token: its price the base, 0.0025 USDC per
+// 1,000 tokens, at most 0.5 USDC a call.
+func metered(a crtx.Agent) crtx.Agent {
+	a.PricingModel, a.Per1k, a.Cap = crtx.PricingMetered, 2_500, 500_000
+	return a
+}
+
 func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		for _, w := range []string{"w1", "w1", "w2"} {
@@ -36,7 +43,7 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)); err != nil {
 			return err
 		}
-		return tx.Catalog.InsertAgent(ctx, agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second)))
+		return tx.Catalog.InsertAgent(ctx, metered(agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second))))
 	})
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
 		return tx.Catalog.InsertAgent(context.Background(), agent("a1", "w1", 1, []string{"x"}, t0))
@@ -63,11 +70,17 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 		if _, err := tx.Catalog.Agent(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown agent: %v", err)
 		}
-		terms, err := tx.Catalog.AgentTerms(ctx, "a1")
-		wantTerms := crtx.Agent{ID: "a1", Creator: want.Creator, Name: want.Name, Price: want.Price, EndpointURL: want.EndpointURL,
-			SigningPublicKey: want.SigningPublicKey, TimeoutSeconds: want.TimeoutSeconds, Status: want.Status, SuspendedAt: want.SuspendedAt}
-		if err != nil || fmt.Sprint(terms) != fmt.Sprint(wantTerms) {
-			t.Errorf("AgentTerms(a1) =\n%+v, %v\nwant\n%+v", terms, err, wantTerms)
+		for _, want := range []crtx.Agent{want, metered(agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second)))} {
+			terms, err := tx.Catalog.AgentTerms(ctx, want.ID)
+			wantTerms := crtx.Agent{ID: want.ID, Creator: want.Creator, Name: want.Name, PricingModel: want.PricingModel,
+				Price: want.Price, Per1k: want.Per1k, Cap: want.Cap, EndpointURL: want.EndpointURL, SigningPublicKey: want.SigningPublicKey,
+				TimeoutSeconds: want.TimeoutSeconds, Status: want.Status, SuspendedAt: want.SuspendedAt}
+			if err != nil || fmt.Sprint(terms) != fmt.Sprint(wantTerms) {
+				t.Errorf("AgentTerms(%s) =\n%+v, %v\nwant\n%+v", want.ID, terms, err, wantTerms)
+			}
+		}
+		if a, err := tx.Catalog.Agent(ctx, "a2"); err != nil || a.Per1k != 2_500 || a.Cap != 500_000 || a.PricingModel != crtx.PricingMetered {
+			t.Errorf("Agent(a2) = %+v, %v; want its metered prices", a, err)
 		}
 		if _, err := tx.Catalog.AgentTerms(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("terms of an unknown agent: %v", err)

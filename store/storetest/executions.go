@@ -15,7 +15,7 @@ import (
 func execution(id string, at time.Time) crtx.Execution {
 	return crtx.Execution{ID: id, Environment: crtx.Devnet, Wallet: "w1", KeyID: "key_1", AgentID: "a1", AgentName: "Agent a1",
 		Creator: "w1", EndpointURL: "https://a1.example/execute", SigningPublicKey: "key-a1", Task: "do " + id,
-		Parameters: json.RawMessage(`{"x":1}`), TimeoutSeconds: 30, Cost: 100_000, CreatorAmount: 99_000, PlatformAmount: 1_000,
+		Parameters: json.RawMessage(`{"x":1}`), TimeoutSeconds: 30, Cost: 100_000, Held: 100_000, Base: 100_000, CreatorAmount: 99_000, PlatformAmount: 1_000,
 		Status: crtx.ExecPending, InitiatedAt: at, Deadline: at.Add(30 * time.Second), LeaseUntil: at.Add(10 * time.Second)}
 }
 

@@ -105,7 +105,9 @@ func testOpenClose(t *testing.T, s crtx.Store) {
 			o.Idempotency = &crtx.Idempotency{Wallet: "alice", Environment: crtx.Devnet, Key: "idem-1", RequestHash: "h2", ExecutionID: "e2", CreatedAt: t0}
 			return o
 		}(), crtx.ErrConflict},
-		{"stale price", opening("e3", func(e *crtx.Execution) { e.Cost, e.CreatorAmount, e.PlatformAmount = 90_000, 89_100, 900 }), crtx.ErrTermsChanged},
+		{"stale price", opening("e3", func(e *crtx.Execution) {
+			e.Cost, e.Held, e.Base, e.CreatorAmount, e.PlatformAmount = 90_000, 90_000, 90_000, 89_100, 900
+		}), crtx.ErrTermsChanged},
 		{"stale endpoint", opening("e4", func(e *crtx.Execution) { e.EndpointURL = "https://old.example/execute" }), crtx.ErrTermsChanged},
 		{"revoked key", opening("e5", func(e *crtx.Execution) { e.KeyID = "key_r" }), crtx.ErrNotFound},
 		// The wallet is debited before the key is charged: a wallet that

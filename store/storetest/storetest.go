@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"TryLock", testTryLock},
 		{"Unposted", testUnposted},
 		{"OpenClose", testOpenClose},
+		{"MeteredClose", testMeteredClose},
 		{"InFlight", testInFlight},
 		{"OpenBurst", testOpenBurst},
 		{"Heartbeats", testHeartbeats},
