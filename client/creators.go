@@ -178,6 +178,12 @@ func listingStatement(wallet string, p *crtx.ListingParams, agentID string) ([]b
 		}
 		// The marketplace lists, and so signs, the name trimmed.
 		data["name"], data["price_per_call_usdc"] = strings.TrimSpace(*p.Name), p.Price.String()
+		if p.PricingModel != nil && *p.PricingModel == crtx.PricingMetered {
+			if p.Per1k == nil || p.Cap == nil {
+				return nil, errors.New("sign listing: a metered listing's price_per_1k_tokens_usdc and max_price_per_call_usdc are required")
+			}
+			data["pricing_model"], data["price_per_1k_tokens_usdc"], data["max_price_per_call_usdc"] = crtx.PricingMetered, p.Per1k.String(), p.Cap.String()
+		}
 	}
 	if p.SigningPublicKey == nil {
 		return nil, errors.New("sign listing: signing_public_key is required")

@@ -155,7 +155,8 @@ func withSignatures(c *client.Client, body map[string]any, agentID string) map[s
 			}
 		}
 	}
-	for k, dst := range map[string]any{"name": &p.Name, "price_per_call_usdc": &p.Price, "signing_public_key": &p.SigningPublicKey} {
+	for k, dst := range map[string]any{"name": &p.Name, "price_per_call_usdc": &p.Price, "signing_public_key": &p.SigningPublicKey,
+		"pricing_model": &p.PricingModel, "price_per_1k_tokens_usdc": &p.Per1k, "max_price_per_call_usdc": &p.Cap} {
 		if v, ok := body[k]; ok {
 			b, _ := json.Marshal(v)
 			if json.Unmarshal(b, dst) != nil {

@@ -1,0 +1,192 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
+)
+
+// metered are a metered listing's prices: 0.001 USDC a call, 0.0025 per
+// 1,000 tokens, at most 0.5 a call.
+var metered = map[string]any{"pricing_model": "metered", "price_per_1k_tokens_usdc": json.Number("0.0025"),
+	"max_price_per_call_usdc": json.Number("0.5")}
+
+// newMeteredService serves a creator whose every answer used tokens,
+// signed as the Go SDK signs a metered listing's usage.
+func newMeteredService(t *testing.T, tokens int) service {
+	t.Helper()
+	key := agentKey()
+	return serveAgent(t, key, creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
+		return "words about " + r.Task, tokens, nil
+	}, creator.Options{Metered: true}))
+}
+
+// A metered call holds its most, is charged base + tokens × price per 1k
+// from the usage its creator signed, and gets the rest back at once; the
+// record, the receipt, the ledger and verify all carry the signed usage.
+func TestMeteredCall(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newMeteredService(t, 20_000), "0.001", metered)
+
+	listing, err := m.anon.Agent(ctx, agent, crtx.Devnet)
+	if err != nil || listing.PricingModel != crtx.PricingMetered || listing.Price != usdc("0.001") ||
+		listing.Per1k == nil || *listing.Per1k != usdc("0.0025") || listing.Cap == nil || *listing.Cap != usdc("0.5") {
+		t.Fatalf("the listing = %+v, %v; want its three prices", listing.AgentFacts, err)
+	}
+	mine, err := m.creatorC.CreatorAgents(ctx)
+	if err != nil || len(mine) != 1 || mine[0].Collateral != usdc("50") {
+		t.Errorf("the creator's listing = %+v, %v; want the collateral of its most's tier, 50", mine, err)
+	}
+
+	rec, err := m.key.Execute(ctx, agent, run("the sea"), client.ExecuteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.001 + 20 × 0.0025 = 0.051; the fee, 1 %, 0.00051.
+	mv := rec.Metered
+	if rec.Status != crtx.ExecCompleted || rec.Cost != usdc("0.051") || rec.PlatformAmount != usdc("0.00051") ||
+		rec.CreatorAmount != usdc("0.05049") || mv == nil || mv.Held != usdc("0.5") || mv.Returned != usdc("0.449") ||
+		mv.TokensUsed == nil || *mv.TokensUsed != 20_000 || mv.UsageSignature == nil || mv.ReturnedTo == nil ||
+		*mv.ReturnedTo != m.callerW.address || rec.TokensUsed == nil || *rec.TokensUsed != 20_000 {
+		t.Fatalf("the record = %+v, metered %+v", rec, mv)
+	}
+	// The unused hold is back before any roll-up: only the charge is gone.
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.949") {
+		t.Errorf("the caller's balance after the call = %+v; want 10 - 0.051", b)
+	}
+	pub, _ := crtx.ParseAddress("signing_public_key", rec.SigningPublicKey)
+	if !crtx.VerifyUsage(ed25519.PublicKey(pub), rec.ExecutionID, *rec.ResultHash, 20_000, *mv.UsageSignature) {
+		t.Errorf("the usage signature %s does not verify", *mv.UsageSignature)
+	}
+	record, err := m.anon.Transaction(ctx, crtx.Devnet, *rec.LedgerTransaction)
+	if err != nil || record.Data["tokens_used"] != "20000" || record.Data["usage_signature"] != *mv.UsageSignature ||
+		record.Data["held_usdc"] != "0.5" || record.Data["price_per_1k_tokens_usdc"] != "0.0025" {
+		t.Errorf("the ExecutionRecord = %+v, %v", record.Data, err)
+	}
+	m.rollup()
+	report, err := m.key.Verify(ctx, rec.ExecutionID)
+	if err != nil || !report.OK() || !checked(report, "metered charge") {
+		t.Errorf("verify: %+v, %v", report, err)
+	}
+	raw, err := m.key.Receipt(ctx, rec.ExecutionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk, _ := m.anon.WellKnown(ctx)
+	key, _ := crtx.ParseAddress("signing_public_key", wk.SigningPublicKey)
+	if rc, err := client.VerifyReceipt(raw, ed25519.PublicKey(key)); err != nil || rc.Metered == nil || rc.Metered.Returned != usdc("0.449") {
+		t.Errorf("the receipt = %+v, %v", rc, err)
+	}
+
+	// The caller lowers the most: the hold, and so the charge, stop there.
+	lower := usdc("0.03")
+	capped, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "more", MaxPrice: &lower}, client.ExecuteOptions{})
+	if err != nil || capped.Cost != lower || capped.Metered.Held != lower || capped.Metered.Returned != 0 {
+		t.Errorf("a call at most 0.03 = %+v, %v", capped, err)
+	}
+	below := usdc("0.0005")
+	_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "less", MaxPrice: &below}, client.ExecuteOptions{})
+	wantCode(t, err, 400, "invalid_request")
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.919") {
+		t.Errorf("the caller's balance = %+v; want 10 - 0.051 - 0.03", b)
+	}
+}
+
+// checked reports whether report ran the check named name.
+func checked(report client.VerifyReport, name string) bool {
+	for _, c := range report.Checks {
+		if c.Name == name {
+			return c.OK
+		}
+	}
+	return false
+}
+
+// A metered reply whose usage is not signed, or signed wrong, fails the
+// call and returns the whole hold: the caller pays nothing.
+func TestMeteredUsageRefused(t *testing.T) {
+	m := newMarket(t, "10")
+	for _, c := range []struct {
+		name   string
+		usage  func(req crtx.CreatorRequest, hash string, key ed25519.PrivateKey) (*int64, *string)
+		status int
+		code   string
+	}{
+		{"no usage", func(crtx.CreatorRequest, string, ed25519.PrivateKey) (*int64, *string) { return nil, nil }, 502, "invalid_agent_response"},
+		{"usage of other tokens", func(req crtx.CreatorRequest, hash string, key ed25519.PrivateKey) (*int64, *string) {
+			n, sig := int64(10), crtx.SignUsage(key, req.ExecutionID, hash, 10_000)
+			return &n, &sig
+		}, 502, "invalid_signature"},
+		{"usage of another execution", func(_ crtx.CreatorRequest, hash string, key ed25519.PrivateKey) (*int64, *string) {
+			n, sig := int64(10), crtx.SignUsage(key, crtx.NewUUID(), hash, 10)
+			return &n, &sig
+		}, 502, "invalid_signature"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svc := fault(t, func(w http.ResponseWriter, req crtx.CreatorRequest, key ed25519.PrivateKey) {
+				r := signed(req, "words", key)
+				r.TokensUsed, r.UsageSignature = c.usage(req, *r.ResultHash, key)
+				replyJSON(w, r)
+			})
+			agent := m.list(svc, "0.001", metered)
+			before := m.balance(m.callerW, crtx.Devnet)
+			_, err := m.key.Execute(ctx, agent, run("x"), client.ExecuteOptions{})
+			e := wantCode(t, err, c.status, c.code)
+			if e != nil && e.ExecutionID != nil {
+				rec, err := m.key.Execution(ctx, *e.ExecutionID)
+				if err != nil || rec.Status != crtx.ExecFailed || rec.Refunded != usdc("0.5") {
+					t.Errorf("the refused call = %+v, %v; want failed, its hold of 0.5 refunded", rec, err)
+				}
+			}
+			if after := m.balance(m.callerW, crtx.Devnet); after.Available != before.Available {
+				t.Errorf("balance %s before, %s after; want nothing charged", before.Available, after.Available)
+			}
+		})
+	}
+}
+
+// A listing is metered with all three prices, its most at or above its
+// base; a listing priced per call takes neither of the others.
+func TestMeteredListingRefusals(t *testing.T) {
+	m := newMarket(t, "0")
+	svc := newMeteredService(t, 1)
+	for _, c := range []struct {
+		name  string
+		p     listingReq
+		field string
+	}{
+		{"no price per 1k", params(svc, "0.001").with("pricing_model", "metered").with("max_price_per_call_usdc", json.Number("0.5")), "price_per_1k_tokens_usdc"},
+		{"no most", params(svc, "0.001").with("pricing_model", "metered").with("price_per_1k_tokens_usdc", json.Number("0.1")), "max_price_per_call_usdc"},
+		{"a most under the base", params(svc, "0.1").with("pricing_model", "metered").with("price_per_1k_tokens_usdc", json.Number("0.1")).
+			with("max_price_per_call_usdc", json.Number("0.05")), "max_price_per_call_usdc"},
+		{"per call with a price per 1k", params(svc, "0.1").with("price_per_1k_tokens_usdc", json.Number("0.1")), "price_per_1k_tokens_usdc"},
+		{"another model", params(svc, "0.1").with("pricing_model", "subscription"), "pricing_model"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := list(m.creatorC, c.p)
+			if e := wantCode(t, err, 400, "invalid_request"); e != nil && !fieldNamed(e, c.field) {
+				t.Errorf("the refusal names %v, not %s", e.Fields, c.field)
+			}
+		})
+	}
+}
+
+// fieldNamed reports whether an error names field: among its fields, or
+// in its message when it is the only one.
+func fieldNamed(e *client.Error, field string) bool {
+	for _, f := range e.Fields {
+		if f.Field == field {
+			return true
+		}
+	}
+	return len(e.Fields) == 0 && strings.HasPrefix(e.Message, field)
+}
+
+
