@@ -6,16 +6,23 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/siwx"
 )
 
 func (s *Server) wallet(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.gate.Principal(r)
+	if r.Header.Get("Authorization") == "" && r.Header.Get(siwx.Header) != "" {
+		// An x402 payer reads its balance, where a metered call's unused
+		// payment returned, with the proof it reads its calls with: that
+		// proof's environment alone. Withdrawing it takes a session.
+		p, err = s.market.Accounts.SignedInWithX(r.Context(), r.Header.Get(siwx.Header))
+	}
 	if err != nil {
 		return err
 	}
 	envs := crtx.Environments
-	if p.Key != nil {
-		envs = []crtx.Environment{p.Key.Environment}
+	if p.Key != nil || p.Signed != "" {
+		envs = []crtx.Environment{p.Environment()}
 	}
 	b, err := s.market.Funds.Balances(r.Context(), p.Wallet, envs...)
 	return reply(w, http.StatusOK, api.WalletResponse{Wallet: p.Wallet, Balances: b}, err)

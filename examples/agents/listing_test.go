@@ -131,10 +131,10 @@ func TestSampleListing(t *testing.T) {
 	// Every field a listing takes is there (status is for changes only;
 	// the nonce, the marketplace, the key replaced and the signatures are
 	// made by whoever lists it, crtx creator create or the SDK, from the
-	// marketplace's answers, the wallet key and the agent's), and nothing
-	// else.
+	// marketplace's answers, the wallet key and the agent's; a metered
+	// listing's prices are a metered listing's only), and nothing else.
 	made := map[string]bool{"status": true, "creator_signature": true, "key_signature": true, "listing_nonce": true,
-		"marketplace": true, "replaces": true}
+		"marketplace": true, "replaces": true, "price_per_1k_tokens_usdc": true, "max_price_per_call_usdc": true}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatal(err)
