@@ -41,6 +41,12 @@ func (m Metered) Charge(tokens int64) USDC {
 	return m.Base + USDC(usage)
 }
 
+// String says the prices as pages and the CLI show them: "0.001 USDC a
+// call + 0.0025 per 1,000 tokens, at most 0.5 USDC".
+func (m Metered) String() string {
+	return m.Base.String() + " USDC a call + " + m.Per1k.String() + " per 1,000 tokens, at most " + m.Max.String() + " USDC"
+}
+
 // SplitCharge is Split for a metered charge: the platform's fee is
 // rounded up, so that a call that costs anything pays the platform
 // something (bps of a few micro-USDC would otherwise round to nothing).

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
+	"github.com/crtx-market/crtx/x402"
 )
 
 // metered are a metered listing's prices: 0.001 USDC a call, 0.0025 per
@@ -189,4 +191,56 @@ func fieldNamed(e *client.Error, field string) bool {
 	return len(e.Fields) == 0 && strings.HasPrefix(e.Message, field)
 }
 
-
+// An x402 payer of a metered agent pays its most with exact, through the
+// official client; what the call did not use is in the payer's crtx
+// wallet, as PAYMENT-RESPONSE, the record and the receipt say, and the
+// payer reads it there with its SIGN-IN-WITH-X proof.
+func TestX402Metered(t *testing.T) {
+	x := newX402Market(t)
+	agent := x.list(newMeteredService(t, 20_000), "0.001", map[string]any{"timeout_seconds": 5, "pricing_model": "metered",
+		"price_per_1k_tokens_usdc": json.Number("0.0025"), "max_price_per_call_usdc": json.Number("0.2")})
+	_, _, pr, _, _ := x.post(agent, "", run("hello"))
+	if pr == nil || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != "200000" {
+		t.Fatalf("PAYMENT-REQUIRED of a metered agent: %+v; want its most, 200000", pr)
+	}
+	got := x.pay(agent, "pay", run("the sea"))
+	var rec api.ExecutionRecord
+	if err := json.Unmarshal(got.Body, &rec); err != nil || got.Status != 200 || rec.Status != crtx.ExecCompleted {
+		t.Fatalf("paid call: %d %s", got.Status, got.Body)
+	}
+	sr := got.PaymentResponse
+	if sr == nil || !sr.Success || sr.Amount != "200000" || sr.Extra == nil || sr.Extra.Charged != "51000" ||
+		sr.Extra.Returned != "149000" || sr.Extra.ReturnedTo != x402.ReturnedToWallet {
+		t.Fatalf("PAYMENT-RESPONSE: %+v %+v", sr, sr.Extra)
+	}
+	if rec.Cost != usdc("0.051") || rec.Metered == nil || rec.Metered.Returned != usdc("0.149") || rec.Metered.ReturnedTo == nil ||
+		*rec.Metered.ReturnedTo != x.payer.address || rec.Payment == nil || rec.Payment.Amount != usdc("0.2") {
+		t.Fatalf("the record: %s", got.Body)
+	}
+	if held := x.held(); held != x.start-usdc("0.2") {
+		t.Errorf("the payer holds %s on the chain; want %s less the most", held, x.start)
+	}
+	if b := x.balance(x.payer, crtx.Devnet); b.Available != usdc("0.149") {
+		t.Errorf("the payer's crtx wallet = %+v; want the unused 0.149", b)
+	}
+	// The payer, with no account, reads it with the official
+	// sign-in-with-x client, and the receipt says the same.
+	ch := x.d.Market.Accounts.SignInWithX(ctx)
+	reads := x.signedReads(ch, sr.Network, x.d.URL+"/v1/wallet", x.d.URL+"/v1/executions/"+rec.ExecutionID+"/receipt")
+	var w api.WalletResponse
+	if err := json.Unmarshal(reads[0].Body, &w); err != nil || reads[0].Status != 200 || w.Wallet != x.payer.address ||
+		len(w.Balances) != 1 || w.Balances[crtx.Devnet].Available != usdc("0.149") {
+		t.Errorf("the payer's balance read with its proof: %d %s", reads[0].Status, reads[0].Body)
+	}
+	if rc, err := client.VerifyReceipt(reads[1].Body, x.marketKey()); err != nil || rc.Metered == nil ||
+		rc.Metered.Returned != usdc("0.149") || rc.Payment == nil || rc.Payment.Amount != usdc("0.2") {
+		t.Errorf("the receipt: %s %v", reads[1].Body, err)
+	}
+	// A most of the caller's own is for calls paid from a balance.
+	lower := map[string]any{"task": "x", "max_price_usdc": 0.01}
+	status, eb, _, _, _ := x.post(agent, x.pay(agent, "header", lower).Header, lower)
+	if status != 400 || eb.Error.Code != crtx.CodeInvalidRequest {
+		t.Errorf("max_price_usdc with x402: %d %+v", status, eb)
+	}
+	x.rollup()
+}

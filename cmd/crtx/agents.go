@@ -94,12 +94,16 @@ func (c *cli) agentsCmd() *cobra.Command {
 			if l.Environment == crtx.Devnet {
 				key = crtx.TestKeyPrefix + "…"
 			}
-			return c.print(l, "%s — %s\n%s\n\nprice        %s USDC a call (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
+			price := l.Price.String() + " USDC a call"
+			if l.Per1k != nil && l.Cap != nil {
+				price = crtx.Metered{Base: l.Price, Per1k: *l.Per1k, Max: *l.Cap}.String()
+			}
+			return c.print(l, "%s — %s\n%s\n\nprice        %s (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
 				"statistics   %d runs, %d completed, %s success, %s ms average, %d disputes (%s)\ntimeout      %d s\n"+
 				"input        %s\noutput       %s\nledger       %s\n"+
 				"mcp          %s — call the tool run_agent with agent_id %s\n             %s\n             %s\n"+
 				"a2a card     %s\n",
-				l.Name, l.Tagline, l.Description, l.Price, l.PricingModel, l.Status, l.Creator.DisplayName, l.Creator.Pubkey,
+				l.Name, l.Tagline, l.Description, price, l.PricingModel, l.Status, l.Creator.DisplayName, l.Creator.Pubkey,
 				verified, strings.Join(l.Tags, ", "),
 				l.TotalExecutions, l.SuccessfulExecutions, ranStat(l.TotalExecutions, strconv.FormatFloat(l.SuccessRate*100, 'f', 1, 64)+"%"),
 				ranStat(l.TotalExecutions, strconv.FormatInt(l.AvgExecutionTimeMS, 10)), l.DisputeCount, l.Environment, l.TimeoutSeconds, l.InputSchema, l.OutputSchema, l.OnChainListing,

@@ -311,6 +311,22 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if len(wl.Balances) != 1 || wl.Balances["devnet"].Available != 4_000_000 {
 		t.Errorf("balance through the profile = %+v", wl)
 	}
+	// A metered listing from a file of the same shape: its three prices,
+	// signed, and the collateral of its most's tier.
+	listing["name"], listing["pricing_model"], listing["price_per_call_usdc"] = "Metered greeter", "metered", 0.001
+	listing["price_per_1k_tokens_usdc"], listing["max_price_per_call_usdc"] = 0.0025, 0.5
+	b, _ = json.Marshal(listing)
+	os.WriteFile(filepath.Join(dir, "metered.json"), b, 0o600)
+	var meteredAgent api.CreatorAgent
+	mustJSON(t, ok(as("creator"), "--json", "creator", "create", "--file", filepath.Join(dir, "metered.json"), "--key", keyPath), &meteredAgent)
+	if meteredAgent.PricingModel != "metered" || meteredAgent.Per1k == nil || *meteredAgent.Per1k != 2_500 ||
+		meteredAgent.Cap == nil || *meteredAgent.Cap != 500_000 || meteredAgent.Collateral != 50*crtxpkg.MicroPerUSDC {
+		t.Fatalf("the metered listing = %+v", meteredAgent)
+	}
+	if out := ok(as("creator"), "agents", "show", meteredAgent.AgentID, "--environment", "devnet"); !strings.Contains(out,
+		"price        0.001 USDC a call + 0.0025 per 1,000 tokens, at most 0.5 USDC (metered)") {
+		t.Errorf("agents show of a metered listing:\n%s", out)
+	}
 }
 
 func freeAddr(t *testing.T) string {
