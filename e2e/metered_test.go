@@ -244,3 +244,30 @@ func TestX402Metered(t *testing.T) {
 	}
 	x.rollup()
 }
+
+// A metered agent is listed only if its service signs its usage: the
+// listing's endpoint test asks for it, as does the Test Execution tool
+// when told the listing is metered.
+func TestMeteredEndpointTest(t *testing.T) {
+	m := newMarket(t, "0")
+	key := agentKey()
+	unsigned := serveAgent(t, key, creator.NewHandler(key, func(context.Context, creator.Request) (string, int, error) {
+		return "words", 0, nil // no tokens reported: no usage signed
+	}, creator.Options{}))
+	_, err := list(m.creatorC, params(unsigned, "0.001").with("pricing_model", "metered").
+		with("price_per_1k_tokens_usdc", json.Number("0.0025")).with("max_price_per_call_usdc", json.Number("0.5")))
+	if e := wantCode(t, err, 422, "endpoint_unreachable"); e != nil && !strings.Contains(e.Message, "usage_signature") {
+		t.Errorf("the refusal says not why: %s", e.Message)
+	}
+	for _, c := range []struct {
+		model  string
+		passes bool
+	}{{"pay_per_use", true}, {"metered", false}} {
+		var rep api.TestReport
+		err := m.creatorC.Do(ctx, "POST", "/v1/creator/test-execution", "application/json",
+			[]byte(mustJSON(map[string]any{"endpoint_url": unsigned.URL, "signing_public_key": unsigned.PubKey, "pricing_model": c.model})), &rep)
+		if err != nil || rep.SignatureOK != c.passes {
+			t.Errorf("the test of a service that signs no usage, for a %s listing: %+v, %v", c.model, rep, err)
+		}
+	}
+}

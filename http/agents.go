@@ -253,6 +253,8 @@ type testExecutionRequest struct {
 	EndpointURL      string `json:"endpoint_url"`
 	SigningPublicKey string `json:"signing_public_key"`
 	TimeoutSeconds   *int   `json:"timeout_seconds"`
+	// PricingModel "metered" checks the usage signature too.
+	PricingModel string `json:"pricing_model"`
 }
 
 func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
@@ -270,6 +272,7 @@ func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
 		}
 		timeout = *req.TimeoutSeconds
 	}
-	writeJSON(w, http.StatusOK, api.NewTestReport(s.market.Listings.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout)))
+	writeJSON(w, http.StatusOK, api.NewTestReport(s.market.Listings.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout,
+		req.PricingModel == crtx.PricingMetered)))
 	return nil
 }

@@ -26,7 +26,8 @@ func (m *core) reachable(ctx context.Context, agentID string, a crtx.Agent) erro
 	if err != nil {
 		return err
 	}
-	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, crtx.TestReport{Problems: []string{}})
+	_, metered := a.Metered()
+	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, metered, crtx.TestReport{Problems: []string{}})
 	if !rep.Passes() {
 		return crtx.Errorf(crtx.CodeEndpointUnreachable, "the reachability test of %s failed: %s", a.EndpointURL, strings.Join(rep.Problems, "; "))
 	}

@@ -13,8 +13,9 @@ import (
 
 // TestEndpoint sends a synthetic request, marked X-Crtx-Test, to a
 // creator's endpoint and reports whether it answers in the protocol's shape
-// with a signature by key. It moves no money and writes nothing.
-func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int) crtx.TestReport {
+// with a signature by key, and, for a metered listing (metered), with its
+// usage signed. It moves no money and writes nothing.
+func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int, metered bool) crtx.TestReport {
 	rep := crtx.TestReport{Problems: []string{}}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	pub, err := crtx.ParseAddress("signing_public_key", key)
@@ -25,7 +26,7 @@ func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key strin
 		problem("%s", crtx.ErrorMessage(err))
 		return rep
 	}
-	return m.probe(ctx, wallet, "", endpoint, key, pub, timeoutSeconds, rep)
+	return m.probe(ctx, wallet, "", endpoint, key, pub, timeoutSeconds, metered, rep)
 }
 
 // probe is TestEndpoint after the URL check. The request is a test on
@@ -33,7 +34,7 @@ func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key strin
 // Test Execution tool) and key: an agent's service refuses one meant for
 // another key, so a listing cannot borrow someone else's service through a
 // proxy that relays the test.
-func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, rep crtx.TestReport) crtx.TestReport {
+func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, metered bool, rep crtx.TestReport) crtx.TestReport {
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", Parameters: json.RawMessage(`{}`),
 		UserPubkey: wallet, TimeoutSeconds: timeoutSeconds}
@@ -66,6 +67,13 @@ func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string,
 		return rep
 	}
 	err = crtx.CheckReply(req, reply, pub)
+	if err == nil && metered && reply.Status == "completed" {
+		// A metered listing's calls are charged from the usage it signs:
+		// one that does not sign it would fail every call.
+		if err = crtx.CheckUsage(reply, pub); err != nil {
+			err = &crtx.ReplyProblem{Kind: crtx.CodeInvalidSignature, Message: "a metered listing's reply must carry tokens_used and its usage_signature (docs/creators.md, \"Metered listings\"): " + err.Error()}
+		}
+	}
 	var rp *crtx.ReplyProblem
 	switch {
 	case err == nil:
