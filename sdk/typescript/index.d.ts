@@ -60,6 +60,10 @@ export interface RequestScope {
 export function resultHash(result: string): Promise<string>;
 /** "ed25519:" + base58 of the key's signature of the result hash string. */
 export function signResult(key: SigningKey, resultHash: string): Promise<string>;
+/** The bytes a metered listing's creator signs for a call's usage (docs/creators.md, "Metered listings"). */
+export function usageStatement(executionId: string, resultHash: string, tokens: number): string;
+/** "ed25519:" + base58 of the key's signature of the usage statement. */
+export function signUsage(key: SigningKey, executionId: string, resultHash: string, tokens: number): Promise<string>;
 export function requestSigningBytes(scope: RequestScope, timestamp: string, body: string | Uint8Array): Uint8Array;
 /** The X-Crtx-Signature the marketplace sends (to play the marketplace in tests). */
 export function signRequest(marketplace: SigningKey, scope: RequestScope, timestamp: string, body: string | Uint8Array): Promise<string>;
@@ -114,6 +118,8 @@ export interface HandlerOptions {
   now?: () => number;
   /** The fetch that reads the marketplace key. */
   fetch?: typeof fetch;
+  /** A metered listing's service: every completed reply reports and signs its tokens, 0 too. */
+  metered?: boolean;
 }
 
 export interface HandlerRequest {
@@ -160,8 +166,13 @@ export interface ListingParams {
   tags: string[];
   input_schema: Record<string, unknown>;
   output_schema: Record<string, unknown>;
-  pricing_model: 'pay_per_use';
+  pricing_model: 'pay_per_use' | 'metered';
+  /** The price of a call; a metered listing's base. */
   price_per_call_usdc: number;
+  /** A metered listing's price of 1,000 tokens. */
+  price_per_1k_tokens_usdc?: number;
+  /** A metered listing's most per call, at least its base. */
+  max_price_per_call_usdc?: number;
   endpoint_url: string;
   signing_public_key?: string;
   timeout_seconds?: number;

@@ -13,7 +13,7 @@ export { accountAddress, blockHash, proofProblem, transactionHash } from './lib/
 export { listingStatement, signListing } from './lib/listing.js';
 export { cachedMarketplaceKey, fetchMarketplaceKey } from './lib/marketplace-key.js';
 export { nodeListener } from './lib/node-http.js';
-export { requestSigningBytes, resultHash, signRequest, signResult, verifyRequestSignature } from './lib/protocol.js';
+export { requestSigningBytes, resultHash, signRequest, signResult, signUsage, usageStatement, verifyRequestSignature } from './lib/protocol.js';
 export { verifyReceipt } from './lib/receipt.js';
 export { MAINNET_GENESIS_HASH, MEMO_PROGRAM, anchorMemo, anchorProblem, parseSolanaTransaction } from './lib/solana.js';
 export { ANCHORED, ANCHOR_NOT_CHECKED, NOT_ANCHORED_YET, verifyAnchor } from './lib/verify.js';

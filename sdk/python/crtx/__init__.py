@@ -12,7 +12,7 @@ from .creator import Handler, Request
 from .errors import APIError
 from .keys import SigningKey, verify_signature
 from .ledger import account_address, cid, listing_statement, merkle_root, proof_problem, transaction_hash
-from .protocol import request_signing_bytes, result_hash, sign_result, verify_request_signature
+from .protocol import request_signing_bytes, result_hash, sign_result, sign_usage, usage_statement, verify_request_signature
 from .receipt import verify_receipt
 from .verify import ANCHOR_NOT_CHECKED, ANCHORED, NOT_ANCHORED_YET, Check, VerifyReport, verify_anchor, verify_execution
 
@@ -20,5 +20,5 @@ __version__ = "0.1.0"
 
 __all__ = ["ANCHOR_NOT_CHECKED", "ANCHORED", "APIError", "Check", "Client", "Handler", "NOT_ANCHORED_YET", "Request", "SigningKey",
            "VerifyReport", "account_address", "base58", "canonical", "cid", "listing_statement", "merkle_root",
-           "proof_problem", "request_signing_bytes", "result_hash", "sign_result", "transaction_hash", "verify_anchor",
+           "proof_problem", "request_signing_bytes", "result_hash", "sign_result", "sign_usage", "usage_statement", "transaction_hash", "verify_anchor",
            "verify_execution", "verify_receipt", "verify_signature", "verify_request_signature"]

@@ -27,7 +27,7 @@ from . import base58
 from .keys import SigningKey
 from .marketplace_key import MarketplaceKey
 from .protocol import (HEADER_AGENT_ID, HEADER_ENVIRONMENT, HEADER_SIGNATURE, HEADER_SIGNING_KEY, HEADER_TEST,
-                       HEADER_TIMESTAMP, result_hash, sign_result, verify_request_signature)
+                       HEADER_TIMESTAMP, result_hash, sign_result, sign_usage, verify_request_signature)
 
 MAX_BODY = 1 << 20
 MAX_RESULT_BYTES = 4 << 20
@@ -83,12 +83,16 @@ class Handler:
     an environment other than mainnet or devnet, naming no agent without
     being a test, or, with agent_ids, for another agent. Without either,
     accept_unsigned=True must say that anyone may call it for free.
+
+    metered=True is for a metered listing: every completed reply reports its
+    tokens (0 too) and signs them (usage_signature), which the marketplace
+    charges from. Without it, a reply that reports tokens signs them too.
     """
 
     def __init__(self, key: SigningKey, fn: Func, *, marketplace: str | None = None,
                  marketplace_key: str | None = None, agent_ids: list[str] | None = None,
                  accept_unsigned: bool = False, max_skew: float = 300, margin: float | None = None,
-                 remember: int = 10_000, now: Callable[[], float] = time.time):
+                 remember: int = 10_000, now: Callable[[], float] = time.time, metered: bool = False):
         if marketplace is None and marketplace_key is None and not accept_unsigned:
             raise ValueError("give marketplace (its URL) or marketplace_key, so that requests the marketplace "
                              "did not sign are refused; accept_unsigned=True is for local tests only")
@@ -101,6 +105,7 @@ class Handler:
         self.margin = margin
         self.remember = remember
         self.now = now
+        self.metered = metered
         self._lock = threading.Lock()
         self._answers: dict[str, _Answer] = {}
         self._order: collections.deque[str] = collections.deque()
@@ -290,8 +295,13 @@ class Handler:
         h = result_hash(value)
         reply = {"execution_id": execution_id, "status": "completed", "result": value, "result_hash": h,
                  "signature": sign_result(self.key, h)}
-        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+            tokens = 0
+        if tokens > 0 or self.metered:
+            # Signed, so that a metered listing is charged from the
+            # creator's own word (docs/creators.md, "Metered listings").
             reply["tokens_used"] = tokens
+            reply["usage_signature"] = sign_usage(self.key, execution_id, h, tokens)
         return json.dumps(reply, ensure_ascii=False).encode("utf-8")
 
 

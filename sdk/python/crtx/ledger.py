@@ -114,6 +114,9 @@ def listing_statement(kind: str, data: dict) -> bytes:
     listing_nonce, marketplace and replaces only when data has them."""
     if kind == "AgentListed":
         names = ["creator", "name", "price_per_call_usdc", "signing_public_key"]
+        if data.get("pricing_model") == "metered":
+            # A metered listing's prices are all signed.
+            names += ["pricing_model", "price_per_1k_tokens_usdc", "max_price_per_call_usdc"]
     elif kind == "ListingUpdated":
         names = ["agent_id", "creator", "signing_public_key"]
     else:

@@ -25,6 +25,22 @@ def sign_result(key: SigningKey, hash_: str) -> str:
     return "ed25519:" + key.sign_base58(hash_.encode("utf-8"))
 
 
+USAGE_PREAMBLE = "crtx-usage-v1\n"
+
+
+def usage_statement(execution_id: str, hash_: str, tokens: int) -> bytes:
+    """The bytes a metered listing's creator signs for a call's usage: the
+    preamble, the execution id, the result hash and the tokens in decimal,
+    apart by line feeds (docs/creators.md, "Metered listings")."""
+    return f"{USAGE_PREAMBLE}{execution_id}\n{hash_}\n{tokens}".encode("utf-8")
+
+
+def sign_usage(key: SigningKey, execution_id: str, hash_: str, tokens: int) -> str:
+    """A reply's usage_signature: "ed25519:" and base58 of the key's
+    signature of the usage statement."""
+    return "ed25519:" + key.sign_base58(usage_statement(execution_id, hash_, tokens))
+
+
 def request_signing_bytes(timestamp: str, agent_id: str, signing_key: str, environment: str, test: bool,
                           body: bytes) -> bytes:
     """The bytes the marketplace signs for a request to a creator: the

@@ -10,7 +10,7 @@ import unittest
 import crtx.asgi
 from crtx import Handler, SigningKey, result_hash
 from crtx import verify_signature
-from crtx.protocol import request_signing_bytes
+from crtx.protocol import request_signing_bytes, usage_statement
 
 MARKET = SigningKey(bytes([3] * 32))
 
@@ -89,9 +89,22 @@ class CreatorHandler(unittest.TestCase):
         self.assertTrue(reply["signature"].startswith("ed25519:"))
         self.assertTrue(verify_signature(self.key.public_key, reply["result_hash"].encode(), reply["signature"]))
         self.assertEqual(reply["tokens_used"], 7)
+        # The tokens are signed: a metered listing is charged from them.
+        self.assertTrue(verify_signature(self.key.public_key, usage_statement(reply["execution_id"], reply["result_hash"], 7),
+                                         reply["usage_signature"].removeprefix("ed25519:")))
         req = self.seen[0]
         self.assertEqual((req.agent_id, req.environment, req.test, req.parameters, req.user_pubkey),
                          ("agt_1", "devnet", False, {"n": 1}, "U"))
+
+    def test_metered_signs_no_tokens_too(self):
+        # A metered listing's reply reports and signs its tokens, 0 too.
+        handler = Handler(self.key, lambda req: "quiet", marketplace_key=MARKET.public_key, metered=True)
+        body = request_body()
+        status, _, out = call(crtx.asgi.app(handler), body, signed_headers(body, self.key.public_key))
+        reply = json.loads(out)
+        self.assertEqual((status, reply["tokens_used"]), (200, 0))
+        self.assertTrue(verify_signature(self.key.public_key, usage_statement(reply["execution_id"], reply["result_hash"], 0),
+                                         reply["usage_signature"].removeprefix("ed25519:")))
 
     def test_refusals(self):
         body = request_body()

@@ -7,7 +7,7 @@ import unittest
 from crtx import SigningKey, base58, canonical, listing_statement, merkle_root, transaction_hash
 from crtx import verify_signature as verify
 from crtx.ledger import account_address, block_hash, cid, sha256
-from crtx.protocol import request_signing_bytes, verify_request_signature
+from crtx.protocol import request_signing_bytes, sign_usage, usage_statement, verify_request_signature
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
@@ -44,6 +44,13 @@ class Encodings(unittest.TestCase):
         self.assertEqual(cid(b""), "bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku")
         self.assertEqual(account_address("escrow", "0192f3a1-7c2e-7d4b-9a41-5be7c0d3f8a2"),
                          "CfFyHyDm1Xo2Ytn1wr3uSzKtJY7QVHDokq5ubD28QKS8")
+
+    def test_usage_statement_vector(self):
+        # docs/creators.md, "Metered listings".
+        eid, h = "01a2367e-0871-71f3-9730-8341caea378f", "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        self.assertEqual(usage_statement(eid, h, 1234), f"crtx-usage-v1\n{eid}\n{h}\n1234".encode())
+        self.assertEqual(sign_usage(SigningKey(bytes(32)), eid, h, 1234),
+                         "ed25519:41qsc12ym9JRV5yy6gGtuwuSg3XkoxZcEBdMYsP5FB4CE7BHb56ut2Bqr3drNdr1Yc4CSshVBNTGgF1bmY8jtEBv")
 
     def test_request_signature_example(self):
         # docs/creators.md, "Requests from the marketplace".

@@ -7,7 +7,7 @@ import { cachedMarketplaceKey } from './marketplace-key.js';
 import { nodeListener } from './node-http.js';
 import {
   MAX_BODY, HEADER_AGENT_ID, HEADER_ENVIRONMENT, HEADER_SIGNATURE, HEADER_SIGNING_KEY, HEADER_TEST, HEADER_TIMESTAMP,
-  resultHash, signResult, verifyRequestSignature,
+  resultHash, signResult, signUsage, verifyRequestSignature,
 } from './protocol.js';
 
 const header = (headers, name) => {
@@ -32,11 +32,15 @@ const refuse = (status, error) => json(status, { error });
  * yields goes to the marketplace as it is written, when the request accepts
  * text/event-stream, and the result is the pieces joined, signed; what it
  * returns may give {tokensUsed} (docs/creators.md, "Streaming").
+ *
+ * Reported tokens are signed (usage_signature); with metered: true, for a
+ * metered listing, every completed reply reports and signs them, 0 too
+ * (docs/creators.md, "Metered listings").
  */
 export function createHandler(key, fn, options = {}) {
   const {
     marketplace, marketplaceKey, acceptUnsigned = false, agentIds = [],
-    maxSkewSeconds = 300, marginMs, remember = 10_000, now = Date.now, fetch: fetchFn,
+    maxSkewSeconds = 300, marginMs, remember = 10_000, now = Date.now, fetch: fetchFn, metered = false,
   } = options;
   if (!marketplace && !marketplaceKey && !acceptUnsigned) {
     // An agent that forgot the marketplace would serve anyone for free.
@@ -127,7 +131,12 @@ export function createHandler(key, fn, options = {}) {
     }
     const hash = await resultHash(out.result);
     Object.assign(reply, { status: 'completed', result: out.result, result_hash: hash, signature: await signResult(key, hash) });
-    if (Number.isInteger(out.tokensUsed) && out.tokensUsed > 0) reply.tokens_used = out.tokensUsed;
+    const tokens = Number.isInteger(out.tokensUsed) && out.tokensUsed > 0 ? out.tokensUsed : 0;
+    if (tokens > 0 || metered) {
+      // Signed: a metered listing is charged from the creator's own word.
+      reply.tokens_used = tokens;
+      reply.usage_signature = await signUsage(key, input.execution_id, hash, tokens);
+    }
     return JSON.stringify(reply);
   }
 

@@ -8,6 +8,7 @@ const MEMBERS = {
   AgentListed: ['creator', 'name', 'price_per_call_usdc', 'signing_public_key', 'listing_nonce', 'marketplace'],
   ListingUpdated: ['agent_id', 'creator', 'signing_public_key', 'listing_nonce', 'marketplace', 'replaces'],
 };
+const METERED = ['pricing_model', 'price_per_1k_tokens_usdc', 'max_price_per_call_usdc'];
 // Listings written before nonces, marketplaces and key transactions were required lack them.
 const OPTIONAL = new Set(['listing_nonce', 'marketplace', 'replaces']);
 
@@ -16,8 +17,10 @@ const OPTIONAL = new Set(['listing_nonce', 'marketplace', 'replaces']);
  * ListingUpdated, from its data (all strings), as the text both sign.
  */
 export function listingStatement(kind, data) {
-  const members = MEMBERS[kind];
+  let members = MEMBERS[kind];
   if (!members) throw new Error(`a ${kind} transaction registers no signing key`);
+  // A metered listing's prices are all signed.
+  if (kind === 'AgentListed' && data.pricing_model === 'metered') members = [...members, ...METERED];
   const s = { kind };
   for (const m of members) {
     if (data[m] === undefined && OPTIONAL.has(m)) continue;
@@ -48,6 +51,10 @@ export async function signListing(params, { wallet, agentKey, agentId }) {
     Object.assign(data, { agent_id: agentId, replaces: params.replaces });
   } else {
     Object.assign(data, { name: String(params.name ?? '').trim(), price_per_call_usdc: String(params.price_per_call_usdc) });
+    if (params.pricing_model === 'metered') {
+      Object.assign(data, { pricing_model: 'metered', price_per_1k_tokens_usdc: String(params.price_per_1k_tokens_usdc),
+        max_price_per_call_usdc: String(params.max_price_per_call_usdc) });
+    }
   }
   const statement = listingStatement(kind, data);
   params.creator_signature = await wallet.sign(statement);

@@ -23,6 +23,16 @@ export const resultHash = async (result) => 'sha256:' + toHex(await sha256(resul
 export const signResult = async (key, hash) => 'ed25519:' + (await key.sign(hash));
 
 /**
+ * The bytes a metered listing's creator signs for a call's usage: the
+ * preamble, the execution id, the result hash and the tokens in decimal,
+ * apart by line feeds (docs/creators.md, "Metered listings").
+ */
+export const usageStatement = (executionId, hash, tokens) => `crtx-usage-v1\n${executionId}\n${hash}\n${tokens}`;
+
+/** A reply's usage_signature: "ed25519:" + base58 of Ed25519 over the usage statement. */
+export const signUsage = async (key, executionId, hash, tokens) => 'ed25519:' + (await key.sign(usageStatement(executionId, hash, tokens)));
+
+/**
  * The bytes the marketplace signs for a request to a creator: the preamble,
  * the timestamp, agent id, signing key, environment and test flag, each
  * followed by a line feed, then the body exactly as received.

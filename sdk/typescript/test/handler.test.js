@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { test } from 'node:test';
-import { createHandler, generateSigningKey, resultHash, signRequest, verifySignature } from '@crtx-market/sdk';
+import { createHandler, generateSigningKey, resultHash, signRequest, signUsage, verifySignature } from '@crtx-market/sdk';
 
 const market = await generateSigningKey();
 const agentKey = await generateSigningKey();
@@ -47,6 +47,8 @@ test('a completed reply is hashed and signed, and a repeated execution id gets t
   assert.equal(reply.result, 'hello from agt_one on devnet, {"n":1}');
   assert.equal(reply.tokens_used, 7);
   assert.equal(reply.result_hash, await resultHash(reply.result));
+  // The tokens are signed: a metered listing is charged from them.
+  assert.equal(reply.usage_signature, await signUsage(agentKey, 'e1', reply.result_hash, 7));
   assert.ok(await verifySignature(agentKey.publicKey, reply.result_hash, reply.signature));
   assert.ok(reply.signature.startsWith('ed25519:'));
   assert.equal((await (await fetch(url, req)).text()), ta);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { listingStatement, resultHash, signingKey, signListing, signRequest, verifyRequestSignature } from '@crtx-market/sdk';
+import { listingStatement, resultHash, signingKey, signListing, signRequest, signUsage, usageStatement, verifyRequestSignature } from '@crtx-market/sdk';
 
 const seed = (b) => new Uint8Array(32).fill(b);
 
@@ -40,4 +40,25 @@ test('the listing statement of docs/creators.md', async () => {
 test('the result hash is sha256: and the hex digest of the UTF-8 bytes', async () => {
   assert.equal(await resultHash(''), 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   assert.equal(await resultHash('é'), 'sha256:' + createHash('sha256').update(Buffer.from([0xc3, 0xa9])).digest('hex'));
+});
+
+test('the usage statement of docs/creators.md', async () => {
+  const id = '01a2367e-0871-71f3-9730-8341caea378f';
+  const hash = 'sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824';
+  assert.equal(usageStatement(id, hash, 1234), `crtx-usage-v1\n${id}\n${hash}\n1234`);
+  assert.equal(await signUsage(await signingKey(seed(0)), id, hash, 1234),
+    'ed25519:41qsc12ym9JRV5yy6gGtuwuSg3XkoxZcEBdMYsP5FB4CE7BHb56ut2Bqr3drNdr1Yc4CSshVBNTGgF1bmY8jtEBv');
+});
+
+test('a metered listing signs all three prices', async () => {
+  const wallet = await signingKey(seed(1));
+  const agentKey = await signingKey(seed(2));
+  const params = { name: 'Word counter', pricing_model: 'metered', price_per_call_usdc: 0.001, price_per_1k_tokens_usdc: 0.0025,
+    max_price_per_call_usdc: 0.5, listing_nonce: 'lst_4fQx9ZbT2mKpW7sLrN3vYc', marketplace: 'crtx.example.com' };
+  await signListing(params, { wallet, agentKey });
+  const statement = listingStatement('AgentListed', { creator: wallet.publicKey, name: 'Word counter', price_per_call_usdc: '0.001',
+    signing_public_key: agentKey.publicKey, listing_nonce: params.listing_nonce, marketplace: params.marketplace,
+    pricing_model: 'metered', price_per_1k_tokens_usdc: '0.0025', max_price_per_call_usdc: '0.5' });
+  assert.match(statement, /"max_price_per_call_usdc":"0.5"/);
+  assert.equal(params.creator_signature, await wallet.sign(statement));
 });
