@@ -214,7 +214,7 @@ func TestX402Metered(t *testing.T) {
 		t.Fatalf("PAYMENT-RESPONSE: %+v %+v", sr, sr.Extra)
 	}
 	if rec.Cost != usdc("0.051") || rec.Metered == nil || rec.Metered.Returned != usdc("0.149") || rec.Metered.ReturnedTo == nil ||
-		*rec.Metered.ReturnedTo != x.payer.address || rec.Payment == nil || rec.Payment.Amount != usdc("0.2") {
+		*rec.Metered.ReturnedTo != x.payer.address {
 		t.Fatalf("the record: %s", got.Body)
 	}
 	if held := x.held(); held != x.start-usdc("0.2") {

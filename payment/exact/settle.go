@@ -80,7 +80,9 @@ func (s scheme) credit(ctx context.Context, tx crtx.Tx, e crtx.Execution, p crtx
 	}
 	_, err := s.h.Post(ctx, tx, e.Environment, crtx.TxEscrowOpened,
 		map[string]string{"execution_id": e.ID, "agent_id": e.AgentID, "wallet": e.Wallet},
-		[]crtx.Posting{{From: wallet.Address, To: crtx.EscrowAccount(e).Address, Amount: e.Cost}}, wallet, crtx.EscrowAccount(e))
+		// What the call holds, its most if metered: e may be closing
+		// already, its cost then the charge.
+		[]crtx.Posting{{From: wallet.Address, To: crtx.EscrowAccount(e).Address, Amount: e.Held}}, wallet, crtx.EscrowAccount(e))
 	return err
 }
 
