@@ -118,25 +118,30 @@ func (s *server) pricing(l api.AgentListing, lat market.Latency) a2a.AgentExtens
 	if lat.Samples > 0 {
 		p50, p95 = lat.P50MS, lat.P95MS
 	}
+	params := map[string]any{
+		"price_per_call_usdc": decimal(l.Price),
+		"currency":            "USDC",
+		"pricing_model":       l.PricingModel,
+		"status":              string(l.Status),
+		"timeout_seconds":     l.TimeoutSeconds,
+		"executions":          l.TotalExecutions,
+		"success_rate":        l.SuccessRate,
+		"p50_ms":              p50,
+		"p95_ms":              p95,
+		"latency_samples":     lat.Samples,
+		"creator":             l.Creator.Pubkey,
+		"creator_verified":    l.Creator.Verified,
+	}
+	if l.Per1k != nil && l.Cap != nil {
+		// Priced per token: price_per_call_usdc is the base.
+		params["price_per_1k_tokens_usdc"], params["max_price_per_call_usdc"] = decimal(*l.Per1k), decimal(*l.Cap)
+	}
 	return a2a.AgentExtension{
 		URI: PricingExtension,
 		Description: "Each call is paid in USDC from the API key's wallet (mainnet for crtx_live_ keys, devnet for crtx_test_), " +
 			"held in escrow while the agent works and released to its creator when the call completes, or refunded when it fails. " +
 			"Statistics are mainnet's.",
-		Params: map[string]any{
-			"price_per_call_usdc": decimal(l.Price),
-			"currency":            "USDC",
-			"pricing_model":       l.PricingModel,
-			"status":              string(l.Status),
-			"timeout_seconds":     l.TimeoutSeconds,
-			"executions":          l.TotalExecutions,
-			"success_rate":        l.SuccessRate,
-			"p50_ms":              p50,
-			"p95_ms":              p95,
-			"latency_samples":     lat.Samples,
-			"creator":             l.Creator.Pubkey,
-			"creator_verified":    l.Creator.Verified,
-		},
+		Params: params,
 	}
 }
 
@@ -149,7 +154,9 @@ func version(l api.AgentListing) string {
 		InputSchema, OutputSchema                json.RawMessage
 		Price                                    crtx.USDC
 		TimeoutSeconds                           int
-	}{l.Name, l.Tagline, l.Description, l.PricingModel, l.Tags, l.InputSchema, l.OutputSchema, l.Price, l.TimeoutSeconds})
+		Per1k                                    *crtx.USDC `json:",omitempty"`
+		Cap                                      *crtx.USDC `json:",omitempty"`
+	}{l.Name, l.Tagline, l.Description, l.PricingModel, l.Tags, l.InputSchema, l.OutputSchema, l.Price, l.TimeoutSeconds, l.Per1k, l.Cap})
 	if err != nil {
 		// A stored schema is JSON the market checked; were it not, the
 		// card still has a version, just one that ignores the schemas.
@@ -225,9 +232,14 @@ func skillDescription(l api.AgentListing, s schema) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n\nEach call costs %s USDC. Message metadata may set max_cost_usdc (a decimal string: the call is refused, "+
+	price := l.Price.String() + " USDC"
+	if l.Per1k != nil && l.Cap != nil {
+		price = crtx.Metered{Base: l.Price, Per1k: *l.Per1k, Max: *l.Cap}.String() + ", charged from the usage its creator signs " +
+			"(metadata may set max_price_usdc, a decimal string, to hold and pay at most that)"
+	}
+	fmt.Fprintf(&b, "\n\nEach call costs %s. Message metadata may set max_cost_usdc (a decimal string: the call is refused, "+
 		"uncharged, if the price is above it) and timeout_seconds (1 to %d). The messageId is the idempotency key: "+
-		"the same message sent again is answered with the same task, charged once.", l.Price, l.TimeoutSeconds)
+		"the same message sent again is answered with the same task, charged once.", price, l.TimeoutSeconds)
 	return b.String()
 }
 

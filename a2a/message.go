@@ -93,7 +93,8 @@ func readMessage(agentID string, msg *a2a.Message) (order, error) {
 		Parameters json.RawMessage `json:"parameters,omitempty"`
 		Timeout    *int            `json:"timeout_seconds,omitempty"`
 		MaxCost    *crtx.USDC      `json:"max_cost_usdc,omitempty"`
-	}{in.Task, params, in.TimeoutSeconds, in.MaxCost})
+		MaxPrice   *crtx.USDC      `json:"max_price_usdc,omitempty"`
+	}{in.Task, params, in.TimeoutSeconds, in.MaxCost, in.MaxPrice})
 	if err != nil {
 		// What the SDK decoded and Marshal wrote back is JSON; only a
 		// number past a double's range could fail, and JSON holds none.
@@ -105,16 +106,23 @@ func readMessage(agentID string, msg *a2a.Message) (order, error) {
 // readMetadata takes the execution's options from message metadata; other
 // keys (an extension's, say) are left alone.
 func readMetadata(meta map[string]any, in *crtx.ExecuteParams) error {
-	if v, ok := meta["max_cost_usdc"]; ok {
+	for _, m := range []struct {
+		name string
+		to   **crtx.USDC
+	}{{"max_cost_usdc", &in.MaxCost}, {"max_price_usdc", &in.MaxPrice}} {
+		v, ok := meta[m.name]
+		if !ok {
+			continue
+		}
 		s, isString := v.(string)
 		if !isString {
-			return crtx.InvalidField("metadata.max_cost_usdc", "must be a decimal string such as \"0.05\", so that no float rounds it")
+			return crtx.InvalidField("metadata."+m.name, "must be a decimal string such as \"0.05\", so that no float rounds it")
 		}
 		u, err := crtx.ParseUSDC(s)
 		if err != nil {
-			return crtx.InvalidField("metadata.max_cost_usdc", "%v (an amount in USDC, at least 0, with at most 6 decimals)", err)
+			return crtx.InvalidField("metadata."+m.name, "%v (an amount in USDC, at least 0, with at most 6 decimals)", err)
 		}
-		in.MaxCost = &u
+		*m.to = &u
 	}
 	if v, ok := meta["timeout_seconds"]; ok {
 		f, isNumber := v.(float64)

@@ -95,15 +95,27 @@ func (s *server) artifact(e crtx.Execution, result string) *a2a.Artifact {
 			"ipfs_url serves the exact bytes, on_chain_record is the execution's record on the crtx ledger.",
 		Parts: a2a.ContentParts{
 			{Content: a2a.Text(result), MediaType: "text/plain"},
-			{Content: a2a.Data{Value: map[string]any{
-				"execution_id":    e.ID,
-				"status":          string(e.Status),
-				"cost_usdc":       decimal(e.Cost),
-				"result_hash":     hash,
-				"ipfs_url":        ipfs,
-				"on_chain_record": rec.OnChainRecord,
-			}}, MediaType: "application/json"},
+			{Content: a2a.Data{Value: settlement(e, rec, hash, ipfs)}, MediaType: "application/json"},
 		}}
+}
+
+// settlement is the data part of a result artifact: the execution, what it
+// cost and where its result is; for an agent priced per token, also the
+// usage its creator signed and what the escrow held and returned.
+func settlement(e crtx.Execution, rec api.ExecutionRecord, hash, ipfs any) map[string]any {
+	data := map[string]any{
+		"execution_id":    e.ID,
+		"status":          string(e.Status),
+		"cost_usdc":       decimal(e.Cost),
+		"result_hash":     hash,
+		"ipfs_url":        ipfs,
+		"on_chain_record": rec.OnChainRecord,
+	}
+	if mv := rec.Metered; mv != nil && mv.TokensUsed != nil && mv.UsageSignature != nil {
+		data["tokens_used"], data["usage_signature"] = *mv.TokensUsed, *mv.UsageSignature
+		data["held_usdc"], data["returned_usdc"] = decimal(mv.Held), decimal(mv.Returned)
+	}
+	return data
 }
 
 // statusEvent is the stream event of e's new state.

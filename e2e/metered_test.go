@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
@@ -269,5 +270,73 @@ func TestMeteredEndpointTest(t *testing.T) {
 		if err != nil || rep.SignatureOK != c.passes {
 			t.Errorf("the test of a service that signs no usage, for a %s listing: %+v, %v", c.model, rep, err)
 		}
+	}
+}
+
+// A metered agent through the other doors: MCP's run_agent and A2A's
+// message metadata take max_price_usdc, and say the signed usage with the
+// result; the OpenAI-compatible endpoint's usage is the signed usage.
+func TestMeteredDoors(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newMeteredService(t, 20_000), "0.001", metered)
+
+	var out struct {
+		ExecutionID string           `json:"execution_id"`
+		Cost        float64          `json:"cost_usdc"`
+		TokensUsed  *int64           `json:"tokens_used"`
+		Metered     *api.MeteredView `json:"metered"`
+	}
+	cs := mcpSession(t, m.env, m.key, nil)
+	if msg := call(t, cs, "run_agent", map[string]any{"agent_id": agent, "task": "the sea", "max_price_usdc": 0.03}, &out); msg != "" {
+		t.Fatalf("run_agent: %s", msg)
+	}
+	if out.Cost != 0.03 || out.TokensUsed == nil || *out.TokensUsed != 20_000 || out.Metered == nil || out.Metered.Held != usdc("0.03") ||
+		out.Metered.UsageSignature == nil {
+		t.Errorf("run_agent of a metered agent at most 0.03: %+v", out)
+	}
+
+	c := m.a2a(t, agent, m.key.Token(), a2a.TransportProtocolJSONRPC)
+	msg := userMessage(a2a.NewTextPart("the sea"))
+	msg.Metadata = map[string]any{"max_price_usdc": "0.5"}
+	task, err := c.send(msg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, data := result(t, task)
+	if data["cost_usdc"] != "0.051000" || data["tokens_used"] != float64(20_000) || data["usage_signature"] == nil ||
+		data["held_usdc"] != "0.500000" || data["returned_usdc"] != "0.449000" {
+		t.Errorf("the A2A result's settlement: %v", data)
+	}
+	msg = userMessage(a2a.NewTextPart("less"))
+	msg.Metadata = map[string]any{"max_price_usdc": 0.5}
+	_, err = c.send(msg, false)
+	wantA2A(t, err, a2a.ErrInvalidParams, crtx.CodeInvalidRequest)
+
+	body := `{"model": "` + agent + `", "messages": [{"role": "user", "content": "the sea"}], "max_price_usdc": 0.1}`
+	req, _ := http.NewRequest("POST", m.d.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+m.key.Token())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var completion struct {
+		Usage struct {
+			TotalTokens int64 `json:"total_tokens"`
+		}
+		Crtx struct {
+			Cost    float64          `json:"cost_usdc"`
+			Metered *api.MeteredView `json:"metered"`
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&completion); err != nil || resp.StatusCode != 200 || completion.Usage.TotalTokens != 20_000 ||
+		completion.Crtx.Cost != 0.051 || completion.Crtx.Metered == nil || completion.Crtx.Metered.Held != usdc("0.1") ||
+		completion.Crtx.Metered.UsageSignature == nil {
+		t.Errorf("chat completion of a metered agent: %d %+v %v", resp.StatusCode, completion, err)
+	}
+	// 0.03 + 0.051 + 0.051, the unused holds back.
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.868") || b.Escrowed != 0 {
+		t.Errorf("the caller's balance = %+v", b)
 	}
 }

@@ -16,6 +16,7 @@ type runIn struct {
 	Task           string          `json:"task" jsonschema:"what the agent is to do, in words"`
 	Parameters     json.RawMessage `json:"parameters,omitempty" jsonschema:"an object matching the agent's input_schema (see get_agent)"`
 	MaxCost        *crtx.USDC      `json:"max_cost_usdc,omitempty" jsonschema:"the most to pay: if the price is above it, nothing runs and nothing is charged"`
+	MaxPrice       *crtx.USDC      `json:"max_price_usdc,omitempty" jsonschema:"for an agent priced per token: the most this run may cost, held while it runs (at least its base price); the unused part returns"`
 	TimeoutSeconds *int            `json:"timeout_seconds,omitempty" jsonschema:"give up after this many seconds, at most the agent's own timeout"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty" jsonschema:"a key of your choosing: the same key with the same arguments returns the first run instead of paying again (24 hours)"`
 	Private        bool            `json:"private,omitempty" jsonschema:"keep the result to this wallet: not published by content id (ipfs_url is null) and its CID not on the ledger, which still commits its hash"`
@@ -30,6 +31,10 @@ type runOut struct {
 	ResultHash    *string         `json:"result_hash"`
 	IPFSURL       *string         `json:"ipfs_url"`
 	OnChainRecord string          `json:"on_chain_record"`
+	// TokensUsed and Metered say what an agent priced per token was
+	// charged for: the usage its creator signed.
+	TokensUsed *int64           `json:"tokens_used,omitempty"`
+	Metered    *api.MeteredView `json:"metered,omitempty"`
 }
 
 func runTool() *sdk.Tool {
@@ -39,6 +44,7 @@ func runTool() *sdk.Tool {
 	property(in, "idempotency_key").MaxLength = ptr(255)
 	property(in, "timeout_seconds").Minimum = ptr(1.0)
 	property(in, "max_cost_usdc").Minimum = ptr(0.0)
+	property(in, "max_price_usdc").Minimum = ptr(0.0)
 	return &sdk.Tool{Name: "run_agent", Title: "Run an agent",
 		Description: "Run an agent on a task, paying its price per call from this API key's wallet. The price is held in escrow and paid to the creator only when the agent returns a result whose hash and signature check out; a failed run is refunded. Answers the result text, and the execution's id, cost, result hash, IPFS URL and ledger record. As POST /v1/agents/{agent_id}/execute.",
 		InputSchema: in, OutputSchema: schemaFor[runOut](),
@@ -54,7 +60,7 @@ func (s *server) run(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*
 		return nil, runOut{}, s.toolError(err)
 	}
 	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, Async: true, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
-		Private: in.Private}
+		MaxPrice: in.MaxPrice, Private: in.Private}
 	idem, hash := "", ""
 	if in.IdempotencyKey != "" {
 		if idem, hash, err = callKeys(in); err != nil {
@@ -148,7 +154,8 @@ func (s *server) wait(ctx context.Context, c caller, e crtx.Execution, tell *pro
 
 func (s *server) out(e crtx.Execution) runOut {
 	r := api.NewExecutionRecord(e, "", s.market.Links())
-	return runOut{ExecutionID: e.ID, Status: e.Status, Cost: e.Cost, ResultHash: r.ResultHash, IPFSURL: r.IPFSURL, OnChainRecord: r.OnChainRecord}
+	return runOut{ExecutionID: e.ID, Status: e.Status, Cost: e.Cost, ResultHash: r.ResultHash, IPFSURL: r.IPFSURL, OnChainRecord: r.OnChainRecord,
+		TokensUsed: e.TokensUsed, Metered: r.Metered}
 }
 
 // answer is run_agent's answer for a final execution: the result text and

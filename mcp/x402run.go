@@ -72,7 +72,7 @@ func (s *server) runPaid(ctx context.Context, req *sdk.CallToolRequest, in runIn
 	if err != nil {
 		return nil, nil, s.toolError(err)
 	}
-	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost,
+	params := crtx.ExecuteParams{Task: in.Task, Parameters: in.Parameters, TimeoutSeconds: in.TimeoutSeconds, MaxCost: in.MaxCost, MaxPrice: in.MaxPrice,
 		Private: in.Private}
 	// A call that asks for progress is told the result's pieces as the
 	// creator writes them, as with a key; paid before the first, as a

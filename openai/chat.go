@@ -33,12 +33,19 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	params := crtx.ExecuteParams{Task: task, Parameters: in.Parameters, Private: in.Private}
-	if in.MaxCost != nil {
-		v, err := crtx.ParseUSDC(in.MaxCost.String())
-		if err != nil {
-			return crtx.InvalidField("max_cost_usdc", "%v", err)
+	for _, m := range []struct {
+		name string
+		from *json.Number
+		to   **crtx.USDC
+	}{{"max_cost_usdc", in.MaxCost, &params.MaxCost}, {"max_price_usdc", in.MaxPrice, &params.MaxPrice}} {
+		if m.from == nil {
+			continue
 		}
-		params.MaxCost = &v
+		v, err := crtx.ParseUSDC(m.from.String())
+		if err != nil {
+			return crtx.InvalidField(m.name, "%v", err)
+		}
+		*m.to = &v
 	}
 	if !in.Stream {
 		e, err := s.market.Executions.Execute(r.Context(), p, in.Model, params, "", "")
@@ -113,7 +120,8 @@ func completionID(executionID string) string { return "chatcmpl-" + executionID 
 // executionOf is what crtx adds to an answer about e.
 func (s *Server) executionOf(e crtx.Execution, result string) execution {
 	rec := api.NewExecutionRecord(e, result, s.market.Links())
-	return execution{ExecutionID: e.ID, Cost: json.Number(e.Cost.String()), ResultHash: rec.ResultHash, Record: rec.OnChainRecord}
+	return execution{ExecutionID: e.ID, Cost: json.Number(e.Cost.String()), ResultHash: rec.ResultHash, Record: rec.OnChainRecord,
+		Metered: rec.Metered}
 }
 
 func usageOf(e crtx.Execution) usage {

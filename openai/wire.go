@@ -1,6 +1,10 @@
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/crtx-market/crtx/api"
+)
 
 // The OpenAI API's shapes this endpoint speaks (platform.openai.com's API
 // reference: "Models", "Chat"), with crtx's additions where the reference
@@ -41,6 +45,7 @@ type chatRequest struct {
 	StreamOptions *streamOptions  `json:"stream_options"`
 	Parameters    json.RawMessage `json:"parameters"`
 	MaxCost       *json.Number    `json:"max_cost_usdc"`
+	MaxPrice      *json.Number    `json:"max_price_usdc"`
 	Private       bool            `json:"private"`
 }
 
@@ -71,6 +76,9 @@ type execution struct {
 	Cost        json.Number `json:"cost_usdc"`
 	ResultHash  *string     `json:"result_hash"`
 	Record      string      `json:"on_chain_record"`
+	// Metered is how an agent priced per token was charged: usage is
+	// then the usage its creator signed (usage_signature).
+	Metered *api.MeteredView `json:"metered,omitempty"`
 }
 
 type completion struct {
