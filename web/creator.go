@@ -117,7 +117,9 @@ var listingLabels = []struct {
 	{"name", "Name", 1}, {"tagline", "Tagline", 1}, {"description", "Description", 1}, {"tags", "Tags", 1},
 	{"input_schema", "Input schema", 1}, {"output_schema", "Output schema", 1},
 	{"endpoint_url", "Endpoint URL", 2}, {"signing_public_key", "Signing public key", 2}, {"key_signature", "The agent's key file", 2},
-	{"price_per_call_usdc", "Price per call", 3}, {"timeout_seconds", "Timeout", 3},
+	{"pricing_model", "Priced", 3}, {"price_per_call_usdc", "Price per call", 3},
+	{"price_per_1k_tokens_usdc", "Price per 1,000 tokens", 3}, {"max_price_per_call_usdc", "Most per call", 3},
+	{"timeout_seconds", "Timeout", 3},
 }
 
 // listingSteps are the listing form's steps, in order.
@@ -266,7 +268,8 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 }
 
 var listingFields = []string{"name", "tagline", "description", "tags", "price_per_call_usdc", "endpoint_url",
-	"signing_public_key", "input_schema", "output_schema", "timeout_seconds", "pricing_model"}
+	"signing_public_key", "input_schema", "output_schema", "timeout_seconds", "pricing_model",
+	"price_per_1k_tokens_usdc", "max_price_per_call_usdc"}
 
 // listingForm reads the listing fields of a posted form, trimmed.
 func listingForm(r *http.Request) map[string]string {
@@ -326,6 +329,22 @@ func listingParams(f map[string]string) (crtx.ListingParams, error) {
 		errs = append(errs, crtx.InvalidField("price_per_call_usdc", "%v", err))
 	} else {
 		p.Price = &price
+	}
+	// A metered listing's two other prices; left out when empty, so that
+	// a listing priced per call sends neither (the marketplace names
+	// what a metered one lacks).
+	for _, m := range []struct {
+		key string
+		dst **crtx.USDC
+	}{{"price_per_1k_tokens_usdc", &p.Per1k}, {"max_price_per_call_usdc", &p.Cap}} {
+		if f[m.key] == "" || f["pricing_model"] == crtx.PricingPerCall {
+			continue
+		}
+		if v, err := crtx.ParseUSDC(f[m.key]); err != nil {
+			errs = append(errs, crtx.InvalidField(m.key, "%v", err))
+		} else {
+			*m.dst = &v
+		}
 	}
 	for _, s := range []struct {
 		key string
@@ -405,6 +424,9 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) e
 		form = map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
 			"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
 			"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
+		if a.Per1k != nil && a.Cap != nil {
+			form["price_per_1k_tokens_usdc"], form["max_price_per_call_usdc"] = a.Per1k.String(), a.Cap.String()
+		}
 	}
 	nonce, err := h.nonce(r.Context(), v.Wallet)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -104,6 +105,7 @@ func funcs() template.FuncMap {
 		"fe": func(fields map[string]string, name string) fieldError {
 			return fieldError{ID: "err-" + strings.NewReplacer(".", "-", " ", "-").Replace(name), Message: fields[name]}
 		},
+		"price":    priceText,
 		"reason":   reasonLabel,
 		"ago":      ago,
 		"envs":     func() []crtx.Environment { return crtx.Environments },
@@ -151,6 +153,31 @@ func parsePage(name string) *template.Template {
 		return ""
 	}
 	return template.Must(template.New("").Funcs(funcs()).Funcs(template.FuncMap{"current": current}).ParseFS(templateFS, files...))
+}
+
+// priceText is what a call of an agent (a listing as the API serves it,
+// or as stored) costs, in words: its price, or a metered listing's three
+// prices.
+func priceText(v any) string {
+	var price crtx.USDC
+	var per1k, most *crtx.USDC
+	switch a := v.(type) {
+	case api.AgentListing:
+		price, per1k, most = a.Price, a.Per1k, a.Cap
+	case api.AgentSummary:
+		price, per1k, most = a.Price, a.Per1k, a.Cap
+	case api.CreatorAgent:
+		price, per1k, most = a.Price, a.Per1k, a.Cap
+	case crtx.Agent:
+		if m, ok := a.Metered(); ok {
+			return m.String()
+		}
+		price = a.Price
+	}
+	if per1k != nil && most != nil {
+		return crtx.Metered{Base: price, Per1k: *per1k, Max: *most}.String()
+	}
+	return price.String() + " USDC a call"
 }
 
 // siteSection names the part of the site a page belongs to, as the header's

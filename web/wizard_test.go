@@ -2,15 +2,19 @@ package web_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
 )
 
 // Listing as steps: Next holds a step with a required field empty; the
@@ -134,6 +138,51 @@ func TestListingWizard(t *testing.T) {
 	a, err := client.New(d.URL, "").Agent(context.Background(), page.Agents[0].AgentID, "")
 	if err != nil || !strings.Contains(string(a.InputSchema), `"enum":["en","fr"]`) {
 		t.Errorf("the listed agent's input schema: %s, %v", a.InputSchema, err)
+	}
+
+	// Priced per token: the two other prices show once chosen, the
+	// collateral is the most's, and all three are signed and listed.
+	_, mkey, _ := ed25519.GenerateKey(nil)
+	mpub := crtx.Address(mkey.Public().(ed25519.PublicKey))
+	agentKeys.Store(mpub, mkey)
+	msvc := httptest.NewServer(creator.NewHandler(mkey, func(context.Context, creator.Request) (string, int, error) {
+		return "Bonjour", 12, nil
+	}, creator.Options{Metered: true}))
+	defer msvc.Close()
+	var hidden bool
+	run(t, ctx, "new metered listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible("#f-name"),
+		chromedp.SetValue("#f-name", "Metered greeter", chromedp.ByQuery), chromedp.SetValue("#f-tagline", "Greets.", chromedp.ByQuery),
+		chromedp.SetValue("#f-description", "Greets per token.", chromedp.ByQuery), chromedp.SetValue("#f-tags", "writing", chromedp.ByQuery),
+		next("1"), chromedp.WaitVisible("#f-endpoint_url"),
+		chromedp.SetValue("#f-endpoint_url", msvc.URL+"/execute", chromedp.ByQuery), chromedp.SetValue("#f-signing_public_key", mpub, chromedp.ByQuery),
+		chromedp.SetValue("#f-key_signature", keyFileOf(mpub), chromedp.ByQuery), next("2"), chromedp.WaitVisible("#f-price_per_call_usdc"),
+		chromedp.Evaluate(`document.querySelector("[data-metered-only]").hidden`, &hidden))
+	if !hidden {
+		t.Errorf("the metered prices show for a listing priced per call")
+	}
+	run(t, ctx, "metered prices", chromedp.SetValue("#f-pricing_model", "metered", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#f-pricing_model").dispatchEvent(new Event("change", {bubbles: true}))`, nil),
+		chromedp.WaitVisible("#f-price_per_1k_tokens_usdc"), chromedp.SendKeys("#f-price_per_call_usdc", "0.001", chromedp.ByQuery),
+		chromedp.SendKeys("#f-price_per_1k_tokens_usdc", "0.002", chromedp.ByQuery), chromedp.SendKeys("#f-max_price_per_call_usdc", "0.1", chromedp.ByQuery))
+	if got := text(t, ctx, "#collateral-out"); !strings.Contains(got, "At at most 0.1 USDC a call, listing locks 10 USDC") {
+		t.Errorf("the collateral of a metered listing: %q", got)
+	}
+	run(t, ctx, "metered review", next("3"), chromedp.WaitVisible("#review dt"))
+	if review := text(t, ctx, "#review"); !strings.Contains(review, "metered") || !strings.Contains(review, "0.002") {
+		t.Errorf("the review of a metered listing:\n%s", review)
+	}
+	run(t, ctx, "list metered", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(".ok"))
+	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Metered greeter") {
+		t.Fatalf("listing a metered agent from the steps: %q", got)
+	}
+	if page, err := client.New(d.URL, "").Agents(context.Background(), nil); err != nil || !slices.ContainsFunc(page.Agents, func(a api.AgentSummary) bool {
+		return a.Name == "Metered greeter" && a.Per1k != nil && *a.Per1k == 2_000 && a.Cap != nil && *a.Cap == 100_000
+	}) {
+		t.Errorf("the catalog after a metered listing: %+v, %v", page, err)
+	}
+	run(t, ctx, "the metered agent's page", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
+	if got := text(t, ctx, ".cards"); !strings.Contains(got, "0.001 USDC a call + 0.002 per 1,000 tokens, at most 0.1 USDC") {
+		t.Errorf("the catalog's card of a metered agent: %q", got)
 	}
 
 	// The Key & test tab's report of a failed test, the exchange open,

@@ -66,7 +66,12 @@ function listingStatement(wallet, form) {
   const stmt = { creator: wallet, listing_nonce: v("listing_nonce"), marketplace: v("marketplace"), signing_public_key: v("signing_public_key") };
   if (form.dataset.agentId) Object.assign(stmt, { kind: "ListingUpdated", agent_id: form.dataset.agentId },
     v("replaces") ? { replaces: v("replaces") } : {});
-  else Object.assign(stmt, { kind: "AgentListed", name: v("name"), price_per_call_usdc: String(Number(v("price_per_call_usdc"))) });
+  else {
+    Object.assign(stmt, { kind: "AgentListed", name: v("name"), price_per_call_usdc: String(Number(v("price_per_call_usdc"))) });
+    // A metered listing's three prices are all signed.
+    if (form.elements.pricing_model && v("pricing_model") === "metered") Object.assign(stmt, { pricing_model: "metered",
+      price_per_1k_tokens_usdc: String(Number(v("price_per_1k_tokens_usdc"))), max_price_per_call_usdc: String(Number(v("max_price_per_call_usdc"))) });
+  }
   const sorted = Object.fromEntries(Object.keys(stmt).sort().map((k) => [k, stmt[k]]));
   return new TextEncoder().encode(JSON.stringify(sorted));
 }
@@ -255,22 +260,28 @@ document.addEventListener("DOMContentLoaded", () => {
     const tiersOut = document.getElementById("collateral-out");
     const lock = () => {
       if (!tiersOut) return "";
-      const price = Number(form.elements.price_per_call_usdc.value);
+      const metered = form.elements.pricing_model?.value === "metered";
+      // A metered listing's collateral is its most's.
+      const price = Number((metered ? form.elements.max_price_per_call_usdc : form.elements.price_per_call_usdc).value);
       if (!(price > 0)) return "";
       const tier = JSON.parse(tiersOut.dataset.tiers).find((t) => price <= t.MaxPrice);
       if (!tier) return "";
       const short = tier.Collateral > Number(tiersOut.dataset.balance);
-      return "At " + price + " USDC a call, listing locks " + tier.Collateral + " USDC of collateral" +
+      return "At " + (metered ? "at most " : "") + price + " USDC a call, listing locks " + tier.Collateral + " USDC of collateral" +
         (short ? ": your mainnet balance has " + tiersOut.dataset.balance + " USDC, so add funds first." : ", from your mainnet balance.");
     };
-    if (tiersOut) form.elements.price_per_call_usdc.addEventListener("input", () => { tiersOut.textContent = lock(); });
+    if (tiersOut) ["price_per_call_usdc", "max_price_per_call_usdc", "pricing_model"].forEach((n) => form.elements[n]?.addEventListener("input", () => { tiersOut.textContent = lock(); }));
+    const meteredOnly = form.querySelector("[data-metered-only]");
+    const showMetered = () => { if (meteredOnly) meteredOnly.hidden = form.elements.pricing_model?.value !== "metered"; };
+    form.elements.pricing_model?.addEventListener("change", showMetered);
+    showMetered();
     const review = () => {
       const dl = document.getElementById("review");
       if (!dl) return;
       dl.replaceChildren();
       steps.slice(0, -1).forEach((st) => st.querySelectorAll("label").forEach((l) => {
         const el = l.querySelector("input[name], textarea[name], select[name]");
-        if (!el) return;
+        if (!el || l.closest("[data-metered-only][hidden]")) return;
         const dt = document.createElement("dt"); dt.textContent = l.firstChild.textContent.split(/[:(]/)[0].trim();
         const dd = document.createElement("dd"); dd.textContent = el.value || "—";
         dl.append(dt, dd);
