@@ -147,12 +147,20 @@ type ExecutionSummary struct {
 	CompletedAt   *time.Time       `json:"completed_at"`
 	OnChainRecord string           `json:"on_chain_record"`
 	Environment   crtx.Environment `json:"environment"`
+	// Held is what a metered call's escrow held (its most), of which
+	// cost_usdc is the charge once it completed; absent for a price per
+	// call.
+	Held *crtx.USDC `json:"held_usdc,omitempty"`
 }
 
 // NewExecutionSummary is the list item of e.
 func NewExecutionSummary(e crtx.Execution, l crtx.Links) ExecutionSummary {
-	return ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
+	s := ExecutionSummary{ExecutionID: e.ID, AgentID: e.AgentID, AgentName: e.AgentName, Status: e.Status, Cost: e.Cost,
 		InitiatedAt: e.InitiatedAt, CompletedAt: e.CompletedAt, OnChainRecord: l.Record(e), Environment: e.Environment}
+	if p, ok := e.Metered(); ok {
+		s.Held = &p.Max
+	}
+	return s
 }
 
 // ExecutionPage is the answer of GET /v1/executions.

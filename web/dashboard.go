@@ -142,8 +142,10 @@ type dashData struct {
 type historyRow struct {
 	api.ExecutionSummary
 	Task, Result string
-	// Refunded and Charged are Execution.Charge's.
-	Refunded, Charged crtx.USDC
+	// Refunded and Charged are Execution.Charge's; Held is what a metered
+	// call's escrow held (0 for a price per call), of which it charged
+	// Charged.
+	Refunded, Charged, Held crtx.USDC
 }
 
 // HistoryURL is the dashboard with q changed by change, for the history's
@@ -209,6 +211,9 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	for _, e := range list {
 		row := historyRow{ExecutionSummary: api.NewExecutionSummary(e, h.market.Links()), Task: preview(e.Task, 80), Result: preview(results[e.ID], 80)}
 		row.Refunded, row.Charged = e.Charge()
+		if _, metered := e.Metered(); metered {
+			row.Held = e.Held
+		}
 		d.Executions = append(d.Executions, row)
 	}
 	d.First, d.Last = eq.Offset+1, eq.Offset+len(list)

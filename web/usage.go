@@ -174,7 +174,7 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 	w.Header().Set("Content-Disposition", `attachment; filename="crtx-executions-`+string(env)+`.csv"`)
 	out := csv.NewWriter(w)
 	out.Write([]string{"execution_id", "agent_id", "agent_name", "environment", "status", "price_usdc", "refunded_usdc", "charged_usdc",
-		"started_at", "completed_at", "execution_time_ms"})
+		"started_at", "completed_at", "execution_time_ms", "held_usdc", "returned_usdc", "tokens_used"})
 	for _, e := range rows {
 		refunded, charged := e.Charge()
 		completed, ms := "", ""
@@ -184,8 +184,14 @@ func (h *Handler) historyCSV(w http.ResponseWriter, r *http.Request, v visit) er
 		if e.ExecutionTimeMS != nil {
 			ms = strconv.FormatInt(*e.ExecutionTimeMS, 10)
 		}
+		// What the escrow held and gave back beside the charge: a metered
+		// call holds its most and returns what it did not use.
+		tokens := ""
+		if e.TokensUsed != nil {
+			tokens = strconv.FormatInt(*e.TokensUsed, 10)
+		}
 		out.Write([]string{e.ID, e.AgentID, csvText(e.AgentName), string(e.Environment), string(e.Status), e.Cost.String(), refunded.String(),
-			charged.String(), e.InitiatedAt.UTC().Format(time.RFC3339), completed, ms})
+			charged.String(), e.InitiatedAt.UTC().Format(time.RFC3339), completed, ms, e.Held.String(), e.Returned().String(), tokens})
 	}
 	out.Flush()
 	return out.Error()
