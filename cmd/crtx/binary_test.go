@@ -258,8 +258,16 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if earned.Environment != crtxpkg.Devnet || earned.Executions != 3 {
 		t.Errorf("earnings with a devnet key = %+v", earned)
 	}
-	if lines := strings.Split(ok(keyed, "creator", "list"), "\n"); !strings.HasSuffix(strings.TrimSpace(lines[0]), "DEVNET RUNS") ||
-		!strings.HasSuffix(strings.TrimSpace(lines[1]), " 3") {
+	// The statistics are the roll-up's, which follows the ledger within
+	// its interval: waited for, not assumed.
+	var lines []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		lines = strings.Split(ok(keyed, "creator", "list"), "\n")
+		if strings.HasSuffix(strings.TrimSpace(lines[1]), " 3") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(lines[0]), "DEVNET RUNS") || !strings.HasSuffix(strings.TrimSpace(lines[1]), " 3") {
 		t.Errorf("creator list with a devnet key:\n%s", strings.Join(lines, "\n"))
 	}
 	if lines := strings.Split(ok(keyed, "creator", "list", "--environment", "mainnet"), "\n"); !strings.HasSuffix(strings.TrimSpace(lines[0]), "MAINNET RUNS") ||
@@ -326,6 +334,12 @@ func TestBinaryCallerAndCreator(t *testing.T) {
 	if out := ok(as("creator"), "agents", "show", meteredAgent.AgentID, "--environment", "devnet"); !strings.Contains(out,
 		"price        0.001 USDC a call + 0.0025 per 1,000 tokens, at most 0.5 USDC (metered)") {
 		t.Errorf("agents show of a metered listing:\n%s", out)
+	}
+	// Run at most 0.01: 5 tokens cost 0.001 + 0.0000125, the half
+	// micro-USDC dropped; the rest of the hold returns.
+	if code, out, errOut := bin(t, caller, "run", meteredAgent.AgentID, "x", "--max-price", "0.01"); code != 0 ||
+		!strings.Contains(errOut, "completed · 0.001012 USDC (5 tokens; 0.01 held, 0.008988 returned)") {
+		t.Errorf("crtx run --max-price of a metered agent: %d %s %s", code, out, errOut)
 	}
 }
 

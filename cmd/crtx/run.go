@@ -39,7 +39,7 @@ func setParam(ps map[string]any, kv string) error {
 }
 
 // executeParams builds the body of an execution from the command line.
-func executeParams(task string, ps map[string]any, file, maxCost string, timeout int, async bool) (crtx.ExecuteParams, error) {
+func executeParams(task string, ps map[string]any, file, maxCost, maxPrice string, timeout int, async bool) (crtx.ExecuteParams, error) {
 	p := crtx.ExecuteParams{Task: task, Async: async}
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -62,19 +62,25 @@ func executeParams(task string, ps map[string]any, file, maxCost string, timeout
 	if timeout > 0 {
 		p.TimeoutSeconds = &timeout
 	}
-	if maxCost != "" {
-		v, err := crtx.ParseUSDC(maxCost)
-		if err != nil {
-			return p, fmt.Errorf("--max-cost: %w", err)
+	for _, m := range []struct {
+		flag, v string
+		to      **crtx.USDC
+	}{{"--max-cost", maxCost, &p.MaxCost}, {"--max-price", maxPrice, &p.MaxPrice}} {
+		if m.v == "" {
+			continue
 		}
-		p.MaxCost = &v
+		v, err := crtx.ParseUSDC(m.v)
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", m.flag, err)
+		}
+		*m.to = &v
 	}
 	return p, nil
 }
 
 func (c *cli) runCmd() *cobra.Command {
 	ps := map[string]any{}
-	var file, maxCost, idem string
+	var file, maxCost, maxPrice, idem string
 	var async, private, x402, stream bool
 	var rpc string
 	var timeout int
@@ -120,7 +126,7 @@ its first words (and refunded on the chain if it fails).`,
 				}
 				task = string(b)
 			}
-			p, err := executeParams(task, ps, file, maxCost, timeout, async)
+			p, err := executeParams(task, ps, file, maxCost, maxPrice, timeout, async)
 			if err != nil {
 				return err
 			}
@@ -151,6 +157,7 @@ its first words (and refunded on the chain if it fails).`,
 	f.BoolVar(&private, "private", false, "keep the result to yourself: not published at /ipfs/{cid}, and its CID not on the ledger (its hash is)")
 	f.IntVar(&timeout, "timeout", 0, "seconds the agent may take, at most its own timeout (default: the agent's)")
 	f.StringVar(&maxCost, "max-cost", "", "refuse to run if the price is above this, in USDC")
+	f.StringVar(&maxPrice, "max-price", "", "the most this call may cost, in USDC: an agent priced per token holds and charges at most this")
 	f.StringVar(&idem, "idempotency-key", "", "a key of your own: a retry with it answers the first response and never charges twice")
 	f.BoolVar(&x402, "x402", false, "pay this call alone with x402 from the wallet key file (--keypair), through --rpc: no account, no API key; a call that fails costs nothing")
 	f.StringVar(&rpc, "rpc", os.Getenv("CRTX_SOLANA_RPC"), "Solana JSON-RPC URL of the chain --x402 pays on (CRTX_SOLANA_RPC)")
@@ -197,9 +204,15 @@ func (c *cli) printRecord(rec api.ExecutionRecord) error {
 
 // trailer prints what a call cost and where its record is, on stderr.
 func (c *cli) trailer(rec api.ExecutionRecord) {
-	if !c.json {
-		fmt.Fprintf(c.errOut, "%s %s · %s USDC · %d ms · %s\n", rec.ExecutionID, rec.Status, rec.Cost, deref(rec.ExecutionTimeMS), rec.OnChainRecord)
+	if c.json {
+		return
 	}
+	cost := rec.Cost.String() + " USDC"
+	if mv := rec.Metered; mv != nil && mv.TokensUsed != nil {
+		// What the call charged of what it held, from the tokens signed.
+		cost += fmt.Sprintf(" (%d tokens; %s held, %s returned)", *mv.TokensUsed, mv.Held, mv.Returned)
+	}
+	fmt.Fprintf(c.errOut, "%s %s · %s · %d ms · %s\n", rec.ExecutionID, rec.Status, cost, deref(rec.ExecutionTimeMS), rec.OnChainRecord)
 }
 
 // printStream runs a streamed execution with call, printing each piece
