@@ -296,8 +296,13 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			if err != nil {
 				return err
 			}
-			d.Short = max(a.Price-b[crtx.Devnet].Available, 0)
-			d.AirdropAmount = min(max(crtx.MicroPerUSDC, a.Price), h.market.Config().AirdropMax)
+			// A call holds its price, or a metered agent's most.
+			hold := a.Price
+			if a.Cap != nil {
+				hold = *a.Cap
+			}
+			d.Short = max(hold-b[crtx.Devnet].Available, 0)
+			d.AirdropAmount = min(max(crtx.MicroPerUSDC, hold), h.market.Config().AirdropMax)
 		}
 	}
 	if d.Try == nil && d.Real != nil {
