@@ -41,6 +41,16 @@ func (m Metered) Charge(tokens int64) USDC {
 	return m.Base + USDC(usage)
 }
 
+// MaxTokens is the most tokens Max pays for: at more, the charge stays
+// at Max.
+func (m Metered) MaxTokens() int64 {
+	if m.Per1k <= 0 || m.Max <= m.Base {
+		return 0
+	}
+	// At most 10,000 USDC: 10^10 micro-USDC × 1,000 fits 64 bits.
+	return int64(m.Max-m.Base) * 1000 / int64(m.Per1k)
+}
+
 // String says the prices as pages and the CLI show them: "0.001 USDC a
 // call + 0.0025 per 1,000 tokens, at most 0.5 USDC".
 func (m Metered) String() string {

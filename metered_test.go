@@ -75,3 +75,18 @@ func TestUsageStatementVector(t *testing.T) {
 		}
 	}
 }
+
+// The most tokens a hold pays for: beyond them, the charge stays at the
+// most.
+func TestMeteredMaxTokens(t *testing.T) {
+	m := Metered{Base: 1_000, Per1k: 2_500, Max: 50_000}
+	if n := m.MaxTokens(); n != 19_600 || m.Charge(n) != 50_000 || m.Charge(n-1) >= 50_000 {
+		t.Errorf("MaxTokens = %d (charge %d, one fewer %d)", n, m.Charge(n), m.Charge(n-1))
+	}
+	if n := (Metered{Base: 5, Per1k: 1, Max: 5}).MaxTokens(); n != 0 {
+		t.Errorf("a most at the base pays for %d tokens", n)
+	}
+	if n := (Metered{Base: 100, Per1k: 1, Max: MaxPrice}).MaxTokens(); n != int64(MaxPrice-100)*1000 {
+		t.Errorf("the largest: %d", n)
+	}
+}

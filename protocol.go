@@ -18,6 +18,10 @@ type CreatorRequest struct {
 	Parameters     json.RawMessage `json:"parameters"`
 	UserPubkey     string          `json:"user_pubkey"`
 	TimeoutSeconds int             `json:"timeout_seconds"`
+	// MaxTokens is, for a metered listing's call, the most tokens its
+	// hold pays for: usage above it is not charged (docs/creators.md,
+	// "Metered listings"). Absent for a price per call.
+	MaxTokens *int64 `json:"max_tokens,omitempty"`
 }
 
 // CreatorReply is what a creator's /execute answers (seed "Creator

@@ -98,9 +98,13 @@ type SystemRows interface {
 	Meta(ctx context.Context, key string) (string, error)
 	SetMeta(ctx context.Context, key, value string) error
 
-	// Heartbeat records that replica is alive at at, and forgets replicas
-	// silent since before forgetBefore.
-	Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error
+	// Heartbeat records that replica, of release, is alive at at, and
+	// forgets replicas silent since before forgetBefore.
+	Heartbeat(ctx context.Context, replica string, release int, at, forgetBefore time.Time) error
+	// ReplicasBelow names the replicas not yet forgotten whose release is
+	// below release: those of a release before that wrote no release are
+	// at 0.
+	ReplicasBelow(ctx context.Context, release int) ([]string, error)
 
 	// Replicas returns each replica's last heartbeat, as it wrote it.
 	Replicas(ctx context.Context) (map[string]time.Time, error)
@@ -493,7 +497,8 @@ type DeliveryRows interface {
 // Opening is what Store.OpenExecution writes.
 type Opening struct {
 	// Execution carries its agent's terms as they were read: AgentName,
-	// Creator, EndpointURL, SigningPublicKey and Cost (the price).
+	// Creator, EndpointURL, SigningPublicKey, its prices (Base, Per1k) and
+	// what it holds (Held, its Cost until it closes).
 	Execution   Execution
 	Idempotency *Idempotency // nil without an Idempotency-Key
 	Escrow      LedgerTx     // the EscrowOpened transaction
@@ -508,7 +513,7 @@ type Opening struct {
 // current terms, and a takes executions.
 func (e Execution) AtTerms(a Agent) bool {
 	return a.Status == AgentActive && a.SuspendedAt == nil && a.Price == e.Base && a.Per1k == e.Per1k &&
-		e.Cost == e.Held && e.Held <= a.Hold() && (e.Per1k > 0 || e.Held == a.Price) && a.Creator == e.Creator &&
+		e.Cost == e.Held && e.Held <= a.Hold() && e.Held >= a.Price && (e.Per1k > 0 || e.Held == a.Price) && a.Creator == e.Creator &&
 		a.Name == e.AgentName && a.EndpointURL == e.EndpointURL && a.SigningPublicKey == e.SigningPublicKey
 }
 

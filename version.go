@@ -50,3 +50,13 @@ func BuildVersion(info *debug.BuildInfo) string {
 }
 
 const modulePath = "github.com/crtx-market/crtx"
+
+// Release is what this build's replicas write with their heartbeat, for
+// the others to tell what they know: 1 since metered listings, which a
+// replica of a release before (0) would settle wrong. A feature that
+// replicas of an older release would mishandle waits until none is left
+// (Market.CreateListing of a metered agent).
+const (
+	Release        = 1
+	ReleaseMetered = 1
+)

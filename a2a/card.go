@@ -132,9 +132,9 @@ func (s *server) pricing(l api.AgentListing, lat market.Latency) a2a.AgentExtens
 		"creator":             l.Creator.Pubkey,
 		"creator_verified":    l.Creator.Verified,
 	}
-	if l.Per1k != nil && l.Cap != nil {
+	if m, ok := l.Metered(); ok {
 		// Priced per token: price_per_call_usdc is the base.
-		params["price_per_1k_tokens_usdc"], params["max_price_per_call_usdc"] = decimal(*l.Per1k), decimal(*l.Cap)
+		params["price_per_1k_tokens_usdc"], params["max_price_per_call_usdc"] = decimal(m.Per1k), decimal(m.Max)
 	}
 	return a2a.AgentExtension{
 		URI: PricingExtension,
@@ -233,8 +233,8 @@ func skillDescription(l api.AgentListing, s schema) string {
 		}
 	}
 	price := l.Price.String() + " USDC"
-	if l.Per1k != nil && l.Cap != nil {
-		price = crtx.Metered{Base: l.Price, Per1k: *l.Per1k, Max: *l.Cap}.String() + ", charged from the usage its creator signs " +
+	if m, ok := l.Metered(); ok {
+		price = m.String() + ", charged from the usage its creator signs " +
 			"(metadata may set max_price_usdc, a decimal string, to hold and pay at most that)"
 	}
 	fmt.Fprintf(&b, "\n\nEach call costs %s. Message metadata may set max_cost_usdc (a decimal string: the call is refused, "+

@@ -40,6 +40,23 @@ type AgentFacts struct {
 	AvgExecutionTimeMS int64      `json:"avg_execution_time_ms"`
 }
 
+// Metered is a metered listing's prices, and whether the listing is
+// metered (as crtx.Agent.Metered).
+func (f AgentFacts) Metered() (crtx.Metered, bool) {
+	if f.Per1k == nil || f.Cap == nil {
+		return crtx.Metered{}, false
+	}
+	return crtx.Metered{Base: f.Price, Per1k: *f.Per1k, Max: *f.Cap}, true
+}
+
+// Hold is what a call holds while it runs (as crtx.Agent.Hold).
+func (f AgentFacts) Hold() crtx.USDC {
+	if m, ok := f.Metered(); ok {
+		return m.Max
+	}
+	return f.Price
+}
+
 // AgentSummary is an item of GET /v1/agents (seed "Agent summary").
 type AgentSummary struct {
 	AgentFacts

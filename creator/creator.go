@@ -47,6 +47,10 @@ type Request struct {
 	// Test is true for the marketplace's reachability and test requests
 	// (X-Crtx-Test: true), which no caller pays for.
 	Test bool
+	// MaxTokens is, for a metered listing's call, the most tokens the
+	// caller's hold pays for (usage above it is not charged); 0 for a
+	// price per call.
+	MaxTokens int64
 }
 
 // Func does the work. A nil error means completed with result; an error
@@ -274,6 +278,9 @@ func (h *Handler) run(ctx context.Context, in crtx.CreatorRequest, hdr http.Head
 	s := scope(hdr)
 	req := Request{ExecutionID: in.ExecutionID, Task: in.Task, Parameters: in.Parameters, UserPubkey: in.UserPubkey,
 		TimeoutSeconds: in.TimeoutSeconds, AgentID: s.AgentID, Environment: string(s.Environment), Test: s.Test}
+	if in.MaxTokens != nil {
+		req.MaxTokens = *in.MaxTokens
+	}
 	type outcome struct {
 		tokens int
 		err    error

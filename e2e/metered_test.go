@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/crtx-market/crtx"
@@ -27,7 +29,7 @@ func newMeteredService(t *testing.T, tokens int) service {
 	t.Helper()
 	key := agentKey()
 	return serveAgent(t, key, creator.NewHandler(key, func(_ context.Context, r creator.Request) (string, int, error) {
-		return "words about " + r.Task, tokens, nil
+		return "words about " + r.Task + fmt.Sprintf(" (at most %d tokens)", r.MaxTokens), tokens, nil
 	}, creator.Options{Metered: true}))
 }
 
@@ -51,6 +53,11 @@ func TestMeteredCall(t *testing.T) {
 	rec, err := m.key.Execute(ctx, agent, run("the sea"), client.ExecuteOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The creator was told what the hold pays for: (0.5 - 0.001) / 0.0025
+	// × 1,000 tokens.
+	if rec.Result == nil || !strings.HasSuffix(*rec.Result, "(at most 199600 tokens)") {
+		t.Errorf("the creator's answer: %v", rec.Result)
 	}
 	// 0.001 + 20 × 0.0025 = 0.051; the fee, 1 %, 0.00051.
 	mv := rec.Metered
@@ -178,6 +185,19 @@ func TestMeteredListingRefusals(t *testing.T) {
 				t.Errorf("the refusal names %v, not %s", e.Fields, c.field)
 			}
 		})
+	}
+	// While a replica of the release before is known, a metered agent
+	// waits: that replica would settle its calls at the base price.
+	if err := m.d.Store.Update(ctx, func(tx crtx.Tx) error {
+		now := time.Now()
+		return tx.System.Heartbeat(ctx, "replica-of-before", 0, now, now.Add(-time.Hour))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := list(m.creatorC, params(svc, "0.001").with("pricing_model", "metered").
+		with("price_per_1k_tokens_usdc", json.Number("0.1")).with("max_price_per_call_usdc", json.Number("0.5")))
+	if e := wantCode(t, err, 503, "unavailable"); e != nil && !strings.Contains(e.Message, "replica-of-before") {
+		t.Errorf("the refusal names not the replica: %s", e.Message)
 	}
 }
 

@@ -178,8 +178,12 @@ func (m *core) newExecution(env crtx.Environment, payer, keyID string, a crtx.Ag
 		// The escrow holds the most, the caller's if lower (callTerms
 		// kept it at or above the base); the charge is known at the end.
 		e.Per1k, e.Cost = p.Per1k, p.Max
-		if in.MaxPrice != nil {
-			e.Cost = min(e.Cost, *in.MaxPrice)
+		// Both of the caller's bounds lower the hold: max_cost_usdc is
+		// the most it pays too.
+		for _, most := range []*crtx.USDC{in.MaxPrice, in.MaxCost} {
+			if most != nil {
+				e.Cost = min(e.Cost, *most)
+			}
 		}
 	}
 	e.Held = e.Cost

@@ -222,6 +222,9 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 	a.CreatedAt, a.UpdatedAt = now, now
 	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Hold())
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
+		if err := olderReplicas(ctx, tx, a); err != nil {
+			return err
+		}
 		if err := m.useNonce(ctx, tx, wallet, sigs.nonce); err != nil {
 			return err
 		}
@@ -248,6 +251,22 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 		return crtx.AgentListItem{}, internal("create listing", m.explain(ctx, err))
 	}
 	return m.CreatorAgent(ctx, wallet, a.ID)
+}
+
+// olderReplicas refuses to list a metered agent while a replica of a
+// release before metered listings is still known (its heartbeat within the
+// hour): it would open its calls at the base price, and its roll-up would
+// credit a call's unused hold to its caller a second time.
+func olderReplicas(ctx context.Context, tx crtx.Tx, a crtx.Agent) error {
+	if _, metered := a.Metered(); !metered {
+		return nil
+	}
+	old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered)
+	if err != nil || len(old) == 0 {
+		return err
+	}
+	return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 3600, Message: fmt.Sprintf("replica %s runs a release that "+
+		"does not know metered listings: upgrade every replica, then list this agent once the older ones have been stopped for an hour", old[0])}
 }
 
 // ownAgent loads one of wallet's listings that is not delisted; anything

@@ -70,8 +70,9 @@ func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string,
 	if err == nil && metered && reply.Status == "completed" {
 		// A metered listing's calls are charged from the usage it signs:
 		// one that does not sign it would fail every call.
-		if err = crtx.CheckUsage(reply, pub); err != nil {
-			err = &crtx.ReplyProblem{Kind: crtx.CodeInvalidSignature, Message: "a metered listing's reply must carry tokens_used and its usage_signature (docs/creators.md, \"Metered listings\"): " + err.Error()}
+		var up *crtx.ReplyProblem
+		if errors.As(crtx.CheckUsage(reply, pub), &up) {
+			err = &crtx.ReplyProblem{Kind: up.Kind, Message: "for a metered listing (docs/creators.md, \"Metered listings\"), " + up.Message}
 		}
 	}
 	var rp *crtx.ReplyProblem

@@ -72,7 +72,7 @@ func (m *Market) RunHeartbeat(ctx context.Context) {
 	every(ctx, m.cfg.Heartbeat, true, func(ctx context.Context) {
 		err := m.store.UpdateGuarded(ctx, func(tx crtx.Tx) error {
 			now := m.now()
-			return tx.System.Heartbeat(ctx, m.replica, now, now.Add(-time.Hour))
+			return tx.System.Heartbeat(ctx, m.replica, crtx.Release, now, now.Add(-time.Hour))
 		})
 		m.beats.beat(err == nil, m.now())
 		if err != nil && ctx.Err() == nil {

@@ -169,6 +169,12 @@ func (m *core) dispatch(ctx context.Context, e *crtx.Execution, deltas func(stri
 	if req.TimeoutSeconds < 1 {
 		req.TimeoutSeconds = 1
 	}
+	if p, metered := e.Metered(); metered {
+		// What the hold pays for, so that the creator knows where to
+		// stop: usage beyond it is not charged.
+		n := p.MaxTokens()
+		req.MaxTokens = &n
+	}
 	start := time.Now()
 	backoff := 50 * time.Millisecond
 	for {
@@ -249,7 +255,7 @@ func (m *core) finish(ctx context.Context, e *crtx.Execution, o outcome) {
 		r := o.reply
 		cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = crtx.ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
 		cur.ResultCID, cur.Result = ipfs.CID(*r.Result), *r.Result
-		if p, metered := cur.Metered(); metered {
+		if p, metered := cur.Metered(); metered && r.TokensUsed != nil && r.UsageSignature != nil {
 			// Charged from the signed usage (judge checked it); the rest
 			// of the hold returns with the record (closingTx).
 			cur.Cost, cur.UsageSignature = p.Charge(*r.TokensUsed), *r.UsageSignature

@@ -145,9 +145,11 @@ func (v Verifier) Run(ctx context.Context, id string) (Report, error) {
 	add("creator signature", perr == nil && crtx.VerifyBase58(ed25519.PublicKey(pub), []byte(*rec.ResultHash), *rec.Signature),
 		"signature over the result hash by the listing's key %s", rec.SigningPublicKey)
 	if mv := rec.Metered; mv != nil {
-		add("metered charge", meteredAgrees(rec, record.Data, ed25519.PublicKey(pub)),
-			"%s tokens signed by the listing's key; %s + tokens × %s / 1,000, at most %s, is the cost %s, and the ledger record says the same",
+		add("metered charge", meteredAgrees(rec, record, ed25519.PublicKey(pub)),
+			"%s tokens signed by the listing's key; %s + tokens × %s / 1,000, at most %s, is the cost %s, and the ledger record says and moves the same",
 			tokens(mv.TokensUsed), mv.Base, mv.Per1k, mv.Held, rec.Cost)
+	} else if record.Data["usage_signature"] != "" {
+		add("metered charge", false, "the ledger record is of a metered call; the execution record does not say how it was charged")
 	}
 	wk, err := v.Reads.WellKnown(ctx)
 	if err != nil {
@@ -272,14 +274,35 @@ func receiptAgrees(rc api.Receipt, rec api.ExecutionRecord) bool {
 // meteredAgrees reports whether a metered record's charge follows from
 // its creator's signed usage: the usage signature verifies under pub, the
 // cost is what the prices make of the tokens, the hold is the cost and
-// what returned, and the ledger record (data) commits the same.
-func meteredAgrees(rec api.ExecutionRecord, data map[string]string, pub ed25519.PublicKey) bool {
-	mv := rec.Metered
+// what returned, and the ledger record commits the same and moves it: the
+// hold out of the escrow, the fee to the treasury, the rest to the
+// creator and, what returned, to the caller's wallet (the creator's own,
+// when it called its agent).
+func meteredAgrees(rec api.ExecutionRecord, record crtx.LedgerTx, pub ed25519.PublicKey) bool {
+	mv, data := rec.Metered, record.Data
 	if mv.TokensUsed == nil || mv.UsageSignature == nil || rec.ResultHash == nil {
 		return false
 	}
+	treasury, back := crtx.AccountAddress(crtx.AccountTreasury, crtx.TreasuryID), ""
+	if mv.ReturnedTo != nil {
+		back = crtx.AccountAddress(crtx.AccountWallet, *mv.ReturnedTo)
+	}
+	var all, toTreasury, toOthers, toBack crtx.USDC
+	for _, p := range record.Postings {
+		all += p.Amount
+		if p.To == treasury {
+			toTreasury += p.Amount
+			continue
+		}
+		toOthers += p.Amount
+		if p.To == back {
+			toBack += p.Amount
+		}
+	}
 	n := *mv.TokensUsed
-	return crtx.VerifyUsage(pub, rec.ExecutionID, *rec.ResultHash, n, *mv.UsageSignature) &&
+	return all == mv.Held && toTreasury == rec.PlatformAmount && toOthers == rec.CreatorAmount+mv.Returned &&
+		toBack >= mv.Returned && data["returned_to"] == back &&
+		crtx.VerifyUsage(pub, rec.ExecutionID, *rec.ResultHash, n, *mv.UsageSignature) &&
 		crtx.Metered{Base: mv.Base, Per1k: mv.Per1k, Max: mv.Held}.Charge(n) == rec.Cost &&
 		mv.Held == rec.Cost+mv.Returned && rec.CreatorAmount+rec.PlatformAmount == rec.Cost &&
 		data["tokens_used"] == strconv.FormatInt(n, 10) && data["usage_signature"] == *mv.UsageSignature &&

@@ -392,7 +392,7 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 // shown with the inputs kept.
 func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
-		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key"))}
+		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key")), "pricing_model": r.PostFormValue("pricing_model")}
 	rep := api.NewTestReport(h.market.Listings.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30,
 		in["pricing_model"] == crtx.PricingMetered))
 	return outcome{Report: &rep, Form: in, Landing: consoleLanding(r, "test", "test")}, nil

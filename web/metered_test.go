@@ -82,4 +82,17 @@ func TestMeteredPages(t *testing.T) {
 	if !strings.Contains(got, "0.051 of 0.5 held") {
 		t.Errorf("the creator's receipts: %q", got)
 	}
+
+	// The Test Execution tool, told the listing is metered, asks for the
+	// usage signed: a service that signs none does not pass.
+	endpoint, unsigned := service(t)
+	tool := `form[action="/dashboard/creator/test"]`
+	run(t, ctx, "the test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), chromedp.WaitVisible(tool),
+		chromedp.SetValue(tool+` input[name=endpoint_url]`, endpoint, chromedp.ByQuery),
+		chromedp.SetValue(tool+` input[name=signing_public_key]`, unsigned, chromedp.ByQuery),
+		chromedp.Click(tool+` input[name=pricing_model]`, chromedp.ByQuery),
+		chromedp.Submit(tool+` button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#report li"))
+	if got := text(t, ctx, "#report"); !strings.Contains(got, "✗ The signature verifies") || !strings.Contains(got, "usage_signature") {
+		t.Errorf("the test of a service that signs no usage, for a metered listing: %q", got)
+	}
 }

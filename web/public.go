@@ -296,11 +296,7 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 			if err != nil {
 				return err
 			}
-			// A call holds its price, or a metered agent's most.
-			hold := a.Price
-			if a.Cap != nil {
-				hold = *a.Cap
-			}
+			hold := a.Hold()
 			d.Short = max(hold-b[crtx.Devnet].Available, 0)
 			d.AirdropAmount = min(max(crtx.MicroPerUSDC, hold), h.market.Config().AirdropMax)
 		}

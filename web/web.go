@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -158,26 +157,14 @@ func parsePage(name string) *template.Template {
 // priceText is what a call of an agent (a listing as the API serves it,
 // or as stored) costs, in words: its price, or a metered listing's three
 // prices.
-func priceText(v any) string {
-	var price crtx.USDC
-	var per1k, most *crtx.USDC
-	switch a := v.(type) {
-	case api.AgentListing:
-		price, per1k, most = a.Price, a.Per1k, a.Cap
-	case api.AgentSummary:
-		price, per1k, most = a.Price, a.Per1k, a.Cap
-	case api.CreatorAgent:
-		price, per1k, most = a.Price, a.Per1k, a.Cap
-	case crtx.Agent:
-		if m, ok := a.Metered(); ok {
-			return m.String()
-		}
-		price = a.Price
+func priceText(a interface {
+	Metered() (crtx.Metered, bool)
+	Hold() crtx.USDC
+}) string {
+	if m, ok := a.Metered(); ok {
+		return m.String()
 	}
-	if per1k != nil && most != nil {
-		return crtx.Metered{Base: price, Per1k: *per1k, Max: *most}.String()
-	}
-	return price.String() + " USDC a call"
+	return a.Hold().String() + " USDC a call"
 }
 
 // siteSection names the part of the site a page belongs to, as the header's

@@ -95,8 +95,8 @@ func (c *cli) agentsCmd() *cobra.Command {
 				key = crtx.TestKeyPrefix + "…"
 			}
 			price := l.Price.String() + " USDC a call"
-			if l.Per1k != nil && l.Cap != nil {
-				price = crtx.Metered{Base: l.Price, Per1k: *l.Per1k, Max: *l.Cap}.String()
+			if m, ok := l.Metered(); ok {
+				price = m.String()
 			}
 			return c.print(l, "%s — %s\n%s\n\nprice        %s (%s)\nstatus       %s\ncreator      %s (%s)%s\ntags         %s\n"+
 				"statistics   %d runs, %d completed, %s success, %s ms average, %d disputes (%s)\ntimeout      %d s\n"+

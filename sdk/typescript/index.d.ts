@@ -86,6 +86,8 @@ export interface AgentRequest {
   readonly environment: Environment;
   /** X-Crtx-Test: the reachability test and the Test Execution tool, which nobody pays for. */
   readonly test: boolean;
+  /** A metered listing's call: the most tokens the caller's hold pays for (usage above it is not charged). */
+  readonly maxTokens?: number;
 }
 
 export type AgentOutput = string | { result: string; tokensUsed?: number };

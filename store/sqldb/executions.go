@@ -44,6 +44,11 @@ func scanExecution(row interface{ Scan(...any) error }) (crtx.Execution, error) 
 		&tokens, &elapsed, &initiated, &dispatched, &completed, &deadline, &lease, &e.Attempts, &e.Owner,
 		&e.ListingTx, &e.RecordTx, &e.Private, &e.Held, &e.Base, &e.Per1k, &e.UsageSignature)
 	e.Parameters = json.RawMessage(params)
+	if e.Held == 0 {
+		// A row a replica of the release before wrote without the
+		// column (an x402 opening): it holds its cost, at its price.
+		e.Held, e.Base = e.Cost, e.Cost
+	}
 	if tokens.Valid {
 		e.TokensUsed = &tokens.Int64
 	}

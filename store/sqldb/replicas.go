@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-func (t systemRows) Heartbeat(ctx context.Context, replica string, at, forgetBefore time.Time) error {
-	if _, err := t.exec(ctx, `INSERT INTO replicas (id, heartbeat_at) VALUES (?, ?)
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, replica, us(at)); err != nil {
+func (t systemRows) Heartbeat(ctx context.Context, replica string, release int, at, forgetBefore time.Time) error {
+	if _, err := t.exec(ctx, `INSERT INTO replicas (id, heartbeat_at, release) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, release = excluded.release`, replica, us(at), release); err != nil {
 		return err
 	}
 	_, err := t.exec(ctx, `DELETE FROM replicas WHERE heartbeat_at < ?`, us(forgetBefore))
@@ -28,6 +28,23 @@ func (t systemRows) Replicas(ctx context.Context) (map[string]time.Time, error) 
 			return nil, err
 		}
 		out[id] = fromUS(at)
+	}
+	return out, rows.Err()
+}
+
+func (t systemRows) ReplicasBelow(ctx context.Context, release int) ([]string, error) {
+	rows, err := t.query(ctx, `SELECT id FROM replicas WHERE release < ? ORDER BY id`, release)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
 	}
 	return out, rows.Err()
 }

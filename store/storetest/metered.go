@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -35,11 +36,11 @@ func testMeteredClose(t *testing.T, s crtx.Store) {
 				Data:     map[string]string{"execution_id": "m1", "agent_id": "a1", "wallet": "alice"},
 				Postings: []crtx.Posting{{From: alice.Address, To: escrow.Address, Amount: held}}}}
 	}
-	// Holding more than the most, or less than the base's worth of a
-	// price per call, is not at the agent's terms.
-	for _, held := range []crtx.USDC{500_001} {
-		if err := s.OpenExecution(ctx, open(held)); err == nil {
-			t.Errorf("an opening holding %s, over the most: opened", held)
+	// Holding more than the most, or less than the base, is not at the
+	// agent's terms.
+	for _, held := range []crtx.USDC{500_001, 69_999} {
+		if err := s.OpenExecution(ctx, open(held)); !errors.Is(err, crtx.ErrTermsChanged) {
+			t.Errorf("an opening holding %s: %v, want ErrTermsChanged", held, err)
 		}
 	}
 	o := open(400_000) // the caller lowered the most

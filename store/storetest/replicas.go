@@ -33,15 +33,19 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 				return err
 			}
 		}
-		if err := tx.System.Heartbeat(ctx, "dead", t0, t0.Add(-time.Hour)); err != nil {
+		if err := tx.System.Heartbeat(ctx, "dead", 0, t0, t0.Add(-time.Hour)); err != nil {
 			return err
 		}
-		return tx.System.Heartbeat(ctx, "alive", t0.Add(10*time.Second), t0.Add(-time.Hour))
+		return tx.System.Heartbeat(ctx, "alive", crtx.Release, t0.Add(10*time.Second), t0.Add(-time.Hour))
 	})
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		got, err := tx.System.Replicas(ctx)
 		if err != nil || len(got) != 2 || !got["dead"].Equal(t0) || !got["alive"].Equal(t0.Add(10*time.Second)) {
 			t.Errorf("Replicas = %v, %v", got, err)
+		}
+		// A replica of an older release is named until it is forgotten.
+		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered); err != nil || !slices.Equal(old, []string{"dead"}) {
+			t.Errorf("ReplicasBelow = %v, %v; want the one of release 0", old, err)
 		}
 		return err
 	})
@@ -72,7 +76,7 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 	}
 	// A replica silent for long is forgotten.
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
-		return tx.System.Heartbeat(ctx, "me", t0.Add(2*time.Hour), t0.Add(time.Hour))
+		return tx.System.Heartbeat(ctx, "me", crtx.Release, t0.Add(2*time.Hour), t0.Add(time.Hour))
 	})
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		e := execution("h4", t0)
@@ -83,6 +87,9 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 		got, err := tx.System.Replicas(ctx)
 		if _, ok := got["dead"]; ok || err != nil {
 			t.Errorf("Replicas after forgetting = %v, %v", got, err)
+		}
+		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered); err != nil || len(old) != 0 {
+			t.Errorf("ReplicasBelow after forgetting = %v, %v", old, err)
 		}
 		return err
 	})

@@ -429,6 +429,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const body = new URLSearchParams(new FormData(wform));
       body.set("endpoint_url", lf.elements.endpoint_url.value.trim());
       body.set("signing_public_key", lf.elements.signing_public_key.value.trim());
+      if (lf.elements.pricing_model) body.set("pricing_model", lf.elements.pricing_model.value);
       out.textContent = "Sending a test request…";
       try {
         const r = await fetch(wform.action, { method: "POST", body, redirect: "follow" });

@@ -51,6 +51,9 @@ class Request:
     # time.monotonic() at which the handler answers failed if the function
     # has not returned: a margin before the marketplace's own deadline.
     deadline: float
+    # For a metered listing's call, the most tokens the caller's hold pays
+    # for (usage above it is not charged); None for a price per call.
+    max_tokens: int | None = None
 
     def remaining(self) -> float:
         """Seconds left before the handler gives up."""
@@ -227,7 +230,8 @@ class Handler:
                       user_pubkey=str(msg.get("user_pubkey", "")), timeout_seconds=timeout,
                       agent_id=hdr.get(HEADER_AGENT_ID.lower(), ""),
                       environment=hdr.get(HEADER_ENVIRONMENT.lower(), ""),
-                      test=hdr.get(HEADER_TEST.lower()) == "true", deadline=time.monotonic() + limit)
+                      test=hdr.get(HEADER_TEST.lower()) == "true", deadline=time.monotonic() + limit,
+                      max_tokens=msg["max_tokens"] if isinstance(msg.get("max_tokens"), int) else None)
         outcome: dict = {}
         done = threading.Event()
         collected: list[str] = []

@@ -90,6 +90,8 @@ export function createHandler(key, fn, options = {}) {
       executionId: input.execution_id, task: input.task, parameters: input.parameters ?? {},
       userPubkey: input.user_pubkey, timeoutSeconds: input.timeout_seconds,
       agentId: s.agentId, environment: s.environment, test: s.test,
+      // A metered listing's call: the most tokens the caller's hold pays for.
+      maxTokens: Number.isInteger(input.max_tokens) ? input.max_tokens : undefined,
     });
     const ac = new AbortController();
     let timer;

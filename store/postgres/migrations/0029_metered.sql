@@ -10,6 +10,12 @@ ALTER TABLE executions ADD COLUMN price_per_1k BIGINT NOT NULL DEFAULT 0 CHECK (
 ALTER TABLE executions ADD COLUMN usage_signature TEXT NOT NULL DEFAULT '';
 UPDATE executions SET held = cost, base_price = cost;
 
+-- Each replica writes its release with its heartbeat (crtx.Release): a
+-- replica of the release before writes none, and is at 0. A metered agent
+-- is listed only once none is left, since such a replica would settle its
+-- calls at the base price (market/listing.go).
+ALTER TABLE replicas ADD COLUMN release INTEGER NOT NULL DEFAULT 0;
+
 -- An opening is at its agent's terms when it holds the price of a call
 -- priced per call, or at most the most of a metered one at its prices. A
 -- replica of the release before sends a row without the columns added
@@ -35,7 +41,7 @@ BEGIN
     SELECT status, suspended_at, price, pricing_model, price_per_1k, max_price, creator, name, endpoint_url,
         signing_public_key INTO a FROM agents WHERE id = e.agent_id;
     IF NOT FOUND OR a.status <> 'active' OR a.suspended_at IS NOT NULL OR a.price <> e.base_price
-       OR a.price_per_1k <> e.price_per_1k OR e.cost <> e.held
+       OR a.price_per_1k <> e.price_per_1k OR e.cost <> e.held OR e.held < a.price
        OR e.held > (CASE WHEN a.pricing_model = 'metered' THEN a.max_price ELSE a.price END)
        OR (e.price_per_1k = 0 AND e.held <> a.price)
        OR a.creator <> e.creator OR a.name <> e.agent_name OR a.endpoint_url <> e.endpoint_url
