@@ -97,12 +97,13 @@ class CreatorHandler(unittest.TestCase):
                          ("agt_1", "devnet", False, {"n": 1}, "U"))
 
     def test_metered_signs_no_tokens_too(self):
-        # A metered listing's reply reports and signs its tokens, 0 too.
-        handler = Handler(self.key, lambda req: "quiet", marketplace_key=MARKET.public_key, metered=True)
-        body = request_body()
+        # A metered listing's reply reports and signs its tokens, 0 too;
+        # the function is told the most tokens the hold pays for.
+        handler = Handler(self.key, lambda req: f"quiet, at most {req.max_tokens}", marketplace_key=MARKET.public_key, metered=True)
+        body = json.dumps({**json.loads(request_body()), "max_tokens": 1200}).encode()
         status, _, out = call(crtx.asgi.app(handler), body, signed_headers(body, self.key.public_key))
         reply = json.loads(out)
-        self.assertEqual((status, reply["tokens_used"]), (200, 0))
+        self.assertEqual((status, reply["tokens_used"], reply["result"]), (200, 0, "quiet, at most 1200"))
         self.assertTrue(verify_signature(self.key.public_key, usage_statement(reply["execution_id"], reply["result_hash"], 0),
                                          reply["usage_signature"].removeprefix("ed25519:")))
 

@@ -154,3 +154,12 @@ test('a result returned whole streams as one piece, through the Fetch API too', 
   assert.equal(JSON.parse(events[0].data).text, 'whole hello');
   assert.equal(JSON.parse(events[1].data).result, 'whole hello');
 });
+
+test('a metered listing signs its tokens, 0 too, and its function is told the most tokens the hold pays for', async (t) => {
+  const h = createHandler(agentKey, async (r) => `at most ${r.maxTokens}`, { marketplaceKey: market.publicKey, metered: true });
+  const url = await serve(t, h);
+  const reply = await (await fetch(url, await signed({ ...request('m1'), max_tokens: 1200 }))).json();
+  assert.equal(reply.result, 'at most 1200');
+  assert.equal(reply.tokens_used, 0);
+  assert.equal(reply.usage_signature, await signUsage(agentKey, 'm1', reply.result_hash, 0));
+});
