@@ -118,6 +118,9 @@ type AccessRows interface {
 	// wallet has no such nonce unused.
 	NonceExpiry(ctx context.Context, nonce, wallet string) (time.Time, error)
 
+	// OpenNonce is wallet's newest unused nonce that starts with prefix and
+	// expires after after; ErrNotFound when it has none.
+	OpenNonce(ctx context.Context, wallet, prefix string, after time.Time) (Nonce, error)
 	// UseNonce marks an unexpired, unused nonce of wallet as used and reports
 	// whether it was there to use.
 	UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error)

@@ -154,6 +154,23 @@ func (m *Listings) ListingNonce(ctx context.Context, wallet string) (crtx.Listin
 	return n, nil
 }
 
+// OpenListingNonce is a listing nonce wallet holds unused with at least
+// ten minutes left, for a form served again to carry instead of a new one;
+// false when it holds none. Pages reuse it, so that reading the creator
+// console spends none of the wallet's allowance of nonces.
+func (m *Listings) OpenListingNonce(ctx context.Context, wallet string) (crtx.ListingNonce, bool, error) {
+	n, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Nonce, error) {
+		return tx.Access.OpenNonce(ctx, wallet, crtx.ListingNoncePrefix, m.now().Add(10*time.Minute))
+	})
+	if errors.Is(err, crtx.ErrNotFound) {
+		return crtx.ListingNonce{}, false, nil
+	}
+	if err != nil {
+		return crtx.ListingNonce{}, false, internal("listing nonce", err)
+	}
+	return crtx.ListingNonce{Nonce: n.Nonce, ExpiresAt: n.ExpiresAt, Marketplace: m.domain}, true, nil
+}
+
 // statementSignature checks field, sig, the signature of stmt by the key
 // that data's member signer names (who, in the messages).
 func statementSignature(field, who, signer string, data map[string]string, stmt []byte, sig *string) (string, error) {

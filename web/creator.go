@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -226,9 +227,11 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 	if err != nil {
 		return err
 	}
-	nonce, err := h.nonce(ctx, v.Wallet)
-	if err != nil {
-		return err
+	var nonce crtx.ListingNonce
+	if d.Tab == "new" {
+		if nonce, err = h.formNonce(ctx, v.Wallet); err != nil {
+			return err
+		}
 	}
 	out := h.outcome(r, v)
 	d.Report, d.Form, d.Fields, d.ListingNonce, d.Marketplace = out.Report, out.Form, out.Fields, nonce.Nonce, nonce.Marketplace
@@ -428,7 +431,7 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) e
 			form["price_per_1k_tokens_usdc"], form["max_price_per_call_usdc"] = a.Per1k.String(), a.Cap.String()
 		}
 	}
-	nonce, err := h.nonce(r.Context(), v.Wallet)
+	nonce, err := h.formNonce(r.Context(), v.Wallet)
 	if err != nil {
 		return err
 	}
@@ -471,4 +474,20 @@ func (h *Handler) saveListing(w http.ResponseWriter, r *http.Request, v visit) (
 		return refused(err, form, edit), nil
 	}
 	return outcome{Notice: "Saved " + a.Agent.Name + ".", Landing: consoleURL("listings", crtx.Mainnet, "")}, err
+}
+
+// formNonce is the listing nonce a listing form is served with: one the
+// wallet holds open, else a new one. A page is a read: a wallet that was
+// issued too many is served the form without one (its submission then
+// says what is missing), never an error page.
+func (h *Handler) formNonce(ctx context.Context, wallet string) (crtx.ListingNonce, error) {
+	if n, ok, err := h.market.Listings.OpenListingNonce(ctx, wallet); ok || err != nil {
+		return n, err
+	}
+	n, err := h.nonce(ctx, wallet)
+	var ce *crtx.Error
+	if errors.As(err, &ce) && ce.Code == crtx.CodeRateLimited {
+		return crtx.ListingNonce{}, nil
+	}
+	return n, err
 }

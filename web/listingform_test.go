@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"html"
 	"io"
 	"net/http"
@@ -223,5 +224,44 @@ func TestListingFormSignature(t *testing.T) {
 	}
 	if got := status(s.SessionToken); got != 404 {
 		t.Errorf("the edit page of a delisted agent: %d, want 404", got)
+	}
+}
+
+// Reading the creator console spends no listing nonce: its tabs issue none,
+// the listing form is served again with the one it was given while that
+// is open, and a wallet that was issued too many through the API is still
+// served every page, the form with a nonce it holds open.
+func TestConsoleReadsSpendNoNonce(t *testing.T) {
+	d := market(t)
+	_, ck, _ := ed25519.GenerateKey(nil)
+	cc, s, err := client.New(d.URL, "").SignIn(context.Background(), ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dashboard{t, d, s.SessionToken}
+	first := b.nonce("/dashboard/creator?tab=new")
+	for i := 0; i < 30; i++ {
+		for _, tab := range []string{"", "listings", "test", "receipts", "disputes"} {
+			if page := b.do("GET", "/dashboard/creator?tab="+tab, nil); nonceField.MatchString(page) {
+				t.Fatalf("the %q tab carries a listing nonce", tab)
+			}
+		}
+		if again := b.nonce("/dashboard/creator?tab=new"); again != first {
+			t.Fatalf("load %d of the listing form has nonce %s, not the open %s", i, again, first)
+		}
+	}
+	// Past the API's allowance: the form is served, with a nonce the
+	// wallet holds open.
+	for i := 0; ; i++ {
+		if _, err := cc.ListingNonce(context.Background()); err != nil {
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Code != crtx.CodeRateLimited {
+				t.Fatalf("nonce %d: %v", i, err)
+			}
+			break
+		}
+	}
+	if page := b.do("GET", "/dashboard/creator?tab=new", nil); !nonceField.MatchString(page) {
+		t.Error("the listing form has no open nonce once the wallet's allowance ran out")
 	}
 }

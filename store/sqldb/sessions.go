@@ -23,6 +23,16 @@ func (t accessRows) NonceExpiry(ctx context.Context, nonce, wallet string) (time
 	return fromUS(expires), notFound(err, "nonce")
 }
 
+func (t accessRows) OpenNonce(ctx context.Context, wallet, prefix string, after time.Time) (crtx.Nonce, error) {
+	n := crtx.Nonce{Wallet: wallet}
+	var expires int64
+	// substr, not LIKE: a prefix's underscore would match any character.
+	err := t.queryRow(ctx, `SELECT nonce, expires_at FROM auth_nonces WHERE wallet = ? AND used_at IS NULL AND expires_at > ?
+		AND substr(nonce, 1, ?) = ? ORDER BY expires_at DESC, nonce LIMIT 1`, wallet, us(after), len(prefix), prefix).Scan(&n.Nonce, &expires)
+	n.ExpiresAt = fromUS(expires)
+	return n, notFound(err, "nonce")
+}
+
 func (t accessRows) UseNonce(ctx context.Context, nonce, wallet string, now time.Time) (bool, error) {
 	r, err := t.exec(ctx, `UPDATE auth_nonces SET used_at = ?
 		WHERE nonce = ? AND wallet = ? AND used_at IS NULL AND expires_at > ?`, us(now), nonce, wallet, us(now))

@@ -48,6 +48,35 @@ func testNonces(t *testing.T, s crtx.Store) {
 	if _, err := expiry("n1", "w1"); !errors.Is(err, crtx.ErrNotFound) {
 		t.Errorf("NonceExpiry of a used nonce: %v; want not found", err)
 	}
+	// A wallet's open listing nonce: the newest unused one of the prefix
+	// that outlives the bound, the prefix's underscore taken as itself.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		for _, n := range []crtx.Nonce{{Nonce: "lst_a", ExpiresAt: t0.Add(time.Hour)}, {Nonce: "lst_b", ExpiresAt: t0.Add(2 * time.Hour)},
+			{Nonce: "lstXc", ExpiresAt: t0.Add(3 * time.Hour)}, {Nonce: "signin", ExpiresAt: t0.Add(3 * time.Hour)}} {
+			n.Wallet = "w3"
+			if err := tx.Access.InsertNonce(ctx, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	open := func(after time.Time) (n crtx.Nonce, err error) {
+		view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+			n, err = tx.Access.OpenNonce(ctx, "w3", "lst_", after)
+			return nil
+		})
+		return n, err
+	}
+	if n, err := open(t0); err != nil || n.Nonce != "lst_b" || !n.ExpiresAt.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("OpenNonce = %+v, %v; want lst_b", n, err)
+	}
+	use("lst_b", "w3", t0)
+	if n, err := open(t0); err != nil || n.Nonce != "lst_a" {
+		t.Errorf("OpenNonce once lst_b is used = %+v, %v; want lst_a", n, err)
+	}
+	if _, err := open(t0.Add(time.Hour)); !errors.Is(err, crtx.ErrNotFound) {
+		t.Errorf("OpenNonce past every expiry: %v; want not found", err)
+	}
 	if use("unknown", "w1", t0) {
 		t.Error("an unknown nonce was used")
 	}
