@@ -513,6 +513,47 @@ func (m *Listings) CreatorAgents(ctx context.Context, wallet string, env crtx.En
 	return out, internal("creator agents", err)
 }
 
+// Locked is the collateral one of a creator's listings holds on mainnet
+// now (after any slashing), and from when it may return: for a listing
+// still listed, none yet (it returns after delisting); for a delisted
+// one, DisputeWindow after its delisting at the earliest (later if it ran
+// since, or while a dispute about it is open: ReleaseCollateral).
+type Locked struct {
+	Agent  crtx.Agent
+	Amount crtx.USDC
+	From   *time.Time
+}
+
+// LockedCollateral is what wallet's listings hold as collateral, listing
+// by listing, those that hold nothing left out: what its mainnet balance
+// does not show as available.
+func (m *Listings) LockedCollateral(ctx context.Context, wallet string) ([]Locked, error) {
+	var out []Locked
+	err := m.store.View(ctx, func(tx crtx.Tx) error {
+		agents, err := tx.Catalog.AgentsByCreator(ctx, wallet)
+		if err != nil {
+			return err
+		}
+		for _, a := range agents {
+			acc, err := tx.Ledger.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountCollateral, a.ID))
+			if errors.Is(err, crtx.ErrNotFound) || (err == nil && acc.Balance <= 0) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			l := Locked{Agent: a, Amount: acc.Balance}
+			if a.DelistedAt != nil {
+				from := a.DelistedAt.Add(crtx.DisputeWindow)
+				l.From = &from
+			}
+			out = append(out, l)
+		}
+		return nil
+	})
+	return out, internal("locked collateral", err)
+}
+
 // CreatorAgent is one of the wallet's agents, delisted ones included, as
 // its creator sees it.
 func (m *Listings) CreatorAgent(ctx context.Context, wallet, id string) (crtx.AgentListItem, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
+	"github.com/crtx-market/crtx/market"
 )
 
 // loginProblem is what the sign-in page says when it is sent back to:
@@ -115,13 +116,20 @@ type dashData struct {
 	// Funds are the environments with a chain, where money comes in by a
 	// deposit paid on the chain and goes out by a withdrawal; Airdrop says
 	// devnet has none, so its funds come from the airdrop.
-	Funds      []funds
-	Airdrop    bool
-	Executions []historyRow
-	Total      int
-	Env        string
-	Status     string
-	Statuses   []string
+	Funds   []funds
+	Airdrop bool
+	// Locked is what the wallet's listings hold as collateral on mainnet,
+	// and LockedTotal their sum: money of the wallet's that its available
+	// balance does not show. NoChain are the environments without a chain,
+	// whose funds the operator deposits (crtxd ledger deposit).
+	Locked      []market.Locked
+	LockedTotal crtx.USDC
+	NoChain     []crtx.Environment
+	Executions  []historyRow
+	Total       int
+	Env         string
+	Status      string
+	Statuses    []string
 	// Spend is the environment's spending per day over Span days.
 	Spend *spendChart
 	Span  int
@@ -195,6 +203,17 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	}
 	d := dashData{Balances: b, Total: total, Env: string(env), Status: string(eq.Status), Span: 30, Now: v.at, query: q,
 		Statuses: []string{"pending", "running", "completed", "failed", "disputed"}, Airdrop: h.market.Chain(crtx.Devnet) == nil}
+	if d.Locked, err = h.market.Listings.LockedCollateral(r.Context(), v.Wallet); err != nil {
+		return err
+	}
+	for _, l := range d.Locked {
+		d.LockedTotal += l.Amount
+	}
+	for _, e := range crtx.Environments {
+		if h.market.Chain(e) == nil && e != crtx.Devnet {
+			d.NoChain = append(d.NoChain, e)
+		}
+	}
 	if q.Get("days") == "7" {
 		d.Span = 7
 	}

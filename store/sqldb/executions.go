@@ -83,13 +83,18 @@ func (t executionRows) UpdateExecution(ctx context.Context, e crtx.Execution) er
 }
 
 func (t executionRows) FinishExecution(ctx context.Context, e crtx.Execution) (bool, error) {
+	// A completed call writes what it was charged (a metered call's
+	// charge, under its hold); a failed one keeps the row's, whatever the
+	// view of it zeroed (an x402 payment never sent).
+	charged := e.Status == crtx.ExecCompleted
 	r, err := t.exec(ctx, `UPDATE executions SET status = ?, error_code = ?, error_message = ?, result_cid = ?,
 		result_hash = ?, signature = ?, tokens_used = ?, execution_time_ms = ?, completed_at = ?, record_tx = ?,
-		cost = ?, creator_amount = ?, platform_amount = ?, usage_signature = ?
+		cost = CASE WHEN ? THEN ? ELSE cost END, creator_amount = CASE WHEN ? THEN ? ELSE creator_amount END,
+		platform_amount = CASE WHEN ? THEN ? ELSE platform_amount END, usage_signature = ?
 		WHERE id = ? AND status IN ('pending', 'running')`,
 		e.Status, e.ErrorCode, e.ErrorMessage, e.ResultCID, e.ResultHash, e.Signature, nullInt(e.TokensUsed),
-		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.RecordTx, e.Cost, e.CreatorAmount, e.PlatformAmount,
-		e.UsageSignature, e.ID)
+		nullInt(e.ExecutionTimeMS), nullUS(e.CompletedAt), e.RecordTx, charged, e.Cost, charged, e.CreatorAmount,
+		charged, e.PlatformAmount, e.UsageSignature, e.ID)
 	if err != nil {
 		return false, err
 	}

@@ -85,7 +85,9 @@ BEGIN
     UPDATE executions SET status = e.status, error_code = e.error_code, error_message = e.error_message,
         result_cid = e.result_cid, result_hash = e.result_hash, signature = e.signature, tokens_used = e.tokens_used,
         execution_time_ms = e.execution_time_ms, completed_at = e.completed_at, record_tx = e.record_tx,
-        cost = e.cost, creator_amount = e.creator_amount, platform_amount = e.platform_amount,
+        cost = CASE WHEN e.status = 'completed' THEN e.cost ELSE cost END,
+        creator_amount = CASE WHEN e.status = 'completed' THEN e.creator_amount ELSE creator_amount END,
+        platform_amount = CASE WHEN e.status = 'completed' THEN e.platform_amount ELSE platform_amount END,
         usage_signature = coalesce(e.usage_signature, '')
         WHERE id = e.id AND status IN ('pending', 'running');
     IF NOT FOUND THEN
