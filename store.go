@@ -101,10 +101,10 @@ type SystemRows interface {
 	// Heartbeat records that replica, of release, is alive at at, and
 	// forgets replicas silent since before forgetBefore.
 	Heartbeat(ctx context.Context, replica string, release int, at, forgetBefore time.Time) error
-	// ReplicasBelow names the replicas not yet forgotten whose release is
-	// below release: those of a release before that wrote no release are
-	// at 0.
-	ReplicasBelow(ctx context.Context, release int) ([]string, error)
+	// ReplicasBelow names the replicas whose release is below release and
+	// whose last heartbeat is not before since: those of a release before
+	// that wrote no release are at 0.
+	ReplicasBelow(ctx context.Context, release int, since time.Time) ([]string, error)
 
 	// Replicas returns each replica's last heartbeat, as it wrote it.
 	Replicas(ctx context.Context) (map[string]time.Time, error)

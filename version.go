@@ -55,7 +55,7 @@ const modulePath = "github.com/crtx-market/crtx"
 // the others to tell what they know: 1 since metered listings, which a
 // replica of a release before (0) would settle wrong. A feature that
 // replicas of an older release would mishandle waits until none is left
-// (Market.CreateListing of a metered agent).
+// (Listings.CreateListing of a metered agent).
 const (
 	Release        = 1
 	ReleaseMetered = 1

@@ -101,11 +101,17 @@ func TestMeteredCall(t *testing.T) {
 	if err != nil || capped.Cost != lower || capped.Metered.Held != lower || capped.Metered.Returned != 0 {
 		t.Errorf("a call at most 0.03 = %+v, %v", capped, err)
 	}
+	// max_cost_usdc, the price guard, bounds the hold as well.
+	guard := usdc("0.02")
+	if guarded, err := m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "guarded", MaxCost: &guard}, client.ExecuteOptions{}); err != nil ||
+		guarded.Cost != guard || guarded.Metered.Held != guard {
+		t.Errorf("a call with max_cost_usdc 0.02 = %+v, %v", guarded, err)
+	}
 	below := usdc("0.0005")
 	_, err = m.key.Execute(ctx, agent, crtx.ExecuteParams{Task: "less", MaxPrice: &below}, client.ExecuteOptions{})
 	wantCode(t, err, 400, "invalid_request")
-	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.919") {
-		t.Errorf("the caller's balance = %+v; want 10 - 0.051 - 0.03", b)
+	if b := m.balance(m.callerW, crtx.Devnet); b.Available != usdc("9.899") {
+		t.Errorf("the caller's balance = %+v; want 10 - 0.051 - 0.03 - 0.02", b)
 	}
 }
 
@@ -262,6 +268,12 @@ func TestX402Metered(t *testing.T) {
 	status, eb, _, _, _ := x.post(agent, x.pay(agent, "header", lower).Header, lower)
 	if status != 400 || eb.Error.Code != crtx.CodeInvalidRequest {
 		t.Errorf("max_price_usdc with x402: %d %+v", status, eb)
+	}
+	// A price guard below the most the payment brings is refused, unpaid.
+	guarded := map[string]any{"task": "x", "max_cost_usdc": 0.1}
+	status, eb, _, _, _ = x.post(agent, x.pay(agent, "header", guarded).Header, guarded)
+	if status != 409 || eb.Error.Code != crtx.CodePriceChanged {
+		t.Errorf("max_cost_usdc below the most with x402: %d %+v", status, eb)
 	}
 	x.rollup()
 }

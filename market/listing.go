@@ -157,7 +157,7 @@ func (m *Listings) ListingNonce(ctx context.Context, wallet string) (crtx.Listin
 // OpenListingNonce is a listing nonce wallet holds unused with at least
 // ten minutes left, for a form served again to carry instead of a new one;
 // false when it holds none. Pages reuse it, so that reading the creator
-// console spends none of the wallet's allowance of nonces.
+// console again and again does not spend the wallet's allowance of nonces.
 func (m *Listings) OpenListingNonce(ctx context.Context, wallet string) (crtx.ListingNonce, bool, error) {
 	n, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.Nonce, error) {
 		return tx.Access.OpenNonce(ctx, wallet, crtx.ListingNoncePrefix, m.now().Add(10*time.Minute))
@@ -239,7 +239,7 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 	a.CreatedAt, a.UpdatedAt = now, now
 	a.Collateral = crtx.CollateralFor(m.cfg.CollateralTiers, a.Hold())
 	err = m.store.Update(ctx, func(tx crtx.Tx) error {
-		if err := olderReplicas(ctx, tx, a); err != nil {
+		if err := olderReplicas(ctx, tx, a, m.now(), m.cfg.Heartbeat); err != nil {
 			return err
 		}
 		if err := m.useNonce(ctx, tx, wallet, sigs.nonce); err != nil {
@@ -271,19 +271,19 @@ func (m *Listings) CreateListing(ctx context.Context, wallet string, p crtx.List
 }
 
 // olderReplicas refuses to list a metered agent while a replica of a
-// release before metered listings is still known (its heartbeat within the
-// hour): it would open its calls at the base price, and its roll-up would
+// release before metered listings beats (within missedBeats heartbeats of
+// now): it would open its calls at the base price, and its roll-up would
 // credit a call's unused hold to its caller a second time.
-func olderReplicas(ctx context.Context, tx crtx.Tx, a crtx.Agent) error {
+func olderReplicas(ctx context.Context, tx crtx.Tx, a crtx.Agent, now time.Time, heartbeat time.Duration) error {
 	if _, metered := a.Metered(); !metered {
 		return nil
 	}
-	old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered)
+	old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered, now.Add(-missedBeats*heartbeat))
 	if err != nil || len(old) == 0 {
 		return err
 	}
-	return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: 3600, Message: fmt.Sprintf("replica %s runs a release that "+
-		"does not know metered listings: upgrade every replica, then list this agent once the older ones have been stopped for an hour", old[0])}
+	return &crtx.Error{Code: crtx.CodeUnavailable, RetryAfter: int(missedBeats * heartbeat / time.Second), Message: fmt.Sprintf("replica %s runs a "+
+		"release that does not know metered listings: upgrade every replica, then list this agent once the older ones have stopped", old[0])}
 }
 
 // ownAgent loads one of wallet's listings that is not delisted; anything

@@ -249,13 +249,18 @@ func (m *core) finish(ctx context.Context, e *crtx.Execution, o outcome) {
 	ms := o.elapsed.Milliseconds()
 	cur.ExecutionTimeMS = &ms
 	c := crtx.Closing{}
+	if _, metered := cur.Metered(); metered && o.reply != nil && (o.reply.TokensUsed == nil || o.reply.UsageSignature == nil) {
+		// judge refuses such a reply; one that reached here otherwise (a
+		// kept reply) is not charged without the usage it signs.
+		o = outcome{code: crtx.CodeInvalidAgentResponse, message: "a metered agent's completed reply must carry tokens_used and usage_signature", elapsed: o.elapsed}
+	}
 	if o.reply == nil {
 		cur.Status, cur.ErrorCode, cur.ErrorMessage = crtx.ExecFailed, o.code, o.message
 	} else {
 		r := o.reply
 		cur.Status, cur.ResultHash, cur.Signature, cur.TokensUsed = crtx.ExecCompleted, *r.ResultHash, *r.Signature, r.TokensUsed
 		cur.ResultCID, cur.Result = ipfs.CID(*r.Result), *r.Result
-		if p, metered := cur.Metered(); metered && r.TokensUsed != nil && r.UsageSignature != nil {
+		if p, metered := cur.Metered(); metered {
 			// Charged from the signed usage (judge checked it); the rest
 			// of the hold returns with the record (closingTx).
 			cur.Cost, cur.UsageSignature = p.Charge(*r.TokensUsed), *r.UsageSignature

@@ -157,8 +157,15 @@ func (m *X402) ExecutePaid(ctx context.Context, agentID string, in crtx.ExecuteP
 	if err := s.Terms(paid.Payload, paid.Resource, a, c); err != nil {
 		return PaidCall{}, err
 	}
-	if _, metered := a.Metered(); metered && in.MaxPrice != nil {
-		return PaidCall{}, crtx.InvalidField("max_price_usdc", "is for calls paid from a balance: an x402 payment pays the listing's most, %s USDC, and what the call does not use is returned to the payer's crtx wallet", a.Hold())
+	if _, metered := a.Metered(); metered {
+		// An x402 payment of a metered agent is of its most: no bound of
+		// the caller's may hold less than the payment brings.
+		if in.MaxPrice != nil {
+			return PaidCall{}, crtx.InvalidField("max_price_usdc", "is for calls paid from a balance: an x402 payment pays the listing's most, %s USDC, and what the call does not use is returned to the payer's crtx wallet", a.Hold())
+		}
+		if in.MaxCost != nil && *in.MaxCost < a.Hold() {
+			return PaidCall{}, crtx.Errorf(crtx.CodePriceChanged, "an x402 payment of this agent pays its most, %s USDC, above max_cost_usdc %s (what the call does not use returns to the payer's crtx wallet); nothing was charged", a.Hold(), *in.MaxCost)
+		}
 	}
 	timeout, err := m.callTerms(a, in)
 	if err != nil {

@@ -275,20 +275,24 @@ func receiptAgrees(rc api.Receipt, rec api.ExecutionRecord) bool {
 // its creator's signed usage: the usage signature verifies under pub, the
 // cost is what the prices make of the tokens, the hold is the cost and
 // what returned, and the ledger record commits the same and moves it: the
-// hold out of the escrow, the fee to the treasury, the rest to the
-// creator and, what returned, to the caller's wallet (the creator's own,
-// when it called its agent).
+// hold out of the execution's escrow, the fee to the treasury, and the
+// creator's share and what returned elsewhere, what returned to the
+// caller's wallet (which a creator calling its own agent shares with its
+// share).
 func meteredAgrees(rec api.ExecutionRecord, record crtx.LedgerTx, pub ed25519.PublicKey) bool {
 	mv, data := rec.Metered, record.Data
 	if mv.TokensUsed == nil || mv.UsageSignature == nil || rec.ResultHash == nil {
 		return false
 	}
-	treasury, back := crtx.AccountAddress(crtx.AccountTreasury, crtx.TreasuryID), ""
+	treasury, escrow, back := crtx.AccountAddress(crtx.AccountTreasury, crtx.TreasuryID), crtx.AccountAddress(crtx.AccountEscrow, rec.ExecutionID), ""
 	if mv.ReturnedTo != nil {
 		back = crtx.AccountAddress(crtx.AccountWallet, *mv.ReturnedTo)
 	}
 	var all, toTreasury, toOthers, toBack crtx.USDC
 	for _, p := range record.Postings {
+		if p.From != escrow {
+			return false
+		}
 		all += p.Amount
 		if p.To == treasury {
 			toTreasury += p.Amount

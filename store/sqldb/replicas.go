@@ -32,8 +32,8 @@ func (t systemRows) Replicas(ctx context.Context) (map[string]time.Time, error) 
 	return out, rows.Err()
 }
 
-func (t systemRows) ReplicasBelow(ctx context.Context, release int) ([]string, error) {
-	rows, err := t.query(ctx, `SELECT id FROM replicas WHERE release < ? ORDER BY id`, release)
+func (t systemRows) ReplicasBelow(ctx context.Context, release int, since time.Time) ([]string, error) {
+	rows, err := t.query(ctx, `SELECT id FROM replicas WHERE release < ? AND heartbeat_at >= ? ORDER BY id`, release, us(since))
 	if err != nil {
 		return nil, err
 	}

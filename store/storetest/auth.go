@@ -74,6 +74,12 @@ func testNonces(t *testing.T, s crtx.Store) {
 	if n, err := open(t0); err != nil || n.Nonce != "lst_a" {
 		t.Errorf("OpenNonce once lst_b is used = %+v, %v; want lst_a", n, err)
 	}
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if n, err := tx.Access.OpenNonce(ctx, "w1", "lst_", t0); !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("OpenNonce of a wallet that holds none = %+v, %v; want not found", n, err)
+		}
+		return nil
+	})
 	if _, err := open(t0.Add(time.Hour)); !errors.Is(err, crtx.ErrNotFound) {
 		t.Errorf("OpenNonce past every expiry: %v; want not found", err)
 	}

@@ -44,8 +44,11 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 			t.Errorf("Replicas = %v, %v", got, err)
 		}
 		// A replica of an older release is named until it is forgotten.
-		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered); err != nil || !slices.Equal(old, []string{"dead"}) {
+		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered, t0); err != nil || !slices.Equal(old, []string{"dead"}) {
 			t.Errorf("ReplicasBelow = %v, %v; want the one of release 0", old, err)
+		}
+		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered, t0.Add(time.Second)); err != nil || len(old) != 0 {
+			t.Errorf("ReplicasBelow since after its last beat = %v, %v; want none", old, err)
 		}
 		return err
 	})
@@ -88,7 +91,7 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 		if _, ok := got["dead"]; ok || err != nil {
 			t.Errorf("Replicas after forgetting = %v, %v", got, err)
 		}
-		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered); err != nil || len(old) != 0 {
+		if old, err := tx.System.ReplicasBelow(ctx, crtx.ReleaseMetered, t0.Add(-time.Hour)); err != nil || len(old) != 0 {
 			t.Errorf("ReplicasBelow after forgetting = %v, %v", old, err)
 		}
 		return err
