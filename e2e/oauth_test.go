@@ -313,7 +313,7 @@ func TestOAuthConnector(t *testing.T) {
 			t.Fatalf("signed out: %d to %q; want the sign-in page, coming back here", resp.StatusCode, to)
 		}
 		_, body := c.page(e.d.URL+to.String(), "")
-		if !strings.Contains(body, "An app asks to connect to crtx") || !strings.Contains(body, `name="next" value="/oauth/authorize?`) {
+		if !strings.Contains(body, "Test Host asks to connect to crtx") || !strings.Contains(body, `name="next" value="/oauth/authorize?`) {
 			t.Errorf("the sign-in page does not say why, or does not come back: %.2000s", body)
 		}
 	})

@@ -198,6 +198,18 @@ func TestAgentPageAsProduct(t *testing.T) {
 			t.Errorf("the failed run's receipt lacks %q:\n%s", want, receipt)
 		}
 	}
+	// "Run again", a link, looks like the form's buttons: padded, framed.
+	var pad, btn string
+	run(t, ctx, "a link button's style", chromedp.Evaluate(`(() => { const s = getComputedStyle(document.querySelector("a.button")); return s.paddingLeft + " " + s.borderTopStyle; })()`, &pad),
+		chromedp.Evaluate(`(() => { const b = document.createElement("button"); document.body.append(b); const s = getComputedStyle(b); return s.paddingLeft + " " + s.borderTopStyle; })()`, &btn))
+	if pad != btn || strings.HasPrefix(pad, "0px") {
+		t.Errorf("a link button is styled %q, a button %q", pad, btn)
+	}
+	// It leads with the outcome and the reason in words, no error code.
+	if lead := text(t, ctx, "p.lead"); !strings.HasPrefix(lead, "Failed — 0.01 USDC refunded. The agent failed: ") ||
+		!strings.Contains(lead, "cannot translate that") || strings.Contains(receipt, "execution_failed") {
+		t.Errorf("the failed run's page leads with %q", lead)
+	}
 	var charged string
 	run(t, ctx, "charged", chromedp.Evaluate(`[...document.querySelectorAll("main tr")].find(r => r.querySelector("th")?.textContent === "charged")?.querySelector("td")?.textContent`, &charged))
 	if charged != "0 USDC" && charged != "0.00 USDC" && charged != "0.000000 USDC" {

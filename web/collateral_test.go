@@ -29,3 +29,29 @@ func TestDashboardShowsLockedCollateral(t *testing.T) {
 		t.Errorf("the dashboard of a delisted listing's collateral says not from when it returns")
 	}
 }
+
+// Every page's footer leads to the docs for creators, the fees and the
+// sign-in; /docs says the fee the marketplace takes; a browser with no
+// wallet is shown where to get one.
+func TestFooterAndFees(t *testing.T) {
+	d := market(t)
+	home := get(t, d.URL+"/")
+	for _, link := range []string{`href="/docs#tag-creators"`, `href="/docs#fees"`, `href="/login"`} {
+		if !strings.Contains(home[strings.Index(home, "<footer>"):], link) {
+			t.Errorf("the footer lacks %s", link)
+		}
+	}
+	// "No wallet found" leads to the wallets' install pages.
+	login := get(t, d.URL+"/login")
+	for _, link := range []string{"https://phantom.com/download", "https://solflare.com/download", "https://backpack.app/downloads"} {
+		if !strings.Contains(login, `href="`+link+`"`) {
+			t.Errorf("the sign-in page lacks a link to %s", link)
+		}
+	}
+	docs := get(t, d.URL+"/docs")
+	for _, want := range []string{`id="tag-creators"`, `id="fees"`, "the platform keeps 1% of what it cost"} {
+		if !strings.Contains(docs, want) {
+			t.Errorf("/docs lacks %q", want)
+		}
+	}
+}

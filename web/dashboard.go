@@ -36,6 +36,14 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case q.Get("connect") != "":
 		p.Notice = "An app asks to connect to crtx. Sign in with your wallet first; then you choose the environment and how much it may spend."
+		// The app as it registered, read from the request it comes back
+		// to: a name put in this page's own address is never shown.
+		if u, err := url.Parse(q.Get("next")); err == nil && u.Path == "/oauth/authorize" {
+			a := u.Query()
+			if c, err := h.market.Connectors.Client(r.Context(), a.Get("client_id"), a.Get("redirect_uri")); err == nil {
+				p.Notice = c.Name + " asks to connect to crtx. Sign in with your wallet first; then you choose the environment and how much it may spend."
+			}
+		}
 	case p.Error == "" && q.Get("next") != "":
 		p.Notice = "Sign in to open " + pageName(dashboardPath(q.Get("next"))) + "; you come back to it after."
 	}

@@ -56,19 +56,22 @@ type docGroup struct {
 
 type docPage struct {
 	API, Version, Description, OpenAPI, BaseURL string
-	Groups                                      []docGroup
-	Schemas                                     []docSchema
+	// Fee is the platform's share of a call, as a percentage.
+	Fee     string
+	Groups  []docGroup
+	Schemas []docSchema
 }
 
 // buildDocs renders the OpenAPI document as the /docs page's content, with
 // curl lines against the marketplace at base, once: each request only adds
-// the visitor's header.
-func (h *Handler) buildDocs(openAPI []byte, base string) (page, error) {
+// the visitor's header. feeBps is the platform's share of a call.
+func (h *Handler) buildDocs(openAPI []byte, base string, feeBps int) (page, error) {
 	var doc openAPIDoc
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		return page{}, err
 	}
-	p := docPage{API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI, BaseURL: base}
+	p := docPage{API: doc.Info.Title, Version: doc.Info.Version, Description: doc.Info.Description, OpenAPI: doc.OpenAPI, BaseURL: base,
+		Fee: pct(float64(feeBps) / 10_000)}
 	groups := map[string]int{}
 	for _, t := range doc.Tags {
 		groups[t.Name] = len(p.Groups)

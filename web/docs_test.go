@@ -19,7 +19,7 @@ const docsBase = "https://crtx.example.com"
 func docsPage(t *testing.T) string {
 	t.Helper()
 	h := &Handler{pages: map[string]*template.Template{"docs": parsePage("docs")}}
-	p, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase)
+	p, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestDocsIntegrations(t *testing.T) {
 // at start under a visitor's header.
 func BenchmarkDocs(b *testing.B) {
 	h := &Handler{pages: map[string]*template.Template{"docs": parsePage("docs")}}
-	p, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase)
+	p, err := h.buildDocs(crtxhttp.OpenAPI(), docsBase, 100)
 	if err != nil {
 		b.Fatal(err)
 	}

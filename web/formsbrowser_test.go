@@ -100,13 +100,21 @@ func TestFormsInTheBrowser(t *testing.T) {
 	// The mainnet webhook secret the keys page shows is the API's (a
 	// session reads mainnet's by default), and its Rotate button replaces
 	// it, the old one named as still signing; devnet's is another.
-	run(t, ctx, "webhook secret", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-secret-mainnet"))
+	// Each is hidden until asked for.
+	var hidden bool
+	run(t, ctx, "webhook secret", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-mainnet > summary"),
+		chromedp.Evaluate(`document.getElementById("webhook-secret-mainnet").checkVisibility() || document.getElementById("webhook-secret-devnet").checkVisibility()`, &hidden))
+	if hidden {
+		t.Error("a webhook secret shows before it is asked for")
+	}
+	run(t, ctx, "show it", chromedp.Click("#webhook-mainnet > summary", chromedp.ByQuery), chromedp.WaitVisible("#webhook-secret-mainnet"))
 	shown := strings.TrimSpace(text(t, ctx, "#webhook-secret-mainnet"))
 	if api, err := cc.WebhookSecret(context.Background()); err != nil || api != shown || !strings.HasPrefix(shown, "whsec_") {
 		t.Errorf("webhook secret shown %q, the API's %q (%v)", shown, api, err)
 	}
-	run(t, ctx, "rotate", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-secret-mainnet"),
-		chromedp.Click(`form[action="/dashboard/keys/webhook-secret"]:has(input[value=mainnet]) button`), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "rotate", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-mainnet > summary"),
+		chromedp.Click(`form[action="/dashboard/keys/webhook-secret"]:has(input[value=mainnet]) button`), chromedp.WaitVisible(".ok"),
+		chromedp.Click("#webhook-mainnet > summary", chromedp.ByQuery), chromedp.Click("#webhook-devnet > summary", chromedp.ByQuery))
 	rotated := strings.TrimSpace(text(t, ctx, "#webhook-secret-mainnet"))
 	if api, err := cc.WebhookSecret(context.Background()); err != nil || api != rotated || rotated == shown ||
 		!strings.Contains(text(t, ctx, ".ok"), "rotated") || !strings.Contains(text(t, ctx, "body > main"), "The previous secret signs deliveries too until") {

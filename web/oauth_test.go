@@ -61,8 +61,8 @@ func TestOAuthConnectorInTheBrowser(t *testing.T) {
 			}
 			run(t, ctx, "authorization URL", chromedp.Navigate(u), landed("/login"),
 				chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`))
-			if got := text(t, ctx, "main [role=status]"); !strings.Contains(got, "An app asks to connect to crtx") {
-				t.Errorf("the sign-in page says %q; want why the person is asked to sign in", got)
+			if got := text(t, ctx, "main [role=status]"); !strings.Contains(got, "Interop Host asks to connect to crtx") {
+				t.Errorf("the sign-in page says %q; want why the person is asked to sign in, naming the app", got)
 			}
 			run(t, ctx, "sign in", chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery),
 				landed("/oauth/authorize"), chromedp.WaitVisible(`button[value=allow]`))
@@ -132,4 +132,20 @@ func consentPath(t *testing.T, base string) string {
 	}
 	return "/oauth/authorize?" + url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {"https://host.example/callback"},
 		"code_challenge": {strings.Repeat("A", 43)}, "code_challenge_method": {"S256"}, "state": {"s"}}.Encode()
+}
+
+// The sign-in an app's connection leads to names the app, as it
+// registered: a name written into the sign-in page's own address is not
+// shown.
+func TestConnectSignInNamesTheApp(t *testing.T) {
+	d := market(t)
+	consent := consentPath(t, d.URL)
+	if page := get(t, d.URL+"/login?connect=1&next="+url.QueryEscape(consent)); !strings.Contains(page, "Page Host asks to connect to crtx") {
+		t.Error("the sign-in for a connection does not name the app")
+	}
+	forged := "/oauth/authorize?client_id=nobody&client_name=Bank"
+	if page := get(t, d.URL+"/login?connect=Bank&next="+url.QueryEscape(forged)); strings.Contains(page, "Bank asks") ||
+		!strings.Contains(page, "An app asks to connect to crtx") {
+		t.Error("the sign-in names an app it was told of in its own address")
+	}
 }

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
@@ -104,7 +106,20 @@ func funcs() template.FuncMap {
 		"fe": func(fields map[string]string, name string) fieldError {
 			return fieldError{ID: "err-" + strings.NewReplacer(".", "-", " ", "-").Replace(name), Message: fields[name]}
 		},
-		"price":    priceText,
+		"price": priceText,
+		// sentence is an error's words as a sentence: capitalised, with
+		// a full stop.
+		"sentence": func(s string) string {
+			if s == "" {
+				return s
+			}
+			r, n := utf8.DecodeRuneInString(s)
+			s = string(unicode.ToUpper(r)) + s[n:]
+			if !strings.HasSuffix(s, ".") {
+				s += "."
+			}
+			return s
+		},
 		"reason":   reasonLabel,
 		"ago":      ago,
 		"envs":     func() []crtx.Environment { return crtx.Environments },
@@ -208,7 +223,7 @@ func New(market *market.Market, opts Options) (*Handler, error) {
 		h.pages[p] = parsePage(p)
 	}
 	var err error
-	if h.docsPage, err = h.buildDocs(opts.OpenAPI, market.Config().PublicURL); err != nil {
+	if h.docsPage, err = h.buildDocs(opts.OpenAPI, market.Config().PublicURL, market.Config().FeeBps); err != nil {
 		return nil, fmt.Errorf("docs: %w", err)
 	}
 	return h, nil
