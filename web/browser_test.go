@@ -117,10 +117,25 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// text waits until the page shows an element sel selects and says its
+// text. It asks the page itself, as landed does, rather than wait on
+// chromedp's copy of the DOM: under load a navigation once left that copy
+// stale, and a wait on it never ended though the heading had long been
+// shown.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
+	q, _ := json.Marshal(sel)
+	js := `(() => { const e = document.querySelector(` + string(q) + `);
+  return e && e.getClientRects().length && getComputedStyle(e).visibility !== "hidden" ? [true, e.innerText] : [false, ""]; })()`
 	var s string
-	run(t, ctx, "text of "+sel, chromedp.WaitVisible(sel), chromedp.Text(sel, &s))
+	run(t, ctx, "text of "+sel, poll(js, func(v any) bool {
+		shown, _ := v.([]any)
+		if len(shown) != 2 || shown[0] != true {
+			return false
+		}
+		s, _ = shown[1].(string)
+		return true
+	}))
 	return s
 }
 
@@ -147,11 +162,19 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 // loaded. A wait for an element started while the form's page still stood
 // could miss the new page's under load, and hang.
 func landed(part string) chromedp.Action {
+	return poll(`location.href`, func(v any) bool {
+		href, _ := v.(string)
+		return strings.Contains(href, part)
+	})
+}
+
+// poll evaluates js in the page until ok takes its answer. An evaluation
+// during a navigation may fail: it is tried again.
+func poll(js string, ok func(any) bool) chromedp.Action {
 	return chromedp.ActionFunc(func(ctx context.Context) error {
 		for {
-			var href string
-			// An evaluation during the navigation may fail: it is tried again.
-			if chromedp.Evaluate(`location.href`, &href).Do(ctx) == nil && strings.Contains(href, part) {
+			var v any
+			if chromedp.Evaluate(js, &v).Do(ctx) == nil && ok(v) {
 				return nil
 			}
 			select {
