@@ -67,7 +67,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	d := market(t)
 	id, cc := translator(t, d.URL)
 
-	run(t, ctx, "agent page", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible("#params"))
+	run(t, ctx, "agent page", chromedp.Navigate(d.URL+"/agents/"+id), appears("#params"))
 	params := text(t, ctx, "#params")
 	for _, want := range []string{"lang", "string: fr, en", "required", "the language to answer in", "formal", "false"} {
 		if !strings.Contains(params, want) {
@@ -128,24 +128,24 @@ func TestAgentPageAsProduct(t *testing.T) {
 
 	// A person who just signed in runs it from the page with the session:
 	// devnet test money added from the page, no API key made first.
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`#try a[href^="/login?next="]`),
-		chromedp.Click(`#try a[href^="/login?next="]`, chromedp.ByQuery), landed("/login"), chromedp.WaitVisible("#generate-wallet"))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/agents/"+id), appears(`#try a[href^="/login?next="]`),
+		chromedp.Click(`#try a[href^="/login?next="]`, chromedp.ByQuery), landed("/login"), appears("#generate-wallet"))
 	if got := text(t, ctx, "main > .ok"); !strings.Contains(got, "Sign in to open the agent's page and run it") {
 		t.Errorf("the sign-in page from an agent's page says %q", got)
 	}
 	run(t, ctx, "signed in", chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/agents/"+id+"#try"),
-		chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+		appears(`form[action="/dashboard/airdrop"]`))
 	if got := text(t, ctx, ".try-out"); !strings.Contains(got, "lacks 0.01 USDC") {
 		t.Errorf("a new wallet is not told it lacks devnet money: %q", got)
 	}
 	run(t, ctx, "airdrop from the agent page", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("/agents/"+id),
-		chromedp.WaitVisible(".ok"), chromedp.WaitVisible(`form[action$="/run"]`))
+		appears(".ok"), appears(`form[action$="/run"]`))
 	if n := count(t, ctx, `form[action="/dashboard/airdrop"]`); n != 0 {
 		t.Error("the airdrop button stays once the balance covers a run")
 	}
 	run(t, ctx, "try it", chromedp.SetValue(`textarea[name=task]`, "Bonjour", chromedp.ByQuery), chromedp.SetValue(`select[name="param.lang"]`, "en", chromedp.ByQuery),
 		chromedp.SetValue(`input[name="param.n"]`, "two", chromedp.ByQuery), chromedp.SetValue(`input[name="param.delimiter"]`, ";;", chromedp.ByQuery),
-		chromedp.Click(`form[action$="/run"] button`), landed("sent="), chromedp.WaitVisible(".error"))
+		chromedp.Click(`form[action$="/run"] button`), landed("sent="), appears(".error"))
 	var n string
 	run(t, ctx, "kept", chromedp.Value(`input[name="param.n"]`, &n, chromedp.ByQuery))
 	if e := text(t, ctx, "#err-param-n"); !strings.Contains(e, "is not a whole number") || n != "two" {
@@ -156,7 +156,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	}
 	// The marketplace's own check of the schema speaks in words, under the field.
 	run(t, ctx, "schema", chromedp.SetValue(`input[name="param.n"]`, "2", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`),
-		landed("sent="), chromedp.WaitVisible("#err-param-delimiter"))
+		landed("sent="), appears("#err-param-delimiter"))
 	if e := text(t, ctx, "#err-param-delimiter"); !strings.Contains(e, "At most 1 character") {
 		t.Errorf("a value past the schema's maxLength: %q", e)
 	}
@@ -166,7 +166,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 		t.Errorf("the field names its error as %q", described)
 	}
 	run(t, ctx, "try again", chromedp.SetValue(`input[name="param.delimiter"]`, ";", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`),
-		landed("run="), chromedp.WaitVisible("#run [data-final]"))
+		landed("run="), appears("#run [data-final]"))
 	if got := text(t, ctx, "#result"); !strings.Contains(got, "\"lang\": \"en\"") || !strings.Contains(got, "\"n\": 2") {
 		t.Errorf("the result of the page's run, inline and pretty-printed: %q", got)
 	}
@@ -178,20 +178,20 @@ func TestAgentPageAsProduct(t *testing.T) {
 		t.Errorf("the form's button after a run reads %q", got)
 	}
 	run(t, ctx, "receipt", chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
-		chromedp.WaitVisible("#verify"), chromedp.Click("#verify", chromedp.ByQuery), chromedp.WaitVisible("#verify-out.ok"))
+		appears("#verify"), chromedp.Click("#verify", chromedp.ByQuery), appears("#verify-out.ok"))
 	if got := text(t, ctx, "#main"); !strings.Contains(got, "charged\t0.01 USDC") && !strings.Contains(got, "charged 0.01 USDC") {
 		t.Errorf("the receipt of a completed run does not say it charged 0.01 USDC:\n%s", got)
 	}
 	// A failed run is told as one, with its money back, not as spent.
-	run(t, ctx, "a failing run", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`form[action$="/run"]`),
+	run(t, ctx, "a failing run", chromedp.Navigate(d.URL+"/agents/"+id), appears(`form[action$="/run"]`),
 		chromedp.SetValue(`textarea[name=task]`, "fail", chromedp.ByQuery), chromedp.SetValue(`select[name="param.lang"]`, "en", chromedp.ByQuery),
 		chromedp.SetValue(`input[name="param.n"]`, "1", chromedp.ByQuery),
-		chromedp.Click(`form[action$="/run"] button`), landed("run="), chromedp.WaitVisible("#run [data-final]"))
+		chromedp.Click(`form[action$="/run"] button`), landed("run="), appears("#run [data-final]"))
 	if got := text(t, ctx, "#run"); !strings.Contains(got, "failed — 0.01 USDC refunded") || !strings.Contains(got, "cannot translate that") {
 		t.Errorf("a failed run says %q", got)
 	}
 	run(t, ctx, "failed receipt", chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
-		chromedp.WaitVisible("main table"))
+		appears("main table"))
 	receipt := text(t, ctx, "#main")
 	for _, want := range []string{"refunded", "0.01 USDC", "charged"} {
 		if !strings.Contains(receipt, want) {
@@ -217,7 +217,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 	}
 	// The runs were charged to the agent pages' key, listed with the rest,
 	// whose spent leaves the refunded run out.
-	run(t, ctx, "keys", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("main table"))
+	run(t, ctx, "keys", chromedp.Navigate(d.URL+"/dashboard/keys"), appears("main table"))
 	if got := text(t, ctx, "main table"); !strings.Contains(got, "Agent pages (devnet)") || !strings.Contains(got, "0.01") {
 		t.Errorf("the keys page after two page runs, one refunded:\n%s", got)
 	}
@@ -228,7 +228,7 @@ func TestAgentPageAsProduct(t *testing.T) {
 		t.Fatal(err)
 	}
 	var forms, snippets int
-	run(t, ctx, "paused", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible("#params"),
+	run(t, ctx, "paused", chromedp.Navigate(d.URL+"/agents/"+id), appears("#params"),
 		chromedp.Evaluate(`document.querySelectorAll('form[action$="/run"]').length`, &forms),
 		chromedp.Evaluate(`document.querySelectorAll('#curl, #cli').length`, &snippets))
 	if forms != 0 || snippets != 0 || !strings.Contains(text(t, ctx, "#main"), "takes no executions now") {

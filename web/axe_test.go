@@ -103,9 +103,9 @@ func TestAccessibility(t *testing.T) {
 	}
 
 	// A signed-in caller with an execution and a key, who is also a creator.
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), appears(`form[action="/dashboard/airdrop"]`),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), appears(".ok"))
 	cc := client.New(d.URL, cookie(t, ctx, "crtx_session"))
 	key, err := cc.CreateKey(bg, client.KeyParams{Name: "ci", Environment: crtx.Devnet})
 	if err != nil {
@@ -143,7 +143,7 @@ func TestAccessibility(t *testing.T) {
 		run(t, tab, "a new tab")
 		step, cancelStep := context.WithTimeout(tab, 2*time.Minute)
 		err := chromedp.Run(step, network.SetCookie("crtx_session", creator).WithURL(d.URL).WithPath("/"),
-			chromedp.Navigate(d.URL+"/dashboard/creator/agents/"+agentID+"/edit"), chromedp.WaitVisible("h1"))
+			chromedp.Navigate(d.URL+"/dashboard/creator/agents/"+agentID+"/edit"), appears("h1"))
 		cancelStep()
 		if err == nil {
 			ctx = tab
@@ -157,9 +157,9 @@ func TestAccessibility(t *testing.T) {
 	if h := text(t, ctx, "h1"); h != "Edit Greeter" {
 		t.Fatalf("the creator's edit page: %q", h)
 	}
-	run(t, ctx, "the operator's session", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
+	run(t, ctx, "the operator's session", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`),
-		chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
+		appears(`form[action="/dashboard/operator/creators"]`))
 	for _, scheme := range []string{"light", "dark"} {
 		axeCheck(t, ctx, axe, d.URL, scheme, "/dashboard/creator/agents/"+agentID+"/edit", "/dashboard/operator")
 	}

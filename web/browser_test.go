@@ -117,26 +117,38 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// appears waits until the page shows an element sel selects. It asks the
+// page itself, as landed does, rather than wait on chromedp's copy of the
+// DOM: under load a navigation once left that copy stale, and a wait on
+// it never ended though the heading had long been shown.
+func appears(sel string) chromedp.Action {
+	return seen(sel, func(string) {})
+}
+
 // text waits until the page shows an element sel selects and says its
-// text. It asks the page itself, as landed does, rather than wait on
-// chromedp's copy of the DOM: under load a navigation once left that copy
-// stale, and a wait on it never ended though the heading had long been
-// shown.
+// text.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
+	var s string
+	run(t, ctx, "text of "+sel, seen(sel, func(text string) { s = text }))
+	return s
+}
+
+// seen waits until the page shows an element sel selects, and gives its
+// text to got.
+func seen(sel string, got func(string)) chromedp.Action {
 	q, _ := json.Marshal(sel)
 	js := `(() => { const e = document.querySelector(` + string(q) + `);
-  return e && e.getClientRects().length && getComputedStyle(e).visibility !== "hidden" ? [true, e.innerText] : [false, ""]; })()`
-	var s string
-	run(t, ctx, "text of "+sel, poll(js, func(v any) bool {
+  return e && e.getClientRects().length && getComputedStyle(e).visibility !== "hidden" ? [e.innerText] : null; })()`
+	return poll(js, func(v any) bool {
 		shown, _ := v.([]any)
-		if len(shown) != 2 || shown[0] != true {
+		if len(shown) != 1 {
 			return false
 		}
-		s, _ = shown[1].(string)
+		s, _ := shown[0].(string)
+		got(s)
 		return true
-	}))
-	return s
+	})
 }
 
 // run runs one step of a test in the browser. A step that waits for what
@@ -288,9 +300,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	admin := client.New(d.URL, adminToken)
 
 	// The creator signs in in the browser too, and gets mainnet funds for collateral.
-	run(t, ctx, "open sign-in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"))
+	run(t, ctx, "open sign-in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"))
 	screenshot(t, ctx, "login")
-	run(t, ctx, "sign in", chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "sign in", chromedp.Click("#generate-wallet"), appears(`form[action="/dashboard/airdrop"]`))
 	wallet := strings.TrimSpace(text(t, ctx, "main p.mono"))
 	if _, err := crtx.ParseAddress("wallet", wallet); err != nil {
 		t.Fatalf("the dashboard shows %q as the wallet", wallet)
@@ -303,7 +315,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// Creator: list, test, edit, change the key, pause, resume. The listing
 	// form is sent with a click, as a person sends it, so that app.js signs
 	// it (chromedp.Submit calls form.submit(), which skips the submit event).
-	run(t, ctx, "creator page", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible(`form[action="/dashboard/creator/agents"]`))
+	run(t, ctx, "creator page", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), appears(`form[action="/dashboard/creator/agents"]`))
 	run(t, ctx, "fill listing",
 		chromedp.SetValue(`input[name=name]`, "Greeter"), chromedp.SetValue(`input[name=tagline]`, "Greets in French."),
 		chromedp.SetValue(`textarea[name=description]`, "Says bonjour to whoever you name."),
@@ -311,12 +323,12 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=signing_public_key]`, pub),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] textarea[data-agent-key]`, keyFileOf(pub)),
-		chromedp.Click(`ol.wizard-steps li[data-step="4"] a`, chromedp.ByQuery), chromedp.WaitVisible(`#review dt`))
+		chromedp.Click(`ol.wizard-steps li[data-step="4"] a`, chromedp.ByQuery), appears(`#review dt`))
 	// The review lists what is sent and the collateral it locks.
 	if got := text(t, ctx, "#review"); !strings.Contains(got, "Greeter") || !strings.Contains(got, "locks 10 USDC of collateral") {
 		t.Errorf("the listing's review: %q", got)
 	}
-	run(t, ctx, "list", chromedp.Click(`form[action="/dashboard/creator/agents"] button[type=submit]`, chromedp.ByQuery), chromedp.WaitVisible(`.ok`))
+	run(t, ctx, "list", chromedp.Click(`form[action="/dashboard/creator/agents"] button[type=submit]`, chromedp.ByQuery), appears(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
 		t.Fatalf("listing: %q", got)
 	}
@@ -348,37 +360,37 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		t.Errorf("no %s transaction", kind)
 	}
 	signedBy(crtx.TxAgentListed, pub)
-	run(t, ctx, "test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), chromedp.WaitVisible(`form[action="/dashboard/creator/test"]`),
+	run(t, ctx, "test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), appears(`form[action="/dashboard/creator/test"]`),
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/test"] input[name=signing_public_key]`, pub),
-		chromedp.Submit(`form[action="/dashboard/creator/test"] button`), chromedp.WaitVisible("#report"))
+		chromedp.Submit(`form[action="/dashboard/creator/test"] button`), appears("#report"))
 	var kept string
 	run(t, ctx, "kept", chromedp.Value(`form[action="/dashboard/creator/test"] input[name=endpoint_url]`, &kept, chromedp.ByQuery))
 	if rep := text(t, ctx, "#report"); !strings.Contains(rep, "✓ The signature verifies") || strings.Contains(rep, "✗") || kept != endpoint {
 		t.Errorf("test tool report: %q, the endpoint field keeps %q", rep, kept)
 	}
-	run(t, ctx, "edit", chromedp.Navigate(d.URL+"/dashboard/creator?tab=listings"), chromedp.WaitVisible(`a[href$="/edit"]`), chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=tagline]`),
-		chromedp.SetValue(`input[name=tagline]`, "Greets in French, politely."), chromedp.Submit(`input[name=tagline]`), chromedp.WaitVisible(`.ok`))
+	run(t, ctx, "edit", chromedp.Navigate(d.URL+"/dashboard/creator?tab=listings"), appears(`a[href$="/edit"]`), chromedp.Click(`a[href$="/edit"]`), appears(`input[name=tagline]`),
+		chromedp.SetValue(`input[name=tagline]`, "Greets in French, politely."), chromedp.Submit(`input[name=tagline]`), appears(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
 		t.Errorf("edit: %q", got)
 	}
 	endpoint, pub = service(t)
-	run(t, ctx, "change the key", chromedp.Click(`a[href$="/edit"]`), chromedp.WaitVisible(`input[name=signing_public_key]`),
+	run(t, ctx, "change the key", chromedp.Click(`a[href$="/edit"]`), appears(`input[name=signing_public_key]`),
 		chromedp.SetValue(`input[name=endpoint_url]`, endpoint), chromedp.SetValue(`input[name=signing_public_key]`, pub),
 		chromedp.SetValue(`form[action$="/edit"] textarea[data-agent-key]`, keyFileOf(pub)),
-		chromedp.Click(`form[action$="/edit"] button`), chromedp.WaitVisible(`.ok`))
+		chromedp.Click(`form[action$="/edit"] button`), appears(`.ok`))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Saved Greeter") {
 		t.Errorf("key change: %q", got)
 	}
 	signedBy(crtx.TxListingUpdated, pub)
-	run(t, ctx, "pause", chromedp.Submit(`form[action$="/pause"] button`), chromedp.WaitVisible(`.status-paused`))
-	run(t, ctx, "resume", chromedp.Submit(`form[action$="/resume"] button`), chromedp.WaitVisible(`form[action$="/pause"]`))
+	run(t, ctx, "pause", chromedp.Submit(`form[action$="/pause"] button`), appears(`.status-paused`))
+	run(t, ctx, "resume", chromedp.Submit(`form[action$="/resume"] button`), appears(`form[action$="/pause"]`))
 	// A listing the marketplace refuses shows why beside each field at
 	// fault, all at once, with the form as typed.
 	lf := `form[action="/dashboard/creator/agents"] `
-	run(t, ctx, "bad listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible(lf+`input[name=name]`), chromedp.SetValue(lf+`input[name=name]`, "Broken", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=tagline]`, " ", chromedp.ByQuery),
+	run(t, ctx, "bad listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), appears(lf+`input[name=name]`), chromedp.SetValue(lf+`input[name=name]`, "Broken", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=tagline]`, " ", chromedp.ByQuery),
 		chromedp.SetValue(lf+`input[name=tags]`, "Not A Slug", chromedp.ByQuery), chromedp.SetValue(lf+`input[name=price_per_call_usdc]`, "0.0000001", chromedp.ByQuery),
-		chromedp.Submit(`form[action="/dashboard/creator/agents"] button[type=submit]`), chromedp.WaitVisible(`#error-summary`))
+		chromedp.Submit(`form[action="/dashboard/creator/agents"] button[type=submit]`), appears(`#error-summary`))
 	var marked map[string]string
 	run(t, ctx, "fields marked", chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll(".field-error")].map(e => [e.parentElement.querySelector("[name]").name, e.textContent]))`, &marked))
 	var name string
@@ -391,7 +403,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// focus, and the form opens at the step of the first fault.
 	var focused string
 	var open int
-	run(t, ctx, "summary", chromedp.WaitVisible("ol.wizard-steps"), chromedp.Poll(`document.activeElement.id === "error-summary"`, nil, chromedp.WithPollingTimeout(0)), // the step's bound, not a measure
+	run(t, ctx, "summary", appears("ol.wizard-steps"), chromedp.Poll(`document.activeElement.id === "error-summary"`, nil, chromedp.WithPollingTimeout(0)), // the step's bound, not a measure
 		chromedp.Evaluate(`document.activeElement.id`, &focused),
 		chromedp.Evaluate(`Number([...document.querySelectorAll("fieldset.step")].find(f => !f.hidden).dataset.step)`, &open))
 	summary := text(t, ctx, "#error-summary")
@@ -406,13 +418,13 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	screenshot(t, ctx, "creator")
 
 	// The user: funds, a key, an execution, verification.
-	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), appears(`form[action="/dashboard/airdrop"]`),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), appears(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "100 USDC airdropped") {
 		t.Errorf("airdrop: %q", got)
 	}
-	run(t, ctx, "keys", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`input[name=name]`),
-		chromedp.SetValue(`input[name=name]`, "browser"), chromedp.Submit(`form[action="/dashboard/keys"] button`), chromedp.WaitVisible("#new-key"))
+	run(t, ctx, "keys", chromedp.Navigate(d.URL+"/dashboard/keys"), appears(`input[name=name]`),
+		chromedp.SetValue(`input[name=name]`, "browser"), chromedp.Submit(`form[action="/dashboard/keys"] button`), appears("#new-key"))
 	key := strings.TrimSpace(text(t, ctx, "#new-key"))
 	if !strings.HasPrefix(key, "crtx_test_") {
 		t.Fatalf("new key %q", key)
@@ -427,10 +439,10 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "history", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(fmt.Sprintf(`a[href="/dashboard/executions/%s"]`, rec.ExecutionID)))
+	run(t, ctx, "history", chromedp.Navigate(d.URL+"/dashboard/"), appears(fmt.Sprintf(`a[href="/dashboard/executions/%s"]`, rec.ExecutionID)))
 	screenshot(t, ctx, "dashboard")
 	run(t, ctx, "execution", chromedp.Click(fmt.Sprintf(`a[href="/dashboard/executions/%s"]`, rec.ExecutionID)),
-		chromedp.WaitVisible("#verify"), chromedp.Click("#verify"), chromedp.WaitVisible("#verify-out.ok"))
+		appears("#verify"), chromedp.Click("#verify"), appears("#verify-out.ok"))
 	if got := text(t, ctx, "#result"); got != "Bonjour, Ada ✓" {
 		t.Errorf("result shown: %q", got)
 	}
@@ -441,7 +453,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	if err := d.Market.Ledger.RollupAll(context.Background()); err != nil { // the statistics count the run
 		t.Fatal(err)
 	}
-	run(t, ctx, "earnings", chromedp.Navigate(d.URL+"/dashboard/creator?environment=devnet"), chromedp.WaitVisible("svg.chart"),
+	run(t, ctx, "earnings", chromedp.Navigate(d.URL+"/dashboard/creator?environment=devnet"), appears("svg.chart"),
 		chromedp.Evaluate(`[...document.querySelectorAll("svg.chart text")].map(t => t.textContent).join(" ")`, &axes))
 	if today := time.Now().UTC().Format("2006-01-02"); !strings.Contains(axes, today) || !strings.Contains(axes, "0.0495") || !strings.Contains(axes, "USDC") {
 		t.Errorf("the earnings chart's axes read %q; want today's date and 0.0495 USDC", axes)
@@ -455,15 +467,15 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	}
 
 	// Public pages, and the operator's.
-	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
+	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), appears(".card"))
 	screenshot(t, ctx, "home")
-	run(t, ctx, "agent", chromedp.Navigate(d.URL+"/agents/"+agentID), chromedp.WaitVisible("#curl"))
+	run(t, ctx, "agent", chromedp.Navigate(d.URL+"/agents/"+agentID), appears("#curl"))
 	if got := text(t, ctx, "body > main"); !strings.Contains(got, "Greets in French, politely.") {
 		t.Error("the agent page does not show the edited tagline")
 	}
 	screenshot(t, ctx, "agent")
-	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
-		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
+	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), appears(`form[action="/dashboard/operator/creators"]`))
 	screenshot(t, ctx, "operator")
 
 	// Every main page is usable at 375 px: nothing wider than the screen.
@@ -482,9 +494,9 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// Signed in on a phone, the header is one row: its links are in a menu.
 	var header float64
 	var menu string
-	run(t, ctx, "header", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("details.menu summary"),
+	run(t, ctx, "header", chromedp.Navigate(d.URL+"/dashboard/keys"), appears("details.menu summary"),
 		chromedp.Evaluate(`document.querySelector("header").getBoundingClientRect().height`, &header),
-		chromedp.Click("details.menu summary", chromedp.ByQuery), chromedp.WaitVisible(`details.menu a[href="/dashboard/creator"]`),
+		chromedp.Click("details.menu summary", chromedp.ByQuery), appears(`details.menu a[href="/dashboard/creator"]`),
 		chromedp.Evaluate(`[...document.querySelectorAll("details.menu nav a")].map(a => a.textContent).join(" ")`, &menu))
 	if header > 60 || menu != "Agents Explorer API Dashboard Keys Creator" {
 		t.Errorf("the signed-in header at 375 px: %.0f px high, its menu %q", header, menu)
@@ -493,7 +505,7 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 	// On a phone, tables of executions, keys and listings are cards, each
 	// value beside its name.
 	var display, label string
-	run(t, ctx, "rows as cards", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("table.rows"),
+	run(t, ctx, "rows as cards", chromedp.Navigate(d.URL+"/dashboard/"), appears("table.rows"),
 		chromedp.Evaluate(`getComputedStyle(document.querySelector("table.rows tr:nth-child(2)")).display`, &display),
 		chromedp.Evaluate(`getComputedStyle(document.querySelector("table.rows td[data-label]"), "::before").content`, &label))
 	if display != "block" || label != `"agent, task and result: "` {

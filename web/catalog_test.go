@@ -20,8 +20,8 @@ func TestCatalogFilters(t *testing.T) {
 	d := market(t)
 	greeter(t, d)
 	var where, label, current string
-	run(t, ctx, "search", chromedp.Navigate(d.URL+"/?q=Greets"), chromedp.WaitVisible(".card"),
-		chromedp.Click(`nav.tags a[href*="tag=writing"]`, chromedp.ByQuery), chromedp.WaitVisible(`nav.tags a.active`, chromedp.ByQuery),
+	run(t, ctx, "search", chromedp.Navigate(d.URL+"/?q=Greets"), appears(".card"),
+		chromedp.Click(`nav.tags a[href*="tag=writing"]`, chromedp.ByQuery), appears(`nav.tags a.active`),
 		chromedp.Location(&where), chromedp.Text(`nav.tags a.active`, &current, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("select[name=sort] option[value=price_asc]").textContent`, &label))
 	if !strings.Contains(where, "q=Greets") || !strings.Contains(where, "tag=writing") || current != "writing 1" {
@@ -31,7 +31,7 @@ func TestCatalogFilters(t *testing.T) {
 		t.Errorf("the sort price_asc reads %q", label)
 	}
 	run(t, ctx, "sort", chromedp.Evaluate(`setTimeout(() => { const s = document.querySelector("select[name=sort]"); s.value = "price_asc"; s.dispatchEvent(new Event("change")) })`, nil),
-		chromedp.Sleep(time.Second), chromedp.WaitVisible(".card"), chromedp.Location(&where))
+		chromedp.Sleep(time.Second), appears(".card"), chromedp.Location(&where))
 	if !strings.Contains(where, "sort=price_asc") || !strings.Contains(where, "tag=writing") || !strings.Contains(where, "q=Greets") {
 		t.Errorf("a new sort lost the search or the tag: %s", where)
 	}
@@ -40,16 +40,16 @@ func TestCatalogFilters(t *testing.T) {
 	if !strings.Contains(href, "tag=writing") || !strings.Contains(href, "q=Greets") {
 		t.Errorf("a card's tag links to %q", href)
 	}
-	run(t, ctx, "nothing", chromedp.Navigate(d.URL+"/?q=zzzz&tag=writing"), chromedp.WaitVisible(".empty"))
+	run(t, ctx, "nothing", chromedp.Navigate(d.URL+"/?q=zzzz&tag=writing"), appears(".empty"))
 	if got := text(t, ctx, ".empty"); !strings.Contains(got, "No agent matches “zzzz” in writing") {
 		t.Errorf("the empty catalog says %q", got)
 	}
-	run(t, ctx, "clear", chromedp.Click(`.empty a`, chromedp.ByQuery), chromedp.WaitVisible(".card"))
+	run(t, ctx, "clear", chromedp.Click(`.empty a`, chromedp.ByQuery), appears(".card"))
 	// Each order is offered once: without a search the first one is the
 	// most used; with one, the best match, then the most used.
 	for q, want := range map[string]string{"/": "Most used|Most reliable", "/?q=Greets": "Best match|Most used|Most reliable"} {
 		var labels string
-		run(t, ctx, "sorts of "+q, chromedp.Navigate(d.URL+q), chromedp.WaitVisible(".card"),
+		run(t, ctx, "sorts of "+q, chromedp.Navigate(d.URL+q), appears(".card"),
 			chromedp.Evaluate(`[...document.querySelectorAll("select[name=sort] option")].map(o => o.textContent).join("|")`, &labels))
 		if !strings.HasPrefix(labels, want+"|") || strings.Count(labels, "Most used") != 1 {
 			t.Errorf("the sorts at %s: %s", q, labels)
@@ -81,7 +81,7 @@ func TestHomePage(t *testing.T) {
 	if err := d.Market.Ledger.RollupAll(bg); err != nil { // the statistics count the run
 		t.Fatal(err)
 	}
-	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
+	run(t, ctx, "home", chromedp.Navigate(d.URL+"/"), appears(".card"))
 	if got := text(t, ctx, ".intro"); !strings.Contains(got, "pay per call") || !strings.Contains(got, "refunded if it fails") {
 		t.Errorf("the home page's introduction: %q", got)
 	}
@@ -96,7 +96,7 @@ func TestHomePage(t *testing.T) {
 	}
 	// The agent's page shows its runs over time, devnet's while mainnet
 	// has none, with a table of the same.
-	run(t, ctx, "runs", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible("#runs-h"))
+	run(t, ctx, "runs", chromedp.Navigate(d.URL+"/agents/"+id), appears("#runs-h"))
 	if got := text(t, ctx, `section[aria-labelledby="runs-h"]`); !strings.Contains(got, "Runs over the last 30 days (devnet)") || !strings.Contains(got, "1 run, 100% completed") {
 		t.Errorf("the agent's runs over time: %q", got)
 	}
@@ -106,9 +106,9 @@ func TestHomePage(t *testing.T) {
 	if n := count(t, ctx, "svg.runs rect.ok"); n != 1 {
 		t.Errorf("the runs chart has %d bars of completed runs, want today's", n)
 	}
-	run(t, ctx, "filtered", chromedp.Navigate(d.URL+"/?q=Greets"), chromedp.WaitVisible(".card"))
+	run(t, ctx, "filtered", chromedp.Navigate(d.URL+"/?q=Greets"), appears(".card"))
 	if n := count(t, ctx, ".intro"); n != 0 {
 		t.Error("a search still shows the introduction")
 	}
-	run(t, ctx, "clear", chromedp.Click(`form.filters a.button`, chromedp.ByQuery), chromedp.WaitVisible(".intro"))
+	run(t, ctx, "clear", chromedp.Click(`form.filters a.button`, chromedp.ByQuery), appears(".intro"))
 }

@@ -19,14 +19,14 @@ func TestDisputeInThePages(t *testing.T) {
 	axe := axeAlongside(t)
 	agentID, creator := greeterOf(t, d)
 
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), appears(`form[action="/dashboard/airdrop"]`),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), appears(".ok"))
 	caller := cookie(t, ctx, "crtx_session")
-	run(t, ctx, "run", chromedp.Navigate(d.URL+"/agents/"+agentID), chromedp.WaitVisible(`form[action$="/run"]`),
+	run(t, ctx, "run", chromedp.Navigate(d.URL+"/agents/"+agentID), appears(`form[action$="/run"]`),
 		chromedp.SetValue(`textarea[name=task]`, "Ada", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`),
-		landed("run="), chromedp.WaitVisible("#run [data-final]"),
-		chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"), chromedp.WaitVisible("#dispute"))
+		landed("run="), appears("#run [data-final]"),
+		chromedp.Click(`#run a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"), appears("#dispute"))
 	var execution string
 	run(t, ctx, "address", chromedp.Evaluate(`location.pathname`, &execution))
 	if got := text(t, ctx, "#dispute"); !strings.Contains(got, "Report a problem") || !strings.Contains(got, "you can dispute it until") {
@@ -39,12 +39,12 @@ func TestDisputeInThePages(t *testing.T) {
 	}
 
 	report := `form[action$="/dispute"] `
-	run(t, ctx, "a bad link", chromedp.Navigate(d.URL+execution), chromedp.WaitVisible(report+"textarea[name=description]"),
+	run(t, ctx, "a bad link", chromedp.Navigate(d.URL+execution), appears(report+"textarea[name=description]"),
 		chromedp.SetValue(report+`select[name=reason]`, "fraud", chromedp.ByQuery),
 		chromedp.SetValue(report+`textarea[name=description]`, "It greeted in English.", chromedp.ByQuery),
 		chromedp.SetValue(report+`textarea[name=expected]`, "Bonjour, Ada.", chromedp.ByQuery),
 		chromedp.SetValue(report+`input[name=link]`, "ftp://example.com/x", chromedp.ByQuery),
-		chromedp.Click(report+"button", chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#err-link"))
+		chromedp.Click(report+"button", chromedp.ByQuery), landed("sent="), appears("#err-link"))
 	if got := text(t, ctx, "#err-link"); !strings.Contains(got, "starting with https://") {
 		t.Errorf("a bad evidence link: %q", got)
 	}
@@ -54,7 +54,7 @@ func TestDisputeInThePages(t *testing.T) {
 		t.Errorf("the refused form keeps %q", kept)
 	}
 	run(t, ctx, "reported", chromedp.SetValue(report+`input[name=link]`, "https://example.com/ada", chromedp.ByQuery),
-		chromedp.Click(report+"button", chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#dispute ol.timeline"))
+		chromedp.Click(report+"button", chromedp.ByQuery), landed("sent="), appears("#dispute ol.timeline"))
 	got := text(t, ctx, "#dispute")
 	for _, want := range []string{"open", "The result is not what was asked", "It greeted in English.", "What was expected", "Bonjour, Ada.",
 		"https://example.com/ada", "answer is due by", "operator's ruling"} {
@@ -65,12 +65,12 @@ func TestDisputeInThePages(t *testing.T) {
 
 	// The creator reads the same timeline and answers.
 	run(t, ctx, "creator", network.SetCookie("crtx_session", creator).WithURL(d.URL).WithPath("/"),
-		chromedp.Navigate(d.URL+"/dashboard/creator?tab=disputes"), chromedp.WaitVisible(`form[action^="/dashboard/creator/disputes/"]`))
+		chromedp.Navigate(d.URL+"/dashboard/creator?tab=disputes"), appears(`form[action^="/dashboard/creator/disputes/"]`))
 	if got := text(t, ctx, "#disputes + div"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "The result is not what was asked") {
 		t.Errorf("the creator's dispute reads:\n%s", got)
 	}
 	run(t, ctx, "answer", chromedp.SetValue(`form[action^="/dashboard/creator/disputes/"] textarea[name=text]`, "It answers in the language asked.", chromedp.ByQuery),
-		chromedp.Click(`form[action^="/dashboard/creator/disputes/"] button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#disputes + div ol.timeline"))
+		chromedp.Click(`form[action^="/dashboard/creator/disputes/"] button`, chromedp.ByQuery), landed("sent="), appears("#disputes + div ol.timeline"))
 	if got := text(t, ctx, "#disputes + div"); !strings.Contains(got, "The creator answered") || !strings.Contains(got, "It answers in the language asked.") {
 		t.Errorf("the answered dispute reads:\n%s", got)
 	}
@@ -83,18 +83,18 @@ func TestDisputeInThePages(t *testing.T) {
 
 	// The operator upholds it, refunding 0.02 of the 0.05 USDC.
 	form := `form[action^="/dashboard/operator/disputes/"]`
-	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
-		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(form))
+	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), appears(form))
 	if got := text(t, ctx, "#main"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "It answers in the language asked.") {
 		t.Errorf("the operator's dispute reads:\n%s", got)
 	}
 	run(t, ctx, "upheld", chromedp.SetValue(form+` input[name=slash_usdc]`, "0.02"), chromedp.SetValue(form+` input[name=refund_usdc]`, "0.02"),
 		chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
-		chromedp.Submit(form+" button"), chromedp.WaitVisible(".ok"))
+		chromedp.Submit(form+" button"), appears(".ok"))
 
 	// Back to the caller: the ruling, and the money it returned.
 	run(t, ctx, "caller again", network.SetCookie("crtx_session", caller).WithURL(d.URL).WithPath("/"),
-		chromedp.Navigate(d.URL+execution), chromedp.WaitVisible("#dispute ol.timeline"))
+		chromedp.Navigate(d.URL+execution), appears("#dispute ol.timeline"))
 	got = text(t, ctx, "#dispute")
 	for _, want := range []string{"upheld", "It answers in the language asked.", "0.02 USDC slashed on the record", "0.02 USDC refunded to the caller"} {
 		if !strings.Contains(got, want) {

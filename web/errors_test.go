@@ -39,7 +39,7 @@ func TestErrorsArePages(t *testing.T) {
 	d := market(t)
 	page := func(what, path, heading, next string) {
 		t.Helper()
-		run(t, ctx, what, chromedp.Navigate(d.URL+path), chromedp.WaitVisible("h1"))
+		run(t, ctx, what, chromedp.Navigate(d.URL+path), appears("h1"))
 		if h := text(t, ctx, "h1"); h != heading {
 			t.Errorf("%s: heading %q, want %q", what, h, heading)
 		}
@@ -61,49 +61,49 @@ func TestErrorsArePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "a transaction", chromedp.Navigate(d.URL+"/explorer/tx/"+fund.TransactionID), chromedp.WaitVisible("nav.cluster"),
-		chromedp.Click(`nav.cluster a[href="?cluster=devnet"]`), chromedp.WaitVisible("ul.next"))
+	run(t, ctx, "a transaction", chromedp.Navigate(d.URL+"/explorer/tx/"+fund.TransactionID), appears("nav.cluster"),
+		chromedp.Click(`nav.cluster a[href="?cluster=devnet"]`), appears("ul.next"))
 	if h := text(t, ctx, "h1"); h != "No such transaction" {
 		t.Errorf("the transaction on the other cluster: %q", h)
 	}
-	run(t, ctx, "back to mainnet", chromedp.Click(`ul.next a`), chromedp.WaitVisible(`nav.cluster`))
+	run(t, ctx, "back to mainnet", chromedp.Click(`ul.next a`), appears(`nav.cluster`))
 	if got := text(t, ctx, "#main"); !strings.Contains(got, fund.TransactionID) {
 		t.Error("Look on mainnet does not lead to the transaction")
 	}
 
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
+		chromedp.Click("#generate-wallet"), appears(`form[action="/dashboard/airdrop"]`))
 	page("unknown execution", "/dashboard/executions/exe_nothing", "No such execution", "Your executions")
 	page("wrong dashboard address", "/dashboard/nowhere", "No page here", "Go to your dashboard")
 
 	// A form whose token is not this session's is refused on a page.
-	run(t, ctx, "stale form", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
+	run(t, ctx, "stale form", chromedp.Navigate(d.URL+"/dashboard/"), appears(`form[action="/dashboard/airdrop"]`),
 		chromedp.SetValue(`form[action="/dashboard/airdrop"] input[name=csrf]`, "1.stale.0"),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible("ul.next"))
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), appears("ul.next"))
 	if h := text(t, ctx, "h1"); h != "This form was not sent" {
 		t.Errorf("stale form: %q", h)
 	}
 
 	// A form sent after the session ended leads to sign-in, which says so
 	// and comes back to the page after.
-	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), appears(`form[action="/dashboard/airdrop"]`))
 	if err := d.Market.Accounts.SignOut(context.Background(), cookie(t, ctx, "crtx_session")); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "airdrop after the end", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".error"))
+	run(t, ctx, "airdrop after the end", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), appears(".error"))
 	if got := text(t, ctx, ".error"); !strings.Contains(got, "session has ended") {
 		t.Errorf("after the session ended: %q", got)
 	}
-	run(t, ctx, "sign in again", chromedp.Click("#generate-wallet"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "sign in again", chromedp.Click("#generate-wallet"), appears(`form[action="/dashboard/airdrop"]`))
 
 	// Likewise the operator's.
-	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
+	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`),
-		chromedp.WaitVisible(`form[action="/dashboard/operator/creators"]`))
+		appears(`form[action="/dashboard/operator/creators"]`))
 	if err := d.Market.Accounts.SignOut(context.Background(), cookie(t, ctx, "crtx_admin")); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "badge after the end", chromedp.Submit(`form[action="/dashboard/operator/creators"] button`), chromedp.WaitVisible(".error"))
+	run(t, ctx, "badge after the end", chromedp.Submit(`form[action="/dashboard/operator/creators"] button`), appears(".error"))
 	if got := text(t, ctx, ".error"); !strings.Contains(got, "operator session has ended") {
 		t.Errorf("operator after the session ended: %q", got)
 	}

@@ -29,8 +29,8 @@ func TestFormsInTheBrowser(t *testing.T) {
 		}
 	})
 
-	run(t, ctx, "bad token", chromedp.Navigate(d.URL+"/login?next=/dashboard/keys"), chromedp.WaitVisible(`input[name=token]`),
-		chromedp.SetValue(`input[name=token]`, "crtx_sess_notatoken"), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(".error"))
+	run(t, ctx, "bad token", chromedp.Navigate(d.URL+"/login?next=/dashboard/keys"), appears(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, "crtx_sess_notatoken"), chromedp.Submit(`input[name=token]`), appears(".error"))
 	var next string
 	run(t, ctx, "next", chromedp.Value(`input[name=next]`, &next, chromedp.ByQuery))
 	if next != "/dashboard/keys" || !strings.Contains(text(t, ctx, ".error"), "not a valid session token") {
@@ -40,12 +40,12 @@ func TestFormsInTheBrowser(t *testing.T) {
 		"[" + strings.Repeat("7,", 63) + "7]": "does not belong"} {
 		run(t, ctx, "import "+paste, chromedp.Evaluate(`document.querySelector("details").open = true`, nil),
 			chromedp.SetValue("#import-key", paste, chromedp.ByQuery), chromedp.Click("#import-wallet", chromedp.ByQuery),
-			chromedp.WaitVisible("#login-status.error", chromedp.ByQuery))
+			appears("#login-status.error"))
 		if got := text(t, ctx, "#login-status"); !strings.HasPrefix(got, "That is not a usable key file") || !strings.Contains(got, want) {
 			t.Errorf("key file %q: %q, want %q", paste, got, want)
 		}
 	}
-	run(t, ctx, "sign in", chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/keys"]`))
+	run(t, ctx, "sign in", chromedp.Click("#generate-wallet", chromedp.ByQuery), appears(`form[action="/dashboard/keys"]`))
 	var at string
 	run(t, ctx, "where", chromedp.Location(&at))
 	if !strings.HasSuffix(at, "/dashboard/keys") {
@@ -55,14 +55,14 @@ func TestFormsInTheBrowser(t *testing.T) {
 	run(t, ctx, "session", chromedp.ActionFunc(func(ctx context.Context) error { token = cookie(t, ctx, "crtx_session"); return nil }))
 	cc := client.New(d.URL, token)
 
-	run(t, ctx, "double click", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.SetValue(`input[name=amount]`, "7"), chromedp.DoubleClick(`form[action="/dashboard/airdrop"] button`), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "double click", chromedp.Navigate(d.URL+"/dashboard/"), appears(`form[action="/dashboard/airdrop"]`),
+		chromedp.SetValue(`input[name=amount]`, "7"), chromedp.DoubleClick(`form[action="/dashboard/airdrop"] button`), appears(".ok"))
 	if w, err := cc.Wallet(context.Background()); err != nil || w.Balances[crtx.Devnet].Available != 7*crtx.MicroPerUSDC {
 		t.Errorf("a double click on Airdrop: %+v, %v; want 7 USDC", w.Balances, err)
 	}
 
-	run(t, ctx, "make a key", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`input[name=name]`),
-		chromedp.SetValue(`input[name=name]`, "ci"), chromedp.Click(`form[action="/dashboard/keys"] button`), chromedp.WaitVisible("#new-key"))
+	run(t, ctx, "make a key", chromedp.Navigate(d.URL+"/dashboard/keys"), appears(`input[name=name]`),
+		chromedp.SetValue(`input[name=name]`, "ci"), chromedp.Click(`form[action="/dashboard/keys"] button`), appears("#new-key"))
 	// Chromium may restore either page from its back-forward cache rather
 	// than load it: the page itself must then drop the secret.
 	// chromedp's own queries lose the page after such a restore; the
@@ -102,18 +102,18 @@ func TestFormsInTheBrowser(t *testing.T) {
 	// it, the old one named as still signing; devnet's is another.
 	// Each is hidden until asked for.
 	var hidden bool
-	run(t, ctx, "webhook secret", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-mainnet > summary"),
+	run(t, ctx, "webhook secret", chromedp.Navigate(d.URL+"/dashboard/keys"), appears("#webhook-mainnet > summary"),
 		chromedp.Evaluate(`document.getElementById("webhook-secret-mainnet").checkVisibility() || document.getElementById("webhook-secret-devnet").checkVisibility()`, &hidden))
 	if hidden {
 		t.Error("a webhook secret shows before it is asked for")
 	}
-	run(t, ctx, "show it", chromedp.Click("#webhook-mainnet > summary", chromedp.ByQuery), chromedp.WaitVisible("#webhook-secret-mainnet"))
+	run(t, ctx, "show it", chromedp.Click("#webhook-mainnet > summary", chromedp.ByQuery), appears("#webhook-secret-mainnet"))
 	shown := strings.TrimSpace(text(t, ctx, "#webhook-secret-mainnet"))
 	if api, err := cc.WebhookSecret(context.Background()); err != nil || api != shown || !strings.HasPrefix(shown, "whsec_") {
 		t.Errorf("webhook secret shown %q, the API's %q (%v)", shown, api, err)
 	}
-	run(t, ctx, "rotate", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("#webhook-mainnet > summary"),
-		chromedp.Click(`form[action="/dashboard/keys/webhook-secret"]:has(input[value=mainnet]) button`), chromedp.WaitVisible(".ok"),
+	run(t, ctx, "rotate", chromedp.Navigate(d.URL+"/dashboard/keys"), appears("#webhook-mainnet > summary"),
+		chromedp.Click(`form[action="/dashboard/keys/webhook-secret"]:has(input[value=mainnet]) button`), appears(".ok"),
 		chromedp.Click("#webhook-mainnet > summary", chromedp.ByQuery), chromedp.Click("#webhook-devnet > summary", chromedp.ByQuery))
 	rotated := strings.TrimSpace(text(t, ctx, "#webhook-secret-mainnet"))
 	if api, err := cc.WebhookSecret(context.Background()); err != nil || api != rotated || rotated == shown ||
@@ -124,14 +124,14 @@ func TestFormsInTheBrowser(t *testing.T) {
 		t.Errorf("the devnet secret shown: %q", devnet)
 	}
 	answer = false
-	run(t, ctx, "revoke, declined", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`),
+	run(t, ctx, "revoke, declined", chromedp.Navigate(d.URL+"/dashboard/keys"), appears(`form[action$="/revoke"]`),
 		chromedp.Click(`form[action$="/revoke"] button`), chromedp.Sleep(300*time.Millisecond),
-		chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible(`form[action$="/revoke"]`))
+		chromedp.Navigate(d.URL+"/dashboard/keys"), appears(`form[action$="/revoke"]`))
 	if keys, err := cc.Keys(context.Background()); err != nil || keys[0].RevokedAt != nil {
 		t.Fatalf("a declined Revoke revoked the key: %+v, %v", keys, err)
 	}
 	answer = true
-	run(t, ctx, "revoke", chromedp.Click(`form[action$="/revoke"] button`), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "revoke", chromedp.Click(`form[action$="/revoke"] button`), appears(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Key ci revoked") {
 		t.Errorf("revoke: %q", got)
 	}

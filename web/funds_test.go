@@ -35,8 +35,8 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	m := marketOnChain(t)
 	bg := context.Background()
 
-	run(t, ctx, "sign in", chromedp.Navigate(m.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/deposits"]`))
+	run(t, ctx, "sign in", chromedp.Navigate(m.URL+"/login"), appears("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), appears(`form[action="/dashboard/deposits"]`))
 	key := browserKey(t, ctx)
 	wallet := crtx.Address(key.Public().(ed25519.PublicKey))
 	if shown := strings.TrimSpace(text(t, ctx, "main p.mono")); shown != wallet {
@@ -55,7 +55,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	// Before the wallet has a USDC token account, the review says so rather
 	// than offer a withdrawal the marketplace would refuse.
 	run(t, ctx, "review without a token account", chromedp.Navigate(m.URL+"/dashboard/withdrawals/confirm?environment=devnet&amount=2"),
-		chromedp.WaitVisible("main > .error"))
+		appears("main > .error"))
 	if got := text(t, ctx, "main > .error"); !strings.Contains(got, "no USDC token account on Solana devnet yet") ||
 		count(t, ctx, `form[action="/dashboard/withdrawals"]`) != 0 {
 		t.Errorf("a review without a token account: %q", got)
@@ -65,8 +65,8 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 
 	// Add funds: the deposit page, awaiting payment.
 	add := `form[action="/dashboard/deposits"] `
-	run(t, ctx, "add funds", chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(add+`input[name=amount]`), chromedp.SetValue(add+`input[name=amount]`, "25", chromedp.ByQuery),
-		chromedp.Click(add+`button`, chromedp.ByQuery), chromedp.WaitVisible("#deposit-status"))
+	run(t, ctx, "add funds", chromedp.Navigate(m.URL+"/dashboard/"), appears(add+`input[name=amount]`), chromedp.SetValue(add+`input[name=amount]`, "25", chromedp.ByQuery),
+		chromedp.Click(add+`button`, chromedp.ByQuery), appears("#deposit-status"))
 	if got := text(t, ctx, "#deposit-status"); !strings.Contains(got, "Status: awaiting payment") {
 		t.Errorf("a new request's status reads %q", got)
 	}
@@ -109,7 +109,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	// Paid on the chain, as the QR code asks, the page turns to credited
 	// by itself: the marker set on it is still there, so it never reloaded.
 	run(t, ctx, "the page again", emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}),
-		chromedp.Navigate(m.URL+path), chromedp.WaitVisible("#deposit-status"), chromedp.Evaluate(`window.samePage = true`, nil))
+		chromedp.Navigate(m.URL+path), appears("#deposit-status"), chromedp.Evaluate(`window.samePage = true`, nil))
 	req, err := crtx.ParseTransferRequest(payURL)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	}
 	wait, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	run(t, wait, "credited", chromedp.WaitVisible(`#deposit-status .status-credited`))
+	run(t, wait, "credited", appears(`#deposit-status .status-credited`))
 	var samePage bool
 	var explorer string
 	run(t, ctx, "after the payment", chromedp.Evaluate(`window.samePage === true`, &samePage),
@@ -142,9 +142,9 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 	review := func(amount string) {
 		t.Helper()
 		w := `form[action="/dashboard/withdrawals/confirm"] `
-		run(t, ctx, "withdraw "+amount, chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(w+`input[name=amount]`),
+		run(t, ctx, "withdraw "+amount, chromedp.Navigate(m.URL+"/dashboard/"), appears(w+`input[name=amount]`),
 			chromedp.SetValue(w+`input[name=amount]`, amount, chromedp.ByQuery), chromedp.Click(w+`button`, chromedp.ByQuery),
-			landed("/dashboard/withdrawals/confirm"), chromedp.WaitVisible(`main > .error, form[action="/dashboard/withdrawals"]`))
+			landed("/dashboard/withdrawals/confirm"), appears(`main > .error, form[action="/dashboard/withdrawals"]`))
 	}
 	review("0.5")
 	if got := text(t, ctx, "main > .error"); !strings.Contains(got, "A withdrawal is at least 1 USDC") {
@@ -158,8 +158,8 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 		t.Errorf("more than the balance withdrawn: %q", got)
 	}
 	// Max asks for all that is available; going back moves nothing.
-	run(t, ctx, "max", chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(`button[name=all]`),
-		chromedp.Click(`button[name=all]`, chromedp.ByQuery), landed("all=1"), chromedp.WaitVisible(`form[action="/dashboard/withdrawals"]`))
+	run(t, ctx, "max", chromedp.Navigate(m.URL+"/dashboard/"), appears(`button[name=all]`),
+		chromedp.Click(`button[name=all]`, chromedp.ByQuery), landed("all=1"), appears(`form[action="/dashboard/withdrawals"]`))
 	if got := text(t, ctx, "main table"); !strings.Contains(got, "25 USDC") || !strings.Contains(got, "Left after\t0 USDC") && !strings.Contains(got, "Left after 0 USDC") {
 		t.Errorf("Max reviews:\n%s", got)
 	}
@@ -171,21 +171,21 @@ func TestAddFundsAndWithdraw(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "withdraw-review")
-	run(t, ctx, "confirm", chromedp.Click(`form[action="/dashboard/withdrawals"] button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("main > .ok"))
+	run(t, ctx, "confirm", chromedp.Click(`form[action="/dashboard/withdrawals"] button`, chromedp.ByQuery), landed("sent="), appears("main > .ok"))
 	if got := text(t, ctx, "main > .ok"); !strings.Contains(got, "10 USDC is on its way to your token account "+ata) {
 		t.Errorf("the withdrawal's notice: %q", got)
 	}
 	var landing string
 	run(t, ctx, "landing", chromedp.Evaluate(`location.href`, &landing))
 	run(t, ctx, "mark", chromedp.Evaluate(`window.samePage = true`, nil))
-	run(t, wait, "confirmed", chromedp.WaitVisible(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
+	run(t, wait, "confirmed", appears(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
 	run(t, ctx, "after the withdrawal", chromedp.Evaluate(`window.samePage === true`, &samePage),
 		chromedp.Evaluate(`[...document.querySelectorAll("#withdrawals-devnet a")].map(a => a.href).join(" ")`, &explorer))
 	if !samePage || !strings.HasPrefix(explorer, "https://explorer.solana.com/tx/") {
 		t.Errorf("the withdrawal turned confirmed in place: %v, linking %q", samePage, explorer)
 	}
 	// Confirmed, the page no longer says it is on its way.
-	run(t, ctx, "reload", chromedp.Navigate(landing), chromedp.WaitVisible(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
+	run(t, ctx, "reload", chromedp.Navigate(landing), appears(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
 	if n := count(t, ctx, "main > .ok"); n != 0 {
 		t.Errorf("the confirmed withdrawal is still said to be on its way: %q", text(t, ctx, "main > .ok"))
 	}

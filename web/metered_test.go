@@ -39,10 +39,10 @@ func TestMeteredPages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
-	run(t, ctx, "airdrop", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
-	run(t, ctx, "the agent's page", chromedp.Navigate(d.URL+"/agents/"+a.AgentID), chromedp.WaitVisible(`form[action$="/run"]`))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), appears(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "airdrop", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), appears(".ok"))
+	run(t, ctx, "the agent's page", chromedp.Navigate(d.URL+"/agents/"+a.AgentID), appears(`form[action$="/run"]`))
 	if got := text(t, ctx, ".grid2"); !strings.Contains(got, "0.001 USDC a call + 0.0025 per 1,000 tokens, at most 0.5 USDC") {
 		t.Errorf("the agent's price: %q", got)
 	}
@@ -50,9 +50,9 @@ func TestMeteredPages(t *testing.T) {
 		t.Errorf("the run button: %q", got)
 	}
 	run(t, ctx, "run", chromedp.SetValue(`textarea[name=task]`, "Ada", chromedp.ByQuery),
-		chromedp.Click(`form[action$="/run"] button`, chromedp.ByQuery), landed("run="), chromedp.WaitVisible("#run [data-final]"))
+		chromedp.Click(`form[action$="/run"] button`, chromedp.ByQuery), landed("run="), appears("#run [data-final]"))
 
-	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("#history"))
+	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), appears("#history"))
 	if got := text(t, ctx, "#history ~ .scroll table"); !strings.Contains(got, "0.051 of 0.5 held") {
 		t.Errorf("the history row of a metered call: %q", got)
 	}
@@ -66,7 +66,7 @@ func TestMeteredPages(t *testing.T) {
 	}
 	var id string
 	run(t, ctx, "the execution's link", chromedp.Evaluate(`document.querySelector("#history ~ .scroll a[href^='/dashboard/executions/']").getAttribute("href")`, &id))
-	run(t, ctx, "the execution's page", chromedp.Navigate(d.URL+id), chromedp.WaitVisible("#task"))
+	run(t, ctx, "the execution's page", chromedp.Navigate(d.URL+id), appears("#task"))
 	var receipt string
 	run(t, ctx, "the receipt's text", chromedp.Evaluate(`document.querySelector("main").innerText`, &receipt))
 	for _, want := range []string{"0.001 USDC a call + 0.0025 per 1,000 tokens", "held", "0.5 USDC", "20000", "signed by the creator", "returned", "0.449 USDC", "0.051 USDC"} {
@@ -76,7 +76,7 @@ func TestMeteredPages(t *testing.T) {
 	}
 
 	run(t, ctx, "the creator's receipts", network.SetCookie("crtx_session", session).WithURL(d.URL).WithPath("/"),
-		chromedp.Navigate(d.URL+"/dashboard/creator?tab=receipts&environment=devnet"), chromedp.WaitVisible("#receipts"))
+		chromedp.Navigate(d.URL+"/dashboard/creator?tab=receipts&environment=devnet"), appears("#receipts"))
 	var got string
 	run(t, ctx, "the receipts' text", chromedp.Evaluate(`document.querySelector("main").innerText`, &got))
 	if !strings.Contains(got, "0.051 of 0.5 held") {
@@ -87,11 +87,11 @@ func TestMeteredPages(t *testing.T) {
 	// usage signed: a service that signs none does not pass.
 	endpoint, unsigned := service(t)
 	tool := `form[action="/dashboard/creator/test"]`
-	run(t, ctx, "the test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), chromedp.WaitVisible(tool),
+	run(t, ctx, "the test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), appears(tool),
 		chromedp.SetValue(tool+` input[name=endpoint_url]`, endpoint, chromedp.ByQuery),
 		chromedp.SetValue(tool+` input[name=signing_public_key]`, unsigned, chromedp.ByQuery),
 		chromedp.Click(tool+` input[name=pricing_model]`, chromedp.ByQuery),
-		chromedp.Submit(tool+` button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#report li"))
+		chromedp.Submit(tool+` button`, chromedp.ByQuery), landed("sent="), appears("#report li"))
 	if got := text(t, ctx, "#report"); !strings.Contains(got, "✗ The signature verifies") || !strings.Contains(got, "usage_signature") {
 		t.Errorf("the test of a service that signs no usage, for a metered listing: %q", got)
 	}

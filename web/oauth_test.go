@@ -60,12 +60,12 @@ func TestOAuthConnectorInTheBrowser(t *testing.T) {
 				t.Fatalf("the SDK sends its person to %s", u)
 			}
 			run(t, ctx, "authorization URL", chromedp.Navigate(u), landed("/login"),
-				chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`))
+				appears(`#wallet-list button[data-wallet="Test Wallet"]`))
 			if got := text(t, ctx, "main [role=status]"); !strings.Contains(got, "Interop Host asks to connect to crtx") {
 				t.Errorf("the sign-in page says %q; want why the person is asked to sign in, naming the app", got)
 			}
 			run(t, ctx, "sign in", chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery),
-				landed("/oauth/authorize"), chromedp.WaitVisible(`button[value=allow]`))
+				landed("/oauth/authorize"), appears(`button[value=allow]`))
 			if got := text(t, ctx, "h1"); got != "Connect Interop Host to crtx" {
 				t.Errorf("the consent page's heading is %q", got)
 			}
@@ -109,7 +109,7 @@ func TestOAuthConnectorInTheBrowser(t *testing.T) {
 		keys[0].SpendLimit == nil || *keys[0].SpendLimit != 200_000 || keys[0].ExecutionCount != 1 {
 		t.Fatalf("the person's keys: %+v; want the connector's devnet key, limited to 0.2 USDC, with its one run", keys)
 	}
-	run(t, ctx, "keys page", chromedp.Navigate(d.URL+"/dashboard/keys"), chromedp.WaitVisible("table.rows"))
+	run(t, ctx, "keys page", chromedp.Navigate(d.URL+"/dashboard/keys"), appears("table.rows"))
 	if got := text(t, ctx, "table.rows"); !strings.Contains(got, "Interop Host (MCP connector) connector") {
 		t.Errorf("the keys page lists %q; want the connector's key, marked", got)
 	}

@@ -41,15 +41,15 @@ func TestOperatorRulings(t *testing.T) {
 	}
 
 	form := `form[action="/dashboard/operator/disputes/` + ds.DisputeID + `"]`
-	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), chromedp.WaitVisible(`input[name=token]`),
-		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), chromedp.WaitVisible(form))
+	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
+		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), appears(form))
 	run(t, ctx, "upheld without amounts", chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
-		chromedp.Submit(form+" button"), chromedp.WaitVisible(".error"))
+		chromedp.Submit(form+" button"), appears(".error"))
 	if e := text(t, ctx, ".error"); !strings.Contains(e, "give the USDC to slash") {
 		t.Errorf("upheld without amounts: %q", e)
 	}
 	run(t, ctx, "upheld without confirmation", chromedp.SetValue(form+` input[name=slash_usdc]`, "1"),
-		chromedp.SetValue(form+` input[name=refund_usdc]`, "0.05"), chromedp.Submit(form+" button"), chromedp.WaitVisible(".error"))
+		chromedp.SetValue(form+` input[name=refund_usdc]`, "0.05"), chromedp.Submit(form+" button"), appears(".error"))
 	if e := text(t, ctx, ".error"); !strings.Contains(e, "tick the box") {
 		t.Errorf("upheld without confirmation: %q", e)
 	}
@@ -58,13 +58,13 @@ func TestOperatorRulings(t *testing.T) {
 	}
 	run(t, ctx, "upheld", chromedp.SetValue(form+` input[name=slash_usdc]`, "1"), chromedp.SetValue(form+` input[name=refund_usdc]`, "0.05"),
 		chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
-		chromedp.Submit(form+" button"), chromedp.WaitVisible(".ok"))
+		chromedp.Submit(form+" button"), appears(".ok"))
 	if got := text(t, ctx, "#main"); !strings.Contains(got, "Dispute "+ds.DisputeID+" upheld") || !strings.Contains(text(t, ctx, "#resolved + div"), ds.DisputeID) {
 		t.Errorf("after upholding, the page shows %q", got)
 	}
 
 	badge := `form[action="/dashboard/operator/creators"]`
-	run(t, ctx, "badge to a caller", chromedp.SetValue(badge+` input[name=wallet]`, wallet), chromedp.Submit(badge+" button"), chromedp.WaitVisible(".error"))
+	run(t, ctx, "badge to a caller", chromedp.SetValue(badge+` input[name=wallet]`, wallet), chromedp.Submit(badge+" button"), appears(".error"))
 	if e := text(t, ctx, ".error"); !strings.Contains(e, "listed no agent") {
 		t.Errorf("a badge for a wallet that is no creator: %q", e)
 	}

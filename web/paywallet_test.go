@@ -34,15 +34,15 @@ func TestPayWithWallet(t *testing.T) {
 	w.inject(t, ctx)
 
 	run(t, ctx, "sign in with the wallet", chromedp.Navigate(m.URL+"/login"),
-		chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`),
+		appears(`#wallet-list button[data-wallet="Test Wallet"]`),
 		chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`form[action="/dashboard/deposits"]`))
+		appears(`form[action="/dashboard/deposits"]`))
 	if shown := strings.TrimSpace(text(t, ctx, "main p.mono")); shown != address {
 		t.Fatalf("the dashboard is of %q; the wallet is %s", shown, address)
 	}
 	add := `form[action="/dashboard/deposits"] `
 	run(t, ctx, "add funds", chromedp.SetValue(add+`input[name=amount]`, "12", chromedp.ByQuery),
-		chromedp.Click(add+`button`, chromedp.ByQuery), chromedp.WaitVisible("#pay-with-wallet"))
+		chromedp.Click(add+`button`, chromedp.ByQuery), appears("#pay-with-wallet"))
 	var path string
 	run(t, ctx, "deposit page", chromedp.Evaluate(`location.pathname`, &path))
 	if got := strings.TrimSpace(text(t, ctx, "#pay-with-wallet")); got != "Pay with Test Wallet" {
@@ -52,7 +52,7 @@ func TestPayWithWallet(t *testing.T) {
 		for _, scheme := range []string{"light", "dark"} {
 			axeCheck(t, ctx, axe, m.URL, scheme, path)
 		}
-		run(t, ctx, "wallet button", chromedp.WaitVisible("#pay-with-wallet"))
+		run(t, ctx, "wallet button", appears("#pay-with-wallet"))
 	}
 	screenshot(t, ctx, "deposit-pay-with-wallet")
 
@@ -65,7 +65,7 @@ func TestPayWithWallet(t *testing.T) {
 	if sent == nil {
 		t.Fatalf("after paying, the page says %q", said)
 	}
-	run(t, wait, "credited", chromedp.WaitVisible(`#deposit-status .status-credited`))
+	run(t, wait, "credited", appears(`#deposit-status .status-credited`))
 	var samePage, hidden bool
 	run(t, ctx, "after paying", chromedp.Evaluate(`window.samePage === true`, &samePage),
 		chromedp.Evaluate(`document.getElementById("pay-with-wallet").hidden`, &hidden))
@@ -89,11 +89,11 @@ func TestPayWithWallet(t *testing.T) {
 	// Withdrawn to the wallet's own token account on the chain.
 	ata := m.tokenAccount(t, address)
 	wf := `form[action="/dashboard/withdrawals/confirm"] `
-	run(t, ctx, "withdraw", chromedp.Navigate(m.URL+"/dashboard/"), chromedp.WaitVisible(wf+`input[name=amount]`),
+	run(t, ctx, "withdraw", chromedp.Navigate(m.URL+"/dashboard/"), appears(wf+`input[name=amount]`),
 		chromedp.SetValue(wf+`input[name=amount]`, "5", chromedp.ByQuery), chromedp.Click(wf+`button`, chromedp.ByQuery),
-		landed("/dashboard/withdrawals/confirm"), chromedp.WaitVisible(`form[action="/dashboard/withdrawals"] button`),
-		chromedp.Click(`form[action="/dashboard/withdrawals"] button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(`main > .ok`))
-	run(t, wait, "confirmed", chromedp.WaitVisible(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
+		landed("/dashboard/withdrawals/confirm"), appears(`form[action="/dashboard/withdrawals"] button`),
+		chromedp.Click(`form[action="/dashboard/withdrawals"] button`, chromedp.ByQuery), landed("sent="), appears(`main > .ok`))
+	run(t, wait, "confirmed", appears(`#withdrawals-devnet [data-withdrawal] .status-confirmed`))
 	if held := m.net.TokenBalance(t, ata); held != 13*crtx.MicroPerUSDC {
 		t.Errorf("the wallet's token account holds %s after paying 12 of 20 and withdrawing 5, want 13", held)
 	}

@@ -45,18 +45,18 @@ func TestTryItShowsWordsAsTheyCome(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := a.AgentID
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/agents/"+id), chromedp.WaitVisible(`#try a[href^="/login?next="]`),
-		chromedp.Click(`#try a[href^="/login?next="]`, chromedp.ByQuery), landed("/login"), chromedp.WaitVisible("#generate-wallet"))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/agents/"+id), appears(`#try a[href^="/login?next="]`),
+		chromedp.Click(`#try a[href^="/login?next="]`, chromedp.ByQuery), landed("/login"), appears("#generate-wallet"))
 	run(t, ctx, "signed in", chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/agents/"+id+"#try"),
-		chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`))
-	run(t, ctx, "airdrop", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("/agents/"+id), chromedp.WaitVisible(`form[action$="/run"]`))
+		appears(`form[action="/dashboard/airdrop"]`))
+	run(t, ctx, "airdrop", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("/agents/"+id), appears(`form[action$="/run"]`))
 	run(t, ctx, "run", chromedp.SetValue(`textarea[name=task]`, "Ada", chromedp.ByQuery), chromedp.Click(`form[action$="/run"] button`), landed("run="),
 		chromedp.Poll(`document.querySelector("#pieces")?.textContent === "Bon"`, nil, chromedp.WithPollingTimeout(time.Minute)))
 	if n := count(t, ctx, "#run [data-final]"); n != 0 {
 		t.Fatal("the run had ended when its first word showed")
 	}
 	close(more)
-	run(t, ctx, "ended", chromedp.WaitVisible("#run [data-final]"))
+	run(t, ctx, "ended", appears("#run [data-final]"))
 	if got := text(t, ctx, "#result"); strings.TrimSpace(got) != "Bonjour" {
 		t.Errorf("the run's result: %q", got)
 	}

@@ -53,15 +53,15 @@ func TestTryItFollowsTheRun(t *testing.T) {
 	}
 	page := d.URL + "/agents/" + a.AgentID
 
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
 		chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/dashboard/"),
-		chromedp.Navigate(page), chromedp.WaitVisible(`form[action="/dashboard/airdrop"]`),
-		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(`form[action$="/run"]`))
+		chromedp.Navigate(page), appears(`form[action="/dashboard/airdrop"]`),
+		chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), appears(`form[action$="/run"]`))
 
 	// The first run works until released: the page says it runs, for how
 	// long so far and against which timeout, with no way to cancel it.
 	run(t, ctx, "a run the agent works on", chromedp.SetValue(`textarea[name=task]`, "wait", chromedp.ByQuery),
-		chromedp.Click(`form[action$="/run"] button`), landed("run="), chromedp.WaitVisible("#run [data-since]"))
+		chromedp.Click(`form[action$="/run"] button`), landed("run="), appears("#run [data-since]"))
 	var first string
 	run(t, ctx, "its address", chromedp.Evaluate(`location.href`, &first))
 	if got := text(t, ctx, "#run"); !strings.Contains(got, "Running") || !strings.Contains(got, "of its 60 s timeout") || !strings.Contains(got, "runs to its end") {
@@ -75,11 +75,11 @@ func TestTryItFollowsTheRun(t *testing.T) {
 	// The second waits for the slot the first holds: it can be cancelled,
 	// and its price comes back.
 	run(t, ctx, "a run that waits", chromedp.SetValue(`textarea[name=task]`, "second", chromedp.ByQuery),
-		chromedp.Click(`form[action$="/run"] button`), landed("run="), chromedp.WaitVisible(`#run form[action$="/cancel"]`))
+		chromedp.Click(`form[action$="/run"] button`), landed("run="), appears(`#run form[action$="/cancel"]`))
 	if got := text(t, ctx, "#run"); !strings.Contains(got, "Waiting for a free slot") {
 		t.Errorf("a run waiting for a slot reads %q", got)
 	}
-	run(t, ctx, "cancel", chromedp.Click(`#run form[action$="/cancel"] button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "cancel", chromedp.Click(`#run form[action$="/cancel"] button`, chromedp.ByQuery), landed("sent="), appears(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Cancelled — 0.02 USDC refunded") {
 		t.Errorf("a cancelled run says %q", got)
 	}
@@ -88,15 +88,15 @@ func TestTryItFollowsTheRun(t *testing.T) {
 	}
 
 	// The first, released, ends on its page without a reload.
-	run(t, ctx, "back to the first", chromedp.Navigate(first), chromedp.WaitVisible("#run [data-since]"))
+	run(t, ctx, "back to the first", chromedp.Navigate(first), appears("#run [data-since]"))
 	close(release)
-	run(t, ctx, "followed to its end", chromedp.WaitVisible("#run [data-final]"))
+	run(t, ctx, "followed to its end", appears("#run [data-final]"))
 	if got := text(t, ctx, "#run"); !strings.Contains(got, "done: wait") || !strings.Contains(got, "0.02 USDC charged") {
 		t.Errorf("the first run, ended, reads %q", got)
 	}
 	// Of the airdropped 1 USDC, the run that ran cost 0.02; the cancelled
 	// one nothing.
-	run(t, ctx, "balance", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible(".stat"))
+	run(t, ctx, "balance", chromedp.Navigate(d.URL+"/dashboard/"), appears(".stat"))
 	if got := text(t, ctx, ".grid2"); !strings.Contains(got, "0.98 USDC") {
 		t.Errorf("the devnet balance after a run and a cancelled one:\n%s", got)
 	}

@@ -25,31 +25,31 @@ func TestUsageOverTime(t *testing.T) {
 	greeterID := greeter(t, d)
 	translatorID, _ := translator(t, d.URL)
 
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
-		chromedp.Click("#generate-wallet", chromedp.ByQuery), chromedp.WaitVisible("#start-h"))
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
+		chromedp.Click("#generate-wallet", chromedp.ByQuery), appears("#start-h"))
 	if got := text(t, ctx, "ol.checklist"); !strings.Contains(got, "Get devnet test money") || strings.Contains(got, "✓") {
 		t.Errorf("an empty account's first steps: %q", got)
 	}
-	run(t, ctx, "airdrop", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "airdrop", chromedp.Submit(`form[action="/dashboard/airdrop"] button`), landed("sent="), appears(".ok"))
 	if got := text(t, ctx, "ol.checklist li.done"); !strings.Contains(got, "✓ Get devnet test money") {
 		t.Errorf("the first step, done: %q", got)
 	}
 
 	try := func(agent, task, lang string) {
 		t.Helper()
-		actions := []chromedp.Action{chromedp.Navigate(d.URL + "/agents/" + agent), chromedp.WaitVisible(`form[action$="/run"]`),
+		actions := []chromedp.Action{chromedp.Navigate(d.URL + "/agents/" + agent), appears(`form[action$="/run"]`),
 			chromedp.SetValue(`textarea[name=task]`, task, chromedp.ByQuery)}
 		if lang != "" {
 			actions = append(actions, chromedp.SetValue(`select[name="param.lang"]`, lang, chromedp.ByQuery), chromedp.SetValue(`input[name="param.n"]`, "2", chromedp.ByQuery))
 		}
-		actions = append(actions, chromedp.Click(`form[action$="/run"] button`, chromedp.ByQuery), landed("run="), chromedp.WaitVisible("#run [data-final]"))
+		actions = append(actions, chromedp.Click(`form[action$="/run"] button`, chromedp.ByQuery), landed("run="), appears("#run [data-final]"))
 		run(t, ctx, "run "+task, actions...)
 	}
 	try(greeterID, "Ada", "")
 	try(translatorID, "Bonjour tout le monde", "en")
 	try(translatorID, "fail", "en")
 
-	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("svg.spend"))
+	run(t, ctx, "dashboard", chromedp.Navigate(d.URL+"/dashboard/"), appears("svg.spend"))
 	screenshot(t, ctx, "dashboard-usage")
 	if n := count(t, ctx, "#start-h"); n != 0 {
 		t.Error("an account with runs still shows its first steps")
@@ -91,9 +91,9 @@ func TestUsageOverTime(t *testing.T) {
 	}
 
 	// An execution's page: what was asked, run again, the signed receipt.
-	run(t, ctx, "execution", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("#history ~ .scroll table"),
+	run(t, ctx, "execution", chromedp.Navigate(d.URL+"/dashboard/"), appears("#history ~ .scroll table"),
 		chromedp.Click(`#history ~ .scroll tr:nth-child(3) a[href^="/dashboard/executions/"]`, chromedp.ByQuery), landed("/dashboard/executions/"),
-		chromedp.WaitVisible("#task"))
+		appears("#task"))
 	if task, params := text(t, ctx, "#task"), text(t, ctx, "#parameters"); task != "Bonjour tout le monde" || !strings.Contains(params, `"lang": "en"`) {
 		t.Errorf("the execution's request: %q, %q", task, params)
 	}
@@ -108,7 +108,7 @@ func TestUsageOverTime(t *testing.T) {
 	if rc, err := client.VerifyReceipt([]byte(raw), marketKey); err != nil || rc.AgentID != translatorID || rc.Cost != 10_000 {
 		t.Errorf("the downloaded receipt: %+v, %v\n%s", rc, err, raw)
 	}
-	run(t, ctx, "run again", chromedp.Click(`a[href*="?from="]`, chromedp.ByQuery), landed("from="), chromedp.WaitVisible(`form[action$="/run"]`))
+	run(t, ctx, "run again", chromedp.Click(`a[href*="?from="]`, chromedp.ByQuery), landed("from="), appears(`form[action$="/run"]`))
 	var task, lang string
 	run(t, ctx, "prefilled", chromedp.Value(`textarea[name=task]`, &task, chromedp.ByQuery), chromedp.Value(`select[name="param.lang"]`, &lang, chromedp.ByQuery))
 	if task != "Bonjour tout le monde" || lang != "en" {
@@ -126,8 +126,8 @@ func TestUsageOverTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run(t, ctx, "older", chromedp.Navigate(d.URL+"/dashboard/"), chromedp.WaitVisible("#history ~ .scroll table"),
-		chromedp.Click(`a[href*="offset=25"]`, chromedp.ByQuery), landed("offset=25"), chromedp.WaitVisible("#history ~ .scroll table"))
+	run(t, ctx, "older", chromedp.Navigate(d.URL+"/dashboard/"), appears("#history ~ .scroll table"),
+		chromedp.Click(`a[href*="offset=25"]`, chromedp.ByQuery), landed("offset=25"), appears("#history ~ .scroll table"))
 	if got := text(t, ctx, "#history ~ p.muted"); !strings.Contains(got, "26–28 of 28 executions") || !strings.Contains(got, "Newer") {
 		t.Errorf("the second page says %q", got)
 	}

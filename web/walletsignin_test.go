@@ -90,7 +90,7 @@ func TestWalletSignIn(t *testing.T) {
 		t.Cleanup(cancel)
 		run(t, ctx, "no cookies", network.ClearBrowserCookies())
 		w.inject(t, ctx)
-		run(t, ctx, "sign-in page", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`))
+		run(t, ctx, "sign-in page", chromedp.Navigate(d.URL+"/login"), appears(`#wallet-list button[data-wallet="Test Wallet"]`))
 		return ctx
 	}
 	dashboard := `form[action="/dashboard/airdrop"]`
@@ -111,7 +111,7 @@ func TestWalletSignIn(t *testing.T) {
 		// A wallet that loads after the page registers too.
 		late := w
 		late.Name = "Late Wallet"
-		run(t, ctx, "late wallet", chromedp.Evaluate(late.script(), nil), chromedp.WaitVisible(`#wallet-list button[data-wallet="Late Wallet"]`))
+		run(t, ctx, "late wallet", chromedp.Evaluate(late.script(), nil), appears(`#wallet-list button[data-wallet="Late Wallet"]`))
 		var none bool
 		run(t, ctx, "no-wallet note", chromedp.Evaluate(`document.getElementById("no-wallet").hidden`, &none))
 		if !none {
@@ -130,7 +130,7 @@ func TestWalletSignIn(t *testing.T) {
 			w, address := newTestWallet()
 			c.w(&w)
 			ctx := tab(t, w)
-			run(t, ctx, "sign in", chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery), chromedp.WaitVisible(dashboard))
+			run(t, ctx, "sign in", chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery), appears(dashboard))
 			if got := strings.TrimSpace(text(t, ctx, "main p.mono")); got != address {
 				t.Errorf("the dashboard is of %q; want the wallet's %s", got, address)
 			}
@@ -140,7 +140,7 @@ func TestWalletSignIn(t *testing.T) {
 				t.Errorf("the wallet remembered is %q", remembered)
 			}
 			// Back on the sign-in page, it is the one used last.
-			run(t, ctx, "back", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`))
+			run(t, ctx, "back", chromedp.Navigate(d.URL+"/login"), appears(`#wallet-list button[data-wallet="Test Wallet"]`))
 			if got := text(t, ctx, `#wallet-list button[data-wallet="Test Wallet"]`); !strings.Contains(got, "last used") {
 				t.Errorf("the wallet used last reads %q", got)
 			}
@@ -161,7 +161,7 @@ func TestWalletSignIn(t *testing.T) {
 			w, _ := newTestWallet()
 			c.w(&w)
 			ctx := tab(t, w)
-			run(t, ctx, "sign in", chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery), chromedp.WaitVisible("#wallet-status.error"))
+			run(t, ctx, "sign in", chromedp.Click(`#wallet-list button[data-wallet="Test Wallet"]`, chromedp.ByQuery), appears("#wallet-status.error"))
 			got := text(t, ctx, "#wallet-status")
 			t.Logf("the page says: %s", got)
 			for _, want := range c.want {
@@ -200,7 +200,7 @@ func TestWalletSignAndSendTransaction(t *testing.T) {
 	// under the page's Content-Security-Policy.
 	run(t, ctx, "bypass CSP", page.SetBypassCSP(true))
 	w.inject(t, ctx)
-	run(t, ctx, "page with wallet.js", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible(`#wallet-list button[data-wallet="Test Wallet"]`))
+	run(t, ctx, "page with wallet.js", chromedp.Navigate(d.URL+"/login"), appears(`#wallet-list button[data-wallet="Test Wallet"]`))
 
 	to := chaintest.Address(chaintest.NewKey(t))
 	client := rpc.New(n.RPC)

@@ -25,7 +25,7 @@ import (
 func TestListingWizard(t *testing.T) {
 	ctx := browser(t)
 	d := market(t)
-	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), chromedp.WaitVisible("#generate-wallet"),
+	run(t, ctx, "sign in", chromedp.Navigate(d.URL+"/login"), appears("#generate-wallet"),
 		chromedp.Click("#generate-wallet", chromedp.ByQuery), landed("/dashboard/"))
 	wallet := strings.TrimSpace(text(t, ctx, "main p.mono"))
 	if _, err := client.New(d.URL, adminToken).Deposit(context.Background(), crtx.Mainnet, wallet, 60*crtx.MicroPerUSDC); err != nil {
@@ -40,7 +40,7 @@ func TestListingWizard(t *testing.T) {
 	next := func(step string) chromedp.Action {
 		return chromedp.Click(`fieldset.step[data-step="`+step+`"] button.next`, chromedp.ByQuery)
 	}
-	run(t, ctx, "new listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible("ol.wizard-steps"))
+	run(t, ctx, "new listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), appears("ol.wizard-steps"))
 	if s := visible(); s != "1" {
 		t.Fatalf("the form opens at steps %q", s)
 	}
@@ -50,7 +50,7 @@ func TestListingWizard(t *testing.T) {
 	}
 	// A parameter from the rows: the schema is written, the Try-it previewed.
 	row := `#param-rows tr.param:last-child `
-	run(t, ctx, "a parameter", chromedp.WaitVisible("#param-add"), chromedp.Click("#param-add", chromedp.ByQuery), chromedp.WaitVisible(row+".p-name"),
+	run(t, ctx, "a parameter", appears("#param-add"), chromedp.Click("#param-add", chromedp.ByQuery), appears(row+".p-name"),
 		chromedp.SendKeys(row+".p-name", "lang", chromedp.ByQuery),
 		chromedp.Evaluate(`(() => { const s = document.querySelector("#param-rows tr.param:last-child .p-type"); s.value = "choice"; s.dispatchEvent(new Event("change", {bubbles: true})); })()`, nil),
 		chromedp.SendKeys(row+".p-choices", "en, fr", chromedp.ByQuery), chromedp.Click(row+".p-req", chromedp.ByQuery),
@@ -76,12 +76,12 @@ func TestListingWizard(t *testing.T) {
 	endpoint, pub := service(t)
 	run(t, ctx, "details", chromedp.SetValue("#f-name", "Greeter", chromedp.ByQuery), chromedp.SetValue("#f-tagline", "Greets.", chromedp.ByQuery),
 		chromedp.SetValue("#f-description", "Greets in French.", chromedp.ByQuery), chromedp.SetValue("#f-tags", "writing", chromedp.ByQuery),
-		next("1"), chromedp.WaitVisible("#f-endpoint_url"))
+		next("1"), appears("#f-endpoint_url"))
 
 	// A service that does not answer: said, and the rest not checked.
 	run(t, ctx, "test a dead endpoint", chromedp.SetValue("#f-endpoint_url", "http://127.0.0.1:1/execute", chromedp.ByQuery),
 		chromedp.SetValue("#f-signing_public_key", pub, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
-		chromedp.WaitVisible("#wizard-report li"))
+		appears("#wizard-report li"))
 	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✗ Not reachable") || !strings.Contains(got, "not checked, there was no answer") ||
 		!strings.Contains(got, "the connection was refused") || !strings.Contains(got, "POST /execute HTTP/1.1") ||
 		!strings.Contains(got, "X-Crtx-Signing-Key: "+pub) || !strings.Contains(got, "Nothing: no answer came back") {
@@ -93,33 +93,33 @@ func TestListingWizard(t *testing.T) {
 	}))
 	defer broken.Close()
 	run(t, ctx, "test a broken endpoint", chromedp.SetValue("#f-endpoint_url", broken.URL+"/execute", chromedp.ByQuery),
-		chromedp.Click("#wizard-test", chromedp.ByQuery), chromedp.WaitVisible("#wizard-report details.exchange[open] pre"))
+		chromedp.Click("#wizard-test", chromedp.ByQuery), appears("#wizard-report details.exchange[open] pre"))
 	if got := text(t, ctx, "#wizard-report details.exchange"); !strings.Contains(got, "HTTP/1.1 502 Bad Gateway") ||
 		!strings.Contains(got, "upstream model overloaded") {
 		t.Errorf("the inline test of an endpoint answering 502: %q", got)
 	}
 	screenshot(t, ctx, "listing-test-failed")
 	run(t, ctx, "test the endpoint", chromedp.SetValue("#f-endpoint_url", endpoint, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
-		chromedp.WaitVisible("#wizard-report li.pass"))
+		appears("#wizard-report li.pass"))
 	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✓ Reachable") || !strings.Contains(got, "✓ The signature verifies") {
 		t.Errorf("the inline test of the service: %q", got)
 	}
 	// A key made here fills the public key and the key file, and can be
 	// downloaded; this test's service has a key of its own, set after.
 	var made, file, href string
-	run(t, ctx, "keygen", chromedp.Click("#keygen", chromedp.ByQuery), chromedp.WaitVisible("#keygen-download"),
+	run(t, ctx, "keygen", chromedp.Click("#keygen", chromedp.ByQuery), appears("#keygen-download"),
 		chromedp.Value("#f-signing_public_key", &made, chromedp.ByQuery), chromedp.Value("#f-key_signature", &file, chromedp.ByQuery),
 		chromedp.AttributeValue("#keygen-download", "href", &href, nil, chromedp.ByQuery))
 	if _, err := crtx.ParseAddress("key", made); err != nil || !strings.HasPrefix(file, "[") || !strings.HasPrefix(href, "blob:") {
 		t.Errorf("a key made in the form: public %q, file %.20q, download %q", made, file, href)
 	}
 	run(t, ctx, "key file", chromedp.SetValue("#f-signing_public_key", pub, chromedp.ByQuery), chromedp.SetValue("#f-key_signature", keyFileOf(pub), chromedp.ByQuery),
-		next("2"), chromedp.WaitVisible("#f-price_per_call_usdc"),
+		next("2"), appears("#f-price_per_call_usdc"),
 		chromedp.SendKeys("#f-price_per_call_usdc", "0.5", chromedp.ByQuery))
 	if got := text(t, ctx, "#collateral-out"); !strings.Contains(got, "locks 50 USDC of collateral, from your mainnet balance") {
 		t.Errorf("the collateral for 0.5 USDC a call: %q", got)
 	}
-	run(t, ctx, "review", next("3"), chromedp.WaitVisible("#review dt"))
+	run(t, ctx, "review", next("3"), appears("#review dt"))
 	review := text(t, ctx, "#review")
 	for _, want := range []string{"Greeter", "Greets in French.", endpoint, pub, "0.5", "locks 50 USDC"} {
 		if !strings.Contains(review, want) {
@@ -127,7 +127,7 @@ func TestListingWizard(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "listing-review")
-	run(t, ctx, "list", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "list", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), appears(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Greeter") {
 		t.Errorf("listing from the steps: %q", got)
 	}
@@ -150,28 +150,28 @@ func TestListingWizard(t *testing.T) {
 	}, creator.Options{Metered: true}))
 	defer msvc.Close()
 	var hidden bool
-	run(t, ctx, "new metered listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), chromedp.WaitVisible("#f-name"),
+	run(t, ctx, "new metered listing", chromedp.Navigate(d.URL+"/dashboard/creator?tab=new"), appears("#f-name"),
 		chromedp.SetValue("#f-name", "Metered greeter", chromedp.ByQuery), chromedp.SetValue("#f-tagline", "Greets.", chromedp.ByQuery),
 		chromedp.SetValue("#f-description", "Greets per token.", chromedp.ByQuery), chromedp.SetValue("#f-tags", "writing", chromedp.ByQuery),
-		next("1"), chromedp.WaitVisible("#f-endpoint_url"),
+		next("1"), appears("#f-endpoint_url"),
 		chromedp.SetValue("#f-endpoint_url", msvc.URL+"/execute", chromedp.ByQuery), chromedp.SetValue("#f-signing_public_key", mpub, chromedp.ByQuery),
-		chromedp.SetValue("#f-key_signature", keyFileOf(mpub), chromedp.ByQuery), next("2"), chromedp.WaitVisible("#f-price_per_call_usdc"),
+		chromedp.SetValue("#f-key_signature", keyFileOf(mpub), chromedp.ByQuery), next("2"), appears("#f-price_per_call_usdc"),
 		chromedp.Evaluate(`document.querySelector("[data-metered-only]").hidden`, &hidden))
 	if !hidden {
 		t.Errorf("the metered prices show for a listing priced per call")
 	}
 	run(t, ctx, "metered prices", chromedp.SetValue("#f-pricing_model", "metered", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#f-pricing_model").dispatchEvent(new Event("change", {bubbles: true}))`, nil),
-		chromedp.WaitVisible("#f-price_per_1k_tokens_usdc"), chromedp.SendKeys("#f-price_per_call_usdc", "0.001", chromedp.ByQuery),
+		appears("#f-price_per_1k_tokens_usdc"), chromedp.SendKeys("#f-price_per_call_usdc", "0.001", chromedp.ByQuery),
 		chromedp.SendKeys("#f-price_per_1k_tokens_usdc", "0.002", chromedp.ByQuery), chromedp.SendKeys("#f-max_price_per_call_usdc", "0.1", chromedp.ByQuery))
 	if got := text(t, ctx, "#collateral-out"); !strings.Contains(got, "At at most 0.1 USDC a call, listing locks 10 USDC") {
 		t.Errorf("the collateral of a metered listing: %q", got)
 	}
-	run(t, ctx, "metered review", next("3"), chromedp.WaitVisible("#review dt"))
+	run(t, ctx, "metered review", next("3"), appears("#review dt"))
 	if review := text(t, ctx, "#review"); !strings.Contains(review, "metered") || !strings.Contains(review, "0.002") {
 		t.Errorf("the review of a metered listing:\n%s", review)
 	}
-	run(t, ctx, "list metered", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible(".ok"))
+	run(t, ctx, "list metered", chromedp.Click(`form[data-wizard] button[type=submit]`, chromedp.ByQuery), landed("sent="), appears(".ok"))
 	if got := text(t, ctx, ".ok"); !strings.Contains(got, "Listed Metered greeter") {
 		t.Fatalf("listing a metered agent from the steps: %q", got)
 	}
@@ -180,7 +180,7 @@ func TestListingWizard(t *testing.T) {
 	}) {
 		t.Errorf("the catalog after a metered listing: %+v, %v", page, err)
 	}
-	run(t, ctx, "the metered agent's page", chromedp.Navigate(d.URL+"/"), chromedp.WaitVisible(".card"))
+	run(t, ctx, "the metered agent's page", chromedp.Navigate(d.URL+"/"), appears(".card"))
 	if got := text(t, ctx, ".cards"); !strings.Contains(got, "0.001 USDC a call + 0.002 per 1,000 tokens, at most 0.1 USDC") {
 		t.Errorf("the catalog's card of a metered agent: %q", got)
 	}
@@ -190,14 +190,14 @@ func TestListingWizard(t *testing.T) {
 	if axe := axeAlongside(t); axe != nil {
 		tool := `form[action="/dashboard/creator/test"]`
 		var where string
-		run(t, ctx, "the test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), chromedp.WaitVisible(tool),
+		run(t, ctx, "the test tool", chromedp.Navigate(d.URL+"/dashboard/creator?tab=test"), appears(tool),
 			chromedp.SetValue(tool+` input[name=endpoint_url]`, broken.URL+"/execute", chromedp.ByQuery),
 			chromedp.SetValue(tool+` input[name=signing_public_key]`, pub, chromedp.ByQuery),
-			chromedp.Submit(tool+` button`, chromedp.ByQuery), landed("sent="), chromedp.WaitVisible("#report details.exchange[open] pre"),
+			chromedp.Submit(tool+` button`, chromedp.ByQuery), landed("sent="), appears("#report details.exchange[open] pre"),
 			chromedp.Evaluate(`location.pathname + location.search`, &where))
 		for _, scheme := range []string{"light", "dark"} {
 			axeCheck(t, ctx, axe, d.URL, scheme, where)
-			run(t, ctx, "the report checked", chromedp.WaitVisible("#report details.exchange[open] pre", chromedp.ByQuery))
+			run(t, ctx, "the report checked", appears("#report details.exchange[open] pre"))
 		}
 	}
 }
