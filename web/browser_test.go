@@ -273,6 +273,26 @@ func newCreator(t *testing.T, url string) (*client.Client, string) {
 	return cc, s.SessionToken
 }
 
+// devnetKey is a devnet API key of a new wallet holding 1 USDC of
+// devnet's test money.
+func devnetKey(t *testing.T, url string) string {
+	t.Helper()
+	bg := context.Background()
+	_, wk, _ := ed25519.GenerateKey(nil)
+	caller, _, err := client.New(url, "").SignIn(bg, wk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := caller.Airdrop(bg, crtx.Address(wk.Public().(ed25519.PublicKey)), crtx.MicroPerUSDC); err != nil {
+		t.Fatal(err)
+	}
+	key, err := caller.CreateKey(bg, client.KeyParams{Name: "k", Environment: crtx.Devnet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key.Key
+}
+
 // greeterOf is greeter, also returning the creator's session token.
 func greeterOf(t *testing.T, d *daemon.Daemon) (string, string) {
 	t.Helper()

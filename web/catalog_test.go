@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"strings"
 	"testing"
 	"time"
@@ -65,17 +64,7 @@ func TestHomePage(t *testing.T) {
 	d := market(t)
 	id := greeter(t, d)
 	bg := context.Background()
-	_, wk, _ := ed25519.GenerateKey(nil)
-	caller, _, err := client.New(d.URL, "").SignIn(bg, wk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caller.Airdrop(bg, crtx.Address(wk.Public().(ed25519.PublicKey)), crtx.MicroPerUSDC)
-	key, err := caller.CreateKey(bg, client.KeyParams{Name: "k", Environment: crtx.Devnet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.New(d.URL, key.Key).Execute(bg, id, crtx.ExecuteParams{Task: "Ada"}, client.ExecuteOptions{}); err != nil {
+	if _, err := client.New(d.URL, devnetKey(t, d.URL)).Execute(bg, id, crtx.ExecuteParams{Task: "Ada"}, client.ExecuteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Market.Ledger.RollupAll(bg); err != nil { // the statistics count the run
