@@ -77,16 +77,23 @@ func TestHomePage(t *testing.T) {
 	if got := text(t, ctx, "nav.tags"); got != "writing 1" {
 		t.Errorf("the tags with agents: %q", got)
 	}
-	if got := text(t, ctx, ".card"); !strings.Contains(got, "on devnet: 100% success") || !strings.Contains(got, "1 run") || strings.Contains(got, "new") {
+	if got := text(t, ctx, ".card"); !strings.Contains(got, "new on mainnet; on devnet: 100% success") || !strings.Contains(got, "1 run") {
 		t.Errorf("a card of an agent run only on devnet: %q", got)
 	}
+	// Under the devnet filter the card's figures are devnet's, named so;
+	// a run under a millisecond is not said to take none.
+	run(t, ctx, "devnet", chromedp.Navigate(d.URL+"/?environment=devnet"), appears(".card"))
+	if got := text(t, ctx, ".card"); !strings.Contains(got, "on devnet: 100% success") || strings.Contains(got, "mainnet") || strings.Contains(got, " 0 ms") {
+		t.Errorf("a card under the devnet filter: %q", got)
+	}
+	run(t, ctx, "back", chromedp.Navigate(d.URL+"/"), appears(".card"))
 	if got := text(t, ctx, "form.filters"); !strings.Contains(got, "Network") || strings.Contains(got, "Statistics from") {
 		t.Errorf("the catalog's filters: %q", got)
 	}
 	// The agent's page shows its runs over time, devnet's while mainnet
 	// has none, with a table of the same.
 	run(t, ctx, "runs", chromedp.Navigate(d.URL+"/agents/"+id), appears("#runs-h"))
-	if got := text(t, ctx, `section[aria-labelledby="runs-h"]`); !strings.Contains(got, "Runs over the last 30 days (devnet)") || !strings.Contains(got, "1 run, 100% completed") {
+	if got := text(t, ctx, `section[aria-labelledby="runs-h"]`); !strings.Contains(got, "Devnet runs, last 30 days") || !strings.Contains(got, "1 run, 100% completed") {
 		t.Errorf("the agent's runs over time: %q", got)
 	}
 	if got := text(t, ctx, ".grid2"); !strings.Contains(got, "1 run\n") && !strings.Contains(got, "1 run100%") || !strings.Contains(got, "0 disputes (0% of runs)") {

@@ -21,7 +21,7 @@ func TestCreatorListingOfAnAgentThatNeverRan(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if !regexp.MustCompile(id).Match(b) || !regexp.MustCompile(`data-label="success">—</td><td class="num" data-label="ms">—</td>`).Match(b) {
+	if !regexp.MustCompile(id).Match(b) || !regexp.MustCompile(`data-label="success">—</td><td class="num" data-label="latency">—</td>`).Match(b) {
 		t.Errorf("the creator page shows no — for an agent that never ran:\n%s", b)
 	}
 }

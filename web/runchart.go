@@ -32,7 +32,7 @@ func (c runsChart) SuccessRate() string {
 	if c.Ended == 0 {
 		return "—"
 	}
-	return strconv.FormatInt(c.Succeeded*100/c.Ended, 10) + "%"
+	return pct(float64(c.Succeeded) / float64(c.Ended))
 }
 
 // newRunsChart lays rows out over the 30 days ending today; nil without a

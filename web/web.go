@@ -84,6 +84,17 @@ func pct(f float64) string {
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"pct": pct,
+		// latency is a typical time of completed runs: "—" without one,
+		// and a time under a millisecond is not said to be none.
+		"latency": func(ms int64, successRate float64) string {
+			switch {
+			case successRate == 0:
+				return "—"
+			case ms < 1:
+				return "< 1 ms"
+			}
+			return strconv.FormatInt(ms, 10) + " ms"
+		},
 		// share is part of whole as a percentage ("—" of nothing).
 		"share": func(part, whole int64) string {
 			if whole <= 0 {
