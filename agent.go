@@ -67,6 +67,10 @@ type AgentStats struct {
 	Successful int64 // completed
 	TimeSumMS  int64 // over completed executions
 	Disputes   int64
+	// Rejected are ended executions whose input the agent refused
+	// (CodeInvalidInput): counted in Total, not in Finished, as the
+	// caller's fault rather than the agent's.
+	Rejected int64
 }
 
 // SuccessRate is successful over finished executions; 0 when none finished.

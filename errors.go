@@ -54,6 +54,10 @@ const (
 	CodeDepositNotFound    = "deposit_not_found"
 	CodeWithdrawalNotFound = "withdrawal_not_found"
 	CodeDepositClosed      = "deposit_closed"
+	// CodeInvalidInput: the agent refused the call's input (a failed
+	// reply whose error_code says so); refunded like any failure, and
+	// counted apart from the agent's failures.
+	CodeInvalidInput = "invalid_input"
 )
 
 // Error is an error a caller can act on: a code from the list above, a

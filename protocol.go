@@ -38,6 +38,10 @@ type CreatorReply struct {
 	UsageSignature *string         `json:"usage_signature,omitempty"`
 	Steps          json.RawMessage `json:"steps,omitempty"`
 	Error          *string         `json:"error,omitempty"`
+	// ErrorCode, on a failed reply, says why in a word the marketplace
+	// acts on: "invalid_input" (the caller's input, not the agent, is at
+	// fault) is the one there is.
+	ErrorCode *string `json:"error_code,omitempty"`
 }
 
 // Headers of requests to creators (docs/creators.md, "Requests from the
@@ -173,6 +177,9 @@ func CheckReply(req CreatorRequest, r CreatorReply, key ed25519.PublicKey) error
 		if !IsText(*r.Error) {
 			return malformed("the error description holds a NUL character (U+0000) or bytes that are not UTF-8; it must be text")
 		}
+		if r.ErrorCode != nil && *r.ErrorCode != CodeInvalidInput {
+			return malformed("error_code %.40q is not one the marketplace knows (%q)", *r.ErrorCode, CodeInvalidInput)
+		}
 		return nil
 	case "completed":
 	default:
@@ -180,6 +187,9 @@ func CheckReply(req CreatorRequest, r CreatorReply, key ed25519.PublicKey) error
 	}
 	if r.Result == nil || r.ResultHash == nil || r.Signature == nil {
 		return malformed("a completed reply needs result, result_hash and signature")
+	}
+	if r.ErrorCode != nil {
+		return malformed("a completed reply has no error_code")
 	}
 	if len(*r.Result) > MaxResultBytes {
 		return malformed("the result is %d bytes, over the limit of %d", len(*r.Result), MaxResultBytes)

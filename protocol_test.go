@@ -34,6 +34,9 @@ func TestCheckReply(t *testing.T) {
 	if err := CheckReply(req, CreatorReply{ExecutionID: "e1", Status: "failed", Error: str("no")}, pub); err != nil {
 		t.Fatalf("good failure: %v", err)
 	}
+	if err := CheckReply(req, CreatorReply{ExecutionID: "e1", Status: "failed", Error: str("no"), ErrorCode: str(CodeInvalidInput)}, pub); err != nil {
+		t.Fatalf("a refusal of the input: %v", err)
+	}
 	cases := map[string]struct {
 		mutate func(*CreatorReply)
 		kind   string
@@ -43,9 +46,14 @@ func TestCheckReply(t *testing.T) {
 		"no result":       {func(r *CreatorReply) { r.Result = nil }, CodeInvalidAgentResponse},
 		"failed no error": {func(r *CreatorReply) { r.Status = "failed"; r.Result, r.ResultHash, r.Signature = nil, nil, nil }, CodeInvalidAgentResponse},
 		"failed w result": {func(r *CreatorReply) { r.Status = "failed"; r.Error = str("x") }, CodeInvalidAgentResponse},
-		"hash of other":   {func(r *CreatorReply) { r.ResultHash = str(ResultHash("43")) }, CodeInvalidSignature},
-		"other key":       {func(r *CreatorReply) { r.Signature = str(SignResult(other, *r.ResultHash)) }, CodeInvalidSignature},
-		"no prefix":       {func(r *CreatorReply) { r.Signature = str(SignBase58(key, []byte(*r.ResultHash))) }, CodeInvalidSignature},
+		"unknown failure code": {func(r *CreatorReply) {
+			r.Status, r.Error, r.ErrorCode = "failed", str("x"), str("bad_input")
+			r.Result, r.ResultHash, r.Signature = nil, nil, nil
+		}, CodeInvalidAgentResponse},
+		"completed with a code": {func(r *CreatorReply) { r.ErrorCode = str(CodeInvalidInput) }, CodeInvalidAgentResponse},
+		"hash of other":         {func(r *CreatorReply) { r.ResultHash = str(ResultHash("43")) }, CodeInvalidSignature},
+		"other key":             {func(r *CreatorReply) { r.Signature = str(SignResult(other, *r.ResultHash)) }, CodeInvalidSignature},
+		"no prefix":             {func(r *CreatorReply) { r.Signature = str(SignBase58(key, []byte(*r.ResultHash))) }, CodeInvalidSignature},
 		"too big": {func(r *CreatorReply) {
 			big := string(make([]byte, MaxResultBytes+1))
 			h := ResultHash(big)

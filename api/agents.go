@@ -145,11 +145,14 @@ type AgentListing struct {
 	OutputSchema         json.RawMessage  `json:"output_schema"`
 	SuccessfulExecutions int64            `json:"successful_executions"`
 	DisputeCount         int64            `json:"dispute_count"`
-	OnChainListing       string           `json:"on_chain_listing"`
-	CreatedAt            time.Time        `json:"created_at"`
-	PricingModel         string           `json:"pricing_model"`
-	TimeoutSeconds       int              `json:"timeout_seconds"`
-	Environment          crtx.Environment `json:"environment"`
+	// InvalidInputCount is how many calls the agent refused as invalid
+	// input: in total_executions, not in success_rate.
+	InvalidInputCount int64            `json:"invalid_input_count"`
+	OnChainListing    string           `json:"on_chain_listing"`
+	CreatedAt         time.Time        `json:"created_at"`
+	PricingModel      string           `json:"pricing_model"`
+	TimeoutSeconds    int              `json:"timeout_seconds"`
+	Environment       crtx.Environment `json:"environment"`
 }
 
 func newAgentFacts(a crtx.Agent, s crtx.AgentStats) AgentFacts {
@@ -168,7 +171,7 @@ func NewAgentListing(it crtx.AgentListItem, env crtx.Environment, l crtx.Links) 
 		AgentFacts: newAgentFacts(a, s),
 		Creator:    CreatorInfo{Pubkey: a.Creator, DisplayName: it.Creator.ShownName(), Verified: it.Creator.Verified},
 		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
-		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes,
+		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes, InvalidInputCount: s.Rejected,
 		OnChainListing: l.Listing(a), CreatedAt: a.CreatedAt,
 		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
 	}

@@ -78,6 +78,7 @@ var statuses = map[string]int{
 	crtx.CodeRateLimited:            http.StatusTooManyRequests,
 	crtx.CodeInternal:               http.StatusInternalServerError,
 	crtx.CodeExecutionFailed:        http.StatusInternalServerError,
+	crtx.CodeInvalidInput:           http.StatusBadRequest,
 	crtx.CodeInvalidAgentResponse:   http.StatusBadGateway,
 	crtx.CodeAgentUnreachable:       http.StatusBadGateway,
 	crtx.CodeUnavailable:            http.StatusServiceUnavailable,

@@ -54,10 +54,27 @@ type Request struct {
 }
 
 // Func does the work. A nil error means completed with result; an error
-// means failed, with the error's text as the description. tokens is
+// means failed, with the error's text as the description (one that wraps
+// ErrInvalidInput says the caller's input was at fault). tokens is
 // reported to the caller, and signed, when it is above zero (or always,
 // with Options.Metered).
 type Func func(ctx context.Context, req Request) (result string, tokens int, err error)
+
+// ErrInvalidInput, matched by a Func's error, says the call failed for its
+// input rather than the agent: the caller gets a 400 invalid_input, and
+// the failure is counted apart from the agent's. InvalidInput makes one.
+var ErrInvalidInput = errors.New("invalid input")
+
+// InvalidInput is an error that says, in words, what was wrong with the
+// call's input, and matches ErrInvalidInput:
+//
+//	return "", 0, creator.InvalidInput("delimiter must be one character")
+func InvalidInput(words string) error { return invalidInput(words) }
+
+type invalidInput string
+
+func (e invalidInput) Error() string        { return string(e) }
+func (e invalidInput) Is(target error) bool { return target == ErrInvalidInput }
 
 // StreamFunc does the work as a stream: each piece given to yield goes to
 // the marketplace as it is written, and the result is the pieces joined. A
@@ -324,6 +341,10 @@ wait:
 	if o.err != nil {
 		msg := o.err.Error()
 		reply.Status, reply.Error = "failed", &msg
+		if errors.Is(o.err, ErrInvalidInput) {
+			code := crtx.CodeInvalidInput
+			reply.ErrorCode = &code
+		}
 	} else {
 		hash := crtx.ResultHash(result)
 		sig := crtx.SignResult(h.key, hash)

@@ -49,7 +49,13 @@ func (m *Ledger) Rollup(ctx context.Context, env crtx.Environment) (n int, busy 
 			s.Total++
 			// A caller's cancellation, before dispatch, says nothing of the
 			// agent: it is not a finished execution, so not a failure.
-			if t.Data["error_code"] != crtx.CodeCancelled {
+			// Nor does input the agent refused say it failed: that is
+			// counted apart.
+			switch t.Data["error_code"] {
+			case crtx.CodeCancelled:
+			case crtx.CodeInvalidInput:
+				s.Rejected++
+			default:
 				s.Finished++
 			}
 			if t.Kind == crtx.TxExecutionRecord {

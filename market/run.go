@@ -220,6 +220,9 @@ func (m *core) judge(e *crtx.Execution, req crtx.CreatorRequest, r crtx.CreatorR
 		return outcome{code: crtx.CodeInvalidAgentResponse, message: err.Error()}
 	}
 	if r.Status == "failed" {
+		if r.ErrorCode != nil && *r.ErrorCode == crtx.CodeInvalidInput {
+			return outcome{code: crtx.CodeInvalidInput, message: "the agent refused the input: " + *r.Error, elapsed: elapsed}
+		}
 		return outcome{code: crtx.CodeExecutionFailed, message: "the agent failed: " + *r.Error, elapsed: elapsed}
 	}
 	// A metered call is charged from the usage its creator signs: a reply

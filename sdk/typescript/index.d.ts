@@ -149,6 +149,10 @@ export interface Handler {
   readonly node: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
+/** Thrown by an agent's function: the call failed for its input, not the agent (a 400 invalid_input to the caller, counted apart from failures). */
+export class InvalidInput extends Error {
+  constructor(message: string);
+}
 /** The handler of a creator's service: runs fn, hashes and signs its result, answers failed on a throw or at the deadline, and answers a repeated execution_id with its first answer. */
 export function createHandler(key: SigningKey, fn: AgentFunction, options: HandlerOptions): Handler;
 export function fetchHandler(handler: Pick<Handler, 'handle'>): (request: Request) => Promise<Response>;

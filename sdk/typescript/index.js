@@ -5,7 +5,7 @@ export { base58Decode, base58Encode } from './lib/base58.js';
 export { canonicalize } from './lib/canonical.js';
 export { cidOf } from './lib/cid.js';
 export { Client } from './lib/client.js';
-export { createHandler } from './lib/creator.js';
+export { createHandler, InvalidInput } from './lib/creator.js';
 export { CrtxError } from './lib/errors.js';
 export { fetchHandler } from './lib/fetch.js';
 export { generateSigningKey, signingKey, signingKeyFromFile, verifySignature } from './lib/keys.js';

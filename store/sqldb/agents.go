@@ -147,13 +147,13 @@ const listingFrom = ` FROM agents a JOIN creators c ON c.wallet = a.creator
 	LEFT JOIN agent_stats s ON s.agent_id = a.id AND s.environment = ?`
 
 const listingColumns = agentColumns + `, c.display_name, c.verified,
-	coalesce(s.total, 0), coalesce(s.finished, 0), coalesce(s.successful, 0), coalesce(s.time_sum_ms, 0), coalesce(s.disputes, 0)`
+	coalesce(s.total, 0), coalesce(s.finished, 0), coalesce(s.successful, 0), coalesce(s.time_sum_ms, 0), coalesce(s.disputes, 0), coalesce(s.rejected, 0)`
 
 func scanListing(row interface{ Scan(...any) error }) (crtx.AgentListItem, error) {
 	a, targets, finish := agentTargets()
 	var it crtx.AgentListItem
 	targets = append(targets, &it.Creator.DisplayName, &it.Creator.Verified,
-		&it.Stats.Total, &it.Stats.Finished, &it.Stats.Successful, &it.Stats.TimeSumMS, &it.Stats.Disputes)
+		&it.Stats.Total, &it.Stats.Finished, &it.Stats.Successful, &it.Stats.TimeSumMS, &it.Stats.Disputes, &it.Stats.Rejected)
 	if err := row.Scan(targets...); err != nil {
 		return it, err
 	}
@@ -265,12 +265,12 @@ func (t catalogRows) CountAgents(ctx context.Context, q crtx.AgentQuery) (int, e
 }
 
 func (t catalogRows) AddAgentStats(ctx context.Context, id string, env crtx.Environment, d crtx.AgentStats) error {
-	_, err := t.exec(ctx, `INSERT INTO agent_stats (agent_id, environment, total, finished, successful, time_sum_ms, disputes)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, environment) DO UPDATE SET
+	_, err := t.exec(ctx, `INSERT INTO agent_stats (agent_id, environment, total, finished, successful, time_sum_ms, disputes, rejected)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, environment) DO UPDATE SET
 		total = agent_stats.total + excluded.total, finished = agent_stats.finished + excluded.finished,
 		successful = agent_stats.successful + excluded.successful, time_sum_ms = agent_stats.time_sum_ms + excluded.time_sum_ms,
-		disputes = agent_stats.disputes + excluded.disputes`,
-		id, env, d.Total, d.Finished, d.Successful, d.TimeSumMS, d.Disputes)
+		disputes = agent_stats.disputes + excluded.disputes, rejected = agent_stats.rejected + excluded.rejected`,
+		id, env, d.Total, d.Finished, d.Successful, d.TimeSumMS, d.Disputes, d.Rejected)
 	return err
 }
 

@@ -97,7 +97,7 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		if err := tx.Catalog.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 3, Finished: 2, Successful: 1, TimeSumMS: 40}); err != nil {
+		if err := tx.Catalog.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 4, Finished: 2, Successful: 1, TimeSumMS: 40, Rejected: 1}); err != nil {
 			return err
 		}
 		return tx.Catalog.AddAgentStats(ctx, "a1", crtx.Devnet, crtx.AgentStats{Total: 1, Finished: 1, Successful: 1, TimeSumMS: 60, Disputes: 1})
@@ -105,7 +105,7 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		it, err := tx.Catalog.AgentListing(ctx, "a1", crtx.Devnet)
 		if err != nil || it.Agent.Status != crtx.AgentPaused || it.Agent.Description != "Changed" || it.Creator.DisplayName != "Ada" ||
-			it.Stats != (crtx.AgentStats{Total: 4, Finished: 3, Successful: 2, TimeSumMS: 100, Disputes: 1}) {
+			it.Stats != (crtx.AgentStats{Total: 5, Finished: 3, Successful: 2, TimeSumMS: 100, Disputes: 1, Rejected: 1}) {
 			t.Errorf("AgentListing(a1, devnet) = %+v, %v", it, err)
 		}
 		it, _ = tx.Catalog.AgentListing(ctx, "a1", crtx.Mainnet)

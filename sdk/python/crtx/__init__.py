@@ -8,7 +8,7 @@ and verifies executions.
 from . import base58
 from .canonical import canonical
 from .client import Client
-from .creator import Handler, Request
+from .creator import Handler, InvalidInput, Request
 from .errors import APIError
 from .keys import SigningKey, verify_signature
 from .ledger import account_address, cid, listing_statement, merkle_root, proof_problem, transaction_hash
@@ -18,7 +18,7 @@ from .verify import ANCHOR_NOT_CHECKED, ANCHORED, NOT_ANCHORED_YET, Check, Verif
 
 __version__ = "0.1.0"
 
-__all__ = ["ANCHOR_NOT_CHECKED", "ANCHORED", "APIError", "Check", "Client", "Handler", "NOT_ANCHORED_YET", "Request", "SigningKey",
+__all__ = ["ANCHOR_NOT_CHECKED", "ANCHORED", "APIError", "Check", "Client", "Handler", "InvalidInput", "NOT_ANCHORED_YET", "Request", "SigningKey",
            "VerifyReport", "account_address", "base58", "canonical", "cid", "listing_statement", "merkle_root",
            "proof_problem", "request_signing_bytes", "result_hash", "sign_result", "sign_usage", "usage_statement", "transaction_hash", "verify_anchor",
            "verify_execution", "verify_receipt", "verify_signature", "verify_request_signature"]

@@ -66,6 +66,11 @@ class Request:
 Func = Callable[[Request], "str | tuple[str, int]"]
 
 
+class InvalidInput(Exception):
+    """Raised by a function, says the call failed for its input, not the agent:
+    the caller gets a 400 invalid_input and the failure is counted apart."""
+
+
 class Refused(Exception):
     """A request the handler does not run, with the HTTP status it answers."""
 
@@ -279,7 +284,7 @@ class Handler:
             e = outcome["error"]
             if isinstance(e, (TimeoutError, asyncio.TimeoutError)):
                 return _failed(req.execution_id, f"the agent did not finish within {limit:g} s")
-            return _failed(req.execution_id, str(e) or type(e).__name__)
+            return _failed(req.execution_id, str(e) or type(e).__name__, isinstance(e, InvalidInput))
         return self._completed(req.execution_id, outcome["value"])
 
     def _completed(self, execution_id: str, value) -> bytes:
@@ -315,10 +320,13 @@ class _Answer:
         self.body = b""
 
 
-def _failed(execution_id: str, error: str) -> bytes:
+def _failed(execution_id: str, error: str, invalid_input: bool = False) -> bytes:
     error = error.replace("\0", "").encode("utf-8", "replace").decode("utf-8")
-    return json.dumps({"execution_id": execution_id, "status": "failed", "result": None, "result_hash": None,
-                       "signature": None, "error": error}, ensure_ascii=False).encode("utf-8")
+    reply = {"execution_id": execution_id, "status": "failed", "result": None, "result_hash": None,
+             "signature": None, "error": error}
+    if invalid_input:
+        reply["error_code"] = "invalid_input"
+    return json.dumps(reply, ensure_ascii=False).encode("utf-8")
 
 
 def _accepts(accept: str, media_type: str) -> bool:

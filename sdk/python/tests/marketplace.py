@@ -49,6 +49,8 @@ class Listed:
             time.sleep(req.timeout_seconds + 5)
         if req.task == "raise":
             raise RuntimeError("the model is down")
+        if req.task == "refuse":
+            raise crtx.InvalidInput("the task must name a file")
         if req.task.startswith("wait"):
             time.sleep(0.5)
         return shout(req)

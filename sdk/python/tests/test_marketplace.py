@@ -113,6 +113,14 @@ class Marketplace(unittest.TestCase):
         self.assertTrue(report.ok, str(report))
         self.assertIn("refunded", {c.name for c in report.checks})
 
+    def test_invalid_input_is_the_callers_and_refunded(self):
+        before = self.available()
+        with self.assertRaises(APIError) as e:
+            self.client.execute(self.agent.agent_id, "refuse")
+        self.assertEqual((e.exception.status, e.exception.code), (400, "invalid_input"))
+        self.assertIn("the task must name a file", e.exception.message)
+        self.assertEqual(self.available(), before, "a refused input is refunded")
+
     def test_slow_handler_fails_before_the_deadline(self):
         with self.assertRaises(APIError) as e:
             self.client.execute(self.agent.agent_id, "slow task", timeout_seconds=2)

@@ -16,6 +16,18 @@ const header = (headers, name) => {
   return (Array.isArray(v) ? v[0] : v) ?? '';
 };
 
+/**
+ * Thrown by a handler's function, says the call failed for its input, not
+ * the agent: the caller gets a 400 invalid_input, and the failure is
+ * counted apart from the agent's.
+ */
+export class InvalidInput extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'InvalidInput';
+  }
+}
+
 const json = (status, value) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(value) });
 const refuse = (status, error) => json(status, { error });
 
@@ -24,7 +36,8 @@ const refuse = (status, error) => json(status, { error });
  * marketplace sends and answers the signed reply.
  *
  * fn(request, signal) returns the result text, or {result, tokensUsed}; a
- * throw (or a rejected promise) answers failed with its message. signal
+ * throw (or a rejected promise) answers failed with its message, and an
+ * InvalidInput thrown says the input, not the agent, was at fault. signal
  * aborts when the deadline (a margin before timeout_seconds) passes: the
  * handler answers failed then, whether fn has returned or not.
  *
@@ -119,7 +132,7 @@ export function createHandler(key, fn, options = {}) {
       }
     })().then(
       (out) => ({ out }),
-      (e) => ({ error: (e instanceof Error ? e.message : String(e)) || 'the agent failed' }),
+      (e) => ({ error: (e instanceof Error ? e.message : String(e)) || 'the agent failed', invalidInput: e instanceof InvalidInput }),
     );
     const o = await Promise.race([work, deadline]);
     ended = true;
@@ -129,7 +142,9 @@ export function createHandler(key, fn, options = {}) {
     const out = o.out !== undefined && typeof o.out === 'object' && o.out !== null ? o.out : { result: o.out };
     if (o.error === undefined && typeof out.result !== 'string') o.error = 'the agent returned no result text';
     if (o.error !== undefined) {
-      return JSON.stringify({ ...reply, status: 'failed', result: null, result_hash: null, signature: null, error: o.error.replaceAll('\0', '') });
+      const failed = { ...reply, status: 'failed', result: null, result_hash: null, signature: null, error: o.error.replaceAll('\0', '') };
+      if (o.invalidInput) failed.error_code = 'invalid_input';
+      return JSON.stringify(failed);
     }
     const hash = await resultHash(out.result);
     Object.assign(reply, { status: 'completed', result: out.result, result_hash: hash, signature: await signResult(key, hash) });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { Client, CrtxError, NOT_ANCHORED_YET, createHandler, generateSigningKey, signingKey } from '@crtx-market/sdk';
+import { Client, CrtxError, InvalidInput, NOT_ANCHORED_YET, createHandler, generateSigningKey, signingKey } from '@crtx-market/sdk';
 import { inputSchema, wordCount } from '../examples/agent.js';
 
 const { CRTX_URL: url, CRTX_API_KEY: apiKey, CRTX_CREATOR_SEED: seed, CI } = process.env;
@@ -39,6 +39,7 @@ before(async () => {
   agentKey = await generateSigningKey();
   const handler = createHandler(agentKey, (r) => {
     seen.push(r);
+    if (r.task === 'refuse') throw new InvalidInput('the task must name a file');
     return wordCount(r);
   }, { marketplace: url });
   const listed = await creator.createListing(listing('Word count (TypeScript)', await serve(handler)), { agentKey });
@@ -134,6 +135,15 @@ test('a service with the wrong key, or trusting another marketplace, fails the r
   const trusting = await serve(createHandler(otherKey, wordCount, { marketplaceKey: impostor.publicKey }));
   await assert.rejects(creator.createListing(listing('Other marketplace (TypeScript)', trusting), { agentKey: otherKey }),
     (e) => e instanceof CrtxError && e.code === 'endpoint_unreachable' && /401/.test(e.message));
+});
+
+test('a refused input is the caller\'s: a 400 invalid_input, refunded', { skip }, async () => {
+  const err = await caller.execute(agentId, { task: 'refuse' }).then(() => undefined, (e) => e);
+  assert.ok(err instanceof CrtxError && err.status === 400 && err.code === 'invalid_input', `${err}`);
+  assert.match(err.message, /the task must name a file/);
+  const rec = await caller.execution(err.executionId);
+  assert.equal(rec.status, 'failed');
+  assert.equal(rec.refunded_usdc, rec.cost_usdc);
 });
 
 test('a slow handler answers failed before the deadline, and the caller is refunded', { skip }, async () => {
