@@ -57,6 +57,11 @@ type TestReport struct {
 	Exchange *Exchange `json:"exchange,omitempty"`
 }
 
+// Passes is the listing rule, as crtx.TestReport's.
+func (r TestReport) Passes() bool {
+	return crtx.TestReport{Reachable: r.Reachable, ShapeOK: r.ShapeOK, SignatureOK: r.SignatureOK, Status: r.Status}.Passes()
+}
+
 // Exchange is an HTTP exchange as text.
 type Exchange struct {
 	// Request is the request line, headers and body as sent.

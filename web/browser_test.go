@@ -343,6 +343,8 @@ func TestDashboardsInTheBrowser(t *testing.T) {
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=endpoint_url]`, endpoint),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] input[name=signing_public_key]`, pub),
 		chromedp.SetValue(`form[action="/dashboard/creator/agents"] textarea[data-agent-key]`, keyFileOf(pub)),
+		chromedp.Click(`ol.wizard-steps li[data-step="2"] a`, chromedp.ByQuery), appears("#wizard-test"),
+		chromedp.Click("#wizard-test", chromedp.ByQuery), appears(`#wizard-report [data-passed="true"]`),
 		chromedp.Click(`ol.wizard-steps li[data-step="4"] a`, chromedp.ByQuery), appears(`#review dt`))
 	// The review lists what is sent and the collateral it locks.
 	if got := text(t, ctx, "#review"); !strings.Contains(got, "Greeter") || !strings.Contains(got, "locks 10 USDC of collateral") {

@@ -98,10 +98,23 @@ func TestListingWizard(t *testing.T) {
 		!strings.Contains(got, "upstream model overloaded") {
 		t.Errorf("the inline test of an endpoint answering 502: %q", got)
 	}
+	// The report leads with what failed; and listing waits for a test
+	// that passes.
+	if got := text(t, ctx, "#wizard-report"); !strings.HasPrefix(strings.TrimSpace(got), "✗ Failed:") || !strings.Contains(got, "502") ||
+		strings.Index(got, "502") > strings.Index(got, "Reachable") {
+		t.Errorf("the report of an endpoint answering 502 does not lead with it: %q", got)
+	}
 	screenshot(t, ctx, "listing-test-failed")
+	var disabled bool
+	run(t, ctx, "review before a passing test", chromedp.Click(`ol.wizard-steps li[data-step="4"] a`, chromedp.ByQuery), appears("#list-gate"),
+		chromedp.Evaluate(`document.querySelector("form[data-wizard] button[type=submit]").disabled`, &disabled))
+	if got := text(t, ctx, "#list-gate"); !disabled || !strings.Contains(got, "Test the endpoint") || !strings.Contains(got, "Paste the agent's key file") {
+		t.Errorf("listing is offered before a passing test (disabled %v): %q", disabled, got)
+	}
+	run(t, ctx, "back to the endpoint", chromedp.Click(`ol.wizard-steps li[data-step="2"] a`, chromedp.ByQuery), appears("#wizard-test"))
 	run(t, ctx, "test the endpoint", chromedp.SetValue("#f-endpoint_url", endpoint, chromedp.ByQuery), chromedp.Click("#wizard-test", chromedp.ByQuery),
 		appears("#wizard-report li.pass"))
-	if got := text(t, ctx, "#wizard-report"); !strings.Contains(got, "✓ Reachable") || !strings.Contains(got, "✓ The signature verifies") {
+	if got := text(t, ctx, "#wizard-report"); !strings.HasPrefix(strings.TrimSpace(got), "✓ Passed") || !strings.Contains(got, "✓ Reachable") || !strings.Contains(got, "✓ The signature verifies") {
 		t.Errorf("the inline test of the service: %q", got)
 	}
 	// A key made here fills the public key and the key file, and can be
@@ -167,7 +180,12 @@ func TestListingWizard(t *testing.T) {
 	if got := text(t, ctx, "#collateral-out"); !strings.Contains(got, "At at most 0.1 USDC a call, listing locks 10 USDC") {
 		t.Errorf("the collateral of a metered listing: %q", got)
 	}
-	run(t, ctx, "metered review", next("3"), appears("#review dt"))
+	// A pricing changed after the test is tested again: a metered
+	// listing's test checks the usage signature too.
+	run(t, ctx, "metered review", next("3"), appears("#review dt"), appears("#list-gate"))
+	run(t, ctx, "test the metered endpoint", chromedp.Click(`ol.wizard-steps li[data-step="2"] a`, chromedp.ByQuery), appears("#wizard-test"),
+		chromedp.Click("#wizard-test", chromedp.ByQuery), appears(`#wizard-report [data-passed="true"]`),
+		chromedp.Click(`ol.wizard-steps li[data-step="4"] a`, chromedp.ByQuery), appears("#review dt"))
 	if review := text(t, ctx, "#review"); !strings.Contains(review, "metered") || !strings.Contains(review, "0.002") {
 		t.Errorf("the review of a metered listing:\n%s", review)
 	}

@@ -258,19 +258,49 @@ document.addEventListener("DOMContentLoaded", () => {
     const list = document.querySelector("ol.wizard-steps");
     const items = list ? [...list.querySelectorAll("li")] : [];
     const tiersOut = document.getElementById("collateral-out");
-    const lock = () => {
-      if (!tiersOut) return "";
+    // collateral is what the price locks, and whether the balance is
+    // short of it; null before a price.
+    const collateral = () => {
+      if (!tiersOut) return null;
       const metered = form.elements.pricing_model?.value === "metered";
       // A metered listing's collateral is its most's.
       const price = Number((metered ? form.elements.max_price_per_call_usdc : form.elements.price_per_call_usdc).value);
-      if (!(price > 0)) return "";
+      if (!(price > 0)) return null;
       const tier = JSON.parse(tiersOut.dataset.tiers).find((t) => price <= t.MaxPrice);
-      if (!tier) return "";
-      const short = tier.Collateral > Number(tiersOut.dataset.balance);
-      return "At " + (metered ? "at most " : "") + price + " USDC a call, listing locks " + tier.Collateral + " USDC of collateral" +
-        (short ? ": your mainnet balance has " + tiersOut.dataset.balance + " USDC, so add funds first." : ", from your mainnet balance.");
+      if (!tier) return null;
+      return { metered, price, lock: tier.Collateral, short: tier.Collateral > Number(tiersOut.dataset.balance) };
+    };
+    const lock = () => {
+      const c = collateral();
+      if (!c) return "";
+      return "At " + (c.metered ? "at most " : "") + c.price + " USDC a call, listing locks " + c.lock + " USDC of collateral" +
+        (c.short ? ": your mainnet balance has " + tiersOut.dataset.balance + " USDC, so add funds first." : ", from your mainnet balance.");
     };
     if (tiersOut) ["price_per_call_usdc", "max_price_per_call_usdc", "pricing_model"].forEach((n) => form.elements[n]?.addEventListener("input", () => { tiersOut.textContent = lock(); }));
+    // "List the agent" waits for what listing needs: a passing test of
+    // the endpoint, key and pricing as they stand, the key file that signs
+    // the listing, and the collateral. Each missing one is said beside it.
+    const submit = form.querySelector("button[type=submit]");
+    const gateOut = document.getElementById("list-gate");
+    const testedNow = () => [form.elements.endpoint_url.value.trim(), form.elements.signing_public_key.value.trim(),
+      form.elements.pricing_model?.value || ""].join("\n");
+    let tested = "";
+    const gate = () => {
+      if (!submit || !gateOut) return;
+      const why = [];
+      if (tested !== testedNow()) why.push("Test the endpoint under 2. Endpoint and key, and see it pass: listing waits for a passing test of the endpoint, key and pricing as they are now.");
+      const keyFile = form.querySelector("[data-agent-key]");
+      if (keyFile && !keyFile.value.trim()) why.push("Paste the agent's key file under 2. Endpoint and key: it signs the listing.");
+      const c = collateral();
+      if (c && c.short) why.push("Add funds: listing locks " + c.lock + " USDC and your mainnet balance has " + tiersOut.dataset.balance + " USDC (your dashboard says how).");
+      submit.disabled = why.length > 0;
+      gateOut.hidden = why.length === 0;
+      gateOut.replaceChildren(...why.map((w) => Object.assign(document.createElement("li"), { className: "fail", textContent: "✗ " + w })));
+    };
+    form.addEventListener("input", gate);
+    form.addEventListener("change", gate);
+    form.addEventListener("crtx:tested", (ev) => { tested = ev.detail.passed ? ev.detail.tested : ""; gate(); });
+    gate();
     const meteredOnly = form.querySelector("[data-metered-only]");
     const showMetered = () => { if (meteredOnly) meteredOnly.hidden = form.elements.pricing_model?.value !== "metered"; };
     form.elements.pricing_model?.addEventListener("change", showMetered);
@@ -295,6 +325,7 @@ document.addEventListener("DOMContentLoaded", () => {
       items.forEach((it, j) => { if (j === i) it.setAttribute("aria-current", "step"); else it.removeAttribute("aria-current"); });
       if (i === steps.length - 1) review();
       if (tiersOut) tiersOut.textContent = lock();
+      gate();
     };
     steps.forEach((st, i) => {
       const bar = document.createElement("div");
@@ -431,11 +462,13 @@ document.addEventListener("DOMContentLoaded", () => {
       body.set("signing_public_key", lf.elements.signing_public_key.value.trim());
       if (lf.elements.pricing_model) body.set("pricing_model", lf.elements.pricing_model.value);
       out.textContent = "Sending a test request…";
+      const sent = [body.get("endpoint_url"), body.get("signing_public_key"), lf.elements.pricing_model?.value || ""].join("\n");
       try {
         const r = await fetch(wform.action, { method: "POST", body, redirect: "follow" });
         const doc = new DOMParser().parseFromString(await r.text(), "text/html");
         const rep = doc.getElementById("report");
         out.replaceChildren(rep ? document.importNode(rep, true) : document.createTextNode("The test could not be run: " + r.status));
+        lf.dispatchEvent(new CustomEvent("crtx:tested", { detail: { passed: rep?.dataset.passed === "true", tested: sent } }));
         // The tool's form on that page carries the next one-time token.
         const next = doc.querySelector('form[action="/dashboard/creator/test"] input[name=csrf]');
         if (next) wform.elements.csrf.value = next.value;
