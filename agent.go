@@ -44,6 +44,16 @@ type Agent struct {
 	// the catalog and cannot be executed, whatever its status.
 	SuspendedAt *time.Time
 	DelistedAt  *time.Time
+	// Example is the call its page, Try-it form and code samples show;
+	// the listing's endpoint test runs it. Empty when none was given.
+	Example Example
+}
+
+// Example is a listing's example call, which works as pasted: a task and
+// parameters that match the agent's input schema.
+type Example struct {
+	Task       string
+	Parameters json.RawMessage // an object; empty for none
 }
 
 // Metered is a's metered prices, and whether a is metered.
@@ -185,4 +195,8 @@ type ListingParams struct {
 	ListingNonce     *string          `json:"listing_nonce"`
 	Marketplace      *string          `json:"marketplace"`
 	Replaces         *string          `json:"replaces"`
+	// ExampleTask and ExampleParameters make the listing's Example; an
+	// empty task removes it.
+	ExampleTask       *string          `json:"example_task"`
+	ExampleParameters *json.RawMessage `json:"example_parameters"`
 }

@@ -259,12 +259,16 @@ type TestReport struct {
 	// Exchange is the test request as sent and the answer as received;
 	// nil when no request was sent (a URL refused before).
 	Exchange *Exchange
+	// Example is the listing's example task the test sent; empty when it
+	// sent none.
+	Example string
 }
 
 // Passes is the listing rule: a reply of the right shape, completed with a
-// valid signature or failed with an error (CONTRACT §6).
+// valid signature or failed with an error (CONTRACT §6); a listing's
+// example, shown as working, must complete.
 func (r TestReport) Passes() bool {
-	return r.Reachable && r.ShapeOK && (r.SignatureOK || r.Status == "failed")
+	return r.Reachable && r.ShapeOK && (r.SignatureOK || r.Status == "failed" && r.Example == "")
 }
 
 // CallError is a failed call: no reply, a reply that is not an answer, or

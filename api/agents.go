@@ -147,7 +147,11 @@ type AgentListing struct {
 	DisputeCount         int64            `json:"dispute_count"`
 	// InvalidInputCount is how many calls the agent refused as invalid
 	// input: in total_executions, not in success_rate.
-	InvalidInputCount int64            `json:"invalid_input_count"`
+	InvalidInputCount int64 `json:"invalid_input_count"`
+	// ExampleTask and ExampleParameters are the creator's example call,
+	// which the listing's endpoint test ran; absent when none was given.
+	ExampleTask       string           `json:"example_task,omitempty"`
+	ExampleParameters json.RawMessage  `json:"example_parameters,omitempty"`
 	OnChainListing    string           `json:"on_chain_listing"`
 	CreatedAt         time.Time        `json:"created_at"`
 	PricingModel      string           `json:"pricing_model"`
@@ -172,6 +176,7 @@ func NewAgentListing(it crtx.AgentListItem, env crtx.Environment, l crtx.Links) 
 		Creator:    CreatorInfo{Pubkey: a.Creator, DisplayName: it.Creator.ShownName(), Verified: it.Creator.Verified},
 		Status:     a.Status, Description: a.Description, InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
 		SuccessfulExecutions: s.Successful, DisputeCount: s.Disputes, InvalidInputCount: s.Rejected,
+		ExampleTask: a.Example.Task, ExampleParameters: a.Example.Parameters,
 		OnChainListing: l.Listing(a), CreatedAt: a.CreatedAt,
 		PricingModel: a.PricingModel, TimeoutSeconds: a.TimeoutSeconds, Environment: env,
 	}

@@ -55,11 +55,13 @@ type TestReport struct {
 	// Exchange is the test request as sent and the answer as received;
 	// absent when no request was sent (a URL refused before).
 	Exchange *Exchange `json:"exchange,omitempty"`
+	// Example is the example task the test sent; absent when none.
+	Example string `json:"example_task,omitempty"`
 }
 
 // Passes is the listing rule, as crtx.TestReport's.
 func (r TestReport) Passes() bool {
-	return crtx.TestReport{Reachable: r.Reachable, ShapeOK: r.ShapeOK, SignatureOK: r.SignatureOK, Status: r.Status}.Passes()
+	return crtx.TestReport{Reachable: r.Reachable, ShapeOK: r.ShapeOK, SignatureOK: r.SignatureOK, Status: r.Status, Example: r.Example}.Passes()
 }
 
 // Exchange is an HTTP exchange as text.
@@ -102,7 +104,7 @@ func NewListingNonce(n crtx.ListingNonce) ListingNonce {
 // NewTestReport is r as the API serves it.
 func NewTestReport(r crtx.TestReport) TestReport {
 	v := TestReport{Reachable: r.Reachable, LatencyMS: r.LatencyMS, ShapeOK: r.ShapeOK, SignatureOK: r.SignatureOK,
-		Status: r.Status, Problems: r.Problems}
+		Status: r.Status, Problems: r.Problems, Example: r.Example}
 	if r.Exchange != nil {
 		v.Exchange = &Exchange{Request: r.Exchange.Request, Response: r.Exchange.Response}
 	}

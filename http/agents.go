@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -255,6 +256,10 @@ type testExecutionRequest struct {
 	TimeoutSeconds   *int   `json:"timeout_seconds"`
 	// PricingModel "metered" checks the usage signature too.
 	PricingModel string `json:"pricing_model"`
+	// ExampleTask and ExampleParameters test the listing's example
+	// instead of the reachability task: it must complete.
+	ExampleTask       string          `json:"example_task"`
+	ExampleParameters json.RawMessage `json:"example_parameters"`
 }
 
 func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
@@ -273,6 +278,6 @@ func (s *Server) testExecution(w http.ResponseWriter, r *http.Request) error {
 		timeout = *req.TimeoutSeconds
 	}
 	writeJSON(w, http.StatusOK, api.NewTestReport(s.market.Listings.TestEndpoint(r.Context(), p.Wallet, req.EndpointURL, req.SigningPublicKey, timeout,
-		req.PricingModel == crtx.PricingMetered)))
+		req.PricingModel == crtx.PricingMetered, crtx.Example{Task: strings.TrimSpace(req.ExampleTask), Parameters: req.ExampleParameters})))
 	return nil
 }

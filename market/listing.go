@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,7 +28,10 @@ func (m *core) reachable(ctx context.Context, agentID string, a crtx.Agent) erro
 		return err
 	}
 	_, metered := a.Metered()
-	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, metered, crtx.TestReport{Problems: []string{}})
+	rep := m.probe(ctx, a.Creator, agentID, a.EndpointURL, a.SigningPublicKey, pub, a.TimeoutSeconds, metered, a.Example, crtx.TestReport{Problems: []string{}})
+	if rep.Example != "" && rep.ShapeOK && rep.Status == "failed" {
+		return crtx.InvalidField("example_task", "%s", strings.Join(rep.Problems, "; "))
+	}
 	if !rep.Passes() {
 		return crtx.Errorf(crtx.CodeEndpointUnreachable, "the reachability test of %s failed: %s", a.EndpointURL, strings.Join(rep.Problems, "; "))
 	}
@@ -376,7 +380,7 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 			return crtx.AgentListItem{}, err // before the endpoint's test, which takes seconds
 		}
 	}
-	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey {
+	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey || slices.Contains(changedFields(before, a), "example") {
 		if err := m.reachable(ctx, a.ID, a); err != nil {
 			return crtx.AgentListItem{}, err
 		}
@@ -459,6 +463,7 @@ func changedFields(a, b crtx.Agent) []string {
 	add("signing_public_key", a.SigningPublicKey != b.SigningPublicKey)
 	add("timeout_seconds", a.TimeoutSeconds != b.TimeoutSeconds)
 	add("status", a.Status != b.Status)
+	add("example", a.Example.Task != b.Example.Task || string(a.Example.Parameters) != string(b.Example.Parameters))
 	return out
 }
 

@@ -1,6 +1,7 @@
 package market
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"slices"
@@ -108,7 +109,48 @@ func apply(p crtx.ListingParams, a *crtx.Agent, creating bool) error {
 	if p.Status != nil && creating {
 		errs = append(errs, crtx.InvalidField("status", "a new listing is active; pause it afterwards"))
 	}
+	if p.ExampleTask != nil || p.ExampleParameters != nil {
+		ok(applyExample(p, a))
+	}
 	return errors.Join(errs...)
+}
+
+// applyExample writes p's example into a: a task of text and parameters
+// its input schema takes, or none (an empty task).
+func applyExample(p crtx.ListingParams, a *crtx.Agent) error {
+	ex := a.Example
+	if p.ExampleTask != nil {
+		ex.Task = strings.TrimSpace(*p.ExampleTask)
+	}
+	if p.ExampleParameters != nil {
+		ex.Parameters = compactJSON(*p.ExampleParameters)
+		if string(ex.Parameters) == "{}" || string(ex.Parameters) == "null" {
+			ex.Parameters = nil
+		}
+	}
+	if ex.Task == "" {
+		// An empty task removes the example, its parameters with it,
+		// unless parameters are given with it.
+		if p.ExampleParameters != nil && len(ex.Parameters) > 0 {
+			return crtx.InvalidField("example_task", "is required with example parameters")
+		}
+		a.Example = crtx.Example{}
+		return nil
+	}
+	if err := checkText("example_task", ex.Task, 2000); err != nil {
+		return err
+	}
+	var obj map[string]any
+	if len(ex.Parameters) > 0 && (json.Unmarshal(ex.Parameters, &obj) != nil || obj == nil) {
+		return crtx.InvalidField("example_parameters", "must be a JSON object")
+	}
+	if sch, err := CompileSchema(a.InputSchema); err == nil {
+		if err := validate(sch, ex.Parameters); err != nil {
+			return crtx.InvalidField("example_parameters", "do not match the input schema: %s", crtx.ErrorMessage(err))
+		}
+	}
+	a.Example = ex
+	return nil
 }
 
 // formOrder is the order of a listing's required fields in its form and

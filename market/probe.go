@@ -15,7 +15,7 @@ import (
 // creator's endpoint and reports whether it answers in the protocol's shape
 // with a signature by key, and, for a metered listing (metered), with its
 // usage signed. It moves no money and writes nothing.
-func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int, metered bool) crtx.TestReport {
+func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key string, timeoutSeconds int, metered bool, example crtx.Example) crtx.TestReport {
 	rep := crtx.TestReport{Problems: []string{}}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	pub, err := crtx.ParseAddress("signing_public_key", key)
@@ -26,7 +26,7 @@ func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key strin
 		problem("%s", crtx.ErrorMessage(err))
 		return rep
 	}
-	return m.probe(ctx, wallet, "", endpoint, key, pub, timeoutSeconds, metered, rep)
+	return m.probe(ctx, wallet, "", endpoint, key, pub, timeoutSeconds, metered, example, rep)
 }
 
 // probe is TestEndpoint after the URL check. The request is a test on
@@ -34,10 +34,18 @@ func (m *Listings) TestEndpoint(ctx context.Context, wallet, endpoint, key strin
 // Test Execution tool) and key: an agent's service refuses one meant for
 // another key, so a listing cannot borrow someone else's service through a
 // proxy that relays the test.
-func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, metered bool, rep crtx.TestReport) crtx.TestReport {
+func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string, pub ed25519.PublicKey, timeoutSeconds int, metered bool, example crtx.Example, rep crtx.TestReport) crtx.TestReport {
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	req := crtx.CreatorRequest{ExecutionID: crtx.NewUUID(), Task: "crtx reachability test", Parameters: json.RawMessage(`{}`),
 		UserPubkey: wallet, TimeoutSeconds: timeoutSeconds}
+	// A listing with an example is tested with it: what its page shows
+	// as working has worked.
+	if example.Task != "" {
+		req.Task, rep.Example = example.Task, example.Task
+		if len(example.Parameters) > 0 {
+			req.Parameters = example.Parameters
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutSeconds)*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -80,7 +88,9 @@ func (m *core) probe(ctx context.Context, wallet, agentID, endpoint, key string,
 	case err == nil:
 		rep.ShapeOK = true
 		rep.SignatureOK = reply.Status == "completed"
-		if reply.Status == "failed" {
+		if reply.Status == "failed" && example.Task != "" {
+			problem("the endpoint answered failed to the example, which must work as shown (%s)", *reply.Error)
+		} else if reply.Status == "failed" {
 			problem("the endpoint answered failed (%s), so there was no signature to check", *reply.Error)
 		}
 	case errors.As(err, &rp) && rp.Kind == crtx.CodeInvalidSignature:

@@ -117,6 +117,7 @@ var listingLabels = []struct {
 }{
 	{"name", "Name", 1}, {"tagline", "Tagline", 1}, {"description", "Description", 1}, {"tags", "Tags", 1},
 	{"input_schema", "Input schema", 1}, {"output_schema", "Output schema", 1},
+	{"example_task", "Example task", 1}, {"example_parameters", "Example parameters", 1},
 	{"endpoint_url", "Endpoint URL", 2}, {"signing_public_key", "Signing public key", 2}, {"key_signature", "The agent's key file", 2},
 	{"pricing_model", "Priced", 3}, {"price_per_call_usdc", "Price per call", 3},
 	{"price_per_1k_tokens_usdc", "Price per 1,000 tokens", 3}, {"max_price_per_call_usdc", "Most per call", 3},
@@ -272,7 +273,7 @@ func (h *Handler) creator(w http.ResponseWriter, r *http.Request, v visit) error
 
 var listingFields = []string{"name", "tagline", "description", "tags", "price_per_call_usdc", "endpoint_url",
 	"signing_public_key", "input_schema", "output_schema", "timeout_seconds", "pricing_model",
-	"price_per_1k_tokens_usdc", "max_price_per_call_usdc"}
+	"price_per_1k_tokens_usdc", "max_price_per_call_usdc", "example_task", "example_parameters"}
 
 // listingForm reads the listing fields of a posted form, trimmed.
 func listingForm(r *http.Request) map[string]string {
@@ -359,6 +360,15 @@ func listingParams(f map[string]string) (crtx.ListingParams, error) {
 		}
 		*s.dst = &raw
 	}
+	// The example is always sent: an empty task removes it.
+	p.ExampleTask = str("example_task")
+	ex := json.RawMessage("{}")
+	if v := strings.TrimSpace(f["example_parameters"]); v != "" {
+		if ex = json.RawMessage(v); !json.Valid(ex) {
+			errs = append(errs, crtx.InvalidField("example_parameters", "is not valid JSON"))
+		}
+	}
+	p.ExampleParameters = &ex
 	if f["timeout_seconds"] != "" {
 		n, err := strconv.Atoi(f["timeout_seconds"])
 		if err != nil {
@@ -395,9 +405,14 @@ func (h *Handler) listingAction(w http.ResponseWriter, r *http.Request, v visit)
 // shown with the inputs kept.
 func (h *Handler) testTool(w http.ResponseWriter, r *http.Request, v visit) (outcome, error) {
 	in := map[string]string{"endpoint_url": strings.TrimSpace(r.PostFormValue("endpoint_url")),
-		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key")), "pricing_model": r.PostFormValue("pricing_model")}
+		"signing_public_key": strings.TrimSpace(r.PostFormValue("signing_public_key")), "pricing_model": r.PostFormValue("pricing_model"),
+		"example_task": strings.TrimSpace(r.PostFormValue("example_task")), "example_parameters": strings.TrimSpace(r.PostFormValue("example_parameters"))}
+	example := crtx.Example{Task: in["example_task"]}
+	if json.Valid([]byte(in["example_parameters"])) {
+		example.Parameters = json.RawMessage(in["example_parameters"])
+	}
 	rep := api.NewTestReport(h.market.Listings.TestEndpoint(r.Context(), v.Wallet, in["endpoint_url"], in["signing_public_key"], 30,
-		in["pricing_model"] == crtx.PricingMetered))
+		in["pricing_model"] == crtx.PricingMetered, example))
 	return outcome{Report: &rep, Form: in, Landing: consoleLanding(r, "test", "test")}, nil
 }
 
@@ -426,7 +441,8 @@ func (h *Handler) editListing(w http.ResponseWriter, r *http.Request, v visit) e
 	if form == nil {
 		form = map[string]string{"tagline": a.Tagline, "description": a.Description, "tags": strings.Join(a.Tags, ", "),
 			"price_per_call_usdc": a.Price.String(), "endpoint_url": a.EndpointURL, "signing_public_key": a.SigningPublicKey,
-			"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds)}
+			"input_schema": string(a.InputSchema), "output_schema": string(a.OutputSchema), "timeout_seconds": strconv.Itoa(a.TimeoutSeconds),
+			"example_task": a.ExampleTask, "example_parameters": string(a.ExampleParameters)}
 		if a.Per1k != nil && a.Cap != nil {
 			form["price_per_1k_tokens_usdc"], form["max_price_per_call_usdc"] = a.Per1k.String(), a.Cap.String()
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,14 +220,22 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request) error {
 	if d.Real, err = h.market.Catalog.AgentExample(r.Context(), a.AgentID, a.Creator.Pubkey); err != nil {
 		return err
 	}
-	if d.Real != nil {
-		// The creator's own run: its task and parameters fill the form and
-		// the snippets, its output stands beside the form.
-		d.Example = d.Real.Task
-		var p map[string]any
-		if json.Unmarshal(d.Real.Parameters, &p) == nil && p != nil {
-			example = p
+	// The listing's example fills the form and the snippets: its endpoint
+	// test ran it. Else the creator's own latest run does; its output
+	// stands beside the form when it is a run of the example shown.
+	givenRaw := json.RawMessage(nil)
+	switch {
+	case a.ExampleTask != "":
+		d.Example, givenRaw = a.ExampleTask, a.ExampleParameters
+		if d.Real != nil && (d.Real.Task != a.ExampleTask || !sameJSON(d.Real.Parameters, a.ExampleParameters)) {
+			d.Real = nil
 		}
+	case d.Real != nil:
+		d.Example, givenRaw = d.Real.Task, d.Real.Parameters
+	}
+	var given map[string]any
+	if json.Unmarshal(givenRaw, &given) == nil && given != nil {
+		example = given
 	}
 	b, _ := json.Marshal(example)
 	d.Parameters = string(b)
@@ -392,4 +401,16 @@ func exampleForm(task string, parameters json.RawMessage) map[string]string {
 		form["param."+k] = shown(val)
 	}
 	return form
+}
+
+// sameJSON says whether a and b hold the same parameters: the same value,
+// none and an empty object alike.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y map[string]any
+	json.Unmarshal(a, &x)
+	json.Unmarshal(b, &y)
+	if len(x) == 0 && len(y) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -35,20 +35,23 @@ func (t catalogRows) SetCreatorVerified(ctx context.Context, wallet string, veri
 
 const agentColumns = `a.id, a.creator, a.name, a.tagline, a.description, a.tags, a.input_schema, a.output_schema,
 	a.pricing_model, a.price, a.endpoint_url, a.signing_public_key, a.key_tx, a.timeout_seconds, a.status, a.collateral,
-	a.created_at, a.updated_at, a.suspended_at, a.delisted_at, a.price_per_1k, a.max_price`
+	a.created_at, a.updated_at, a.suspended_at, a.delisted_at, a.price_per_1k, a.max_price, a.example_task, a.example_parameters`
 
 // agentTargets returns scan targets for agentColumns and a function that
 // finishes the agent after the scan.
 func agentTargets() (*crtx.Agent, []any, func() error) {
 	var a crtx.Agent
-	var tags, in, out string
+	var tags, in, out, exParams string
 	var created, updated int64
 	var suspended, delisted sql.NullInt64
 	targets := []any{&a.ID, &a.Creator, &a.Name, &a.Tagline, &a.Description, &tags, &in, &out,
 		&a.PricingModel, &a.Price, &a.EndpointURL, &a.SigningPublicKey, &a.KeyTx, &a.TimeoutSeconds, &a.Status, &a.Collateral,
-		&created, &updated, &suspended, &delisted, &a.Per1k, &a.Cap}
+		&created, &updated, &suspended, &delisted, &a.Per1k, &a.Cap, &a.Example.Task, &exParams}
 	return &a, targets, func() error {
 		a.InputSchema, a.OutputSchema = json.RawMessage(in), json.RawMessage(out)
+		if exParams != "" {
+			a.Example.Parameters = json.RawMessage(exParams)
+		}
 		a.CreatedAt, a.UpdatedAt = fromUS(created), fromUS(updated)
 		a.SuspendedAt, a.DelistedAt = fromNullUS(suspended), fromNullUS(delisted)
 		return json.Unmarshal([]byte(tags), &a.Tags)
@@ -75,11 +78,12 @@ func (t catalogRows) InsertAgent(ctx context.Context, a crtx.Agent) error {
 	tags, _ := json.Marshal(a.Tags)
 	if _, err := t.exec(ctx, `INSERT INTO agents (id, creator, name, tagline, description, tags, input_schema, output_schema,
 		pricing_model, price, endpoint_url, signing_public_key, key_tx, timeout_seconds, status, collateral, created_at, updated_at,
-		suspended_at, delisted_at, price_per_1k, max_price)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		suspended_at, delisted_at, price_per_1k, max_price, example_task, example_parameters)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Creator, a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema),
 		a.PricingModel, a.Price, a.EndpointURL, a.SigningPublicKey, a.KeyTx, a.TimeoutSeconds, a.Status, a.Collateral,
-		us(a.CreatedAt), us(a.UpdatedAt), nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.Per1k, a.Cap); err != nil {
+		us(a.CreatedAt), us(a.UpdatedAt), nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.Per1k, a.Cap,
+		a.Example.Task, string(a.Example.Parameters)); err != nil {
 		return err
 	}
 	return t.writeAgentIndexes(ctx, a)
@@ -90,10 +94,10 @@ func (t catalogRows) UpdateAgent(ctx context.Context, a crtx.Agent) error {
 	r, err := t.exec(ctx, `UPDATE agents SET name = ?, tagline = ?, description = ?, tags = ?, input_schema = ?,
 		output_schema = ?, pricing_model = ?, price = ?, endpoint_url = ?, signing_public_key = ?, key_tx = ?,
 		timeout_seconds = ?, status = ?, collateral = ?, updated_at = ?, suspended_at = ?, delisted_at = ?,
-		price_per_1k = ?, max_price = ? WHERE id = ?`,
+		price_per_1k = ?, max_price = ?, example_task = ?, example_parameters = ? WHERE id = ?`,
 		a.Name, a.Tagline, a.Description, string(tags), string(a.InputSchema), string(a.OutputSchema), a.PricingModel,
 		a.Price, a.EndpointURL, a.SigningPublicKey, a.KeyTx, a.TimeoutSeconds, a.Status, a.Collateral, us(a.UpdatedAt),
-		nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.Per1k, a.Cap, a.ID)
+		nullUS(a.SuspendedAt), nullUS(a.DelistedAt), a.Per1k, a.Cap, a.Example.Task, string(a.Example.Parameters), a.ID)
 	if err != nil {
 		return err
 	}

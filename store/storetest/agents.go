@@ -43,7 +43,9 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 		if err := tx.Catalog.InsertAgent(ctx, agent("a1", "w1", 50_000, []string{"data", "sql"}, t0)); err != nil {
 			return err
 		}
-		return tx.Catalog.InsertAgent(ctx, metered(agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second))))
+		a2 := metered(agent("a2", "w1", 70_000, []string{"writing"}, t0.Add(time.Second)))
+		a2.Example = crtx.Example{Task: "count: a b", Parameters: json.RawMessage(`{"lang":"en"}`)}
+		return tx.Catalog.InsertAgent(ctx, a2)
 	})
 	err := s.Update(context.Background(), func(tx crtx.Tx) error {
 		return tx.Catalog.InsertAgent(context.Background(), agent("a1", "w1", 1, []string{"x"}, t0))
@@ -79,8 +81,9 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 				t.Errorf("AgentTerms(%s) =\n%+v, %v\nwant\n%+v", want.ID, terms, err, wantTerms)
 			}
 		}
-		if a, err := tx.Catalog.Agent(ctx, "a2"); err != nil || a.Per1k != 2_500 || a.Cap != 500_000 || a.PricingModel != crtx.PricingMetered {
-			t.Errorf("Agent(a2) = %+v, %v; want its metered prices", a, err)
+		if a, err := tx.Catalog.Agent(ctx, "a2"); err != nil || a.Per1k != 2_500 || a.Cap != 500_000 || a.PricingModel != crtx.PricingMetered ||
+			a.Example.Task != "count: a b" || string(a.Example.Parameters) != `{"lang":"en"}` {
+			t.Errorf("Agent(a2) = %+v, %v; want its metered prices and its example", a, err)
 		}
 		if _, err := tx.Catalog.AgentTerms(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("terms of an unknown agent: %v", err)
@@ -94,6 +97,7 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		a, _ := tx.Catalog.Agent(ctx, "a1")
 		a.Tags, a.Status, a.Description, a.UpdatedAt = []string{"code"}, crtx.AgentPaused, "Changed", t0.Add(time.Hour)
+		a.Example = crtx.Example{Task: "an example"}
 		if err := tx.Catalog.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
@@ -105,6 +109,7 @@ func testCreatorsAndAgents(t *testing.T, s crtx.Store) {
 	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
 		it, err := tx.Catalog.AgentListing(ctx, "a1", crtx.Devnet)
 		if err != nil || it.Agent.Status != crtx.AgentPaused || it.Agent.Description != "Changed" || it.Creator.DisplayName != "Ada" ||
+			it.Agent.Example.Task != "an example" || it.Agent.Example.Parameters != nil ||
 			it.Stats != (crtx.AgentStats{Total: 5, Finished: 3, Successful: 2, TimeSumMS: 100, Disputes: 1, Rejected: 1}) {
 			t.Errorf("AgentListing(a1, devnet) = %+v, %v", it, err)
 		}

@@ -283,12 +283,12 @@ document.addEventListener("DOMContentLoaded", () => {
     const submit = form.querySelector("button[type=submit]");
     const gateOut = document.getElementById("list-gate");
     const testedNow = () => [form.elements.endpoint_url.value.trim(), form.elements.signing_public_key.value.trim(),
-      form.elements.pricing_model?.value || ""].join("\n");
+      form.elements.pricing_model?.value || "", form.elements.example_task?.value.trim() || "", form.elements.example_parameters?.value.trim() || ""].join("\n");
     let tested = "";
     const gate = () => {
       if (!submit || !gateOut) return;
       const why = [];
-      if (tested !== testedNow()) why.push("Test the endpoint under 2. Endpoint and key, and see it pass: listing waits for a passing test of the endpoint, key and pricing as they are now.");
+      if (tested !== testedNow()) why.push("Test the endpoint under 2. Endpoint and key, and see it pass: listing waits for a passing test of the endpoint, key, pricing and example as they are now.");
       const keyFile = form.querySelector("[data-agent-key]");
       if (keyFile && !keyFile.value.trim()) why.push("Paste the agent's key file under 2. Endpoint and key: it signs the listing.");
       const c = collateral();
@@ -461,8 +461,11 @@ document.addEventListener("DOMContentLoaded", () => {
       body.set("endpoint_url", lf.elements.endpoint_url.value.trim());
       body.set("signing_public_key", lf.elements.signing_public_key.value.trim());
       if (lf.elements.pricing_model) body.set("pricing_model", lf.elements.pricing_model.value);
+      // The listing's example is what the test sends, when it has one.
+      ["example_task", "example_parameters"].forEach((n) => { if (lf.elements[n]) body.set(n, lf.elements[n].value.trim()); });
       out.textContent = "Sending a test request…";
-      const sent = [body.get("endpoint_url"), body.get("signing_public_key"), lf.elements.pricing_model?.value || ""].join("\n");
+      const sent = [body.get("endpoint_url"), body.get("signing_public_key"), lf.elements.pricing_model?.value || "",
+        body.get("example_task") || "", body.get("example_parameters") || ""].join("\n");
       try {
         const r = await fetch(wform.action, { method: "POST", body, redirect: "follow" });
         const doc = new DOMParser().parseFromString(await r.text(), "text/html");
