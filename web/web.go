@@ -296,6 +296,7 @@ func (h *Handler) Routes() []Route {
 			func(crtx.AccountHistory) string { return "Account" }, h.market.Ledger.Account)},
 		{"GET", "/explorer/tx/{id}", h.explorerTx},
 		{"GET", "/explorer/block/{height}", h.explorerBlock},
+		{"GET", "/explorer/search", h.explorerSearch},
 		{"GET", "/reserves", h.reserves},
 	}
 	routes = append(routes, formLandings(routes)...)
