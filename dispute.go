@@ -32,6 +32,9 @@ type Dispute struct {
 	ResolvedAt   *time.Time
 	Slashed      USDC
 	Refunded     USDC
+	// Cost is what the disputed execution cost: the most its refund
+	// returns. Read with the dispute, not stored with it.
+	Cost USDC
 }
 
 // DisputeParams open a dispute.
@@ -52,6 +55,8 @@ type ResolveParams struct {
 type DisputeQuery struct {
 	Status  string
 	Creator string
+	// Wallet lists the disputes a wallet opened.
+	Wallet string
 	// Resolved lists only resolved disputes, the latest resolved first
 	// (others list oldest opened first).
 	Resolved bool

@@ -36,6 +36,9 @@ type DisputeInfo struct {
 	ResolvedAt   *time.Time       `json:"resolved_at"`
 	Slashed      crtx.USDC        `json:"slashed_usdc"`
 	Refunded     crtx.USDC        `json:"refunded_usdc"`
+	// ExecutionCost is what the disputed call cost: the most a refund
+	// returns.
+	ExecutionCost crtx.USDC `json:"execution_cost_usdc"`
 }
 
 // DisputeList is the answer of the dispute lists.
@@ -53,7 +56,8 @@ func NewDisputeView(d crtx.Dispute) *DisputeView {
 func NewDisputeInfo(d crtx.Dispute) DisputeInfo {
 	i := DisputeInfo{DisputeID: d.ID, ExecutionID: d.ExecutionID, AgentID: d.AgentID, Environment: d.Environment, Status: d.Status,
 		Reason: d.Reason, Description: d.Description, Evidence: d.Evidence, EvidenceHash: d.EvidenceHash, OpenedAt: d.OpenedAt,
-		RespondBy: d.RespondBy, RespondedAt: d.RespondedAt, ResolvedAt: d.ResolvedAt, Slashed: d.Slashed, Refunded: d.Refunded}
+		RespondBy: d.RespondBy, RespondedAt: d.RespondedAt, ResolvedAt: d.ResolvedAt, Slashed: d.Slashed, Refunded: d.Refunded,
+		ExecutionCost: d.Cost}
 	if d.Response != "" {
 		i.Response = &d.Response
 	}

@@ -150,6 +150,8 @@ type dashData struct {
 	Keys   int
 	Funded bool
 	Now    time.Time
+	// Disputes are those the wallet opened, in both environments.
+	Disputes []crtx.Dispute
 	query  url.Values
 }
 
@@ -212,6 +214,9 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request, v visit) err
 	d := dashData{Balances: b, Total: total, Env: string(env), Status: string(eq.Status), Span: 30, Now: v.at, query: q,
 		Statuses: []string{"pending", "running", "completed", "failed", "disputed"}, Airdrop: h.market.Chain(crtx.Devnet) == nil}
 	if d.Locked, err = h.market.Listings.LockedCollateral(r.Context(), v.Wallet); err != nil {
+		return err
+	}
+	if d.Disputes, err = h.market.Disputes.Disputes(r.Context(), crtx.DisputeQuery{Wallet: v.Wallet, Limit: 100}); err != nil {
 		return err
 	}
 	for _, l := range d.Locked {

@@ -66,8 +66,13 @@ func TestDisputeInThePages(t *testing.T) {
 	// The creator reads the same timeline and answers.
 	run(t, ctx, "creator", network.SetCookie("crtx_session", creator).WithURL(d.URL).WithPath("/"),
 		chromedp.Navigate(d.URL+"/dashboard/creator?tab=disputes"), appears(`form[action^="/dashboard/creator/disputes/"]`))
-	if got := text(t, ctx, "#disputes + div"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "The result is not what was asked") {
+	if got := text(t, ctx, "#disputes + div"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "The result is not what was asked") ||
+		!strings.Contains(got, "At stake: the call's 0.05 USDC") {
 		t.Errorf("the creator's dispute reads:\n%s", got)
+	}
+	id := strings.TrimPrefix(execution, "/dashboard/executions/")
+	if n := count(t, ctx, `#disputes + div a[href="/explorer/search?q=`+id+`&cluster=devnet"]`); n != 1 {
+		t.Error("the creator's dispute does not link the run")
 	}
 	run(t, ctx, "answer", chromedp.SetValue(`form[action^="/dashboard/creator/disputes/"] textarea[name=text]`, "It answers in the language asked.", chromedp.ByQuery),
 		chromedp.Click(`form[action^="/dashboard/creator/disputes/"] button`, chromedp.ByQuery), landed("sent="), appears("#disputes + div ol.timeline"))
@@ -85,10 +90,17 @@ func TestDisputeInThePages(t *testing.T) {
 	form := `form[action^="/dashboard/operator/disputes/"]`
 	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), appears(form))
-	if got := text(t, ctx, "#main"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "It answers in the language asked.") {
+	if got := text(t, ctx, "#main"); !strings.Contains(got, "Bonjour, Ada.") || !strings.Contains(got, "It answers in the language asked.") ||
+		!strings.Contains(got, "At stake: the call's 0.05 USDC") {
 		t.Errorf("the operator's dispute reads:\n%s", got)
 	}
-	run(t, ctx, "upheld", chromedp.SetValue(form+` input[name=slash_usdc]`, "0.02"), chromedp.SetValue(form+` input[name=refund_usdc]`, "0.02"),
+	// The decision is the operator's: nothing is chosen for them.
+	var outcome string
+	run(t, ctx, "no outcome chosen", chromedp.Value(form+` select[name=outcome]`, &outcome, chromedp.ByQuery))
+	if outcome != "" {
+		t.Errorf("the decision form preselects %q", outcome)
+	}
+	run(t, ctx, "upheld", chromedp.SetValue(form+` select[name=outcome]`, "upheld", chromedp.ByQuery), chromedp.SetValue(form+` input[name=slash_usdc]`, "0.02"), chromedp.SetValue(form+` input[name=refund_usdc]`, "0.02"),
 		chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
 		chromedp.Submit(form+" button"), appears(".ok"))
 
@@ -110,6 +122,13 @@ func TestDisputeInThePages(t *testing.T) {
 		t.Errorf("the receipt after a 0.02 USDC refund of a 0.05 USDC run charges %q", charged)
 	}
 	screenshot(t, ctx, "execution-disputed")
+	// The caller's dashboard lists the disputes they opened, with what
+	// was at stake and how each ended.
+	run(t, ctx, "the caller's disputes", chromedp.Navigate(d.URL+"/dashboard/"), appears("#your-disputes"))
+	if got := text(t, ctx, `section[aria-labelledby="your-disputes"]`); !strings.Contains(got, "The result is not what was asked") ||
+		!strings.Contains(got, "0.05") || !strings.Contains(got, "0.02 USDC refunded") {
+		t.Errorf("the caller's disputes:\n%s", got)
+	}
 	if axe != nil {
 		for _, scheme := range []string{"light", "dark"} {
 			axeCheck(t, ctx, axe, d.URL, scheme, execution, "/dashboard/creator?tab=disputes")

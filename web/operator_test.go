@@ -43,12 +43,20 @@ func TestOperatorRulings(t *testing.T) {
 	form := `form[action="/dashboard/operator/disputes/` + ds.DisputeID + `"]`
 	run(t, ctx, "operator", chromedp.Navigate(d.URL+"/dashboard/operator"), appears(`input[name=token]`),
 		chromedp.SetValue(`input[name=token]`, adminToken), chromedp.Submit(`input[name=token]`), appears(form))
-	run(t, ctx, "upheld without amounts", chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
+	// The form chooses no outcome for the operator: sent without one, it
+	// is refused in words.
+	run(t, ctx, "no outcome", chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
+		chromedp.Submit(form+" button"), appears(".error"))
+	if e := text(t, ctx, ".error"); !strings.Contains(e, "outcome: must be upheld or rejected") {
+		t.Errorf("a ruling without an outcome: %q", e)
+	}
+	upheld := chromedp.SetValue(form+` select[name=outcome]`, "upheld", chromedp.ByQuery)
+	run(t, ctx, "upheld without amounts", upheld, chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
 		chromedp.Submit(form+" button"), appears(".error"))
 	if e := text(t, ctx, ".error"); !strings.Contains(e, "give the USDC to slash") {
 		t.Errorf("upheld without amounts: %q", e)
 	}
-	run(t, ctx, "upheld without confirmation", chromedp.SetValue(form+` input[name=slash_usdc]`, "1"),
+	run(t, ctx, "upheld without confirmation", upheld, chromedp.SetValue(form+` input[name=slash_usdc]`, "1"),
 		chromedp.SetValue(form+` input[name=refund_usdc]`, "0.05"), chromedp.Submit(form+" button"), appears(".error"))
 	if e := text(t, ctx, ".error"); !strings.Contains(e, "tick the box") {
 		t.Errorf("upheld without confirmation: %q", e)
@@ -56,7 +64,7 @@ func TestOperatorRulings(t *testing.T) {
 	if open, err := client.New(d.URL, adminToken).AdminDisputes(bg, "open"); err != nil || len(open) != 1 {
 		t.Fatalf("open disputes after two refusals: %d, %v", len(open), err)
 	}
-	run(t, ctx, "upheld", chromedp.SetValue(form+` input[name=slash_usdc]`, "1"), chromedp.SetValue(form+` input[name=refund_usdc]`, "0.05"),
+	run(t, ctx, "upheld", upheld, chromedp.SetValue(form+` input[name=slash_usdc]`, "1"), chromedp.SetValue(form+` input[name=refund_usdc]`, "0.05"),
 		chromedp.Evaluate(`document.querySelector('`+form+` input[name=confirm]').checked = true`, nil),
 		chromedp.Submit(form+" button"), appears(".ok"))
 	if got := text(t, ctx, "#main"); !strings.Contains(got, "Dispute "+ds.DisputeID+" upheld") || !strings.Contains(text(t, ctx, "#resolved + div"), ds.DisputeID) {

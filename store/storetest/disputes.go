@@ -70,6 +70,12 @@ func testDisputes(t *testing.T, s crtx.Store) {
 		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Creator: "w2"}); len(l) != 0 {
 			t.Errorf("another creator's list = %v", l)
 		}
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Wallet: "w1"}); len(l) != 1 || l[0].ID != "d1" || l[0].Cost != 100_000 {
+			t.Errorf("the wallet's own list = %+v; want d1, with its execution's cost", l)
+		}
+		if l, _ := tx.Disputes.ListDisputes(ctx, crtx.DisputeQuery{Wallet: "w2"}); len(l) != 0 {
+			t.Errorf("another wallet's list = %v", l)
+		}
 		if _, err := tx.Disputes.Dispute(ctx, "nope"); !errors.Is(err, crtx.ErrNotFound) {
 			t.Errorf("unknown dispute: %v", err)
 		}
