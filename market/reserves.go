@@ -69,6 +69,13 @@ func (m *Ledger) Reserves(ctx context.Context) ([]crtx.Reserve, error) {
 	return out, nil
 }
 
+// Owed is what env's ledger owes its wallets (as a reserve's
+// Liabilities): where env has no chain, the figure a reserve has.
+func (m *Ledger) Owed(ctx context.Context, env crtx.Environment) (crtx.USDC, error) {
+	owed, err := crtx.Read(ctx, m.store, func(tx crtx.Tx) (crtx.USDC, error) { return liabilities(ctx, tx, env) })
+	return owed, internal("owed", err)
+}
+
 // liabilities is what env's ledger owes its wallets.
 func liabilities(ctx context.Context, tx crtx.Tx, env crtx.Environment) (crtx.USDC, error) {
 	bal := func(kind crtx.AccountKind, id string) (crtx.USDC, error) {

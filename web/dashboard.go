@@ -152,7 +152,7 @@ type dashData struct {
 	Now    time.Time
 	// Disputes are those the wallet opened, in both environments.
 	Disputes []crtx.Dispute
-	query  url.Values
+	query    url.Values
 }
 
 // historyRow is one execution of the history: its summary and the starts

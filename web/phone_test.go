@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -58,5 +59,31 @@ func TestAgentPageOnAPhone(t *testing.T) {
 		if width > 390 {
 			t.Errorf("%s is %d px wide at 390 px", p, width)
 		}
+	}
+}
+
+// /docs finds an operation by its words, keeping the side navigation in
+// step, and its search bar stays in view as the page scrolls.
+func TestDocsSearch(t *testing.T) {
+	ctx := browser(t)
+	d := market(t)
+	run(t, ctx, "docs", chromedp.Navigate(d.URL+"/docs"), appears("#docs-search"))
+	var all, shown int
+	var execute, disputes bool
+	run(t, ctx, "search", chromedp.Evaluate(`document.querySelectorAll("section.op").length`, &all),
+		chromedp.SendKeys("#docs-search", "dispute", chromedp.ByQuery), appears("#docs-found"),
+		chromedp.Evaluate(`document.querySelectorAll("section.op:not([hidden])").length`, &shown),
+		chromedp.Evaluate(`!document.getElementById("executeAgent").hidden`, &execute),
+		chromedp.Evaluate(`!document.querySelector('.docs-side a[href="#listCreatorDisputes"]').parentElement.hidden`, &disputes))
+	if shown == 0 || shown >= all || execute || !disputes {
+		t.Errorf("searching \"dispute\" shows %d of %d operations (execute shown: %v, creator disputes in the navigation: %v)", shown, all, execute, disputes)
+	}
+	if got := text(t, ctx, "#docs-found"); got != fmt.Sprintf("%d of %d operations", shown, all) {
+		t.Errorf("the search says %q", got)
+	}
+	var top float64
+	run(t, ctx, "scrolled", chromedp.Evaluate(`window.scrollTo(0, document.body.scrollHeight / 2); document.querySelector(".docs-bar").getBoundingClientRect().top`, &top))
+	if top < -1 || top > 1 {
+		t.Errorf("the search bar is at %.0f px once the page scrolls, not in view at its top", top)
 	}
 }

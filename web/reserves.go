@@ -18,6 +18,8 @@ type reserveRow struct {
 	// explorer of the environment's cluster.
 	TreasuryURL, TokenAccountURL string
 	Short                        bool
+	// Owed is what the ledger owes, for an environment without a chain.
+	Owed crtx.USDC
 }
 
 // reserves shows, for each environment with a chain, what its treasury
@@ -31,7 +33,15 @@ func (h *Handler) reserves(w http.ResponseWriter, r *http.Request) error {
 	p.Description = "What the crtx treasury holds in USDC on Solana, against what the ledger owes its wallets."
 	rows := []reserveRow{}
 	for _, env := range crtx.Environments {
-		rows = append(rows, reserveRow{Env: env, Chain: h.market.Chain(env) != nil})
+		row := reserveRow{Env: env, Chain: h.market.Chain(env) != nil}
+		if !row.Chain {
+			owed, err := h.market.Ledger.Owed(r.Context(), env)
+			if err != nil {
+				return err
+			}
+			row.Owed = owed
+		}
+		rows = append(rows, row)
 	}
 	status := http.StatusOK
 	rs, err := h.market.Ledger.Reserves(r.Context())

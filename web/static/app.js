@@ -480,6 +480,30 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     });
   }
+  // /docs: a search that keeps the operations whose method, path,
+  // summary or id holds every word typed (their long descriptions would
+  // match nearly anything), with the side navigation's entries, and says
+  // how many.
+  const docsSearch = document.getElementById("docs-search");
+  if (docsSearch) {
+    docsSearch.form.hidden = false;
+    const ops = [...document.querySelectorAll("section.op")];
+    const keys = new Map(ops.map((op) => [op, [op.querySelector("h3")?.textContent, op.querySelector("h3 + p")?.textContent, op.id].join(" ").toLowerCase()]));
+    const found = document.getElementById("docs-found");
+    docsSearch.addEventListener("input", () => {
+      const words = docsSearch.value.toLowerCase().split(/\s+/).filter(Boolean);
+      let shown = 0;
+      ops.forEach((op) => {
+        const hit = words.every((w) => keys.get(op).includes(w));
+        op.hidden = !hit;
+        if (hit) shown++;
+        const entry = document.querySelector('.docs-side a[href="#' + CSS.escape(op.id) + '"]');
+        if (entry) entry.parentElement.hidden = !hit;
+      });
+      document.querySelectorAll('section[id^="tag-"]').forEach((g) => { g.hidden = !g.querySelector("section.op:not([hidden])"); });
+      found.textContent = words.length ? shown + " of " + ops.length + " operations" : "";
+    });
+  }
   const keygen = document.getElementById("keygen");
   if (keygen) keygen.addEventListener("click", async () => {
     const jwk = await newKey();
