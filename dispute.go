@@ -32,8 +32,8 @@ type Dispute struct {
 	ResolvedAt   *time.Time
 	Slashed      USDC
 	Refunded     USDC
-	// Cost is what the disputed execution cost: the most its refund
-	// returns. Read with the dispute, not stored with it.
+	// Cost is what the disputed execution cost. Read with the dispute,
+	// not stored with it.
 	Cost USDC
 }
 
@@ -55,7 +55,7 @@ type ResolveParams struct {
 type DisputeQuery struct {
 	Status  string
 	Creator string
-	// Wallet lists the disputes a wallet opened.
+	// Wallet lists the disputes a wallet opened, the newest first.
 	Wallet string
 	// Resolved lists only resolved disputes, the latest resolved first
 	// (others list oldest opened first).

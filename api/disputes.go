@@ -36,8 +36,7 @@ type DisputeInfo struct {
 	ResolvedAt   *time.Time       `json:"resolved_at"`
 	Slashed      crtx.USDC        `json:"slashed_usdc"`
 	Refunded     crtx.USDC        `json:"refunded_usdc"`
-	// ExecutionCost is what the disputed call cost: the most a refund
-	// returns.
+	// ExecutionCost is what the disputed call cost.
 	ExecutionCost crtx.USDC `json:"execution_cost_usdc"`
 }
 

@@ -69,7 +69,12 @@ var ErrInvalidInput = errors.New("invalid input")
 // call's input, and matches ErrInvalidInput:
 //
 //	return "", 0, creator.InvalidInput("delimiter must be one character")
-func InvalidInput(words string) error { return invalidInput(words) }
+func InvalidInput(words string) error {
+	if words == "" {
+		words = "invalid input"
+	}
+	return invalidInput(words)
+}
 
 type invalidInput string
 

@@ -81,6 +81,16 @@ func TestListingExampleWorksAsShown(t *testing.T) {
 		strings.Contains(string(page), "Hello") {
 		t.Error("the agent's page does not fill its Try-it form and samples with the listing's example")
 	}
+	// An edit is held to the example too: a new schema it does not fit, or
+	// an example the endpoint fails, is refused.
+	_, err = patch(m.creatorC, a.AgentID, map[string]any{"input_schema": json.RawMessage(`{"type":"object","properties":{"top":{"type":"integer"}},"required":["top"]}`)})
+	if e := wantCode(t, err, 400, "invalid_request"); e != nil && !strings.Contains(e.Message, "example_parameters") {
+		t.Errorf("a schema the kept example does not fit: %s", e.Message)
+	}
+	_, err = patch(m.creatorC, a.AgentID, map[string]any{"example_task": "Hello"})
+	if e := wantCode(t, err, 400, "invalid_request"); e != nil && !strings.Contains(e.Message, "the task must start with count:") {
+		t.Errorf("an edited example its endpoint fails: %s", e.Message)
+	}
 	if _, err := patch(m.creatorC, a.AgentID, map[string]any{"example_task": ""}); err != nil {
 		t.Fatal(err)
 	}

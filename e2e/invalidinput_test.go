@@ -48,4 +48,7 @@ func TestInvalidInputIsNotTheAgentFailing(t *testing.T) {
 	if !strings.Contains(string(page), "1 refused as invalid input, not counted as failures") {
 		t.Error("the agent's page does not show refused inputs apart")
 	}
+	if !strings.Contains(string(page), "<b>1</b> run, <b>100%</b> completed") {
+		t.Error("the agent's chart of runs counts a refused input as a failure")
+	}
 }

@@ -380,7 +380,7 @@ func (m *core) updateListing(ctx context.Context, wallet, id string, p crtx.List
 			return crtx.AgentListItem{}, err // before the endpoint's test, which takes seconds
 		}
 	}
-	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey || slices.Contains(changedFields(before, a), "example") {
+	if a.EndpointURL != before.EndpointURL || a.SigningPublicKey != before.SigningPublicKey || slices.ContainsFunc(changedFields(before, a), func(f string) bool { return strings.HasPrefix(f, "example_") }) {
 		if err := m.reachable(ctx, a.ID, a); err != nil {
 			return crtx.AgentListItem{}, err
 		}
@@ -463,7 +463,8 @@ func changedFields(a, b crtx.Agent) []string {
 	add("signing_public_key", a.SigningPublicKey != b.SigningPublicKey)
 	add("timeout_seconds", a.TimeoutSeconds != b.TimeoutSeconds)
 	add("status", a.Status != b.Status)
-	add("example", a.Example.Task != b.Example.Task || string(a.Example.Parameters) != string(b.Example.Parameters))
+	add("example_task", a.Example.Task != b.Example.Task)
+	add("example_parameters", string(a.Example.Parameters) != string(b.Example.Parameters))
 	return out
 }
 

@@ -109,7 +109,8 @@ func apply(p crtx.ListingParams, a *crtx.Agent, creating bool) error {
 	if p.Status != nil && creating {
 		errs = append(errs, crtx.InvalidField("status", "a new listing is active; pause it afterwards"))
 	}
-	if p.ExampleTask != nil || p.ExampleParameters != nil {
+	// A new input schema is checked against the example kept too.
+	if p.ExampleTask != nil || p.ExampleParameters != nil || p.InputSchema != nil && a.Example.Task != "" {
 		ok(applyExample(p, a))
 	}
 	return errors.Join(errs...)

@@ -75,6 +75,9 @@ func (t disputeRows) ListDisputes(ctx context.Context, q crtx.DisputeQuery) ([]c
 	if q.Resolved {
 		where, order = where+` AND d.status <> 'open'`, ` ORDER BY d.resolved_at DESC, d.id DESC`
 	}
+	if q.Wallet != "" {
+		order = ` ORDER BY d.opened_at DESC, d.id DESC` // a caller's newest first
+	}
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}

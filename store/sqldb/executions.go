@@ -178,8 +178,8 @@ func (t executionRows) AgentRuns(ctx context.Context, agentID string, env crtx.E
 	rows, err := t.query(ctx, `SELECT initiated_at / 86400000000 AS day,
 		count(*), CAST(sum(CASE WHEN status IN ('completed', 'disputed') THEN 1 ELSE 0 END) AS BIGINT)
 		FROM executions WHERE agent_id = ? AND initiated_at >= ? AND environment = ? AND wallet <> creator
-		AND status IN ('completed', 'disputed', 'failed')
-		GROUP BY day ORDER BY day`, agentID, us(since), env)
+		AND status IN ('completed', 'disputed', 'failed') AND coalesce(error_code, '') NOT IN (?, ?)
+		GROUP BY day ORDER BY day`, agentID, us(since), env, crtx.CodeCancelled, crtx.CodeInvalidInput)
 	return collect(rows, err, func(row interface{ Scan(...any) error }) (crtx.DayRuns, error) {
 		var day int64
 		var d crtx.DayRuns

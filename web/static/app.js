@@ -487,6 +487,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const docsSearch = document.getElementById("docs-search");
   if (docsSearch) {
     docsSearch.form.hidden = false;
+    docsSearch.form.addEventListener("submit", (ev) => ev.preventDefault());
     const ops = [...document.querySelectorAll("section.op")];
     const keys = new Map(ops.map((op) => [op, [op.querySelector("h3")?.textContent, op.querySelector("h3 + p")?.textContent, op.id].join(" ").toLowerCase()]));
     const found = document.getElementById("docs-found");
