@@ -273,20 +273,32 @@ func newCreator(t *testing.T, url string) (*client.Client, string) {
 	return cc, s.SessionToken
 }
 
+// caller is a new wallet of a marketplace, signed in: its address, its
+// session token and a client acting with the session.
+type caller struct {
+	wallet, session string
+	*client.Client
+}
+
+func newCaller(t *testing.T, url string) caller {
+	t.Helper()
+	_, wk, _ := ed25519.GenerateKey(nil)
+	c, s, err := client.New(url, "").SignIn(context.Background(), wk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return caller{crtx.Address(wk.Public().(ed25519.PublicKey)), s.SessionToken, c}
+}
+
 // devnetKey is a devnet API key of a new wallet holding 1 USDC of
 // devnet's test money.
 func devnetKey(t *testing.T, url string) string {
 	t.Helper()
-	bg := context.Background()
-	_, wk, _ := ed25519.GenerateKey(nil)
-	caller, _, err := client.New(url, "").SignIn(bg, wk)
-	if err != nil {
+	c := newCaller(t, url)
+	if _, err := c.Airdrop(context.Background(), c.wallet, crtx.MicroPerUSDC); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := caller.Airdrop(bg, crtx.Address(wk.Public().(ed25519.PublicKey)), crtx.MicroPerUSDC); err != nil {
-		t.Fatal(err)
-	}
-	key, err := caller.CreateKey(bg, client.KeyParams{Name: "k", Environment: crtx.Devnet})
+	key, err := c.CreateKey(context.Background(), client.KeyParams{Name: "k", Environment: crtx.Devnet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"io"
 	"net/http"
 	"net/url"
@@ -21,12 +20,8 @@ func TestExplorerSearch(t *testing.T) {
 	d := market(t)
 	bg := context.Background()
 	agentID := greeter(t, d)
-	_, wk, _ := ed25519.GenerateKey(nil)
-	wallet := crtx.Address(wk.Public().(ed25519.PublicKey))
-	caller, session, err := client.New(d.URL, "").SignIn(bg, wk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	caller := newCaller(t, d.URL)
+	wallet := caller.wallet
 	drop, err := caller.Airdrop(bg, wallet, crtx.MicroPerUSDC)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +61,7 @@ func TestExplorerSearch(t *testing.T) {
 		t.Errorf("a devnet execution searched on mainnet: %d\n%s", resp.StatusCode, page)
 	}
 	req, _ := http.NewRequest("GET", d.URL+"/explorer/?cluster=devnet", nil)
-	req.AddCookie(&http.Cookie{Name: "crtx_session", Value: session.SessionToken})
+	req.AddCookie(&http.Cookie{Name: "crtx_session", Value: caller.session})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
