@@ -1,6 +1,7 @@
 package http
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -39,6 +40,9 @@ func (w *statusWriter) Flush() {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// probe says route is a health or readiness check's.
+func probe(route string) bool { return route == "GET /healthz" || route == "GET /readyz" }
+
 // serve gives every request an id, a body limit, panic recovery, metrics and
 // a log line, and answers unknown routes and methods with the error body.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -70,8 +74,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		elapsed := time.Since(start)
 		s.metrics.observe(r.Method, route, sw.status, elapsed)
 		// The route pattern, not the path: a path can hold a wallet address
-		// (an account, a creator), and logs hold no user's wallet.
-		s.log.Info("request", "request_id", id, "method", r.Method, "route", route,
+		// (an account, a creator), and logs hold no user's wallet. A load
+		// balancer's health and readiness checks, every few seconds from
+		// each, are logged at debug while they pass: they would otherwise
+		// be most of the log.
+		level := slog.LevelInfo
+		if probe(route) && sw.status < 400 {
+			level = slog.LevelDebug
+		}
+		s.log.Log(r.Context(), level, "request", "request_id", id, "method", r.Method, "route", route,
 			"status", sw.status, "duration_ms", elapsed.Milliseconds())
 	}()
 	// No response is to be sniffed into another type or shown in a frame.

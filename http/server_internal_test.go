@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -162,5 +163,26 @@ func TestTextOnlyQuery(t *testing.T) {
 		if err := textOnly(r); (err == nil) != ok {
 			t.Errorf("textOnly(%q) = %v, want ok %t", raw, err, ok)
 		}
+	}
+}
+
+// Passing health and readiness checks are logged at debug, every other
+// request at info: a load balancer's checks do not fill the log.
+func TestProbesLogAtDebug(t *testing.T) {
+	s := newServer(t)
+	var out strings.Builder
+	s.log = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for _, path := range []string{"/healthz", "/readyz", "/v1/agents"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	logged := out.String()
+	if strings.Contains(logged, "/healthz") || strings.Contains(logged, "/readyz") || !strings.Contains(logged, "route=\"GET /v1/agents\"") {
+		t.Errorf("the log at info:\n%s", logged)
 	}
 }
