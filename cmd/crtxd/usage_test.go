@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/daemon"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -146,4 +149,39 @@ func builtVersion(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return crtx.BuildVersion(info)
+}
+
+// The systemd unit in docs/deploy.md stops crtxd as crtxd stops itself:
+// TimeoutStopSec is --shutdown-timeout (as the unit sets it, else its
+// default) and 10 s more, so that systemd never kills a replica still
+// closing its database.
+func TestUnitStopsAsCrtxdDoes(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, unit, ok := strings.Cut(string(doc), "```ini\n")
+	unit, _, _ = strings.Cut(unit, "```")
+	if !ok {
+		t.Fatal("docs/deploy.md has no systemd unit")
+	}
+	shutdown := daemon.Defaults().ShutdownTimeout
+	var stop time.Duration
+	for _, line := range strings.Split(unit, "\n") {
+		if v, ok := strings.CutPrefix(line, "Environment=CRTX_SHUTDOWN_TIMEOUT="); ok {
+			if shutdown, err = time.ParseDuration(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "TimeoutStopSec="); ok {
+			s, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop = time.Duration(s) * time.Second
+		}
+	}
+	if stop != shutdown+10*time.Second {
+		t.Errorf("the unit's TimeoutStopSec is %s, crtxd's --shutdown-timeout %s: want it 10 s longer", stop, shutdown)
+	}
 }
