@@ -49,6 +49,9 @@ type Config struct {
 	// API key, executions pending or running per key and per wallet, and
 	// streams open per key.
 	RateLimitIP, RateLimitKey float64
+	// TrustedProxies are the load balancers' CIDRs, comma-separated, whose
+	// X-Forwarded-For, Forwarded and X-Request-Id are believed.
+	TrustedProxies string
 	// RateLimitPayments is how many x402 payments a second are simulated,
 	// all payers together; X402SettleAfter the longest synchronous x402
 	// call settled after its result (market.Config.SettleAfter).

@@ -128,7 +128,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	// One gate for every transport: a key's rate and streams are counted
 	// alike on REST, MCP and A2A.
 	g := gate.New(m, gate.Limits{PerIP: cfg.RateLimitIP, PerKey: cfg.RateLimitKey, Payments: cfg.RateLimitPayments, StreamsPerKey: cfg.MaxStreamsPerKey}, log)
-	rest := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g})
+	proxies, err := gate.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return fail(fmt.Errorf("--trusted-proxies: %w", err))
+	}
+	rest := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g, Proxies: proxies})
 	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: rest.CheckAdminToken, ListingNonce: rest.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -40,6 +41,11 @@ func (w *statusWriter) Flush() {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// requestID is what a request id from a trusted proxy may be: enough for
+// HAProxy's unique-id-format or a UUID, and nothing a log line could be
+// forged with.
+var requestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
 // probe says route is a health or readiness check's.
 func probe(route string) bool { return route == "GET /healthz" || route == "GET /readyz" }
 
@@ -47,7 +53,13 @@ func probe(route string) bool { return route == "GET /healthz" || route == "GET 
 // a log line, and answers unknown routes and methods with the error body.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	r = s.proxies.Forwarded(r)
 	id := "req_" + crtx.RandomBase62(20)
+	// A trusted proxy's request id is kept, so that its log and crtxd's
+	// name a request alike.
+	if given := r.Header.Get("X-Request-Id"); gate.FromProxy(r) && requestID.MatchString(given) {
+		id = given
+	}
 	w.Header().Set("X-Request-Id", id)
 	r = gate.WithRequestID(r, id)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)

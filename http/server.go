@@ -29,12 +29,16 @@ type Options struct {
 	// MetricsElsewhere leaves GET /metrics out of the public routes: the
 	// daemon serves Server.Metrics on a listener of its own.
 	MetricsElsewhere bool
+	// Proxies are the load balancers whose X-Forwarded-For, Forwarded
+	// and X-Request-Id are believed.
+	Proxies gate.Proxies
 }
 
 // Server is the http.Handler of crtxd.
 type Server struct {
 	market     *market.Market
 	log        *slog.Logger
+	proxies    gate.Proxies
 	adminToken string
 	guard      *adminGuard
 	mux        *http.ServeMux
@@ -61,7 +65,7 @@ func New(market *market.Market, opts Options) *Server {
 	if opts.Gate == nil {
 		opts.Gate = gate.New(market, gate.Limits{}, opts.Logger)
 	}
-	s := &Server{market: market, log: opts.Logger, adminToken: opts.AdminToken, guard: newAdminGuard(opts.AdminToken), mux: http.NewServeMux(),
+	s := &Server{market: market, log: opts.Logger, proxies: opts.Proxies, adminToken: opts.AdminToken, guard: newAdminGuard(opts.AdminToken), mux: http.NewServeMux(),
 		gate: opts.Gate, nonces: gate.NewLimiter(1/listingNonceEvery.Seconds(), listingNonceBurst)}
 	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(append(reserveGauges(market), paidFirstCounters(market)...), newRPCCalls(market), newX402Stages(market))...)...)
 	s.routes = []Route{

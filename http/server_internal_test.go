@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/payment"
 	"github.com/crtx-market/crtx/payment/exact"
@@ -184,5 +186,39 @@ func TestProbesLogAtDebug(t *testing.T) {
 	logged := out.String()
 	if strings.Contains(logged, "/healthz") || strings.Contains(logged, "/readyz") || !strings.Contains(logged, "route=\"GET /v1/agents\"") {
 		t.Errorf("the log at info:\n%s", logged)
+	}
+}
+
+// Behind a trusted proxy the client is the one it forwards for, and its
+// request id is kept; the same headers from anyone else are ignored.
+func TestTrustedProxy(t *testing.T) {
+	for _, c := range []struct {
+		proxies string
+		trusted bool
+	}{{"127.0.0.0/8", true}, {"10.0.0.0/8", false}} {
+		s := newServer(t)
+		var err error
+		if s.proxies, err = gate.ParseProxies(c.proxies); err != nil {
+			t.Fatal(err)
+		}
+		s.mux.HandleFunc("GET /ip", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, gate.ClientIP(r)) })
+		srv := httptest.NewServer(s)
+		req, _ := http.NewRequest("GET", srv.URL+"/ip", nil)
+		req.Header.Set("X-Forwarded-For", "198.51.100.7")
+		req.Header.Set("X-Request-Id", "lb-0123456789")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ip, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		id := resp.Header.Get("X-Request-Id")
+		if c.trusted && (string(ip) != "198.51.100.7" || id != "lb-0123456789") {
+			t.Errorf("through a trusted proxy: client %s, request id %s", ip, id)
+		}
+		if !c.trusted && (string(ip) != "127.0.0.1" || !strings.HasPrefix(id, "req_")) {
+			t.Errorf("from an untrusted peer: client %s, request id %s; want its own address and a new id", ip, id)
+		}
 	}
 }

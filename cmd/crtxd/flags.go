@@ -35,6 +35,7 @@ func serveFlags(fs *pflag.FlagSet, cfg *daemon.Config) {
 	fs.Float64Var(&cfg.MaxDispatchShare, "max-dispatch-share", cfg.MaxDispatchShare, "share of the dispatch slots one creator, or one wallet, may hold in an environment (more than 0, at most 1)")
 	fs.DurationVar(&cfg.RecoveryInterval, "recovery-interval", cfg.RecoveryInterval, "how often executions whose lease ran out are taken over")
 	fs.DurationVar(&cfg.ReleaseInterval, "release-interval", cfg.ReleaseInterval, "how often delisted agents' collateral is checked for release")
+	fs.StringVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "comma-separated CIDRs or addresses of the load balancers whose X-Forwarded-For, Forwarded and X-Request-Id are believed; everyone else's are ignored")
 	fs.Float64Var(&cfg.RateLimitIP, "rate-limit-ip", cfg.RateLimitIP, "requests a second one address may make to sign-in, airdrops, the public endpoints that read the chain, and OAuth registration, token and revocation (0: off)")
 	fs.Float64Var(&cfg.RateLimitKey, "rate-limit-key", cfg.RateLimitKey, "requests a second one API key may make (0: off)")
 	fs.Float64Var(&cfg.RateLimitPayments, "rate-limit-payments", cfg.RateLimitPayments, "x402 payments a second the marketplace simulates, all payers together; each payer also at --rate-limit-ip (0: off)")
