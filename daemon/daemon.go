@@ -43,6 +43,43 @@ type Daemon struct {
 	MetricsURL string
 	cancel     context.CancelFunc
 	done       chan error
+	// admin is the admin token, read from adminFile again by
+	// ReloadAdminToken.
+	admin     *gate.Secret
+	adminFile string
+}
+
+// ReloadAdminToken reads the admin token file again, as crtxd serve does
+// on SIGHUP: from then on the admin API and the operator's pages take the
+// new token alone, and operator sessions opened with the old one end. A
+// file that cannot be read, or holds too short a token, leaves the old
+// one in place. Without --admin-token-file there is nothing to reload:
+// the admin API is not turned on by a signal.
+func (d *Daemon) ReloadAdminToken() error {
+	if d.adminFile == "" {
+		return errors.New("no --admin-token-file: the admin API is off")
+	}
+	token, err := readAdminToken(d.adminFile)
+	if err != nil {
+		return err
+	}
+	d.admin.Set(token)
+	return nil
+}
+
+// readAdminToken is the token in file, refused if too short to be safe
+// from guessing.
+func readAdminToken(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--admin-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < crtxhttp.MinAdminToken {
+		return "", fmt.Errorf("--admin-token-file: the token has %d characters and must have at least %d, so that it cannot be guessed; make one with: openssl rand -base64 32 > %s",
+			len(token), crtxhttp.MinAdminToken, file)
+	}
+	return token, nil
 }
 
 // filesNeeded is how many open files dispatches calls in flight need: two
@@ -62,15 +99,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	token := ""
 	if cfg.AdminTokenFile != "" {
-		b, err := os.ReadFile(cfg.AdminTokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--admin-token-file: %w", err)
-		}
-		if token = strings.TrimSpace(string(b)); len(token) < crtxhttp.MinAdminToken {
-			return nil, fmt.Errorf("--admin-token-file: the token has %d characters and must have at least %d, so that it cannot be guessed; make one with: openssl rand -base64 32 > %s",
-				len(token), crtxhttp.MinAdminToken, cfg.AdminTokenFile)
+		if token, err = readAdminToken(cfg.AdminTokenFile); err != nil {
+			return nil, err
 		}
 	}
+	admin := gate.NewSecret(token)
 	unlock, alone := func() {}, false
 	if !isPostgres(cfg.DB) {
 		if unlock, alone, err = lockData(cfg.Data); err != nil {
@@ -132,8 +165,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err != nil {
 		return fail(fmt.Errorf("--trusted-proxies: %w", err))
 	}
-	rest := crtxhttp.New(m, crtxhttp.Options{AdminToken: token, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g, Proxies: proxies})
-	pages, err := web.New(m, web.Options{AdminToken: token, CheckAdminToken: rest.CheckAdminToken, ListingNonce: rest.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
+	rest := crtxhttp.New(m, crtxhttp.Options{AdminToken: admin, Logger: log, MetricsElsewhere: cfg.MetricsAddr != "", Collectors: collectors, Gate: g, Proxies: proxies})
+	pages, err := web.New(m, web.Options{AdminToken: admin, CheckAdminToken: rest.CheckAdminToken, ListingNonce: rest.ListingNonce, OpenAPI: crtxhttp.OpenAPI(), Logger: log})
 	if err != nil {
 		return fail(err)
 	}
@@ -165,7 +198,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	d := &Daemon{Market: m, Store: store, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{Market: m, Store: store, URL: strings.TrimRight(cfg.PublicURL, "/"), cancel: cancel, done: make(chan error, 1),
+		admin: admin, adminFile: cfg.AdminTokenFile}
 	var jobs sync.WaitGroup
 	jobs.Go(func() { m.Ledger.RunSealer(ctx, cfg.BlockInterval) })
 	jobs.Go(func() { m.Ledger.RunRollup(ctx, cfg.RollupInterval) })

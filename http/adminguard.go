@@ -29,11 +29,11 @@ const (
 // adminGuard checks the admin token for the admin API and the operator's
 // sign-in, throttling failed guesses per address.
 type adminGuard struct {
-	token   string
+	token   *gate.Secret
 	perAddr *gate.Limiter
 }
 
-func newAdminGuard(token string) *adminGuard {
+func newAdminGuard(token *gate.Secret) *adminGuard {
 	return &adminGuard{token: token,
 		perAddr: gate.NewLimiter(1/adminEvery.Seconds(), adminBurst)}
 }
@@ -46,7 +46,7 @@ func (g *adminGuard) check(r *http.Request, given string) error {
 	if retry := g.perAddr.Peek(addr, now); retry > 0 {
 		return gate.RateLimited(retry, "too many wrong admin tokens from this address; try again in %d seconds", retry)
 	}
-	if subtle.ConstantTimeCompare([]byte(given), []byte(g.token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(given), []byte(g.token.Get())) != 1 {
 		g.perAddr.Charge(addr, now)
 		return crtx.Errorf(crtx.CodeInvalidAPIKey, "the admin token is not valid")
 	}
@@ -72,7 +72,7 @@ func guesser(r *http.Request) string {
 // sign-in page checks its form with it, so both share one budget of
 // guesses.
 func (s *Server) CheckAdminToken(r *http.Request, given string) error {
-	if s.adminToken == "" {
+	if s.adminToken.Get() == "" {
 		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
 	}
 	return s.guard.check(r, given)

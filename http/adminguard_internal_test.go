@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/crtx-market/crtx"
+
+	"github.com/crtx-market/crtx/gate"
 )
 
 // Wrong tokens from ever new addresses hold up neither the operator at an
@@ -13,7 +15,7 @@ import (
 // (there is no ceiling over all addresses to lock the operator out); an
 // IPv6 host's /64 counts as one address; the right token costs nothing.
 func TestAdminGuessesPerAddress(t *testing.T) {
-	g := newAdminGuard("right")
+	g := newAdminGuard(gate.NewSecret("right"))
 	send := func(addr, token string) error {
 		r := httptest.NewRequest("GET", "/v1/admin/disputes", nil)
 		r.RemoteAddr = addr
@@ -31,7 +33,7 @@ func TestAdminGuessesPerAddress(t *testing.T) {
 		}
 	}
 
-	g = newAdminGuard("right")
+	g = newAdminGuard(gate.NewSecret("right"))
 	for i := range 1000 {
 		for range adminBurst {
 			if err := from(fmt.Sprintf("10.0.%d.%d:1", i/200, i%200)); crtx.ErrorCode(err) != crtx.CodeInvalidAPIKey {
@@ -46,7 +48,7 @@ func TestAdminGuessesPerAddress(t *testing.T) {
 		t.Errorf("a wrong token from a new address after 5,000: %v", err)
 	}
 
-	g = newAdminGuard("right")
+	g = newAdminGuard(gate.NewSecret("right"))
 	for i := range adminBurst {
 		from(fmt.Sprintf("[2001:db8::%x]:1", i+1))
 	}

@@ -17,8 +17,9 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// AdminToken enables the admin API; empty turns it off.
-	AdminToken string
+	// AdminToken enables the admin API; nil or empty turns it off. It may
+	// be replaced while the server runs (SIGHUP).
+	AdminToken *gate.Secret
 	Logger     *slog.Logger
 	// Gate authenticates and limits requests and writes errors; the
 	// protocols mounted beside the REST interface share it. Without one,
@@ -39,7 +40,7 @@ type Server struct {
 	market     *market.Market
 	log        *slog.Logger
 	proxies    gate.Proxies
-	adminToken string
+	adminToken *gate.Secret
 	guard      *adminGuard
 	mux        *http.ServeMux
 	metrics    *metrics
@@ -239,7 +240,7 @@ func (s *Server) admin(h func(http.ResponseWriter, *http.Request) error) func(ht
 
 // operator checks the operator's token.
 func (s *Server) operator(r *http.Request) error {
-	if s.adminToken != "" && gate.Bearer(r) == "" {
+	if s.adminToken.Get() != "" && gate.Bearer(r) == "" {
 		return crtx.Errorf(crtx.CodeAuthenticationRequired, "send Authorization: Bearer <admin token>")
 	}
 	return s.CheckAdminToken(r, gate.Bearer(r))

@@ -13,7 +13,7 @@ import (
 // without one.
 func (h *Handler) operatorVisit(r *http.Request) (visit, error) {
 	c, err := r.Cookie(adminCookie)
-	if err != nil || h.adminToken == "" || !h.market.Accounts.IsOperatorSession(r.Context(), c.Value, h.adminToken) {
+	if err != nil || h.adminToken.Get() == "" || !h.market.Accounts.IsOperatorSession(r.Context(), c.Value, h.adminToken.Get()) {
 		return visit{}, errOperatorSignIn
 	}
 	return visit{key: formKey(c.Value), at: h.market.Now()}, nil
@@ -37,7 +37,7 @@ func operatorProblem(q url.Values) string {
 }
 
 func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
-	if h.adminToken == "" {
+	if h.adminToken.Get() == "" {
 		return crtx.Errorf(crtx.CodeNotFound, "the admin API is off: start crtxd with --admin-token-file")
 	}
 	v, err := h.operatorVisit(r)
@@ -65,7 +65,7 @@ func (h *Handler) operator(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 	err := errOperatorSignIn
-	if h.adminToken != "" {
+	if h.adminToken.Get() != "" {
 		err = h.checkAdmin(r, r.PostFormValue("token"))
 	}
 	// A guess while guesses from this address are throttled is answered
@@ -76,7 +76,7 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/dashboard/operator?token=bad", http.StatusSeeOther)
 		return nil
 	}
-	session, err := h.market.Accounts.OpenOperatorSession(r.Context(), h.adminToken)
+	session, err := h.market.Accounts.OpenOperatorSession(r.Context(), h.adminToken.Get())
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/crtx-market/crtx"
+	"github.com/crtx-market/crtx/gate"
 	"github.com/crtx-market/crtx/market"
 )
 
@@ -42,7 +43,7 @@ const (
 // Handler serves the pages.
 type Handler struct {
 	market     *market.Market
-	adminToken string
+	adminToken *gate.Secret
 	checkAdmin func(*http.Request, string) error
 	nonce      func(context.Context, string) (crtx.ListingNonce, error)
 	log        *slog.Logger
@@ -53,8 +54,9 @@ type Handler struct {
 
 // Options configure the pages.
 type Options struct {
-	// AdminToken enables the operator pages; empty turns them off.
-	AdminToken string
+	// AdminToken enables the operator pages; nil or empty turns them off.
+	// A new one (SIGHUP) ends the operator sessions opened with the old.
+	AdminToken *gate.Secret
 	// CheckAdminToken admits a token given on the operator's sign-in page
 	// as the admin token, or refuses it; the REST server's, so that a
 	// guess here counts against the same budget (required with
@@ -218,7 +220,7 @@ func siteSection(page string) string {
 
 // New returns the pages of market.
 func New(market *market.Market, opts Options) (*Handler, error) {
-	if opts.AdminToken != "" && opts.CheckAdminToken == nil {
+	if opts.AdminToken.Get() != "" && opts.CheckAdminToken == nil {
 		return nil, errors.New("web: the operator pages need CheckAdminToken")
 	}
 	if opts.ListingNonce == nil {

@@ -206,3 +206,60 @@ func (c *slowService) answering(match func(task string) bool) int {
 	}
 	return n
 }
+
+// SIGHUP reads the admin token file again: the new token is taken at
+// once and the old refused, with no restart; a file with too short a
+// token leaves the token as it was, and says so.
+func TestSIGHUPRotatesTheAdminToken(t *testing.T) {
+	data := t.TempDir()
+	tokenFile := filepath.Join(data, "admin-token")
+	old, next := strings.Repeat("o", 40), strings.Repeat("n", 40)
+	if err := os.WriteFile(tokenFile, []byte(old+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr()
+	cmd := exec.Command(crtxdBinary(t), "serve", "--addr", addr, "--data", data, "--admin-token-file", tokenFile, "--log-level", "error")
+	var out syncBuffer
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	url := "http://" + addr
+	if err := waitUp(ctx, url+"/readyz"); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	admits := func(token string) bool {
+		_, err := client.New(url, token).AdminDisputes(ctx, "open")
+		return err == nil
+	}
+	if !admits(old) {
+		t.Fatal("the first token is refused")
+	}
+	// Each step waits for the signal's effect, which comes within moments.
+	within := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !done(); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not seen\n%s", what, out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	os.WriteFile(tokenFile, []byte("short\n"), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	within("a short token refused", func() bool { return strings.Contains(out.String(), "the admin token stays as it was") })
+	if !admits(old) {
+		t.Error("a short token in the file took the old one's place")
+	}
+	os.WriteFile(tokenFile, []byte(next+"\n"), 0o600)
+	cmd.Process.Signal(syscall.SIGHUP)
+	// Wrong tokens count as guesses: the new one is tried once it is read.
+	within("the file read again", func() bool { return strings.Contains(out.String(), "the admin token was read again") })
+	if !admits(next) {
+		t.Error("the new token is refused after SIGHUP")
+	}
+	if admits(old) {
+		t.Error("the old token is still taken after SIGHUP")
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/crtx-market/crtx/cmd/internal/cmdline"
 	"github.com/crtx-market/crtx/daemon"
@@ -21,7 +23,8 @@ func serveCommand() *cobra.Command {
 		Short: "Run the marketplace",
 		Long: `Run the marketplace: the REST API, the web pages and the background jobs (block sealing,
 roll-ups, dispatch recovery, collateral release) on SQLite in --data or on PostgreSQL (--db).
-SIGTERM or SIGINT stops it, letting in-flight requests finish for up to --shutdown-timeout.`,
+SIGTERM or SIGINT stops it, letting in-flight requests finish for up to --shutdown-timeout.
+SIGHUP reads --admin-token-file again: the new token alone is taken from then on.`,
 		Example: `  crtxd serve --addr 0.0.0.0:8080 --public-url https://crtx.example --data /var/lib/crtx --admin-token-file admin-token
   CRTX_DB=postgres://crtx@db/crtx crtxd serve --addr :8080 --db-conns 16`,
 		Args: cmdline.Args(),
@@ -68,6 +71,20 @@ func serve(ctx context.Context, cfg daemon.Config, gc collector, stderr io.Write
 	if err != nil {
 		return err
 	}
+	// SIGHUP reads the admin token file again: a token rotates on every
+	// replica without a restart.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer func() { signal.Stop(hup); close(hup) }()
+	go func() {
+		for range hup {
+			if err := d.ReloadAdminToken(); err != nil {
+				fmt.Fprintf(stderr, "crtxd: SIGHUP: the admin token stays as it was: %v\n", err)
+				continue
+			}
+			fmt.Fprintln(stderr, "crtxd: SIGHUP: the admin token was read again")
+		}
+	}()
 	return d.Wait()
 }
 
