@@ -31,7 +31,12 @@ func newMetrics(reg *prometheus.Registry, more ...prometheus.Collector) *metrics
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"route", "method", "status"}),
 	}
-	reg.MustRegister(m.requests, m.duration,
+	// The build each replica runs, so that a dashboard shows a rollout and
+	// an alert finds a replica left on an older release.
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "crtx_build_info", Help: "Always 1; its version label is the build of crtxd running.",
+		ConstLabels: prometheus.Labels{"version": crtx.Version()}})
+	build.Set(1)
+	reg.MustRegister(m.requests, m.duration, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(more...)
 	return m

@@ -222,3 +222,18 @@ func TestTrustedProxy(t *testing.T) {
 		}
 	}
 }
+
+// /metrics names the build running, as a label of crtx_build_info.
+func TestMetricsNameTheBuild(t *testing.T) {
+	srv := httptest.NewServer(newServer(t))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `crtx_build_info{version="` + crtx.Version() + `"} 1`; !strings.Contains(string(body), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+}
