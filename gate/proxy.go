@@ -10,8 +10,8 @@ import (
 )
 
 // Proxies are the networks whose forwarding headers crtxd believes: its
-// load balancers'. Anyone can send X-Forwarded-For, Forwarded or
-// X-Request-Id, so those of every other peer are ignored.
+// load balancers'. Anyone can send X-Forwarded-For or X-Request-Id, so
+// those of every other peer are ignored.
 type Proxies []netip.Prefix
 
 // ParseProxies reads a comma-separated list of CIDRs or addresses.
@@ -30,8 +30,8 @@ func ParseProxies(list string) (Proxies, error) {
 			continue
 		}
 		n, err := netip.ParsePrefix(s)
-		if err != nil {
-			return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR", s)
+		if err != nil || n.Addr().Is4In6() {
+			return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR (IPv4 ones written as IPv4)", s)
 		}
 		p = append(p, n.Masked())
 	}
@@ -43,7 +43,7 @@ func (p Proxies) trusts(addr string) bool {
 	if err != nil {
 		return false
 	}
-	a = a.Unmap()
+	a = a.Unmap().WithZone("")
 	for _, n := range p {
 		if n.Contains(a) {
 			return true
@@ -55,30 +55,27 @@ func (p Proxies) trusts(addr string) bool {
 type forwardedKey struct{}
 
 // Forwarded is r as its client sent it. From a trusted proxy, its
-// RemoteAddr becomes the client the proxies name: walking the chain of
-// Forwarded's for= (RFC 7239), else X-Forwarded-For's, from the nearest
-// hop, the first address that is not a trusted proxy itself; and r
-// carries that it came through one (FromProxy). From anyone else, r is
-// unchanged.
+// RemoteAddr becomes the client X-Forwarded-For names: walking from the
+// nearest hop, the first address that is not a trusted proxy itself; and
+// r carries that it came through one (FromProxy). From anyone else, r is
+// unchanged. RFC 7239's Forwarded is not read: load balancers pass a
+// client's own Forwarded header on untouched while they append to
+// X-Forwarded-For, so believing it would let a client name its address.
 func (p Proxies) Forwarded(r *http.Request) *http.Request {
 	if len(p) == 0 || !p.trusts(ClientIP(r)) {
 		return r
 	}
-	hops := forwardedFor(r.Header.Values("Forwarded"))
-	if len(hops) == 0 {
-		for _, v := range r.Header.Values("X-Forwarded-For") {
-			for _, h := range strings.Split(v, ",") {
-				hops = append(hops, strings.TrimSpace(h))
-			}
-		}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
 	}
 	client := ""
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(hops[i])
+		a, err := netip.ParseAddr(hostOf(strings.TrimSpace(hops[i])))
 		if err != nil {
-			break // an obfuscated or unknown hop: nothing past it is known
+			break // an unknown or obfuscated hop: nothing past it is known
 		}
-		client = a.Unmap().String()
+		client = a.Unmap().WithZone("").String()
 		if !p.trusts(client) {
 			break
 		}
@@ -96,26 +93,11 @@ func FromProxy(r *http.Request) bool {
 	return ok
 }
 
-// forwardedFor is the for= addresses of Forwarded headers, in order: a
-// quoted IPv6 address in brackets, and a port, are taken off.
-func forwardedFor(values []string) []string {
-	var out []string
-	for _, v := range values {
-		for _, elem := range strings.Split(v, ",") {
-			for _, pair := range strings.Split(elem, ";") {
-				k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
-				if !ok || !strings.EqualFold(k, "for") {
-					continue
-				}
-				val = strings.Trim(val, `"`)
-				if strings.HasPrefix(val, "[") {
-					val, _, _ = strings.Cut(val[1:], "]")
-				} else if host, _, err := net.SplitHostPort(val); err == nil {
-					val = host
-				}
-				out = append(out, val)
-			}
-		}
+// hostOf is a hop without the port or brackets some proxies write
+// ("203.0.113.7:4711", "[2001:db8::1]:4711").
+func hostOf(hop string) string {
+	if host, _, err := net.SplitHostPort(hop); err == nil {
+		return host
 	}
-	return out
+	return strings.Trim(hop, "[]")
 }

@@ -56,9 +56,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	r = s.proxies.Forwarded(r)
 	id := "req_" + crtx.RandomBase62(20)
 	// A trusted proxy's request id is kept, so that its log and crtxd's
-	// name a request alike.
-	if given := r.Header.Get("X-Request-Id"); gate.FromProxy(r) && requestID.MatchString(given) {
-		id = given
+	// name a request alike: one value alone, which the proxy set, since a
+	// proxy that appends leaves the client's own first.
+	if given := r.Header.Values("X-Request-Id"); gate.FromProxy(r) && len(given) == 1 && requestID.MatchString(given[0]) {
+		id = given[0]
 	}
 	w.Header().Set("X-Request-Id", id)
 	r = gate.WithRequestID(r, id)

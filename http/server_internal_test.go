@@ -220,6 +220,19 @@ func TestTrustedProxy(t *testing.T) {
 		if !c.trusted && (string(ip) != "127.0.0.1" || !strings.HasPrefix(id, "req_")) {
 			t.Errorf("from an untrusted peer: client %s, request id %s; want its own address and a new id", ip, id)
 		}
+		// Two ids (a client's, and one a proxy appended) are neither kept.
+		srv = httptest.NewServer(s)
+		req, _ = http.NewRequest("GET", srv.URL+"/ip", nil)
+		req.Header.Add("X-Request-Id", "forged-by-client")
+		req.Header.Add("X-Request-Id", "lb-0123456789")
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		srv.Close()
+		if id := resp.Header.Get("X-Request-Id"); !strings.HasPrefix(id, "req_") {
+			t.Errorf("with two X-Request-Id values the id is %s, want a new one", id)
+		}
 	}
 }
 

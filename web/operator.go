@@ -76,7 +76,9 @@ func (h *Handler) operatorLogin(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/dashboard/operator?token=bad", http.StatusSeeOther)
 		return nil
 	}
-	session, err := h.market.Accounts.OpenOperatorSession(r.Context(), h.adminToken.Get())
+	// The session is bound to the token checked, not to the one held
+	// now: a SIGHUP between the two leaves the old token's session dead.
+	session, err := h.market.Accounts.OpenOperatorSession(r.Context(), r.PostFormValue("token"))
 	if err != nil {
 		return err
 	}

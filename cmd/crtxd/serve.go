@@ -61,6 +61,13 @@ func serve(ctx context.Context, cfg daemon.Config, gc collector, stderr io.Write
 		// resident memory (docs/performance.md); the limit caps it.
 		debug.SetMemoryLimit(gc.limitMiB << 20)
 	}
+	// SIGHUP reads the admin token file again: a token rotates on every
+	// replica without a restart. Caught from before the start, so that a
+	// reload during a slow start (migrations) does not kill the process;
+	// it is handled once the daemon runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer func() { signal.Stop(hup); close(hup) }()
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil && ctx.Err() != nil {
 		// Stopped while starting (a migration, say, rolled back whole): a
@@ -71,11 +78,6 @@ func serve(ctx context.Context, cfg daemon.Config, gc collector, stderr io.Write
 	if err != nil {
 		return err
 	}
-	// SIGHUP reads the admin token file again: a token rotates on every
-	// replica without a restart.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer func() { signal.Stop(hup); close(hup) }()
 	go func() {
 		for range hup {
 			if err := d.ReloadAdminToken(); err != nil {
