@@ -31,13 +31,18 @@ func elsewhere(r *http.Request, env crtx.Environment, err error) error {
 	if notFound[crtx.ErrorCode(err)] == "" {
 		return err
 	}
-	other := crtx.Devnet
-	if env == crtx.Devnet {
-		other = crtx.Mainnet
-	}
+	other := otherEnv(env)
 	return &guided{err, "It is not on " + string(env) + "'s ledger: each environment keeps its own.",
 		[]link{{r.URL.Path + "?cluster=" + string(other), "Look on " + string(other)},
 			{"/explorer/?cluster=" + string(env), "The " + string(env) + " explorer"}}}
+}
+
+// otherEnv is the environment whose ledger env's does not hold.
+func otherEnv(env crtx.Environment) crtx.Environment {
+	if env == crtx.Devnet {
+		return crtx.Mainnet
+	}
+	return crtx.Devnet
 }
 
 func (h *Handler) explorerPage(r *http.Request, heading string, env crtx.Environment) explorerPage {

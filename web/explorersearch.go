@@ -44,10 +44,7 @@ func (h *Handler) explorerSearch(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	other := crtx.Devnet
-	if env == crtx.Devnet {
-		other = crtx.Mainnet
-	}
+	other := otherEnv(env)
 	again := "/explorer/search?" + url.Values{"q": {q}, "cluster": {string(other)}}.Encode()
 	return &guided{crtx.Errorf(crtx.CodeNotFound, "nothing on %s's ledger is named %q", env, q),
 		"Search by a block height, a transaction id, an account address, a wallet address, an execution id or an agent id. Each environment keeps its own ledger.",
