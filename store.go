@@ -108,6 +108,8 @@ type SystemRows interface {
 
 	// Replicas returns each replica's last heartbeat, as it wrote it.
 	Replicas(ctx context.Context) (map[string]time.Time, error)
+	// Leave forgets replica, which has stopped.
+	Leave(ctx context.Context, replica string) error
 }
 
 // AccessRows is who may act: sign-in nonces, sessions, sent forms, API keys and their usage, OAuth clients and codes.

@@ -124,6 +124,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 		return nil, err
 	}
+	settings := cfg // as given: a public URL derived from each replica's address is no shared one
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
@@ -140,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	if err := markFresh(ctx, store, cfg.FreshStore); err != nil {
+		return fail(err)
+	}
+	if err := m.Join(ctx, shared(settings, m.SigningPublicKey(), m.Config().Chains), alone, marketplaceKey); err != nil {
 		return fail(err)
 	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
@@ -256,6 +260,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		scancel()
 		cancel()
 		jobs.Wait()
+		if lerr := m.Leave(context.Background()); lerr != nil {
+			log.Warn("leaving the replicas", "err", lerr)
+		}
 		m.Stop()
 		if cerr := store.Close(); err == nil {
 			err = cerr

@@ -14,6 +14,11 @@ func (t systemRows) Heartbeat(ctx context.Context, replica string, release int, 
 	return err
 }
 
+func (t systemRows) Leave(ctx context.Context, replica string) error {
+	_, err := t.exec(ctx, `DELETE FROM replicas WHERE id = ?`, replica)
+	return err
+}
+
 func (t systemRows) Replicas(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := t.query(ctx, `SELECT id, heartbeat_at FROM replicas`)
 	if err != nil {

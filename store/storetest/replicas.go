@@ -99,4 +99,18 @@ func testHeartbeats(t *testing.T, s crtx.Store) {
 	if got := claim(t0.Add(2 * time.Hour)); slices.Contains(got, "h4") {
 		t.Errorf("claimed %v, h4 among them, with no silent owner; want its lease to decide", got)
 	}
+	// A replica that leaves is forgotten at once; the others stay.
+	update(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		if err := tx.System.Heartbeat(ctx, "other", crtx.Release, t0.Add(2*time.Hour), t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		return tx.System.Leave(ctx, "me")
+	})
+	view(t, s, func(ctx context.Context, tx crtx.Tx) error {
+		got, err := tx.System.Replicas(ctx)
+		if _, ok := got["me"]; ok || len(got) != 1 || err != nil {
+			t.Errorf("Replicas after one left = %v, %v; want only the other", got, err)
+		}
+		return err
+	})
 }

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/crtx-market/crtx/market"
+	"github.com/crtx-market/crtx/store/storetest"
+)
+
+// syncBuffer is a log two goroutines write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Replicas on one database hold the marketplace's settings alike: one
+// whose marketplace key was not copied never starts, one with another fee
+// is refused while another replica serves, and a replica started alone,
+// after every other stopped, records the new fee.
+func TestReplicasShareSettings(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SchemaDSN(t)
+	data := t.TempDir()
+	replica := func(data string, fee int) (*Daemon, *syncBuffer, error) {
+		cfg := Defaults()
+		log := &syncBuffer{}
+		cfg.Addr, cfg.Data, cfg.DB, cfg.LogOutput, cfg.PlatformFeeBps = "127.0.0.1:0", data, db, log, fee
+		d, err := Start(ctx, cfg)
+		return d, log, err
+	}
+	a, _, err := replica(data, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { a.Close() }()
+
+	// A folder given the authority key but not the marketplace's makes
+	// another: refused, by name, alive replica or not.
+	other := t.TempDir()
+	key, err := os.ReadFile(filepath.Join(data, "authority.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(other, "authority.json"), key, 0o600)
+	if _, _, err := replica(other, 500); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "marketplace.json") {
+		t.Fatalf("a replica with another marketplace key: %v", err)
+	}
+	if _, _, err := replica(data, 300); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), `--platform-fee-bps is "300" here, "500" in the marketplace`) {
+		t.Fatalf("a replica with another fee beside a live one: %v", err)
+	}
+	b, _, err := replica(data, 500)
+	if err != nil {
+		t.Fatalf("a replica with the same settings: %v", err)
+	}
+	b.Close()
+
+	// Every replica stopped: a new fee is taken, and said.
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, log, err := replica(data, 300)
+	if err != nil {
+		t.Fatalf("the fee changed with every replica stopped: %v", err)
+	}
+	if !strings.Contains(log.String(), "a shared setting changed") || !strings.Contains(log.String(), "--platform-fee-bps") {
+		t.Errorf("the change was not logged:\n%s", log)
+	}
+	if _, _, err := replica(data, 500); !errors.Is(err, market.ErrSettingsDiffer) {
+		t.Errorf("the old fee beside the new: %v", err)
+	}
+	// The key is never changed by a restart, even alone.
+	a.Close()
+	if _, _, err := replica(other, 300); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "no restart changes marketplace.json") {
+		t.Errorf("another marketplace key, alone: %v", err)
+	}
+}
