@@ -5,10 +5,12 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/dispatch"
@@ -28,17 +30,46 @@ type Keys struct {
 	Signer    ed25519.PrivateKey // signs requests to creators
 }
 
-// LoadKeys reads the keys in dir, creating them on first start.
-func LoadKeys(dir string) (Keys, error) {
+// The key files in --data.
+const (
+	authorityFile   = "authority.json"
+	marketplaceFile = "marketplace.json"
+)
+
+// LoadKeys reads the keys in dir, creating them when create is set and
+// they do not exist yet.
+func LoadKeys(dir string, create bool) (Keys, error) {
+	load := keyfile.Load
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return Keys{}, err
+		}
+		load = keyfile.LoadOrCreate
+	}
 	var k Keys
 	var err error
-	if k.Authority, err = keyfile.LoadOrCreate(filepath.Join(dir, "authority.json")); err != nil {
+	if k.Authority, err = load(filepath.Join(dir, authorityFile)); err != nil {
 		return k, fmt.Errorf("ledger authority key: %w", err)
 	}
-	if k.Signer, err = keyfile.LoadOrCreate(filepath.Join(dir, "marketplace.json")); err != nil {
+	if k.Signer, err = load(filepath.Join(dir, marketplaceFile)); err != nil {
 		return k, fmt.Errorf("marketplace signing key: %w", err)
 	}
 	return k, nil
+}
+
+// ErrKeysExist is returned by InitKeys for a folder that holds a key.
+var ErrKeysExist = errors.New("the folder holds a marketplace's key already")
+
+// InitKeys writes a new marketplace's two keys into dir, creating it: the
+// step of its own before a first start that may not write (a read-only
+// --data). It never replaces a key: a folder holding either is refused.
+func InitKeys(dir string) (Keys, error) {
+	for _, f := range []string{authorityFile, marketplaceFile} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
+			return Keys{}, fmt.Errorf("%w: %s (a key is never replaced: a new marketplace takes a folder of its own)", ErrKeysExist, filepath.Join(dir, f))
+		}
+	}
+	return LoadKeys(dir, true)
 }
 
 // CheckExisting refuses a --data folder that holds no marketplace: the
@@ -46,7 +77,7 @@ func LoadKeys(dir string) (Keys, error) {
 // commands call it first, so that a forgotten or mistyped --data is an
 // error, not a new, empty marketplace that verifies.
 func CheckExisting(ctx context.Context, cfg Config) error {
-	files := []string{"authority.json", "marketplace.json"}
+	files := []string{authorityFile, marketplaceFile}
 	if !isPostgres(cfg.DB) {
 		files = append(files, "crtx.db")
 	} else if ok, err := postgres.Migrated(ctx, cfg.DB); err != nil || !ok {
@@ -111,6 +142,42 @@ func OpenStore(ctx context.Context, cfg Config) (crtx.Store, error) {
 
 const authorityMeta = "ledger_authority_public_key"
 
+// openKeys loads the keys in --data, creating them for a store that has
+// none recorded yet: a new marketplace's first start. A store that has
+// one is a marketplace already, whose keys a replica must be given, never
+// made anew. It refuses an authority key other than the one that signed
+// the store's blocks, since every later block would fail verification.
+func openKeys(ctx context.Context, cfg Config, store crtx.Store) (Keys, error) {
+	have, err := crtx.Read(ctx, store, func(tx crtx.Tx) (string, error) { return tx.System.Meta(ctx, authorityMeta) })
+	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+		return Keys{}, err
+	}
+	keys, err := LoadKeys(cfg.Data, have == "")
+	switch {
+	case have != "" && errors.Is(err, fs.ErrNotExist):
+		return keys, fmt.Errorf("%w: this marketplace's keys belong in --data %s: copy %s and %s there from another replica or a backup", err, cfg.Data, authorityFile, marketplaceFile)
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		return keys, fmt.Errorf("%w: a first start writes the keys into --data; where it may not, make them first with crtxd init --data %s", err, cfg.Data)
+	case err != nil:
+		return keys, err
+	}
+	pub := crtx.Address(keys.Authority.Public().(ed25519.PublicKey))
+	err = store.Update(ctx, func(tx crtx.Tx) error {
+		have, err := tx.System.Meta(ctx, authorityMeta)
+		switch {
+		case errors.Is(err, crtx.ErrNotFound):
+			return tx.System.SetMeta(ctx, authorityMeta, pub)
+		case err != nil:
+			return err
+		case have != pub:
+			return fmt.Errorf("the ledger was signed by authority %s, but %s holds %s", have,
+				filepath.Join(cfg.Data, authorityFile), pub)
+		}
+		return nil
+	})
+	return keys, err
+}
+
 // OpenExisting opens the marketplace in cfg's --data (and --db) for an
 // offline operator command: it must exist already, and it serves no one, so
 // it has no public URL. Close the store when done.
@@ -125,37 +192,15 @@ func OpenExisting(ctx context.Context, cfg Config) (*market.Market, crtx.Store, 
 	return OpenMarket(ctx, cfg, nil)
 }
 
-// OpenMarket opens the store and keys and returns the market over them. It
-// refuses to start with an authority key other than the one that signed the
-// store's blocks, since every later block would fail verification. cfg must
-// be valid (Config.Validate); the caller closes the store after stopping the
+// OpenMarket opens the store and keys and returns the market over them
+// (openKeys). cfg must be valid (Config.Validate); the caller closes the store after stopping the
 // market.
 func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, crtx.Store, error) {
-	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-		return nil, nil, err
-	}
-	keys, err := LoadKeys(cfg.Data)
-	if err != nil {
-		return nil, nil, err
-	}
 	store, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	pub := crtx.Address(keys.Authority.Public().(ed25519.PublicKey))
-	err = store.Update(ctx, func(tx crtx.Tx) error {
-		have, err := tx.System.Meta(ctx, authorityMeta)
-		switch {
-		case errors.Is(err, crtx.ErrNotFound):
-			return tx.System.SetMeta(ctx, authorityMeta, pub)
-		case err != nil:
-			return err
-		case have != pub:
-			return fmt.Errorf("the ledger was signed by authority %s, but %s holds %s", have,
-				filepath.Join(cfg.Data, "authority.json"), pub)
-		}
-		return nil
-	})
+	keys, err := openKeys(ctx, cfg, store)
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -3,13 +3,16 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/storetest"
 )
@@ -53,14 +56,23 @@ func TestReplicasShareSettings(t *testing.T) {
 	}
 	defer func() { a.Close() }()
 
-	// A folder given the authority key but not the marketplace's makes
-	// another: refused, by name, alive replica or not.
+	// A replica given no keys is told to copy them: a marketplace's keys
+	// are made once.
+	if _, _, err := replica(t.TempDir(), 500); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "copy authority.json and marketplace.json") {
+		t.Fatalf("a replica without keys: %v", err)
+	}
+	// One given the authority key and a marketplace key of its own:
+	// refused, by name, alive replica or not.
 	other := t.TempDir()
 	key, err := os.ReadFile(filepath.Join(data, "authority.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(other, "authority.json"), key, 0o600)
+	_, mine, _ := ed25519.GenerateKey(nil)
+	if err := keyfile.Write(filepath.Join(other, "marketplace.json"), mine); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := replica(other, 500); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "marketplace.json") {
 		t.Fatalf("a replica with another marketplace key: %v", err)
 	}

@@ -69,7 +69,7 @@ func verify(ctx context.Context, cfg daemon.Config, envs []crtx.Environment, std
 	if err := daemon.CheckExisting(ctx, cfg); err != nil {
 		return false, err
 	}
-	keys, err := daemon.LoadKeys(cfg.Data)
+	keys, err := daemon.LoadKeys(cfg.Data, false)
 	if err != nil {
 		return false, err
 	}

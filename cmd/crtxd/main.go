@@ -1,5 +1,6 @@
 // Command crtxd is the crtx marketplace server and its operator tool:
 //
+//	crtxd init     make a new marketplace's keys
 //	crtxd serve    run the marketplace
 //	crtxd dev      run it for development, with a data folder of its own
 //	crtxd migrate  apply database migrations
@@ -58,5 +59,5 @@ Every flag can also be set as CRTX_<FLAG>, upper case with - as _ (--addr as CRT
 		Version: crtx.Version(),
 	}
 	root.SetVersionTemplate("crtxd {{.Version}}\n")
-	return cmdline.Group(root, serveCommand(), devCommand(), migrateCommand(), ledgerCommand(), adminCommand(), benchCommand())
+	return cmdline.Group(root, initCommand(), serveCommand(), devCommand(), migrateCommand(), ledgerCommand(), adminCommand(), benchCommand())
 }

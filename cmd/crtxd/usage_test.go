@@ -156,18 +156,10 @@ func builtVersion(t *testing.T) string {
 // default) and 10 s more, so that systemd never kills a replica still
 // closing its database.
 func TestUnitStopsAsCrtxdDoes(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/deploy.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, unit, ok := strings.Cut(string(doc), "```ini\n")
-	unit, _, _ = strings.Cut(unit, "```")
-	if !ok {
-		t.Fatal("docs/deploy.md has no systemd unit")
-	}
 	shutdown := daemon.Defaults().ShutdownTimeout
 	var stop time.Duration
-	for _, line := range strings.Split(unit, "\n") {
+	var err error
+	for _, line := range deployUnit(t) {
 		if v, ok := strings.CutPrefix(line, "Environment=CRTX_SHUTDOWN_TIMEOUT="); ok {
 			if shutdown, err = time.ParseDuration(v); err != nil {
 				t.Fatal(err)
