@@ -87,8 +87,10 @@ type Chain interface {
 	// BlockTime is how long the cluster takes to make a block, as
 	// measured; 0 while unknown. A blockhash lives BlockhashBlocks blocks.
 	BlockTime(ctx context.Context) time.Duration
-	// RPCCalls is how many JSON-RPC calls the chain made, by method.
-	RPCCalls() map[string]uint64
+	// RPCCalls is how many JSON-RPC calls the chain made, by method, and
+	// how many of them got no answer or an HTTP error (a provider's rate
+	// limit, its outage).
+	RPCCalls() (calls, failed map[string]uint64)
 	// Balance is what TokenAccount holds; FeeBalance the treasury's SOL, in
 	// lamports, that pays transaction fees.
 	Balance(ctx context.Context) (USDC, error)

@@ -110,6 +110,11 @@ type SystemRows interface {
 	Replicas(ctx context.Context) (map[string]time.Time, error)
 	// Leave forgets replica, which has stopped.
 	Leave(ctx context.Context, replica string) error
+
+	// Backlog reads the work waiting: executions in flight, withdrawals
+	// not final, and deliveries not made that were created after since
+	// (older ones are given up).
+	Backlog(ctx context.Context, since time.Time) (Backlog, error)
 }
 
 // AccessRows is who may act: sign-in nonces, sessions, sent forms, API keys and their usage, OAuth clients and codes.

@@ -12,13 +12,13 @@ import (
 // calls counts the JSON-RPC calls a Client makes, by method: what a paid
 // or rate-limited provider bills and limits.
 type calls struct {
-	base http.RoundTripper
-	mu   sync.Mutex
-	by   map[string]uint64
+	base       http.RoundTripper
+	mu         sync.Mutex
+	by, failed map[string]uint64
 }
 
 func newCalls() *calls {
-	return &calls{base: http.DefaultTransport, by: map[string]uint64{}}
+	return &calls{base: http.DefaultTransport, by: map[string]uint64{}, failed: map[string]uint64{}}
 }
 
 // client is the HTTP client of the JSON-RPC client, counting its calls.
@@ -42,12 +42,21 @@ func (c *calls) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.by[method]++
 	c.mu.Unlock()
-	return c.base.RoundTrip(r)
+	resp, err := c.base.RoundTrip(r)
+	if err != nil || resp.StatusCode >= 400 {
+		// An error inside a JSON-RPC answer is the chain's word on a
+		// request (an expired blockhash), not the provider failing.
+		c.mu.Lock()
+		c.failed[method]++
+		c.mu.Unlock()
+	}
+	return resp, err
 }
 
-// RPCCalls is how many JSON-RPC calls the client made, by method.
-func (c *Client) RPCCalls() map[string]uint64 {
+// RPCCalls is how many JSON-RPC calls the client made, by method, and how
+// many got no answer or an HTTP error.
+func (c *Client) RPCCalls() (calls, failed map[string]uint64) {
 	c.calls.mu.Lock()
 	defer c.calls.mu.Unlock()
-	return maps.Clone(c.calls.by)
+	return maps.Clone(c.calls.by), maps.Clone(c.calls.failed)
 }

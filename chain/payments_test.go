@@ -94,11 +94,13 @@ func TestPayments(t *testing.T) {
 	}
 	// Read again from the first, nothing is fetched again; within a budget
 	// of one, a scan fetches one and stops before the rest.
-	gets := k.c.RPCCalls()["getTransaction"]
+	calls, _ := k.c.RPCCalls()
+	gets := calls["getTransaction"]
 	if again, err := k.c.Payments(t.Context(), reference, "", 100); err != nil || len(again.Payments) != 2 || again.Fetched != 0 {
 		t.Errorf("a scan of what was read = %+v, %v", again, err)
 	}
-	if n := k.c.RPCCalls()["getTransaction"]; n != gets {
+	if calls, _ := k.c.RPCCalls(); calls["getTransaction"] != gets {
+		n := calls["getTransaction"]
 		t.Errorf("%d getTransaction calls for what was read", n-gets)
 	}
 	k.c.seen = newSeen(seenSize)

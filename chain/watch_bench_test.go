@@ -43,7 +43,7 @@ func BenchmarkWatchFlood(b *testing.B) {
 	}
 	turns := func(b *testing.B, fresh bool) {
 		until := make([]string, len(refs))
-		before := k.c.RPCCalls()
+		before, _ := k.c.RPCCalls()
 		b.ResetTimer()
 		for b.Loop() {
 			for i, r := range refs {
@@ -58,7 +58,7 @@ func BenchmarkWatchFlood(b *testing.B) {
 				until[i] = scan.Until
 			}
 		}
-		after := k.c.RPCCalls()
+		after, _ := k.c.RPCCalls()
 		for _, m := range []string{"getTransaction", "getSignaturesForAddress"} {
 			b.ReportMetric(float64(after[m]-before[m])/float64(b.N), m+"/turn")
 		}

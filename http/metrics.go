@@ -92,25 +92,30 @@ func reserveGauges(m *market.Market) []prometheus.Collector {
 	return out
 }
 
-// rpcCalls counts each chain's JSON-RPC calls by method: what a paid or
-// rate-limited provider bills and limits, and the first sign of a flood.
+// rpcCalls counts each chain's JSON-RPC calls by method, and those that
+// failed: what a paid or rate-limited provider bills and limits, and the
+// first sign of a flood or an outage.
 type rpcCalls struct {
-	market *market.Market
-	desc   *prometheus.Desc
+	market       *market.Market
+	calls, fails *prometheus.Desc
 }
 
 func newRPCCalls(m *market.Market) prometheus.Collector {
-	return rpcCalls{market: m, desc: prometheus.NewDesc("crtx_chain_rpc_calls_total",
-		"JSON-RPC calls made to each environment's Solana cluster, by method.", []string{"environment", "method"}, nil)}
+	labels := []string{"environment", "method"}
+	return rpcCalls{market: m,
+		calls: prometheus.NewDesc("crtx_chain_rpc_calls_total", "JSON-RPC calls made to each environment's Solana cluster, by method.", labels, nil),
+		fails: prometheus.NewDesc("crtx_chain_rpc_errors_total", "JSON-RPC calls that got no answer or an HTTP error from the cluster's provider, by method.", labels, nil)}
 }
 
-func (c rpcCalls) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c rpcCalls) Describe(ch chan<- *prometheus.Desc) { ch <- c.calls; ch <- c.fails }
 
 func (c rpcCalls) Collect(ch chan<- prometheus.Metric) {
 	for _, env := range crtx.Environments {
 		if chain := c.market.Chain(env); chain != nil {
-			for method, n := range chain.RPCCalls() {
-				ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), string(env), method)
+			calls, failed := chain.RPCCalls()
+			for method, n := range calls {
+				ch <- prometheus.MustNewConstMetric(c.calls, prometheus.CounterValue, float64(n), string(env), method)
+				ch <- prometheus.MustNewConstMetric(c.fails, prometheus.CounterValue, float64(failed[method]), string(env), method)
 			}
 		}
 	}

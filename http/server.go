@@ -68,7 +68,7 @@ func New(market *market.Market, opts Options) *Server {
 	}
 	s := &Server{market: market, log: opts.Logger, proxies: opts.Proxies, adminToken: opts.AdminToken, guard: newAdminGuard(opts.AdminToken), mux: http.NewServeMux(),
 		gate: opts.Gate, nonces: gate.NewLimiter(1/listingNonceEvery.Seconds(), listingNonceBurst)}
-	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(append(reserveGauges(market), paidFirstCounters(market)...), newRPCCalls(market), newX402Stages(market))...)...)
+	s.metrics = newMetrics(prometheus.NewRegistry(), append(opts.Collectors, append(append(reserveGauges(market), paidFirstCounters(market)...), newRPCCalls(market), newX402Stages(market), newBusiness(market))...)...)
 	s.routes = []Route{
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},

@@ -46,6 +46,7 @@ func (m *Executions) Cancel(ctx context.Context, p crtx.Principal, id string) (c
 		return tx.Executions.UpdateExecution(ctx, e)
 	})
 	if err == nil {
+		m.tally.end(out)
 		m.announce(id)
 	}
 	return out, internal("cancel", err)

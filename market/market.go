@@ -131,6 +131,7 @@ type core struct {
 	agentCache *ttlCache[crtx.Agent] // agents by id for the checks before an execution, for a second
 	hooks      *destinations         // webhook destinations' pace
 	beats      *beats                // the other replicas' heartbeats, as seen here
+	tally      *tally                // executions ended and dispatch times, for metrics
 	watches    *watches              // the executions streams follow here
 	surplus    surpluses             // the last reserve check's
 	streamed   *pieces               // the pieces of the streamed results of the calls run here
@@ -203,7 +204,7 @@ func New(store crtx.Store, cfg Config) (*Market, error) {
 	if _, ok := store.(crtx.Notifier); ok {
 		outbox = make(chan string, outboxSize)
 	}
-	c := &core{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
+	c := &core{surplus: surpluses{by: map[crtx.Environment]crtx.USDC{}}, nudge: make(chan struct{}, 1), outbox: outbox, watches: &watches{by: map[string]*watch{}}, store: store, cfg: cfg, domain: domain, replica: crtx.NewUUID(), tally: &tally{}, bg: bg, stop: stop, slots: newSlots(cfg.MaxDispatches, cfg.MaxDispatchShare),
 		schemas: newTTLCache[*jsonschema.Schema](0, 4096), pages: newTTLCache[crtx.AgentPage](time.Second, 4096),
 		totals: newTTLCache[int](totalTTL, 4096), tags: newTTLCache[map[string]int](totalTTL, 1),
 		runs: newTTLCache[[]crtx.DayRuns](time.Minute, 4096), examples: newTTLCache[*Example](time.Minute, 4096),

@@ -181,6 +181,7 @@ func (m *core) dispatch(ctx context.Context, e *crtx.Execution, deltas func(stri
 		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL,
 			crtx.RequestScope{AgentID: e.AgentID, SigningKey: e.SigningPublicKey, Environment: e.Environment}, req, deltas)
 		elapsed := time.Since(start)
+		m.tally.dispatched(e.Environment, elapsed)
 		var ce *crtx.CallError
 		o := outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
 		switch {
@@ -286,6 +287,7 @@ func (m *core) finish(ctx context.Context, e *crtx.Execution, o outcome) {
 	}
 	cur = c.Execution
 	if ok {
+		m.tally.end(cur)
 		m.announce(cur.ID)
 	}
 	if err == nil && !ok {
