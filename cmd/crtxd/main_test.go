@@ -33,11 +33,19 @@ func crtxd(t *testing.T, args ...string) (int, string) {
 
 // withTraffic returns a data folder whose ledgers hold deposits, airdrops
 // and a withdrawal, all sealed.
-func withTraffic(t *testing.T) string {
+func withTraffic(t *testing.T) string { return trafficIn(t, "") }
+
+// trafficIn is withTraffic on the store db names (SQLite in the folder
+// when empty).
+func trafficIn(t *testing.T, db string) string {
 	data := t.TempDir()
 	cfg := daemon.Defaults()
 	cfg.RateLimitIP = 0 // tests sign in often from one address
-	cfg.Addr, cfg.Data, cfg.BlockInterval = "127.0.0.1:0", data, 10*time.Millisecond
+	cfg.Addr, cfg.Data, cfg.DB, cfg.BlockInterval = "127.0.0.1:0", data, db, 10*time.Millisecond
+	store := []string{"--data", data}
+	if db != "" {
+		store = append(store, "--db", db)
+	}
 	cfg.LogOutput = &bytes.Buffer{}
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil {
@@ -51,13 +59,13 @@ func withTraffic(t *testing.T) string {
 		}
 	}
 	w := crtx.Address(must(ed25519.GenerateKey(nil)))
-	if code, out := crtxd(t, "ledger", "deposit", "--data", data, "--environment", "mainnet", "--wallet", w, "--amount", "10.5"); code != 0 {
+	if code, out := crtxd(t, append([]string{"ledger", "deposit", "--environment", "mainnet", "--wallet", w, "--amount", "10.5"}, store...)...); code != 0 {
 		t.Fatalf("deposit: %d %s", code, out)
 	}
-	if code, out := crtxd(t, "ledger", "withdraw", "--data", data, "--environment", "mainnet", "--wallet", w, "--amount", "0.5"); code != 0 || !strings.Contains(out, "available 10 USDC") {
+	if code, out := crtxd(t, append([]string{"ledger", "withdraw", "--environment", "mainnet", "--wallet", w, "--amount", "0.5"}, store...)...); code != 0 || !strings.Contains(out, "available 10 USDC") {
 		t.Fatalf("withdraw: %d %s", code, out)
 	}
-	code, out := crtxd(t, "ledger", "withdraw", "--data", data, "--environment", "mainnet", "--wallet", w, "--amount", "10.000001")
+	code, out := crtxd(t, append([]string{"ledger", "withdraw", "--environment", "mainnet", "--wallet", w, "--amount", "10.000001"}, store...)...)
 	if code == 0 || !strings.Contains(out, "insufficient_balance") {
 		t.Fatalf("overdraft: %d %s", code, out)
 	}
