@@ -25,11 +25,11 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/crtx-market/crtx"
-	"github.com/crtx-market/crtx/api"
 )
 
 // Request is one task from the marketplace.
@@ -95,6 +95,13 @@ type Options struct {
 	// signed for another signing key or, with AgentIDs, another agent.
 	// FetchMarketplaceKey reads it from the marketplace.
 	MarketplaceKey ed25519.PublicKey
+	// Marketplace, set instead of MarketplaceKey, is the marketplace's URL:
+	// its keys are read from its /.well-known/crtx.json at the first
+	// request, and read again, at most once a minute, when a signature
+	// verifies against none of them. The next key a marketplace publishes
+	// before rotating its own is accepted beside the current one, so a
+	// rotation passes without a refused call.
+	Marketplace string
 	// AgentIDs, when set, are the listings this service serves: a signed
 	// request for any other agent is refused (403). A test request that
 	// names no agent (a new listing's reachability test, the Test Execution
@@ -126,6 +133,7 @@ type Handler struct {
 	// streams is true for NewStreamHandler's: it answers a request that
 	// accepts text/event-stream with its pieces as they come.
 	streams bool
+	market  *marketKeys // nil: requests are not checked
 
 	mu      sync.Mutex
 	answers map[string]*answer
@@ -165,7 +173,14 @@ func newHandler(key ed25519.PrivateKey, fn StreamFunc, streams bool, opts Option
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Handler{key: key, fn: fn, streams: streams, opts: opts, answers: map[string]*answer{}}
+	h := &Handler{key: key, fn: fn, streams: streams, opts: opts, answers: map[string]*answer{}}
+	switch {
+	case opts.MarketplaceKey != nil:
+		h.market = &marketKeys{keys: []ed25519.PublicKey{opts.MarketplaceKey}}
+	case opts.Marketplace != "":
+		h.market = &marketKeys{url: strings.TrimRight(opts.Marketplace, "/"), now: opts.Now}
+	}
+	return h
 }
 
 // PublicKey is the base58 signing public key to register in the listing.
@@ -190,7 +205,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusRequestEntityTooLarge, "the request is too large")
 		return
 	}
-	if h.opts.MarketplaceKey != nil {
+	if h.market != nil {
 		if status, err := h.checkSignature(r, body); err != nil {
 			refuse(w, status, err.Error())
 			return
@@ -233,7 +248,13 @@ func (h *Handler) checkSignature(r *http.Request, body []byte) (int, error) {
 		return http.StatusUnauthorized, errors.New(crtx.HeaderTimestamp + " is too far from now")
 	}
 	s := scope(r.Header)
-	if !crtx.VerifyRequestSignature(h.opts.MarketplaceKey, s, ts, body, r.Header.Get(crtx.HeaderSignature)) {
+	ok, err := h.market.verify(r.Context(), func(k ed25519.PublicKey) bool {
+		return crtx.VerifyRequestSignature(k, s, ts, body, r.Header.Get(crtx.HeaderSignature))
+	})
+	if err != nil {
+		return http.StatusServiceUnavailable, fmt.Errorf("the marketplace key is unavailable: %w", err)
+	}
+	if !ok {
 		return http.StatusUnauthorized, errors.New(crtx.HeaderSignature + " does not verify against the marketplace key")
 	}
 	if s.SigningKey != h.PublicKey() {
@@ -362,23 +383,4 @@ wait:
 	}
 	b, _ := json.Marshal(reply)
 	return b
-}
-
-// FetchMarketplaceKey reads the marketplace's request-signing key from its
-// /.well-known/crtx.json.
-func FetchMarketplaceKey(ctx context.Context, marketplaceURL string) (ed25519.PublicKey, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, marketplaceURL+"/.well-known/crtx.json", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var wk api.WellKnown
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&wk); err != nil {
-		return nil, fmt.Errorf("creator: %s/.well-known/crtx.json: %w", marketplaceURL, err)
-	}
-	return crtx.ParseAddress("signing_public_key", wk.SigningPublicKey)
 }

@@ -143,7 +143,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := markFresh(ctx, store, cfg.FreshStore); err != nil {
 		return fail(err)
 	}
-	if err := m.Join(ctx, shared(settings, m.SigningPublicKey(), m.Config().Chains), alone, marketplaceKey); err != nil {
+	if err := m.Join(ctx, shared(settings, m.SigningPublicKey(), m.Config().NextSigner, m.Config().Chains), alone, rotations); err != nil {
 		return fail(err)
 	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {

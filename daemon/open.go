@@ -24,16 +24,27 @@ import (
 	"github.com/crtx-market/crtx/store/sqlite"
 )
 
-// Keys are the two keys crtxd keeps in --data.
+// Keys are the two keys crtxd keeps in --data, and during a rotation of
+// the marketplace key the next one.
 type Keys struct {
 	Authority ed25519.PrivateKey // signs ledger blocks
 	Signer    ed25519.PrivateKey // signs requests to creators
+	Next      ed25519.PrivateKey // will sign them after the switch; nil but during a rotation
+}
+
+// NextPublic is the next key's public half, nil when there is none.
+func (k Keys) NextPublic() ed25519.PublicKey {
+	if k.Next == nil {
+		return nil
+	}
+	return k.Next.Public().(ed25519.PublicKey)
 }
 
 // The key files in --data.
 const (
 	authorityFile   = "authority.json"
 	marketplaceFile = "marketplace.json"
+	nextFile        = "marketplace.next.json"
 )
 
 // LoadKeys reads the keys in dir, creating them when create is set and
@@ -54,7 +65,34 @@ func LoadKeys(dir string, create bool) (Keys, error) {
 	if k.Signer, err = load(filepath.Join(dir, marketplaceFile)); err != nil {
 		return k, fmt.Errorf("marketplace signing key: %w", err)
 	}
+	if k.Next, err = keyfile.Load(filepath.Join(dir, nextFile)); errors.Is(err, fs.ErrNotExist) {
+		k.Next, err = nil, nil
+	}
+	if err != nil {
+		return k, fmt.Errorf("next marketplace signing key: %w", err)
+	}
+	if k.Next.Equal(k.Signer) {
+		k.Next = nil // switched, the file left behind
+	}
 	return k, nil
+}
+
+// InitNextKey writes the key that will sign requests after a rotation of
+// the marketplace key into dir, beside the marketplace's: never replacing
+// one, and only for a folder that holds a marketplace key.
+func InitNextKey(dir string) (ed25519.PublicKey, error) {
+	if _, err := keyfile.Load(filepath.Join(dir, marketplaceFile)); err != nil {
+		return nil, fmt.Errorf("the marketplace key to rotate: %w", err)
+	}
+	path := filepath.Join(dir, nextFile)
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s (switch to it, or remove it, before starting another rotation)", ErrKeysExist, path)
+	}
+	k, err := keyfile.LoadOrCreate(path)
+	if err != nil {
+		return nil, err
+	}
+	return k.Public().(ed25519.PublicKey), nil
 }
 
 // ErrKeysExist is returned by InitKeys for a folder that holds a key.
@@ -218,7 +256,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
-		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, Caller: caller, Lease: cfg.Lease,
+		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, NextSigner: keys.NextPublic(), Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
 		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter,

@@ -11,20 +11,31 @@ import (
 
 // marketplaceKey names the marketplace's request-signing key among the
 // shared settings: creators check every request against it, so no
-// restart changes it.
-const marketplaceKey = "marketplace.json"
+// restart changes it but a rotation, to the next key (nextKey) that the
+// replicas published first.
+const (
+	marketplaceKey = "marketplace.json"
+	nextKey        = "marketplace.next.json"
+)
+
+// rotations pairs each key no restart changes with its successor.
+var rotations = map[string]string{marketplaceKey: nextKey}
 
 // shared returns the settings cfg gives that every replica on one store
 // must hold alike (market.Join), each under the flag or file that sets it.
 // Per-replica settings (addresses, limits, connections, RPC providers) are
 // not among them.
-func shared(cfg Config, signer ed25519.PublicKey, chains map[crtx.Environment]crtx.Chain) market.Shared {
+func shared(cfg Config, signer, next ed25519.PublicKey, chains map[crtx.Environment]crtx.Chain) market.Shared {
 	s := market.Shared{
 		marketplaceKey:              crtx.Address(signer),
+		nextKey:                     "",
 		"--public-url":              cfg.PublicURL,
 		"--platform-fee-bps":        strconv.Itoa(cfg.PlatformFeeBps),
 		"--allow-private-endpoints": strconv.FormatBool(cfg.AllowPrivateEndpoints),
 		"--airdrops-per-hour":       strconv.Itoa(cfg.AirdropsPerHour),
+	}
+	if next != nil {
+		s[nextKey] = crtx.Address(next)
 	}
 	for _, env := range crtx.Environments {
 		chain := "none"

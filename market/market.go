@@ -95,6 +95,9 @@ type Config struct {
 	// Authority signs ledger blocks; Signer signs requests to creators.
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
+	// NextSigner, during a rotation, is the public key that will sign
+	// requests after the switch, published beside Signer's.
+	NextSigner ed25519.PublicKey
 	// Schemes are the ways of paying for a call: the ledger's (required)
 	// and those paid per call with x402 (package payment).
 	Schemes []payment.New

@@ -36,19 +36,22 @@ const joinAlive = 10
 // alive. While another replica is alive, a replica whose settings differ
 // from the recorded ones is refused, with every difference named: the
 // others serve with the recorded ones. A replica alone records its own, so
-// stopping every replica and starting them with new settings changes them;
-// except those named in fixed (the key creators check requests with),
-// which no restart changes. A replica that knows it is its store's only
-// one (it holds a SQLite folder's lock) is alone, whatever the heartbeats
-// of a predecessor that crashed say.
-func (m *Market) Join(ctx context.Context, s Shared, alone bool, fixed ...string) error {
+// stopping every replica and starting them with new settings changes them.
+// The keys of rotations (the key creators check requests with) no restart
+// changes but a rotation: each may take the value its successor setting
+// (the next key, which the replicas published first) holds in the record,
+// alive replicas or not; and the successors themselves may differ between
+// replicas while one rolls out. A replica that knows it is its store's
+// only one (it holds a SQLite folder's lock) is alone, whatever the
+// heartbeats of a predecessor that crashed say.
+func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[string]string) error {
 	for {
 		err := m.store.Update(ctx, func(tx crtx.Tx) error {
 			ok, err := tx.System.TryLock(ctx, sharedMeta)
 			if err != nil || !ok {
 				return errors.Join(err, errBusy)
 			}
-			return m.join(ctx, tx, s, alone, fixed)
+			return m.join(ctx, tx, s, alone, rotations)
 		})
 		if !errors.Is(err, errBusy) {
 			return err
@@ -71,7 +74,7 @@ func (m *Market) Leave(ctx context.Context) error {
 	return m.store.Update(ctx, func(tx crtx.Tx) error { return tx.System.Leave(ctx, m.replica) })
 }
 
-func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, fixed []string) error {
+func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rotations map[string]string) error {
 	now := m.now()
 	raw, err := tx.System.Meta(ctx, sharedMeta)
 	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
@@ -97,19 +100,24 @@ func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, fix
 		}
 		slices.Sort(alive)
 	}
+	successors := slices.Collect(maps.Values(rotations))
 	var refused, kept []string
 	for _, name := range changed {
-		if slices.Contains(fixed, name) {
+		next, key := rotations[name]
+		switch {
+		case key && had[next] != "" && s[name] == had[next]: // the switch of a rotation
+		case key:
 			kept = append(kept, name)
-		}
-		if len(alive) > 0 || slices.Contains(fixed, name) {
+			refused = append(refused, fmt.Sprintf("%s is %q here, %q in the marketplace", name, s[name], had[name]))
+		case slices.Contains(successors, name): // a rotation rolling out
+		case len(alive) > 0:
 			refused = append(refused, fmt.Sprintf("%s is %q here, %q in the marketplace", name, s[name], had[name]))
 		}
 	}
 	if len(refused) > 0 {
 		hint := "give this one the same, or stop them all to change a setting"
 		if len(kept) > 0 {
-			hint = fmt.Sprintf("no restart changes %s: copy it from another replica, or from a backup", strings.Join(kept, ", "))
+			hint = fmt.Sprintf("no restart changes %s but a rotation (docs/deploy.md): copy it from another replica, or from a backup", strings.Join(kept, ", "))
 		}
 		if len(alive) > 0 {
 			hint = fmt.Sprintf("the replicas alive (%s) serve with the marketplace's: %s", strings.Join(alive, ", "), hint)

@@ -82,14 +82,7 @@ func command(ctx context.Context, name, defaultAddr string, args []string, stdou
 // and the signing public key once the listener is up. With agentIDs, a
 // request for another agent is refused (creator.Options.AgentIDs).
 func Run(ctx context.Context, addr string, key ed25519.PrivateKey, marketplace string, agentIDs []string, fn creator.Func, ready func(url, pub string)) error {
-	opts := creator.Options{AgentIDs: agentIDs}
-	if marketplace != "" {
-		mkey, err := creator.FetchMarketplaceKey(ctx, marketplace)
-		if err != nil {
-			return err
-		}
-		opts.MarketplaceKey = mkey
-	}
+	opts := creator.Options{AgentIDs: agentIDs, Marketplace: marketplace}
 	h := creator.NewHandler(key, fn, opts)
 	mux := http.NewServeMux()
 	mux.Handle("POST /execute", h)

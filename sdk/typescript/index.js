@@ -11,7 +11,7 @@ export { fetchHandler } from './lib/fetch.js';
 export { generateSigningKey, signingKey, signingKeyFromFile, verifySignature } from './lib/keys.js';
 export { accountAddress, blockHash, proofProblem, transactionHash } from './lib/ledger.js';
 export { listingStatement, signListing } from './lib/listing.js';
-export { cachedMarketplaceKey, fetchMarketplaceKey } from './lib/marketplace-key.js';
+export { cachedMarketplaceKey, cachedMarketplaceKeys, fetchMarketplaceKey, fetchMarketplaceKeys } from './lib/marketplace-key.js';
 export { nodeListener } from './lib/node-http.js';
 export { requestSigningBytes, resultHash, signRequest, signResult, signUsage, usageStatement, verifyRequestSignature } from './lib/protocol.js';
 export { verifyReceipt } from './lib/receipt.js';

@@ -186,12 +186,12 @@ class Handler:
         if self._market_key is not None:
             ok = verifies(self._market_key)
         else:
-            ok = verifies(self._market.get())
+            ok = any(verifies(k) for k in self._market.keys())
             if not ok:
-                # The marketplace may have a new key; refresh reads it at most
-                # once a minute.
+                # The marketplace may have a new key; refresh reads its keys
+                # at most once a minute.
                 new = self._market.refresh()
-                ok = new is not None and verifies(new)
+                ok = new is not None and any(verifies(k) for k in new)
         if not ok:
             raise Refused(401, f"{HEADER_SIGNATURE} does not verify against the marketplace key")
         if signing_key != self.public_key:

@@ -17,39 +17,58 @@ def fetch_well_known(marketplace_url: str, timeout: float = 10) -> dict:
 
 
 class MarketplaceKey:
-    """signing_public_key of a marketplace, fetched on first use and kept.
+    """The keys a marketplace signs requests with, fetched on first use and
+    kept: signing_public_key, and during a rotation next_signing_public_key,
+    the key that signs after the switch.
 
-    A signature that does not verify with the kept key makes it read the
-    key again, at most once per refresh_after seconds, so that a marketplace
-    that rotates its key is followed without letting unsigned requests make
-    the service fetch on every call.
+    They are read again after ttl seconds, so that the next key a
+    marketplace publishes before a rotation is known by the switch; and a
+    signature that verifies with neither makes it read them again, at most
+    once per refresh_after seconds, so that a marketplace that rotates
+    its key is followed without letting unsigned requests make the service
+    fetch on every call.
     """
 
-    def __init__(self, marketplace_url: str, refresh_after: float = 60, clock=time.monotonic):
+    def __init__(self, marketplace_url: str, refresh_after: float = 60, ttl: float = 3600, clock=time.monotonic):
         self.url = marketplace_url
         self._refresh_after = refresh_after
+        self._ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
-        self._key: bytes | None = None
+        self._keys: list[bytes] | None = None
         self._fetched = 0.0
 
     def get(self) -> bytes:
-        with self._lock:
-            if self._key is None:
-                self._fetch()
-            return self._key
+        """The key the marketplace signs with now."""
+        return self.keys()[0]
 
-    def refresh(self) -> bytes | None:
-        """Reads the key again unless it was read recently; the new key, or
-        None when it was not read again or did not change."""
+    def keys(self) -> list[bytes]:
+        """The keys requests may be signed with: the marketplace's, then the next one."""
         with self._lock:
-            if self._key is not None and self._clock() - self._fetched < self._refresh_after:
+            if self._keys is None:
+                self._fetch()
+            elif self._clock() - self._fetched >= self._ttl:
+                try:
+                    self._fetch()
+                except Exception:
+                    # Keep the keys read before; try again in refresh_after.
+                    self._fetched = self._clock() - self._ttl + self._refresh_after
+            return self._keys
+
+    def refresh(self) -> list[bytes] | None:
+        """Reads the keys again unless they were read recently; the new keys,
+        or None when they were not read again or did not change."""
+        with self._lock:
+            if self._keys is not None and self._clock() - self._fetched < self._refresh_after:
                 return None
-            old = self._key
+            old = self._keys
             self._fetch()
-            return self._key if self._key != old else None
+            return self._keys if self._keys != old else None
 
     def _fetch(self) -> None:
         wk = fetch_well_known(self.url)
-        self._key = base58.decode_key(wk.get("signing_public_key", ""), "signing_public_key")
+        keys = [base58.decode_key(wk.get("signing_public_key", ""), "signing_public_key")]
+        if wk.get("next_signing_public_key"):
+            keys.append(base58.decode_key(wk["next_signing_public_key"], "next_signing_public_key"))
+        self._keys = keys
         self._fetched = self._clock()

@@ -277,3 +277,74 @@ class StreamTest(unittest.TestCase):
             finally:
                 server.shutdown()
                 server.server_close()
+
+
+class MarketplaceRotation(unittest.TestCase):
+    """A marketplace rotating its key publishes the next one first: a handler
+    that read both accepts requests signed with either, across the switch,
+    without reading the keys again; one that read only the old key follows
+    the switch by reading again, at most once per refresh interval."""
+
+    def setUp(self):
+        import http.server
+
+        self.next = SigningKey(bytes([4] * 32))
+        self.published = {"signing_public_key": MARKET.public_key}
+        self.reads = 0
+        test = self
+
+        class WellKnown(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                test.reads += 1
+                body = json.dumps(test.published).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), WellKnown)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.key = SigningKey.generate()
+
+    def tearDown(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def post(self, app, market, execution_id):
+        body = request_body(execution_id)
+        status, _, out = call(app, body, signed_headers(body, self.key.public_key, market=market))
+        return status, out
+
+    def test_overlap(self):
+        self.published["next_signing_public_key"] = self.next.public_key
+        app = crtx.asgi.app(Handler(self.key, lambda req: "ok", marketplace=self.url))
+        self.assertEqual(self.post(app, MARKET, "e1")[0], 200)
+        self.assertEqual(self.post(app, self.next, "e2")[0], 200)  # a replica switched already
+        self.published = {"signing_public_key": self.next.public_key}  # the switch is done
+        self.assertEqual(self.post(app, self.next, "e3")[0], 200)
+        self.assertEqual(self.reads, 1)
+        status, out = self.post(app, SigningKey.generate(), "e4")
+        self.assertEqual(status, 401, out)
+
+    def test_refresh(self):
+        from crtx.marketplace_key import MarketplaceKey
+
+        now = [0.0]
+        keys = MarketplaceKey(self.url, refresh_after=60, clock=lambda: now[0])
+        self.assertEqual(keys.keys(), [MARKET.public_bytes])
+        self.published = {"signing_public_key": MARKET.public_key, "next_signing_public_key": self.next.public_key}
+        self.assertIsNone(keys.refresh())  # read a moment ago
+        now[0] = 61
+        self.assertEqual(keys.refresh(), [MARKET.public_bytes, self.next.public_bytes])
+        self.assertEqual(self.reads, 2)
+        # An hour on, keys() reads them again: the switch is known.
+        self.published = {"signing_public_key": self.next.public_key}
+        self.assertEqual(keys.keys(), [MARKET.public_bytes, self.next.public_bytes])
+        now[0] = 61 + 3600
+        self.assertEqual(keys.keys(), [self.next.public_bytes])
+        self.assertEqual(self.reads, 3)

@@ -3,7 +3,7 @@
 // member is a listener of Node's http, its fetch member a Fetch API handler.
 
 import { fetchHandler } from './fetch.js';
-import { cachedMarketplaceKey } from './marketplace-key.js';
+import { cachedMarketplaceKeys } from './marketplace-key.js';
 import { nodeListener } from './node-http.js';
 import {
   MAX_BODY, HEADER_AGENT_ID, HEADER_ENVIRONMENT, HEADER_SIGNATURE, HEADER_SIGNING_KEY, HEADER_TEST, HEADER_TIMESTAMP,
@@ -59,8 +59,8 @@ export function createHandler(key, fn, options = {}) {
     // An agent that forgot the marketplace would serve anyone for free.
     throw new Error('crtx: createHandler needs marketplace (its URL) or marketplaceKey; acceptUnsigned: true is for local tests only');
   }
-  const trusted = marketplaceKey ? () => Promise.resolve(marketplaceKey)
-    : marketplace ? cachedMarketplaceKey(marketplace, { fetch: fetchFn }) : undefined;
+  const trusted = marketplaceKey ? { keys: async () => [marketplaceKey], refresh: async () => undefined }
+    : marketplace ? cachedMarketplaceKeys(marketplace, { fetch: fetchFn, now }) : undefined;
   /** @type {Map<string, Promise<string>>} answers by execution id, oldest first */
   const answers = new Map();
 
@@ -69,15 +69,19 @@ export function createHandler(key, fn, options = {}) {
     if (!/^-?\d+$/.test(ts)) return refuse(401, `missing or malformed X-Crtx-Timestamp`);
     if (Math.abs(now() / 1000 - Number(ts)) > maxSkewSeconds) return refuse(401, 'X-Crtx-Timestamp is too far from now');
     const s = scope(headers);
-    let mkey;
+    const verifies = async (keys) => {
+      for (const k of keys) if (await verifyRequestSignature(k, s, ts, body, header(headers, HEADER_SIGNATURE))) return true;
+      return false;
+    };
+    let ok;
     try {
-      mkey = await trusted();
+      // A signature none of the kept keys verifies may be by the key the
+      // marketplace rotated to: its keys are read again, once a minute at most.
+      ok = (await verifies(await trusted.keys())) || (await verifies((await trusted.refresh()) ?? []));
     } catch (e) {
       return refuse(503, `the marketplace key is unavailable: ${e.message}`);
     }
-    if (!(await verifyRequestSignature(mkey, s, ts, body, header(headers, HEADER_SIGNATURE)))) {
-      return refuse(401, 'X-Crtx-Signature does not verify against the marketplace key');
-    }
+    if (!ok) return refuse(401, 'X-Crtx-Signature does not verify against the marketplace key');
     if (s.signingKey !== key.publicKey) return refuse(403, 'the request is for another signing key (X-Crtx-Signing-Key)');
     if (s.environment !== 'mainnet' && s.environment !== 'devnet') return refuse(403, 'X-Crtx-Environment is neither mainnet nor devnet');
     if (!s.agentId) return s.test ? undefined : refuse(403, 'a request that names no agent (X-Crtx-Agent-Id) must be a test');

@@ -163,3 +163,30 @@ test('a metered listing signs its tokens, 0 too, and its function is told the mo
   assert.equal(reply.tokens_used, 0);
   assert.equal(reply.usage_signature, await signUsage(agentKey, 'm1', reply.result_hash, 0));
 });
+
+test('a marketplace rotating its key: both keys accepted across the switch, and a new key read again once a minute at most', async () => {
+  const next = await generateSigningKey();
+  let published = { signing_public_key: market.publicKey, next_signing_public_key: next.publicKey };
+  let reads = 0;
+  const fakeFetch = async () => { reads++; return new Response(JSON.stringify(published), { headers: { 'Content-Type': 'application/json' } }); };
+  let clock = Date.now();
+  const h = createHandler(agentKey, () => 'ok', { marketplace: 'http://market.example', fetch: fakeFetch, now: () => clock });
+  const status = async (id, key) => (await h.fetch(new Request('http://agent/execute', await signed(request(id), { key, ts: Math.floor(clock / 1000) })))).status;
+  assert.equal(await status('r1', market), 200);
+  assert.equal(await status('r2', next), 200); // a replica switched already
+  published = { signing_public_key: next.publicKey }; // the switch is done
+  assert.equal(await status('r3', next), 200);
+  assert.equal(reads, 1);
+
+  // A handler that read the old key alone follows the switch by reading again,
+  // but not more than once a minute for signatures that verify against nothing.
+  const newer = await generateSigningKey();
+  published = { signing_public_key: newer.publicKey };
+  assert.equal(await status('r4', newer), 401); // read a moment ago
+  assert.equal(reads, 1);
+  clock += 61_000;
+  assert.equal(await status('r5', newer), 200);
+  assert.equal(reads, 2);
+  assert.equal(await status('r6', await generateSigningKey()), 401);
+  assert.equal(reads, 2);
+});
