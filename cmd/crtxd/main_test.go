@@ -294,8 +294,10 @@ func TestCommands(t *testing.T) {
 		t.Errorf("an offline command created %s: %v", nowhere, err)
 	}
 	// Key files are private.
+	if code, out := crtxd(t, "init", "--data", data); code != 0 {
+		t.Fatalf("init: %d %s", code, out)
+	}
 	for _, f := range []string{"authority.json", "marketplace.json"} {
-		crtxd(t, "ledger", "verify", "--data", data)
 		st, err := os.Stat(filepath.Join(data, f))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v", f, st.Mode(), err)

@@ -263,3 +263,35 @@ func TestSIGHUPRotatesTheAdminToken(t *testing.T) {
 		t.Error("the old token is still taken after SIGHUP")
 	}
 }
+
+// walletOf makes a wallet, credits it funds on mainnet through admin and
+// signs it in through anon: a session and the wallet's address.
+func walletOf(t *testing.T, admin, anon *client.Client, funds crtx.USDC) (*client.Client, string) {
+	t.Helper()
+	_, k, _ := ed25519.GenerateKey(nil)
+	w := crtx.Address(k.Public().(ed25519.PublicKey))
+	if _, err := admin.Deposit(ctx, crtx.Mainnet, w, funds); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := anon.SignIn(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, w
+}
+
+// listAt lists the agent served at svcURL, signing with svcKey, from the
+// creator session cs, at 0.1 USDC a call: its id.
+func listAt(t *testing.T, cs *client.Client, svcURL, svcKey string) string {
+	t.Helper()
+	str := func(s string) *string { return &s }
+	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
+	price, timeout, tags := crtx.USDC(100_000), 5, []string{"data"}
+	agent, err := holding(cs, svcKey).CreateListing(ctx, crtx.ListingParams{Name: str("R"), Tagline: str("R."), Description: str("R."), Tags: &tags,
+		InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
+		Price: &price, EndpointURL: str(svcURL), SigningPublicKey: str(svcKey), TimeoutSeconds: &timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent.AgentID
+}

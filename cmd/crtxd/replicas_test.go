@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -40,28 +38,9 @@ func TestReplicasOnPostgres(t *testing.T) {
 	svcURL, svcKey, svc := slowCreator(t, 300*time.Millisecond)
 
 	admin := client.New(a.url, "replica-test-admin-token-0123456789")
-	wallet := func(funds crtx.USDC) (*client.Client, string) {
-		_, k, _ := ed25519.GenerateKey(nil)
-		w := crtx.Address(k.Public().(ed25519.PublicKey))
-		if _, err := admin.Deposit(ctx, crtx.Mainnet, w, funds); err != nil {
-			t.Fatal(err)
-		}
-		s, _, err := client.New(a.url, "").SignIn(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s, w
-	}
+	wallet := func(funds crtx.USDC) (*client.Client, string) { return walletOf(t, admin, client.New(a.url, ""), funds) }
 	cs, _ := wallet(100 * crtx.MicroPerUSDC)
-	str := func(s string) *string { return &s }
-	raw := func(s string) *json.RawMessage { r := json.RawMessage(s); return &r }
-	price, timeout, tags := crtx.USDC(100_000), 5, []string{"data"}
-	agent, err := holding(cs, svcKey).CreateListing(ctx, crtx.ListingParams{Name: str("R"), Tagline: str("R."), Description: str("R."), Tags: &tags,
-		InputSchema: raw(`{"type":"object"}`), OutputSchema: raw(`{"type":"string"}`), PricingModel: str("pay_per_use"),
-		Price: &price, EndpointURL: str(svcURL), SigningPublicKey: str(svcKey), TimeoutSeconds: &timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := listAt(t, cs, svcURL, svcKey)
 	us, _ := wallet(10 * crtx.MicroPerUSDC)
 	k, err := us.CreateKey(ctx, client.KeyParams{Name: "load", Environment: crtx.Mainnet})
 	if err != nil {
@@ -80,7 +59,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 		if p == b {
 			params.Task = fmt.Sprint("b-", i)
 		}
-		wg.Go(func() { client.New(p.url, k.Key).Execute(ctx, agent.AgentID, params, client.ExecuteOptions{}) })
+		wg.Go(func() { client.New(p.url, k.Key).Execute(ctx, agent, params, client.ExecuteOptions{}) })
 		time.Sleep(10 * time.Millisecond)
 		if i == 20 {
 			for deadline := time.Now().Add(10 * time.Second); svc.answering(fromB) == 0 && time.Now().Before(deadline); {
@@ -125,7 +104,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	for i := range 20 {
 		p := []*proc{a, c}[i%2]
 		wg.Go(func() {
-			_, err := client.New(p.url, dk.Key).Execute(ctx, agent.AgentID, crtx.ExecuteParams{Task: "ds", Async: true}, client.ExecuteOptions{})
+			_, err := client.New(p.url, dk.Key).Execute(ctx, agent, crtx.ExecuteParams{Task: "ds", Async: true}, client.ExecuteOptions{})
 			dmu.Lock()
 			defer dmu.Unlock()
 			codes[client.Code(err)]++
