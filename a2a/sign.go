@@ -42,12 +42,25 @@ type jwk struct {
 	Use string `json:"use,omitempty"`
 }
 
-func newSigner(key ed25519.PrivateKey, publicURL string) *signer {
-	pub := jwk{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(key.Public().(ed25519.PublicKey))}
+// jwkOf is key as a JWK, named by its RFC 7638 thumbprint.
+func jwkOf(key ed25519.PublicKey) jwk {
+	pub := jwk{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(key)}
 	// RFC 7638: the hash of the required members in lexicographic order,
 	// without whitespace; x is base64url, so nothing needs escaping.
 	sum := sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + pub.X + `"}`))
 	pub.Kid, pub.Alg, pub.Use = base64.RawURLEncoding.EncodeToString(sum[:]), "EdDSA", "sig"
+	return pub
+}
+
+// newSigner signs with key; the key set also holds next, while the
+// marketplace key rotates, so that a card signed by a replica that
+// switched already verifies against the set any replica serves.
+func newSigner(key ed25519.PrivateKey, next ed25519.PublicKey, publicURL string) *signer {
+	pub := jwkOf(key.Public().(ed25519.PublicKey))
+	keys := []jwk{pub}
+	if next != nil {
+		keys = append(keys, jwkOf(next))
+	}
 	header, _ := json.Marshal(struct {
 		Alg string `json:"alg"`
 		Typ string `json:"typ"`
@@ -56,7 +69,7 @@ func newSigner(key ed25519.PrivateKey, publicURL string) *signer {
 	}{"EdDSA", "JOSE", pub.Kid, publicURL + "/.well-known/jwks.json"})
 	set, _ := json.Marshal(struct {
 		Keys []jwk `json:"keys"`
-	}{[]jwk{pub}})
+	}{keys})
 	return &signer{key: key, kid: pub.Kid, protected: base64.RawURLEncoding.EncodeToString(header), jwks: set}
 }
 

@@ -49,6 +49,19 @@ func TestRotatingTheMarketplaceKey(t *testing.T) {
 	if wk := wellKnown(); wk.SigningPublicKey != old || wk.NextSigningPublicKey != crtx.Address(next) {
 		t.Fatalf("published %+v, want the old key and the next", wk)
 	}
+	// Agent cards' key set names both too.
+	resp, err := http.Get(m.d.URL + "/.well-known/jwks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct {
+		Keys []map[string]string `json:"keys"`
+	}
+	json.NewDecoder(resp.Body).Decode(&set)
+	resp.Body.Close()
+	if len(set.Keys) != 2 || set.Keys[0]["kid"] == set.Keys[1]["kid"] {
+		t.Errorf("jwks.json during the rotation = %+v, want the current key and the next", set.Keys)
+	}
 	key := agentKey()
 	agent := m.list(serveAgent(t, key, creator.NewHandler(key, func(context.Context, creator.Request) (string, int, error) {
 		return "ok", 0, nil
