@@ -13,7 +13,7 @@ type WellKnown struct {
 	SigningPublicKey string `json:"signing_public_key"`
 	// NextSigningPublicKey, during a rotation of the marketplace key, is
 	// the key that will sign requests next: a creator accepts both until
-	// the switch (docs/deploy.md, "Rotating the marketplace key").
+	// the switch (docs/deploy.md, "Rotating secrets").
 	NextSigningPublicKey string             `json:"next_signing_public_key,omitempty"`
 	AuthorityPublicKey   string             `json:"ledger_authority_public_key"`
 	PublicURL            string             `json:"public_url"`

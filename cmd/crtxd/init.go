@@ -23,7 +23,7 @@ It never replaces a key: a folder that holds either is refused. Copy both, mode 
 replica of the marketplace, and keep a copy apart from the database's backups.
 
 With --next it makes the key that will sign requests after a rotation of the marketplace key,
-marketplace.next.json, beside the marketplace's (docs/deploy.md, "Rotating the marketplace key").`,
+marketplace.next.json, beside the marketplace's (docs/deploy.md, "Rotating secrets").`,
 		Example: `  crtxd init --data /etc/crtx
   crtxd init --next --data /etc/crtx`,
 		Args: cmdline.Args(),
