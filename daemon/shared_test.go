@@ -9,31 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/storetest"
 )
-
-// syncBuffer is a log two goroutines write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Replicas on one database hold the marketplace's settings alike: one
 // whose marketplace key was not copied never starts, one with another fee
@@ -43,9 +24,10 @@ func TestReplicasShareSettings(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.SchemaDSN(t)
 	data := t.TempDir()
-	replica := func(data string, fee int) (*Daemon, *syncBuffer, error) {
+	// A log is read once its daemon has stopped writing it (Close).
+	replica := func(data string, fee int) (*Daemon, *bytes.Buffer, error) {
 		cfg := Defaults()
-		log := &syncBuffer{}
+		log := &bytes.Buffer{}
 		cfg.Addr, cfg.Data, cfg.DB, cfg.LogOutput, cfg.PlatformFeeBps = "127.0.0.1:0", data, db, log, fee
 		d, err := Start(ctx, cfg)
 		return d, log, err
@@ -93,14 +75,14 @@ func TestReplicasShareSettings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the fee changed with every replica stopped: %v", err)
 	}
-	if !strings.Contains(log.String(), "a shared setting changed") || !strings.Contains(log.String(), "--platform-fee-bps") {
-		t.Errorf("the change was not logged:\n%s", log)
-	}
 	if _, _, err := replica(data, 500); !errors.Is(err, market.ErrSettingsDiffer) {
 		t.Errorf("the old fee beside the new: %v", err)
 	}
-	// The key is never changed by a restart, even alone.
 	a.Close()
+	if !strings.Contains(log.String(), "a shared setting changed") || !strings.Contains(log.String(), "--platform-fee-bps") {
+		t.Errorf("the change was not logged:\n%s", log)
+	}
+	// The key is never changed by a restart, even alone.
 	if _, _, err := replica(other, 300); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "no restart changes marketplace.json") {
 		t.Errorf("another marketplace key, alone: %v", err)
 	}

@@ -38,7 +38,9 @@ func TestReplicasOnPostgres(t *testing.T) {
 	svcURL, svcKey, svc := slowCreator(t, 300*time.Millisecond)
 
 	admin := client.New(a.url, "replica-test-admin-token-0123456789")
-	wallet := func(funds crtx.USDC) (*client.Client, string) { return walletOf(t, admin, client.New(a.url, ""), funds) }
+	wallet := func(funds crtx.USDC) (*client.Client, string) {
+		return walletOf(t, admin, client.New(a.url, ""), funds)
+	}
 	cs, _ := wallet(100 * crtx.MicroPerUSDC)
 	agent := listAt(t, cs, svcURL, svcKey)
 	us, _ := wallet(10 * crtx.MicroPerUSDC)

@@ -4,13 +4,12 @@ here, served by a stand-in for the marketplace, and a JSON-RPC server on
 written and signed here in the wire format (legacy and v0)."""
 
 import base64
-import http.server
 import json
-import threading
 import unittest
 
 from crtx import ANCHOR_NOT_CHECKED, ANCHORED, NOT_ANCHORED_YET, APIError, SigningKey, VerifyReport, base58, verify_anchor
 from crtx.ledger import block_hash
+from tests import jsonserver
 from crtx.solana import MAINNET_GENESIS_HASH, MEMO_PROGRAM, anchor_memo, parse_transaction
 
 DEVNET_GENESIS_HASH = "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"
@@ -91,33 +90,20 @@ class RPC:
         self.raw: bytes | None = None
         self.slot, self.err = 777, None
         self.calls: list[str] = []
-        rpc = self
+        self.server, self.url = jsonserver.serve(self._answer)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                call = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                rpc.calls.append(call["method"])
-                result = None
-                if call["method"] == "getGenesisHash":
-                    result = rpc.genesis
-                elif call["method"] == "getTransaction" and rpc.raw is not None:
-                    assert call["params"][1] == {"encoding": "base64", "maxSupportedTransactionVersion": 0,
-                                                 "commitment": "finalized"}, call
-                    result = {"slot": rpc.slot, "meta": {"err": rpc.err},
-                              "transaction": [base64.b64encode(rpc.raw).decode(), "base64"]}
-                body = json.dumps({"jsonrpc": "2.0", "id": call["id"], "result": result}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+    def _answer(self, method, body):
+        call = json.loads(body)
+        self.calls.append(call["method"])
+        result = None
+        if call["method"] == "getGenesisHash":
+            result = self.genesis
+        elif call["method"] == "getTransaction" and self.raw is not None:
+            assert call["params"][1] == {"encoding": "base64", "maxSupportedTransactionVersion": 0,
+                                         "commitment": "finalized"}, call
+            result = {"slot": self.slot, "meta": {"err": self.err},
+                      "transaction": [base64.b64encode(self.raw).decode(), "base64"]}
+        return {"jsonrpc": "2.0", "id": call["id"], "result": result}
 
     def close(self):
         self.server.shutdown()

@@ -11,6 +11,7 @@ import crtx.asgi
 from crtx import Handler, SigningKey, result_hash
 from crtx import verify_signature
 from crtx.protocol import request_signing_bytes, usage_statement
+from tests import jsonserver
 
 MARKET = SigningKey(bytes([3] * 32))
 
@@ -286,29 +287,15 @@ class MarketplaceRotation(unittest.TestCase):
     the switch by reading again, at most once per refresh interval."""
 
     def setUp(self):
-        import http.server
-
         self.next = SigningKey(bytes([4] * 32))
         self.published = {"signing_public_key": MARKET.public_key}
         self.reads = 0
-        test = self
 
-        class WellKnown(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                test.reads += 1
-                body = json.dumps(test.published).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+        def answer(method, body):
+            self.reads += 1
+            return self.published
 
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), WellKnown)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server, self.url = jsonserver.serve(answer)
         self.key = SigningKey.generate()
 
     def tearDown(self):
