@@ -22,8 +22,10 @@ type ExecuteOptions struct {
 	// IdempotencyKey makes a retry answer the first response again.
 	IdempotencyKey string
 	// Retries is how many times to send the request again when no answer
-	// came (a network error), the marketplace was unavailable (503), or the
-	// first attempt is still in flight (409 idempotency_in_progress). Every
+	// came (a network error, or a load balancer's 502 or 504 that is not
+	// the marketplace's own error: the replica went away mid-request), the
+	// marketplace was unavailable (503), or the first attempt is still in
+	// flight (409 idempotency_in_progress). Every
 	// attempt carries the same Idempotency-Key — a random one if none was
 	// given — so a retry is never charged twice.
 	Retries int
@@ -35,7 +37,8 @@ func retryable(err error) bool {
 	if !errors.As(err, &e) {
 		return true // no answer at all
 	}
-	return e.Status == http.StatusServiceUnavailable || e.Code == "idempotency_in_progress"
+	gateway := (e.Status == http.StatusBadGateway || e.Status == http.StatusGatewayTimeout) && e.Code == "unexpected_response"
+	return gateway || e.Status == http.StatusServiceUnavailable || e.Code == "idempotency_in_progress"
 }
 
 // Execute runs an agent. A synchronous execution answers its final record

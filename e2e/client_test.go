@@ -1,14 +1,18 @@
 package e2e_test
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
+	"github.com/crtx-market/crtx/creator"
 )
 
 // losing delivers the first request and then loses its answer, as a
@@ -17,6 +21,9 @@ type losing struct {
 	next  http.RoundTripper
 	calls atomic.Int32
 	keys  []string
+	// gateway answers the lost first attempt as a load balancer does
+	// when its replica went away mid-request: a 502 of its own.
+	gateway bool
 }
 
 func (l *losing) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -24,6 +31,10 @@ func (l *losing) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := l.next.RoundTrip(r)
 	if l.calls.Add(1) == 1 && err == nil {
 		resp.Body.Close()
+		if l.gateway {
+			return &http.Response{StatusCode: http.StatusBadGateway, Header: http.Header{"Content-Type": {"text/html"}},
+				Body: io.NopCloser(strings.NewReader("<html><body><h1>502 Bad Gateway</h1></body></html>")), Request: r}, nil
+		}
 		return nil, errors.New("connection reset by peer")
 	}
 	return resp, err
@@ -49,6 +60,18 @@ func TestClientRetriesReuseTheIdempotencyKey(t *testing.T) {
 	page, _ := m.key.Executions(ctx, nil)
 	if page.Total != 1 {
 		t.Errorf("%d executions for one call", page.Total)
+	}
+	// A load balancer's 502 is no answer either; the marketplace's own 502
+	// (an agent's bad reply) is an answer, never sent again.
+	gw := &losing{next: m.http.Transport, gateway: true}
+	if rec, err := m.key.WithHTTPClient(&http.Client{Transport: gw}).Execute(ctx, agent, run("gw"), client.ExecuteOptions{Retries: 3}); err != nil || rec.Status != "completed" || len(gw.keys) != 2 {
+		t.Errorf("after a balancer's 502: %+v, %v, %d attempts", rec, err, len(gw.keys))
+	}
+	broken := m.list(newService(t, func(context.Context, creator.Request) (string, int, error) { return "", 0, errors.New("down") }), "1")
+	counted := &losing{next: m.http.Transport}
+	counted.calls.Store(1) // loses nothing
+	if _, err := m.key.WithHTTPClient(&http.Client{Transport: counted}).Execute(ctx, broken, run("x"), client.ExecuteOptions{Retries: 3}); err == nil || len(counted.keys) != 1 {
+		t.Errorf("a failed execution was sent %d times: %v", len(counted.keys), err)
 	}
 	// Without retries the lost answer is the caller's error.
 	lt2 := &losing{next: m.http.Transport}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,8 +55,8 @@ func selfSigned(t *testing.T, path string) *http.Client {
 
 // deploy/haproxy.cfg, run as written but for its addresses and certificate,
 // in front of two replicas on one database: the request ids are HAProxy's,
-// a stream passes through, and 200 calls with a kill -9 of one replica in
-// the middle all complete, each charged once.
+// a stream passes through, and 200 calls all complete, each charged once,
+// across a kill -9 of one replica, its return, and the other's drain.
 func TestHAProxy(t *testing.T) {
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
@@ -77,7 +78,7 @@ func TestHAProxy(t *testing.T) {
 	a := replica(addrA)
 	defer a.kill()
 	b := replica(addrB)
-	defer b.kill()
+	defer func() { b.kill() }()
 
 	cfg, err := os.ReadFile("../../deploy/haproxy.cfg")
 	if err != nil {
@@ -137,7 +138,10 @@ func TestHAProxy(t *testing.T) {
 		t.Errorf("the stream through HAProxy ended with %q after %d events: %v", last, events.Load(), err)
 	}
 
-	// 200 calls, 16 at a time; b dies once it has answered some.
+	// 200 calls, 16 at a time. b dies (kill -9) once it has answered
+	// some and comes back; then a is stopped as an upgrade stops it
+	// (SIGTERM): it drains while b takes the new calls.
+	servedBy := regexp.MustCompile(`crtxd/b \S+ 200 `)
 	var failed atomic.Int32
 	var wg sync.WaitGroup
 	calls := make(chan int)
@@ -153,8 +157,29 @@ func TestHAProxy(t *testing.T) {
 		})
 	}
 	for i := range 200 {
-		if i == 100 {
+		switch i {
+		case 60:
 			b.kill()
+		case 100:
+			// Back, b takes requests again once HAProxy's checks pass:
+			// its log names the server each request went to.
+			b = replica(addrB)
+			since := len(log.String())
+			for deadline := time.Now().Add(30 * time.Second); !servedBy.MatchString(log.String()[since:]); time.Sleep(50 * time.Millisecond) {
+				if r, err := hc.Get(public + "/healthz"); err == nil {
+					r.Body.Close()
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("HAProxy never took b back:\n%s", log)
+				}
+			}
+		case 150:
+			a.cmd.Process.Signal(syscall.SIGTERM)
+			defer func() {
+				if err := a.cmd.Wait(); err != nil {
+					t.Errorf("a, stopped by SIGTERM: %v", err)
+				}
+			}()
 		}
 		calls <- i
 	}

@@ -212,7 +212,7 @@ export interface ExecuteParams {
 export interface ExecuteOptions {
   /** Sent on every attempt; a random one when retries is above 0 and none is given. */
   idempotencyKey?: string;
-  /** Attempts after the first when no answer came, on 503 and on 409 idempotency_in_progress; 2. */
+  /** Attempts after the first when no answer came (a load balancer's 502 or 504 included), on 503 and on 409 idempotency_in_progress; 2. */
   retries?: number;
   /** For an async execution: poll until it is final and resolve to the record. */
   wait?: boolean;

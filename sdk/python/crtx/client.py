@@ -88,7 +88,8 @@ class Client:
         Synchronously by default: a failed execution raises APIError with
         its execution_id. With asynchronous=True the marketplace answers at
         once and the record is polled until final (a failed one is returned,
-        status "failed"). A request that got no answer, a 503, or a 409
+        status "failed"). A request that got no answer (a load balancer's 502
+        or 504 included: the replica went away mid-request), a 503, or a 409
         idempotency_in_progress is sent again, up to retries times, with the
         same Idempotency-Key (a random one unless given), so that a retry is
         never charged twice."""
@@ -200,7 +201,8 @@ class Client:
 
 def _retryable(e: Exception) -> bool:
     if isinstance(e, APIError):
-        return e.status == 503 or e.code == "idempotency_in_progress"
+        gateway = e.status in (502, 504) and e.code == "unexpected_response"  # a load balancer's, not crtx's
+        return gateway or e.status == 503 or e.code == "idempotency_in_progress"
     return True  # no answer at all
 
 

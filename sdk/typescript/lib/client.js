@@ -92,7 +92,10 @@ export class Client {
         const out = await this.request('POST', `/v1/agents/${enc(agentId)}/execute`, params, { headers, signal });
         return params.async && wait ? this.wait(out.execution_id, { pollMs, signal }) : out;
       } catch (e) {
-        const retryable = !(e instanceof CrtxError) || e.status === 503 || e.code === 'idempotency_in_progress';
+        // A load balancer's 502 or 504 (not the marketplace's own error body)
+        // is a replica gone mid-request: no answer, as a network error.
+        const gateway = (e.status === 502 || e.status === 504) && e.code === 'unexpected_response';
+        const retryable = !(e instanceof CrtxError) || gateway || e.status === 503 || e.code === 'idempotency_in_progress';
         if (attempt >= retries || !retryable || signal?.aborted) throw e;
         await sleep(backoff, signal);
         backoff = Math.min(backoff * 2, 5000);
