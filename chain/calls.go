@@ -43,9 +43,10 @@ func (c *calls) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.by[method]++
 	c.mu.Unlock()
 	resp, err := c.base.RoundTrip(r)
-	if err != nil || resp.StatusCode >= 400 {
+	if (err != nil && r.Context().Err() == nil) || (err == nil && resp.StatusCode >= 400) {
 		// An error inside a JSON-RPC answer is the chain's word on a
-		// request (an expired blockhash), not the provider failing.
+		// request (an expired blockhash), not the provider failing; nor
+		// is a call this process gave up on (stopping, a poll cancelled).
 		c.mu.Lock()
 		c.failed[method]++
 		c.mu.Unlock()

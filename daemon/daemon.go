@@ -143,9 +143,6 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := markFresh(ctx, store, cfg.FreshStore); err != nil {
 		return fail(err)
 	}
-	if err := m.Join(ctx, shared(settings, m.SigningPublicKey(), m.Config().NextSigner, m.Config().Chains), alone, rotations); err != nil {
-		return fail(err)
-	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
 		return fail(err)
 	}
@@ -192,6 +189,14 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		if mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			return fail(fmt.Errorf("--metrics-addr: %w", err))
 		}
+	}
+	// Joined last, once nothing is left to fail: a replica that never
+	// serves leaves no settings recorded and no heartbeat behind.
+	if err := m.Join(ctx, shared(settings, m.SigningPublicKey(), m.Config().NextSigner, m.Config().Chains), alone, map[string]string{marketplaceKey: nextKey}); err != nil {
+		if mln != nil {
+			mln.Close()
+		}
+		return fail(err)
 	}
 	srv := &http.Server{
 		Handler:           rest,
@@ -260,7 +265,10 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		scancel()
 		cancel()
 		jobs.Wait()
-		if lerr := m.Leave(context.Background()); lerr != nil {
+		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		lerr := m.Leave(lctx)
+		lcancel()
+		if lerr != nil {
 			log.Warn("leaving the replicas", "err", lerr)
 		}
 		m.Stop()

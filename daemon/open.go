@@ -191,9 +191,18 @@ func openKeys(ctx context.Context, cfg Config, store crtx.Store) (Keys, error) {
 		return Keys{}, err
 	}
 	keys, err := LoadKeys(cfg.Data, have == "")
+	exists := false // the file that failed is there: reading it, not making it, failed
+	if path := (*fs.PathError)(nil); errors.As(err, &path) {
+		_, statErr := os.Lstat(path.Path)
+		exists = statErr == nil
+	}
 	switch {
 	case have != "" && errors.Is(err, fs.ErrNotExist):
 		return keys, fmt.Errorf("%w: this marketplace's keys belong in --data %s: copy %s and %s there from another replica or a backup", err, cfg.Data, authorityFile, marketplaceFile)
+	case errors.Is(err, fs.ErrPermission) && exists:
+		// The files are there but not this user's: made by root, say, for
+		// a unit that runs as another user.
+		return keys, fmt.Errorf("%w: crtxd cannot read its key files: give them to the user it runs as (chown, mode 0600)", err)
 	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
 		return keys, fmt.Errorf("%w: a first start writes the keys into --data; where it may not, make them first with crtxd init --data %s", err, cfg.Data)
 	case err != nil:

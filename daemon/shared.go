@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/market"
@@ -18,9 +19,6 @@ const (
 	nextKey        = "marketplace.next.json"
 )
 
-// rotations pairs each key no restart changes with its successor.
-var rotations = map[string]string{marketplaceKey: nextKey}
-
 // shared returns the settings cfg gives that every replica on one store
 // must hold alike (market.Join), each under the flag or file that sets it.
 // Per-replica settings (addresses, limits, connections, RPC providers) are
@@ -29,7 +27,7 @@ func shared(cfg Config, signer, next ed25519.PublicKey, chains map[crtx.Environm
 	s := market.Shared{
 		marketplaceKey:              crtx.Address(signer),
 		nextKey:                     "",
-		"--public-url":              cfg.PublicURL,
+		"--public-url":              strings.TrimRight(cfg.PublicURL, "/"),
 		"--platform-fee-bps":        strconv.Itoa(cfg.PlatformFeeBps),
 		"--allow-private-endpoints": strconv.FormatBool(cfg.AllowPrivateEndpoints),
 		"--airdrops-per-hour":       strconv.Itoa(cfg.AirdropsPerHour),
@@ -45,7 +43,7 @@ func shared(cfg Config, signer, next ed25519.PublicKey, chains map[crtx.Environm
 				chain += ", network " + cfg.DevnetNetwork
 			}
 		}
-		s["--solana-rpc-"+string(env)] = chain
+		s[fmt.Sprintf("the %s chain (--solana-rpc-%s, --usdc-mint-%s, --treasury-keypair)", env, env, env)] = chain
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,5 +86,71 @@ func TestReplicasShareSettings(t *testing.T) {
 	// The key is never changed by a restart, even alone.
 	if _, _, err := replica(other, 300); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "no restart changes marketplace.json") {
 		t.Errorf("another marketplace key, alone: %v", err)
+	}
+}
+
+// A rotation of the marketplace key rolls out replica by replica: one not
+// given the next key yet keeps the rotation recorded, one with another next
+// key is refused beside a live replica, the switch to the recorded next key
+// is taken beside replicas still on the old one, and a replica restarted on
+// the old key after the switch is refused.
+func TestRotationRollsOut(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SchemaDSN(t)
+	folder := func(files map[string][]byte) string {
+		dir := t.TempDir()
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	start := func(data string) (*Daemon, error) {
+		cfg := Defaults()
+		cfg.Addr, cfg.Data, cfg.DB, cfg.LogOutput = "127.0.0.1:0", data, db, io.Discard
+		return Start(ctx, cfg)
+	}
+	first := t.TempDir()
+	a, err := start(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(first, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if _, err := InitNextKey(first); err != nil {
+		t.Fatal(err)
+	}
+	authority, old, next := read(authorityFile), read(marketplaceFile), read(nextFile)
+	if a, err = start(first); err != nil { // publishes the next key, alone
+		t.Fatal(err)
+	}
+	defer func() { a.Close() }()
+
+	b, err := start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: old}))
+	if err != nil {
+		t.Fatalf("a replica not given the next key yet: %v", err)
+	}
+	defer b.Close()
+	_, other, _ := ed25519.GenerateKey(nil)
+	otherDir := folder(map[string][]byte{authorityFile: authority, marketplaceFile: old})
+	keyfile.Write(filepath.Join(otherDir, nextFile), other)
+	if _, err := start(otherDir); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), nextFile) {
+		t.Errorf("another next key beside a live replica: %v", err)
+	}
+	switched, err := start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: next}))
+	if err != nil {
+		t.Fatalf("the switch, beside replicas on the old key: %v", err)
+	}
+	defer switched.Close()
+	b.Close()
+	if _, err := start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: old})); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "but a rotation") {
+		t.Errorf("the old key after the switch: %v", err)
 	}
 }

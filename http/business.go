@@ -49,8 +49,8 @@ func (b business) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(b.ended, prometheus.CounterValue, float64(n), string(k.Environment), string(k.Status), k.Code)
 	}
 	for env, h := range f.Dispatches {
-		buckets := make(map[float64]uint64, len(market.DispatchBuckets))
-		for i, le := range market.DispatchBuckets {
+		buckets := make(map[float64]uint64, len(h.Bounds))
+		for i, le := range h.Bounds {
 			buckets[le] = h.Counts[i]
 		}
 		ch <- prometheus.MustNewConstHistogram(b.dispatch, h.Count, h.Seconds, buckets, string(env))

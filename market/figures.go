@@ -8,10 +8,12 @@ import (
 	"github.com/crtx-market/crtx"
 )
 
-// DispatchBuckets are the upper bounds, in seconds, in which dispatch
-// times are counted: from a creator on the same network to the longest
-// timeout a listing may set.
-var DispatchBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+// dispatchBounds are the upper bounds, in seconds, in which dispatch times
+// are counted: from a creator on the same network to the longest timeout a
+// listing may set.
+func dispatchBounds() []float64 {
+	return []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+}
 
 // Ended is the key of an ending's count: the execution's environment,
 // final status and, for one that failed, its error code.
@@ -22,9 +24,10 @@ type Ended struct {
 }
 
 // Dispatches is a histogram of the time calls to creators took, in one
-// environment: Counts[i] the calls that took at most DispatchBuckets[i]
-// seconds (cumulative), Count all of them and Seconds their sum.
+// environment: Counts[i] the calls that took at most Bounds[i] seconds
+// (cumulative), Count all of them and Seconds their sum.
 type Dispatches struct {
+	Bounds  []float64
 	Counts  []uint64
 	Count   uint64
 	Seconds float64
@@ -66,11 +69,12 @@ func (t *tally) dispatched(env crtx.Environment, d time.Duration) {
 	}
 	h := t.dispatches[env]
 	if h == nil {
-		h = &Dispatches{Counts: make([]uint64, len(DispatchBuckets))}
+		b := dispatchBounds()
+		h = &Dispatches{Bounds: b, Counts: make([]uint64, len(b))}
 		t.dispatches[env] = h
 	}
 	s := d.Seconds()
-	for i, le := range DispatchBuckets {
+	for i, le := range h.Bounds {
 		if s <= le {
 			h.Counts[i]++
 		}
@@ -89,7 +93,7 @@ func (m *Market) Figures() Figures {
 		f.Ended[k] = n
 	}
 	for env, h := range t.dispatches {
-		f.Dispatches[env] = Dispatches{Counts: append([]uint64(nil), h.Counts...), Count: h.Count, Seconds: h.Seconds}
+		f.Dispatches[env] = Dispatches{Bounds: h.Bounds, Counts: append([]uint64(nil), h.Counts...), Count: h.Count, Seconds: h.Seconds}
 	}
 	return f
 }

@@ -178,10 +178,11 @@ func (m *core) dispatch(ctx context.Context, e *crtx.Execution, deltas func(stri
 	start := time.Now()
 	backoff := 50 * time.Millisecond
 	for {
+		attempt := time.Now()
 		reply, err := m.cfg.Caller.Call(ctx, e.EndpointURL,
 			crtx.RequestScope{AgentID: e.AgentID, SigningKey: e.SigningPublicKey, Environment: e.Environment}, req, deltas)
+		m.tally.dispatched(e.Environment, time.Since(attempt))
 		elapsed := time.Since(start)
-		m.tally.dispatched(e.Environment, elapsed)
 		var ce *crtx.CallError
 		o := outcome{code: crtx.CodeExecutionTimeout, message: fmt.Sprintf("no answer from the agent within %d seconds", e.TimeoutSeconds)}
 		switch {

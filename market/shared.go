@@ -37,19 +37,30 @@ const joinAlive = 10
 // from the recorded ones is refused, with every difference named: the
 // others serve with the recorded ones. A replica alone records its own, so
 // stopping every replica and starting them with new settings changes them.
+//
 // The keys of rotations (the key creators check requests with) no restart
 // changes but a rotation: each may take the value its successor setting
 // (the next key, which the replicas published first) holds in the record,
-// alive replicas or not; and the successors themselves may differ between
-// replicas while one rolls out. A replica that knows it is its store's
-// only one (it holds a SQLite folder's lock) is alone, whatever the
-// heartbeats of a predecessor that crashed say.
+// alive replicas or not. A successor rolls out replica by replica: one
+// without it leaves the recorded one in place (it may not have been given
+// the file yet), and a different one is refused while another replica is
+// alive.
+//
+// A replica that knows it is its store's only one (it holds a SQLite
+// folder's lock) is alone, whatever the heartbeats of a predecessor that
+// crashed say.
 func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[string]string) error {
 	for {
+		// Update runs SERIALIZABLE on PostgreSQL: a replica that joined
+		// while this transaction's snapshot was taken, before the lock was
+		// held, conflicts with it, and the transaction is tried again.
 		err := m.store.Update(ctx, func(tx crtx.Tx) error {
 			ok, err := tx.System.TryLock(ctx, sharedMeta)
-			if err != nil || !ok {
-				return errors.Join(err, errBusy)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errBusy
 			}
 			return m.join(ctx, tx, s, alone, rotations)
 		})
@@ -100,18 +111,44 @@ func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rot
 		}
 		slices.Sort(alive)
 	}
-	successors := slices.Collect(maps.Values(rotations))
+	keyOf := map[string]string{}
+	for key, next := range rotations {
+		keyOf[next] = key
+	}
+	merged := maps.Clone(had)
+	if merged == nil {
+		merged = Shared{}
+	}
+	maps.Copy(merged, s)
 	var refused, kept []string
+	differs := func(name string) string {
+		return fmt.Sprintf("%s is %q here, %q in the marketplace", name, s[name], had[name])
+	}
 	for _, name := range changed {
-		next, key := rotations[name]
-		switch {
-		case key && had[next] != "" && s[name] == had[next]: // the switch of a rotation
-		case key:
+		if next, isKey := rotations[name]; isKey {
+			if had[next] != "" && s[name] == had[next] { // the switch of a rotation
+				merged[next] = s[next]
+				continue
+			}
 			kept = append(kept, name)
-			refused = append(refused, fmt.Sprintf("%s is %q here, %q in the marketplace", name, s[name], had[name]))
-		case slices.Contains(successors, name): // a rotation rolling out
-		case len(alive) > 0:
-			refused = append(refused, fmt.Sprintf("%s is %q here, %q in the marketplace", name, s[name], had[name]))
+			if had[next] != "" {
+				refused = append(refused, differs(name)+fmt.Sprintf(" (rotating to %q, %s)", had[next], next))
+			} else {
+				refused = append(refused, differs(name))
+			}
+			continue
+		}
+		if key, isNext := keyOf[name]; isNext {
+			switch {
+			case s[name] == "" && s[key] == had[key]:
+				merged[name] = had[name] // not given the file yet: the rotation stands
+			case len(alive) > 0 && s[name] != "" && had[name] != "": // another next key than the one published
+				refused = append(refused, differs(name))
+			}
+			continue
+		}
+		if len(alive) > 0 {
+			refused = append(refused, differs(name))
 		}
 	}
 	if len(refused) > 0 {
@@ -125,13 +162,10 @@ func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rot
 		return fmt.Errorf("%w: %s; %s", ErrSettingsDiffer, strings.Join(refused, "; "), hint)
 	}
 	for _, name := range changed {
-		m.cfg.Logger.Warn("a shared setting changed", "setting", name, "was", had[name], "now", s[name])
+		if merged[name] != had[name] {
+			m.cfg.Logger.Warn("a shared setting changed", "setting", name, "was", had[name], "now", merged[name])
+		}
 	}
-	merged := maps.Clone(had)
-	if merged == nil {
-		merged = Shared{}
-	}
-	maps.Copy(merged, s)
 	if !maps.Equal(merged, had) {
 		b, err := json.Marshal(merged)
 		if err != nil {
