@@ -51,7 +51,7 @@ func New(m *market.Market, opts Options) http.Handler {
 	}
 	cfg := m.Config()
 	s := &server{m: m, gate: opts.Gate, log: opts.Logger, publicURL: cfg.PublicURL,
-		signer: newSigner(cfg.Signer, cfg.NextSigner, cfg.PublicURL), latency: newMemo[market.Latency](latencyTTL, 4096)}
+		signer: newSigner(cfg.Signer, cfg.PublicURL, cfg.NextSigner, cfg.PreviousSigner), latency: newMemo[market.Latency](latencyTTL, 4096)}
 	t := &tasks{server: s}
 	transport := []a2asrv.TransportOption{
 		a2asrv.WithTransportKeepAlive(streamKeepAlive),

@@ -52,14 +52,17 @@ func jwkOf(key ed25519.PublicKey) jwk {
 	return pub
 }
 
-// newSigner signs with key; the key set also holds next, while the
-// marketplace key rotates, so that a card signed by a replica that
-// switched already verifies against the set any replica serves.
-func newSigner(key ed25519.PrivateKey, next ed25519.PublicKey, publicURL string) *signer {
+// newSigner signs with key; the key set also holds the other keys of a
+// rotation of the marketplace key (rotating: the next, or the previous), so
+// that a card signed by a replica that switched, or did not yet, verifies
+// against the set any replica serves.
+func newSigner(key ed25519.PrivateKey, publicURL string, rotating ...ed25519.PublicKey) *signer {
 	pub := jwkOf(key.Public().(ed25519.PublicKey))
 	keys := []jwk{pub}
-	if next != nil {
-		keys = append(keys, jwkOf(next))
+	for _, k := range rotating {
+		if k != nil {
+			keys = append(keys, jwkOf(k))
+		}
 	}
 	header, _ := json.Marshal(struct {
 		Alg string `json:"alg"`

@@ -22,6 +22,7 @@ import (
 const (
 	keysTTL      = time.Hour
 	refreshAfter = time.Minute
+	fetchTimeout = 10 * time.Second
 )
 
 // marketKeys are the keys a marketplace signs requests with: given, or
@@ -38,39 +39,44 @@ type marketKeys struct {
 	err     error     // why the last read failed
 }
 
-// verify reports whether ok accepts one of the marketplace's keys. Reads
-// hold the lock: the requests that arrive meanwhile wait for them rather
-// than read too.
+// verify reports whether ok accepts one of the marketplace's keys, read
+// first when there are none yet or they are old, and again when none is
+// accepted; reads are throttled (read), and the check runs outside the
+// lock.
 func (m *marketKeys) verify(ctx context.Context, ok func(ed25519.PublicKey) bool) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.url == "" {
 		return slices.ContainsFunc(m.keys, ok), nil
 	}
-	if m.keys == nil || m.now().Sub(m.fetched) >= keysTTL {
-		m.read(ctx)
+	keys, err := m.read(ctx, false)
+	if keys == nil {
+		return false, err
 	}
-	if m.keys == nil {
-		return false, m.err
-	}
-	if slices.ContainsFunc(m.keys, ok) {
+	if slices.ContainsFunc(keys, ok) {
 		return true, nil
 	}
-	m.read(ctx)
-	return slices.ContainsFunc(m.keys, ok), nil
+	keys, _ = m.read(ctx, true)
+	return slices.ContainsFunc(keys, ok), nil
 }
 
-// read reads the keys, unless the last read was less than refreshAfter
-// ago; one that fails keeps those read before.
-func (m *marketKeys) read(ctx context.Context) {
-	if m.now().Before(m.wait) {
-		return
+// read answers the keys, reading them first when there are none, they are
+// older than keysTTL, or force is set; but never twice within
+// refreshAfter, and never with the request's own context, which a caller
+// that hangs up would cancel. A read that fails keeps the keys read
+// before. Requests that arrive during a read wait for it.
+func (m *marketKeys) read(ctx context.Context, force bool) ([]ed25519.PublicKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	due := force || m.keys == nil || m.now().Sub(m.fetched) >= keysTTL
+	if due && !m.now().Before(m.wait) {
+		m.wait = m.now().Add(refreshAfter)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+		keys, err := FetchMarketplaceKeys(rctx, m.url)
+		cancel()
+		if m.err = err; err == nil {
+			m.keys, m.fetched = keys, m.now()
+		}
 	}
-	m.wait = m.now().Add(refreshAfter)
-	keys, err := FetchMarketplaceKeys(ctx, m.url)
-	if m.err = err; err == nil {
-		m.keys, m.fetched = keys, m.now()
-	}
+	return m.keys, m.err
 }
 
 // FetchMarketplaceKey reads the marketplace's request-signing key from its
@@ -84,8 +90,9 @@ func FetchMarketplaceKey(ctx context.Context, marketplaceURL string) (ed25519.Pu
 }
 
 // FetchMarketplaceKeys reads the keys the marketplace signs requests with
-// from its /.well-known/crtx.json: its key, and during a rotation the next
-// one after it.
+// from its /.well-known/crtx.json: its key, then during a rotation the next
+// one, and for a while after it the previous one, which replicas not
+// switched yet still sign with.
 func FetchMarketplaceKeys(ctx context.Context, marketplaceURL string) ([]ed25519.PublicKey, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, marketplaceURL+"/.well-known/crtx.json", nil)
 	if err != nil {
@@ -108,12 +115,15 @@ func FetchMarketplaceKeys(ctx context.Context, marketplaceURL string) ([]ed25519
 		return nil, err
 	}
 	keys := []ed25519.PublicKey{key}
-	if wk.NextSigningPublicKey != "" {
-		next, err := crtx.ParseAddress("next_signing_public_key", wk.NextSigningPublicKey)
+	for field, v := range map[string]string{"next_signing_public_key": wk.NextSigningPublicKey, "previous_signing_public_key": wk.PreviousSigningPublicKey} {
+		if v == "" {
+			continue
+		}
+		k, err := crtx.ParseAddress(field, v)
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, next)
+		keys = append(keys, k)
 	}
 	return keys, nil
 }

@@ -67,7 +67,10 @@ func TestMarketplaceKeyRotation(t *testing.T) {
 	check("another forgery, at once", forger, 401, 2)
 
 	// An hour on, the keys are read again before verifying: the old key,
-	// no longer published, is refused.
+	// no longer published, is refused; the previous one, which replicas
+	// not switched yet sign with, is accepted.
+	publish(api.WellKnown{SigningPublicKey: crtx.Address(newerPub), PreviousSigningPublicKey: crtx.Address(nextPub)})
 	clock = clock.Add(time.Hour)
 	check("the old key an hour later", oldKey, 401, 3)
+	check("the previous key, from a replica not switched yet", nextKey, 200, 3)
 }

@@ -30,14 +30,15 @@ type Keys struct {
 	Authority ed25519.PrivateKey // signs ledger blocks
 	Signer    ed25519.PrivateKey // signs requests to creators
 	Next      ed25519.PrivateKey // will sign them after the switch; nil but during a rotation
+	Previous  ed25519.PrivateKey // signed them before the switch; nil but for an hour after it
 }
 
-// NextPublic is the next key's public half, nil when there is none.
-func (k Keys) NextPublic() ed25519.PublicKey {
-	if k.Next == nil {
+// publicOf is k's public half, nil for no key.
+func publicOf(k ed25519.PrivateKey) ed25519.PublicKey {
+	if k == nil {
 		return nil
 	}
-	return k.Next.Public().(ed25519.PublicKey)
+	return k.Public().(ed25519.PublicKey)
 }
 
 // The key files in --data.
@@ -45,6 +46,7 @@ const (
 	authorityFile   = "authority.json"
 	marketplaceFile = "marketplace.json"
 	nextFile        = "marketplace.next.json"
+	previousFile    = "marketplace.previous.json"
 )
 
 // LoadKeys reads the keys in dir, creating them when create is set and
@@ -65,16 +67,23 @@ func LoadKeys(dir string, create bool) (Keys, error) {
 	if k.Signer, err = load(filepath.Join(dir, marketplaceFile)); err != nil {
 		return k, fmt.Errorf("marketplace signing key: %w", err)
 	}
-	if k.Next, err = keyfile.Load(filepath.Join(dir, nextFile)); errors.Is(err, fs.ErrNotExist) {
-		k.Next, err = nil, nil
-	}
-	if err != nil {
+	if k.Next, err = rotating(dir, nextFile, k.Signer); err != nil {
 		return k, fmt.Errorf("next marketplace signing key: %w", err)
 	}
-	if k.Next.Equal(k.Signer) {
-		k.Next = nil // switched, the file left behind
+	if k.Previous, err = rotating(dir, previousFile, k.Signer); err != nil {
+		return k, fmt.Errorf("previous marketplace signing key: %w", err)
 	}
 	return k, nil
+}
+
+// rotating reads the key of a rotation in file, nil when there is none or
+// it is the marketplace's own (a file left behind by the switch).
+func rotating(dir, file string, signer ed25519.PrivateKey) (ed25519.PrivateKey, error) {
+	k, err := keyfile.Load(filepath.Join(dir, file))
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && k.Equal(signer)) {
+		return nil, nil
+	}
+	return k, err
 }
 
 // InitNextKey writes the key that will sign requests after a rotation of
@@ -265,7 +274,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 	caller := dispatch.New(dispatch.Options{Signer: keys.Signer, AllowPrivate: cfg.AllowPrivateEndpoints,
 		LookupIP: cfg.LookupIP, Now: cfg.Now})
 	m, err := market.New(store, market.Config{Schemes: []payment.New{ledger.New, exact.New}, PublicURL: strings.TrimRight(cfg.PublicURL, "/"), FeeBps: cfg.PlatformFeeBps,
-		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, NextSigner: keys.NextPublic(), Caller: caller, Lease: cfg.Lease,
+		AirdropsPerHour: cfg.AirdropsPerHour, Authority: keys.Authority, Signer: keys.Signer, NextSigner: publicOf(keys.Next), PreviousSigner: publicOf(keys.Previous), Caller: caller, Lease: cfg.Lease,
 		MaxDispatches: cfg.MaxDispatches, MaxDispatchShare: cfg.MaxDispatchShare, WebhookRetryBase: cfg.WebhookRetryBase,
 		MaxInFlightPerKey: cfg.MaxInFlightPerKey, MaxInFlightPerWallet: cfg.MaxInFlightPerWallet, Now: cfg.Now, Logger: log,
 		Chains: chains, ChainBound: bound, AnchorInterval: cfg.AnchorInterval, ChainPoll: cfg.ChainPoll, SettleAfter: cfg.X402SettleAfter,

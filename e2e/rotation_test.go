@@ -68,21 +68,32 @@ func TestRotatingTheMarketplaceKey(t *testing.T) {
 	}, creator.Options{Marketplace: m.d.URL})), "0.01")
 	m.ran(t, m.liveKey, agent)
 
-	// 2. Switch: the next key becomes the marketplace's.
+	// 2. Switch: the next key becomes the marketplace's, the old one is
+	// published as the previous, which replicas not switched yet sign with.
 	dir := m.cfg.Data
-	if err := os.Rename(filepath.Join(dir, "marketplace.json"), filepath.Join(dir, "marketplace.old.json")); err != nil {
+	if err := os.Rename(filepath.Join(dir, "marketplace.json"), filepath.Join(dir, "marketplace.previous.json")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(dir, "marketplace.next.json"), filepath.Join(dir, "marketplace.json")); err != nil {
 		t.Fatal(err)
 	}
 	m.restart()
-	if wk := wellKnown(); wk.SigningPublicKey != crtx.Address(next) || wk.NextSigningPublicKey != "" {
-		t.Fatalf("published %+v after the switch, want the next key alone", wk)
+	if wk := wellKnown(); wk.SigningPublicKey != crtx.Address(next) || wk.NextSigningPublicKey != "" || wk.PreviousSigningPublicKey != old {
+		t.Fatalf("published %+v after the switch, want the next key, and the old one as the previous", wk)
 	}
 	m.ran(t, m.liveKey, agent)
 
-	// 3. The old key is no longer the marketplace's: a replica holding it
+	// 3. An hour on, the previous key is removed from every replica.
+	if err := os.Rename(filepath.Join(dir, "marketplace.previous.json"), filepath.Join(dir, "marketplace.old.json")); err != nil {
+		t.Fatal(err)
+	}
+	m.restart()
+	if wk := wellKnown(); wk.SigningPublicKey != crtx.Address(next) || wk.PreviousSigningPublicKey != "" {
+		t.Fatalf("published %+v once the previous key is gone", wk)
+	}
+	m.ran(t, m.liveKey, agent)
+
+	// 4. The old key is no longer the marketplace's: a replica holding it
 	// is refused, even alone.
 	if err := m.d.Close(); err != nil {
 		t.Fatal(err)

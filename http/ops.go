@@ -52,7 +52,7 @@ const lowFeeLamports = 50_000_000
 
 func (s *Server) wellKnown(w http.ResponseWriter, r *http.Request) error {
 	c := s.market.Config()
-	writeJSON(w, http.StatusOK, api.NewWellKnown(s.market.SigningPublicKey(), s.market.Config().NextSigner, s.market.AuthorityPublicKey(), c.PublicURL, c.FeeBps))
+	writeJSON(w, http.StatusOK, api.NewWellKnown(s.market.SigningPublicKey(), s.market.Config().NextSigner, s.market.Config().PreviousSigner, s.market.AuthorityPublicKey(), c.PublicURL, c.FeeBps))
 	return nil
 }
 

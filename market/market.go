@@ -96,8 +96,10 @@ type Config struct {
 	Authority ed25519.PrivateKey
 	Signer    ed25519.PrivateKey
 	// NextSigner, during a rotation, is the public key that will sign
-	// requests after the switch, published beside Signer's.
-	NextSigner ed25519.PublicKey
+	// requests after the switch, published beside Signer's; PreviousSigner,
+	// for a while after the switch, the one that signed them before, which
+	// replicas not switched yet still sign with.
+	NextSigner, PreviousSigner ed25519.PublicKey
 	// Schemes are the ways of paying for a call: the ledger's (required)
 	// and those paid per call with x402 (package payment).
 	Schemes []payment.New

@@ -114,7 +114,7 @@ func (r reads) Reserves(ctx context.Context) (api.Reserves, error) {
 
 func (r reads) WellKnown(context.Context) (api.WellKnown, error) {
 	c := r.m.Config()
-	return api.NewWellKnown(r.m.SigningPublicKey(), r.m.Config().NextSigner, r.m.AuthorityPublicKey(), c.PublicURL, c.FeeBps), nil
+	return api.NewWellKnown(r.m.SigningPublicKey(), r.m.Config().NextSigner, r.m.Config().PreviousSigner, r.m.AuthorityPublicKey(), c.PublicURL, c.FeeBps), nil
 }
 
 // Receipt is the receipt's bytes as GET /v1/executions/{id}/receipt

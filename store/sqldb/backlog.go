@@ -47,10 +47,12 @@ func (t systemRows) Backlog(ctx context.Context, since time.Time) (crtx.Backlog,
 		}
 		return nil
 	}
-	if err := queue(&b.Webhooks, `SELECT count(*), min(created_at) FROM webhook_deliveries WHERE delivered_at IS NULL AND created_at > ?`); err != nil {
+	if err := queue(&b.Webhooks, `SELECT count(*), min(created_at) FROM webhook_deliveries`+t.d.IndexedBy("webhook_deliveries_waiting")+`
+		WHERE delivered_at IS NULL AND created_at > ?`); err != nil {
 		return b, err
 	}
-	err := queue(&b.Pushes, `SELECT count(*), min(e.completed_at) FROM a2a_push_configs p JOIN executions e ON e.id = p.task_id
+	err := queue(&b.Pushes, `SELECT count(*), min(e.completed_at) FROM a2a_push_configs p`+t.d.IndexedBy("a2a_push_configs_waiting")+`
+		JOIN executions e ON e.id = p.task_id
 		WHERE p.delivered_at IS NULL AND p.created_at > ? AND e.status IN ('completed', 'failed', 'disputed')`)
 	return b, err
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) crtx.Store) {
 		{"InFlight", testInFlight},
 		{"OpenBurst", testOpenBurst},
 		{"Heartbeats", testHeartbeats},
+		{"Backlog", testBacklog},
 		{"Deposits", testDeposits},
 		{"Withdrawals", testWithdrawals},
 		{"Anchors", testAnchors},

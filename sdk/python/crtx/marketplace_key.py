@@ -18,15 +18,16 @@ def fetch_well_known(marketplace_url: str, timeout: float = 10) -> dict:
 
 class MarketplaceKey:
     """The keys a marketplace signs requests with, fetched on first use and
-    kept: signing_public_key, and during a rotation next_signing_public_key,
-    the key that signs after the switch.
+    kept: signing_public_key, during a rotation next_signing_public_key (the
+    key that signs after the switch), and for a while after the switch
+    previous_signing_public_key (which replicas not switched yet sign with).
 
     They are read again after ttl seconds, so that the next key a
     marketplace publishes before a rotation is known by the switch; and a
-    signature that verifies with neither makes it read them again, at most
-    once per refresh_after seconds, so that a marketplace that rotates
-    its key is followed without letting unsigned requests make the service
-    fetch on every call.
+    signature that verifies with none makes them read again. Never twice
+    within refresh_after seconds, so that forged requests cannot make the
+    service fetch on every call; a read that fails keeps the keys read
+    before.
     """
 
     def __init__(self, marketplace_url: str, refresh_after: float = 60, ttl: float = 3600, clock=time.monotonic):
@@ -37,38 +38,44 @@ class MarketplaceKey:
         self._lock = threading.Lock()
         self._keys: list[bytes] | None = None
         self._fetched = 0.0
+        self._attempt: float | None = None
+        self._error: Exception | None = None
 
     def get(self) -> bytes:
         """The key the marketplace signs with now."""
         return self.keys()[0]
 
     def keys(self) -> list[bytes]:
-        """The keys requests may be signed with: the marketplace's, then the next one."""
+        """The keys requests may be signed with: the marketplace's, then those of a rotation.
+        Raises the read's error when none could be read yet."""
         with self._lock:
+            if self._keys is None or self._clock() - self._fetched >= self._ttl:
+                self._read()
             if self._keys is None:
-                self._fetch()
-            elif self._clock() - self._fetched >= self._ttl:
-                try:
-                    self._fetch()
-                except Exception:
-                    # Keep the keys read before; try again in refresh_after.
-                    self._fetched = self._clock() - self._ttl + self._refresh_after
+                raise self._error or RuntimeError(f"the keys of {self.url} are not read yet")
             return self._keys
 
     def refresh(self) -> list[bytes] | None:
         """Reads the keys again unless they were read recently; the new keys,
-        or None when they were not read again or did not change."""
+        or None when they were not read again, the read failed, or they did
+        not change."""
         with self._lock:
-            if self._keys is not None and self._clock() - self._fetched < self._refresh_after:
-                return None
             old = self._keys
-            self._fetch()
+            self._read()
             return self._keys if self._keys != old else None
 
-    def _fetch(self) -> None:
-        wk = fetch_well_known(self.url)
-        keys = [base58.decode_key(wk.get("signing_public_key", ""), "signing_public_key")]
-        if wk.get("next_signing_public_key"):
-            keys.append(base58.decode_key(wk["next_signing_public_key"], "next_signing_public_key"))
-        self._keys = keys
-        self._fetched = self._clock()
+    def _read(self) -> None:
+        now = self._clock()
+        if self._attempt is not None and now - self._attempt < self._refresh_after:
+            return
+        self._attempt = now
+        try:
+            wk = fetch_well_known(self.url)
+            keys = [base58.decode_key(wk.get("signing_public_key", ""), "signing_public_key")]
+            for field in ("next_signing_public_key", "previous_signing_public_key"):
+                if wk.get(field):
+                    keys.append(base58.decode_key(wk[field], field))
+        except Exception as e:  # the marketplace unreachable, or a bad document: keep what was read
+            self._error = e
+            return
+        self._keys, self._fetched, self._error = keys, self._clock(), None

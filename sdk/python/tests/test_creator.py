@@ -329,9 +329,16 @@ class MarketplaceRotation(unittest.TestCase):
         now[0] = 61
         self.assertEqual(keys.refresh(), [MARKET.public_bytes, self.next.public_bytes])
         self.assertEqual(self.reads, 2)
-        # An hour on, keys() reads them again: the switch is known.
-        self.published = {"signing_public_key": self.next.public_key}
+        # An hour on, keys() reads them again: the switch is known, with the
+        # previous key that replicas not switched yet sign with.
+        self.published = {"signing_public_key": self.next.public_key, "previous_signing_public_key": MARKET.public_key}
         self.assertEqual(keys.keys(), [MARKET.public_bytes, self.next.public_bytes])
         now[0] = 61 + 3600
-        self.assertEqual(keys.keys(), [self.next.public_bytes])
+        self.assertEqual(keys.keys(), [self.next.public_bytes, MARKET.public_bytes])
         self.assertEqual(self.reads, 3)
+        # A read that fails keeps the keys, and is not tried again within the minute.
+        self.server.shutdown()
+        self.server.server_close()
+        now[0] += 3600
+        self.assertEqual(keys.keys(), [self.next.public_bytes, MARKET.public_bytes])
+        self.assertIsNone(keys.refresh())

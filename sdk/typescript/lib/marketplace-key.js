@@ -1,8 +1,8 @@
 // The marketplace's request-signing keys, read from its
-// /.well-known/crtx.json and kept: fetched once per hour at most, shared by
-// the requests that arrive meanwhile, asked again after a failure, and read
-// again, at most once a minute, when a signature verifies against none of
-// them (the marketplace rotated its key).
+// /.well-known/crtx.json and kept: read again after an hour, and when a
+// signature verifies against none of them (the marketplace rotated its
+// key); never more than once a minute, a read shared by the requests that
+// arrive meanwhile, and one that fails keeping the keys read before.
 
 import { base58Decode } from './base58.js';
 
@@ -17,7 +17,8 @@ function key(wk, field, where) {
 
 /**
  * Reads the keys requests may be signed with from the marketplace at url:
- * signing_public_key, then, while it rotates its key, next_signing_public_key.
+ * signing_public_key, then, while it rotates its key, next_signing_public_key,
+ * and for a while after the switch previous_signing_public_key.
  */
 export async function fetchMarketplaceKeys(url, fetchFn = globalThis.fetch) {
   const where = `${url.replace(/\/+$/, '')}/.well-known/crtx.json`;
@@ -25,7 +26,9 @@ export async function fetchMarketplaceKeys(url, fetchFn = globalThis.fetch) {
   if (!res.ok) throw new Error(`crtx: GET ${where}: HTTP ${res.status}`);
   const wk = await res.json();
   const keys = [key(wk, 'signing_public_key', where)];
-  if (wk.next_signing_public_key !== undefined) keys.push(key(wk, 'next_signing_public_key', where));
+  for (const field of ['next_signing_public_key', 'previous_signing_public_key']) {
+    if (wk[field] !== undefined) keys.push(key(wk, field, where));
+  }
   return keys;
 }
 
@@ -35,24 +38,31 @@ export async function fetchMarketplaceKey(url, fetchFn = globalThis.fetch) {
 }
 
 /**
- * The marketplace's keys, kept for ttlMs: keys() answers them; refresh()
- * reads them again unless they were read less than refreshMs ago, and
- * answers the keys read, or undefined when it did not read.
+ * The marketplace's keys, kept for ttlMs: keys() answers them, read first
+ * when there are none or they are older; refresh() reads them again and
+ * answers them, or undefined when it did not read (a read less than
+ * refreshMs ago) or the read failed. A read that fails keeps the keys read
+ * before; none is started within refreshMs of the last.
  */
 export function cachedMarketplaceKeys(url, { ttlMs = HOUR, refreshMs = MINUTE, fetch: fetchFn, now = Date.now } = {}) {
-  let pending, at = -Infinity;
+  let keys, readAt = -Infinity, attempt = -Infinity, pending, failure;
   const read = () => {
-    at = now();
-    const p = fetchMarketplaceKeys(url, fetchFn);
-    p.catch(() => {
-      if (pending === p) pending = undefined;
-    });
-    pending = p;
-    return p;
+    if (pending) return pending;
+    if (now() - attempt < refreshMs) return Promise.resolve(undefined);
+    attempt = now();
+    pending = fetchMarketplaceKeys(url, fetchFn).then(
+      (k) => { keys = k; readAt = now(); failure = undefined; return k; },
+      (e) => { failure = e; return undefined; },
+    ).finally(() => { pending = undefined; });
+    return pending;
   };
   return {
-    keys: () => (!pending || now() - at > ttlMs ? read() : pending),
-    refresh: () => (now() - at < refreshMs ? Promise.resolve(undefined) : read()),
+    keys: async () => {
+      if (keys === undefined || now() - readAt > ttlMs) await read();
+      if (keys === undefined) throw failure ?? new Error(`crtx: the keys of ${url} are not read yet`);
+      return keys;
+    },
+    refresh: () => read(),
   };
 }
 

@@ -164,11 +164,15 @@ test('a metered listing signs its tokens, 0 too, and its function is told the mo
   assert.equal(reply.usage_signature, await signUsage(agentKey, 'm1', reply.result_hash, 0));
 });
 
-test('a marketplace rotating its key: both keys accepted across the switch, and a new key read again once a minute at most', async () => {
+test('a marketplace rotating its key: its keys accepted across the switch, read again hourly, and on an unknown key once a minute at most', async () => {
   const next = await generateSigningKey();
   let published = { signing_public_key: market.publicKey, next_signing_public_key: next.publicKey };
-  let reads = 0;
-  const fakeFetch = async () => { reads++; return new Response(JSON.stringify(published), { headers: { 'Content-Type': 'application/json' } }); };
+  let reads = 0, down = false;
+  const fakeFetch = async () => {
+    reads++;
+    if (down) throw new Error('connection refused');
+    return new Response(JSON.stringify(published), { headers: { 'Content-Type': 'application/json' } });
+  };
   let clock = Date.now();
   const h = createHandler(agentKey, () => 'ok', { marketplace: 'http://market.example', fetch: fakeFetch, now: () => clock });
   const status = async (id, key) => (await h.fetch(new Request('http://agent/execute', await signed(request(id), { key, ts: Math.floor(clock / 1000) })))).status;
@@ -189,4 +193,17 @@ test('a marketplace rotating its key: both keys accepted across the switch, and 
   assert.equal(reads, 2);
   assert.equal(await status('r6', await generateSigningKey()), 401);
   assert.equal(reads, 2);
+
+  // An hour on, the keys are read again: the previous key, which replicas
+  // not switched yet sign with, is accepted; a read that fails keeps them.
+  published = { signing_public_key: newer.publicKey, previous_signing_public_key: next.publicKey };
+  clock += 3_600_001;
+  assert.equal(await status('r7', next), 200);
+  assert.equal(reads, 3);
+  down = true;
+  clock += 3_600_001;
+  assert.equal(await status('r8', newer), 200);
+  assert.equal(reads, 4);
+  assert.equal(await status('r9', await generateSigningKey()), 401); // no read within the minute
+  assert.equal(reads, 4);
 });
