@@ -200,10 +200,10 @@ func openKeys(ctx context.Context, cfg Config, store crtx.Store) (Keys, error) {
 		return Keys{}, err
 	}
 	keys, err := LoadKeys(cfg.Data, have == "")
-	exists := false // the file that failed is there: reading it, not making it, failed
+	exists := false // the file that failed may be there: reading it, not making it, failed
 	if path := (*fs.PathError)(nil); errors.As(err, &path) {
 		_, statErr := os.Lstat(path.Path)
-		exists = statErr == nil
+		exists = !errors.Is(statErr, fs.ErrNotExist)
 	}
 	switch {
 	case have != "" && errors.Is(err, fs.ErrNotExist):

@@ -138,4 +138,26 @@ func TestTheUnitsFirstStart(t *testing.T) {
 		serve.Wait()
 		t.Fatalf("the unit's crtxd did not serve on %s with metrics on %s:\n%s", addr, metrics, log.String())
 	}
+
+	serve.Process.Kill()
+	serve.Wait()
+
+	// Keys made by root for a unit whose User= is another: the start says
+	// whose files to fix, not to make them again.
+	if os.Geteuid() != 0 {
+		return
+	}
+	bin := t.TempDir()
+	os.Chmod(bin, 0o755)
+	os.Chmod(etc, 0o755)
+	os.Chmod(filepath.Dir(etc), 0o711)                        // the test's own temporary folder
+	os.Chown(filepath.Join(etc, "admin-token"), 65534, 65534) // the token given to the unit's user, the keys not
+	if b, err := os.ReadFile(crtxdBinary(t)); err != nil || os.WriteFile(filepath.Join(bin, "crtxd"), b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	nobody := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", filepath.Join(bin, "crtxd"), "serve")
+	nobody.Env = env
+	if out, err := nobody.CombinedOutput(); err == nil || !bytes.Contains(out, []byte("give them to the user it runs as")) {
+		t.Errorf("keys another user cannot read: %v\n%s", err, out)
+	}
 }
