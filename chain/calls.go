@@ -1,7 +1,9 @@
 package chain
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"net/http"
@@ -43,10 +45,11 @@ func (c *calls) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.by[method]++
 	c.mu.Unlock()
 	resp, err := c.base.RoundTrip(r)
-	if (err != nil && r.Context().Err() == nil) || (err == nil && resp.StatusCode >= 400) {
+	if (err != nil && !errors.Is(r.Context().Err(), context.Canceled)) || (err == nil && resp.StatusCode >= 400) {
 		// An error inside a JSON-RPC answer is the chain's word on a
 		// request (an expired blockhash), not the provider failing; nor
-		// is a call this process gave up on (stopping, a poll cancelled).
+		// is a call this process cancelled (stopping, a poll given up). One
+		// that ran out of time is: a provider that hangs.
 		c.mu.Lock()
 		c.failed[method]++
 		c.mu.Unlock()

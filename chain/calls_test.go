@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"context"
 	"crypto/ed25519"
 	"net/http"
 	"net/http/httptest"
@@ -35,8 +36,11 @@ func TestRPCErrorsAreCounted(t *testing.T) {
 	c.Balance(t.Context())
 	srv.Close()
 	c.Balance(t.Context()) // nothing answers
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	c.Balance(cancelled) // given up by this process: no failure of the provider's
 	calls, failed := c.RPCCalls()
-	if calls["getTokenAccountBalance"] != 3 || failed["getTokenAccountBalance"] != 2 {
-		t.Errorf("calls %v, failed %v: want 3 calls, of which the 429 and the unanswered failed", calls, failed)
+	if calls["getTokenAccountBalance"] != 4 || failed["getTokenAccountBalance"] != 2 {
+		t.Errorf("calls %v, failed %v: want 4 calls, of which the 429 and the unanswered failed", calls, failed)
 	}
 }

@@ -23,6 +23,7 @@ const (
 	keysTTL      = time.Hour
 	refreshAfter = time.Minute
 	fetchTimeout = 10 * time.Second
+	firstRetry   = 5 * time.Second
 )
 
 // marketKeys are the keys a marketplace signs requests with: given, or
@@ -60,7 +61,7 @@ func (m *marketKeys) verify(ctx context.Context, ok func(ed25519.PublicKey) bool
 
 // read answers the keys, reading them first when there are none, they are
 // older than keysTTL, or force is set; but never twice within
-// refreshAfter, and never with the request's own context, which a caller
+// refreshAfter (firstRetry while none were read), and never with the request's own context, which a caller
 // that hangs up would cancel. A read that fails keeps the keys read
 // before. Requests that arrive during a read wait for it.
 func (m *marketKeys) read(ctx context.Context, force bool) ([]ed25519.PublicKey, error) {
@@ -69,6 +70,11 @@ func (m *marketKeys) read(ctx context.Context, force bool) ([]ed25519.PublicKey,
 	due := force || m.keys == nil || m.now().Sub(m.fetched) >= keysTTL
 	if due && !m.now().Before(m.wait) {
 		m.wait = m.now().Add(refreshAfter)
+		if m.keys == nil {
+			// Until keys are first read, sooner: a marketplace briefly
+			// down while the service starts.
+			m.wait = m.now().Add(firstRetry)
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 		keys, err := FetchMarketplaceKeys(rctx, m.url)
 		cancel()

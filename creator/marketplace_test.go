@@ -73,4 +73,9 @@ func TestMarketplaceKeyRotation(t *testing.T) {
 	clock = clock.Add(time.Hour)
 	check("the old key an hour later", oldKey, 401, 3)
 	check("the previous key, from a replica not switched yet", nextKey, 200, 3)
+
+	// The marketplace unreachable an hour on: the keys read before stay.
+	wk.Close()
+	clock = clock.Add(time.Hour)
+	check("the keys kept when a read fails", nextKey, 200, 3)
 }

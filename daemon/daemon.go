@@ -143,6 +143,13 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := markFresh(ctx, store, cfg.FreshStore); err != nil {
 		return fail(err)
 	}
+	// Refused before anything its settings would make wrong (a treasury's
+	// accounts created on the chain); recorded once it serves (below).
+	joining := shared(settings, m.SigningPublicKey(), m.Config().NextSigner, m.Config().Chains)
+	rotations := map[string]string{marketplaceKey: nextKey}
+	if err := m.CanJoin(ctx, joining, alone, rotations); err != nil {
+		return fail(err)
+	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
 		return fail(err)
 	}
@@ -192,7 +199,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	// Joined last, once nothing is left to fail: a replica that never
 	// serves leaves no settings recorded and no heartbeat behind.
-	if err := m.Join(ctx, shared(settings, m.SigningPublicKey(), m.Config().NextSigner, m.Config().Chains), alone, map[string]string{marketplaceKey: nextKey}); err != nil {
+	if err := m.Join(ctx, joining, alone, rotations); err != nil {
 		if mln != nil {
 			mln.Close()
 		}

@@ -95,7 +95,7 @@ func InitNextKey(dir string) (ed25519.PublicKey, error) {
 	}
 	path := filepath.Join(dir, nextFile)
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s (switch to it, or remove it, before starting another rotation)", ErrKeysExist, path)
+		return nil, fmt.Errorf("%w: %s (a rotation is under way: switch to it; or abandon it by removing the file from every replica and starting them again, all stopped first)", ErrKeysExist, path)
 	}
 	k, err := keyfile.LoadOrCreate(path)
 	if err != nil {
@@ -200,18 +200,19 @@ func openKeys(ctx context.Context, cfg Config, store crtx.Store) (Keys, error) {
 		return Keys{}, err
 	}
 	keys, err := LoadKeys(cfg.Data, have == "")
-	exists := false // the file that failed may be there: reading it, not making it, failed
+	// Which file failed, and whether it is there, tells reading it (files
+	// made for another user) from making it (a read-only first start).
+	var statErr error = fs.ErrNotExist
 	if path := (*fs.PathError)(nil); errors.As(err, &path) {
-		_, statErr := os.Lstat(path.Path)
-		exists = !errors.Is(statErr, fs.ErrNotExist)
+		_, statErr = os.Lstat(path.Path)
 	}
 	switch {
 	case have != "" && errors.Is(err, fs.ErrNotExist):
 		return keys, fmt.Errorf("%w: this marketplace's keys belong in --data %s: copy %s and %s there from another replica or a backup", err, cfg.Data, authorityFile, marketplaceFile)
-	case errors.Is(err, fs.ErrPermission) && exists:
-		// The files are there but not this user's: made by root, say, for
-		// a unit that runs as another user.
+	case errors.Is(err, fs.ErrPermission) && statErr == nil:
 		return keys, fmt.Errorf("%w: crtxd cannot read its key files: give them to the user it runs as (chown, mode 0600)", err)
+	case errors.Is(err, fs.ErrPermission) && errors.Is(statErr, fs.ErrPermission):
+		return keys, fmt.Errorf("%w: crtxd cannot open --data %s: give the folder to the user it runs as, or let it in", err, cfg.Data)
 	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
 		return keys, fmt.Errorf("%w: a first start writes the keys into --data; where it may not, make them first with crtxd init --data %s", err, cfg.Data)
 	case err != nil:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -106,9 +105,11 @@ func TestRotationRollsOut(t *testing.T) {
 		}
 		return dir
 	}
+	var lastLog *bytes.Buffer // read once its daemon has stopped
 	start := func(data string) (*Daemon, error) {
 		cfg := Defaults()
-		cfg.Addr, cfg.Data, cfg.DB, cfg.LogOutput = "127.0.0.1:0", data, db, io.Discard
+		lastLog = &bytes.Buffer{}
+		cfg.Addr, cfg.Data, cfg.DB, cfg.LogOutput = "127.0.0.1:0", data, db, lastLog
 		return Start(ctx, cfg)
 	}
 	first := t.TempDir()
@@ -138,6 +139,7 @@ func TestRotationRollsOut(t *testing.T) {
 		t.Fatalf("a replica not given the next key yet: %v", err)
 	}
 	defer b.Close()
+	bLog := lastLog
 	_, other, _ := ed25519.GenerateKey(nil)
 	otherDir := folder(map[string][]byte{authorityFile: authority, marketplaceFile: old})
 	keyfile.Write(filepath.Join(otherDir, nextFile), other)
@@ -150,7 +152,32 @@ func TestRotationRollsOut(t *testing.T) {
 	}
 	defer switched.Close()
 	b.Close()
+	if !strings.Contains(bLog.String(), "does not publish the next key") {
+		t.Errorf("the replica without the next key did not say so:\n%s", bLog)
+	}
 	if _, err := start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: old})); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "but a rotation") {
 		t.Errorf("the old key after the switch: %v", err)
+	}
+
+	// A rotation abandoned: every replica stopped, one started without the
+	// next key clears it, and a switch to it is refused from then on.
+	switched.Close()
+	a.Close()
+	rotating := folder(map[string][]byte{authorityFile: authority, marketplaceFile: next})
+	if _, err := InitNextKey(rotating); err != nil {
+		t.Fatal(err)
+	}
+	abandoned, _ := os.ReadFile(filepath.Join(rotating, nextFile))
+	d, err := start(rotating)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if d, err = start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: next})); err != nil {
+		t.Fatalf("a replica alone without the next key: %v", err)
+	}
+	d.Close()
+	if _, err := start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: abandoned})); !errors.Is(err, market.ErrSettingsDiffer) {
+		t.Errorf("a switch to the abandoned next key: %v", err)
 	}
 }

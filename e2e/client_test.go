@@ -1,7 +1,7 @@
 package e2e_test
 
 import (
-	"context"
+	"crypto/ed25519"
 	"errors"
 	"io"
 	"net/http"
@@ -12,7 +12,6 @@ import (
 	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/api"
 	"github.com/crtx-market/crtx/client"
-	"github.com/crtx-market/crtx/creator"
 )
 
 // losing delivers the first request and then loses its answer, as a
@@ -67,11 +66,14 @@ func TestClientRetriesReuseTheIdempotencyKey(t *testing.T) {
 	if rec, err := m.key.WithHTTPClient(&http.Client{Transport: gw}).Execute(ctx, agent, run("gw"), client.ExecuteOptions{Retries: 3}); err != nil || rec.Status != "completed" || len(gw.keys) != 2 {
 		t.Errorf("after a balancer's 502: %+v, %v, %d attempts", rec, err, len(gw.keys))
 	}
-	broken := m.list(newService(t, func(context.Context, creator.Request) (string, int, error) { return "", 0, errors.New("down") }), "1")
+	broken := m.list(fault(t, func(w http.ResponseWriter, _ crtx.CreatorRequest, _ ed25519.PrivateKey) {
+		http.Error(w, "internal", 500)
+	}), "1") // 502 invalid_agent_response
 	counted := &losing{next: m.http.Transport}
 	counted.calls.Store(1) // loses nothing
-	if _, err := m.key.WithHTTPClient(&http.Client{Transport: counted}).Execute(ctx, broken, run("x"), client.ExecuteOptions{Retries: 3}); err == nil || len(counted.keys) != 1 {
-		t.Errorf("a failed execution was sent %d times: %v", len(counted.keys), err)
+	_, err = m.key.WithHTTPClient(&http.Client{Transport: counted}).Execute(ctx, broken, run("x"), client.ExecuteOptions{Retries: 3})
+	if wantCode(t, err, 502, "invalid_agent_response"); len(counted.keys) != 1 {
+		t.Errorf("the marketplace's own 502 was sent %d times", len(counted.keys))
 	}
 	// Without retries the lost answer is the caller's error.
 	lt2 := &losing{next: m.http.Transport}

@@ -42,9 +42,10 @@ const joinAlive = 10
 // changes but a rotation: each may take the value its successor setting
 // (the next key, which the replicas published first) holds in the record,
 // alive replicas or not. A successor rolls out replica by replica: one
-// without it leaves the recorded one in place (it may not have been given
-// the file yet), and a different one is refused while another replica is
-// alive.
+// without it leaves the recorded one in place while another replica is
+// alive (it may not have been given the file yet), and a different one is
+// refused then; a replica alone records its own, so a rotation is
+// abandoned by stopping every replica and starting them without it.
 //
 // A replica that knows it is its store's only one (it holds a SQLite
 // folder's lock) is alone, whatever the heartbeats of a predecessor that
@@ -62,7 +63,7 @@ func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[s
 			if !ok {
 				return errBusy
 			}
-			return m.join(ctx, tx, s, alone, rotations)
+			return m.join(ctx, tx, s, alone, rotations, true)
 		})
 		if !errors.Is(err, errBusy) {
 			return err
@@ -78,6 +79,13 @@ func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[s
 
 var errBusy = errors.New("another replica is joining")
 
+// CanJoin is Join's check alone, writing nothing: for a replica to be
+// refused before it does anything its settings would make wrong (create a
+// treasury's accounts on the chain, say). Join checks again.
+func (m *Market) CanJoin(ctx context.Context, s Shared, alone bool, rotations map[string]string) error {
+	return m.store.View(ctx, func(tx crtx.Tx) error { return m.join(ctx, tx, s, alone, rotations, false) })
+}
+
 // Leave tells the other replicas that this one has stopped, so that one
 // started next with new settings need not wait for its heartbeat to age.
 // Executions it still owns are taken over when their leases run out.
@@ -85,7 +93,7 @@ func (m *Market) Leave(ctx context.Context) error {
 	return m.store.Update(ctx, func(tx crtx.Tx) error { return tx.System.Leave(ctx, m.replica) })
 }
 
-func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rotations map[string]string) error {
+func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rotations map[string]string, write bool) error {
 	now := m.now()
 	raw, err := tx.System.Meta(ctx, sharedMeta)
 	if err != nil && !errors.Is(err, crtx.ErrNotFound) {
@@ -140,8 +148,11 @@ func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rot
 		}
 		if key, isNext := keyOf[name]; isNext {
 			switch {
-			case s[name] == "" && s[key] == had[key]:
+			case s[name] == "" && s[key] == had[key] && len(alive) > 0:
 				merged[name] = had[name] // not given the file yet: the rotation stands
+				if write {
+					m.cfg.Logger.Warn("the marketplace key rotates, and this replica does not publish the next key: copy it from another replica", "setting", name, "next", had[name])
+				}
 			case len(alive) > 0 && s[name] != "" && had[name] != "": // another next key than the one published
 				refused = append(refused, differs(name))
 			}
@@ -160,6 +171,9 @@ func (m *Market) join(ctx context.Context, tx crtx.Tx, s Shared, alone bool, rot
 			hint = fmt.Sprintf("the replicas alive (%s) serve with the marketplace's: %s", strings.Join(alive, ", "), hint)
 		}
 		return fmt.Errorf("%w: %s; %s", ErrSettingsDiffer, strings.Join(refused, "; "), hint)
+	}
+	if !write {
+		return nil
 	}
 	for _, name := range changed {
 		if merged[name] != had[name] {

@@ -74,7 +74,7 @@ export function fetchMarketplaceKey(url: string, fetchFn?: typeof fetch): Promis
 export function cachedMarketplaceKey(url: string, options?: { ttlMs?: number; fetch?: typeof fetch; now?: () => number }): () => Promise<string>;
 /** signing_public_key and, while the marketplace rotates its key, next_signing_public_key. */
 export function fetchMarketplaceKeys(url: string, fetchFn?: typeof fetch): Promise<string[]>;
-/** The marketplace's keys, kept for ttlMs; refresh reads them again unless read less than refreshMs ago (undefined then). */
+/** The marketplace's keys, kept for ttlMs; refresh reads them again unless read less than refreshMs ago, and answers them as they stand. */
 export function cachedMarketplaceKeys(url: string, options?: { ttlMs?: number; refreshMs?: number; fetch?: typeof fetch; now?: () => number }): { keys(): Promise<string[]>; refresh(): Promise<string[] | undefined> };
 
 /** One task from the marketplace, as the handler gives it to your function. */

@@ -52,21 +52,23 @@ class MarketplaceKey:
             if self._keys is None or self._clock() - self._fetched >= self._ttl:
                 self._read()
             if self._keys is None:
-                raise self._error or RuntimeError(f"the keys of {self.url} are not read yet")
+                raise RuntimeError(f"the keys of {self.url} could not be read") from self._error
             return self._keys
 
     def refresh(self) -> list[bytes] | None:
-        """Reads the keys again unless they were read recently; the new keys,
-        or None when they were not read again, the read failed, or they did
-        not change."""
+        """Reads the keys again unless they were read recently, and answers
+        them as they stand (None when none could be read): another request
+        may have just read the key a signature needs."""
         with self._lock:
-            old = self._keys
             self._read()
-            return self._keys if self._keys != old else None
+            return self._keys
 
     def _read(self) -> None:
         now = self._clock()
-        if self._attempt is not None and now - self._attempt < self._refresh_after:
+        # Until keys are first read, a failed read is tried again sooner: a
+        # marketplace briefly down while the service starts.
+        wait = self._refresh_after if self._keys is not None else min(self._refresh_after, 5)
+        if self._attempt is not None and now - self._attempt < wait:
             return
         self._attempt = now
         try:

@@ -16,7 +16,7 @@ class Retries(unittest.TestCase):
             "a load balancer's 504": (APIError(504, "unexpected_response", "not an error body"), True),
             "the marketplace busy": (APIError(503, "unavailable", "busy"), True),
             "the first attempt still running": (APIError(409, "idempotency_in_progress", "running"), True),
-            "the marketplace's own 502: the agent failed": (APIError(502, "execution_failed", "down"), False),
+            "the marketplace's own 502: the agent's reply was invalid": (APIError(502, "invalid_agent_response", "no result_hash"), False),
             "a refusal": (APIError(402, "insufficient_balance", "no"), False),
         }
         for name, (err, want) in cases.items():

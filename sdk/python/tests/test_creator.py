@@ -325,7 +325,7 @@ class MarketplaceRotation(unittest.TestCase):
         keys = MarketplaceKey(self.url, refresh_after=60, clock=lambda: now[0])
         self.assertEqual(keys.keys(), [MARKET.public_bytes])
         self.published = {"signing_public_key": MARKET.public_key, "next_signing_public_key": self.next.public_key}
-        self.assertIsNone(keys.refresh())  # read a moment ago
+        self.assertEqual(keys.refresh(), [MARKET.public_bytes])  # read a moment ago: not again
         now[0] = 61
         self.assertEqual(keys.refresh(), [MARKET.public_bytes, self.next.public_bytes])
         self.assertEqual(self.reads, 2)
@@ -341,4 +341,5 @@ class MarketplaceRotation(unittest.TestCase):
         self.server.server_close()
         now[0] += 3600
         self.assertEqual(keys.keys(), [self.next.public_bytes, MARKET.public_bytes])
-        self.assertIsNone(keys.refresh())
+        self.assertEqual(keys.refresh(), [self.next.public_bytes, MARKET.public_bytes])
+        self.assertEqual(self.reads, 3)

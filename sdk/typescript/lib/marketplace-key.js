@@ -40,19 +40,20 @@ export async function fetchMarketplaceKey(url, fetchFn = globalThis.fetch) {
 /**
  * The marketplace's keys, kept for ttlMs: keys() answers them, read first
  * when there are none or they are older; refresh() reads them again and
- * answers them, or undefined when it did not read (a read less than
- * refreshMs ago) or the read failed. A read that fails keeps the keys read
- * before; none is started within refreshMs of the last.
+ * answers them as they stand (undefined while none could be read): another
+ * request may have just read the key a signature needs. No read starts
+ * within refreshMs of the last (5 s until keys were first read); one that
+ * fails keeps the keys read before.
  */
 export function cachedMarketplaceKeys(url, { ttlMs = HOUR, refreshMs = MINUTE, fetch: fetchFn, now = Date.now } = {}) {
   let keys, readAt = -Infinity, attempt = -Infinity, pending, failure;
   const read = () => {
     if (pending) return pending;
-    if (now() - attempt < refreshMs) return Promise.resolve(undefined);
+    if (now() - attempt < (keys === undefined ? Math.min(refreshMs, 5000) : refreshMs)) return Promise.resolve(keys);
     attempt = now();
     pending = fetchMarketplaceKeys(url, fetchFn).then(
       (k) => { keys = k; readAt = now(); failure = undefined; return k; },
-      (e) => { failure = e; return undefined; },
+      (e) => { failure = e; return keys; },
     ).finally(() => { pending = undefined; });
     return pending;
   };
@@ -62,7 +63,7 @@ export function cachedMarketplaceKeys(url, { ttlMs = HOUR, refreshMs = MINUTE, f
       if (keys === undefined) throw failure ?? new Error(`crtx: the keys of ${url} are not read yet`);
       return keys;
     },
-    refresh: () => read(),
+    refresh: read,
   };
 }
 
