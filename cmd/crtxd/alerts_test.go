@@ -13,13 +13,7 @@ import (
 // the series that should raise it and not before (deploy/alerts_test.yml,
 // run by promtool), and every crtx metric they read is one crtxd exports.
 func TestAlertRules(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool is missing, and the alerting rules may not go unchecked in CI (.ci/run installs Debian's prometheus)")
-		}
-		t.Skip("promtool (Debian's prometheus package) checks the alerting rules")
-	}
+	promtool := needs(t, "promtool", "prometheus")
 	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = "../../deploy"
@@ -44,4 +38,19 @@ func TestAlertRules(t *testing.T) {
 			t.Errorf("the rules read %s, which crtxd does not export", name)
 		}
 	}
+}
+
+// needs finds tool, which Debian's package installs: a test that runs it
+// is skipped without it on a developer's machine, and fails in CI, where
+// .ci/run installs it.
+func needs(t *testing.T, tool, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing, and its test may not be skipped in CI (.ci/run installs Debian's %s)", tool, pkg)
+		}
+		t.Skipf("%s (Debian's %s package) is not installed", tool, pkg)
+	}
+	return path
 }

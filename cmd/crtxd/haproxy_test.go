@@ -58,13 +58,7 @@ func selfSigned(t *testing.T, path string) *http.Client {
 // a stream passes through, and 200 calls all complete, each charged once,
 // across a kill -9 of one replica, its return, and the other's drain.
 func TestHAProxy(t *testing.T) {
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("haproxy is missing, and the load balancer's example may not go untested in CI (.ci/run installs Debian's haproxy)")
-		}
-		t.Skip("haproxy (Debian's package) runs deploy/haproxy.cfg")
-	}
+	haproxy := needs(t, "haproxy", "haproxy")
 	db := storetest.SchemaDSN(t)
 	data := t.TempDir()
 	token := filepath.Join(data, "admin-token")
