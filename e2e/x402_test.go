@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/crtx-market/crtx/internal/nodetest"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +26,7 @@ import (
 	"github.com/crtx-market/crtx/client"
 	"github.com/crtx-market/crtx/creator"
 	"github.com/crtx-market/crtx/daemon"
+	"github.com/crtx-market/crtx/internal/nodetest"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/siwx"
 	"github.com/crtx-market/crtx/x402"
@@ -204,14 +205,17 @@ func TestX402PaysAndSettlesAfterTheResult(t *testing.T) {
 	// The chain's finalized state lags its confirmed one by some seconds
 	// on a real cluster (the local one finalizes at once): the treasury's
 	// finalized balance is held where it was before the payment.
-	var frozen []byte
+	// The proxy answers concurrent calls: the first finalized answer is
+	// taken once.
+	var (
+		freeze sync.Once
+		frozen []byte
+	)
 	x.chain.proxy.Set("getTokenAccountBalance", func(c chaintest.Call, forward func() []byte) ([]byte, int) {
 		if params, _ := json.Marshal(c.Params); !bytes.Contains(params, []byte(`"finalized"`)) {
 			return forward(), 0
 		}
-		if frozen == nil {
-			frozen = forward()
-		}
+		freeze.Do(func() { frozen = forward() })
 		return frozen, 0
 	})
 	if _, err := x.anon.Reserves(ctx); err != nil {
