@@ -125,6 +125,64 @@ func checked(report client.VerifyReport, name string) bool {
 	return false
 }
 
+// A dispute of a metered call is about what it charged, not what it held:
+// the operator sees the charge, the refund comes off the key's spent at
+// most the charge, the slash comes off the collateral of the most's tier,
+// and the disputed record still verifies against the signed usage.
+func TestMeteredDispute(t *testing.T) {
+	m := newMarket(t, "10")
+	agent := m.list(newMeteredService(t, 20_000), "0.001", metered)
+	spent := func() crtx.USDC {
+		t.Helper()
+		keys, err := m.callerC.Keys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if k.Environment == crtx.Mainnet {
+				return k.TotalSpent
+			}
+		}
+		t.Fatal("no mainnet key")
+		return 0
+	}
+	rec := m.ran(t, m.liveKey, agent)
+	m.ran(t, m.liveKey, agent)
+	// Two calls charged 0.051 each of the 0.5 each held.
+	if got := spent(); rec.Cost != usdc("0.051") || got != usdc("0.102") {
+		t.Fatalf("the call cost %s and the key spent %s; want 0.051 and 0.102", rec.Cost, got)
+	}
+	d, err := m.liveKey.OpenDispute(ctx, rec.ExecutionID, crtx.DisputeParams{Reason: "fraud", Description: "counted too many tokens"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := m.admin.AdminDisputes(ctx, "open")
+	if err != nil || len(open) != 1 || open[0].ExecutionCost != usdc("0.051") {
+		t.Fatalf("the operator's open disputes = %+v, %v; want the call's charge, 0.051, not its hold", open, err)
+	}
+	before := m.balance(m.callerW, crtx.Mainnet)
+	// The operator refunds past the charge, from the slash.
+	slash, refund := usdc("1"), usdc("0.1")
+	if _, err := m.admin.ResolveDispute(ctx, d.DisputeID, crtx.ResolveParams{Outcome: "upheld", Slash: &slash, Refund: &refund}); err != nil {
+		t.Fatal(err)
+	}
+	if after := m.balance(m.callerW, crtx.Mainnet); after.Available-before.Available != refund {
+		t.Errorf("the caller got %s back; want the refund, 0.1", after.Available-before.Available)
+	}
+	// The key's spent loses the disputed call's charge: neither the
+	// refund (0.1) nor the hold (0.5).
+	if got := spent(); got != usdc("0.051") {
+		t.Errorf("the key spent %s after the ruling; want 0.051, the other call's charge", got)
+	}
+	if v, err := m.anon.Account(ctx, crtx.Mainnet, crtx.AccountAddress(crtx.AccountCollateral, agent)); err != nil || v.Account.Balance != usdc("49") {
+		t.Errorf("the listing's collateral account = %+v, %v; want 50 less the slash of 1", v.Account, err)
+	}
+	m.rollup()
+	if report, err := m.liveKey.Verify(ctx, rec.ExecutionID); err != nil || !report.OK() || !checked(report, "metered charge") {
+		t.Errorf("verifying the disputed metered call: %+v, %v", report, err)
+	}
+}
+
 // A metered reply whose usage is not signed, or signed wrong, fails the
 // call and returns the whole hold: the caller pays nothing.
 func TestMeteredUsageRefused(t *testing.T) {

@@ -1,5 +1,7 @@
 // The official OpenAI client, set up as its README shows, with crtx as its
-// base URL: the models, a completion, a stream with usage, and errors.
+// base URL: the models, a completion, a stream with usage, errors, and a
+// metered agent's completion and stream, bounded by crtx's max_price_usdc
+// passed as the client passes any body parameter it does not know.
 // Each result is a line: a word, then its JSON.
 import OpenAI from 'openai';
 
@@ -49,3 +51,20 @@ try {
 } catch (e) {
   say('broken', { pieces: broken, error: { code: e.code ?? e.error?.code, message: e.message } });
 }
+
+// A metered agent: its usage is the creator's signed usage.
+const metered = process.env.METERED;
+const bounded = await client.chat.completions.create({
+  model: metered, messages: [{ role: 'user', content: 'the sea' }], max_price_usdc: 0.1,
+});
+say('metered', { usage: bounded.usage, crtx: bounded.crtx });
+const ms = await client.chat.completions.create({
+  model: metered, messages: [{ role: 'user', content: 'the sea' }], max_price_usdc: 0.1,
+  stream: true, stream_options: { include_usage: true },
+});
+let mUsage, mCrtx;
+for await (const chunk of ms) {
+  if (chunk.usage) mUsage = chunk.usage;
+  if (chunk.crtx) mCrtx = chunk.crtx;
+}
+say('metered-stream', { usage: mUsage, crtx: mCrtx });
