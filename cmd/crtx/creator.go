@@ -219,8 +219,8 @@ func (c *cli) creatorListCmd() *cobra.Command {
 	var env string
 	cmd := &cobra.Command{
 		Use:     "list",
-		Short:   "List your agents, with their statistics in your key's environment",
-		Example: "  AGENT_ID=$(crtx creator list --ids | head -n1)",
+		Short:   "List your agents, oldest first, with their statistics in your key's environment",
+		Example: "  AGENT_ID=$(crtx creator list --ids | tail -n1)   # the newest",
 		Args:    cmdline.Args(),
 		RunE: c.withSession(func(ctx context.Context, cl *client.Client, _ []string) error {
 			e, err := crtx.ParseEnvironment("--environment", string(c.environment(env)))
