@@ -66,15 +66,21 @@ func openChains(cfg Config) (map[crtx.Environment]crtx.Chain, error) {
 	return chains, nil
 }
 
-// bindChains records, for each environment with a chain, the mint its money
-// is held in, refusing another mint than the one recorded; and returns the
-// environments bound to a chain, configured here or not. An environment
-// whose ledger already holds money that entered without a chain (airdrops,
-// operator deposits) is never bound to one: its treasury never received
-// that money, so the reserves would read short forever.
-func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environment]crtx.Chain) (map[crtx.Environment]bool, error) {
+// bindChains returns the environments bound to a chain, configured here or
+// not, refusing a mint other than the one recorded; with record, it also
+// records, for each environment with a chain, the mint its money is held
+// in. An environment whose ledger already holds money that entered without
+// a chain (airdrops, operator deposits) is never bound to one: its
+// treasury never received that money, so the reserves would read short
+// forever. A replica records only once its shared settings are accepted
+// (Start), so that one refused binds no environment to its chain.
+func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environment]crtx.Chain, record bool) (map[crtx.Environment]bool, error) {
 	bound := map[crtx.Environment]bool{}
-	err := store.Update(ctx, func(tx crtx.Tx) error {
+	in := store.View
+	if record {
+		in = store.Update
+	}
+	err := in(ctx, func(tx crtx.Tx) error {
 		for _, env := range crtx.Environments {
 			have, err := tx.System.Meta(ctx, chainMeta(env))
 			if err != nil && !errors.Is(err, crtx.ErrNotFound) {
@@ -93,8 +99,10 @@ func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environme
 						"a chain cannot take that money over: give the chain a store of its own (a new --data folder, or another --db), or run %s without a chain as before",
 						ErrMixedMoney, env, env, -issued.Balance, env)
 				}
-				if err := tx.System.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
-					return err
+				if record {
+					if err := tx.System.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
+						return err
+					}
 				}
 			case have != c.Mint():
 				return fmt.Errorf("--usdc-mint-%s %s: the %s ledger holds money in mint %s", env, c.Mint(), env, have)

@@ -150,6 +150,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := m.CanJoin(ctx, joining, alone, rotations); err != nil {
 		return fail(err)
 	}
+	if _, err := bindChains(ctx, store, m.Config().Chains, true); err != nil {
+		return fail(err)
+	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
 		return fail(err)
 	}

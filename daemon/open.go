@@ -246,12 +246,21 @@ func OpenExisting(ctx context.Context, cfg Config) (*market.Market, crtx.Store, 
 		return nil, nil, err
 	}
 	cfg.PublicURL = ""
-	return OpenMarket(ctx, cfg, nil)
+	m, store, err := OpenMarket(ctx, cfg, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := bindChains(ctx, store, m.Config().Chains, true); err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return m, store, nil
 }
 
 // OpenMarket opens the store and keys and returns the market over them
-// (openKeys). cfg must be valid (Config.Validate); the caller closes the store after stopping the
-// market.
+// (openKeys). It binds no environment to its chain (bindChains): its
+// caller records that once it may. cfg must be valid (Config.Validate);
+// the caller closes the store after stopping the market.
 func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, crtx.Store, error) {
 	store, err := OpenStore(ctx, cfg)
 	if err != nil {
@@ -267,7 +276,7 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		store.Close()
 		return nil, nil, err
 	}
-	bound, err := bindChains(ctx, store, chains)
+	bound, err := bindChains(ctx, store, chains, false)
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -5,12 +5,17 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/crtx-market/crtx"
 	"github.com/crtx-market/crtx/keyfile"
 	"github.com/crtx-market/crtx/market"
 	"github.com/crtx-market/crtx/store/storetest"
@@ -179,5 +184,53 @@ func TestRotationRollsOut(t *testing.T) {
 	d.Close()
 	if _, err := start(folder(map[string][]byte{authorityFile: authority, marketplaceFile: abandoned})); !errors.Is(err, market.ErrSettingsDiffer) {
 		t.Errorf("a switch to the abandoned next key: %v", err)
+	}
+}
+
+// A replica refused for its settings leaves the chain and the store as
+// they were: beside one without a chain, a replica given devnet's chain
+// sends no request to it and binds devnet to no mint (which would refuse
+// money by hand to the replica serving without one, once restarted).
+func TestARefusedReplicaBindsNoChain(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.SchemaDSN(t)
+	data := t.TempDir()
+	cfg := Defaults()
+	cfg.Addr, cfg.Data, cfg.DB, cfg.LogOutput = "127.0.0.1:0", data, db, io.Discard
+	a, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+
+	var asked atomic.Int64
+	rpc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		http.Error(w, "no chain here", http.StatusServiceUnavailable)
+	}))
+	defer rpc.Close()
+	_, treasury, _ := ed25519.GenerateKey(nil)
+	chained := cfg
+	chained.SolanaRPCDevnet, chained.TreasuryKeypair = rpc.URL, filepath.Join(t.TempDir(), "treasury.json")
+	if err := keyfile.Write(chained.TreasuryKeypair, treasury); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(ctx, chained); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "the devnet chain") {
+		t.Fatalf("a replica with a chain beside one without: %v", err)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the refused replica sent %d requests to its chain", n)
+	}
+	store, err := OpenStore(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	err = store.View(ctx, func(tx crtx.Tx) error {
+		_, err := tx.System.Meta(ctx, chainMeta(crtx.Devnet))
+		return err
+	})
+	if !errors.Is(err, crtx.ErrNotFound) {
+		t.Errorf("devnet's mint recorded by the refused replica: %v", err)
 	}
 }
