@@ -66,52 +66,46 @@ func openChains(cfg Config) (map[crtx.Environment]crtx.Chain, error) {
 	return chains, nil
 }
 
-// bindChains returns the environments bound to a chain, configured here or
-// not, refusing a mint other than the one recorded; with record, it also
-// records, for each environment with a chain, the mint its money is held
-// in. An environment whose ledger already holds money that entered without
-// a chain (airdrops, operator deposits) is never bound to one: its
-// treasury never received that money, so the reserves would read short
-// forever. A replica records only once its shared settings are accepted
-// (Start), so that one refused binds no environment to its chain.
-func bindChains(ctx context.Context, store crtx.Store, chains map[crtx.Environment]crtx.Chain, record bool) (map[crtx.Environment]bool, error) {
+// bindChains returns, as tx holds them, the environments bound to a chain,
+// configured here or not, refusing a mint other than the one recorded;
+// with record, it also records, for each environment with a chain, the
+// mint its money is held in. An environment whose ledger already holds
+// money that entered without a chain (airdrops, operator deposits) is
+// never bound to one: its treasury never received that money, so the
+// reserves would read short forever. Only a replica that joins records
+// (Start, in market.Join's transaction): one refused, or one that never
+// serves, binds no environment to its chain.
+func bindChains(ctx context.Context, tx crtx.Tx, chains map[crtx.Environment]crtx.Chain, record bool) (map[crtx.Environment]bool, error) {
 	bound := map[crtx.Environment]bool{}
-	in := store.View
-	if record {
-		in = store.Update
-	}
-	err := in(ctx, func(tx crtx.Tx) error {
-		for _, env := range crtx.Environments {
-			have, err := tx.System.Meta(ctx, chainMeta(env))
-			if err != nil && !errors.Is(err, crtx.ErrNotFound) {
-				return err
-			}
-			c := chains[env]
-			switch {
-			case c == nil:
-			case have == "":
-				issued, err := tx.Ledger.Account(ctx, env, crtx.AccountAddress(crtx.AccountIssuance, crtx.IssuanceID))
-				if err != nil && !errors.Is(err, crtx.ErrNotFound) {
-					return err
-				}
-				if err == nil && issued.Balance != 0 {
-					return fmt.Errorf("%w: --solana-rpc-%s: this store's %s ledger holds %s USDC that entered without a chain (airdrops, operator deposits), which the treasury never received; "+
-						"a chain cannot take that money over: give the chain a store of its own (a new --data folder, or another --db), or run %s without a chain as before",
-						ErrMixedMoney, env, env, -issued.Balance, env)
-				}
-				if record {
-					if err := tx.System.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
-						return err
-					}
-				}
-			case have != c.Mint():
-				return fmt.Errorf("--usdc-mint-%s %s: the %s ledger holds money in mint %s", env, c.Mint(), env, have)
-			}
-			bound[env] = have != "" || c != nil
+	for _, env := range crtx.Environments {
+		have, err := tx.System.Meta(ctx, chainMeta(env))
+		if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+			return nil, err
 		}
-		return nil
-	})
-	return bound, err
+		c := chains[env]
+		switch {
+		case c == nil:
+		case have == "":
+			issued, err := tx.Ledger.Account(ctx, env, crtx.AccountAddress(crtx.AccountIssuance, crtx.IssuanceID))
+			if err != nil && !errors.Is(err, crtx.ErrNotFound) {
+				return nil, err
+			}
+			if err == nil && issued.Balance != 0 {
+				return nil, fmt.Errorf("%w: --solana-rpc-%s: this store's %s ledger holds %s USDC that entered without a chain (airdrops, operator deposits), which the treasury never received; "+
+					"a chain cannot take that money over: give the chain a store of its own (a new --data folder, or another --db), or run %s without a chain as before",
+					ErrMixedMoney, env, env, -issued.Balance, env)
+			}
+			if record {
+				if err := tx.System.SetMeta(ctx, chainMeta(env), c.Mint()); err != nil {
+					return nil, err
+				}
+			}
+		case have != c.Mint():
+			return nil, fmt.Errorf("--usdc-mint-%s %s: the %s ledger holds money in mint %s", env, c.Mint(), env, have)
+		}
+		bound[env] = have != "" || c != nil
+	}
+	return bound, nil
 }
 
 // ensureTreasuries creates each chain's treasury token account and nonce

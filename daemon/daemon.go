@@ -150,9 +150,6 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := m.CanJoin(ctx, joining, alone, rotations); err != nil {
 		return fail(err)
 	}
-	if _, err := bindChains(ctx, store, m.Config().Chains, true); err != nil {
-		return fail(err)
-	}
 	if err := ensureTreasuries(ctx, m.Config().Chains); err != nil {
 		return fail(err)
 	}
@@ -201,8 +198,13 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 	}
 	// Joined last, once nothing is left to fail: a replica that never
-	// serves leaves no settings recorded and no heartbeat behind.
-	if err := m.Join(ctx, joining, alone, rotations); err != nil {
+	// serves leaves no settings recorded, no heartbeat and no chain bound
+	// behind.
+	bind := func(tx crtx.Tx) error {
+		_, err := bindChains(ctx, tx, m.Config().Chains, true)
+		return err
+	}
+	if err := m.Join(ctx, joining, alone, rotations, bind); err != nil {
 		if mln != nil {
 			mln.Close()
 		}

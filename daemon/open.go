@@ -246,20 +246,12 @@ func OpenExisting(ctx context.Context, cfg Config) (*market.Market, crtx.Store, 
 		return nil, nil, err
 	}
 	cfg.PublicURL = ""
-	m, store, err := OpenMarket(ctx, cfg, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := bindChains(ctx, store, m.Config().Chains, true); err != nil {
-		store.Close()
-		return nil, nil, err
-	}
-	return m, store, nil
+	return OpenMarket(ctx, cfg, nil)
 }
 
 // OpenMarket opens the store and keys and returns the market over them
-// (openKeys). It binds no environment to its chain (bindChains): its
-// caller records that once it may. cfg must be valid (Config.Validate);
+// (openKeys). It binds no environment to its chain (bindChains): a
+// replica records that as it joins (Start). cfg must be valid (Config.Validate);
 // the caller closes the store after stopping the market.
 func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Market, crtx.Store, error) {
 	store, err := OpenStore(ctx, cfg)
@@ -276,7 +268,11 @@ func OpenMarket(ctx context.Context, cfg Config, log *slog.Logger) (*market.Mark
 		store.Close()
 		return nil, nil, err
 	}
-	bound, err := bindChains(ctx, store, chains, false)
+	var bound map[crtx.Environment]bool
+	err = store.View(ctx, func(tx crtx.Tx) (err error) {
+		bound, err = bindChains(ctx, tx, chains, false)
+		return err
+	})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

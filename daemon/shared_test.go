@@ -190,7 +190,8 @@ func TestRotationRollsOut(t *testing.T) {
 // A replica refused for its settings leaves the chain and the store as
 // they were: beside one without a chain, a replica given devnet's chain
 // sends no request to it and binds devnet to no mint (which would refuse
-// money by hand to the replica serving without one, once restarted).
+// money by hand to the replica serving without one, once restarted). Nor
+// does one that fails later and never serves.
 func TestARefusedReplicaBindsNoChain(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.SchemaDSN(t)
@@ -215,22 +216,41 @@ func TestARefusedReplicaBindsNoChain(t *testing.T) {
 	if err := keyfile.Write(chained.TreasuryKeypair, treasury); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Start(ctx, chained); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "the devnet chain") {
+	if b, err := Start(ctx, chained); !errors.Is(err, market.ErrSettingsDiffer) || !strings.Contains(err.Error(), "the devnet chain") {
+		if b != nil {
+			b.Close()
+		}
 		t.Fatalf("a replica with a chain beside one without: %v", err)
 	}
 	if n := asked.Load(); n != 0 {
 		t.Errorf("the refused replica sent %d requests to its chain", n)
 	}
-	store, err := OpenStore(ctx, cfg)
-	if err != nil {
+	unbound := func(who string) {
+		t.Helper()
+		store, err := OpenStore(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		err = store.View(ctx, func(tx crtx.Tx) error {
+			_, err := tx.System.Meta(ctx, chainMeta(crtx.Devnet))
+			return err
+		})
+		if !errors.Is(err, crtx.ErrNotFound) {
+			t.Errorf("devnet's mint recorded by %s: %v", who, err)
+		}
+	}
+	unbound("the refused replica")
+	// Alone, its settings are taken; but its chain does not answer, so
+	// it never serves, and binds nothing either.
+	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	err = store.View(ctx, func(tx crtx.Tx) error {
-		_, err := tx.System.Meta(ctx, chainMeta(crtx.Devnet))
-		return err
-	})
-	if !errors.Is(err, crtx.ErrNotFound) {
-		t.Errorf("devnet's mint recorded by the refused replica: %v", err)
+	if b, err := Start(ctx, chained); err == nil || !strings.Contains(err.Error(), "the devnet treasury's token account") {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("a replica whose chain does not answer: %v", err)
 	}
+	unbound("a replica that never served")
 }

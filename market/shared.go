@@ -50,7 +50,11 @@ const joinAlive = 10
 // A replica that knows it is its store's only one (it holds a SQLite
 // folder's lock) is alone, whatever the heartbeats of a predecessor that
 // crashed say.
-func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[string]string) error {
+//
+// with, if not nil, writes in the same transaction what a replica records
+// only once it has joined (the mint each of its chains binds), so that
+// one refused records none of it.
+func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[string]string, with func(crtx.Tx) error) error {
 	for {
 		// Update runs SERIALIZABLE on PostgreSQL: a replica that joined
 		// while this transaction's snapshot was taken, before the lock was
@@ -63,7 +67,10 @@ func (m *Market) Join(ctx context.Context, s Shared, alone bool, rotations map[s
 			if !ok {
 				return errBusy
 			}
-			return m.join(ctx, tx, s, alone, rotations, true)
+			if err := m.join(ctx, tx, s, alone, rotations, true); err != nil || with == nil {
+				return err
+			}
+			return with(tx)
 		})
 		if !errors.Is(err, errBusy) {
 			return err
