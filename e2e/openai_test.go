@@ -122,7 +122,10 @@ func TestOpenAIClient(t *testing.T) {
 				Metered     *api.MeteredView `json:"metered"`
 			}
 		}
-		json.Unmarshal(got[w], &mc)
+		if err := json.Unmarshal(got[w], &mc); err != nil {
+			t.Errorf("%s: %s: %v", w, got[w], err)
+			continue
+		}
 		mv := mc.Crtx.Metered
 		if mc.Usage.TotalTokens != 20_000 || mc.Crtx.Cost != 0.051 || mv == nil || mv.Held != usdc("0.1") || mv.Returned != usdc("0.049") ||
 			mv.TokensUsed == nil || *mv.TokensUsed != 20_000 || mv.UsageSignature == nil {
@@ -130,9 +133,13 @@ func TestOpenAIClient(t *testing.T) {
 			continue
 		}
 		rec, err := m.key.Execution(ctx, mc.Crtx.ExecutionID)
+		if err != nil || rec.ResultHash == nil {
+			t.Errorf("%s: the execution %s: %+v, %v", w, mc.Crtx.ExecutionID, rec, err)
+			continue
+		}
 		pub, _ := crtx.ParseAddress("signing_public_key", rec.SigningPublicKey)
-		if err != nil || rec.ResultHash == nil || !crtx.VerifyUsage(ed25519.PublicKey(pub), rec.ExecutionID, *rec.ResultHash, mc.Usage.TotalTokens, *mv.UsageSignature) {
-			t.Errorf("%s: the usage the client read is not the creator's signed usage: %+v, %v", w, rec, err)
+		if !crtx.VerifyUsage(ed25519.PublicKey(pub), rec.ExecutionID, *rec.ResultHash, mc.Usage.TotalTokens, *mv.UsageSignature) {
+			t.Errorf("%s: the usage the client read is not the creator's signed usage: %+v", w, rec)
 		}
 	}
 	// 0.25 twice, the broken call refunded, 0.051 twice.
